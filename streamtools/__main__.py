@@ -1,0 +1,3 @@
+from streamtools.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""The ``streamtools`` command: ``demo | replay | chat | proxy | ui``.
+
+Each subcommand lives in its own module of this package and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (a callable
+taking the parsed ``argparse.Namespace`` and returning an exit code). Modules
+are imported lazily by name so that ``streamtools demo`` never imports the
+proxy's or the UI's optional dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+# name -> (module, one-line help); the module's register() builds the rest.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("streamtools.cli.demo", "replay a recorded agent session live (no model, no network)"),
+    "replay": ("streamtools.cli.replay", "print the events of a recording"),
+    "chat": ("streamtools.cli.chat", "chat with a live model, with tools"),
+    "proxy": ("streamtools.cli.proxy", "serve OpenAI/Anthropic-compatible tool calling"),
+    "ui": ("streamtools.cli.ui", "serve a chat page for an agent"),
+}
+
+
+def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamtools", description="Reliable, streaming tool calling for any LLM."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        if wanted == name:
+            try:
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                if exc.name is None or not exc.name.startswith("streamtools"):
+                    raise SystemExit(
+                        f"streamtools {name}: missing optional dependency {exc.name!r}; "
+                        f"install it with: pip install 'streamtools[{name}]'"
+                    ) from exc
+                raise
+            mod.register(sub)
+        else:
+            sub.add_parser(name, help=help_text)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser(args_list)
+    args = parser.parse_args(args_list)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2 if args.command is None else 1
+    code: int = func(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Exceptions raised by streamtools.
+
+Two families, kept apart as h11 keeps them: a caller's misuse of an object
+(``UsageError`` and subclasses) and input from the outside that cannot be
+handled (everything else). Model text never raises: malformed calls are
+``CallError`` events. Exceptions raise only where the caller must act.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "ParserStateError",
+    "ProviderError",
+    "SizeLimitExceeded",
+    "StreamtoolsError",
+    "ToolDefinitionError",
+    "UnknownDialectError",
+    "UsageError",
+]
+
+
+class StreamtoolsError(Exception):
+    """Base of every streamtools exception."""
+
+
+class UsageError(StreamtoolsError):
+    """The caller used an object wrongly (a bug in the calling code)."""
+
+
+class ParserStateError(UsageError):
+    """``feed``/``end`` called in a state that does not allow it (e.g. after ``end``)."""
+
+
+class UnknownDialectError(UsageError, KeyError):
+    """No dialect of that name."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class SizeLimitExceeded(StreamtoolsError):
+    """Input exceeded a configured size cap (the parser then refuses more input)."""
+
+
+class ToolDefinitionError(UsageError):
+    """A function cannot be turned into a tool (unsupported annotation, bad name…)."""
+
+
+class BudgetExceeded(StreamtoolsError):
+    """The agent ran out of turns or time before the model gave a final answer."""
+
+    def __init__(self, message: str, *, turns: int) -> None:
+        super().__init__(message)
+        self.turns = turns
+
+
+class ProviderError(StreamtoolsError):
+    """A model provider failed: an HTTP error status (``status`` and the API's own
+    ``body``), a transport failure (``status`` is None), or a broken stream."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.retryable = retryable

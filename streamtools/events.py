@@ -1,0 +1,220 @@
+"""The events streamtools produces: data only.
+
+Theory of operation
+-------------------
+Every layer speaks in these events. The parser turns a model's text into the
+first seven (``TextDelta`` … ``Finish``); the runtime adds its own
+(``ToolResult`` … ``Final``) to the same union, so one consumer (a terminal,
+a browser, a proxy, a test) handles one stream whatever produced it.
+
+Events are frozen, keyword-only msgspec Structs tagged by a ``type`` field,
+so a transcript of events encodes to JSON and decodes back to the same
+objects (``encode_events`` / ``decode_event``). Dispatch with ``match`` on the
+class and ``typing.assert_never`` on the union.
+
+Call identity: ``index`` counts the calls of one model reply from 0 in the
+order their ``CallStart`` (or ``CallError``) was emitted; ``id`` is the
+provider's id in native mode, otherwise one the parser generates
+(``call_<n>``), unique within a parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "ArgsDelta",
+    "CallEnd",
+    "CallError",
+    "CallStart",
+    "Event",
+    "Final",
+    "Finish",
+    "ParserEvent",
+    "ReasoningDelta",
+    "Retry",
+    "StreamError",
+    "TextDelta",
+    "ToolFailed",
+    "ToolResult",
+    "TurnEnd",
+    "TurnStart",
+    "Usage",
+    "decode_event",
+    "encode_events",
+]
+
+
+class _Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True):
+    """Base of every event; not itself part of the union."""
+
+
+# --- parser events -----------------------------------------------------------
+
+
+class TextDelta(_Event, tag="text", frozen=True, kw_only=True):
+    """Visible text, released as soon as it cannot start a marker."""
+
+    text: str
+
+
+class ReasoningDelta(_Event, tag="reasoning", frozen=True, kw_only=True):
+    """Model reasoning (``<think>`` content or a provider's reasoning channel)."""
+
+    text: str
+
+
+class CallStart(_Event, tag="call_start", frozen=True, kw_only=True):
+    """A tool call began; emitted as soon as the tool's name is known."""
+
+    index: int
+    id: str
+    name: str
+
+
+class ArgsDelta(_Event, tag="args_delta", frozen=True, kw_only=True):
+    """A fragment of the call's arguments as JSON text; fragments only append."""
+
+    index: int
+    id: str
+    delta: str
+
+
+class CallEnd(_Event, tag="call_end", frozen=True, kw_only=True):
+    """A complete, well-formed call. ``raw`` is the exact text the model wrote for it."""
+
+    index: int
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw: str
+
+
+class CallError(_Event, tag="call_error", frozen=True, kw_only=True):
+    """A call that could not be completed.
+
+    ``reason`` is a short machine-readable code (``invalid_json``,
+    ``unknown_tool``, ``invalid_arguments``, ``unterminated``, ``malformed``);
+    ``message`` tells the model what to fix; ``raw`` keeps the text as written.
+    """
+
+    index: int
+    id: str
+    name: str | None
+    raw: str
+    reason: str
+    message: str
+
+
+class Finish(_Event, tag="finish", frozen=True, kw_only=True):
+    """End of one model reply: ``reason`` as the provider said (``stop``, ``length``,
+    ``tool_calls``, …) and the stop sequence that ended it, if any."""
+
+    reason: str
+    stop_sequence: str | None = None
+
+
+# --- runtime events ------------------------------------------------------------
+
+
+class TurnStart(_Event, tag="turn_start", frozen=True, kw_only=True):
+    """The runtime is about to call the model for turn ``turn`` (from 1)."""
+
+    turn: int
+
+
+class TurnEnd(_Event, tag="turn_end", frozen=True, kw_only=True):
+    """A turn finished: ``reason`` is ``tool_calls`` (another turn follows),
+    ``final`` (the answer is complete), ``retry`` or ``error``."""
+
+    turn: int
+    reason: str
+
+
+class ToolResult(_Event, tag="tool_result", frozen=True, kw_only=True):
+    """A tool returned; ``content`` is the text sent back to the model."""
+
+    index: int
+    id: str
+    name: str
+    content: str
+
+
+class ToolFailed(_Event, tag="tool_failed", frozen=True, kw_only=True):
+    """A tool could not produce a result; ``message`` is what the model is told.
+
+    ``kind``: ``exception``, ``timeout``, ``invalid_arguments``, ``unknown_tool``,
+    ``refused`` (a repeated call stopped by the runtime).
+    """
+
+    index: int
+    id: str
+    name: str
+    kind: str
+    message: str
+
+
+class Retry(_Event, tag="retry", frozen=True, kw_only=True):
+    """The runtime re-prompts the model: ``reason`` is ``call_error``,
+    ``refusal``, ``missing_call`` or ``repeated_call``."""
+
+    turn: int
+    reason: str
+    message: str
+
+
+class Usage(_Event, tag="usage", frozen=True, kw_only=True):
+    """Token usage reported by the provider for one turn."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class StreamError(_Event, tag="error", frozen=True, kw_only=True):
+    """The model stream failed (cut, provider error); ``kind`` names the failure."""
+
+    kind: str
+    message: str
+
+
+class Final(_Event, tag="final", frozen=True, kw_only=True):
+    """The agent's final answer after ``turns`` model calls."""
+
+    text: str
+    turns: int
+
+
+ParserEvent = TextDelta | ReasoningDelta | CallStart | ArgsDelta | CallEnd | CallError | Finish
+
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | CallStart
+    | ArgsDelta
+    | CallEnd
+    | CallError
+    | Finish
+    | TurnStart
+    | TurnEnd
+    | ToolResult
+    | ToolFailed
+    | Retry
+    | Usage
+    | StreamError
+    | Final
+)
+
+_encoder = msgspec.json.Encoder()
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)  # type: ignore[arg-type]
+
+
+def encode_events(events: list[Event] | list[ParserEvent]) -> bytes:
+    """Encode events as one JSON line each (a golden transcript)."""
+    return b"".join(_encoder.encode(e) + b"\n" for e in events)
+
+
+def decode_event(line: bytes | str) -> Event:
+    """Decode one JSON-encoded event back into its Struct."""
+    return _decoder.decode(line)

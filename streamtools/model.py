@@ -1,0 +1,145 @@
+"""The model interface: one request in, an async stream of chunks out.
+
+Theory of operation
+-------------------
+Everything that produces model output (an HTTP provider, a recording being
+replayed, a scripted model in a test) implements ``Model``:
+
+    async with model.stream(request) as chunks:
+        async for chunk in chunks:
+            ...
+
+``stream`` returns an async context manager so that the resource behind the
+stream (an HTTP response, a file) is closed when the consumer leaves the
+block, including on cancellation. Leaving the block early cancels the
+request; that is how the runtime stops a model at a client-side stop marker.
+
+Chunks are provider-neutral and wire-format-free: providers translate their
+wire format into them, the runtime never parses wire formats. A stream ends
+with exactly one ``FinishChunk``; a stream that breaks raises
+``streamtools.errors.ProviderError`` (or ends with a ``FinishChunk`` whose
+reason is ``error``) instead of hanging.
+
+Messages are the projection of a transcript for one request (see
+``streamtools.transcript``): plain chat roles with string content, plus the
+native-mode fields (``tool_calls`` on assistant messages, ``tool_call_id`` on
+tool messages) that prompt-based dialects leave empty.
+
+This module is data only: standard library and msgspec.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import msgspec
+
+__all__ = [
+    "CallChunk",
+    "ChatMessage",
+    "Chunk",
+    "FinishChunk",
+    "Model",
+    "ModelRequest",
+    "NativeCall",
+    "ReasoningChunk",
+    "TextChunk",
+    "ToolSpec",
+    "UsageChunk",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class NativeCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A past tool call carried natively on an assistant message."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """One message of a request, as every chat API understands it."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[NativeCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool as sent to a provider in native mode: name, description, JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the runtime asks of a model for one turn.
+
+    ``tools`` is set only in native mode; ``tool_choice`` is ``auto``,
+    ``none``, ``required`` or a tool name. ``extra`` is passed through to the
+    provider's request body unchanged.
+    """
+
+    messages: tuple[ChatMessage, ...]
+    stop: tuple[str, ...] = ()
+    tools: tuple[ToolSpec, ...] | None = None
+    tool_choice: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    extra: dict[str, Any] = {}
+
+
+class _Chunk(msgspec.Struct, tag_field="type", frozen=True, kw_only=True):
+    pass
+
+
+class TextChunk(_Chunk, tag="text", frozen=True, kw_only=True):
+    text: str
+
+
+class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True):
+    text: str
+
+
+class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):
+    """A native tool-call delta. ``index`` as the provider sent it; ``id`` and
+    ``name`` appear on the first delta of a call (some servers repeat them, some
+    reuse index 0 for parallel calls and differ only by ``id``)."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+class UsageChunk(_Chunk, tag="usage", frozen=True, kw_only=True):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class FinishChunk(_Chunk, tag="finish", frozen=True, kw_only=True):
+    """The provider's finish: ``stop``, ``length``, ``tool_calls``, ``error``…;
+    ``stop_sequence`` is the user stop string that ended the text, if known."""
+
+    reason: str
+    stop_sequence: str | None = None
+    message: str | None = None
+
+
+Chunk = TextChunk | ReasoningChunk | CallChunk | UsageChunk | FinishChunk
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that streams chunks for a request."""
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
+        """Open a stream of chunks for ``request``; closing it cancels the request."""
+        ...

@@ -1,0 +1,91 @@
+"""The canonical conversation: provider-neutral, dialect-neutral.
+
+Theory of operation
+-------------------
+A ``Transcript`` is the single record of a conversation: system prompt,
+user messages, assistant replies (visible text, reasoning, and the calls they
+made, each with an id), and tool results paired to those calls by id. It
+never stores a dialect's markup except as ``ToolCall.raw``, the exact text a
+model wrote for a call, kept so that history can be written back as the model
+wrote it.
+
+Each turn the runtime (or the proxy) projects the transcript for one dialect
+and one provider with ``project`` (see below), which returns the
+``ChatMessage`` list of a ``ModelRequest``.
+
+This module is core: standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResultMessage",
+    "Transcript",
+    "UserMessage",
+]
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A call an assistant made. ``raw`` is the model's own text for it, when
+    it was written in a prompt dialect (None for native calls)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw: str | None = None
+
+
+class SystemMessage(msgspec.Struct, tag="system", tag_field="role", frozen=True, kw_only=True):
+    content: str
+
+
+class UserMessage(msgspec.Struct, tag="user", tag_field="role", frozen=True, kw_only=True):
+    content: str
+
+
+class AssistantMessage(
+    msgspec.Struct, tag="assistant", tag_field="role", frozen=True, kw_only=True
+):
+    """One model reply: its visible text, its reasoning, and the calls it made
+    (in order). ``text`` is the visible text with the calls' markup removed."""
+
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    reasoning: str = ""
+
+
+class ToolResultMessage(
+    msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True
+):
+    """The result of the call ``call_id``; ``is_error`` marks a tool error."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+class Transcript(msgspec.Struct, kw_only=True):
+    """An ordered list of messages; JSON-encodable with msgspec."""
+
+    messages: list[Message] = msgspec.field(default_factory=list)
+
+    def add(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def system(self, content: str) -> None:
+        self.messages.append(SystemMessage(content=content))
+
+    def user(self, content: str) -> None:
+        self.messages.append(UserMessage(content=content))
