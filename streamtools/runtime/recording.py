@@ -1,0 +1,205 @@
+"""Recording and replay of model streams (DESIGN §7).
+
+Theory of operation
+-------------------
+A recording is a JSONL file made of one *segment* per model call. A segment
+is a header line, then one line per chunk::
+
+    {"type":"header","format":"streamtools.recording","version":1,
+     "provider":"OpenAIChat","turn":1,"request":{...ModelRequest...}}
+    {"type":"text","text":"The ans","t":0.412}
+    {"type":"finish","reason":"stop","stop_sequence":null,"t":0.950}
+
+A chunk line is the chunk itself (the ``streamtools.model`` chunk types,
+tagged by ``type``) plus ``t``: seconds since the request was sent, so the
+first offset is the time to first token. A single-call recording is exactly
+"a header, then chunks"; a multi-turn session is several segments in order.
+
+``record(model, path)`` wraps any model: it truncates ``path`` and appends
+one segment per ``stream()`` call when that stream closes (normally, early,
+or on cancellation: the write is shielded, so a cut stream is still kept).
+
+``Replay(path, speed=...)`` is a model that plays segment *n* for its *n*-th
+``stream()`` call, whatever the request (the requests it received are kept in
+``requests``, as ``ScriptedModel`` does). ``speed=None`` plays instantly (a
+checkpoint per chunk, so it stays cancellable); ``1.0`` at the recorded pace;
+``2.0`` twice as fast. Timing is measured from the open of each stream
+against the recorded offsets, so slow consumers do not accumulate drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from streamtools.errors import UsageError
+from streamtools.model import Chunk, Model, ModelRequest
+
+__all__ = ["FORMAT", "VERSION", "Header", "Replay", "Segment", "TimedChunk", "load", "record"]
+
+FORMAT = "streamtools.recording"
+VERSION = 1
+
+
+class Header(msgspec.Struct, tag_field="type", tag="header", frozen=True, kw_only=True):
+    """The first line of a segment: what was asked, of which provider."""
+
+    format: str = FORMAT
+    version: int = VERSION
+    provider: str = ""
+    turn: int = 1
+    request: ModelRequest | None = None
+
+
+class _Offset(msgspec.Struct):
+    t: float = 0.0
+
+
+class TimedChunk(msgspec.Struct, frozen=True):
+    """A chunk and its offset in seconds from the request."""
+
+    t: float
+    chunk: Chunk
+
+
+class Segment(msgspec.Struct, frozen=True):
+    """One model call of a recording."""
+
+    header: Header
+    chunks: list[TimedChunk]
+
+
+_line_decoder: msgspec.json.Decoder[Header | Chunk] = msgspec.json.Decoder(Header | Chunk)
+_offset_decoder = msgspec.json.Decoder(_Offset)
+_encoder = msgspec.json.Encoder()
+
+
+def encode_header(header: Header) -> bytes:
+    return _encoder.encode(header) + b"\n"
+
+
+def encode_chunk(chunk: Chunk, t: float) -> bytes:
+    data: dict[str, Any] = msgspec.to_builtins(chunk)
+    data["t"] = round(t, 4)
+    return _encoder.encode(data) + b"\n"
+
+
+def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
+    """Split recording bytes into segments; a malformed line is a ``UsageError``."""
+    segments: list[Segment] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = _line_decoder.decode(line)
+            offset = _offset_decoder.decode(line).t
+        except msgspec.ValidationError as exc:
+            raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
+        except msgspec.DecodeError as exc:
+            raise UsageError(f"{source}:{number}: invalid JSON: {exc}") from exc
+        if isinstance(item, Header):
+            if item.format != FORMAT or item.version > VERSION:
+                raise UsageError(
+                    f"{source}:{number}: unsupported recording {item.format!r} v{item.version}"
+                )
+            segments.append(Segment(header=item, chunks=[]))
+        elif not segments:
+            raise UsageError(f"{source}:{number}: chunk before the first header line")
+        else:
+            segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
+    return segments
+
+
+def load(path: str | Path) -> list[Segment]:
+    """Read a recording file (synchronously; call it before the event loop, or in a thread)."""
+    p = Path(path)
+    return parse(p.read_bytes(), source=str(p))
+
+
+class Replay:
+    """A model that plays a recording back: instantly, at recorded pace, or scaled."""
+
+    def __init__(self, path: str | Path, *, speed: float | None = None) -> None:
+        if speed is not None and speed <= 0:
+            raise UsageError(f"speed must be positive or None (instant), got {speed!r}")
+        self.path = Path(path)
+        self.speed = speed
+        self.segments = load(self.path)
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        """Segments not played yet."""
+        return len(self.segments) - len(self.requests)
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        turn = len(self.requests)
+        if turn >= len(self.segments):
+            raise UsageError(
+                f"{self.path} holds {len(self.segments)} model calls; call {turn + 1} has none"
+            )
+        self.requests.append(request)
+        played = self._play(self.segments[turn].chunks)
+        try:
+            yield played
+        finally:
+            await played.aclose()
+
+    async def _play(self, chunks: list[TimedChunk]) -> AsyncGenerator[Chunk, None]:
+        start = anyio.current_time()
+        for timed in chunks:
+            if self.speed is None:
+                await anyio.lowlevel.checkpoint()
+            else:
+                wait = start + timed.t / self.speed - anyio.current_time()
+                await anyio.sleep(max(0.0, wait))
+            yield timed.chunk
+
+
+class _Recorder:
+    """Wraps a model; appends one segment per stream to ``path``."""
+
+    def __init__(self, model: Model, path: Path) -> None:
+        self.model = model
+        self.path = path
+        self.turns = 0
+        self.provider = type(model).__name__
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        self.turns += 1
+        lines = [encode_header(Header(provider=self.provider, turn=self.turns, request=request))]
+        start = anyio.current_time()
+        try:
+            async with self.model.stream(request) as chunks:
+                tapped = self._tap(chunks, lines, start)
+                try:
+                    yield tapped
+                finally:
+                    await tapped.aclose()
+        finally:
+            # Shielded: a stream cut by cancellation is still worth keeping.
+            with anyio.CancelScope(shield=True):
+                async with await anyio.open_file(self.path, "ab") as f:
+                    await f.write(b"".join(lines))
+
+    async def _tap(
+        self, chunks: AsyncIterator[Chunk], lines: list[bytes], start: float
+    ) -> AsyncGenerator[Chunk, None]:
+        async for chunk in chunks:
+            lines.append(encode_chunk(chunk, anyio.current_time() - start))
+            yield chunk
+
+
+def record(model: Model, path: str | Path) -> Model:
+    """Wrap ``model`` so that every stream it plays is appended to ``path`` (truncated now)."""
+    p = Path(path)
+    p.write_bytes(b"")
+    recorder: Model = _Recorder(model, p)
+    return recorder

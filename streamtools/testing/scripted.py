@@ -1,0 +1,128 @@
+"""``ScriptedModel``: a model that plays given replies, for tests and examples.
+
+Theory of operation
+-------------------
+Each ``stream(request)`` call plays the next reply of the script (turn by
+turn) and appends the request to ``requests``, so a test can check both what
+the runtime saw and what it asked. A reply is either
+
+* a string: split into token-like text deltas whose sizes are drawn from
+  ``chunk_sizes`` by a ``random.Random(seed)`` (so a run is reproducible, and
+  different seeds exercise different splits), then one ``FinishChunk``; or
+* a sequence of chunks, played as given; a ``FinishChunk(reason="stop")`` is
+  appended when the sequence has none.
+
+Like a real OpenAI-compatible endpoint, a string reply honours
+``request.stop``: the text ends just before the earliest stop string, which
+is not sent, and the finish reports ``reason="stop"`` with that
+``stop_sequence``. This is what lets tests exercise the ``</am:tool_call>``
+stop trick without a server. Pass ``honor_stop=False`` to play a model that
+ignores ``stop`` (as some APIs do), which the runtime must then cut itself.
+
+``delay`` sleeps between chunks (with anyio, so either backend works and the
+stream is cancellable at every chunk). Running out of replies is a mistake in
+the test, reported with ``UsageError``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import anyio
+
+from streamtools.errors import UsageError
+from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
+
+__all__ = ["ScriptedModel", "split_text"]
+
+Reply = str | Sequence[Chunk]
+
+
+def split_text(text: str, rng: random.Random, sizes: tuple[int, int]) -> list[str]:
+    """Cut ``text`` into pieces of ``sizes[0]..sizes[1]`` characters (drawn by ``rng``)."""
+    low, high = sizes
+    if low < 1 or high < low:
+        raise UsageError(f"chunk_sizes must satisfy 1 <= low <= high, got {sizes!r}")
+    pieces: list[str] = []
+    pos = 0
+    while pos < len(text):
+        size = rng.randint(low, high)
+        pieces.append(text[pos : pos + size])
+        pos += size
+    return pieces
+
+
+class ScriptedModel:
+    """Plays ``replies`` one per request; records the requests in ``requests``."""
+
+    def __init__(
+        self,
+        replies: Sequence[Reply],
+        *,
+        seed: int = 0,
+        chunk_sizes: tuple[int, int] = (1, 6),
+        delay: float = 0.0,
+        honor_stop: bool = True,
+    ) -> None:
+        self.replies: list[Reply] = list(replies)
+        self.requests: list[ModelRequest] = []
+        self.chunk_sizes = chunk_sizes
+        self.delay = delay
+        self.honor_stop = honor_stop
+        self._rng = random.Random(seed)
+        # Kept for tests that check the runtime closed every stream it opened.
+        self.open_streams = 0
+
+    @property
+    def remaining(self) -> int:
+        """Replies not played yet."""
+        return len(self.replies) - len(self.requests)
+
+    def chunks_for(self, reply: Reply, request: ModelRequest) -> list[Chunk]:
+        """The chunks one reply plays as, given the request (its stop strings)."""
+        if not isinstance(reply, str):
+            chunks = list(reply)
+            if not any(isinstance(c, FinishChunk) for c in chunks):
+                chunks.append(FinishChunk(reason="stop"))
+            return chunks
+        text, finish = reply, FinishChunk(reason="stop")
+        if self.honor_stop and request.stop:
+            hits = [(text.find(s), s) for s in request.stop if s and s in text]
+            if hits:
+                cut, stop = min(hits)
+                text, finish = text[:cut], FinishChunk(reason="stop", stop_sequence=stop)
+        out: list[Chunk] = [
+            TextChunk(text=piece) for piece in split_text(text, self._rng, self.chunk_sizes)
+        ]
+        out.append(finish)
+        return out
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        turn = len(self.requests)
+        if turn >= len(self.replies):
+            raise UsageError(
+                f"ScriptedModel has {len(self.replies)} replies; request {turn + 1} has none"
+            )
+        self.requests.append(request)
+        chunks = self.chunks_for(self.replies[turn], request)
+        self.open_streams += 1
+        played = self._play(chunks)
+        try:
+            yield played
+        finally:
+            # Closed here rather than left to the garbage collector, which would
+            # finalize it outside any task (and warn on trio).
+            await played.aclose()
+            self.open_streams -= 1
+
+    async def _play(self, chunks: list[Chunk]) -> AsyncGenerator[Chunk, None]:
+        for chunk in chunks:
+            if self.delay:
+                await anyio.sleep(self.delay)
+            else:
+                # A checkpoint per chunk keeps an instant script cancellable.
+                await anyio.lowlevel.checkpoint()
+            yield chunk
