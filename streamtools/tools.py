@@ -1,0 +1,528 @@
+"""Typed tools: Python functions (or foreign JSON Schemas) as callable, validated tools.
+
+Theory of operation
+-------------------
+``@tool`` reads a function once, at registration, and keeps three things:
+
+* a **name** (the function's, or one given; dots allowed: ``kom.memory.v1.search``),
+* a **description** (the docstring's first paragraph; an ``Args:``/``Parameters``
+  section, Google or NumPy style, supplies per-parameter descriptions),
+* an **argument type**: a msgspec Struct generated from the signature
+  (``defstruct``; defaults make a field optional, unknown fields are refused), or
+  the function's own Struct when it takes exactly one Struct-typed parameter.
+
+The JSON Schema the model sees is derived from that same type with
+``msgspec.json.schema_components`` (not ``schema``, which puts a ``$ref`` at the
+root): the root is the arguments object itself and any nested types stay under
+``$defs``. Because schema and validator come from one type they cannot drift.
+Anything msgspec cannot describe fails here, as ``ToolDefinitionError``, rather
+than when the model first calls the tool.
+
+Validation (``Tool.validate``) is ``msgspec.convert`` into the argument type:
+strict by default, lenient (``"5"`` -> ``5``, ``"true"`` -> ``True``) for dialects
+that carry every value as text (XML). msgspec's error already names the path
+(``$.days``); we add the schema snippet at that path, so the model is told
+exactly what shape to produce. Arguments that fail never reach the function.
+
+Tools that come from elsewhere (an MCP server, a proxy request) arrive as a name,
+a description and a JSON Schema: ``ToolRegistry.add_schema`` translates the
+schema's common subset (types, properties, required, items, enum, const,
+anyOf/oneOf, bounds, local ``$ref``) into a msgspec type so validation speaks the
+same language; parts it cannot express validate as ``Any`` (accepted as given).
+
+``ToolRegistry`` is the allowlist of a run and satisfies the parser's
+``ToolCatalog`` protocol (``__contains__``, ``__iter__``, ``schema``,
+``check_arguments``). An unknown name is refused with the allowed names only.
+
+Core module: standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable, Iterable, Iterator
+from typing import Annotated, Any, Literal, overload
+
+import msgspec
+
+from streamtools.errors import StreamtoolsError, ToolDefinitionError, UsageError
+from streamtools.model import ToolSpec
+
+__all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "format_result", "tool"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+_PATH = re.compile(r" - at `(\$[^`]*)`$")
+_MISSING = re.compile(r"missing required field `([^`]+)`")
+_SNIPPET_MAX = 600
+
+
+class ToolArgumentsError(StreamtoolsError, ValueError):
+    """Arguments do not match a tool's schema. ``str(exc)`` is the message for the
+    model; ``path`` is msgspec's path (``$.days``), ``detail`` msgspec's own error."""
+
+    def __init__(self, tool: str, detail: str, path: str, message: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.detail = detail
+        self.path = path
+
+
+class Tool:
+    """A named, described, validated callable. Calling the Tool calls the function."""
+
+    __slots__ = ("name", "description", "parameters", "fn", "is_async", "_type", "_wrap")
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any] | None,
+        arg_type: Any,
+        wrap: Callable[[Any, dict[str, Any]], dict[str, Any]],
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self.fn = fn
+        self.is_async = fn is not None and _is_async(fn)
+        self._type = arg_type
+        self._wrap = wrap  # turns the converted value into kwargs for ``fn``
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._require_fn()(*args, **kwargs)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def validate(self, arguments: dict[str, Any], *, lenient: bool = False) -> dict[str, Any]:
+        """Return the keyword arguments for ``fn``; raise ``ToolArgumentsError``."""
+        try:
+            value = msgspec.convert(arguments, self._type, strict=not lenient)
+        except msgspec.ValidationError as exc:
+            raise self._error(str(exc)) from None
+        return self._wrap(value, arguments)
+
+    def invoke(self, kwargs: dict[str, Any]) -> Any:
+        """Call the function: its value, or an awaitable when it is async."""
+        return self._require_fn()(**kwargs)
+
+    def _require_fn(self) -> Callable[..., Any]:
+        if self.fn is None:
+            raise UsageError(f"tool {self.name!r} has no function to call (schema-only tool)")
+        return self.fn
+
+    def _error(self, detail: str) -> ToolArgumentsError:
+        match = _PATH.search(detail)
+        path = match.group(1) if match else "$"
+        where = _walk(self.parameters, path)
+        missing = _MISSING.search(detail)
+        if missing and where is not None:
+            path = f"{path}.{missing.group(1)}"
+            where = _walk(self.parameters, path)
+        text = f"Invalid arguments for tool `{self.name}`: {detail}."
+        if "unknown field" in detail:
+            props = _resolve(self.parameters, _walk(self.parameters, path) or {})
+            names = ", ".join(props.get("properties", {})) or "(none)"
+            text += f" Allowed parameters at `{path}`: {names}."
+        elif where is not None:
+            shown = {**_resolve(self.parameters, where), **where}
+            shown.pop("$ref", None)
+            snippet = json.dumps(shown, ensure_ascii=False)
+            if len(snippet) > _SNIPPET_MAX:
+                snippet = snippet[:_SNIPPET_MAX] + " …"
+            text += f" `{path}` must match this schema: {snippet}"
+        return ToolArgumentsError(self.name, detail, path, text)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options."""
+    if fn is not None:
+        return _from_function(fn, name, description)
+    return lambda f: _from_function(f, name, description)
+
+
+def _from_function(
+    fn: Callable[..., Any], given_name: str | None, description: str | None
+) -> Tool:
+    if isinstance(fn, Tool):
+        return fn
+    name = given_name or str(getattr(fn, "__name__", ""))
+    _check_name(name)
+    summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    try:
+        sig = inspect.signature(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except (TypeError, ValueError, NameError) as exc:
+        raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from exc
+    params = list(sig.parameters.values())
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {p.name!r} is {p.kind.description}; "
+                "tools take named parameters only"
+            )
+        if p.name not in hints:
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {p.name!r} has no type annotation; "
+                "annotate it so its JSON Schema can be generated"
+            )
+    single = params[0] if len(params) == 1 else None
+    struct = hints[single.name] if single is not None else None
+    if single is not None and isinstance(struct, type) and issubclass(struct, msgspec.Struct):
+        arg_type: Any = struct
+        key = single.name
+
+        def wrap(value: Any, _raw: dict[str, Any]) -> dict[str, Any]:
+            return {key: value}
+    else:
+        fields: list[Any] = []
+        for p in params:
+            if p.default is p.empty:
+                fields.append((p.name, hints[p.name]))
+            else:
+                fields.append((p.name, hints[p.name], _default(p.default)))
+        try:
+            arg_type = msgspec.defstruct(
+                f"{name}.arguments", fields, kw_only=True, forbid_unknown_fields=True
+            )
+        except TypeError as exc:
+            raise ToolDefinitionError(f"tool {name!r}: {exc}") from exc
+
+        def wrap(value: Any, _raw: dict[str, Any]) -> dict[str, Any]:
+            return {f: getattr(value, f) for f in value.__struct_fields__}
+
+    parameters = _schema_of(name, arg_type)
+    props = parameters.get("properties", {})
+    for pname, text in param_docs.items():
+        if pname in props and "description" not in props[pname]:
+            props[pname]["description"] = text
+    desc = description if description is not None else summary
+    return Tool(name, desc, parameters, fn, arg_type, wrap)
+
+
+def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
+    try:
+        (ref,), defs = msgspec.json.schema_components([arg_type], ref_template="#/$defs/{name}")
+    except (TypeError, ValueError) as exc:
+        detail = str(exc).replace("\n", " ")
+        raise ToolDefinitionError(f"tool {name!r}: unsupported annotation: {detail}") from exc
+    root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
+    if root.get("title", "").endswith(".arguments"):
+        del root["title"]
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+def _default(value: Any) -> Any:
+    try:  # msgspec refuses non-empty mutable defaults; copy them per call instead
+        msgspec.defstruct("probe", [("x", Any, value)])
+    except TypeError:
+        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
+    return value
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise ToolDefinitionError(
+            f"invalid tool name {name!r}: use letters, digits, '_', '-' and '.', "
+            "starting with a letter or '_', at most 128 characters"
+        )
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:?\s*$")
+_NUMPY_RULE = re.compile(r"^-{3,}\s*$")
+_GOOGLE_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
+_NUMPY_ITEM = re.compile(r"^(\w+)\s*(?::.*)?$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """First paragraph (joined into one line) and per-parameter descriptions."""
+    lines = doc.splitlines()
+    first: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line.strip()):
+            break
+        first.append(line.strip())
+    params: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        if not _SECTION.match(line.strip()):
+            continue
+        numpy = i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
+        body = lines[i + (2 if numpy else 1) :]
+        base = None
+        current = None
+        for raw in body:
+            if not raw.strip():
+                if numpy:
+                    continue
+                break
+            indent = len(raw) - len(raw.lstrip())
+            if base is None:
+                base = indent
+            if indent < base or (not numpy and indent == 0 and raw.strip().endswith(":")):
+                break
+            text = raw.strip()
+            item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(text)
+            if indent == base and item:
+                current = item.group(1).lstrip("*")
+                params[current] = "" if numpy else item.group(3).strip()
+            elif current is not None:
+                params[current] = (params[current] + " " + text).strip()
+        break
+    return " ".join(first), {k: v for k, v in params.items() if v}
+
+
+# --- JSON Schema -> msgspec type (tools defined elsewhere) ------------------------
+
+_MAX_DEPTH = 12
+
+
+def _type_from_schema(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return Any
+    if "$ref" in schema:
+        target = _ref(root, schema["$ref"])
+        return Any if target is None else _type_from_schema(target, root, depth + 1)
+    if "const" in schema:
+        return _literal([schema["const"]])
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return _literal(schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return _union([_type_from_schema(s, root, depth + 1) for s in schema[key]])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _union([_type_from_schema({**schema, "type": k}, root, depth) for k in kind])
+    meta: dict[str, Any] = {}
+    if kind in ("integer", "number"):
+        py: Any = int if kind == "integer" else float
+        for key, arg in (("minimum", "ge"), ("maximum", "le")):
+            if isinstance(schema.get(key), int | float):
+                meta[arg] = schema[key]
+        for key, arg in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+                meta[arg] = schema[key]
+    elif kind == "string":
+        py = str
+        for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
+            if isinstance(schema.get(key), int):
+                meta[arg] = schema[key]
+    elif kind == "boolean":
+        py = bool
+    elif kind == "null":
+        return None
+    elif kind == "array":
+        py = list[_type_from_schema(schema.get("items"), root, depth + 1)]  # type: ignore[misc]
+        for key, arg in (("minItems", "min_length"), ("maxItems", "max_length")):
+            if isinstance(schema.get(key), int):
+                meta[arg] = schema[key]
+    elif kind == "object" or "properties" in schema:
+        return _object_type(schema, root, depth)
+    else:
+        return Any
+    return Annotated[py, msgspec.Meta(**meta)] if meta else py
+
+
+def _object_type(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(props, dict) or not props:
+        if isinstance(extra, dict):
+            return dict[str, _type_from_schema(extra, root, depth + 1)]  # type: ignore[misc]
+        return dict[str, Any]
+    required = set(schema.get("required") or ())
+    fields: list[Any] = []
+    rename: dict[str, str] = {}
+    for i, (key, sub) in enumerate(props.items()):
+        attr = f"f{i}"  # JSON keys need not be identifiers; rename maps them back
+        rename[attr] = key
+        typ = _type_from_schema(sub, root, depth + 1)
+        if key in required:
+            fields.append((attr, typ))
+        else:
+            fields.append((attr, typ | msgspec.UnsetType, msgspec.UNSET))
+    return msgspec.defstruct(
+        "object", fields, kw_only=True, rename=rename, forbid_unknown_fields=extra is False
+    )
+
+
+def _literal(values: list[Any]) -> Any:
+    if values and all(isinstance(v, str) for v in values):
+        return Literal[tuple(values)]
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return Literal[tuple(values)]
+    return Any
+
+
+def _union(types: list[Any]) -> Any:
+    if not types or Any in types:
+        return Any
+    union = types[0]
+    for t in types[1:]:
+        union = union | t
+    try:  # msgspec allows only unambiguous unions; anything else validates as Any
+        msgspec.json.Decoder(union)
+    except TypeError:
+        return Any
+    return union
+
+
+def _ref(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    for _ in range(_MAX_DEPTH):
+        if "$ref" not in node:
+            break
+        node = _ref(root, node["$ref"]) or {}
+    return node
+
+
+def _walk(root: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The sub-schema at a msgspec path such as ``$.a.b[0]`` (None when unknown)."""
+    node: dict[str, Any] = root
+    for key, index in re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", path[1:]):
+        node = _resolve(root, node)
+        if key:
+            nxt = node.get("properties", {}).get(key)
+        else:
+            nxt = node.get("items") if index != "..." else node.get("additionalProperties")
+        if not isinstance(nxt, dict):
+            return None
+        node = nxt
+    return node
+
+
+def _wrap_schema_value(value: Any, raw: dict[str, Any]) -> dict[str, Any]:
+    # Keep keys the schema does not declare (allowed unless additionalProperties
+    # is false) and take the declared ones as converted (lenient coercion).
+    out = dict(raw) if isinstance(raw, dict) else {}
+    if isinstance(value, msgspec.Struct):
+        out.update(msgspec.to_builtins(value))
+    elif isinstance(value, dict):
+        out.update(value)
+    return out
+
+
+class ToolRegistry:
+    """An ordered set of tools by name: the allowlist of a run (a ``ToolCatalog``)."""
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
+        """Register a Tool or a function (decorated on the fly). Names are unique."""
+        item = tool_or_fn if isinstance(tool_or_fn, Tool) else tool(tool_or_fn)
+        if item.name in self._tools and self._tools[item.name] is not item:
+            raise ToolDefinitionError(f"a tool named {item.name!r} is already registered")
+        self._tools[item.name] = item
+        return item
+
+    def add_schema(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any] | None = None,
+    ) -> Tool:
+        """Register a tool described by a JSON Schema (MCP, a proxy request…).
+        ``fn`` receives the validated arguments as keyword arguments."""
+        _check_name(name)
+        if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
+            raise ToolDefinitionError(f"tool {name!r}: parameters must be a JSON Schema object")
+        params = {"type": "object", "properties": {}, **parameters}
+        arg_type = _type_from_schema(params, params)
+        return self.add(Tool(name, description, params, fn, arg_type, _wrap_schema_value))
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._tools))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        found = self._tools.get(name)
+        return None if found is None else found.parameters
+
+    def check_arguments(
+        self, name: str, arguments: dict[str, Any], lenient: bool = False
+    ) -> str | None:
+        """None when the call is valid, else the message that tells the model what to fix."""
+        found = self._tools.get(name)
+        if found is None:
+            return self.unknown_tool_message(name)
+        try:
+            found.validate(arguments, lenient=lenient)
+        except ToolArgumentsError as exc:
+            return str(exc)
+        return None
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """The named tools, in registry order; names not registered are ignored (a
+        model may ask for tools that do not exist: the allowlist decides)."""
+        wanted = set(names)
+        return ToolRegistry(t for n, t in self._tools.items() if n in wanted)
+
+    def unknown_tool_message(self, name: str) -> str:
+        if not self._tools:
+            return f"Unknown tool `{name}`: no tools are available here. Answer without tools."
+        allowed = ", ".join(f"`{n}`" for n in self._tools)
+        return f"Unknown tool `{name}`. The only tools you may call are: {allowed}."
+
+
+def _enc_hook(obj: Any) -> Any:
+    return str(obj)
+
+
+_result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic")
+
+
+def format_result(value: Any) -> str:
+    """A tool's return value as text for the model: a str as is, anything else as JSON
+    (objects msgspec cannot encode fall back to ``str``)."""
+    if isinstance(value, str):
+        return value
+    return _result_encoder.encode(value).decode()

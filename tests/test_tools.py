@@ -1,0 +1,265 @@
+"""Typed tools: schema from annotations, validation at the boundary, the allowlist."""
+
+from __future__ import annotations
+
+import datetime
+import socket
+from typing import Annotated, Any, Literal
+
+import msgspec
+import pytest
+
+from streamtools.errors import ToolDefinitionError, UsageError
+from streamtools.model import ToolSpec
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result, tool
+
+pytestmark = pytest.mark.anyio
+
+
+class Location(msgspec.Struct):
+    """A place on Earth."""
+
+    city: str
+    country: str = "FR"
+
+
+@tool(name="weather.v1.forecast")
+async def forecast(
+    loc: Location, days: int = 3, units: Literal["c", "f"] = "c", tags: list[str] = ["x"]  # noqa: B006 - copied per call by the tool
+) -> str:
+    """Get the weather forecast.
+
+    Uses the national service.
+
+    Args:
+        loc: Where to forecast.
+        days (int): How many days
+            ahead.
+
+    Returns:
+        A summary.
+    """
+    return f"{loc.city}:{days}:{units}:{','.join(tags)}"
+
+
+class Query(msgspec.Struct):
+    """Search arguments."""
+
+    q: Annotated[str, msgspec.Meta(description="What to look for")]
+    limit: int = 5
+
+
+@tool
+def search(args: Query) -> list[str]:
+    """Search the notes.
+
+    Parameters
+    ----------
+    args : Query
+        Ignored here: the Struct describes itself.
+    """
+    return [args.q] * args.limit
+
+
+def test_function_tool_schema() -> None:
+    assert isinstance(forecast, Tool)
+    assert forecast.name == "weather.v1.forecast"
+    assert forecast.is_async is True
+    assert forecast.description == "Get the weather forecast."
+    p = forecast.parameters
+    assert "$ref" not in p
+    assert p["type"] == "object"
+    assert p["required"] == ["loc"]
+    assert p["properties"]["loc"] == {
+        "$ref": "#/$defs/Location",
+        "description": "Where to forecast.",
+    }
+    assert p["properties"]["days"] == {
+        "type": "integer",
+        "default": 3,
+        "description": "How many days ahead.",
+    }
+    assert p["properties"]["units"]["enum"] == ["c", "f"]
+    assert p["$defs"]["Location"]["required"] == ["city"]
+    assert p["additionalProperties"] is False
+    assert forecast.spec() == ToolSpec(
+        name="weather.v1.forecast", description="Get the weather forecast.", parameters=p
+    )
+
+
+def test_struct_argument_tool() -> None:
+    assert search.is_async is False
+    assert search.description == "Search the notes."
+    assert search.parameters["properties"]["q"] == {
+        "type": "string",
+        "description": "What to look for",
+    }
+    assert search.parameters["required"] == ["q"]
+    kwargs = search.validate({"q": "hi", "limit": 2})
+    assert kwargs == {"args": Query(q="hi", limit=2)}
+    assert search.invoke(kwargs) == ["hi", "hi"]
+    assert search(Query(q="a", limit=1)) == ["a"]  # the Tool still calls like the function
+
+
+async def test_async_invoke_and_defaults() -> None:
+    kwargs = forecast.validate({"loc": {"city": "Paris"}})
+    assert kwargs == {"loc": Location(city="Paris"), "days": 3, "units": "c", "tags": ["x"]}
+    assert await forecast.invoke(kwargs) == "Paris:3:c:x"
+    # a mutable default is copied per call, never shared
+    forecast.validate({"loc": {"city": "P"}})["tags"].append("y")
+    assert forecast.validate({"loc": {"city": "P"}})["tags"] == ["x"]
+
+
+def test_lenient_converts_strings_strict_does_not() -> None:
+    kwargs = forecast.validate({"loc": {"city": "Oslo"}, "days": "5"}, lenient=True)
+    assert kwargs["days"] == 5
+    with pytest.raises(ToolArgumentsError) as info:
+        forecast.validate({"loc": {"city": "Oslo"}, "days": "5"})
+    assert info.value.path == "$.days"
+    assert info.value.detail == "Expected `int`, got `str` - at `$.days`"
+    assert str(info.value) == (
+        "Invalid arguments for tool `weather.v1.forecast`: Expected `int`, got `str` - at "
+        '`$.days`. `$.days` must match this schema: {"type": "integer", "default": 3, '
+        '"description": "How many days ahead."}'
+    )
+
+
+def test_errors_name_the_path_and_show_the_schema() -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        forecast.validate({"loc": {"country": "NO"}})
+    assert info.value.path == "$.loc.city"
+    assert 'missing required field `city`' in str(info.value)
+    assert '`$.loc.city` must match this schema: {"type": "string"}' in str(info.value)
+    with pytest.raises(ToolArgumentsError) as info:
+        forecast.validate({"days": 1})
+    assert info.value.path == "$.loc"
+    assert '"required": ["city"]' in str(info.value)  # the $ref is shown resolved
+    with pytest.raises(ToolArgumentsError) as info:
+        forecast.validate({"loc": {"city": "x"}, "dayz": 1})
+    assert str(info.value).endswith("Allowed parameters at `$`: loc, days, units, tags.")
+    with pytest.raises(ToolArgumentsError) as info:
+        forecast.validate({"loc": {"city": "x"}, "units": "kelvin"})
+    assert "Invalid enum value 'kelvin' - at `$.units`" in str(info.value)
+
+
+def test_arguments_that_fail_never_reach_the_function() -> None:
+    seen: list[int] = []
+
+    @tool
+    def record(n: int) -> None:
+        """Record n."""
+        seen.append(n)
+
+    reg = ToolRegistry([record])
+    assert reg.check_arguments("record", {"n": "x"}, lenient=True) is not None
+    with pytest.raises(ToolArgumentsError):
+        record.validate({"n": "x"}, lenient=True)
+    assert seen == []
+
+
+def test_unsupported_annotations_fail_at_registration() -> None:
+    with pytest.raises(ToolDefinitionError, match="'bad'.*unsupported annotation.*socket"):
+
+        @tool
+        def bad(s: socket.socket) -> None:
+            """Nope."""
+
+    with pytest.raises(ToolDefinitionError, match="parameter 'x' has no type annotation"):
+        tool(name="ident")(lambda x: x)
+    with pytest.raises(ToolDefinitionError, match="tools take named parameters only"):
+
+        @tool
+        def star(*items: int) -> None:
+            """Nope."""
+
+    with pytest.raises(ToolDefinitionError, match="invalid tool name"):
+        tool(name="has space")(forecast.fn)  # type: ignore[arg-type]
+
+
+def test_optional_and_rich_types() -> None:
+    @tool
+    def book(day: datetime.date, note: str | None = None, seats: int = 1) -> str:
+        """Book a table."""
+        return f"{day}"
+
+    assert book.parameters["properties"]["day"] == {"type": "string", "format": "date"}
+    assert book.parameters["required"] == ["day"]
+    assert book.validate({"day": "2026-11-21"}) == {
+        "day": datetime.date(2026, 11, 21),
+        "note": None,
+        "seats": 1,
+    }
+
+
+def test_registry_is_an_allowlist() -> None:
+    reg = ToolRegistry([forecast, search])
+    assert list(reg) == ["weather.v1.forecast", "search"]
+    assert len(reg) == 2 and "search" in reg and "other" not in reg
+    assert reg.get("search") is search
+    assert reg.schema("search") == search.parameters and reg.schema("x") is None
+    assert reg.specs() == [forecast.spec(), search.spec()]
+    assert reg.check_arguments("search", {"q": "a"}) is None
+    assert reg.unknown_tool_message("rm") == (
+        "Unknown tool `rm`. The only tools you may call are: `weather.v1.forecast`, `search`."
+    )
+    assert reg.check_arguments("rm", {}) == reg.unknown_tool_message("rm")
+    sub = reg.subset(["search", "missing"])
+    assert list(sub) == ["search"]
+    assert "weather" not in sub.unknown_tool_message("x")
+    assert "no tools are available" in ToolRegistry().unknown_tool_message("x")
+    with pytest.raises(ToolDefinitionError, match="already registered"):
+        reg.add_schema("search", "Another search", {})
+
+
+def test_plain_function_is_decorated_on_add() -> None:
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    reg = ToolRegistry([add])
+    t = reg.get("add")
+    assert t is not None and t.description == "Add two integers."
+    assert t.invoke(t.validate({"a": "2", "b": 3}, lenient=True)) == 5
+
+
+def test_add_schema_tools() -> None:
+    reg = ToolRegistry()
+    calls: list[dict[str, Any]] = []
+    schema = {
+        "type": "object",
+        "properties": {
+            "my-key": {"type": "integer", "minimum": 0},
+            "mode": {"enum": ["fast", "slow"]},
+            "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+            "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+        "required": ["my-key"],
+        "$defs": {"Item": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+    }
+    t = reg.add_schema("mcp.files.read", "Read a file", schema, lambda **kw: calls.append(kw))
+    assert reg.schema("mcp.files.read") == schema
+    assert t.validate({"my-key": "3", "extra": True}, lenient=True) == {"my-key": 3, "extra": True}
+    assert t.validate({"my-key": 1, "items": [{"id": 2}]}) == {"my-key": 1, "items": [{"id": 2}]}
+    assert reg.check_arguments("mcp.files.read", {"my-key": -1}) == (
+        "Invalid arguments for tool `mcp.files.read`: Expected `int` >= 0 - at `$.my-key`. "
+        '`$.my-key` must match this schema: {"type": "integer", "minimum": 0}'
+    )
+    msg = reg.check_arguments("mcp.files.read", {"my-key": 1, "items": [{"id": "x"}]})
+    assert msg is not None and "`$.items[0].id`" in msg
+    assert reg.check_arguments("mcp.files.read", {"my-key": 1, "mode": "medium"}) is not None
+    t.invoke(t.validate({"my-key": 4}))
+    assert calls == [{"my-key": 4}]
+    bare = reg.add_schema("noop", "No arguments", {})
+    assert bare.parameters == {"type": "object", "properties": {}}
+    with pytest.raises(UsageError, match="schema-only"):
+        bare.invoke({})
+    with pytest.raises(ToolDefinitionError):
+        reg.add_schema("arr", "x", {"type": "array"})
+
+
+def test_format_result() -> None:
+    assert format_result("plain <b>") == "plain <b>"
+    assert format_result({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+    assert format_result(None) == "null"
+    assert format_result(Location(city="Oslo")) == '{"city":"Oslo","country":"FR"}'
+    assert format_result({"when": object}) .startswith('{"when":"<class')
