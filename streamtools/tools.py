@@ -161,9 +161,7 @@ def tool(
     return lambda f: _from_function(f, name, description)
 
 
-def _from_function(
-    fn: Callable[..., Any], given_name: str | None, description: str | None
-) -> Tool:
+def _from_function(fn: Callable[..., Any], given_name: str | None, description: str | None) -> Tool:
     if isinstance(fn, Tool):
         return fn
     name = given_name or str(getattr(fn, "__name__", ""))

@@ -25,7 +25,10 @@ class Location(msgspec.Struct):
 
 @tool(name="weather.v1.forecast")
 async def forecast(
-    loc: Location, days: int = 3, units: Literal["c", "f"] = "c", tags: list[str] = ["x"]  # noqa: B006 - copied per call by the tool
+    loc: Location,
+    days: int = 3,
+    units: Literal["c", "f"] = "c",
+    tags: list[str] = ["x"],  # noqa: B006 - copied per call by the tool
 ) -> str:
     """Get the weather forecast.
 
@@ -128,7 +131,7 @@ def test_errors_name_the_path_and_show_the_schema() -> None:
     with pytest.raises(ToolArgumentsError) as info:
         forecast.validate({"loc": {"country": "NO"}})
     assert info.value.path == "$.loc.city"
-    assert 'missing required field `city`' in str(info.value)
+    assert "missing required field `city`" in str(info.value)
     assert '`$.loc.city` must match this schema: {"type": "string"}' in str(info.value)
     with pytest.raises(ToolArgumentsError) as info:
         forecast.validate({"days": 1})
@@ -262,4 +265,4 @@ def test_format_result() -> None:
     assert format_result({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
     assert format_result(None) == "null"
     assert format_result(Location(city="Oslo")) == '{"city":"Oslo","country":"FR"}'
-    assert format_result({"when": object}) .startswith('{"when":"<class')
+    assert format_result({"when": object}).startswith('{"when":"<class')
