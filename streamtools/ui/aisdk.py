@@ -1,0 +1,303 @@
+"""Our events as the Vercel AI SDK "UI message stream" (protocol v1).
+
+Theory of operation
+-------------------
+The AI SDK's ``useChat`` reads a server-sent event stream whose ``data:``
+lines are JSON "chunks" (``start``, ``start-step``, ``text-delta``,
+``tool-input-start`` …) and ends with ``data: [DONE]``; the response carries
+the header ``x-vercel-ai-ui-message-stream: v1``. ``UIMessageStreamEncoder``
+is a sans-IO translator from our ``Event`` union to those chunks: one event
+in, a list of chunk dicts out, with all state (which text part is open, which
+tool call ids are known) kept inside, so that the output is valid for the
+client's reader whatever order the agent produced events in.
+
+Mapping, and why:
+
+- ``TurnStart``/``TurnEnd`` are the SDK's steps (``start-step`` /
+  ``finish-step``): one model call each. A stream with no turn events (a bare
+  parser's output) gets one implicit step, closed at ``Finish``.
+- Text and reasoning are *parts* with ids: ``text-start`` opens one,
+  ``text-delta`` appends, ``text-end`` closes it. A part is closed as soon as
+  something else (a call, reasoning, the end of the turn) comes between, so
+  that the client keeps text and tool cards in the order they happened.
+- A call: ``CallStart`` -> ``tool-input-start``, ``ArgsDelta`` ->
+  ``tool-input-delta`` (the SDK parses the partial JSON itself, which is why
+  our append-only argument deltas matter), ``CallEnd`` ->
+  ``tool-input-available``; ``ToolResult`` -> ``tool-output-available``;
+  ``ToolFailed`` -> ``tool-output-error``. A ``CallError`` (the model wrote a
+  malformed or unknown call) becomes ``tool-input-error`` carrying the model's
+  raw text and the message the model is told.
+- ``StreamError`` -> ``error``. ``Usage``, ``Retry`` and ``Final`` have no
+  counterpart and are dropped (``Final``'s text was already streamed).
+
+Tools run on the server and the browser has no type for them, so tool chunks
+are marked ``dynamic`` (the SDK's ``dynamic-tool`` parts, as for MCP tools);
+pass ``dynamic_tools=False`` for ``tool-<name>`` parts instead.
+
+Call ids are unique per parser (``call_0`` …) and a new turn may reuse them;
+in one UI message they must be unique, so a reused id gets a ``-<n>`` suffix.
+
+Only fields present since ai 5.0 are written: that version validates chunks
+with strict schemas and rejects unknown keys (``finish`` carries no reason).
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+import msgspec
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Event,
+    Final,
+    Finish,
+    ReasoningDelta,
+    Retry,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    Usage,
+)
+
+__all__ = [
+    "UI_MESSAGE_STREAM_HEADERS",
+    "UIMessageStreamEncoder",
+    "encode_ui_chunk",
+    "UI_DONE",
+]
+
+UIChunk = dict[str, Any]
+
+# The headers the AI SDK's own server helpers send; the last disables nginx buffering.
+UI_MESSAGE_STREAM_HEADERS: dict[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+
+UI_DONE = b"data: [DONE]\n\n"
+
+_json = msgspec.json.Encoder()
+
+
+def encode_ui_chunk(chunk: UIChunk) -> bytes:
+    """One chunk as an SSE message (msgspec JSON never contains a raw newline)."""
+    return b"data: " + _json.encode(chunk) + b"\n\n"
+
+
+class _Call(msgspec.Struct):
+    ui_id: str
+    name: str
+    closed: bool = False  # an output or error was sent; later events are ignored
+
+
+class UIMessageStreamEncoder:
+    """Translate our events into UI message stream chunks (sans-IO)."""
+
+    def __init__(self, *, message_id: str | None = None, dynamic_tools: bool = True) -> None:
+        self._message_id = message_id
+        self._dynamic = dynamic_tools
+        self._started = False
+        self._ended = False
+        self._step_open = False
+        self._implicit_step = False
+        self._text_id: str | None = None
+        self._reasoning_id: str | None = None
+        self._parts = 0
+        self._calls: dict[str, _Call] = {}  # our id -> state, for the current turn
+        self._used_ids: set[str] = set()  # ui ids used anywhere in this message
+
+    # -- public API --------------------------------------------------------------
+
+    def start(self) -> list[UIChunk]:
+        """The opening ``start`` chunk (also emitted implicitly by ``encode``)."""
+        if self._started:
+            return []
+        self._started = True
+        chunk: UIChunk = {"type": "start"}
+        if self._message_id is not None:
+            chunk["messageId"] = self._message_id
+        return [chunk]
+
+    def encode(self, event: Event) -> list[UIChunk]:
+        """Chunks for one event, in order."""
+        out = self.start()
+        match event:
+            case TurnStart():
+                out += self._end_step()
+                out.append({"type": "start-step"})
+                self._step_open, self._implicit_step = True, False
+                self._calls = {}
+            case TurnEnd():
+                out += self._end_step()
+            case TextDelta(text=text):
+                if text:
+                    out += self._ensure_step() + self._end_reasoning()
+                    if self._text_id is None:
+                        self._text_id = self._part_id("text")
+                        out.append({"type": "text-start", "id": self._text_id})
+                    out.append({"type": "text-delta", "id": self._text_id, "delta": text})
+            case ReasoningDelta(text=text):
+                if text:
+                    out += self._ensure_step() + self._end_text()
+                    if self._reasoning_id is None:
+                        self._reasoning_id = self._part_id("reasoning")
+                        out.append({"type": "reasoning-start", "id": self._reasoning_id})
+                    out.append({"type": "reasoning-delta", "id": self._reasoning_id, "delta": text})
+            case CallStart(id=call_id, name=name):
+                out += self._ensure_step() + self._end_parts()
+                if call_id not in self._calls:
+                    out += self._open_call(call_id, name)
+            case ArgsDelta(id=call_id, delta=delta):
+                call = self._calls.get(call_id)
+                if call is not None and not call.closed and delta:
+                    out.append(
+                        {
+                            "type": "tool-input-delta",
+                            "toolCallId": call.ui_id,
+                            "inputTextDelta": delta,
+                        }
+                    )
+            case CallEnd(id=call_id, name=name, arguments=arguments):
+                out += self._ensure_step() + self._end_parts()
+                if call_id not in self._calls:
+                    out += self._open_call(call_id, name)
+                out.append(self._tool_chunk("tool-input-available", call_id, input=arguments))
+            case CallError(id=call_id, name=name, raw=raw, message=message):
+                out += self._ensure_step() + self._end_parts()
+                out += self._call_error(call_id, name or "unknown", raw, message)
+            case ToolResult(id=call_id, name=name, content=content):
+                out += self._ensure_step() + self._end_parts()
+                if call_id not in self._calls:
+                    # A result for a call we never saw: show the call first.
+                    out += self._open_call(call_id, name)
+                    out.append(self._tool_chunk("tool-input-available", call_id, input={}))
+                call = self._calls[call_id]
+                if not call.closed:
+                    call.closed = True
+                    out.append(
+                        self._flags(
+                            {
+                                "type": "tool-output-available",
+                                "toolCallId": call.ui_id,
+                                "output": content,
+                            }
+                        )
+                    )
+            case ToolFailed(id=call_id, name=name, message=message):
+                out += self._ensure_step() + self._end_parts()
+                found = self._calls.get(call_id)
+                if found is None:
+                    out += self._call_error(call_id, name, None, message)
+                elif not found.closed:
+                    found.closed = True
+                    out.append(
+                        self._flags(
+                            {
+                                "type": "tool-output-error",
+                                "toolCallId": found.ui_id,
+                                "errorText": message,
+                            }
+                        )
+                    )
+            case Finish():
+                out += self._end_parts()
+                if self._implicit_step:
+                    out += self._end_step()
+            case StreamError(kind=kind, message=message):
+                out += self._end_parts()
+                out.append({"type": "error", "errorText": f"{kind}: {message}"})
+            case Usage() | Retry() | Final():
+                pass
+            case _:
+                assert_never(event)
+        return out
+
+    def close(self, *, error: str | None = None) -> list[UIChunk]:
+        """Close whatever is open, optionally report ``error``, and ``finish``."""
+        if self._ended:
+            return []
+        out = self.start() + self._end_step()
+        if error is not None:
+            out.append({"type": "error", "errorText": error})
+        out.append({"type": "finish"})
+        self._ended = True
+        return out
+
+    # -- internals ----------------------------------------------------------------
+
+    def _part_id(self, kind: str) -> str:
+        self._parts += 1
+        return f"{kind}-{self._parts}"
+
+    def _flags(self, chunk: UIChunk) -> UIChunk:
+        if self._dynamic:
+            chunk["dynamic"] = True
+        return chunk
+
+    def _tool_chunk(self, kind: str, call_id: str, **fields: Any) -> UIChunk:
+        call = self._calls[call_id]
+        return self._flags(
+            {"type": kind, "toolCallId": call.ui_id, "toolName": call.name, **fields}
+        )
+
+    def _open_call(self, call_id: str, name: str) -> list[UIChunk]:
+        ui_id, n = call_id, 1
+        while ui_id in self._used_ids:
+            n += 1
+            ui_id = f"{call_id}-{n}"
+        self._used_ids.add(ui_id)
+        self._calls[call_id] = _Call(ui_id=ui_id, name=name)
+        return [self._tool_chunk("tool-input-start", call_id)]
+
+    def _call_error(self, call_id: str, name: str, raw: str | None, message: str) -> list[UIChunk]:
+        out: list[UIChunk] = []
+        call = self._calls.get(call_id)
+        if call is None:
+            out += self._open_call(call_id, name)
+            call = self._calls[call_id]
+        if call.closed:
+            return out
+        call.closed = True
+        out.append(self._tool_chunk("tool-input-error", call_id, input=raw, errorText=message))
+        return out
+
+    def _ensure_step(self) -> list[UIChunk]:
+        if self._step_open:
+            return []
+        self._step_open = self._implicit_step = True
+        self._calls = {}
+        return [{"type": "start-step"}]
+
+    def _end_step(self) -> list[UIChunk]:
+        out = self._end_parts()
+        if self._step_open:
+            out.append({"type": "finish-step"})
+            self._step_open = self._implicit_step = False
+        return out
+
+    def _end_text(self) -> list[UIChunk]:
+        if self._text_id is None:
+            return []
+        chunk: UIChunk = {"type": "text-end", "id": self._text_id}
+        self._text_id = None
+        return [chunk]
+
+    def _end_reasoning(self) -> list[UIChunk]:
+        if self._reasoning_id is None:
+            return []
+        chunk: UIChunk = {"type": "reasoning-end", "id": self._reasoning_id}
+        self._reasoning_id = None
+        return [chunk]
+
+    def _end_parts(self) -> list[UIChunk]:
+        return self._end_text() + self._end_reasoning()

@@ -1,0 +1,176 @@
+"""Starlette glue: an endpoint that streams an agent to a browser, and an app
+that also serves the chat page.
+
+Theory of operation
+-------------------
+``chat_endpoint(agent)`` is a Starlette endpoint: it reads the POSTed
+conversation (``messages.parse_chat_request``; 400 with a JSON error body if
+malformed, 413 if too large), then answers with an ``EventStreamResponse``
+running ``agent.stream(transcript)``, framed as the AI SDK UI message stream
+(``protocol="ai-sdk"``, what ``useChat`` and our page read) or as our own
+events (``protocol="events"``).
+
+``EventStreamResponse`` is a small ASGI response rather than Starlette's
+``StreamingResponse`` because cancellation must not depend on the server's
+ASGI version: it always runs ``sse.pump`` next to a task that waits for
+``http.disconnect``, and the first of the two to finish cancels the other. A
+client that goes away (closed tab, stop button, aborted fetch) therefore
+cancels the pump, which leaves the agent's ``async with`` block, which
+cancels the model request and running tools. A failed write is treated as a
+disconnect too.
+
+``create_app(agent)`` serves the page at ``/``, the AI SDK stream at
+``POST /api/chat`` and our events at ``POST /api/events``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Literal
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
+
+from streamtools.transcript import Transcript
+from streamtools.ui.aisdk import UI_MESSAGE_STREAM_HEADERS
+from streamtools.ui.messages import ChatRequestError, parse_chat_request
+from streamtools.ui.sse import (
+    EVENTS_HEADERS,
+    EventsFramer,
+    EventSource,
+    Framer,
+    UIMessageFramer,
+    pump,
+)
+
+__all__ = ["EventStreamResponse", "chat_endpoint", "chat_page", "create_app"]
+
+Protocol = Literal["ai-sdk", "events"]
+
+
+class EventStreamResponse(Response):
+    """Stream ``source.stream(transcript)`` through ``framer``; cancel on disconnect."""
+
+    def __init__(
+        self,
+        source: EventSource,
+        transcript: Transcript,
+        framer: Framer,
+        *,
+        headers: dict[str, str],
+        keepalive: float = 15.0,
+    ) -> None:
+        super().__init__(status_code=200, headers=headers)
+        self.source = source
+        self.transcript = transcript
+        self.framer = framer
+        self.keepalive = keepalive
+        self.disconnected = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def write(data: bytes) -> None:
+                try:
+                    await send({"type": "http.response.body", "body": data, "more_body": True})
+                except OSError:  # the socket is gone: same as a disconnect
+                    self.disconnected = True
+                    tg.cancel_scope.cancel()
+
+            async def watch() -> None:
+                while True:
+                    message: Message = await receive()
+                    if message["type"] == "http.disconnect":
+                        self.disconnected = True
+                        tg.cancel_scope.cancel()
+                        return
+
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": self.status_code,
+                    "headers": self.raw_headers,
+                }
+            )
+            tg.start_soon(watch)
+            events = self.source.stream(self.transcript)
+            await pump(events, self.framer, write, keepalive=self.keepalive)
+            tg.cancel_scope.cancel()  # the stream ended: stop watching
+        if not self.disconnected:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def chat_endpoint(
+    agent: EventSource,
+    *,
+    protocol: Protocol = "ai-sdk",
+    keepalive: float = 15.0,
+    max_body: int = 4 * 1024 * 1024,
+    dynamic_tools: bool = True,
+) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint that streams ``agent`` for each POSTed conversation."""
+
+    async def endpoint(request: Request) -> Response:
+        body = bytearray()
+        async for piece in request.stream():
+            body += piece
+            if len(body) > max_body:
+                return _error(413, f"request body larger than {max_body} bytes")
+        try:
+            transcript = parse_chat_request(bytes(body))
+        except ChatRequestError as exc:
+            return _error(400, str(exc))
+        framer: Framer
+        if protocol == "ai-sdk":
+            framer = UIMessageFramer(dynamic_tools=dynamic_tools)
+            headers = UI_MESSAGE_STREAM_HEADERS
+        else:
+            framer, headers = EventsFramer(), EVENTS_HEADERS
+        return EventStreamResponse(
+            agent, transcript, framer, headers=dict(headers), keepalive=keepalive
+        )
+
+    return endpoint
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    kind = "invalid_request_error" if status == 400 else "request_too_large"
+    return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status)
+
+
+def chat_page() -> str:
+    """The chat page's HTML (a package data file, self-contained)."""
+    return resources.files("streamtools.ui").joinpath("chat.html").read_text(encoding="utf-8")
+
+
+def create_app(
+    agent: EventSource, *, keepalive: float = 15.0, page: bool = True, title: str = "streamtools"
+) -> Starlette:
+    """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` and ``/api/events``."""
+    html = chat_page().replace("{{title}}", _escape(title)) if page else ""
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(html)
+
+    routes = [
+        Route("/api/chat", chat_endpoint(agent, keepalive=keepalive), methods=["POST"]),
+        Route(
+            "/api/events",
+            chat_endpoint(agent, protocol="events", keepalive=keepalive),
+            methods=["POST"],
+        ),
+    ]
+    if page:
+        routes.append(Route("/", index, methods=["GET"]))
+    return Starlette(routes=routes)
+
+
+def _escape(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )

@@ -1,0 +1,163 @@
+"""Chat requests from a browser, turned into a ``Transcript``.
+
+Theory of operation
+-------------------
+The endpoint is stateless: every POST carries the whole conversation, as a
+chat UI keeps it. Two body shapes are accepted, told apart per message:
+
+- the AI SDK ``useChat`` form: ``{"id", "messages": [UIMessage…], "trigger",
+  …}`` where each message has ``role`` and ``parts`` (``text``, ``reasoning``,
+  ``step-start``, tool parts ``tool-<name>`` / ``dynamic-tool`` with
+  ``toolCallId``, ``input``, ``state``, ``output`` or ``errorText``);
+- a simple form: ``{"messages": [{"role": "user", "content": "…"}, …]}``.
+
+An assistant UI message spans several model turns, separated by
+``step-start`` parts; each step becomes one ``AssistantMessage`` (its text,
+reasoning and calls) followed by the ``ToolResultMessage`` of each call that
+has an output, so the agent's history reads as if it had produced it.
+Parts this server cannot use (files, sources, data parts) are skipped; a
+call that never got an output is dropped with its result, since a transcript
+must not hold a call without a result.
+
+Validation is at this boundary, with msgspec; anything malformed raises
+``ChatRequestError`` whose message names the problem (the endpoint answers
+400 with it). The conversation must end with a user message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from streamtools.transcript import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+__all__ = ["ChatRequestError", "parse_chat_request"]
+
+_json = msgspec.json.Encoder()
+
+
+class ChatRequestError(ValueError):
+    """The request body is not a conversation this endpoint understands."""
+
+
+class _Part(msgspec.Struct, kw_only=True):
+    type: str
+    text: str | None = None
+    toolCallId: str | None = None
+    toolName: str | None = None
+    input: Any = None
+    output: Any = None
+    errorText: str | None = None
+    state: str | None = None
+
+
+class _Message(msgspec.Struct, kw_only=True):
+    role: Literal["system", "user", "assistant"]
+    parts: list[_Part] | None = None
+    content: str | None = None
+
+
+class _Body(msgspec.Struct, kw_only=True):
+    messages: list[_Message]
+
+
+_decoder = msgspec.json.Decoder(_Body)
+
+
+def parse_chat_request(body: bytes) -> Transcript:
+    """The conversation in ``body`` (JSON) as a new transcript."""
+    try:
+        parsed = _decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise ChatRequestError(f"invalid chat request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ChatRequestError(f"request body is not valid JSON: {exc}") from None
+    transcript = Transcript()
+    for n, message in enumerate(parsed.messages):
+        if message.parts is not None:
+            transcript.messages.extend(_from_parts(message, n))
+        elif message.content is not None:
+            transcript.messages.append(_from_content(message.role, message.content))
+        else:
+            raise ChatRequestError(
+                f"message {n} has neither `parts` nor `content` - at `$.messages[{n}]`"
+            )
+    if not transcript.messages or not isinstance(transcript.messages[-1], UserMessage):
+        raise ChatRequestError("the conversation must end with a user message")
+    return transcript
+
+
+def _from_content(role: str, content: str) -> Message:
+    if role == "system":
+        return SystemMessage(content=content)
+    if role == "user":
+        return UserMessage(content=content)
+    return AssistantMessage(text=content)
+
+
+def _from_parts(message: _Message, n: int) -> list[Message]:
+    parts = message.parts or []
+    if message.role != "assistant":
+        text = "".join(p.text or "" for p in parts if p.type == "text")
+        return [_from_content(message.role, text)]
+    out: list[Message] = []
+    step: list[_Part] = []
+    for part in [*parts, _Part(type="step-start")]:  # a sentinel closes the last step
+        if part.type == "step-start":
+            out.extend(_from_step(step, n))
+            step = []
+        else:
+            step.append(part)
+    return out
+
+
+def _from_step(parts: list[_Part], n: int) -> list[Message]:
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[ToolResultMessage] = []
+    for part in parts:
+        if part.type == "text":
+            text.append(part.text or "")
+        elif part.type == "reasoning":
+            reasoning.append(part.text or "")
+        elif part.type == "dynamic-tool" or part.type.startswith("tool-"):
+            name = part.toolName if part.type == "dynamic-tool" else part.type[len("tool-") :]
+            if not name or not part.toolCallId:
+                raise ChatRequestError(
+                    f"tool part without a name or `toolCallId` - at `$.messages[{n}].parts`"
+                )
+            result = _result(part, name)
+            if result is None:
+                continue
+            arguments = part.input if isinstance(part.input, dict) else {}
+            calls.append(ToolCall(id=part.toolCallId, name=name, arguments=arguments))
+            results.append(result)
+    if not (text or reasoning or calls):
+        return []
+    assistant = AssistantMessage(
+        text="".join(text), calls=tuple(calls), reasoning="".join(reasoning)
+    )
+    return [assistant, *results]
+
+
+def _result(part: _Part, name: str) -> ToolResultMessage | None:
+    call_id = part.toolCallId or ""
+    if part.state == "output-available":
+        output = part.output
+        content = output if isinstance(output, str) else _json.encode(output).decode()
+        return ToolResultMessage(call_id=call_id, name=name, content=content)
+    if part.state == "output-error":
+        return ToolResultMessage(
+            call_id=call_id, name=name, content=part.errorText or "error", is_error=True
+        )
+    return None

@@ -1,0 +1,166 @@
+"""Server-sent events: framing our events, keep-alives, and the pump that
+moves an agent's events to a client with cancellation flowing back.
+
+Theory of operation
+-------------------
+Two wire formats share one pump:
+
+- ``EventsFramer``: our own events, one SSE message each, the event's
+  ``type`` tag as the SSE ``event:`` name and its msgspec JSON as ``data:``
+  (``decode_event`` reads it back). An agent failure ends the stream with an
+  ``error`` event (a ``StreamError`` of kind ``server``).
+- ``UIMessageFramer``: the AI SDK UI message stream (see ``aisdk``), ending
+  with ``data: [DONE]``.
+
+A framer is sans-IO: ``open()``, ``frame(event)``, ``close(error)`` return
+bytes. ``pump`` is the only I/O: it runs the agent's event stream in a task of
+its own and forwards frames through a small memory stream, writing an SSE
+comment (``: keep-alive``) whenever nothing was written for ``keepalive``
+seconds, so that proxies and browsers do not drop a connection while a tool
+runs. Cancelling ``pump`` (the client went away) cancels the producer task,
+which leaves the agent's ``async with`` block: that is what cancels the model
+request and the running tools. Nothing is left running when ``pump`` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+import anyio
+import msgspec
+
+from streamtools.errors import StreamtoolsError
+from streamtools.events import Event, StreamError
+from streamtools.transcript import Transcript
+from streamtools.ui.aisdk import UI_DONE, UIMessageStreamEncoder, encode_ui_chunk
+
+__all__ = [
+    "EVENTS_HEADERS",
+    "KEEPALIVE",
+    "EventSource",
+    "EventsFramer",
+    "Framer",
+    "UIMessageFramer",
+    "encode_sse_event",
+    "pump",
+]
+
+log = logging.getLogger("streamtools.ui")
+
+KEEPALIVE = b": keep-alive\n\n"
+
+EVENTS_HEADERS: dict[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-accel-buffering": "no",
+}
+
+_json = msgspec.json.Encoder()
+
+
+class EventSource(Protocol):
+    """What the UI serves: anything with ``stream(transcript)`` like ``Agent``."""
+
+    def stream(
+        self, prompt: str | Transcript
+    ) -> AbstractAsyncContextManager[AsyncIterator[Event]]: ...
+
+
+def encode_sse_event(event: Event) -> bytes:
+    """One event as an SSE message named by its ``type`` tag."""
+    tag = type(event).__struct_config__.tag
+    return b"event: " + str(tag).encode() + b"\ndata: " + _json.encode(event) + b"\n\n"
+
+
+class Framer(Protocol):
+    def open(self) -> bytes: ...
+    def frame(self, event: Event) -> bytes: ...
+    def close(self, error: str | None = None) -> bytes: ...
+
+
+class EventsFramer:
+    """Our own events over SSE."""
+
+    def open(self) -> bytes:
+        return b""
+
+    def frame(self, event: Event) -> bytes:
+        return encode_sse_event(event)
+
+    def close(self, error: str | None = None) -> bytes:
+        if error is None:
+            return b""
+        return encode_sse_event(StreamError(kind="server", message=error))
+
+
+class UIMessageFramer:
+    """The AI SDK UI message stream protocol v1."""
+
+    def __init__(self, *, message_id: str | None = None, dynamic_tools: bool = True) -> None:
+        self.encoder = UIMessageStreamEncoder(message_id=message_id, dynamic_tools=dynamic_tools)
+
+    def open(self) -> bytes:
+        return b"".join(encode_ui_chunk(c) for c in self.encoder.start())
+
+    def frame(self, event: Event) -> bytes:
+        return b"".join(encode_ui_chunk(c) for c in self.encoder.encode(event))
+
+    def close(self, error: str | None = None) -> bytes:
+        chunks = self.encoder.close(error=error)
+        return b"".join(encode_ui_chunk(c) for c in chunks) + UI_DONE
+
+
+def describe_failure(exc: Exception) -> str:
+    """What a client is told when the agent fails: our own errors say what
+    happened; anything else is logged here and reported without internals."""
+    if isinstance(exc, StreamtoolsError):
+        return f"{type(exc).__name__}: {exc}"
+    log.exception("agent stream failed")
+    return "internal server error"
+
+
+async def pump(
+    events: AbstractAsyncContextManager[AsyncIterator[Event]],
+    framer: Framer,
+    send: Callable[[bytes], Awaitable[None]],
+    *,
+    keepalive: float = 15.0,
+) -> None:
+    """Write ``framer``'s frames for ``events`` with ``send`` until the stream ends.
+
+    Exceptions from the agent become the framer's closing error frame. To stop
+    early (the client is gone), cancel the task running ``pump``: the agent is
+    cancelled with it. ``send`` should not raise; see ``ui.app``.
+    """
+    tx, rx = anyio.create_memory_object_stream[bytes](64)
+
+    async def produce() -> None:
+        async with tx:
+            await tx.send(framer.open())
+            error: str | None = None
+            try:
+                async with events as stream:
+                    async for event in stream:
+                        await tx.send(framer.frame(event))
+            except Exception as exc:  # the agent failed: tell the client, end cleanly
+                error = describe_failure(exc)
+            await tx.send(framer.close(error))
+
+    # rx outlives the task group, so that when this task is cancelled the
+    # producer is cancelled while rx is still open (never a broken-stream error).
+    async with rx, anyio.create_task_group() as tg:
+        tg.start_soon(produce)
+        while True:
+            with anyio.move_on_after(keepalive) as idle:
+                try:
+                    data = await rx.receive()
+                except anyio.EndOfStream:
+                    break
+            if idle.cancelled_caught:
+                await send(KEEPALIVE)
+            elif data:
+                await send(data)
