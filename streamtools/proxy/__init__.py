@@ -1,0 +1,19 @@
+"""OpenAI- and Anthropic-compatible tool calling in front of any plain chat model.
+
+``streamtools proxy --upstream URL`` (or ``create_app(ProxyConfig(...))`` under any
+ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/messages`` and
+``GET /v1/models``. Tools in a request become the dialect's system prompt; the
+upstream's text is parsed as it streams and re-encoded as native ``tool_calls``
+deltas or ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
+
+Modules: ``request`` (the wire-neutral request and reply), ``openai_wire`` and
+``anthropic_wire`` (decoding and exact encoding per API), ``turn`` (one upstream
+turn through the parser, with bounded repairs), ``app`` (Starlette routes,
+streaming, errors, limits).
+"""
+
+from __future__ import annotations
+
+from streamtools.proxy.app import ProxyConfig, create_app
+
+__all__ = ["ProxyConfig", "create_app"]

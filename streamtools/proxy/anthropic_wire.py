@@ -1,0 +1,320 @@
+"""The Anthropic Messages wire: request decoding, SSE event and body encoding.
+
+Theory of operation
+-------------------
+``decode_request`` turns a ``POST /v1/messages`` body into a ``ProxyCall``.
+``tool_use`` blocks of assistant turns become ``ToolCall`` entries and
+``tool_result`` blocks of user turns become ``ToolResultMessage`` (the tool's
+name comes from the ``tool_use`` with the same id earlier in the same request).
+``thinking`` blocks are dropped (a plain upstream cannot verify their
+signatures); images and documents are refused with a 400, since the upstream
+reads text only.
+
+``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
+per content block ``content_block_start`` (``text`` or ``tool_use`` with an
+empty ``input``), ``content_block_delta`` (``text_delta`` or
+``input_json_delta`` with each arguments fragment as it arrived) and
+``content_block_stop``; then ``message_delta`` with the one ``stop_reason``
+(``tool_use`` when a call was made) and ``message_stop``. A failure after the
+stream began becomes an ``error`` event, which the official SDK raises.
+
+``response_body`` writes the same content as one ``message`` object.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.model import ToolSpec
+from streamtools.proxy.request import ProxyCall, Reply, RequestError, check_tool_choice
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+__all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
+
+_encode = msgspec.json.Encoder().encode
+
+_ERROR_TYPES = {
+    "invalid_request": "invalid_request_error",
+    "authentication": "authentication_error",
+    "permission": "permission_error",
+    "not_found": "not_found_error",
+    "too_large": "request_too_large",
+    "rate_limit": "rate_limit_error",
+    "overloaded": "overloaded_error",
+    "upstream": "api_error",
+}
+
+
+def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        raise RequestError(f"{where}: content must be a string or a list of blocks")
+    return content
+
+
+def _plain(content: Any, where: str) -> str:
+    """Text of a system prompt or a tool result: a string or text blocks."""
+    if content is None:
+        return ""
+    parts: list[str] = []
+    for block in _blocks(content, where):
+        if block.get("type") != "text" or not isinstance(block.get("text"), str):
+            raise RequestError(
+                f"{where}: block of type {block.get('type')!r} is not supported here "
+                "(the upstream model reads text only)"
+            )
+        parts.append(block["text"])
+    return "".join(parts)
+
+
+def _messages(raw: Any, system: Any) -> Transcript:
+    if not isinstance(raw, list) or not raw:
+        raise RequestError("'messages' must be a non-empty array")
+    transcript = Transcript()
+    if system:
+        transcript.add(SystemMessage(content=_plain(system, "system")))
+    names: dict[str, str] = {}  # tool_use id -> name, from this request only
+    for i, msg in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+            raise RequestError(f"{where}: expected an object with role 'user' or 'assistant'")
+        blocks = _blocks(msg.get("content"), where)
+        if msg["role"] == "assistant":
+            texts: list[str] = []
+            calls: list[ToolCall] = []
+            for block in blocks:
+                kind = block.get("type")
+                if kind == "text":
+                    texts.append(str(block.get("text", "")))
+                elif kind == "tool_use":
+                    call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+                    if not isinstance(call_id, str) or not isinstance(name, str):
+                        raise RequestError(f"{where}: tool_use needs string 'id' and 'name'")
+                    arguments = args if isinstance(args, dict) else {}
+                    calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                    names[call_id] = name
+                elif kind not in ("thinking", "redacted_thinking"):
+                    raise RequestError(f"{where}: block of type {kind!r} is not supported")
+            transcript.add(AssistantMessage(text="".join(texts), calls=tuple(calls)))
+            continue
+        pending: list[str] = []
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "text":
+                pending.append(str(block.get("text", "")))
+            elif kind == "tool_result":
+                call_id = block.get("tool_use_id")
+                if not isinstance(call_id, str):
+                    raise RequestError(f"{where}: tool_result needs 'tool_use_id'")
+                content = _plain(block.get("content"), f"{where}.tool_result")
+                transcript.add(
+                    ToolResultMessage(
+                        call_id=call_id,
+                        name=names.get(call_id, "tool"),
+                        content=content,
+                        is_error=bool(block.get("is_error")),
+                    )
+                )
+            else:
+                raise RequestError(
+                    f"{where}: block of type {kind!r} is not supported "
+                    "(the upstream model reads text only)"
+                )
+        if pending:
+            transcript.add(UserMessage(content="".join(pending)))
+    return transcript
+
+
+def _tools(raw: Any) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    for i, tool in enumerate(raw or []):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise RequestError(f"tools[{i}]: expected an object with a 'name'")
+        if tool.get("type") not in (None, "custom"):
+            raise RequestError(f"tools[{i}]: server tool type {tool['type']!r} is not supported")
+        schema = tool.get("input_schema") or {"type": "object", "properties": {}}
+        specs.append(
+            ToolSpec(
+                name=tool["name"], description=tool.get("description") or "", parameters=schema
+            )
+        )
+    return specs
+
+
+def _tool_choice(raw: Any) -> tuple[str, bool]:
+    """(choice, parallel allowed)."""
+    if raw is None:
+        return "auto", True
+    if not isinstance(raw, dict):
+        raise RequestError(f"unsupported tool_choice {raw!r}")
+    parallel = not raw.get("disable_parallel_tool_use")
+    kind = raw.get("type")
+    if kind in ("auto", "none"):
+        return str(kind), parallel
+    if kind == "any":
+        return "required", parallel
+    if kind == "tool" and isinstance(raw.get("name"), str):
+        return str(raw["name"]), parallel
+    raise RequestError(f"unsupported tool_choice {raw!r}")
+
+
+def decode_request(body: Any) -> ProxyCall:
+    """Decode a Messages request body (already parsed JSON)."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    model, max_tokens = body.get("model"), body.get("max_tokens")
+    if not isinstance(model, str):
+        raise RequestError("model: Field required")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise RequestError("max_tokens: Field required (a positive integer)")
+    tools = _tools(body.get("tools"))
+    choice, parallel = _tool_choice(body.get("tool_choice"))
+    stops = body.get("stop_sequences") or []
+    return ProxyCall(
+        model=model,
+        transcript=_messages(body.get("messages"), body.get("system")),
+        tools=tools,
+        tool_choice=check_tool_choice(choice, tools),
+        stream=bool(body.get("stream")),
+        include_usage=True,
+        temperature=body.get("temperature"),
+        max_tokens=max_tokens,
+        stop=[s for s in stops if isinstance(s, str)],
+        parallel=parallel,
+    )
+
+
+def stop_reason(finish: Finish, made_calls: bool) -> str:
+    if made_calls:
+        return "tool_use"
+    if finish.stop_sequence is not None:
+        return "stop_sequence"
+    return "max_tokens" if finish.reason in ("length", "max_tokens") else "end_turn"
+
+
+def error_body(status: int, message: str, kind: str) -> dict[str, Any]:
+    """Anthropic's error object (body and ``error`` event data alike)."""
+    return {
+        "type": "error",
+        "error": {"type": _ERROR_TYPES.get(kind, "api_error"), "message": message},
+    }
+
+
+def _event(name: str, data: dict[str, Any]) -> bytes:
+    return b"event: " + name.encode() + b"\ndata: " + _encode(data) + b"\n\n"
+
+
+class EventEncoder:
+    """Encodes one response's events as Anthropic SSE events (bytes)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, model: str, *, include_usage: bool = True) -> None:
+        self.id = "msg_" + secrets.token_hex(12)
+        self.model = model
+        self.block = -1  # index of the last block opened
+        self.open: str | None = None  # "text" | "tool_use" | None
+        self.made_calls = False
+        self.usage: tuple[int | None, int | None] = (None, None)
+
+    def start(self) -> bytes:
+        message: dict[str, Any] = {
+            "id": self.id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return _event("message_start", {"type": "message_start", "message": message})
+
+    def _open(self, block: dict[str, Any]) -> bytes:
+        out = self._close()
+        self.block += 1
+        self.open = block["type"]
+        data = {"type": "content_block_start", "index": self.block, "content_block": block}
+        return out + _event("content_block_start", data)
+
+    def _close(self) -> bytes:
+        if self.open is None:
+            return b""
+        self.open = None
+        return _event("content_block_stop", {"type": "content_block_stop", "index": self.block})
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        data = {"type": "content_block_delta", "index": self.block, "delta": delta}
+        return _event("content_block_delta", data)
+
+    def encode(self, event: Event) -> bytes:
+        match event:
+            case TextDelta(text=text):
+                out = b"" if self.open == "text" else self._open({"type": "text", "text": ""})
+                return out + self._delta({"type": "text_delta", "text": text})
+            case CallStart(id=call_id, name=name):
+                self.made_calls = True
+                return self._open({"type": "tool_use", "id": call_id, "name": name, "input": {}})
+            case ArgsDelta(delta=delta):
+                return self._delta({"type": "input_json_delta", "partial_json": delta})
+            case CallEnd():
+                return self._close()
+            case Usage(input_tokens=inp, output_tokens=out_tokens):
+                self.usage = (inp, out_tokens)
+                return b""
+            case Finish():
+                reasons: dict[str, str | None] = {
+                    "stop_reason": stop_reason(event, self.made_calls),
+                    "stop_sequence": None if self.made_calls else event.stop_sequence,
+                }
+                usage: dict[str, int] = {"output_tokens": self.usage[1] or 0}
+                if self.usage[0] is not None:
+                    usage["input_tokens"] = self.usage[0]
+                data = {"type": "message_delta", "delta": reasons, "usage": usage}
+                return (
+                    self._close()
+                    + _event("message_delta", data)
+                    + _event("message_stop", {"type": "message_stop"})
+                )
+            case _:
+                return b""
+
+    def error(self, status: int, message: str, kind: str) -> bytes:
+        """A failure after the stream began; the SDK raises it as an APIStatusError."""
+        return _event("error", error_body(status, message, kind))
+
+
+def response_body(reply: Reply, model: str) -> dict[str, Any]:
+    """A non-streaming ``message`` with the same content as the stream."""
+    content: list[dict[str, Any]] = []
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    content.extend(
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in reply.calls
+    )
+    made_calls = bool(reply.calls)
+    return {
+        "id": "msg_" + secrets.token_hex(12),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason(reply.finish, made_calls),
+        "stop_sequence": None if made_calls else reply.finish.stop_sequence,
+        "usage": {
+            "input_tokens": reply.input_tokens or 0,
+            "output_tokens": reply.output_tokens or 0,
+        },
+    }

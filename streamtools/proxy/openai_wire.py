@@ -1,0 +1,308 @@
+"""The OpenAI chat completions wire: request decoding, chunk and body encoding.
+
+Theory of operation
+-------------------
+``decode_request`` turns a ``POST /v1/chat/completions`` body into a
+``ProxyCall``. Assistant ``tool_calls`` become ``ToolCall`` entries of the
+transcript and ``tool`` messages become ``ToolResultMessage`` paired by
+``tool_call_id`` (the tool's name is looked up among the earlier calls of the
+same request: the proxy is stateless). Only text content is accepted; an image
+or audio part is refused with a 400, because a plain-text upstream cannot see it
+and silently dropping it would change the question.
+
+``ChunkEncoder`` turns the turn's events into ``chat.completion.chunk`` SSE
+lines exactly as OpenAI writes them: a first chunk with ``role``, ``content``
+deltas, a ``tool_calls`` delta carrying ``index``, ``id``, ``type`` and
+``function.name`` (with empty ``arguments``) when a call starts, then one delta
+per ``arguments`` fragment as the upstream produced it, one chunk with the one
+``finish_reason``, an optional usage chunk with empty ``choices``
+(``stream_options.include_usage``), and ``data: [DONE]``. A failure after the
+stream began is written as ``data: {"error": …}``, which the official SDK
+raises as ``APIError``.
+
+``response_body`` writes the same content as one ``chat.completion`` object.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.model import ToolSpec
+from streamtools.proxy.request import ProxyCall, Reply, RequestError, check_tool_choice
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+__all__ = ["ChunkEncoder", "decode_request", "error_body", "response_body"]
+
+_encode = msgspec.json.Encoder().encode
+_decode_args = msgspec.json.Decoder(dict[str, Any]).decode
+
+_ERROR_TYPES = {
+    "invalid_request": "invalid_request_error",
+    "authentication": "authentication_error",
+    "permission": "permission_error",
+    "not_found": "not_found_error",
+    "too_large": "invalid_request_error",
+    "rate_limit": "rate_limit_error",
+    "overloaded": "server_error",
+    "upstream": "upstream_error",
+}
+
+
+def _text(content: Any, where: str) -> str:
+    """Content as a string: a string, null, or a list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if not isinstance(part, dict):
+                raise RequestError(f"{where}: content parts must be objects")
+            kind = part.get("type")
+            if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif kind == "refusal" and isinstance(part.get("refusal"), str):
+                parts.append(part["refusal"])
+            else:
+                raise RequestError(
+                    f"{where}: content part of type {kind!r} is not supported "
+                    "(the upstream model reads text only)"
+                )
+        return "".join(parts)
+    raise RequestError(f"{where}: content must be a string or a list of parts")
+
+
+def _tool_call(raw: Any, where: str) -> ToolCall:
+    if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
+        raise RequestError(f"{where}: each tool call needs a 'function' object")
+    fn = raw["function"]
+    name, args, call_id = fn.get("name"), fn.get("arguments", "{}"), raw.get("id")
+    if not isinstance(name, str) or not isinstance(call_id, str):
+        raise RequestError(f"{where}: a tool call needs string 'id' and 'function.name'")
+    if isinstance(args, dict):
+        arguments = args
+    else:
+        try:
+            arguments = _decode_args(args or "{}")
+        except (msgspec.DecodeError, TypeError) as exc:
+            raise RequestError(f"{where}: function.arguments is not a JSON object: {exc}") from exc
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _messages(raw: Any) -> Transcript:
+    if not isinstance(raw, list) or not raw:
+        raise RequestError("'messages' must be a non-empty array")
+    transcript = Transcript()
+    names: dict[str, str] = {}  # call id -> tool name, from this request only
+    for i, msg in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(msg, dict):
+            raise RequestError(f"{where} must be an object")
+        role = msg.get("role")
+        if role in ("system", "developer"):
+            transcript.add(SystemMessage(content=_text(msg.get("content"), where)))
+        elif role == "user":
+            transcript.add(UserMessage(content=_text(msg.get("content"), where)))
+        elif role == "assistant":
+            calls = tuple(
+                _tool_call(c, f"{where}.tool_calls[{j}]")
+                for j, c in enumerate(msg.get("tool_calls") or [])
+            )
+            names.update((c.id, c.name) for c in calls)
+            transcript.add(AssistantMessage(text=_text(msg.get("content"), where), calls=calls))
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise RequestError(f"{where}: a tool message needs 'tool_call_id'")
+            name = names.get(call_id) or msg.get("name") or "tool"
+            content = _text(msg.get("content"), where)
+            transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
+        else:
+            raise RequestError(f"{where}: unsupported role {role!r}")
+    return transcript
+
+
+def _tools(raw: Any) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    for i, tool in enumerate(raw or []):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise RequestError(f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}}")
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        specs.append(
+            ToolSpec(name=fn["name"], description=fn.get("description") or "", parameters=params)
+        )
+    return specs
+
+
+def _tool_choice(raw: Any) -> str:
+    if raw is None:
+        return "auto"
+    if raw in ("auto", "none", "required"):
+        return str(raw)
+    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
+        name = raw["function"].get("name")
+        if isinstance(name, str):
+            return name
+    raise RequestError(f"unsupported tool_choice {raw!r}")
+
+
+def decode_request(body: Any) -> ProxyCall:
+    """Decode a chat completions request body (already parsed JSON)."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise RequestError("'model' is required")
+    if body.get("n") not in (None, 1):
+        raise RequestError("only n=1 is supported")
+    tools = _tools(body.get("tools"))
+    stop = body.get("stop")
+    stops = [stop] if isinstance(stop, str) else [s for s in stop or [] if isinstance(s, str)]
+    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+    options = body.get("stream_options") or {}
+    return ProxyCall(
+        model=model,
+        transcript=_messages(body.get("messages")),
+        tools=tools,
+        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools),
+        stream=bool(body.get("stream")),
+        include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        temperature=body.get("temperature"),
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        stop=stops,
+        parallel=body.get("parallel_tool_calls") is not False,
+    )
+
+
+def finish_reason(finish: Finish, made_calls: bool) -> str:
+    if made_calls:
+        return "tool_calls"
+    return "length" if finish.reason in ("length", "max_tokens") else "stop"
+
+
+def error_body(status: int, message: str, kind: str) -> dict[str, Any]:
+    """OpenAI's error object."""
+    return {
+        "error": {
+            "message": message,
+            "type": _ERROR_TYPES.get(kind, "api_error"),
+            "param": None,
+            "code": None if status < 500 else kind,
+        }
+    }
+
+
+class ChunkEncoder:
+    """Encodes one response's events as SSE ``data:`` lines (bytes)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, model: str, *, include_usage: bool = False) -> None:
+        self.id = "chatcmpl-" + _random_id()
+        self.model = model
+        self.created = int(time.time())
+        self.include_usage = include_usage
+        self.made_calls = False
+        self.usage: tuple[int | None, int | None] = (None, None)
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if self.include_usage:
+            chunk["usage"] = None
+        return b"data: " + _encode(chunk) + b"\n\n"
+
+    def start(self) -> bytes:
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def encode(self, event: Event) -> bytes:
+        match event:
+            case TextDelta(text=text):
+                return self._chunk({"content": text})
+            case CallStart(index=index, id=call_id, name=name):
+                self.made_calls = True
+                function = {"name": name, "arguments": ""}
+                call = {"index": index, "id": call_id, "type": "function", "function": function}
+                return self._chunk({"tool_calls": [call]})
+            case ArgsDelta(index=index, delta=delta):
+                fragment = {"index": index, "function": {"arguments": delta}}
+                return self._chunk({"tool_calls": [fragment]})
+            case Finish():
+                return self._finish(event)
+            case Usage(input_tokens=inp, output_tokens=out):
+                self.usage = (inp, out)
+                return b""
+            case _:
+                return b""
+
+    def _finish(self, finish: Finish) -> bytes:
+        out = self._chunk({}, finish_reason(finish, self.made_calls))
+        if self.include_usage:
+            usage = _usage(*self.usage)
+            chunk = {
+                "id": self.id,
+                "object": "chat.completion.chunk",
+                "created": self.created,
+                "model": self.model,
+                "choices": [],
+                "usage": usage,
+            }
+            out += b"data: " + _encode(chunk) + b"\n\n"
+        return out + b"data: [DONE]\n\n"
+
+    def error(self, status: int, message: str, kind: str) -> bytes:
+        """A failure after the stream began; the SDK raises it as ``APIError``."""
+        return b"data: " + _encode(error_body(status, message, kind)) + b"\n\n"
+
+
+def _usage(prompt: int | None, completion: int | None) -> dict[str, int]:
+    p, c = prompt or 0, completion or 0
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def _random_id() -> str:
+    return secrets.token_hex(12)
+
+
+def response_body(reply: Reply, model: str) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` with the same content as the stream."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.calls
+        ]
+    return {
+        "id": "chatcmpl-" + _random_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason(reply.finish, bool(reply.calls)),
+            }
+        ],
+        "usage": _usage(reply.input_tokens, reply.output_tokens),
+    }

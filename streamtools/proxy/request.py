@@ -1,0 +1,136 @@
+"""What one proxied request asks for, independent of the wire it came in on.
+
+Theory of operation
+-------------------
+Each wire module (``openai_wire``, ``anthropic_wire``) decodes a client's JSON
+body into a ``ProxyCall``: the conversation as a provider-neutral
+``Transcript`` (past native calls become ``ToolCall`` entries, tool results
+become ``ToolResultMessage``), the tools as ``ToolSpec``, the ``tool_choice``
+reduced to ``auto`` / ``none`` / ``required`` / a tool name, and the sampling
+options. Everything comes from the request: the proxy keeps no state between
+requests, so replicas can sit behind any load balancer.
+
+A request the proxy cannot serve raises ``RequestError`` with an HTTP status
+and an error kind; the wire module renders it in the client's own format.
+
+``Reply`` collects the turn's output events for the non-streaming bodies, so
+that a streamed and a non-streamed answer carry the same content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.model import ToolSpec
+from streamtools.transcript import Transcript
+
+__all__ = ["ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice"]
+
+# "auto" | "none" | "required" | the name of the one tool that must be called
+ToolChoice = str
+
+
+class RequestError(Exception):
+    """The client's request cannot be served; ``kind`` is a wire-neutral error
+    kind (``invalid_request``, ``authentication``, ``permission``, ``not_found``,
+    ``too_large``, ``rate_limit``, ``upstream``, ``overloaded``)."""
+
+    def __init__(self, message: str, *, status: int = 400, kind: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.kind = kind
+
+
+def kind_for_status(status: int) -> str:
+    """The wire-neutral error kind for an upstream HTTP status."""
+    return {
+        400: "invalid_request",
+        401: "authentication",
+        403: "permission",
+        404: "not_found",
+        413: "too_large",
+        422: "invalid_request",
+        429: "rate_limit",
+        529: "overloaded",
+    }.get(status, "upstream" if status >= 500 else "invalid_request")
+
+
+class ProxyCall(msgspec.Struct, kw_only=True):
+    """One decoded request."""
+
+    model: str
+    transcript: Transcript
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    stream: bool = False
+    include_usage: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] = msgspec.field(default_factory=list)
+    # False when the client asked for at most one call per reply
+    # (OpenAI ``parallel_tool_calls: false``, Anthropic ``disable_parallel_tool_use``).
+    parallel: bool = True
+
+
+def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:
+    """Reject a choice that cannot be honoured; ``required`` with no tools is an error
+    as it is for the real APIs, ``none``/``auto`` without tools mean plain chat."""
+    if choice in ("auto", "none"):
+        return choice
+    if not tools:
+        raise RequestError(f"tool_choice {choice!r} was given but the request has no tools")
+    if choice != "required" and choice not in {t.name for t in tools}:
+        raise RequestError(f"tool_choice names {choice!r}, which is not among the request's tools")
+    return choice
+
+
+class ReplyCall(msgspec.Struct, kw_only=True):
+    """A finished call as the non-streaming bodies write it."""
+
+    id: str
+    name: str
+    arguments: str  # JSON text, exactly the concatenated argument fragments
+    input: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Reply:
+    """Accumulates one turn's output events (see ``streamtools.proxy.turn``)."""
+
+    def __init__(self) -> None:
+        self.text_parts: list[str] = []
+        self.calls: list[ReplyCall] = []
+        self._open: dict[int, ReplyCall] = {}
+        self.finish = Finish(reason="stop")
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    def add(self, event: Event) -> None:
+        match event:
+            case TextDelta(text=text):
+                self.text_parts.append(text)
+            case CallStart(index=index, id=call_id, name=name):
+                call = ReplyCall(id=call_id, name=name, arguments="")
+                self._open[index] = call
+                self.calls.append(call)
+            case ArgsDelta(index=index, delta=delta):
+                self._open[index].arguments += delta
+            case CallEnd(index=index, arguments=arguments):
+                call = self._open.pop(index)
+                call.input = arguments
+                if not call.arguments:
+                    call.arguments = msgspec.json.encode(arguments).decode()
+            case Usage(input_tokens=inp, output_tokens=out):
+                self.input_tokens = inp
+                self.output_tokens = out
+            case Finish():
+                self.finish = event
+            case _:
+                pass

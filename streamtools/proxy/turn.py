@@ -1,0 +1,340 @@
+"""One proxied request: one upstream model turn, parsed as it streams.
+
+Theory of operation
+-------------------
+The client runs the tools, not the proxy, so a request is one model turn (plus
+at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
+
+1. The request's transcript is projected for the dialect (``prompts.project``):
+   the tools become the dialect's system prompt, past calls and results become
+   text. For a ``required`` or named ``tool_choice`` an instruction is added,
+   and a named choice shows the model only that tool.
+2. The upstream streams text; the ``Parser`` turns it into events as it
+   arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
+   ``index`` counts the calls of the response from 0, across re-prompts), so
+   argument fragments reach the client as the upstream produces them.
+3. The turn ends with one ``Usage`` and one ``Finish`` whose ``reason`` is
+   ``tool_calls`` when any call was emitted. A broken upstream ends it with a
+   ``StreamError`` instead (never a hang: providers end a cut stream with an
+   error finish).
+
+Decisions, each bounded:
+
+* **Parallel calls.** By default the dialect's stop marker is *not* sent
+  upstream, so one reply may hold several calls. When the client allows one
+  call per reply (OpenAI ``parallel_tool_calls: false``, Anthropic
+  ``disable_parallel_tool_use``) the marker is sent as a stop sequence and the
+  upstream is closed at the first finished call.
+* **Text after a call** is not forwarded: the model would otherwise go on to
+  imagine the tool's result. Later calls in the same reply still are.
+* **Required / named calls.** Text is held back until a call starts (then
+  released in order). If the reply ends without a call, the held text is
+  discarded and the model is re-prompted once with a stronger instruction; if
+  it still makes no call, its text is passed through with ``finish: stop``.
+* **Malformed calls** (``CallError``). The parser is given the tool names only,
+  so arguments are not schema-checked here: as with a native API the client
+  validates them. A broken call that was never announced on the wire (unknown
+  tool, markup broken before the name) is repaired: while no call has been
+  emitted and a repair remains, the upstream is closed and re-prompted with
+  the parser's message; otherwise its raw text is passed through as text
+  (dropped after a call, as all post-call text). A call whose ``CallStart``
+  and fragments were already sent cannot be retracted: the response ends with
+  an error in the client's format (``kind="malformed_call"``).
+* **Reasoning** from the upstream is not forwarded.
+* ``tool_choice: none`` bypasses the parser: the text is the answer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+
+import msgspec
+
+from streamtools.errors import ProviderError
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Event,
+    Finish,
+    ParserEvent,
+    StreamError,
+    TextDelta,
+    Usage,
+)
+from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolSpec, UsageChunk
+from streamtools.parser import DIALECTS, Parser
+from streamtools.prompts import get_renderer, project
+from streamtools.proxy.request import ProxyCall
+from streamtools.transcript import AssistantMessage, SystemMessage, Transcript, UserMessage
+
+__all__ = ["Emit", "run_turn"]
+
+Emit = Callable[[Event], Awaitable[None]]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def choice_instruction(choice: str) -> str | None:
+    if choice == "required":
+        return "In this reply you must call at least one of the tools."
+    if choice in ("auto", "none"):
+        return None
+    return f"In this reply you must call the tool `{choice}`."
+
+
+class _Stop(Exception):
+    """Internal: leave the upstream stream early."""
+
+
+class _Turn:
+    def __init__(
+        self, model: Model, call: ProxyCall, emit: Emit, dialect: str, repairs: int, prefix: str
+    ) -> None:
+        self.model, self.call, self.emit, self.dialect = model, call, emit, dialect
+        self.repairs = repairs
+        self.emitted = False
+        self.calls = 0  # calls announced on the wire
+        self.usage_in: int | None = None
+        self.usage_out: int | None = None
+        # Random per request: the client keeps every call id of the conversation
+        # in its history, so ids must not repeat across requests. A new parser per
+        # attempt restarts its count, but a repair only follows an attempt whose
+        # calls never reached the wire.
+        self.prefix = prefix + secrets.token_hex(6) + "_"
+        named = call.tool_choice not in ("auto", "none", "required")
+        self.tools: list[ToolSpec] = (
+            [t for t in call.tools if t.name == call.tool_choice] if named else list(call.tools)
+        )
+
+    async def out(self, event: Event) -> None:
+        self.emitted = True
+        await self.emit(event)
+
+    # -- request building ---------------------------------------------------------
+
+    def request(self, transcript: Transcript) -> ModelRequest:
+        call = self.call
+        tools = [] if call.tool_choice == "none" else self.tools
+        instruction = choice_instruction(call.tool_choice)
+        if instruction is not None:
+            transcript = Transcript(messages=[*transcript.messages])
+            transcript.messages.insert(
+                _after_system(transcript), SystemMessage(content=instruction)
+            )
+        messages = project(transcript, self.dialect, tools)
+        stop = list(call.stop)
+        marker = DIALECTS[self.dialect].stop_marker
+        if not call.parallel and marker and tools:
+            stop.append(marker)
+        return ModelRequest(
+            messages=tuple(messages),
+            stop=tuple(stop),
+            temperature=call.temperature,
+            max_tokens=call.max_tokens,
+        )
+
+    # -- the turn -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        transcript = self.call.transcript
+        while True:
+            attempt = _Attempt(self)
+            try:
+                finish = await attempt.play(self.request(transcript))
+            except ProviderError as exc:
+                if not self.emitted:
+                    raise
+                await self.out(StreamError(kind="upstream", message=str(exc)))
+                return
+            if finish is None:  # the attempt already reported an error
+                return
+            repair = attempt.repair_message()
+            if repair is not None and self.repairs > 0:
+                self.repairs -= 1
+                transcript = Transcript(messages=[*transcript.messages])
+                transcript.add(AssistantMessage(text=attempt.written()))
+                transcript.add(UserMessage(content=repair))
+                continue
+            await attempt.give_up()
+            await self.out(Usage(input_tokens=self.usage_in, output_tokens=self.usage_out))
+            stop_sequence = finish.stop_sequence if finish.stop_sequence in self.call.stop else None
+            reason = "tool_calls" if self.calls else finish.reason
+            await self.out(Finish(reason=reason, stop_sequence=stop_sequence))
+            return
+
+
+def _after_system(transcript: Transcript) -> int:
+    n = 0
+    while n < len(transcript.messages) and isinstance(transcript.messages[n], SystemMessage):
+        n += 1
+    return n
+
+
+class _Attempt:
+    """One upstream stream of the turn."""
+
+    def __init__(self, turn: _Turn) -> None:
+        self.turn = turn
+        call = turn.call
+        self.parser: Parser | None = None
+        if call.tool_choice != "none" and turn.tools:
+            self.parser = Parser(
+                turn.dialect,
+                tools=[t.name for t in turn.tools],
+                stop=call.stop,
+                id_prefix=turn.prefix,
+            )
+        self.hold = call.tool_choice != "auto" and call.tool_choice != "none" and not turn.calls
+        self.held: list[str] = []
+        self.text: list[str] = []  # everything the model wrote, for a re-prompt
+        self.wire: dict[int, int] = {}  # parser index -> wire index
+        self.args_sent: set[int] = set()
+        self.broken: CallError | None = None
+        self.failed = False  # an error was already emitted
+
+    def written(self) -> str:
+        return "".join(self.text)
+
+    async def play(self, request: ModelRequest) -> FinishChunk | None:
+        turn = self.turn
+        finish: FinishChunk | None = None
+        stopped = False
+        try:
+            async with turn.model.stream(request) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, TextChunk):
+                        self.text.append(chunk.text)
+                        events = self.parser.feed(chunk.text) if self.parser else None
+                        await self.handle(events, chunk.text)
+                    elif isinstance(chunk, UsageChunk):
+                        turn.usage_in = _add(turn.usage_in, chunk.input_tokens)
+                        turn.usage_out = _add(turn.usage_out, chunk.output_tokens)
+                    elif isinstance(chunk, FinishChunk):
+                        finish = chunk
+                        break
+        except _Stop:
+            finish, stopped = FinishChunk(reason="stop"), True
+        if self.failed:
+            return None
+        if finish is None:
+            finish = FinishChunk(
+                reason="error", message="the upstream stream ended without a finish"
+            )
+        if finish.reason == "error":
+            message = finish.message or "the upstream stream failed"
+            await turn.out(StreamError(kind="upstream", message=f"upstream failed: {message}"))
+            return None
+        if self.parser is not None and not stopped:
+            for event in self.parser.end(finish.reason):
+                if not isinstance(event, Finish):
+                    await self.handle([event], None)
+        return finish
+
+    async def handle(self, events: list[ParserEvent] | None, raw: str | None) -> None:
+        turn = self.turn
+        if events is None:  # no parser: text is the answer
+            if raw:
+                await turn.out(TextDelta(text=raw))
+            return
+        for event in events:
+            match event:
+                case TextDelta(text=text):
+                    await self.text_out(text)
+                case CallStart(index=index, id=call_id, name=name):
+                    await self.release()
+                    self.wire[index] = turn.calls
+                    turn.calls += 1
+                    await turn.out(CallStart(index=self.wire[index], id=call_id, name=name))
+                case ArgsDelta(index=index, id=call_id, delta=delta):
+                    self.args_sent.add(index)
+                    await turn.out(ArgsDelta(index=self.wire[index], id=call_id, delta=delta))
+                case CallEnd(index=index, id=call_id, name=name, arguments=args, raw=text):
+                    wire = self.wire[index]
+                    if index not in self.args_sent:
+                        delta = _encode(args).decode()
+                        await turn.out(ArgsDelta(index=wire, id=call_id, delta=delta))
+                    await turn.out(
+                        CallEnd(index=wire, id=call_id, name=name, arguments=args, raw=text)
+                    )
+                    if not turn.call.parallel:
+                        raise _Stop
+                case CallError():
+                    await self.call_error(event)
+                case _:
+                    pass
+
+    async def text_out(self, text: str) -> None:
+        if self.turn.calls:
+            return  # post-call text: see the module docstring
+        if self.hold:
+            self.held.append(text)
+        else:
+            await self.turn.out(TextDelta(text=text))
+
+    async def release(self) -> None:
+        if self.hold:
+            self.hold = False
+            if not self.turn.calls and self.held:
+                await self.turn.out(TextDelta(text="".join(self.held)))
+            self.held.clear()
+
+    async def call_error(self, error: CallError) -> None:
+        turn = self.turn
+        if error.index in self.wire:
+            message = f"the model wrote a malformed call to {error.name!r}: {error.message}"
+            await turn.out(StreamError(kind="malformed_call", message=message))
+            self.failed = True
+            raise _Stop  # reported; play() sees the error already sent
+        if not turn.calls and turn.repairs > 0:
+            self.broken = error
+            raise _Stop
+        await self.text_out(error.raw)
+
+    def repair_message(self) -> str | None:
+        """What to tell the model when this attempt must be redone, else None."""
+        renderer = get_renderer(self.turn.dialect)
+        if self.broken is not None:
+            return f"{self.broken.message}\n{renderer.format_reminder()}"
+        if self.hold and not self.turn.calls:
+            instruction = choice_instruction(self.turn.call.tool_choice) or ""
+            return (
+                f"You answered without calling a tool. {instruction} "
+                f"Write the call now.\n{renderer.format_reminder()}"
+            )
+        return None
+
+    async def give_up(self) -> None:
+        """No repair left: pass what was held through as text."""
+        if self.broken is not None:
+            await self.text_out(self.broken.raw)
+        self.hold = False
+        if self.held and not self.turn.calls:
+            await self.turn.out(TextDelta(text="".join(self.held)))
+        self.held.clear()
+
+
+def _add(total: int | None, more: int | None) -> int | None:
+    if more is None:
+        return total
+    return (total or 0) + more
+
+
+async def run_turn(
+    model: Model,
+    call: ProxyCall,
+    emit: Emit,
+    *,
+    dialect: str = "am_xml",
+    max_repairs: int = 1,
+    id_prefix: str = "call_",
+) -> None:
+    """Drive one request's upstream turn, handing each output event to ``emit``.
+
+    Raises ``ProviderError`` only when nothing was emitted yet (so the caller can
+    still answer with the upstream's HTTP status); later failures are emitted as
+    ``StreamError``.
+    """
+    await _Turn(model, call, emit, dialect, max_repairs, id_prefix).run()
