@@ -1,0 +1,40 @@
+"""MCP in both directions, with the official ``mcp`` SDK (``pip install 'streamtools[mcp]'``).
+
+Theory of operation
+-------------------
+``client``: ``mcp_tools(*servers)`` connects to MCP servers (stdio commands or
+streamable HTTP URLs) and puts their tools in a ``ToolRegistry`` for the
+duration of an ``async with`` block; calls go to the servers.
+
+``server``: ``mcp_server(registry)`` exposes a registry's tools as an MCP
+server, served with ``serve_stdio`` or over streamable HTTP (``http_app`` for
+any ASGI server, ``serve_http`` with uvicorn), so the same ``@tool`` functions
+work from any MCP client.
+
+This package is named like the SDK (``mcp``); every import in it is absolute,
+so ``import mcp`` always means the SDK.
+"""
+
+from __future__ import annotations
+
+from streamtools.mcp.client import (
+    MCPConnection,
+    MCPHttp,
+    MCPLoadError,
+    MCPStdio,
+    MCPToolError,
+    mcp_tools,
+    parse_server,
+    result_text,
+)
+
+__all__ = [
+    "MCPConnection",
+    "MCPHttp",
+    "MCPLoadError",
+    "MCPStdio",
+    "MCPToolError",
+    "mcp_tools",
+    "parse_server",
+    "result_text",
+]

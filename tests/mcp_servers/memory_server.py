@@ -1,0 +1,89 @@
+"""A small MCP server written with the official SDK, used by the MCP tests.
+
+Run ``python memory_server.py [MODE]``. MODE ``stdio`` (default) serves over
+stdin/stdout; ``garbage`` writes non-JSON-RPC lines instead of answering;
+``silent`` reads stdin and never answers; ``exit`` exits at once with status 3.
+``http_app()`` returns the same server as a streamable HTTP ASGI app.
+
+The tools cover what a client must convert: plain text, structured content,
+an image, a tool error (``isError``), a crash mid-call and a slow call.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # 1032 bytes, content irrelevant
+
+NOTES = ["the cat is called Miso", "the meeting moved to Tuesday", "Miso likes tuna"]
+
+
+def build() -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("memory", instructions="A tiny memory store for tests.")
+
+    @server.tool()
+    def search_memory(query: str, limit: int = 5) -> str:
+        """Search stored notes for a word."""
+        hits = [note for note in NOTES if query.lower() in note.lower()][:limit]
+        return "\n".join(hits) if hits else "no match"
+
+    @server.tool()
+    def add(a: int, b: int) -> dict[str, int]:
+        """Add two integers."""
+        return {"sum": a + b}
+
+    @server.tool()
+    def snapshot() -> Image:
+        """Return a PNG picture."""
+        return Image(data=PNG_BYTES, format="png")
+
+    @server.tool()
+    def fail(reason: str) -> str:
+        """Always fails with the given reason."""
+        raise ToolError(f"refused: {reason}")
+
+    @server.tool()
+    def crash() -> str:
+        """Kill the server process in the middle of the call."""
+        sys.stdout.flush()
+        os._exit(7)
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Sleep, then answer."""
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    return server
+
+
+def http_app() -> Any:
+    return build().streamable_http_app()
+
+
+def main(mode: str) -> None:
+    if mode == "garbage":
+        for _ in range(50):
+            print("this is not JSON-RPC {{{", flush=True)
+        sys.stdin.read()
+    elif mode == "silent":
+        sys.stdin.read()
+    elif mode == "exit":
+        sys.exit(3)
+    elif mode == "hang":
+        time.sleep(3600)
+    else:
+        build().run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "stdio")
+    _ = base64  # keep import for readers comparing sizes
