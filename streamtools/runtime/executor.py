@@ -1,0 +1,105 @@
+"""The tool executor: run one finished call, always come back with an event.
+
+Theory of operation
+-------------------
+``Executor.execute(call)`` turns a ``CallEnd`` into exactly one
+``ToolResult`` or ``ToolFailed``; it never raises for anything a tool does,
+so a broken tool can never crash the agent loop. Only cancellation (the
+consumer went away) passes through, as it must.
+
+The agent starts one ``execute`` per call in the turn's task group the moment
+the call's ``CallEnd`` arrives (eager dispatch), so the calls of a turn run
+concurrently with each other and with the model still streaming. Two bounds
+apply, in this order:
+
+1. a ``CapacityLimiter`` (``max_concurrency``): a call waits for a slot, and
+   waiting does not count against its timeout;
+2. a per-call timeout (``move_on_after``; checking ``cancelled_caught``
+   rather than catching ``TimeoutError`` keeps a tool's own ``TimeoutError``
+   reported as the exception it is).
+
+Async tools are awaited in the task. Sync tools run in a worker thread
+(``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
+cannot stop a thread, so a sync tool that outlives its timeout (or a
+cancelled run) is abandoned to finish in the background instead of blocking
+the loop forever.
+
+What the model is told: the exception's type and message; the traceback only
+with ``include_tracebacks=True`` (it can leak paths and source to the
+model). Arguments are validated leniently (``Tool.validate(lenient=True)``)
+because prompt dialects such as ``am_xml`` carry numbers and booleans as text
+and the parser has already checked them against the schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from functools import partial
+from typing import Any
+
+import anyio
+
+from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.tools import ToolArgumentsError, ToolRegistry, format_result
+
+__all__ = ["Executor"]
+
+
+class Executor:
+    """Runs calls against a registry with a timeout and a concurrency limit."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        timeout: float | None = 30.0,
+        max_concurrency: int = 8,
+        include_tracebacks: bool = False,
+    ) -> None:
+        self.registry = registry
+        self.timeout = timeout
+        self.include_tracebacks = include_tracebacks
+        self.limiter = anyio.CapacityLimiter(max_concurrency)
+
+    async def execute(self, call: CallEnd) -> ToolResult | ToolFailed:
+        """Run ``call``; return its result or why it failed (never raises, except cancellation)."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return self._failed(call, "unknown_tool", self.registry.unknown_tool_message(call.name))
+        try:
+            kwargs = tool.validate(call.arguments, lenient=True)
+        except ToolArgumentsError as exc:
+            return self._failed(call, "invalid_arguments", str(exc))
+        async with self.limiter:
+            with anyio.move_on_after(self.timeout) as scope:
+                try:
+                    value = await self._invoke(tool.invoke, tool.is_async, kwargs)
+                    content = format_result(value)
+                except Exception as exc:
+                    return self._failed(call, "exception", self._describe(call.name, exc))
+            if scope.cancelled_caught:
+                return self._failed(
+                    call, "timeout", f"Tool {call.name!r} timed out after {self.timeout:g} s."
+                )
+        return ToolResult(index=call.index, id=call.id, name=call.name, content=content)
+
+    async def _invoke(self, invoke: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
+        if is_async:
+            value = invoke(kwargs)
+        else:
+            value = await anyio.to_thread.run_sync(partial(invoke, kwargs), abandon_on_cancel=True)
+        # A sync function may still hand back an awaitable (a wrapped coroutine).
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    def _describe(self, name: str, exc: Exception) -> str:
+        text = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
+        if self.include_tracebacks:
+            text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
+        return text
+
+    @staticmethod
+    def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
+        return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)

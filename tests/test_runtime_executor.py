@@ -1,0 +1,142 @@
+"""The executor: every call comes back as exactly one ToolResult or ToolFailed."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.runtime.executor import Executor
+from streamtools.tools import ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+
+def call(name: str, arguments: dict[str, Any] | None = None, index: int = 0) -> CallEnd:
+    return CallEnd(index=index, id=f"c{index}", name=name, arguments=arguments or {}, raw="")
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def shout(text: str) -> dict[str, str]:
+    """Upper-case some text (sync: runs in a worker thread)."""
+    assert threading.current_thread() is not threading.main_thread()
+    return {"text": text.upper()}
+
+
+@tool
+async def boom() -> str:
+    """Always fails."""
+    raise ValueError("the disk is on fire")
+
+
+@tool
+async def hang() -> str:
+    """Never returns."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+@tool
+def block() -> str:
+    """A sync tool stuck in a blocking call."""
+    time.sleep(0.5)
+    return "late"
+
+
+@tool
+async def own_timeout() -> str:
+    """Raises its own TimeoutError, which is an exception, not our timeout."""
+    raise TimeoutError("upstream timed out")
+
+
+REGISTRY = ToolRegistry([add, shout, boom, hang, block, own_timeout])
+
+
+async def test_async_and_sync_tools_return_results() -> None:
+    ex = Executor(REGISTRY)
+    assert await ex.execute(call("add", {"a": 2, "b": "3"})) == ToolResult(
+        index=0, id="c0", name="add", content="5"
+    )
+    result = await ex.execute(call("shout", {"text": "hi"}, index=1))
+    assert result == ToolResult(index=1, id="c1", name="shout", content='{"text":"HI"}')
+
+
+async def test_exception_becomes_tool_failed_without_traceback() -> None:
+    failed = await Executor(REGISTRY).execute(call("boom"))
+    assert failed == ToolFailed(
+        index=0,
+        id="c0",
+        name="boom",
+        kind="exception",
+        message="Tool 'boom' raised ValueError: the disk is on fire",
+    )
+    verbose = await Executor(REGISTRY, include_tracebacks=True).execute(call("boom"))
+    assert isinstance(verbose, ToolFailed)
+    assert "Traceback (most recent call last)" in verbose.message
+    assert 'raise ValueError("the disk is on fire")' in verbose.message
+
+
+async def test_hanging_tools_hit_their_timeout() -> None:
+    ex = Executor(REGISTRY, timeout=0.05)
+    failed = await ex.execute(call("hang"))
+    assert isinstance(failed, ToolFailed)
+    assert (failed.kind, failed.message) == ("timeout", "Tool 'hang' timed out after 0.05 s.")
+    # A blocked sync tool is abandoned to its thread rather than blocking the loop.
+    with anyio.fail_after(0.4):
+        stuck = await ex.execute(call("block"))
+    assert isinstance(stuck, ToolFailed) and stuck.kind == "timeout"
+
+
+async def test_tools_own_timeout_error_is_an_exception() -> None:
+    failed = await Executor(REGISTRY, timeout=5).execute(call("own_timeout"))
+    assert isinstance(failed, ToolFailed)
+    assert failed.kind == "exception"
+    assert "upstream timed out" in failed.message
+
+
+async def test_unknown_tool_and_bad_arguments() -> None:
+    ex = Executor(REGISTRY)
+    unknown = await ex.execute(call("rm_rf"))
+    assert isinstance(unknown, ToolFailed) and unknown.kind == "unknown_tool"
+    assert unknown.message.startswith("Unknown tool `rm_rf`. The only tools you may call are:")
+    bad = await ex.execute(call("add", {"a": "two", "b": 1}))
+    assert isinstance(bad, ToolFailed) and bad.kind == "invalid_arguments"
+    assert "$.a" in bad.message
+
+
+async def test_concurrency_limit_bounds_running_tools() -> None:
+    running = 0
+    peak = 0
+
+    @tool
+    async def work(n: int) -> int:
+        """Count how many run at once."""
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.sleep(0.01)
+        running -= 1
+        return n
+
+    ex = Executor(ToolRegistry([work]), max_concurrency=2, timeout=0.015)
+    results: list[ToolResult | ToolFailed] = []
+
+    async def one(i: int) -> None:
+        results.append(await ex.execute(call("work", {"n": i}, index=i)))
+
+    async with anyio.create_task_group() as tg:
+        for i in range(6):
+            tg.start_soon(one, i)
+    assert peak == 2
+    # Waiting for a slot does not count against the timeout: all six succeed.
+    assert sorted(r.index for r in results if isinstance(r, ToolResult)) == list(range(6))
