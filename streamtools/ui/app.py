@@ -66,6 +66,8 @@ class EventStreamResponse(Response):
         keepalive: float = 15.0,
     ) -> None:
         super().__init__(status_code=200, headers=headers)
+        # Response declares the (empty) body's length; a stream has none.
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.source = source
         self.transcript = transcript
         self.framer = framer

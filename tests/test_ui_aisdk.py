@@ -1,0 +1,249 @@
+"""The AI SDK UI message stream encoder and our SSE framing, without I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_ui_support import UIReader, read_ui_stream, sse_data
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Event,
+    Final,
+    Finish,
+    ReasoningDelta,
+    Retry,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    Usage,
+    decode_event,
+)
+from streamtools.ui import (
+    UI_MESSAGE_STREAM_HEADERS,
+    EventsFramer,
+    UIMessageFramer,
+    UIMessageStreamEncoder,
+    encode_sse_event,
+    encode_ui_chunk,
+)
+
+
+def encode_all(events: list[Event], **kwargs: Any) -> list[dict[str, Any]]:
+    encoder = UIMessageStreamEncoder(**kwargs)
+    chunks = encoder.start()
+    for event in events:
+        chunks += encoder.encode(event)
+    return chunks + encoder.close()
+
+
+def one_tool_turn() -> list[Event]:
+    return [
+        TurnStart(turn=1),
+        ReasoningDelta(text="need "),
+        ReasoningDelta(text="weather"),
+        TextDelta(text="Let me "),
+        TextDelta(text="check."),
+        CallStart(index=0, id="call_0", name="weather"),
+        ArgsDelta(index=0, id="call_0", delta='{"city": "Pa'),
+        ArgsDelta(index=0, id="call_0", delta='ris"}'),
+        CallEnd(index=0, id="call_0", name="weather", arguments={"city": "Paris"}, raw="<x/>"),
+        Finish(reason="stop"),
+        ToolResult(index=0, id="call_0", name="weather", content="18C"),
+        Usage(input_tokens=10, output_tokens=5),
+        TurnEnd(turn=1, reason="tool_calls"),
+        TurnStart(turn=2),
+        TextDelta(text="It is 18C."),
+        Finish(reason="stop"),
+        TurnEnd(turn=2, reason="final"),
+        Final(text="It is 18C.", turns=2),
+    ]
+
+
+def test_a_tool_turn_maps_to_the_protocol_chunks_in_order() -> None:
+    dyn = {"dynamic": True}
+    assert encode_all(one_tool_turn(), message_id="m1") == [
+        {"type": "start", "messageId": "m1"},
+        {"type": "start-step"},
+        {"type": "reasoning-start", "id": "reasoning-1"},
+        {"type": "reasoning-delta", "id": "reasoning-1", "delta": "need "},
+        {"type": "reasoning-delta", "id": "reasoning-1", "delta": "weather"},
+        {"type": "reasoning-end", "id": "reasoning-1"},
+        {"type": "text-start", "id": "text-2"},
+        {"type": "text-delta", "id": "text-2", "delta": "Let me "},
+        {"type": "text-delta", "id": "text-2", "delta": "check."},
+        {"type": "text-end", "id": "text-2"},
+        {"type": "tool-input-start", "toolCallId": "call_0", "toolName": "weather", **dyn},
+        {"type": "tool-input-delta", "toolCallId": "call_0", "inputTextDelta": '{"city": "Pa'},
+        {"type": "tool-input-delta", "toolCallId": "call_0", "inputTextDelta": 'ris"}'},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_0",
+            "toolName": "weather",
+            "input": {"city": "Paris"},
+            **dyn,
+        },
+        {"type": "tool-output-available", "toolCallId": "call_0", "output": "18C", **dyn},
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "text-3"},
+        {"type": "text-delta", "id": "text-3", "delta": "It is 18C."},
+        {"type": "text-end", "id": "text-3"},
+        {"type": "finish-step"},
+        {"type": "finish"},
+    ]
+
+
+def test_static_tool_parts_omit_the_dynamic_flag() -> None:
+    chunks = encode_all(one_tool_turn(), dynamic_tools=False)
+    tool_chunks = [c for c in chunks if c["type"].startswith("tool-")]
+    assert tool_chunks and all("dynamic" not in c for c in tool_chunks)
+
+
+def test_a_call_id_reused_by_a_later_turn_gets_a_unique_ui_id() -> None:
+    turn: list[Event] = [
+        CallStart(index=0, id="call_0", name="f"),
+        CallEnd(index=0, id="call_0", name="f", arguments={}, raw=""),
+        ToolResult(index=0, id="call_0", name="f", content="r"),
+    ]
+    events: list[Event] = [TurnStart(turn=1), *turn, TurnEnd(turn=1, reason="tool_calls")]
+    events += [TurnStart(turn=2), *turn, TurnEnd(turn=2, reason="tool_calls")]
+    chunks = encode_all(events)
+    starts = [c["toolCallId"] for c in chunks if c["type"] == "tool-input-start"]
+    outputs = [c["toolCallId"] for c in chunks if c["type"] == "tool-output-available"]
+    assert starts == outputs == ["call_0", "call_0-2"]
+
+
+def test_a_malformed_call_becomes_a_tool_input_error_with_the_raw_text() -> None:
+    events: list[Event] = [
+        TextDelta(text="ok "),
+        CallError(index=0, id="call_0", name=None, raw="<am:tool_call>", reason="x", message="fix"),
+        Finish(reason="stop"),
+    ]
+    chunks = encode_all(events)
+    assert chunks[4:7] == [
+        {"type": "text-end", "id": "text-1"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_0",
+            "toolName": "unknown",
+            "dynamic": True,
+        },
+        {
+            "type": "tool-input-error",
+            "toolCallId": "call_0",
+            "toolName": "unknown",
+            "input": "<am:tool_call>",
+            "errorText": "fix",
+            "dynamic": True,
+        },
+    ]
+    # Without turn events, Finish closes the implicit step.
+    assert chunks[-2:] == [{"type": "finish-step"}, {"type": "finish"}]
+
+
+def test_a_failed_tool_is_an_output_error_and_later_events_for_it_are_ignored() -> None:
+    events: list[Event] = [
+        CallEnd(index=0, id="c", name="f", arguments={"a": 1}, raw=""),
+        ToolFailed(index=0, id="c", name="f", kind="exception", message="boom"),
+        ToolResult(index=0, id="c", name="f", content="late"),
+    ]
+    reader = UIReader()
+    for chunk in encode_all(events):
+        reader.feed(chunk)
+    assert reader.tool_parts == [
+        {
+            "type": "tool",
+            "toolCallId": "c",
+            "toolName": "f",
+            "state": "output-error",
+            "raw": "",
+            "input": {"a": 1},
+            "errorText": "boom",
+        }
+    ]
+
+
+def test_stream_errors_and_close_errors_are_error_chunks() -> None:
+    encoder = UIMessageStreamEncoder()
+    chunks = encoder.encode(StreamError(kind="cut", message="stream ended mid-call"))
+    chunks += encoder.close(error="BudgetExceeded: 8 turns")
+    assert [c for c in chunks if c["type"] == "error"] == [
+        {"type": "error", "errorText": "cut: stream ended mid-call"},
+        {"type": "error", "errorText": "BudgetExceeded: 8 turns"},
+    ]
+    assert chunks[-1] == {"type": "finish"}
+    assert encoder.close() == []
+
+
+def test_ui_framer_writes_data_lines_and_done() -> None:
+    framer = UIMessageFramer()
+    body = framer.open() + framer.frame(TextDelta(text="a\nb")) + framer.close()
+    assert body.startswith(b'data: {"type":"start"}\n\n')
+    assert body.endswith(b'data: {"type":"finish"}\n\ndata: [DONE]\n\n')
+    assert read_ui_stream(body).text == "a\nb"
+    assert encode_ui_chunk({"type": "x", "s": "\n"}) == b'data: {"type":"x","s":"\\n"}\n\n'
+    assert UI_MESSAGE_STREAM_HEADERS["x-vercel-ai-ui-message-stream"] == "v1"
+
+
+def test_our_events_over_sse_are_named_by_type_and_decode_back() -> None:
+    events = one_tool_turn() + [Retry(turn=3, reason="refusal", message="m")]
+    body = b"".join(encode_sse_event(e) for e in events)
+    names = [line[7:] for line in body.decode().split("\n") if line.startswith("event: ")]
+    assert names[:3] == ["turn_start", "reasoning", "reasoning"]
+    assert [decode_event(d) for d in sse_data(body)] == events
+    assert EventsFramer().close("boom") == encode_sse_event(
+        StreamError(kind="server", message="boom")
+    )
+    assert EventsFramer().close() == b""
+
+
+# --- property: any event order gives a stream the SDK reader accepts ---------
+
+ids = st.sampled_from(["call_0", "call_1", "call_2"])
+names = st.sampled_from(["f", "kom.memory.v1.search_memory"])
+texts = st.text(max_size=4)
+event_strategy: st.SearchStrategy[Event] = st.one_of(
+    st.builds(TextDelta, text=texts),
+    st.builds(ReasoningDelta, text=texts),
+    st.builds(CallStart, index=st.just(0), id=ids, name=names),
+    st.builds(ArgsDelta, index=st.just(0), id=ids, delta=texts),
+    st.builds(CallEnd, index=st.just(0), id=ids, name=names, arguments=st.just({}), raw=texts),
+    st.builds(
+        CallError,
+        index=st.just(0),
+        id=ids,
+        name=st.none() | names,
+        raw=texts,
+        reason=st.just("x"),
+        message=texts,
+    ),
+    st.builds(ToolResult, index=st.just(0), id=ids, name=names, content=texts),
+    st.builds(ToolFailed, index=st.just(0), id=ids, name=names, kind=st.just("x"), message=texts),
+    st.builds(Finish, reason=st.just("stop")),
+    st.builds(TurnStart, turn=st.integers(1, 3)),
+    st.builds(TurnEnd, turn=st.integers(1, 3), reason=st.just("final")),
+    st.builds(StreamError, kind=st.just("cut"), message=texts),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(event_strategy, max_size=30))
+def test_any_event_sequence_encodes_to_a_stream_the_reader_accepts(events: list[Event]) -> None:
+    framer = UIMessageFramer()
+    body = framer.open() + b"".join(framer.frame(e) for e in events) + framer.close()
+    reader = read_ui_stream(body)  # raises if the SDK would reject the stream
+    assert reader.text == "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert reader.steps_open == 0
+    for chunk in sse_data(body)[:-1]:
+        decoded = msgspec.json.decode(chunk)
+        assert isinstance(decoded, dict) and "type" in decoded

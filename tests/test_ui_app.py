@@ -1,0 +1,171 @@
+"""The endpoint and the pump: a real server on 127.0.0.1, real HTTP clients."""
+
+from __future__ import annotations
+
+import httpx
+import msgspec
+import pytest
+from test_ui_support import ScriptedSource, read_ui_stream, serve, sse_data
+
+from streamtools.errors import BudgetExceeded
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Event,
+    Final,
+    Finish,
+    TextDelta,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    decode_event,
+)
+from streamtools.transcript import UserMessage
+from streamtools.ui import KEEPALIVE, EventsFramer, UIMessageFramer, create_app, pump
+
+SCRIPT: list[Event] = [
+    TurnStart(turn=1),
+    TextDelta(text="Adding. "),
+    CallStart(index=0, id="call_0", name="add"),
+    ArgsDelta(index=0, id="call_0", delta='{"a": 2, '),
+    ArgsDelta(index=0, id="call_0", delta='"b": 3}'),
+    CallEnd(index=0, id="call_0", name="add", arguments={"a": 2, "b": 3}, raw=""),
+    Finish(reason="stop"),
+    ToolResult(index=0, id="call_0", name="add", content="5"),
+    TurnEnd(turn=1, reason="tool_calls"),
+    TurnStart(turn=2),
+    TextDelta(text="The sum is 5."),
+    Finish(reason="stop"),
+    TurnEnd(turn=2, reason="final"),
+    Final(text="The sum is 5.", turns=2),
+]
+
+CHAT = {"messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "2+3?"}]}]}
+
+
+def test_ai_sdk_endpoint_streams_the_protocol_with_its_headers() -> None:
+    source = ScriptedSource(SCRIPT)
+    with serve(create_app(source)) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=10)
+    assert response.status_code == 200
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["content-type"].startswith("text/event-stream")
+    reader = read_ui_stream(response.content)
+    assert reader.text == "Adding. The sum is 5."
+    assert reader.tool_parts == [
+        {
+            "type": "tool",
+            "toolCallId": "call_0",
+            "toolName": "add",
+            "state": "output-available",
+            "raw": '{"a": 2, "b": 3}',
+            "input": {"a": 2, "b": 3},
+            "output": "5",
+        }
+    ]
+    assert source.prompts[0].messages == [UserMessage(content="2+3?")]  # type: ignore[union-attr]
+    assert source.completed.is_set() and not source.cancelled.is_set()
+
+
+def test_events_endpoint_streams_our_events_by_name() -> None:
+    with serve(create_app(ScriptedSource(SCRIPT))) as server:
+        response = httpx.post(
+            server.url + "/api/events", json={"messages": [{"role": "user", "content": "x"}]}
+        )
+    assert response.status_code == 200
+    assert "x-vercel-ai-ui-message-stream" not in response.headers
+    assert [decode_event(d) for d in sse_data(response.content)] == SCRIPT
+    assert response.text.startswith("event: turn_start\ndata: ")
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "message"),
+    [
+        (b"not json", 400, "request body is not valid JSON: JSON is malformed: invalid character"),
+        (b'{"messages": 3}', 400, "invalid chat request: Expected `array`, got `int`"),
+        (b"x" * 5_000_000, 413, "request body larger than 4194304 bytes"),
+    ],
+)
+def test_bad_requests_get_a_json_error(content: bytes, status: int, message: str) -> None:
+    source = ScriptedSource(SCRIPT)
+    with serve(create_app(source)) as server:
+        response = httpx.post(server.url + "/api/chat", content=content, timeout=10)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["message"].startswith(message)
+    assert source.prompts == []
+
+
+def test_an_agent_failure_ends_the_stream_with_an_error_chunk() -> None:
+    source = ScriptedSource(SCRIPT[:3], fail=BudgetExceeded("ran out of turns", turns=8))
+    with serve(create_app(source)) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=10)
+    reader = read_ui_stream(response.content)
+    assert reader.errors == ["BudgetExceeded: ran out of turns"]
+    assert reader.tool_parts[0]["state"] == "input-streaming"
+
+
+def test_an_unexpected_failure_is_reported_without_internals(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = ScriptedSource([TextDelta(text="a")], fail=KeyError("secret"))
+    with serve(create_app(source)) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=10)
+    assert read_ui_stream(response.content).errors == ["internal server error"]
+    assert "secret" not in response.text
+
+
+def test_a_client_that_disconnects_cancels_the_agent() -> None:
+    source = ScriptedSource([TextDelta(text="first"), 30.0, TextDelta(text="never")])
+    with serve(create_app(source)) as server:
+        with httpx.stream("POST", server.url + "/api/chat", json=CHAT, timeout=10) as response:
+            for line in response.iter_lines():
+                if "first" in line:
+                    break  # leaving the block closes the connection mid-stream
+        assert source.cancelled.wait(10), "the server did not cancel the agent"
+    assert not source.completed.is_set()
+
+
+def test_the_page_is_served_with_its_title() -> None:
+    with serve(create_app(ScriptedSource([]), title="My <agent>")) as server:
+        response = httpx.get(server.url + "/")
+    assert response.status_code == 200
+    assert "<title>My &lt;agent&gt;</title>" in response.text
+    assert 'const API = "api/chat"' in response.text
+
+
+# --- the pump alone, on both anyio backends -------------------------------------
+
+
+@pytest.mark.anyio
+async def test_pump_writes_keepalives_while_the_agent_is_quiet() -> None:
+    written: list[bytes] = []
+
+    async def send(data: bytes) -> None:
+        written.append(data)
+
+    source = ScriptedSource([TextDelta(text="a"), 0.35, TextDelta(text="b")])
+    await pump(source.stream("x"), EventsFramer(), send, keepalive=0.1)
+    assert written.count(KEEPALIVE) >= 2
+    assert [decode_event(d) for d in sse_data(b"".join(written))] == [
+        TextDelta(text="a"),
+        TextDelta(text="b"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_cancelling_the_pump_cancels_the_agent_and_leaves_nothing_running() -> None:
+    import anyio
+
+    written: list[bytes] = []
+
+    async def send(data: bytes) -> None:
+        written.append(data)
+
+    source = ScriptedSource([TextDelta(text="a"), 30.0])
+    with anyio.move_on_after(0.2):
+        await pump(source.stream("x"), UIMessageFramer(), send, keepalive=5)
+    assert source.cancelled.is_set() and not source.completed.is_set()
+    chunks = [msgspec.json.decode(d) for d in sse_data(b"".join(written))]
+    assert [c["type"] for c in chunks] == ["start", "start-step", "text-start", "text-delta"]

@@ -1,0 +1,137 @@
+"""Chat request bodies (AI SDK useChat form and the simple form) to transcripts."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from streamtools.ui import ChatRequestError, parse_chat_request
+
+
+def body(obj: object) -> bytes:
+    return msgspec.json.encode(obj)
+
+
+def test_use_chat_messages_with_steps_and_tools_become_a_transcript() -> None:
+    request = {
+        "id": "chat-1",
+        "trigger": "submit-message",
+        "messages": [
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "parts": [
+                    {"type": "step-start"},
+                    {"type": "reasoning", "text": "look it up", "state": "done"},
+                    {"type": "text", "text": "Checking.", "state": "done"},
+                    {
+                        "type": "dynamic-tool",
+                        "toolName": "weather",
+                        "toolCallId": "call_0",
+                        "state": "output-available",
+                        "input": {"city": "Paris"},
+                        "output": "18C",
+                    },
+                    {
+                        "type": "tool-search",
+                        "toolCallId": "call_1",
+                        "state": "output-error",
+                        "input": {"q": "x"},
+                        "errorText": "boom",
+                    },
+                    {"type": "tool-search", "toolCallId": "call_2", "state": "input-streaming"},
+                    {"type": "step-start"},
+                    {"type": "text", "text": "It is 18C."},
+                    {"type": "file", "url": "x", "mediaType": "image/png"},
+                ],
+            },
+            {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Thanks"}]},
+        ],
+    }
+    transcript = parse_chat_request(body(request))
+    assert transcript.messages == [
+        UserMessage(content="Weather in Paris?"),
+        AssistantMessage(
+            text="Checking.",
+            reasoning="look it up",
+            calls=(
+                ToolCall(id="call_0", name="weather", arguments={"city": "Paris"}),
+                ToolCall(id="call_1", name="search", arguments={"q": "x"}),
+            ),
+        ),
+        ToolResultMessage(call_id="call_0", name="weather", content="18C"),
+        ToolResultMessage(call_id="call_1", name="search", content="boom", is_error=True),
+        AssistantMessage(text="It is 18C."),
+        UserMessage(content="Thanks"),
+    ]
+
+
+def test_the_simple_form_and_structured_outputs() -> None:
+    transcript = parse_chat_request(
+        body(
+            {
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "hello"},
+                    {"role": "user", "content": "bye"},
+                ]
+            }
+        )
+    )
+    assert transcript.messages == [
+        SystemMessage(content="Be brief."),
+        UserMessage(content="hi"),
+        AssistantMessage(text="hello"),
+        UserMessage(content="bye"),
+    ]
+    tool = {"type": "dynamic-tool", "toolName": "f", "toolCallId": "c", "state": "output-available"}
+    request = {
+        "messages": [
+            {"role": "user", "parts": [{"type": "text", "text": "q"}]},
+            {"role": "assistant", "parts": [{**tool, "input": {}, "output": {"n": 1}}]},
+            {"role": "user", "parts": [{"type": "text", "text": "q2"}]},
+        ]
+    }
+    result = parse_chat_request(body(request)).messages[2]
+    assert result == ToolResultMessage(call_id="c", name="f", content='{"n":1}')
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"{", "request body is not valid JSON: Input data was truncated"),
+        (b"[]", "invalid chat request: Expected `object`, got `array`"),
+        (b"{}", "invalid chat request: Object missing required field `messages`"),
+        (
+            b'{"messages": [{"role": "robot", "content": "x"}]}',
+            "invalid chat request: Invalid enum value 'robot' - at `$.messages[0].role`",
+        ),
+        (
+            b'{"messages": [{"role": "user"}]}',
+            "message 0 has neither `parts` nor `content` - at `$.messages[0]`",
+        ),
+        (b'{"messages": []}', "the conversation must end with a user message"),
+        (
+            b'{"messages": [{"role": "user", "content": "a"},'
+            b' {"role": "assistant", "content": "b"}]}',
+            "the conversation must end with a user message",
+        ),
+        (
+            b'{"messages": [{"role": "assistant", "parts": [{"type": "dynamic-tool"}]}]}',
+            "tool part without a name or `toolCallId` - at `$.messages[0].parts`",
+        ),
+    ],
+)
+def test_malformed_bodies_raise_with_a_message_naming_the_problem(raw: bytes, message: str) -> None:
+    with pytest.raises(ChatRequestError) as info:
+        parse_chat_request(raw)
+    assert str(info.value) == message
