@@ -10,10 +10,23 @@ Modules: ``request`` (the wire-neutral request and reply), ``openai_wire`` and
 ``anthropic_wire`` (decoding and exact encoding per API), ``turn`` (one upstream
 turn through the parser, with bounded repairs), ``app`` (Starlette routes,
 streaming, errors, limits).
+
+The app is imported on first use, so that the wire modules (pure functions over
+msgspec) import without the ``proxy`` extra installed.
 """
 
 from __future__ import annotations
 
-from streamtools.proxy.app import ProxyConfig, create_app
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streamtools.proxy.app import ProxyConfig, create_app
 
 __all__ = ["ProxyConfig", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("streamtools.proxy.app"), name)
+    raise AttributeError(f"module 'streamtools.proxy' has no attribute {name!r}")

@@ -1,0 +1,363 @@
+"""The proxy's wire modules, checked against the official SDKs' own types and accumulators."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pydantic
+import pytest
+from anthropic.lib.streaming._messages import accumulate_event
+from anthropic.types import Message, RawMessageStreamEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessageFunctionToolCall,
+)
+
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.proxy import anthropic_wire, openai_wire
+from streamtools.proxy.request import Reply, RequestError
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def _call(index: int, call_id: str, name: str, fragments: list[str]) -> list[Event]:
+    args = json.loads("".join(fragments))
+    events: list[Event] = [CallStart(index=index, id=call_id, name=name)]
+    events += [ArgsDelta(index=index, id=call_id, delta=f) for f in fragments]
+    events.append(CallEnd(index=index, id=call_id, name=name, arguments=args, raw="r"))
+    return events
+
+
+TWO_CALLS: list[Event] = [
+    TextDelta(text="Let me "),
+    TextDelta(text="check."),
+    *_call(0, "call_a", "weather", ['{"ci', 'ty": "Par', 'is"}']),
+    *_call(1, "call_b", "kom.memory.v1.search", ['{"q": "é\\n"}']),
+    Usage(input_tokens=12, output_tokens=7),
+    Finish(reason="stop"),
+]
+
+
+def _sse_data(raw: bytes) -> list[str]:
+    return [line[len("data: ") :] for line in raw.decode().split("\n") if line.startswith("data: ")]
+
+
+def _openai_stream(events: list[Event], include_usage: bool) -> tuple[list[str], Any]:
+    enc = openai_wire.ChunkEncoder("m", include_usage=include_usage)
+    raw = enc.start() + b"".join(enc.encode(e) for e in events)
+    datas = _sse_data(raw)
+    assert datas[-1] == "[DONE]"
+    state = ChatCompletionStreamState()
+    for data in datas[:-1]:
+        state.handle_chunk(ChatCompletionChunk.model_validate_json(data))
+    return datas, state.current_completion_snapshot
+
+
+def test_openai_stream_accumulates_to_tool_calls() -> None:
+    datas, completion = _openai_stream(TWO_CALLS, include_usage=True)
+    choice = completion.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.content == "Let me check."
+    calls = choice.message.tool_calls
+    assert [(c.id, c.function.name) for c in calls] == [
+        ("call_a", "weather"),
+        ("call_b", "kom.memory.v1.search"),
+    ]
+    assert json.loads(calls[0].function.arguments) == {"city": "Paris"}
+    assert json.loads(calls[1].function.arguments) == {"q": "é\n"}
+    assert completion.usage is not None and completion.usage.total_tokens == 19
+    # exactly one finish_reason, the usage chunk has no choices, fragments forwarded as given
+    chunks = [json.loads(d) for d in datas[:-1]]
+    reasons = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]]
+    assert [r for r in reasons if r is not None] == ["tool_calls"]
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["prompt_tokens"] == 12
+    first_call = [c for c in chunks if c["choices"] and "tool_calls" in c["choices"][0]["delta"]][0]
+    assert first_call["choices"][0]["delta"]["tool_calls"][0] == {
+        "index": 0,
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "weather", "arguments": ""},
+    }
+    fragments = [
+        c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+        for c in chunks
+        if c["choices"] and "tool_calls" in c["choices"][0]["delta"]
+    ]
+    assert fragments == ["", '{"ci', 'ty": "Par', 'is"}', "", '{"q": "é\\n"}']
+
+
+def test_openai_stream_without_usage_and_without_calls() -> None:
+    events: list[Event] = [TextDelta(text="hi"), Finish(reason="length")]
+    datas, completion = _openai_stream(events, include_usage=False)
+    assert completion.choices[0].finish_reason == "length"
+    assert completion.choices[0].message.content == "hi"
+    assert all("usage" not in json.loads(d) for d in datas[:-1])
+
+
+def test_openai_error_chunk_is_raised_by_the_sdk_format() -> None:
+    enc = openai_wire.ChunkEncoder("m")
+    data = json.loads(_sse_data(enc.error(502, "cut", "upstream"))[0])
+    assert data["error"]["message"] == "cut" and data["error"]["type"] == "upstream_error"
+
+
+def _reply(events: list[Event]) -> Reply:
+    reply = Reply()
+    for e in events:
+        reply.add(e)
+    return reply
+
+
+def test_openai_body_matches_stream() -> None:
+    body = openai_wire.response_body(_reply(TWO_CALLS), "m")
+    completion = ChatCompletion.model_validate(body)
+    _, streamed = _openai_stream(TWO_CALLS, include_usage=True)
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert completion.choices[0].message.content == streamed.choices[0].message.content
+    body_calls = completion.choices[0].message.tool_calls or []
+    got = [
+        (c.id, c.function.name, c.function.arguments)
+        for c in body_calls
+        if isinstance(c, ChatCompletionMessageFunctionToolCall)
+    ]
+    assert len(got) == 2
+    want = [
+        (c.id, c.function.name, c.function.arguments)
+        for c in streamed.choices[0].message.tool_calls
+    ]
+    assert got == want
+    assert completion.usage is not None and completion.usage.completion_tokens == 7
+
+
+_ANTHROPIC_EVENT: pydantic.TypeAdapter[RawMessageStreamEvent] = pydantic.TypeAdapter(
+    RawMessageStreamEvent
+)
+
+
+def _anthropic_stream(events: list[Event]) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
+    enc = anthropic_wire.EventEncoder("claude-x")
+    raw = (enc.start() + b"".join(enc.encode(e) for e in events)).decode()
+    parsed: list[tuple[str, dict[str, Any]]] = []
+    for block in raw.split("\n\n"):
+        if not block:
+            continue
+        name_line, data_line = block.split("\n")
+        name, data = name_line.removeprefix("event: "), json.loads(data_line.removeprefix("data: "))
+        assert data["type"] == name
+        parsed.append((name, data))
+    snapshot: Any = None
+    bufs: dict[int, bytes] = {}
+    for _, data in parsed:
+        event = _ANTHROPIC_EVENT.validate_python(data)
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)
+    return parsed, snapshot
+
+
+def test_anthropic_stream_accumulates_to_tool_use() -> None:
+    parsed, message = _anthropic_stream(TWO_CALLS)
+    names = [n for n, _ in parsed]
+    assert names == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert message.stop_reason == "tool_use"
+    assert [b.type for b in message.content] == ["text", "tool_use", "tool_use"]
+    assert message.content[0].text == "Let me check."
+    assert message.content[1].input == {"city": "Paris"}
+    assert message.content[2].name == "kom.memory.v1.search"
+    assert message.usage.output_tokens == 7
+    body = Message.model_validate(anthropic_wire.response_body(_reply(TWO_CALLS), "claude-x"))
+    assert body.stop_reason == "tool_use"
+    assert [b.model_dump() for b in body.content] == [b.model_dump() for b in message.content]
+
+
+def test_anthropic_stop_sequence_and_max_tokens() -> None:
+    _, message = _anthropic_stream([TextDelta(text="a"), Finish(reason="stop", stop_sequence="X")])
+    assert (message.stop_reason, message.stop_sequence) == ("stop_sequence", "X")
+    _, message = _anthropic_stream([TextDelta(text="a"), Finish(reason="length")])
+    assert message.stop_reason == "max_tokens"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    args=st.dictionaries(st.text(max_size=5), st.text(max_size=20) | st.integers(), max_size=4),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8),
+)
+def test_fragments_pass_through_any_split(args: dict[str, Any], cuts: list[int]) -> None:
+    text = msgspec.json.encode(args).decode()
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    fragments = [text[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
+    events = [*_call(0, "call_x", "f", fragments), Finish(reason="stop")]
+    _, completion = _openai_stream(events, include_usage=False)
+    assert json.loads(completion.choices[0].message.tool_calls[0].function.arguments) == args
+    _, message = _anthropic_stream(events)
+    assert message.content[0].input == args
+
+
+def test_openai_request_decoding() -> None:
+    call = openai_wire.decode_request(
+        {
+            "model": "m",
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "messages": [
+                {"role": "developer", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "rain"},
+            ],
+            "tools": [{"type": "function", "function": {"name": "weather", "parameters": WEATHER}}],
+            "tool_choice": {"type": "function", "function": {"name": "weather"}},
+            "parallel_tool_calls": False,
+            "stop": "END",
+            "max_completion_tokens": 50,
+        }
+    )
+    assert call.transcript.messages == [
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Weather?"),
+        AssistantMessage(calls=(ToolCall(id="c1", name="weather", arguments={"city": "Oslo"}),)),
+        ToolResultMessage(call_id="c1", name="weather", content="rain"),
+    ]
+    assert (call.tool_choice, call.parallel, call.stop, call.max_tokens) == (
+        "weather",
+        False,
+        ["END"],
+        50,
+    )
+    assert call.stream and call.include_usage and call.tools[0].parameters == WEATHER
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"messages": [{"role": "user", "content": "x"}]}, "'model' is required"),
+        ({"model": "m", "messages": []}, "'messages' must be a non-empty array"),
+        (
+            {"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+            "messages[0]: content part of type 'image_url' is not supported",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": "x"}],
+                "tool_choice": "required",
+            },
+            "tool_choice 'required' was given but the request has no tools",
+        ),
+    ],
+)
+def test_openai_request_errors(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(RequestError) as info:
+        openai_wire.decode_request(body)
+    assert info.value.message.startswith(message) and info.value.status == 400
+
+
+def test_anthropic_request_decoding() -> None:
+    call = anthropic_wire.decode_request(
+        {
+            "model": "claude-x",
+            "max_tokens": 100,
+            "system": [{"type": "text", "text": "Be brief."}],
+            "messages": [
+                {"role": "user", "content": "Weather?"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": "hm", "signature": "s"},
+                        {"type": "text", "text": "Checking."},
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "weather",
+                            "input": {"city": "Oslo"},
+                        },
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "content": "boom",
+                            "is_error": True,
+                        },
+                        {"type": "text", "text": "And tomorrow?"},
+                    ],
+                },
+            ],
+            "tools": [{"name": "weather", "description": "d", "input_schema": WEATHER}],
+            "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+            "stop_sequences": ["END"],
+        }
+    )
+    assert call.transcript.messages == [
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Weather?"),
+        AssistantMessage(
+            text="Checking.", calls=(ToolCall(id="t1", name="weather", arguments={"city": "Oslo"}),)
+        ),
+        ToolResultMessage(call_id="t1", name="weather", content="boom", is_error=True),
+        UserMessage(content="And tomorrow?"),
+    ]
+    assert (call.tool_choice, call.parallel, call.stop, call.max_tokens) == (
+        "required",
+        False,
+        ["END"],
+        100,
+    )
+
+
+def test_anthropic_request_errors() -> None:
+    with pytest.raises(RequestError, match="max_tokens"):
+        anthropic_wire.decode_request(
+            {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        )
+    with pytest.raises(RequestError, match="not among the request's tools"):
+        anthropic_wire.decode_request(
+            {
+                "model": "m",
+                "max_tokens": 5,
+                "messages": [{"role": "user", "content": "x"}],
+                "tools": [{"name": "a", "input_schema": WEATHER}],
+                "tool_choice": {"type": "tool", "name": "b"},
+            }
+        )
+    body = anthropic_wire.error_body(413, "too big", "too_large")
+    assert body == {"type": "error", "error": {"type": "request_too_large", "message": "too big"}}
