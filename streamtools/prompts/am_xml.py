@@ -1,0 +1,233 @@
+"""Render side of the ``am_xml`` dialect: XML elements, one child element per parameter.
+
+Theory of operation
+-------------------
+The model writes::
+
+    <am:tool_call name="get_weather">
+    <city>Paris</city>
+    <days>3</days>
+    </am:tool_call>
+
+and generation stops at ``</am:tool_call>`` (the stop marker), so the model
+cannot invent the result itself. Strings are written as they are; a string
+holding ``<`` or ``&`` (or with leading/trailing whitespace that a reader might
+trim) goes in a CDATA section, with any ``]]>`` inside split across two
+sections. Numbers, booleans and null are JSON literals; arrays and objects are
+JSON text inside the element. Because every value is text, arguments from this
+dialect are validated leniently (``"5"`` -> ``5``).
+
+Tool definitions are exactly ``<am:tools><am:tool name= description=>``
+``<parameter name= type= description= required=/>…</am:tool></am:tools>``.
+Details a flat ``type`` cannot carry (enum values, defaults, item types,
+nested schemas) go into the parameter's description.
+
+Results come back as ``<am:tool_result name="…">…</am:tool_result>`` (errors as
+``<am:tool_error>``). The content is escaped with XML entities: ``&``, ``<``
+and ``>`` become ``&amp;``, ``&lt;`` and ``&gt;``. After that no ``<`` is left in
+the content, so nothing in a result can close the element, open a call, or
+start ``<think>``; unescaping gives the content back verbatim. (Entities rather
+than CDATA: a CDATA section would still need its own ``]]>`` handling and leaves
+``<am:tool_call`` visible to a model that reads it.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from streamtools.model import ToolSpec
+from streamtools.prompts.renderer import ReadResult, Renderer
+
+__all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
+
+_RESULT = re.compile(r'\A<am:tool_(result|error) name="([^"]*)">(.*)</am:tool_\1>\Z', re.DOTALL)
+
+
+def xml_text(text: str) -> str:
+    """Escape element content: no ``<`` survives, ``&`` stays unambiguous."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def xml_unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def xml_attr(text: str) -> str:
+    """Escape an attribute value (double-quoted), keeping it on one line."""
+    return (
+        xml_text(text)
+        .replace('"', "&quot;")
+        .replace("\n", "&#10;")
+        .replace("\r", "&#13;")
+        .replace("\t", "&#9;")
+    )
+
+
+def cdata(text: str) -> str:
+    """Wrap text in CDATA; a ``]]>`` inside is split so it cannot end the section."""
+    return "<![CDATA[" + text.replace("]]>", "]]]]><![CDATA[>") + "]]>"
+
+
+def _value_text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if any(ch in text for ch in "<&") or "]]>" in text or text != text.strip():
+        return cdata(text)
+    return text
+
+
+def _type_name(schema: dict[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if isinstance(kind, str):
+        return kind
+    if "enum" in schema:
+        values = schema["enum"]
+        return "string" if all(isinstance(v, str) for v in values) else "any"
+    if "$ref" in schema or "properties" in schema:
+        return "object"
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    found = {o.get("type") for o in options if isinstance(o, dict)} - {"null"}
+    only = found.pop() if len(found) == 1 else None
+    return only if isinstance(only, str) else "any"
+
+
+def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
+    """A short, quote-free type expression: ``array of string``, ``object {a, b?}``."""
+    if not isinstance(schema, dict) or depth > 4:
+        return "any"
+    if "$ref" in schema:
+        node: Any = root
+        for part in str(schema["$ref"]).lstrip("#/").split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        return _shape(node, root, depth + 1)
+    if "enum" in schema:
+        return "one of " + ", ".join(str(v) for v in schema["enum"])
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list):
+        return " or ".join(_shape(o, root, depth + 1) for o in options)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " or ".join(_shape({**schema, "type": k}, root, depth + 1) for k in kind)
+    if kind == "array":
+        return "array of " + _shape(schema.get("items"), root, depth + 1)
+    props = schema.get("properties")
+    if isinstance(props, dict) and props:
+        required = set(schema.get("required") or ())
+        fields = [
+            f"{k}{'' if k in required else '?'}: {_shape(v, root, depth + 1)}"
+            for k, v in props.items()
+        ]
+        return "object {" + ", ".join(fields) + "}"
+    if kind == "string" and schema.get("format"):
+        return f"string ({schema['format']})"
+    return str(kind) if isinstance(kind, str) else "any"
+
+
+def _describe(schema: dict[str, Any], root: dict[str, Any]) -> str:
+    text = " ".join(str(schema.get("description", "")).split())
+    shape = _shape(schema, root)
+    extra = [] if shape == _type_name(schema) else [shape]
+    if "default" in schema:
+        default = schema["default"]
+        shown = default if isinstance(default, str) else json.dumps(default, ensure_ascii=False)
+        extra.append(f"default: {shown}")
+    if extra:
+        text = (text + " " if text else "") + "(" + "; ".join(extra) + ")"
+    return text
+
+
+class AmXmlRenderer(Renderer):
+    name = "am_xml"
+    stop_marker = "</am:tool_call>"
+    results_role = "user"
+    lenient_arguments = True
+
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
+        lines = ["# Tools", "", "<am:tools>"]
+        for spec in tools:
+            lines.append(
+                f'<am:tool name="{xml_attr(spec.name)}" '
+                f'description="{xml_attr(" ".join(spec.description.split()))}">'
+            )
+            props = spec.parameters.get("properties") or {}
+            required = set(spec.parameters.get("required") or ())
+            for pname, pschema in props.items():
+                schema = pschema if isinstance(pschema, dict) else {}
+                lines.append(
+                    f'<parameter name="{xml_attr(pname)}" type="{_type_name(schema)}" '
+                    f'description="{xml_attr(_describe(schema, spec.parameters))}" '
+                    f'required="{"true" if pname in required else "false"}"/>'
+                )
+            lines.append("</am:tool>")
+        lines.append("</am:tools>")
+        return "\n".join(lines)
+
+    def instructions(self) -> str:
+        return "\n".join(
+            [
+                "# How to call a tool",
+                "",
+                "To call a tool, write an am:tool_call element with the tool's name, "
+                "and one child element per parameter:",
+                "",
+                '<am:tool_call name="TOOL_NAME">',
+                "<PARAMETER_NAME>value</PARAMETER_NAME>",
+                "</am:tool_call>",
+                "",
+                "- Write strings as plain text; put text containing < or & inside "
+                "<![CDATA[ ... ]]>.",
+                "- Write numbers and true/false as they are; write arrays and objects as JSON.",
+                "- Leave out optional parameters you do not need.",
+                "- After </am:tool_call>, stop and wait: the result comes back in an "
+                "<am:tool_result> element (or <am:tool_error> if the call failed). "
+                "Never write results yourself.",
+                "- Call only the tools listed above. When you have what you need, "
+                "answer in plain text without any tool call.",
+            ]
+        )
+
+    def request_instructions(self) -> str:
+        return (
+            "To get the full definitions of the ones you need, write "
+            "<am:request_tools>name_one, name_two</am:request_tools> and stop."
+        )
+
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        lines = [f'<am:tool_call name="{xml_attr(name)}">']
+        for key, value in arguments.items():
+            lines.append(f"<{key}>{_value_text(value)}</{key}>")
+        lines.append("</am:tool_call>")
+        return "\n".join(lines)
+
+    def render_result(self, name: str, content: str, *, call_id: str) -> str:
+        return f'<am:tool_result name="{xml_attr(name)}">{xml_text(content)}</am:tool_result>'
+
+    def render_error(self, name: str, message: str, *, call_id: str) -> str:
+        return f'<am:tool_error name="{xml_attr(name)}">{xml_text(message)}</am:tool_error>'
+
+    def read_result(self, text: str) -> ReadResult | None:
+        match = _RESULT.match(text)
+        if match is None:
+            return None
+        kind, name, body = match.groups()
+        return xml_unescape(name), xml_unescape(body), kind == "error"
+
+    def continuation(self) -> str:
+        return (
+            "Continue with the task using these results: call another tool with "
+            "<am:tool_call> if you still need one, otherwise give your final answer "
+            "in plain text."
+        )
+
+    def format_reminder(self) -> str:
+        return (
+            "Write tool calls exactly in this form, one child element per parameter, "
+            "and stop after the closing tag:\n"
+            '<am:tool_call name="TOOL_NAME">\n<PARAMETER_NAME>value</PARAMETER_NAME>\n'
+            "</am:tool_call>"
+        )

@@ -1,0 +1,109 @@
+"""Render side of the ``json_object`` dialect: every reply is exactly one JSON object.
+
+Theory of operation
+-------------------
+For models that do best under a strict JSON mode: the reply is either an action
+``{"thought": "…", "action": {"tool": "NAME", "args": {…}}}`` or an answer
+``{"final": {"content": "…"}}``, with no prose around it. The thought is a
+short reason, capped (``THOUGHT_MAX`` characters) so the model does not spend
+its budget there; a past reply's visible text becomes the thought, shortened
+to the cap if needed.
+
+One action per reply: a past reply with several calls (possible when the
+history came from native mode) is written as one object per call, one per
+line, the thought only on the first.
+
+Results go back as tool messages holding ``{"tool": "NAME", "result": "…"}`` (or
+``"error"``), followed by the continuation instruction as a user message. The
+output is a JSON string with ``<``, ``>``, ``&`` escaped; it cannot end the
+object or carry a tag, and decoding restores it verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from streamtools.prompts.renderer import (
+    ReadResult,
+    Renderer,
+    json_result,
+    json_text,
+    read_json_result,
+)
+from streamtools.transcript import ToolCall
+
+__all__ = ["THOUGHT_MAX", "JsonObjectRenderer"]
+
+THOUGHT_MAX = 200
+
+
+class JsonObjectRenderer(Renderer):
+    name = "json_object"
+    results_role = "tool"
+
+    def instructions(self) -> str:
+        return "\n".join(
+            [
+                "# How to reply",
+                "",
+                "Every reply must be exactly one JSON object and nothing else: no text "
+                "before or after it, no code fence.",
+                "",
+                "To call a tool:",
+                '{"thought": "why, in one short sentence", "action": {"tool": "TOOL_NAME", '
+                '"args": {"PARAMETER": "value"}}}',
+                "",
+                "To give your final answer:",
+                '{"final": {"content": "your answer"}}',
+                "",
+                f"- Keep the thought under {THOUGHT_MAX} characters.",
+                "- One action per reply. After an action, stop: the result comes back as "
+                '{"tool": "TOOL_NAME", "result": "…"} (or "error" if the call failed).',
+                "- Call only the tools listed above.",
+            ]
+        )
+
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        return json_text({"action": {"tool": name, "args": arguments}})
+
+    def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return self.render_final(text)
+        lines: list[str] = []
+        thought = " ".join(text.split())
+        if len(thought) > THOUGHT_MAX:
+            thought = thought[: THOUGHT_MAX - 1].rstrip() + "…"
+        for i, call in enumerate(calls):
+            if call.raw is not None:
+                lines.append(self.render_call(call))
+                continue
+            obj: dict[str, Any] = {"thought": thought} if thought and i == 0 else {}
+            obj["action"] = {"tool": call.name, "args": call.arguments}
+            lines.append(json_text(obj))
+        return "\n".join(lines)
+
+    def render_final(self, text: str) -> str:
+        return json_text({"final": {"content": text}})
+
+    def render_result(self, name: str, content: str, *, call_id: str) -> str:
+        return json_result(name, content, error=False)
+
+    def render_error(self, name: str, message: str, *, call_id: str) -> str:
+        return json_result(name, message, error=True)
+
+    def read_result(self, text: str) -> ReadResult | None:
+        return read_json_result(text)
+
+    def continuation(self) -> str:
+        return (
+            "Reply with one JSON object: another action if you still need a tool, "
+            'otherwise {"final": {"content": "…"}}.'
+        )
+
+    def format_reminder(self) -> str:
+        return (
+            "Reply with exactly one JSON object and nothing else, either\n"
+            '{"thought": "…", "action": {"tool": "TOOL_NAME", "args": {"PARAMETER": "value"}}}\n'
+            'or {"final": {"content": "your answer"}}'
+        )

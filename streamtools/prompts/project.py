@@ -1,0 +1,169 @@
+"""``project``: the one place a transcript becomes the messages of a request.
+
+Theory of operation
+-------------------
+The transcript is provider- and dialect-neutral; each turn it is projected for
+one dialect and one mode. The rules, in the order they apply:
+
+1. **System.** The ``system`` argument and every ``SystemMessage`` of the
+   transcript (wherever it sits) are merged, in that order, into one system
+   message at the top, followed in prompt mode by the dialect's tool prompt
+   (definitions, protocol, example). Native mode adds no tool prompt: the tools
+   travel in the request's ``tools`` field.
+2. **Assistant replies.** Prompt mode writes each past call back as the model
+   would have written it (``Renderer.render_reply``: the call's ``raw`` text
+   with its closing marker restored, or the canonical form). Native mode puts
+   the calls in ``tool_calls``. Reasoning is not sent back. A reply with
+   neither text nor calls is dropped (APIs reject empty assistant messages).
+3. **Results** pair with the calls of the assistant reply they follow, by
+   ``call_id``, and are written in the order of the calls:
+   - prompt mode, dialects whose results are user text (``am_xml``,
+     ``json_action``, ``hermes``, ``inline_json``): all results of the reply in
+     one user message, then the continuation instruction;
+   - prompt mode, ``json_object`` and ``command``: one tool message per result,
+     then the continuation as a user message;
+   - native mode: one tool message per result (errors prefixed ``Error: ``).
+   The continuation is left out when the user spoke next: their message is the
+   instruction.
+4. **Unanswered calls** (no result with their id follows the reply) get a
+   synthesized error result, ``NO_RESULT``: every call is answered, which
+   native APIs require and which tells the model the call did not happen.
+5. **Orphan results** (no call with that id in the reply they follow, a second
+   result for the same id, or a result with no reply before it) are kept as
+   user text that says so: nothing is lost, nothing is attached to the wrong call.
+6. **Adjacent user messages** are merged into one (blank line between), as
+   several APIs require alternating roles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from streamtools.model import ChatMessage, NativeCall, ToolSpec
+from streamtools.prompts.renderer import Renderer
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+__all__ = ["NO_RESULT", "project"]
+
+NO_RESULT = "No result was recorded for this call; it may not have run. Call it again if needed."
+
+
+def project(
+    transcript: Transcript,
+    dialect: str,
+    tools: Sequence[ToolSpec],
+    *,
+    native: bool = False,
+    system: str | None = None,
+) -> list[ChatMessage]:
+    """The request messages for ``transcript`` in ``dialect`` (see the module rules)."""
+    from streamtools.prompts import get_renderer  # the registry imports this module
+
+    renderer = get_renderer(dialect)
+    bases = [system] if system else []
+    bases += [m.content for m in transcript.messages if isinstance(m, SystemMessage)]
+    base = "\n\n".join(b.strip() for b in bases if b.strip())
+    prompt = base if native else renderer.system_prompt(tools, base=base or None)
+    out: list[ChatMessage] = [ChatMessage(role="system", content=prompt)] if prompt else []
+
+    messages = [m for m in transcript.messages if not isinstance(m, SystemMessage)]
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        i += 1
+        if isinstance(message, UserMessage):
+            out.append(ChatMessage(role="user", content=message.content))
+        elif isinstance(message, ToolResultMessage):
+            out.append(_orphan(renderer, message, native))
+        else:
+            results: list[ToolResultMessage] = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                results.append(messages[i])  # type: ignore[arg-type]
+                i += 1
+            user_next = i < len(messages) and isinstance(messages[i], UserMessage)
+            out.extend(_turn(renderer, message, results, native, user_next))
+    return _merge_users(out)
+
+
+def _turn(
+    renderer: Renderer,
+    reply: AssistantMessage,
+    results: list[ToolResultMessage],
+    native: bool,
+    user_next: bool,
+) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    if native:
+        if reply.text or reply.calls:
+            calls = tuple(
+                NativeCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls
+            )
+            out.append(ChatMessage(role="assistant", content=reply.text, tool_calls=calls))
+    else:
+        content = renderer.render_reply(reply.text, reply.calls)
+        if content:
+            out.append(ChatMessage(role="assistant", content=content))
+
+    by_id: dict[str, ToolResultMessage] = {}
+    orphans: list[ToolResultMessage] = []
+    ids = {c.id for c in reply.calls}
+    for result in results:
+        if result.call_id in ids and result.call_id not in by_id:
+            by_id[result.call_id] = result
+        else:
+            orphans.append(result)
+    paired = [
+        by_id.get(c.id)
+        or ToolResultMessage(call_id=c.id, name=c.name, content=NO_RESULT, is_error=True)
+        for c in reply.calls
+    ]
+
+    if paired and native:
+        for r in paired:
+            text = f"Error: {r.content}" if r.is_error else r.content
+            out.append(ChatMessage(role="tool", content=text, tool_call_id=r.call_id, name=r.name))
+    elif paired:
+        rendered = [_render(renderer, r) for r in paired]
+        tail = [] if user_next else [renderer.continuation()]
+        if renderer.results_role == "user":
+            out.append(ChatMessage(role="user", content="\n\n".join(rendered + tail)))
+        else:
+            for r, text in zip(paired, rendered, strict=True):
+                out.append(
+                    ChatMessage(role="tool", content=text, tool_call_id=r.call_id, name=r.name)
+                )
+            if tail:
+                out.append(ChatMessage(role="user", content=tail[0]))
+    out.extend(_orphan(renderer, r, native) for r in orphans)
+    return out
+
+
+def _render(renderer: Renderer, result: ToolResultMessage) -> str:
+    if result.is_error:
+        return renderer.render_error(result.name, result.content, call_id=result.call_id)
+    return renderer.render_result(result.name, result.content, call_id=result.call_id)
+
+
+def _orphan(renderer: Renderer, result: ToolResultMessage, native: bool) -> ChatMessage:
+    note = (
+        f"(A tool result for call `{result.call_id}` of `{result.name}` arrived, "
+        "but no such call is in this conversation.)"
+    )
+    body = result.content if native else _render(renderer, result)
+    return ChatMessage(role="user", content=f"{note}\n{body}")
+
+
+def _merge_users(messages: list[ChatMessage]) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    for m in messages:
+        if out and m.role == "user" and out[-1].role == "user":
+            out[-1] = ChatMessage(role="user", content=out[-1].content + "\n\n" + m.content)
+        else:
+            out.append(m)
+    return out

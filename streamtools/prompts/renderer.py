@@ -1,0 +1,337 @@
+"""The render side shared by every dialect: what the model is told, and how history reads.
+
+Theory of operation
+-------------------
+A ``Renderer`` writes everything a prompt-based dialect puts in front of the
+model. ``system_prompt`` is assembled from four parts, in this order:
+
+1. the caller's own system prompt (``base``), untouched;
+2. the tool definitions, in the dialect's natural form (``tool_definitions``);
+3. the protocol: how to call, when to stop, how results come back
+   (``instructions``);
+4. a multi-step example built from the *actual* tools (``example``): call ->
+   result -> next call -> result -> final answer, with argument values derived
+   from each schema (defaults, enums, formats), so the model sees its own tools
+   used with its own parameter names rather than an unrelated toy.
+
+Each dialect module subclasses ``Renderer`` and supplies the syntax: tool
+definitions, ``render_call`` (a past call as the model would have written it),
+``render_result`` / ``render_error`` (escaped for the dialect), the
+continuation and the format reminder. ``read_result`` is the inverse of
+``render_result``/``render_error``; tests use it to prove escaping is lossless.
+
+Escaping rule: a tool's output is data. Whatever it contains (closing tags,
+fences, a forged call, ``<think>``, ``]]>``), the rendered text must not contain
+anything the dialect's parser would take as markup, and ``read_result`` must
+give the output back verbatim. Each dialect states how it achieves this.
+
+Core module: standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from streamtools.model import ToolSpec
+from streamtools.transcript import ToolCall
+
+__all__ = [
+    "ReadResult",
+    "Renderer",
+    "example_arguments",
+    "json_result",
+    "json_text",
+    "read_json_result",
+    "plain_result",
+    "read_plain_result",
+    "summary_line",
+]
+
+ReadResult = tuple[str, str, bool]  # (tool name, content, is_error)
+
+_SUMMARY_MAX = 100
+
+
+def json_text(value: Any, *, escape: str = "", indent: int | None = None) -> str:
+    """JSON text with the characters in ``escape`` written as ``\\uXXXX``.
+
+    Those characters can then only appear inside the text as escapes, so a JSON
+    string can carry ``<``, a backtick or ``{`` without any of them being seen
+    as markup; decoding gives the original back.
+    """
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    for ch in escape:
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return text
+
+
+# Reasoning tags any parser may honour: text carrying one is never shown raw.
+REASONING_TAG = r"<\s*/?\s*(?:think|reasoning)"
+_PLAIN = re.compile(r"\ATool (Result|Error) \(([^)\n]*)\)(, as a JSON string)?:\n(.*)\Z", re.DOTALL)
+# Everything that can start markup in any text dialect, escaped inside the JSON string.
+_PLAIN_ESCAPE = "<>&`@{}"
+
+
+def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str]) -> str:
+    """A result as plain text under a ``Tool Result (name):`` line.
+
+    Content that matches ``danger`` (something the dialect's parser could take
+    as markup) is written as one JSON string instead, with every markup
+    character as a ``\\uXXXX`` escape: a JSON string has no raw newline, fence,
+    brace or tag left, and decoding it gives the content back verbatim.
+    """
+    label = f"Tool {'Error' if error else 'Result'} ({name})"
+    if danger.search(content):
+        return f"{label}, as a JSON string:\n{json_text(content, escape=_PLAIN_ESCAPE)}"
+    return f"{label}:\n{content}"
+
+
+def read_plain_result(text: str) -> ReadResult | None:
+    """Inverse of ``plain_result``."""
+    match = _PLAIN.match(text)
+    if match is None:
+        return None
+    kind, name, encoded, body = match.groups()
+    content = json.loads(body) if encoded else body
+    return name, str(content), kind == "Error"
+
+
+def json_result(name: str, content: str, *, error: bool) -> str:
+    """A result as one JSON object (for dialects whose results are tool messages);
+    ``<``, ``>`` and ``&`` are escaped so no tag can appear in it."""
+    return json_text({"tool": name, "error" if error else "result": content}, escape="<>&")
+
+
+def read_json_result(text: str) -> ReadResult | None:
+    """Inverse of ``json_result``."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "tool" not in data:
+        return None
+    if "error" in data:
+        return str(data["tool"]), str(data["error"]), True
+    return str(data["tool"]), str(data.get("result", "")), False
+
+
+def summary_line(spec: ToolSpec) -> str:
+    """One line for hybrid selection: the description's first sentence, bounded."""
+    text = " ".join(spec.description.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", text)
+    line = match.group(1) if match else text
+    if len(line) > _SUMMARY_MAX:
+        line = line[: _SUMMARY_MAX - 1].rstrip() + "…"
+    return line
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    for _ in range(8):
+        if not isinstance(schema, dict) or "$ref" not in schema:
+            break
+        node: Any = root
+        for part in str(schema["$ref"]).lstrip("#/").split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        schema = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema if isinstance(schema, dict) else {}
+
+
+def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) -> Any:
+    """A plausible value for ``schema``: default, first enum, or by type and format."""
+    node = _resolve(schema, root)
+    for key in ("default", "const"):
+        if key in node:
+            return node[key]
+    for key in ("enum", "examples"):
+        if isinstance(node.get(key), list) and node[key]:
+            return node[key][0]
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in node.get(key) or () if _resolve(o, root).get("type") != "null"]
+        if options:
+            return example_value(options[0], name, root, depth + 1)
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "integer":
+        low = node.get("minimum", node.get("exclusiveMinimum", 0))
+        return max(3, int(low) + 1) if isinstance(low, int | float) else 3
+    if kind == "number":
+        return 2.5
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [] if depth > 3 else [example_value(node.get("items"), name, root, depth + 1)]
+    if kind == "object" or "properties" in node:
+        return {} if depth > 3 else example_arguments(node, root, depth + 1)
+    fmt = node.get("format")
+    if fmt == "date":
+        return "2026-01-15"
+    if fmt == "date-time":
+        return "2026-01-15T09:30:00Z"
+    return "example " + name.replace("_", " ").replace("-", " ")
+
+
+def example_arguments(
+    schema: dict[str, Any], root: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """Arguments for an example call: every required parameter (or the first one)."""
+    root = schema if root is None else root
+    props = schema.get("properties") or {}
+    required = [k for k in schema.get("required") or () if k in props]
+    keys = required or list(props)[:1]
+    return {k: example_value(props[k], k, root, depth) for k in keys}
+
+
+class Renderer:
+    """Base of the six dialect renderers; subclasses fill in the syntax."""
+
+    name: str = ""
+    stop_marker: str | None = None
+    #: how results travel in prompt mode: inside a user message, or as tool messages
+    results_role: Literal["user", "tool"] = "user"
+    #: the dialect carries argument values as text (XML): validate leniently
+    lenient_arguments: bool = False
+
+    # --- the system prompt ---------------------------------------------------
+
+    def system_prompt(
+        self,
+        tools: Sequence[ToolSpec],
+        *,
+        base: str | None = None,
+        few_shot: bool = True,
+        more_tools: Sequence[ToolSpec] = (),
+    ) -> str:
+        """The whole system prompt. ``more_tools`` (hybrid mode) are listed as
+        one-line summaries after the full definitions of ``tools``."""
+        parts = [base.strip()] if base and base.strip() else []
+        if tools:
+            parts.append(self.tool_definitions(tools))
+            parts.append(self.instructions())
+            if few_shot:
+                parts.append(self.example(tools))
+        if more_tools:
+            parts.append(self.tool_summaries(more_tools))
+        return "\n\n".join(parts)
+
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
+        """Default form for the JSON dialects: a heading per tool, its description,
+        and its parameters as compact JSON Schema."""
+        lines = ["# Tools", "", "You can use these tools."]
+        for spec in tools:
+            lines += ["", f"## {spec.name}"]
+            if spec.description.strip():
+                lines.append(" ".join(spec.description.split()))
+            lines.append("Parameters (JSON Schema): " + json_text(spec.parameters))
+        return "\n".join(lines)
+
+    def instructions(self) -> str:
+        raise NotImplementedError
+
+    def tool_summaries(self, tools: Sequence[ToolSpec]) -> str:
+        """Hybrid selection: each tool as ``- name: one line``."""
+        lines = [f"- {t.name}: {summary_line(t)}" for t in tools]
+        return (
+            "# More tools\n\nThese tools exist but their definitions are not shown. "
+            + self.request_instructions()
+            + "\n\n"
+            + "\n".join(lines)
+        )
+
+    def request_instructions(self) -> str:
+        return "Ask for the ones you need by name, and their full definitions will be added."
+
+    def example(self, tools: Sequence[ToolSpec]) -> str:
+        """A worked example: call, result, a second call, result, final answer."""
+        first = tools[0]
+        second = tools[1] if len(tools) > 1 else tools[0]
+        calls = [
+            ToolCall(id="call_0", name=first.name, arguments=example_arguments(first.parameters)),
+            ToolCall(id="call_1", name=second.name, arguments=example_arguments(second.parameters)),
+        ]
+        if calls[1].name == calls[0].name:
+            varied = _vary(calls[1].arguments)  # a repeated identical call teaches a loop
+            if varied is None:
+                calls.pop()
+            else:
+                calls[1] = ToolCall(id="call_1", name=second.name, arguments=varied)
+        lines = [
+            "# Example",
+            "",
+            "An illustration of the protocol only: the request, values and results are made up.",
+            "",
+            f"User: a request that needs `{first.name}`"
+            + (f" and then `{second.name}`." if len(calls) > 1 else "."),
+        ]
+        for n, call in enumerate(calls):
+            thought = f"{'First' if n == 0 else 'Next'}, I will use `{call.name}`."
+            lines.append(f"Assistant: {self.render_reply(thought, [call])}")
+            result = self.render_result(call.name, f"(output of {call.name})", call_id=call.id)
+            lines.append(f"Result: {result}")
+        lines.append(
+            "Assistant: "
+            + self.render_final("Here is the answer, based on what the tools returned.")
+        )
+        return "\n".join(lines)
+
+    # --- history ------------------------------------------------------------
+
+    def render_call(self, call: ToolCall) -> str:
+        """The text the model would write for ``call``. When ``call.raw`` is set it
+        is used as written, with the closing marker restored if a stop sequence
+        removed it; otherwise the canonical form is generated."""
+        if call.raw is not None:
+            raw = call.raw
+            if self.stop_marker and not raw.rstrip().endswith(self.stop_marker):
+                raw = raw + self.stop_marker
+            return raw
+        return self.format_call(call.name, call.arguments)
+
+    def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
+        """A whole past assistant reply: its visible text, then its calls."""
+        if not calls:
+            return self.render_final(text)
+        parts = [text.rstrip("\n")] if text.strip() else []
+        parts.extend(self.render_call(c) for c in calls)
+        return "\n".join(parts)
+
+    def render_final(self, text: str) -> str:
+        """A reply without calls, as the dialect wants a final answer written."""
+        return text
+
+    def render_result(self, name: str, content: str, *, call_id: str) -> str:
+        raise NotImplementedError
+
+    def render_error(self, name: str, message: str, *, call_id: str) -> str:
+        raise NotImplementedError
+
+    def read_result(self, text: str) -> ReadResult | None:
+        """Inverse of ``render_result``/``render_error`` (None if ``text`` is neither)."""
+        raise NotImplementedError
+
+    def continuation(self) -> str:
+        return (
+            "Continue with the task: call another tool if you still need one, "
+            "otherwise give your final answer."
+        )
+
+    def format_reminder(self) -> str:
+        raise NotImplementedError
+
+
+def _vary(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The same arguments with one string or number changed (None if impossible)."""
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            return {**arguments, key: "another " + value.removeprefix("example ")}
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {**arguments, key: value + 1}
+    return None
