@@ -7,6 +7,7 @@ and ``streamtools.runtime.record``.
 
 from __future__ import annotations
 
+from streamtools.testing.fake_server import FakeServer
 from streamtools.testing.scripted import ScriptedModel
 
-__all__ = ["ScriptedModel"]
+__all__ = ["FakeServer", "ScriptedModel"]

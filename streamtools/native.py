@@ -1,0 +1,173 @@
+"""Native tool calls: provider call deltas mapped onto the parser's events.
+
+Theory of operation
+-------------------
+In native mode the provider does the parsing and streams ``CallChunk`` deltas
+(``streamtools.model``); ``NativeCalls`` turns them into the same events the
+text parser emits, so consumers handle one stream whatever the mode:
+
+    calls = NativeCalls(registry)
+    for chunk in call_chunks:
+        events += calls.feed(chunk)       # CallStart, ArgsDelta
+    events += calls.end()                 # CallEnd or CallError for every call, in order
+
+Identity. A chunk belongs to the call its provider ``index`` points at, with
+one exception: a chunk whose ``id`` differs from that call's id starts a new
+call, because some servers put every parallel call on index 0 and tell them
+apart only by id. A chunk with no id continues the latest call on its index.
+Our event ``index`` counts calls from 0 in the order they started; a call
+with no provider id (Ollama) gets ``<id_prefix><n>``.
+
+Events. ``CallStart`` is emitted as soon as a call's name is known (arguments
+that arrive before the name are held, then released with it). Each argument
+fragment becomes one ``ArgsDelta`` unchanged, so the fragments concatenate to
+the provider's argument text. A call whose arguments are empty gets one
+``ArgsDelta("{}")`` at ``end`` so that the append-only invariant holds: the
+deltas always decode to ``CallEnd.arguments``. Ollama's whole calls are one
+chunk with the full JSON text and need nothing special.
+
+Validation happens at ``end`` (the stream is complete only then): arguments
+that are not a JSON object give ``CallError(reason="invalid_json")``; with a
+catalog, an unknown name gives ``unknown_tool`` and arguments that fail the
+schema ``invalid_arguments``; a call that never got a name is ``malformed``.
+``raw`` is the argument text as the provider sent it. ``end`` returns no
+``Finish``: the provider's finish reason belongs to the caller.
+
+Core module: standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from streamtools.errors import ParserStateError
+from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
+from streamtools.model import CallChunk
+
+__all__ = ["NativeCalls"]
+
+
+class _Call:
+    __slots__ = ("index", "provider_id", "id", "name", "parts", "started")
+
+    def __init__(self, index: int, provider_id: str | None, prefix: str) -> None:
+        self.index = index
+        self.provider_id = provider_id
+        self.id = provider_id or f"{prefix}{index}"
+        self.name: str | None = None
+        self.parts: list[str] = []
+        self.started = False
+
+
+class NativeCalls:
+    """Sans-IO mapper of native call deltas to ``CallStart``/``ArgsDelta``/``CallEnd``.
+
+    ``tools`` is a ``ToolCatalog`` (names + ``check_arguments``), plain names,
+    or None to accept every name. Calls without a provider id are named
+    ``f"{id_prefix}{n}"``.
+    """
+
+    def __init__(self, tools: Iterable[str] | None = None, *, id_prefix: str = "call_") -> None:
+        # A ToolCatalog iterates over its names too; it is told apart by check_arguments.
+        self._catalog: Any | None = None
+        self._id_prefix = id_prefix
+        self._names: frozenset[str] | None = None
+        if tools is not None:
+            if callable(getattr(tools, "check_arguments", None)):
+                self._catalog = tools
+            else:
+                self._names = frozenset(tools)
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, _Call] = {}
+        self._ended = False
+
+    @property
+    def calls(self) -> int:
+        """How many calls have been seen so far."""
+        return len(self._calls)
+
+    def feed(self, chunk: CallChunk) -> list[ParserEvent]:
+        if self._ended:
+            raise ParserStateError("can't feed NativeCalls after end()")
+        call = self._by_index.get(chunk.index)
+        if call is None or (chunk.id and call.provider_id and chunk.id != call.provider_id):
+            call = _Call(len(self._calls), chunk.id or None, self._id_prefix)
+            self._calls.append(call)
+            self._by_index[chunk.index] = call
+        elif chunk.id and call.provider_id is None:
+            call.provider_id = chunk.id
+            if not call.started:
+                call.id = chunk.id
+        out: list[ParserEvent] = []
+        if chunk.name and call.name is None:
+            call.name = chunk.name
+        if chunk.arguments:
+            call.parts.append(chunk.arguments)
+        if call.started:
+            if chunk.arguments:
+                out.append(ArgsDelta(index=call.index, id=call.id, delta=chunk.arguments))
+        elif call.name is not None:
+            call.started = True
+            out.append(CallStart(index=call.index, id=call.id, name=call.name))
+            out.extend(ArgsDelta(index=call.index, id=call.id, delta=p) for p in call.parts)
+        return out
+
+    def end(self) -> list[ParserEvent]:
+        if self._ended:
+            raise ParserStateError("can't end NativeCalls twice")
+        self._ended = True
+        out: list[ParserEvent] = []
+        for call in self._calls:
+            out.extend(self._finish(call))
+        return out
+
+    def _finish(self, call: _Call) -> list[ParserEvent]:
+        raw = "".join(call.parts)
+        if call.name is None:
+            message = "The tool call has no tool name. Call a tool by its exact name."
+            return [self._error(call, raw, "malformed", message)]
+        out: list[ParserEvent] = []
+        if not raw.strip():
+            out.append(ArgsDelta(index=call.index, id=call.id, delta="{}"))
+            raw = "{}"
+        try:
+            arguments = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            message = (
+                f"The arguments of {call.name} are not valid JSON ({exc}). "
+                "Send the arguments as one JSON object."
+            )
+            return [*out, self._error(call, raw, "invalid_json", message)]
+        if not isinstance(arguments, dict):
+            message = f"The arguments of {call.name} must be a JSON object, not {raw[:80]}."
+            return [*out, self._error(call, raw, "invalid_json", message)]
+        problem = self._check(call.name, arguments)
+        if problem is not None:
+            return [*out, self._error(call, raw, *problem)]
+        end = CallEnd(index=call.index, id=call.id, name=call.name, arguments=arguments, raw=raw)
+        return [*out, end]
+
+    def _check(self, name: str, arguments: dict[str, Any]) -> tuple[str, str] | None:
+        if self._catalog is not None:
+            if name not in self._catalog:
+                return "unknown_tool", self._unknown(name, list(self._catalog))
+            message = self._catalog.check_arguments(name, arguments)
+            return None if message is None else ("invalid_arguments", str(message))
+        if self._names is not None and name not in self._names:
+            return "unknown_tool", self._unknown(name, sorted(self._names))
+        return None
+
+    def _unknown(self, name: str, allowed: list[str]) -> str:
+        unknown = getattr(self._catalog, "unknown_tool_message", None)
+        if callable(unknown):
+            return str(unknown(name))
+        listed = ", ".join(allowed) if allowed else "(none)"
+        return f"There is no tool named {name!r}. The tools you can call are: {listed}."
+
+    def _error(self, call: _Call, raw: str, reason: str, message: str) -> CallError:
+        return CallError(
+            index=call.index, id=call.id, name=call.name, raw=raw, reason=reason, message=message
+        )

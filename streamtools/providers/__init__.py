@@ -1,0 +1,12 @@
+"""HTTP model providers: OpenAI-compatible, Anthropic Messages, Ollama.
+
+Each implements ``streamtools.model.Model`` over real HTTP (httpx, httpx-sse,
+msgspec); the shared opening, retry and error handling is in ``base``.
+"""
+
+from __future__ import annotations
+
+from streamtools.providers.base import HTTPProvider
+from streamtools.providers.openai import OpenAIChat
+
+__all__ = ["HTTPProvider", "OpenAIChat"]

@@ -1,0 +1,413 @@
+"""What every HTTP provider shares: opening the request, retrying, and failing clearly.
+
+Theory of operation
+-------------------
+A provider turns a ``ModelRequest`` into one HTTP POST and the streamed answer
+into ``Chunk`` objects. Everything that is not specific to a wire format lives
+here, in ``HTTPProvider``:
+
+* **Opening** (``_open``). The request is sent with ``stream=True``; the status
+  is checked *before* the body is read as an event stream, so an API's own JSON
+  (or HTML) error body reaches the user inside ``ProviderError``. A 200 with the
+  wrong content type is an error too (a proxy's login page is not an SSE stream).
+* **Retry.** 408, 409, 429, 5xx and transport failures before any response
+  (refused connection, connect/read timeout while waiting for headers) are
+  retried up to ``max_retries`` times with exponential backoff (``retry_base``,
+  doubled per attempt, capped at ``retry_max_wait``). A ``retry-after`` header
+  (seconds or HTTP date) replaces the computed wait; if it asks for longer than
+  ``retry_max_wait`` the error is raised at once with ``retryable=True``
+  rather than waiting less than the server asked. Once a 2xx response is
+  accepted nothing is retried: a streamed answer that has started is never
+  silently restarted (the consumer may have shown or acted on it).
+* **Failing mid-stream.** After the first byte, failures are data: a cut
+  connection, a read timeout (a server that stops sending), malformed JSON in an
+  event or an in-band error event end the stream with
+  ``FinishChunk(reason="error", message=...)``. A stream that ends without the
+  wire format's own end marker ends the same way. So a consumer always sees
+  exactly one ``FinishChunk``, last, within ``timeout`` of the last byte.
+* **One mapping** from httpx exceptions to ``ProviderError``:
+  ``transport_error``. Nothing else in the package catches httpx exceptions.
+* **Client-side stop** (``supports_stop=False``): some models reject ``stop``.
+  Then no stop is sent, and ``StopCutter`` cuts the text at the first stop
+  string exactly as a server would (the stop text is not returned, nothing after
+  it is, ``FinishChunk.stop_sequence`` names it) and the response is closed, so
+  the caller cannot tell the difference.
+
+Providers never spawn tasks: the chunk iterator runs in the consumer's task and
+the response is closed when the consumer leaves the ``stream`` block. With no
+injected client a fresh ``httpx.AsyncClient`` is made per request (safe across
+event loops and backends); inject one to pool connections.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ssl
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import msgspec
+from httpx_sse import EventSource, SSEError
+
+from streamtools.errors import ProviderError
+from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
+
+__all__ = ["HTTPProvider", "StopCutter", "transport_error"]
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_BODY_LIMIT = 64 * 1024  # an error body is for humans; never buffer a runaway one
+_GRACE = 0.25  # seconds to read the end of a finished body before closing it
+_CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancelled
+_encoder = msgspec.json.Encoder()
+
+
+def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> ProviderError:
+    """Map an httpx exception to ``ProviderError``: the one place that does.
+
+    Failures before a response (connect errors, timeouts) are retryable;
+    ``streaming`` marks a failure after the answer started, which never is.
+    """
+    where = "while streaming the answer" if streaming else "before a response"
+    if isinstance(exc, httpx.TimeoutException):
+        kind = {
+            httpx.ConnectTimeout: "connect timeout",
+            httpx.ReadTimeout: "read timeout: the server stopped sending",
+            httpx.WriteTimeout: "write timeout",
+            httpx.PoolTimeout: "connection pool timeout",
+        }.get(type(exc), "timeout")
+    elif isinstance(exc, httpx.RemoteProtocolError):
+        kind = "connection cut by the server"
+    elif isinstance(exc, httpx.ConnectError):
+        kind = "cannot connect"
+    elif isinstance(exc, httpx.TransportError):
+        kind = "transport error"
+    else:
+        kind = "HTTP error"
+    detail = str(exc) or type(exc).__name__
+    url = ""
+    try:
+        url = f" ({exc.request.url})"
+    except RuntimeError:  # an exception raised outside a request has no .request
+        pass
+    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not streaming)
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class StopCutter:
+    """Cut text at the first of ``stops`` as a server would (sans-IO).
+
+    ``feed`` returns the text that can be released; a possible start of a stop
+    string is held back (at most the longest stop minus one character).
+    ``hit`` is the stop string found, after which nothing more is released.
+    """
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self._stops = tuple(s for s in stops if s)
+        self._hold = ""
+        self.hit: str | None = None
+
+    def feed(self, text: str) -> str:
+        if self.hit is not None:
+            return ""
+        buf = self._hold + text
+        cut = None
+        for stop in self._stops:
+            pos = buf.find(stop)
+            if pos >= 0 and (cut is None or pos < cut[0]):
+                cut = (pos, stop)
+        if cut is not None:
+            self.hit, self._hold = cut[1], ""
+            return buf[: cut[0]]
+        keep = 0
+        for stop in self._stops:
+            for n in range(min(len(stop) - 1, len(buf)), keep, -1):
+                if stop.startswith(buf[-n:]):
+                    keep = n
+                    break
+        self._hold = buf[len(buf) - keep :]
+        return buf[: len(buf) - keep]
+
+    def flush(self) -> str:
+        out, self._hold = self._hold, ""
+        return out
+
+
+class HTTPProvider:
+    """Base of the HTTP providers; subclasses supply the wire format.
+
+    Subclasses implement ``_url``, ``_headers``, ``_body`` and ``_decode``
+    (an async generator of chunks from an accepted response), and set
+    ``_content_types`` and ``_name``.
+    """
+
+    _name = "provider"
+    _content_types: tuple[str, ...] = ("text/event-stream",)
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout = 60.0,
+        client: httpx.AsyncClient | None = None,
+        supports_stop: bool = True,
+        max_retries: int = 2,
+        retry_base: float = 0.5,
+        retry_max_wait: float = 30.0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.headers = dict(headers or {})
+        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self.client = client
+        self.supports_stop = supports_stop
+        self.max_retries = max_retries
+        self.retry_base = retry_base
+        self.retry_max_wait = retry_max_wait
+        self._ssl: ssl.SSLContext | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    # --- the wire format (subclasses) ---------------------------------------
+
+    def _url(self) -> str:
+        raise NotImplementedError
+
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _events(self, response: httpx.Response) -> AsyncGenerator[Any, None]:
+        """The wire's event source: SSE events by default (NDJSON lines for Ollama)."""
+        return EventSource(response).aiter_sse()
+
+    def _decode(
+        self, events: AsyncIterator[Any], request: ModelRequest
+    ) -> AsyncGenerator[Chunk, None]:
+        raise NotImplementedError
+
+    # --- the Model interface ----------------------------------------------------
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body that ``stream`` would POST for ``request``."""
+        body = self._body(request)
+        body.update(request.extra)
+        return body
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
+        """Open the request (retrying before the first byte) and stream chunks."""
+        return self._stream(request)
+
+    @asynccontextmanager
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        content = _encoder.encode(self.request_body(request))
+        headers = {"content-type": "application/json", **self._headers(), **self.headers}
+        client = self.client
+        owned = client is None
+        if client is None:
+            if self._ssl is None:
+                self._ssl = ssl.create_default_context()
+            client = httpx.AsyncClient(timeout=self.timeout, verify=self._ssl)
+        try:
+            response = await self._open(client, content, headers)
+            chunks = self._guard(response, request)
+            try:
+                yield chunks
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await chunks.aclose()
+                    await response.aclose()
+        finally:
+            if owned:
+                await client.aclose()
+
+    async def _open(
+        self, client: httpx.AsyncClient, content: bytes, headers: dict[str, str]
+    ) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                req = client.build_request(
+                    "POST",
+                    self._url(),
+                    content=content,
+                    headers=dict(headers),
+                    timeout=self.timeout,
+                )
+                response = await client.send(req, stream=True)
+                status = response.status_code
+                if status < 300 and self._content_type_ok(response):
+                    return response
+                try:
+                    raw = await self._read_limited(response)
+                finally:
+                    await response.aclose()
+            except httpx.HTTPError as exc:
+                error = transport_error(exc)
+                wait: float | None = None
+            else:
+                error = self._status_error(response, raw)
+                wait = retry_after_seconds(response.headers)
+            if not error.retryable or attempt >= self.max_retries:
+                raise error
+            if wait is None:
+                wait = min(self.retry_base * 2**attempt, self.retry_max_wait)
+            elif wait > self.retry_max_wait:
+                raise error
+            attempt += 1
+            await anyio.sleep(wait)
+
+    def _content_type_ok(self, response: httpx.Response) -> bool:
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        return ctype in self._content_types
+
+    async def _read_limited(self, response: httpx.Response) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        source = response.aiter_bytes()
+        try:
+            async for part in source:
+                parts.append(part)
+                size += len(part)
+                if size >= _BODY_LIMIT:
+                    break
+        finally:
+            await _release(response, source, graceful=False)
+        return b"".join(parts)[:_BODY_LIMIT]
+
+    def _status_error(self, response: httpx.Response, raw: bytes) -> ProviderError:
+        status = response.status_code
+        body = raw.decode("utf-8", "replace")
+        ctype = response.headers.get("content-type", "") or "no content type"
+        if status < 300:
+            want = " or ".join(self._content_types)
+            message = f"{self._name} answered HTTP {status} with {ctype}, expected {want}"
+            retryable = False
+        else:
+            message = f"{self._name} answered HTTP {status}"
+            retryable = status in RETRY_STATUSES
+        detail = _error_detail(body, ctype)
+        if detail:
+            message += f": {detail}"
+        return ProviderError(message, status=status, body=body, retryable=retryable)
+
+    async def _guard(
+        self, response: httpx.Response, request: ModelRequest
+    ) -> AsyncGenerator[Chunk, None]:
+        """Run the decoder; turn every failure after the first byte into a FinishChunk."""
+        cutter = None
+        if not self.supports_stop and request.stop:
+            cutter = StopCutter(request.stop)
+        events = self._events(response)
+        decoder = self._decode(events, request)
+        finished = False
+        try:
+            async for chunk in decoder:
+                if isinstance(chunk, FinishChunk):
+                    finished = True
+                    if cutter is not None and (held := cutter.flush()):
+                        yield TextChunk(text=held)
+                    yield chunk
+                    return
+                if cutter is not None and isinstance(chunk, TextChunk):
+                    text = cutter.feed(chunk.text)
+                    if text:
+                        yield TextChunk(text=text)
+                    if cutter.hit is not None:
+                        finished = True
+                        yield FinishChunk(reason="stop", stop_sequence=cutter.hit)
+                        return
+                    continue
+                yield chunk
+        except httpx.HTTPError as exc:
+            message = str(transport_error(exc, streaming=True))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            message = f"{self._name} sent malformed JSON in the stream: {exc}"
+        except (SSEError, UnicodeDecodeError) as exc:
+            message = f"{self._name} sent an unreadable stream: {exc}"
+        else:
+            message = f"{self._name} stream ended before the answer was complete"
+        finally:
+            await _release(response, events, graceful=finished)
+            await decoder.aclose()
+        if not finished:
+            yield FinishChunk(reason="error", message=message)
+
+
+async def _release(response: httpx.Response, source: AsyncIterator[Any], *, graceful: bool) -> None:
+    """Close the response and finish the generator chain reading it.
+
+    httpx reads a body through nested async generators; leaving one suspended
+    makes trio warn when it is garbage collected, and ``aclose()`` on the
+    outer one leaves the inner ones suspended. Advancing the chain after the
+    connection is closed raises through every level, which finishes them all.
+    After a complete answer the rest of the body (usually just its end) is read
+    first, briefly, so that an injected client can reuse the connection.
+    """
+    with anyio.move_on_after(_CLEANUP_BOUND, shield=True):
+        if graceful:
+            with anyio.move_on_after(_GRACE):
+                await _exhaust(source)
+        await response.aclose()
+        await _exhaust(source)
+
+
+async def _exhaust(source: AsyncIterator[Any]) -> None:
+    try:
+        async for _ in source:
+            pass
+    except Exception:  # a closed stream fails in many ways; all of them mean "done"
+        pass
+
+
+def _error_detail(body: str, ctype: str) -> str:
+    """A short human summary of an error body: the API's message, or a snippet."""
+    text = body.strip()
+    if not text:
+        return ""
+    try:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("detail") or err.get("error")
+            if isinstance(msg, str):
+                return msg[:500]
+        elif isinstance(err, str):
+            return err[:500]
+    if "html" in ctype.lower() or text.lstrip().startswith("<"):
+        return f"(HTML page) {' '.join(text.split())[:200]}"
+    return " ".join(text.split())[:500]

@@ -1,0 +1,260 @@
+"""OpenAI-compatible chat completions over SSE (OpenAI, vLLM, llama.cpp, OpenRouter, …).
+
+Theory of operation
+-------------------
+``POST {base_url}/chat/completions`` with ``stream: true``; the answer is an
+SSE stream of ``chat.completion.chunk`` objects, read with httpx-sse and
+decoded by one ``msgspec.json.Decoder`` into the few fields we use. Wire facts
+honoured:
+
+* ``data: [DONE]`` ends the stream. The ``finish_reason`` chunk may be followed
+  by a usage chunk with empty ``choices`` (``stream_options.include_usage``), so
+  the ``FinishChunk`` is held until ``[DONE]`` (or a clean end of stream after a
+  finish reason, for servers that omit ``[DONE]``) and is always last.
+* SSE comment lines (``: OPENROUTER PROCESSING``) and empty keep-alive events
+  are skipped; httpx-sse drops comments already.
+* The returned text never contains the stop string. vLLM names the one it hit in
+  ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
+  ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
+  client-side (see ``streamtools.providers.base``).
+* Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM) or
+  ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint).
+* Tool-call deltas are passed on as ``CallChunk`` with the server's ``index``
+  and ``id`` untouched; ``streamtools.native.NativeCalls`` sorts out servers
+  that reuse index 0 for parallel calls. A server that sends ``arguments`` as an
+  object instead of JSON text gets it re-encoded.
+* An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
+  sends when an upstream fails mid-answer, ends the stream with an error finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import msgspec
+from httpx_sse import ServerSentEvent
+
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    UsageChunk,
+)
+from streamtools.providers.base import HTTPProvider
+
+__all__ = ["OpenAIChat"]
+
+
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+
+
+class _ToolCallDelta(msgspec.Struct):
+    index: int = 0
+    id: str | None = None
+    function: _Function | None = None
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[_ToolCallDelta] | None = None
+
+
+class _Choice(msgspec.Struct):
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+    stop_reason: str | int | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Event(msgspec.Struct):
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    error: Any = None
+
+
+_decoder = msgspec.json.Decoder(_Event)
+_FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop"}
+
+
+def _message(msg: ChatMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": msg.role, "content": msg.content}
+    if msg.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": msgspec.json.encode(call.arguments).decode(),
+                },
+            }
+            for call in msg.tool_calls
+        ]
+        if not msg.content:
+            out["content"] = None
+    if msg.tool_call_id is not None:
+        out["tool_call_id"] = msg.tool_call_id
+    if msg.name is not None:
+        out["name"] = msg.name
+    return out
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        msg = error.get("message") or error.get("error") or error
+        code = error.get("code")
+        return f"{msg} (code {code})" if code is not None else str(msg)
+    return str(error)
+
+
+class OpenAIChat(HTTPProvider):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``stream_usage`` asks for the final usage chunk (``stream_options``); turn it
+    off for servers that reject that field. ``max_tokens_field`` names the
+    token limit field (``max_completion_tokens`` for o-series models).
+    """
+
+    _name = "OpenAI-compatible server"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout = 60.0,
+        client: httpx.AsyncClient | None = None,
+        supports_stop: bool = True,
+        max_retries: int = 2,
+        retry_base: float = 0.5,
+        retry_max_wait: float = 30.0,
+        stream_usage: bool = True,
+        max_tokens_field: str = "max_tokens",
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            client=client,
+            supports_stop=supports_stop,
+            max_retries=max_retries,
+            retry_base=retry_base,
+            retry_max_wait=retry_max_wait,
+        )
+        self.stream_usage = stream_usage
+        self.max_tokens_field = max_tokens_field
+
+    def _url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": "text/event-stream"}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_message(m) for m in request.messages],
+            "stream": True,
+        }
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        if request.stop and self.supports_stop:
+            body["stop"] = list(request.stop)
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+            if request.tool_choice is not None:
+                body["tool_choice"] = _tool_choice(request.tool_choice)
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body[self.max_tokens_field] = request.max_tokens
+        return body
+
+    async def _decode(
+        self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
+    ) -> AsyncGenerator[Chunk, None]:
+        finish: FinishChunk | None = None
+        async for sse in events:
+            data = sse.data
+            if sse.event == "error":
+                yield FinishChunk(reason="error", message=f"{self._name} error event: {data}")
+                return
+            if not data or data.isspace():
+                continue
+            if data == "[DONE]":
+                yield finish or FinishChunk(reason="stop")
+                return
+            event = _decoder.decode(data)
+            if event.error is not None:
+                yield FinishChunk(reason="error", message=_error_text(event.error))
+                return
+            if event.choices:
+                choice = event.choices[0]
+                delta = choice.delta
+                if delta is not None:
+                    if delta.reasoning_content:
+                        yield ReasoningChunk(text=delta.reasoning_content)
+                    elif delta.reasoning:
+                        yield ReasoningChunk(text=delta.reasoning)
+                    if delta.content:
+                        yield TextChunk(text=delta.content)
+                    if delta.tool_calls:
+                        for tc in delta.tool_calls:
+                            fn = tc.function
+                            args = fn.arguments if fn is not None else None
+                            if isinstance(args, dict):
+                                args = msgspec.json.encode(args).decode()
+                            yield CallChunk(
+                                index=tc.index,
+                                id=tc.id or None,
+                                name=(fn.name or None) if fn is not None else None,
+                                arguments=args or "",
+                            )
+                if choice.finish_reason:
+                    reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
+                    stop_seq = choice.stop_reason if isinstance(choice.stop_reason, str) else None
+                    finish = FinishChunk(reason=reason, stop_sequence=stop_seq)
+            if event.usage is not None:
+                yield UsageChunk(
+                    input_tokens=event.usage.prompt_tokens,
+                    output_tokens=event.usage.completion_tokens,
+                )
+        if finish is not None:
+            yield finish

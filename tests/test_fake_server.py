@@ -1,0 +1,187 @@
+"""FakeServer: real HTTP on 127.0.0.1, exact wire formats, faults, clean stop."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+import httpx
+import pytest
+
+from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply, token_pieces
+
+pytestmark = pytest.mark.anyio
+
+
+def post(server: FakeServer, body: dict[str, Any], path: str | None = None) -> httpx.Response:
+    path = (
+        path
+        or {"openai": "/chat/completions", "anthropic": "/v1/messages", "ollama": "/api/chat"}[
+            server.wire
+        ]
+    )
+    return httpx.post(server.base_url + path, json=body, timeout=5.0)
+
+
+def sse_data(text: str) -> list[Any]:
+    out: list[Any] = []
+    for line in text.splitlines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            out.append(json.loads(line[6:]))
+    return out
+
+
+def test_token_pieces_keep_every_character() -> None:
+    text = "Hello, wonderful   world!\n  ok "
+    pieces = token_pieces(text)
+    assert "".join(pieces) == text
+    assert len(pieces) > 4 and all(len(p.strip()) <= 4 for p in pieces)
+
+
+def test_openai_stream_exact_shape() -> None:
+    with FakeServer(["Hi there"]) as server:
+        r = post(server, {"model": "m", "messages": [], "stream_options": {"include_usage": True}})
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "text/event-stream"
+    assert r.text.startswith(": OPENROUTER PROCESSING\n\n")
+    assert r.text.endswith("data: [DONE]\n\n")
+    events = sse_data(r.text)
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e["choices"])
+    assert text == "Hi there"
+    assert events[-2]["choices"][0]["finish_reason"] == "stop"
+    assert events[-1]["choices"] == [] and events[-1]["usage"]["completion_tokens"] > 0
+    assert server.requests[0]["model"] == "m"
+    assert server.received[0].path == "/v1/chat/completions"
+
+
+def test_openai_honours_stop_like_a_server() -> None:
+    with FakeServer(['<am:tool_call name="x"><a>1</a></am:tool_call> trailing']) as server:
+        r = post(server, {"model": "m", "messages": [], "stop": ["</am:tool_call>"]})
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in sse_data(r.text))
+    assert text == '<am:tool_call name="x"><a>1</a>'
+
+
+def test_openai_calls_on_index_zero() -> None:
+    calls = (FakeCall(name="a", arguments={"x": 1}), FakeCall(name="b", id="given"))
+    with FakeServer([Reply(calls=calls, index_zero=True)]) as server:
+        r = post(server, {"model": "m", "messages": []})
+    deltas = [
+        tc for e in sse_data(r.text) for tc in e["choices"][0]["delta"].get("tool_calls") or []
+    ]
+    assert {d["index"] for d in deltas} == {0}
+    assert [d["id"] for d in deltas if "id" in d] == ["call_fake_0", "given"]
+    assert sse_data(r.text)[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_anthropic_stream_exact_shape() -> None:
+    reply = Reply(reasoning="think", text="Hello", calls=(FakeCall(name="t", arguments={"a": 1}),))
+    with FakeServer([reply], wire="anthropic") as server:
+        r = post(server, {"model": "m", "messages": [], "max_tokens": 10})
+    names = [line[7:] for line in r.text.splitlines() if line.startswith("event: ")]
+    assert names[:2] == ["message_start", "ping"]
+    assert names[-2:] == ["message_delta", "message_stop"]
+    blocks = [
+        e["content_block"]["type"] for e in sse_data(r.text) if e["type"] == "content_block_start"
+    ]
+    assert blocks == ["thinking", "text", "tool_use"]
+    delta = next(e for e in sse_data(r.text) if e["type"] == "message_delta")
+    assert delta["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
+
+
+def test_anthropic_names_the_stop_sequence() -> None:
+    with FakeServer(["abc STOP def"], wire="anthropic") as server:
+        r = post(server, {"model": "m", "messages": [], "stop_sequences": ["STOP"]})
+    delta = next(e for e in sse_data(r.text) if e["type"] == "message_delta")
+    assert delta["delta"] == {"stop_reason": "stop_sequence", "stop_sequence": "STOP"}
+
+
+def test_ollama_ndjson_whole_calls() -> None:
+    reply = Reply(reasoning="hm", text="ok", calls=(FakeCall(name="t", arguments={"a": [1]}),))
+    with FakeServer([reply], wire="ollama") as server:
+        r = post(server, {"model": "m", "messages": []})
+    assert r.headers["content-type"] == "application/x-ndjson"
+    lines = [json.loads(line) for line in r.text.splitlines()]
+    assert lines[0]["message"]["thinking"] == "hm"
+    calls = [c for line in lines for c in line["message"].get("tool_calls") or []]
+    assert calls == [{"function": {"name": "t", "arguments": {"a": [1]}}}]
+    assert lines[-1]["done"] is True and lines[-1]["done_reason"] == "stop"
+    assert all(line["done"] is False for line in lines[:-1])
+
+
+def test_recorded_chunks_are_sent_as_given() -> None:
+    chunks: list[Chunk] = [
+        TextChunk(text="exactly "),
+        TextChunk(text="these"),
+        CallChunk(index=0, id="i", name="n"),
+    ]
+    with FakeServer([chunks]) as server:
+        r = post(server, {"model": "m", "messages": []})
+    events = sse_data(r.text)
+    contents = [e["choices"][0]["delta"].get("content") for e in events[1:3]]
+    assert contents == ["exactly ", "these"]
+    assert events[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_recorded_finish_kept() -> None:
+    with FakeServer([[TextChunk(text="x"), FinishChunk(reason="length")]]) as server:
+        r = post(server, {"model": "m", "messages": []})
+    assert sse_data(r.text)[-1]["choices"][0]["finish_reason"] == "length"
+
+
+def test_error_status_with_retry_after_then_next_reply() -> None:
+    with FakeServer([Reply(status=429, retry_after=1.5), "ok"]) as server:
+        first = post(server, {"model": "m", "messages": []})
+        second = post(server, {"model": "m", "messages": []})
+    assert first.status_code == 429 and first.headers["retry-after"] == "1.5"
+    assert first.json()["error"]["code"] == 429
+    assert second.status_code == 200
+
+
+def test_out_of_replies_and_reject_stop() -> None:
+    with FakeServer([], reject_stop=True) as server:
+        rejected = post(server, {"model": "m", "messages": [], "stop": ["x"]})
+        empty = post(server, {"model": "m", "messages": []})
+    assert rejected.status_code == 400 and "stop" in rejected.json()["error"]["message"]
+    assert empty.status_code == 500 and "no scripted reply" in empty.text
+
+
+def test_cut_mid_stream_is_a_protocol_error() -> None:
+    with FakeServer([Reply(text="one two three four", cut_after=3)]) as server:
+        with pytest.raises(httpx.RemoteProtocolError):
+            post(server, {"model": "m", "messages": []})
+
+
+def test_stall_is_ended_by_stop() -> None:
+    server = FakeServer([Reply(text="a b c", stall_after=1, stall=60.0)]).start()
+    port = server.port
+    with httpx.Client(timeout=httpx.Timeout(5.0, read=0.3)) as client:
+        with pytest.raises(httpx.ReadTimeout):
+            client.post(server.base_url + "/chat/completions", json={"model": "m"})
+    server.stop()  # returns promptly although a handler is stalled for 60 s
+    with pytest.raises(RuntimeError):
+        server.port  # noqa: B018 - the property raises once stopped
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=0.5)
+
+
+async def test_async_context_manager_and_push(anyio_backend: str) -> None:
+    async with FakeServer(wire="ollama") as server:
+        server.push("hello")
+        assert server.pending == 1
+        async with httpx.AsyncClient() as client:
+            r = await client.post(server.base_url + "/api/chat", json={"model": "m"})
+        assert r.status_code == 200 and server.pending == 0
+    with pytest.raises(RuntimeError):
+        server.base_url  # noqa: B018
+
+
+async def test_slow_chunks_arrive_spaced(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b", delay=0.05)]) as server:
+        async with httpx.AsyncClient() as client:
+            async with client.stream("POST", server.base_url + "/chat/completions", json={}) as r:
+                parts = [part async for part in r.aiter_bytes()]
+    assert len(parts) >= 3  # one HTTP chunk per event, not one buffered body
+    assert b"[DONE]" in parts[-1]

@@ -1,0 +1,220 @@
+"""NativeCalls: native call deltas become CallStart / ArgsDelta / CallEnd / CallError."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamtools.errors import ParserStateError
+from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
+from streamtools.model import CallChunk
+from streamtools.native import NativeCalls
+
+
+def run(chunks: list[CallChunk], tools: Any = None) -> list[ParserEvent]:
+    calls = NativeCalls(tools)
+    events: list[ParserEvent] = []
+    for chunk in chunks:
+        events += calls.feed(chunk)
+    return events + calls.end()
+
+
+def test_openai_style_deltas() -> None:
+    events = run(
+        [
+            CallChunk(index=0, id="call_a", name="add", arguments=""),
+            CallChunk(index=0, arguments='{"a": '),
+            CallChunk(index=0, arguments="1}"),
+        ]
+    )
+    assert events == [
+        CallStart(index=0, id="call_a", name="add"),
+        ArgsDelta(index=0, id="call_a", delta='{"a": '),
+        ArgsDelta(index=0, id="call_a", delta="1}"),
+        CallEnd(index=0, id="call_a", name="add", arguments={"a": 1}, raw='{"a": 1}'),
+    ]
+
+
+def test_call_start_is_emitted_by_the_feed_that_names_the_call() -> None:
+    calls = NativeCalls()
+    assert calls.feed(CallChunk(index=0, id="x", name="clock")) == [
+        CallStart(index=0, id="x", name="clock")
+    ]
+    assert calls.feed(CallChunk(index=0, arguments="{}")) == [
+        ArgsDelta(index=0, id="x", delta="{}")
+    ]
+
+
+def test_index_zero_reused_for_parallel_calls_with_different_ids() -> None:
+    events = run(
+        [
+            CallChunk(index=0, id="c1", name="add", arguments='{"a":1}'),
+            CallChunk(index=0, id="c2", name="mul"),
+            CallChunk(index=0, arguments='{"b":2}'),
+        ]
+    )
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [(e.index, e.id, e.name, e.arguments) for e in ends] == [
+        (0, "c1", "add", {"a": 1}),
+        (1, "c2", "mul", {"b": 2}),
+    ]
+
+
+def test_repeated_id_on_every_delta_stays_one_call() -> None:
+    events = run(
+        [
+            CallChunk(index=0, id="c1", name="add", arguments='{"a"'),
+            CallChunk(index=0, id="c1", arguments=":1}"),
+        ]
+    )
+    assert [type(e) for e in events] == [CallStart, ArgsDelta, ArgsDelta, CallEnd]
+
+
+def test_whole_calls_without_ids_get_generated_ids() -> None:
+    events = run(
+        [
+            CallChunk(index=0, name="add", arguments='{"a":1}'),
+            CallChunk(index=1, name="add", arguments='{"a":2}'),
+        ]
+    )
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [(e.id, e.arguments) for e in ends] == [("call_0", {"a": 1}), ("call_1", {"a": 2})]
+
+
+def test_id_prefix() -> None:
+    calls = NativeCalls(id_prefix="t3_")
+    assert calls.feed(CallChunk(index=0, name="x")) == [CallStart(index=0, id="t3_0", name="x")]
+
+
+def test_arguments_before_name_are_released_with_the_start() -> None:
+    calls = NativeCalls()
+    assert calls.feed(CallChunk(index=0, id="c", arguments='{"q":')) == []
+    assert calls.feed(CallChunk(index=0, name="search", arguments='"x"}')) == [
+        CallStart(index=0, id="c", name="search"),
+        ArgsDelta(index=0, id="c", delta='{"q":'),
+        ArgsDelta(index=0, id="c", delta='"x"}'),
+    ]
+    assert calls.end() == [
+        CallEnd(index=0, id="c", name="search", arguments={"q": "x"}, raw='{"q":"x"}')
+    ]
+
+
+def test_empty_arguments_become_an_empty_object_delta() -> None:
+    events = run([CallChunk(index=0, id="c", name="clock")])
+    assert events[1:] == [
+        ArgsDelta(index=0, id="c", delta="{}"),
+        CallEnd(index=0, id="c", name="clock", arguments={}, raw="{}"),
+    ]
+
+
+def test_invalid_json_is_a_call_error() -> None:
+    events = run([CallChunk(index=0, id="c", name="add", arguments='{"a": 1')])
+    error = events[-1]
+    assert isinstance(error, CallError)
+    assert (error.reason, error.raw, error.name) == ("invalid_json", '{"a": 1', "add")
+    assert "not valid JSON" in error.message
+
+
+def test_non_object_arguments_are_a_call_error() -> None:
+    events = run([CallChunk(index=0, id="c", name="add", arguments="[1, 2]")])
+    assert isinstance(events[-1], CallError) and events[-1].reason == "invalid_json"
+
+
+def test_call_without_name_is_malformed() -> None:
+    events = run([CallChunk(index=0, id="c", arguments="{}")])
+    assert len(events) == 1 and isinstance(events[0], CallError)
+    assert events[0].reason == "malformed" and events[0].name is None
+
+
+def test_unknown_tool_with_plain_names_lists_only_allowed() -> None:
+    events = run([CallChunk(index=0, id="c", name="rm", arguments="{}")], tools=["add", "mul"])
+    error = events[-1]
+    assert isinstance(error, CallError) and error.reason == "unknown_tool"
+    assert "add, mul" in error.message and "rm" in error.message
+
+
+class Catalog:
+    def __init__(self) -> None:
+        self.names = ["add"]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self) -> Any:
+        return iter(self.names)
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return {"type": "object"}
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        return None if isinstance(arguments.get("a"), int) else "Expected `int` - at `$.a`"
+
+
+def test_catalog_checks_arguments() -> None:
+    events = run(
+        [
+            CallChunk(index=0, id="c1", name="add", arguments='{"a": "x"}'),
+            CallChunk(index=1, id="c2", name="add", arguments='{"a": 3}'),
+            CallChunk(index=2, id="c3", name="nope", arguments="{}"),
+        ],
+        tools=Catalog(),
+    )
+    tail = events[-3:]
+    assert isinstance(tail[0], CallError) and tail[0].reason == "invalid_arguments"
+    assert tail[0].message == "Expected `int` - at `$.a`"
+    assert isinstance(tail[1], CallEnd) and tail[1].arguments == {"a": 3}
+    assert isinstance(tail[2], CallError) and tail[2].reason == "unknown_tool"
+
+
+def test_misuse_raises() -> None:
+    calls = NativeCalls()
+    calls.end()
+    with pytest.raises(ParserStateError):
+        calls.feed(CallChunk(index=0, name="x"))
+    with pytest.raises(ParserStateError):
+        calls.end()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    args=st.lists(
+        st.dictionaries(st.text(max_size=5), json_values, max_size=4), min_size=1, max_size=3
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40),
+    index_zero=st.booleans(),
+)
+def test_append_only_any_split(
+    args: list[dict[str, Any]], cuts: list[int], index_zero: bool
+) -> None:
+    """The ArgsDelta fragments of each call decode to exactly its CallEnd.arguments."""
+    chunks: list[CallChunk] = []
+    for n, arguments in enumerate(args):
+        text = json.dumps(arguments)
+        index = 0 if index_zero else n
+        chunks.append(CallChunk(index=index, id=f"id{n}", name=f"t{n}"))
+        pos, k = 0, 0
+        while pos < len(text):
+            size = cuts[k % len(cuts)]
+            chunks.append(CallChunk(index=index, arguments=text[pos : pos + size]))
+            pos, k = pos + size, k + 1
+    events = run(chunks)
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [e.arguments for e in ends] == args
+    for end in ends:
+        deltas = "".join(e.delta for e in events if isinstance(e, ArgsDelta) and e.id == end.id)
+        assert msgspec.json.decode(deltas) == end.arguments
+        assert deltas == end.raw

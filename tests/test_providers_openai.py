@@ -1,0 +1,402 @@
+"""OpenAIChat: request bodies, SSE wire facts, errors and retries (MockTransport + FakeServer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamtools.errors import ProviderError
+from streamtools.events import CallEnd
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    NativeCall,
+    ReasoningChunk,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
+from streamtools.native import NativeCalls
+from streamtools.providers import OpenAIChat
+from streamtools.providers.base import StopCutter, retry_after_seconds
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply
+
+pytestmark = pytest.mark.anyio
+
+HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
+
+
+async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
+    async with model.stream(request) as chunks:
+        return [chunk async for chunk in chunks]
+
+
+def text_of(chunks: list[Chunk]) -> str:
+    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
+
+
+def mock(
+    body: bytes | str,
+    *,
+    status: int = 200,
+    ctype: str = "text/event-stream",
+    seen: list[httpx.Request] | None = None,
+) -> httpx.AsyncClient:
+    data = body.encode() if isinstance(body, str) else body
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        return httpx.Response(status, headers={"content-type": ctype}, content=data)
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def sse(*events: Any) -> str:
+    return "".join(e if isinstance(e, str) else f"data: {json.dumps(e)}\n\n" for e in events)
+
+
+def delta(**fields: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": fields, "finish_reason": None}]}
+
+
+def finish(reason: str, **extra: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason, **extra}]}
+
+
+# --- over real HTTP ---------------------------------------------------------------
+
+
+async def test_text_streams_over_http(anyio_backend: str) -> None:
+    text = "The quick brown fox jumps over the lazy dog."
+    async with FakeServer([text]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url, api_key="sk-test"))
+        headers = server.received[0].headers
+    assert text_of(chunks) == text
+    assert sum(isinstance(c, TextChunk) for c in chunks) > 5
+    assert isinstance(chunks[-2], UsageChunk) and chunks[-2].output_tokens
+    assert chunks[-1] == FinishChunk(reason="stop")
+    assert headers["authorization"] == "Bearer sk-test"
+
+
+async def test_parallel_calls_on_index_zero_become_two_calls(anyio_backend: str) -> None:
+    calls = (FakeCall(name="add", arguments={"a": 1}), FakeCall(name="mul", arguments={"b": 2}))
+    async with FakeServer([Reply(calls=calls, index_zero=True)]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+    native = NativeCalls()
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    ends = [e for e in events + native.end() if isinstance(e, CallEnd)]
+    assert [(e.name, e.arguments) for e in ends] == [("add", {"a": 1}), ("mul", {"b": 2})]
+    assert chunks[-1].reason == "tool_calls"  # type: ignore[union-attr]
+
+
+async def test_server_stop_is_not_returned(anyio_backend: str) -> None:
+    request = ModelRequest(messages=HI.messages, stop=("</am:tool_call>",))
+    async with FakeServer(['<am:tool_call name="t"><a>1</a></am:tool_call> more']) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url), request)
+        assert server.requests[0]["stop"] == ["</am:tool_call>"]
+    assert text_of(chunks) == '<am:tool_call name="t"><a>1</a>'
+
+
+async def test_supports_stop_false_cuts_client_side(anyio_backend: str) -> None:
+    request = ModelRequest(messages=HI.messages, stop=("</am:tool_call>",))
+    reply = '<am:tool_call name="t"><a>1</a></am:tool_call> and then much more text'
+    async with FakeServer([reply], reject_stop=True) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, supports_stop=False)
+        chunks = await collect(provider, request)
+        assert "stop" not in server.requests[0]
+    assert text_of(chunks) == '<am:tool_call name="t"><a>1</a>'
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
+
+
+async def test_rejected_stop_is_a_provider_error_with_the_api_message(anyio_backend: str) -> None:
+    request = ModelRequest(messages=HI.messages, stop=("x",))
+    async with FakeServer(["x"], reject_stop=True) as server:
+        with pytest.raises(ProviderError) as info:
+            await collect(OpenAIChat("m", base_url=server.base_url), request)
+    assert info.value.status == 400
+    assert "Unsupported parameter: 'stop'" in str(info.value)
+    assert info.value.body is not None and '"error"' in info.value.body
+
+
+async def test_retry_honours_retry_after_then_succeeds(anyio_backend: str) -> None:
+    replies: list[Any] = [Reply(status=429, retry_after=0.01), Reply(status=503), "done"]
+    async with FakeServer(replies) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, retry_base=0.01)
+        chunks = await collect(provider)
+        assert len(server.requests) == 3
+    assert text_of(chunks) == "done"
+
+
+async def test_retries_are_bounded(anyio_backend: str) -> None:
+    async with FakeServer([Reply(status=500)] * 3) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, max_retries=1, retry_base=0.01)
+        with pytest.raises(ProviderError) as info:
+            await collect(provider)
+        assert len(server.requests) == 2 and server.pending == 1
+    assert info.value.status == 500 and info.value.retryable
+
+
+async def test_retry_after_longer_than_the_cap_raises_at_once(anyio_backend: str) -> None:
+    async with FakeServer([Reply(status=429, retry_after=3600), "x"]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, retry_max_wait=1.0)
+        with pytest.raises(ProviderError) as info:
+            await collect(provider)
+        assert len(server.requests) == 1
+    assert info.value.status == 429 and info.value.retryable
+
+
+async def test_no_retry_after_the_first_byte(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="one two three four five", cut_after=3), "x"]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+        assert len(server.requests) == 1
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert "connection cut" in (last.message or "")
+    assert sum(isinstance(c, FinishChunk) for c in chunks) == 1
+
+
+async def test_a_server_that_stops_sending_ends_in_an_error_chunk(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b c d", stall_after=2, stall=30.0)]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, timeout=httpx.Timeout(5.0, read=0.3))
+        chunks = await collect(provider)
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert "read timeout" in (last.message or "")
+
+
+async def test_in_band_error_event(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b c d", error_after=3)]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+    assert chunks[-1] == FinishChunk(
+        reason="error", message="upstream failed mid-answer (code 502)"
+    )
+
+
+async def test_connection_refused_is_mapped_and_retried(anyio_backend: str) -> None:
+    async with FakeServer() as server:
+        url = server.base_url
+    provider = OpenAIChat("m", base_url=url, max_retries=1, retry_base=0.01)
+    with pytest.raises(ProviderError) as info:
+        await collect(provider)
+    assert info.value.status is None and info.value.retryable
+    assert "cannot connect" in str(info.value)
+
+
+# --- wire facts with MockTransport ------------------------------------------------
+
+
+async def test_comments_keepalives_reasoning_usage_and_done(anyio_backend: str) -> None:
+    body = sse(
+        ": OPENROUTER PROCESSING\n\n",
+        "data: \n\n",
+        delta(role="assistant", content=""),
+        delta(reasoning_content="think "),
+        delta(reasoning="more"),
+        delta(content="Hi"),
+        finish("stop"),
+        {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}},
+        "data: [DONE]\n\n",
+        "data: ignored after done\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks == [
+        ReasoningChunk(text="think "),
+        ReasoningChunk(text="more"),
+        TextChunk(text="Hi"),
+        UsageChunk(input_tokens=3, output_tokens=4),
+        FinishChunk(reason="stop"),
+    ]
+
+
+async def test_vllm_stop_reason_names_the_stop_sequence(anyio_backend: str) -> None:
+    body = sse(delta(content="a"), finish("stop", stop_reason="\nObservation:"), "data: [DONE]\n\n")
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="\nObservation:")
+
+
+async def test_finish_without_done_and_done_without_finish(anyio_backend: str) -> None:
+    no_done = await collect(OpenAIChat("m", client=mock(sse(delta(content="a"), finish("length")))))
+    assert no_done[-1] == FinishChunk(reason="length")
+    no_finish = await collect(
+        OpenAIChat("m", client=mock(sse(delta(content="a"), "data: [DONE]\n\n")))
+    )
+    assert no_finish[-1] == FinishChunk(reason="stop")
+
+
+async def test_stream_ending_early_is_an_error_chunk(anyio_backend: str) -> None:
+    chunks = await collect(OpenAIChat("m", client=mock(sse(delta(content="a")))))
+    assert chunks[0] == TextChunk(text="a")
+    assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"
+    assert "ended before" in (chunks[-1].message or "")
+
+
+async def test_malformed_json_in_an_event(anyio_backend: str) -> None:
+    chunks = await collect(OpenAIChat("m", client=mock(sse(delta(content="a"), "data: {oops\n\n"))))
+    assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"
+    assert "malformed JSON" in (chunks[-1].message or "")
+
+
+async def test_error_event_type(anyio_backend: str) -> None:
+    chunks = await collect(OpenAIChat("m", client=mock("event: error\ndata: overloaded\n\n")))
+    assert chunks == [FinishChunk(reason="error", message=chunks[-1].message)]  # type: ignore[union-attr]
+    assert "overloaded" in (chunks[0].message or "")  # type: ignore[union-attr]
+
+
+async def test_arguments_sent_as_an_object_are_reencoded(anyio_backend: str) -> None:
+    call = {"index": 0, "id": "c", "function": {"name": "t", "arguments": {"a": 1}}}
+    body = sse(delta(tool_calls=[call]), finish("tool_calls"), "data: [DONE]\n\n")
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks[0] == CallChunk(index=0, id="c", name="t", arguments='{"a":1}')
+
+
+@pytest.mark.parametrize(
+    ("status", "ctype", "body", "expect"),
+    [
+        (401, "application/json", '{"error":{"message":"Incorrect API key"}}', "Incorrect API key"),
+        (404, "text/html", "<html><body><h1>Not Found</h1></body></html>", "(HTML page)"),
+        (200, "text/html", "<html>login</html>", "expected text/event-stream"),
+        (200, "application/json", '{"error":"model not loaded"}', "model not loaded"),
+    ],
+)
+async def test_bad_responses_raise_provider_error(
+    anyio_backend: str, status: int, ctype: str, body: str, expect: str
+) -> None:
+    seen: list[httpx.Request] = []
+    provider = OpenAIChat("m", client=mock(body, status=status, ctype=ctype, seen=seen))
+    with pytest.raises(ProviderError) as info:
+        await collect(provider)
+    assert expect in str(info.value)
+    assert info.value.status == status and info.value.body == body
+    assert len(seen) == 1  # not retryable
+
+
+async def test_request_body(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="system", content="be brief"),
+            ChatMessage(role="user", content="add"),
+            ChatMessage(
+                role="assistant",
+                content="",
+                tool_calls=(NativeCall(id="c1", name="add", arguments={"a": 1}),),
+            ),
+            ChatMessage(role="tool", content="2", tool_call_id="c1", name="add"),
+        ),
+        stop=("STOP",),
+        tools=(ToolSpec(name="add", description="Add.", parameters={"type": "object"}),),
+        tool_choice="add",
+        temperature=0.2,
+        max_tokens=50,
+        extra={"top_p": 0.9},
+    )
+    provider = OpenAIChat("gpt", client=mock(sse("data: [DONE]\n\n"), seen=seen))
+    await collect(provider, request)
+    body = json.loads(seen[0].content)
+    assert body == {
+        "model": "gpt",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "add"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": '{"a":1}'},
+                    }
+                ],
+            },
+            {"role": "tool", "content": "2", "tool_call_id": "c1", "name": "add"},
+        ],
+        "stop": ["STOP"],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "add",
+                    "description": "Add.",
+                    "parameters": {"type": "object"},
+                },
+            }
+        ],
+        "tool_choice": {"type": "function", "function": {"name": "add"}},
+        "temperature": 0.2,
+        "max_tokens": 50,
+        "top_p": 0.9,
+    }
+    assert seen[0].headers["content-type"] == "application/json"
+
+
+def test_tool_choice_keywords_and_options() -> None:
+    provider = OpenAIChat(
+        "o3", supports_stop=False, stream_usage=False, max_tokens_field="max_completion_tokens"
+    )
+    request = ModelRequest(
+        messages=HI.messages,
+        stop=("x",),
+        tools=(ToolSpec(name="t", description="", parameters={}),),
+        tool_choice="required",
+        max_tokens=5,
+    )
+    body = provider.request_body(request)
+    assert body["tool_choice"] == "required"
+    assert "stop" not in body and "stream_options" not in body
+    assert body["max_completion_tokens"] == 5
+
+
+# --- sans-IO pieces of the base -----------------------------------------------------
+
+
+def test_retry_after_parsing() -> None:
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
+    assert (
+        retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0)
+        == 10.0
+    )
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="ab</>:xX", max_size=40),
+    cuts=st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=20),
+)
+def test_stop_cutter_is_chunking_invariant(text: str, cuts: list[int]) -> None:
+    stops = ("</x>", "XX")
+    cutter = StopCutter(stops)
+    out, pos, k = [], 0, 0
+    while pos < len(text) and cutter.hit is None:
+        size = cuts[k % len(cuts)]
+        out.append(cutter.feed(text[pos : pos + size]))
+        pos, k = pos + size, k + 1
+    if cutter.hit is None:
+        out.append(cutter.flush())
+    found = [(text.find(s), s) for s in stops if s in text]
+    expected = text[: min(found)[0]] if found else text
+    assert "".join(out) == expected
+    assert cutter.hit == (min(found)[1] if found else None)
+
+
+def test_stop_cutter_holds_back_at_most_a_marker_prefix() -> None:
+    cutter = StopCutter(("</am:tool_call>",))
+    assert cutter.feed("hello </am") == "hello "
+    assert cutter.feed(":x") == "</am:x"
+    assert cutter.flush() == ""
