@@ -31,8 +31,8 @@ class ScriptedSource:
     """An ``EventSource`` that plays a fixed list of events (with pauses) and
     records how each stream ended, so tests can see a server-side cancel."""
 
-    def __init__(self, script: Sequence[Step], *, fail: Exception | None = None) -> None:
-        self.script = list(script)
+    def __init__(self, *scripts: Sequence[Step], fail: Exception | None = None) -> None:
+        self.scripts = [list(s) for s in scripts]  # request n plays scripts[n] (or the last)
         self.fail = fail
         self.prompts: list[str | Transcript] = []
         self.completed = threading.Event()
@@ -40,10 +40,11 @@ class ScriptedSource:
 
     @asynccontextmanager
     async def stream(self, prompt: str | Transcript) -> AsyncGenerator[AsyncIterator[Event], None]:
+        script = self.scripts[min(len(self.prompts), len(self.scripts) - 1)]
         self.prompts.append(prompt)
 
         async def play() -> AsyncIterator[Event]:
-            for step in self.script:
+            for step in script:
                 if isinstance(step, float):
                     await anyio.sleep(step)
                 else:

@@ -1,0 +1,39 @@
+// Drive a streamtools endpoint with the AI SDK's own chat client.
+//
+// `AbstractChat` is the framework-free core that React's `useChat` wraps: it
+// POSTs the conversation with `DefaultChatTransport`, validates every chunk
+// against the SDK's schema and folds the UI message stream into messages.
+// We give it the plain state object useChat would keep, send each prompt from
+// the command line in turn, and print the resulting messages as JSON.
+//
+// usage: node chat_client.mjs URL PROMPT [PROMPT...]
+import { AbstractChat, DefaultChatTransport } from "ai";
+
+class PlainState {
+  constructor() {
+    this.status = "ready";
+    this.error = undefined;
+    this.messages = [];
+  }
+  pushMessage(message) { this.messages = this.messages.concat(message); }
+  popMessage() { this.messages = this.messages.slice(0, -1); }
+  replaceMessage(index, message) {
+    this.messages = [...this.messages.slice(0, index), this.snapshot(message), ...this.messages.slice(index + 1)];
+  }
+  snapshot(thing) { return structuredClone(thing); }
+}
+
+class Chat extends AbstractChat {
+  constructor(init) { super({ ...init, state: new PlainState() }); }
+}
+
+const [url, ...prompts] = process.argv.slice(2);
+const errors = [];
+const chat = new Chat({
+  transport: new DefaultChatTransport({ api: url }),
+  onError: (error) => errors.push(String(error && error.message || error)),
+});
+for (const text of prompts) {
+  await chat.sendMessage({ text });
+}
+process.stdout.write(JSON.stringify({ status: chat.status, errors, messages: chat.messages }));

@@ -1,0 +1,188 @@
+"""The chat page in a real browser: Debian's Chromium, headless, via Playwright.
+
+One conversation: the first message streams text, a folded reasoning block,
+a tool card whose arguments fill in live and then show the result, and an
+error card for a failing tool; the second message is stopped mid-stream with
+the stop button, and the server must see the disconnect and cancel the
+agent. A screenshot goes to ``test-artifacts/ui-chat.png``.
+
+Playwright drives the system Chromium (``executable_path``); its own browser
+download (``playwright install``) is never used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from test_ui_support import ScriptedSource, Step, serve
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Final,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+from streamtools.ui import create_app
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright not installed (pip install playwright)"
+)
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+P = 0.12  # pause between streamed pieces: slow enough to watch things fill in
+
+FIRST: list[Step] = [
+    TurnStart(turn=1),
+    ReasoningDelta(text="The user wants the weather; "),
+    ReasoningDelta(text="call the weather tool, and the news tool for context."),
+    P,
+    TextDelta(text="Let me "),
+    P,
+    TextDelta(text="check the weather "),
+    P,
+    TextDelta(text="in Paris."),
+    P,
+    CallStart(index=0, id="call_0", name="weather.current"),
+    P,
+    ArgsDelta(index=0, id="call_0", delta='{"city": "Pa'),
+    P * 3,
+    ArgsDelta(index=0, id="call_0", delta='ris", "units": "metric"}'),
+    P,
+    CallEnd(
+        index=0,
+        id="call_0",
+        name="weather.current",
+        arguments={"city": "Paris", "units": "metric"},
+        raw="",
+    ),
+    CallStart(index=1, id="call_1", name="news.headlines"),
+    ArgsDelta(index=1, id="call_1", delta='{"topic": "Paris weather"}'),
+    CallEnd(
+        index=1, id="call_1", name="news.headlines", arguments={"topic": "Paris weather"}, raw=""
+    ),
+    Finish(reason="stop"),
+    P * 3,
+    ToolResult(
+        index=0,
+        id="call_0",
+        name="weather.current",
+        content='{"temperature": 18, "sky": "light rain", "wind_kmh": 12}',
+    ),
+    ToolFailed(
+        index=1,
+        id="call_1",
+        name="news.headlines",
+        kind="timeout",
+        message="news.headlines timed out after 30 s",
+    ),
+    TurnEnd(turn=1, reason="tool_calls"),
+    TurnStart(turn=2),
+    TextDelta(text="It is 18 °C in Paris with light rain "),
+    P,
+    TextDelta(text="and a light wind (12 km/h). Take an umbrella."),
+    Finish(reason="stop"),
+    TurnEnd(turn=2, reason="final"),
+    Final(text="…", turns=2),
+]
+
+SECOND: list[Step] = [
+    TurnStart(turn=1),
+    TextDelta(text="Here is a long story. Once upon a time"),
+    60.0,  # the stop button ends it long before this
+    TextDelta(text=" THE END"),
+]
+
+
+@pytest.fixture
+def chromium() -> Iterator[Browser]:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(path):
+        pytest.skip("Chromium not installed (CI installs it: apt-get install -y chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def test_chat_page_streams_tools_and_stops(chromium: Browser) -> None:
+    expect = sync_api.expect
+    source = ScriptedSource(FIRST, SECOND)
+    with serve(create_app(source, title="streamtools demo")) as server:
+        page = chromium.new_page(viewport={"width": 960, "height": 1000})
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("What's the weather in Paris?")
+        page.get_by_test_id("input").press("Enter")
+
+        # Text streams in: seen partial while the response is still running.
+        text = page.get_by_test_id("text-part").first
+        expect(text).to_contain_text("Let me")
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "streaming")
+        assert "in Paris." not in text.inner_text()
+        expect(page.get_by_test_id("stop")).to_be_visible()
+
+        # The tool card's arguments fill in live, before the call is complete.
+        card = page.get_by_test_id("tool-card").first
+        expect(card).to_contain_text("weather.current")
+        page.wait_for_function(
+            """() => {
+                const card = document.querySelector('[data-testid="tool-card"]');
+                const args = card && card.querySelector('.tool-args').textContent;
+                return card.dataset.state === 'input-streaming' && args.includes('"Pa')
+                    && !args.includes('metric');
+            }"""
+        )
+        # Then the result, and an error card for the failing tool.
+        expect(card).to_have_attribute("data-state", "output-available")
+        expect(card.get_by_test_id("tool-args")).to_contain_text('"units": "metric"')
+        expect(card.get_by_test_id("tool-result")).to_contain_text('"temperature": 18')
+        failed = page.get_by_test_id("tool-card").nth(1)
+        expect(failed).to_have_attribute("data-state", "output-error")
+        expect(failed.get_by_test_id("tool-error")).to_have_text(
+            "news.headlines timed out after 30 s"
+        )
+        expect(page.get_by_test_id("text-part").last).to_contain_text("Take an umbrella.")
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "idle")
+        reasoning = page.locator("details.reasoning")
+        expect(reasoning).to_contain_text("Reasoning")
+        assert reasoning.get_attribute("open") is None  # folded
+        assert source.completed.is_set()
+
+        # Second message: stop it mid-stream; the server must cancel the agent.
+        page.get_by_test_id("input").fill("Tell me a long story.")
+        page.get_by_test_id("send").click()
+        expect(page.get_by_test_id("text-part").last).to_contain_text("Once upon a time")
+        page.get_by_test_id("stop").click()
+        expect(page.get_by_test_id("stopped")).to_be_visible()
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "stopped")
+        assert source.cancelled.wait(10), "the server did not cancel the agent after stop"
+        assert "THE END" not in page.content()
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "ui-chat.png"), full_page=True)

@@ -1,0 +1,137 @@
+"""The official AI SDK client (npm package `ai`) reads our endpoint.
+
+``tests/js/chat_client.mjs`` runs the SDK's ``AbstractChat`` (the core of
+React's ``useChat``) against a live server: two user turns, so the second
+request carries the first answer back in the SDK's own message format. The
+test checks the SDK rebuilt the same text, reasoning, tool calls and results
+(and error) that the agent produced, and that our server read the history
+the SDK sent back.
+
+Needs Node.js and ``npm ci`` in tests/js (CI does it; run here if missing).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ui_support import ScriptedSource, serve
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Event,
+    Final,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from streamtools.ui import create_app
+
+JS = Path(__file__).parent / "js"
+
+SCRIPT: list[Event] = [
+    TurnStart(turn=1),
+    ReasoningDelta(text="Two lookups."),
+    TextDelta(text="Checking "),
+    TextDelta(text="both."),
+    CallStart(index=0, id="call_0", name="kom.weather.v1.now"),
+    ArgsDelta(index=0, id="call_0", delta='{"city": '),
+    ArgsDelta(index=0, id="call_0", delta='"Paris"}'),
+    CallEnd(index=0, id="call_0", name="kom.weather.v1.now", arguments={"city": "Paris"}, raw=""),
+    CallStart(index=1, id="call_1", name="search"),
+    ArgsDelta(index=1, id="call_1", delta='{"q": "x"}'),
+    CallEnd(index=1, id="call_1", name="search", arguments={"q": "x"}, raw=""),
+    Finish(reason="stop"),
+    ToolResult(index=0, id="call_0", name="kom.weather.v1.now", content='{"temp": 18}'),
+    ToolFailed(index=1, id="call_1", name="search", kind="exception", message="search is down"),
+    TurnEnd(turn=1, reason="tool_calls"),
+    TurnStart(turn=2),
+    TextDelta(text="Paris: 18C."),
+    Finish(reason="stop"),
+    TurnEnd(turn=2, reason="final"),
+    Final(text="Paris: 18C.", turns=2),
+]
+
+
+def node_available() -> str | None:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return None
+    if not (JS / "node_modules" / "ai").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS, check=True, timeout=300)
+    return node
+
+
+def run_client(url: str, *prompts: str) -> dict[str, Any]:
+    node = node_available()
+    if node is None:
+        pytest.skip("Node.js/npm not installed (CI installs them: apt-get install nodejs npm)")
+    done = subprocess.run(
+        [node, str(JS / "chat_client.mjs"), url, *prompts],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_the_ai_sdk_chat_client_rebuilds_text_tools_and_results() -> None:
+    source = ScriptedSource(SCRIPT)
+    with serve(create_app(source)) as server:
+        result = run_client(server.url + "/api/chat", "Weather in Paris?", "Thanks")
+    assert result["errors"] == []
+    assert result["status"] == "ready"
+    user1, answer, user2, _answer2 = result["messages"]
+    assert [user1["role"], answer["role"], user2["role"]] == ["user", "assistant", "user"]
+    parts = [p for p in answer["parts"] if p["type"] != "step-start"]
+    summary = [(p["type"], p.get("text") or p.get("toolName"), p.get("state")) for p in parts]
+    assert summary == [
+        ("reasoning", "Two lookups.", "done"),
+        ("text", "Checking both.", "done"),
+        ("dynamic-tool", "kom.weather.v1.now", "output-available"),
+        ("dynamic-tool", "search", "output-error"),
+        ("text", "Paris: 18C.", "done"),
+    ]
+    weather, search = parts[2], parts[3]
+    assert (weather["toolCallId"], weather["input"], weather["output"]) == (
+        "call_0",
+        {"city": "Paris"},
+        '{"temp": 18}',
+    )
+    assert (search["toolCallId"], search["input"], search["errorText"]) == (
+        "call_1",
+        {"q": "x"},
+        "search is down",
+    )
+    assert [p["type"] for p in answer["parts"]].count("step-start") == 2
+    # The second request carried the SDK's messages back; we read them as history.
+    history = source.prompts[1].messages  # type: ignore[union-attr]
+    assert history == [
+        UserMessage(content="Weather in Paris?"),
+        AssistantMessage(
+            text="Checking both.",
+            reasoning="Two lookups.",
+            calls=(
+                ToolCall(id="call_0", name="kom.weather.v1.now", arguments={"city": "Paris"}),
+                ToolCall(id="call_1", name="search", arguments={"q": "x"}),
+            ),
+        ),
+        ToolResultMessage(call_id="call_0", name="kom.weather.v1.now", content='{"temp": 18}'),
+        ToolResultMessage(call_id="call_1", name="search", content="search is down", is_error=True),
+        AssistantMessage(text="Paris: 18C."),
+        UserMessage(content="Thanks"),
+    ]
