@@ -1,7 +1,17 @@
-"""The async runtime: recording/replay, the tool executor and the agent loop."""
+"""The async runtime: the agent loop, the tool executor, recording and replay.
+
+``Agent`` runs a model with tools until it answers (``agent.stream`` for the
+events, ``agent.run`` for the result); ``Executor`` runs single calls;
+``Replay`` and ``record`` play back and make recordings of model streams;
+``ConsoleRenderer`` draws events in a terminal. Runtime code uses anyio only,
+so asyncio and trio both work.
+"""
 
 from __future__ import annotations
 
+from streamtools.runtime.agent import Agent, EventStream, RunResult
+from streamtools.runtime.console import ConsoleRenderer
+from streamtools.runtime.executor import Executor
 from streamtools.runtime.recording import Replay, record
 
-__all__ = ["Replay", "record"]
+__all__ = ["Agent", "ConsoleRenderer", "EventStream", "Executor", "Replay", "RunResult", "record"]

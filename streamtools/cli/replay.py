@@ -1,0 +1,118 @@
+"""``streamtools replay FILE [--json]``: print the events of a recording.
+
+Theory of operation
+-------------------
+Each model call in the recording (a segment: header, then timed chunks) is
+decoded on its own, instantly, with the same decoders the agent uses: text
+through the ``Parser`` of ``--dialect`` (with no tool list, so every call
+name is accepted: a recording is shown as it was, not judged), native call
+deltas through ``NativeCalls``. No tool runs.
+
+Output: one line per event. The default is for people: the segment's turn,
+the chunk's recorded time offset, the event type and its fields. ``--json``
+writes each event as the same JSON the rest of streamtools uses
+(``encode_events``), bracketed by ``turn_start``/``turn_end`` events, for
+other programs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from streamtools.errors import UsageError
+from streamtools.events import (
+    Event,
+    Finish,
+    ParserEvent,
+    ReasoningDelta,
+    TurnEnd,
+    TurnStart,
+    Usage,
+    encode_events,
+)
+from streamtools.model import CallChunk, FinishChunk, ReasoningChunk, TextChunk, UsageChunk
+from streamtools.parser import DIALECTS
+from streamtools.runtime.decoders import NativeDecoder, PromptDecoder
+from streamtools.runtime.recording import Segment, load
+from streamtools.tools import ToolRegistry
+
+__all__ = ["register", "segment_events"]
+
+
+def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
+    """The events one recorded model call decodes to, each with its chunk's offset."""
+    turn = segment.header.turn
+    prompt = PromptDecoder(dialect, None, (), id_prefix=f"call_{turn}_")
+    native: NativeDecoder | None = None
+    out: list[tuple[float, Event]] = [(0.0, TurnStart(turn=turn))]
+    finish: FinishChunk | None = None
+    last = 0.0
+    for timed in segment.chunks:
+        last = timed.t
+        events: list[Event] = []
+        match timed.chunk:
+            case TextChunk(text=text):
+                events = list(prompt.text(text))
+            case ReasoningChunk(text=text):
+                events = [ReasoningDelta(text=text)]
+            case CallChunk():
+                native = native or NativeDecoder(ToolRegistry(), id_prefix=f"native_{turn}_")
+                events = list(native.call(timed.chunk))
+            case UsageChunk(input_tokens=i, output_tokens=o):
+                events = [Usage(input_tokens=i, output_tokens=o)]
+            case FinishChunk():
+                finish = timed.chunk
+        out.extend((last, e) for e in events)
+    tail: list[ParserEvent] = []
+    if native is not None:
+        tail += [e for e in native.end(finish) if not isinstance(e, Finish)]
+    tail += prompt.end(finish)
+    out.extend((last, e) for e in tail)
+    out.append((last, TurnEnd(turn=turn, reason=finish.reason if finish else "error")))
+    return out
+
+
+def _human(t: float, event: Event) -> str:
+    fields: dict[str, Any] = msgspec.to_builtins(event)
+    kind = fields.pop("type")
+    body = " ".join(f"{k}={msgspec.json.encode(v).decode()}" for k, v in fields.items())
+    return f"+{t:7.3f}s  {kind:<12} {body}".rstrip()
+
+
+def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> int:
+    segments = load(path)
+    for segment in segments:
+        for t, event in segment_events(segment, dialect):
+            if as_json:
+                out.write(encode_events([event]).decode())
+            else:
+                out.write(_human(t, event) + "\n")
+    return len(segments)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        print_recording(args.file, args.dialect, as_json=args.json, out=sys.stdout)
+    except (OSError, UsageError) as exc:
+        print(f"streamtools replay: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="print the events of a recording",
+        description="Decode a recording (JSONL) and print its events, one per line.",
+    )
+    parser.add_argument("file", type=Path, help="a recording made with streamtools record()")
+    parser.add_argument("--json", action="store_true", help="one JSON event per line")
+    parser.add_argument(
+        "--dialect", default="am_xml", choices=sorted(DIALECTS), help="text dialect (am_xml)"
+    )
+    parser.set_defaults(func=_run)

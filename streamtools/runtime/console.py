@@ -1,0 +1,132 @@
+"""Events to a terminal: text as it streams, calls as their arguments grow.
+
+Theory of operation
+-------------------
+``ConsoleRenderer.render(event)`` writes one event to a text stream at once
+(and flushes), so what the user sees follows the model token by token.
+Layout: visible text runs on as written; reasoning is dimmed; a call opens
+its own line (``→ name {"arg": …``) that grows with each ``ArgsDelta`` and
+is closed by its ``CallEnd``; tool results and failures get their own lines
+(``← name: …``, shortened to one line); turns are framed by a dim rule.
+
+It tracks whether the cursor is at the start of a line so that a block (a
+call, a result arriving eagerly while the model is still writing) always
+starts on a fresh line without doubling blank lines.
+
+Degrading: colours are ANSI SGR codes, used only when the stream is a TTY
+and ``NO_COLOR`` is unset (or when forced with ``color=True``); the arrows
+fall back to ASCII when the stream's encoding cannot write them. Nothing
+else differs, so piped output stays readable and testable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO, assert_never
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Event,
+    Final,
+    Finish,
+    ReasoningDelta,
+    Retry,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    Usage,
+)
+
+__all__ = ["ConsoleRenderer"]
+
+_RESET = "\x1b[0m"
+_STYLES = {
+    "dim": "\x1b[2m",
+    "call": "\x1b[36m",
+    "ok": "\x1b[32m",
+    "bad": "\x1b[31m",
+    "warn": "\x1b[33m",
+    "bold": "\x1b[1m",
+}
+_RESULT_MAX = 160
+
+
+class ConsoleRenderer:
+    """Writes events to ``out`` as a live, human-readable session."""
+
+    def __init__(self, out: TextIO, *, color: bool | None = None) -> None:
+        self.out = out
+        if color is None:
+            color = out.isatty() and "NO_COLOR" not in os.environ
+        self.color = color
+        encoding = (getattr(out, "encoding", None) or "ascii").lower()
+        fancy = encoding.replace("-", "").startswith("utf")
+        glyphs = ("→", "←", "─", "✗", "↻") if fancy else ("->", "<-", "-", "x", "~")
+        self.call_arrow, self.result_arrow, self.rule, self.cross, self.again = glyphs
+        self.at_line_start = True
+
+    def style(self, name: str, text: str) -> str:
+        return f"{_STYLES[name]}{text}{_RESET}" if self.color and text else text
+
+    def write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        """Write ``text`` as a line of its own."""
+        self.newline()
+        self.write(text + "\n")
+
+    def newline(self) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+
+    def render(self, event: Event) -> None:
+        match event:
+            case TextDelta(text=text):
+                self.write(text)
+            case ReasoningDelta(text=text):
+                self.write(self.style("dim", text))
+            case CallStart(name=name):
+                self.newline()
+                self.write(self.style("call", f"  {self.call_arrow} {name} "))
+            case ArgsDelta(delta=delta):
+                self.write(self.style("call", delta))
+            case CallEnd():
+                self.write("\n")
+            case CallError(name=name, reason=reason, message=message):
+                text = f"  {self.cross} {name or 'call'} ({reason}): {_one_line(message)}"
+                self.line(self.style("bad", text))
+            case ToolResult(name=name, content=content):
+                self.line(self.style("ok", f"  {self.result_arrow} {name}: ") + _one_line(content))
+            case ToolFailed(name=name, kind=kind, message=message):
+                text = f"  {self.result_arrow} {name} failed ({kind}): {_one_line(message)}"
+                self.line(self.style("bad", text))
+            case Retry(reason=reason):
+                self.line(self.style("warn", f"  {self.again} asking the model again ({reason})"))
+            case TurnStart(turn=turn):
+                self.line(self.style("dim", f"{self.rule * 3} turn {turn} {self.rule * 3}"))
+            case TurnEnd():
+                self.newline()
+            case StreamError(kind=kind, message=message):
+                self.line(self.style("bad", f"  stream error ({kind}): {message}"))
+            case Final(turns=turns):
+                word = "turn" if turns == 1 else "turns"
+                self.line(self.style("dim", f"{self.rule * 3} final answer after {turns} {word}"))
+            case Finish() | Usage():
+                pass
+            case _:
+                assert_never(event)
+        self.out.flush()
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _RESULT_MAX else flat[: _RESULT_MAX - 1] + "…"

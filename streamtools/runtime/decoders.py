@@ -1,0 +1,101 @@
+"""Decoders: one face for the text parser and for native tool calls.
+
+Theory of operation
+-------------------
+A turn feeds every chunk of the model's stream to a decoder and forwards the
+events it returns (see ``streamtools.runtime.turn``). ``PromptDecoder`` wraps
+the sans-IO ``Parser`` (prompt dialects: calls are written in the text);
+``NativeDecoder`` wraps ``NativeCalls`` (the provider streams call deltas and
+text is only text). Both end with exactly one ``Finish``.
+
+In prompt mode a provider's native call deltas are ignored: we asked for no
+native tools, so a stray one is not ours to run. ``NativeCalls`` is imported
+when first needed, so prompt mode never depends on it.
+
+``requested_tools`` recognises the ``am:request_tools`` call of the
+``am_xml`` dialect (the model asking for tools it was only told about in
+summary) and returns the names it asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from streamtools.events import CallEnd, Finish, ParserEvent, TextDelta
+from streamtools.model import CallChunk, FinishChunk
+from streamtools.parser import Parser
+from streamtools.tools import ToolRegistry
+
+__all__ = ["REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools"]
+
+REQUEST_TOOLS = "am:request_tools"
+
+
+class PromptDecoder:
+    """Text through the dialect's parser."""
+
+    def __init__(
+        self, dialect: str, tools: ToolRegistry | None, stop: Sequence[str], *, id_prefix: str
+    ) -> None:
+        # None: every call name is accepted (the parser checks syntax only).
+        self.parser = Parser(dialect, tools, stop, id_prefix=id_prefix)
+
+    @property
+    def stopped(self) -> bool:
+        return self.parser.stopped
+
+    def text(self, text: str) -> list[ParserEvent]:
+        return self.parser.feed(text) if text else []
+
+    def call(self, chunk: CallChunk) -> list[ParserEvent]:
+        return []
+
+    def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
+        return self.parser.end(finish.reason if finish is not None else None)
+
+
+class NativeDecoder:
+    """Native call deltas through ``NativeCalls``; text passes straight through."""
+
+    def __init__(self, tools: ToolRegistry, *, id_prefix: str = "call_") -> None:
+        from streamtools.native import NativeCalls
+
+        # NativeCalls takes names; the executor validates arguments itself.
+        self.calls = NativeCalls(list(tools), id_prefix=id_prefix)
+
+    @property
+    def stopped(self) -> bool:
+        return False
+
+    def text(self, text: str) -> list[ParserEvent]:
+        return [TextDelta(text=text)] if text else []
+
+    def call(self, chunk: CallChunk) -> list[ParserEvent]:
+        return self.calls.feed(chunk)
+
+    def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
+        events = self.calls.end()
+        if finish is None:
+            events.append(Finish(reason="stop"))
+        else:
+            events.append(Finish(reason=finish.reason, stop_sequence=finish.stop_sequence))
+        return events
+
+
+def requested_tools(call: CallEnd) -> list[str] | None:
+    """The tool names an ``am:request_tools`` call asks for; None for any other call."""
+    if call.name != REQUEST_TOOLS:
+        return None
+    names: list[str] = []
+    for value in call.arguments.values():
+        names.extend(_names(value))
+    return names
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [n.strip() for n in value.split(",") if n.strip()]
+    if isinstance(value, list):
+        return [n.strip() for n in value if isinstance(n, str) and n.strip()]
+    return []

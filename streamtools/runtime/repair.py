@@ -1,0 +1,149 @@
+"""The repair ladder: what the agent tells a model that got tool calling wrong.
+
+Theory of operation
+-------------------
+Models without native function calling fail in a few recognisable ways. Each
+has its own rung, and each rung its own bound, so that repair can never loop:
+
+1. **Malformed call** (a ``CallError``: bad markup, invalid JSON, unknown
+   tool, arguments that fail the schema, a call cut off at the end of the
+   stream). The reply is answered with the parser's own message, the start of
+   what the model wrote, and the dialect's ``format_reminder()``. Bound:
+   ``max_repairs`` per run (default 2). Past the bound the reply is taken as
+   it stands (its valid calls still run; with none, its text is the answer).
+2. **Refusal or missing call.** A reply without a call that says it has no
+   tools ("I don't have access to tools…"), or any reply without a call when
+   ``tool_choice="required"`` and no tool has run yet, gets one stronger
+   re-prompt that restates the tools and the exact syntax. Bound: one per run.
+3. **Repeated call.** The same tool with the same arguments (compared as
+   canonical JSON) is not run again. The first repeat is *redirected*: the
+   call gets a tool error quoting the earlier result and asking the model to
+   use it, change the arguments, or answer. A second repeat *stops* tool use:
+   that call is refused, and the model gets one last turn, told to answer
+   without tools, in which every call is refused and whose text is final.
+   Both show as ``ToolFailed(kind="refused")``; the redirect also as a
+   ``Retry(reason="repeated_call")``.
+
+This module holds the detection and the wording, no I/O: the loop in
+``streamtools.runtime.agent`` decides when to apply them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from streamtools.events import CallError
+
+__all__ = [
+    "RepairState",
+    "call_error_feedback",
+    "call_signature",
+    "looks_like_refusal",
+    "missing_call_reprompt",
+    "refusal_reprompt",
+    "repeat_redirect",
+    "repeat_stop",
+]
+
+# Phrases models use when they believe they cannot call tools. Anchored on
+# the first person so that a model *reporting* a tool's failure ("the tool
+# cannot access the file") is not mistaken for a refusal.
+_REFUSAL = re.compile(
+    r"\bI\s+(?:do\s+not|don't|cannot|can't|can\s+not|am\s+unable\s+to|am\s+not\s+able\s+to"
+    r"|have\s+no)\s+(?:have\s+)?(?:any\s+)?(?:direct\s+)?"
+    r"(?:access|tools?|ability|browse|call|use\s+(?:any\s+)?tools?|run|execute|check|look\s+up)"
+    r"|\bas\s+an\s+AI(?:\s+language\s+model)?\b[^.]{0,40}\b(?:cannot|can't|don't|do\s+not)\b"
+    r"|\bI\s+(?:don't|do\s+not)\s+have\s+(?:real-time|internet|web)",
+    re.IGNORECASE,
+)
+
+_QUOTE_LIMIT = 300
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def looks_like_refusal(text: str) -> bool:
+    """True when ``text`` reads as "I have no tools / cannot access …"."""
+    return _REFUSAL.search(text) is not None
+
+
+def call_signature(name: str, arguments: dict[str, Any]) -> str:
+    """A key equal for calls of one tool with equal arguments (key order ignored)."""
+    return name + "\x00" + _encoder.encode(arguments).decode()
+
+
+def _quote(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) > _QUOTE_LIMIT:
+        raw = raw[:_QUOTE_LIMIT] + " …"
+    return raw
+
+
+def call_error_feedback(errors: Sequence[CallError], reminder: str) -> str:
+    """The repair message for a reply whose calls could not be understood."""
+    lines = ["Your tool call could not be run."]
+    for error in errors:
+        what = f"`{error.name}`" if error.name else "a call"
+        lines.append(f"- {what} ({error.reason}): {error.message}")
+        if error.raw.strip():
+            lines.append(f"  You wrote: {_quote(error.raw)}")
+    lines.append("Fix the call and write it again, exactly in this format:")
+    lines.append(reminder)
+    return "\n".join(lines)
+
+
+def refusal_reprompt(tool_names: Sequence[str], reminder: str) -> str:
+    """The one stronger re-prompt after a reply that says it has no tools."""
+    names = ", ".join(tool_names)
+    return (
+        f"You do have tools, and you must use them: {names}. "
+        "They run for you and their results come back to you in the next message. "
+        "Call the tool you need now, exactly in this format:\n" + reminder
+    )
+
+
+def missing_call_reprompt(tool_names: Sequence[str], reminder: str) -> str:
+    """The one stronger re-prompt when a call was required and none was made."""
+    names = ", ".join(tool_names)
+    return (
+        f"A tool call is required before you answer. Available tools: {names}. "
+        "Call one now, exactly in this format:\n" + reminder
+    )
+
+
+def repeat_redirect(name: str, previous: str | None) -> str:
+    """The tool error for the first repeat of an identical call."""
+    text = f"You already called `{name}` with exactly these arguments; it was not run again."
+    if previous is not None:
+        text += f" Its result was:\n{_quote(previous)}\n"
+    return text + " Use that result, call a tool with different arguments, or give your answer."
+
+
+def repeat_stop(name: str) -> str:
+    """The tool error once repeats go on: tools are over for this run."""
+    return (
+        f"`{name}` was called again with the same arguments; tool use is stopped for this "
+        "request. Do not call any more tools: answer now with what you have."
+    )
+
+
+@dataclass
+class RepairState:
+    """Per-run counters, one per rung, each checked against its own bound."""
+
+    max_repairs: int = 2
+    call_error_repairs: int = 0
+    reprompted: bool = False
+    redirected: bool = False
+    stopping: bool = False
+    calls_run: int = 0
+    # signature -> id of the first call with it, to quote that call's result
+    seen: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+
+    def can_repair(self) -> bool:
+        return self.call_error_repairs < self.max_repairs

@@ -1,0 +1,234 @@
+"""One turn of the agent: stream the model, decode, dispatch calls eagerly.
+
+Theory of operation
+-------------------
+``run_turn`` opens the model stream inside a task group that belongs to this
+turn. Each chunk goes through a decoder (the sans-IO ``Parser`` in prompt
+mode, ``NativeCalls`` in native mode) and every event it yields is sent on
+at once. A ``CallEnd`` is dispatched to the executor in the turn's task group
+the moment it arrives, while the model is still streaming (eager dispatch);
+results are sent on as they complete, so a consumer sees a fast tool's result
+before a slow model has finished its reply.
+
+The turn ends when the stream does, or earlier when we cut it client-side:
+with ``stop_at_call`` at the first ``CallEnd`` (for providers that ignore the
+``stop`` we sent), or when the parser reports that a user stop sequence was
+hit. Leaving the ``model.stream`` block is what cancels the request. The task
+group then waits for the turn's tools; each has its own timeout, so this
+cannot hang.
+
+Failures: a model stream that raises (``ProviderError``…) cancels the turn's
+tools and re-raises after the task group closes, so the caller sees the
+exception itself, not an exception group. A stream that *finishes* with
+``reason="error"`` is reported as a ``StreamError`` event; the decoder's
+``end()`` then turns a call left open into a ``CallError``, which the repair
+ladder handles.
+
+Repeated identical calls are caught here, before they run (see
+``streamtools.runtime.repair``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol, assert_never
+
+import anyio
+from anyio.abc import TaskGroup
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Event,
+    Finish,
+    ParserEvent,
+    ReasoningDelta,
+    Retry,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    Usage,
+)
+from streamtools.model import (
+    CallChunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    UsageChunk,
+)
+from streamtools.runtime.executor import Executor
+from streamtools.runtime.repair import RepairState, call_signature, repeat_redirect, repeat_stop
+
+__all__ = ["Decoder", "Reply", "TurnContext", "run_turn"]
+
+Emit = Callable[[Event], Awaitable[None]]
+
+
+class Decoder(Protocol):
+    """What a turn needs from the parser (prompt mode) or ``NativeCalls`` (native)."""
+
+    @property
+    def stopped(self) -> bool: ...
+
+    def text(self, text: str) -> list[ParserEvent]: ...
+
+    def call(self, chunk: CallChunk) -> list[ParserEvent]: ...
+
+    def end(self, finish: FinishChunk | None) -> list[ParserEvent]: ...
+
+
+@dataclass
+class Reply:
+    """Everything one model reply produced."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[CallEnd] = field(default_factory=list)
+    errors: list[CallError] = field(default_factory=list)
+    outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
+    requested_tools: list[str] = field(default_factory=list)
+    finish: FinishChunk | None = None
+    cut: bool = False
+
+    @property
+    def visible_text(self) -> str:
+        return "".join(self.text)
+
+
+@dataclass
+class TurnContext:
+    """What stays fixed for one turn."""
+
+    turn: int
+    model: Model
+    decoder: Decoder
+    executor: Executor
+    repair: RepairState
+    emit: Emit
+    stop_at_call: bool = False
+    stop_marker: str | None = None
+    # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
+    # when it is an ordinary call.
+    tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
+
+
+async def run_turn(ctx: TurnContext, request: ModelRequest) -> Reply:
+    """Stream one model reply, running its calls as they complete; return what it produced."""
+    reply = Reply()
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tools:
+        try:
+            await _read(ctx, request, reply, tools)
+        except Exception as exc:
+            # Re-raised below, outside the task group, so it is not wrapped in a group.
+            failure = exc
+            tools.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return reply
+
+
+async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: TaskGroup) -> None:
+    async with ctx.model.stream(request) as chunks:
+        async for chunk in chunks:
+            match chunk:
+                case TextChunk(text=text):
+                    events = ctx.decoder.text(text)
+                case ReasoningChunk(text=text):
+                    events = [ReasoningDelta(text=text)] if text else []
+                case CallChunk():
+                    events = ctx.decoder.call(chunk)
+                case UsageChunk(input_tokens=i, output_tokens=o):
+                    await ctx.emit(Usage(input_tokens=i, output_tokens=o))
+                    events = []
+                case FinishChunk():
+                    reply.finish = chunk
+                    events = []
+                case _:
+                    assert_never(chunk)
+            for event in events:
+                await _handle(ctx, event, reply, tools)
+                if reply.cut:
+                    break
+            # Not on FinishChunk: some providers send usage after the finish.
+            if reply.cut or ctx.decoder.stopped:
+                break
+    # The request is closed (cancelled if it was still running) from here on.
+    if reply.finish is not None and reply.finish.reason == "error":
+        message = reply.finish.message or "the model stream ended with an error"
+        await ctx.emit(StreamError(kind="stream", message=message))
+    if reply.cut:
+        await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
+        return
+    for event in ctx.decoder.end(reply.finish):
+        await _handle(ctx, event, reply, tools)
+
+
+async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: TaskGroup) -> None:
+    match event:
+        case TextDelta(text=text):
+            reply.text.append(text)
+        case ReasoningDelta(text=text):
+            reply.reasoning.append(text)
+        case CallError():
+            reply.errors.append(event)
+        case CallEnd():
+            await ctx.emit(event)
+            requested = ctx.tool_request(event)
+            if requested is not None:
+                reply.requested_tools.extend(requested)
+                return
+            reply.calls.append(event)
+            await _dispatch(ctx, event, reply, tools)
+            if ctx.stop_at_call:
+                reply.cut = True
+            return
+        case CallStart() | ArgsDelta() | Finish():
+            pass
+    await ctx.emit(event)
+
+
+async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGroup) -> None:
+    repair = ctx.repair
+    signature = call_signature(call.name, call.arguments)
+    if repair.stopping:
+        await _refuse(ctx, call, reply, repeat_stop(call.name))
+        return
+    first = repair.seen.get(signature)
+    if first is None:
+        repair.seen[signature] = call.id
+        tools.start_soon(_run_tool, ctx, call, reply)
+        return
+    if not repair.redirected:
+        repair.redirected = True
+        message = repeat_redirect(call.name, repair.results.get(first))
+        await ctx.emit(Retry(turn=ctx.turn, reason="repeated_call", message=message))
+        await _refuse(ctx, call, reply, message)
+        return
+    repair.stopping = True
+    await _refuse(ctx, call, reply, repeat_stop(call.name))
+
+
+async def _refuse(ctx: TurnContext, call: CallEnd, reply: Reply, message: str) -> None:
+    failed = ToolFailed(
+        index=call.index, id=call.id, name=call.name, kind="refused", message=message
+    )
+    reply.outcomes[call.id] = failed
+    await ctx.emit(failed)
+
+
+async def _run_tool(ctx: TurnContext, call: CallEnd, reply: Reply) -> None:
+    outcome = await ctx.executor.execute(call)
+    reply.outcomes[call.id] = outcome
+    ctx.repair.calls_run += 1
+    if isinstance(outcome, ToolResult):
+        ctx.repair.results[call.id] = outcome.content
+    else:
+        ctx.repair.results[call.id] = outcome.message
+    await ctx.emit(outcome)
