@@ -1,0 +1,194 @@
+"""The pieces every dialect shares: dialect syntax as data, call bodies, calls.
+
+Theory of operation
+-------------------
+The core ``Parser`` scans visible text for the markers a dialect declares in its
+``DialectSyntax``. When one matches, it asks the dialect for a ``CallBody`` (a
+small state machine for that dialect's call syntax) and hands it every further
+character until the body reports ``DONE`` (the call ended; the core resumes text
+mode just after it) or ``REJECTED`` (what looked like a call is prose after all;
+the core emits the body's text and rescans it, which is bounded because a body
+rejects only inside a short decision window).
+
+``CallBody.feed(s, pos, out)`` consumes ``s[pos:k]`` and returns ``k``. If the
+body is still running and ``k < len(s)``, the core holds ``s[k:]`` and prepends
+it to the next delta: that is how a body waits for a partial escape, literal or
+closing marker without copying state of its own. Everything a body consumes is
+appended to its ``raw`` pieces, so a call's ``raw`` is exactly the text the
+model wrote for it (conservation).
+
+``Call`` turns the parts a body finds (a name, argument JSON text) into events:
+``CallStart`` once the name is known and accepted, ``ArgsDelta`` for each piece
+of argument text, and at the end ``CallEnd`` or ``CallError``. Arguments are
+always decoded from the concatenation of the pieces that were emitted, so the
+append-only invariant holds by construction. A call whose tool is unknown gets
+no ``CallStart``: its first and only event is the ``CallError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
+from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
+
+__all__ = ["DONE", "REJECTED", "RUNNING", "Call", "CallBody", "CallContext", "DialectSyntax"]
+
+RUNNING, DONE, REJECTED = 0, 1, 2
+Out = list[ParserEvent]
+
+
+class CallContext:
+    """Per-parser call bookkeeping: the catalog and the call counter."""
+
+    __slots__ = ("catalog", "checks", "count", "id_prefix")
+
+    def __init__(self, catalog: ToolCatalog, id_prefix: str, *, checks: bool) -> None:
+        self.catalog = catalog
+        self.id_prefix = id_prefix
+        self.count = 0
+        self.checks = checks
+
+    def allocate(self) -> tuple[int, str]:
+        n = self.count
+        self.count = n + 1
+        return n, f"{self.id_prefix}{n}"
+
+
+class CallBody:
+    """Base of the per-dialect call state machines (see the module docstring)."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        self.ctx = ctx
+        self.status = RUNNING
+        self.raw: list[str] = [marker]
+        self.size = len(marker)
+        self.undecided = False  # True while the text may still turn out to be prose
+
+    def record(self, s: str, start: int, stop: int) -> None:
+        if stop > start:
+            self.raw.append(s[start:stop])
+            self.size += stop - start
+
+    def raw_text(self) -> str:
+        text = "".join(self.raw)
+        self.raw = [text]
+        return text
+
+    def feed(self, s: str, pos: int, out: Out) -> int:
+        raise NotImplementedError
+
+    def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
+        """The stream ended inside this body with ``tail`` unconsumed.
+
+        Emit the call's last event and return None, or return the whole text of a
+        rejected body for the core to rescan as text.
+        """
+        raise NotImplementedError
+
+
+class Call:
+    """One call being assembled: emits CallStart/ArgsDelta/CallEnd/CallError."""
+
+    __slots__ = ("args", "ctx", "id", "index", "name", "started")
+
+    def __init__(self, ctx: CallContext) -> None:
+        self.ctx = ctx
+        self.name: str | None = None
+        self.index = -1
+        self.id = ""
+        self.args: list[str] = []
+        self.started = False
+
+    def known(self, name: str) -> bool:
+        return name in self.ctx.catalog
+
+    def named(self, name: str, out: Out) -> None:
+        """The tool name is known: start the call if the tool exists."""
+        self.name = name
+        if name in self.ctx.catalog:
+            self.index, self.id = self.ctx.allocate()
+            self.started = True
+            out.append(CallStart(index=self.index, id=self.id, name=name))
+            if self.args:
+                out.append(ArgsDelta(index=self.index, id=self.id, delta="".join(self.args)))
+
+    def add_args(self, text: str, out: Out) -> None:
+        if text:
+            self.args.append(text)
+            if self.started:
+                out.append(ArgsDelta(index=self.index, id=self.id, delta=text))
+
+    def fail(self, raw: str, reason: str, message: str, out: Out) -> None:
+        if self.index < 0:
+            self.index, self.id = self.ctx.allocate()
+        out.append(
+            CallError(
+                index=self.index, id=self.id, name=self.name, raw=raw, reason=reason,
+                message=message,
+            )
+        )
+
+    def complete(self, raw: str, out: Out, *, example: str = "") -> None:
+        """The call's markup closed: validate and emit CallEnd or CallError."""
+        name = self.name
+        if name is None:
+            self.fail(raw, "malformed", f"The call has no tool name.{example}", out)
+            return
+        if not self.started:
+            self.fail(raw, "unknown_tool", unknown_tool_message(self.ctx.catalog, name), out)
+            return
+        if not self.args:
+            self.add_args("{}", out)
+        text = "".join(self.args)
+        try:
+            arguments: Any = msgspec.json.decode(text)
+        except msgspec.DecodeError as exc:
+            self.fail(
+                raw, "invalid_json",
+                f"The arguments of {name} are not valid JSON ({exc}). Write them as one "
+                f"JSON object with double-quoted keys and strings.{example}", out,
+            )
+            return
+        if not isinstance(arguments, dict):
+            self.fail(
+                raw, "malformed",
+                f"The arguments of {name} must be a JSON object of parameter names to "
+                f"values, not {type(arguments).__name__}.{example}", out,
+            )
+            return
+        if self.ctx.checks:
+            problem = self.ctx.catalog.check_arguments(name, arguments)
+            if problem is not None:
+                self.fail(
+                    raw, "invalid_arguments",
+                    f"Invalid arguments for {name}: {problem} Fix them and call {name} again.",
+                    out,
+                )
+                return
+        out.append(CallEnd(index=self.index, id=self.id, name=name, arguments=arguments, raw=raw))
+
+
+@dataclass(frozen=True)
+class DialectSyntax:
+    """A dialect's parse side as data: the core's transition table for text mode.
+
+    ``markers``: strings that may open a call in visible text; ``open(marker, ctx)``
+    returns the body that parses the call, or None when the marker is plain text
+    here. ``line_start``: markers count only at the start of a line. ``once``: only
+    the first call of a reply is parsed (``json_object``). ``drop_outer_whitespace``:
+    whitespace-only text around calls is not visible text (``json_object``).
+    """
+
+    name: str
+    stop_marker: str | None
+    markers: tuple[str, ...]
+    open: Callable[[str, CallContext], CallBody | None]
+    line_start: bool = False
+    once: bool = False
+    drop_outer_whitespace: bool = False
+    hold_bound: int | None = None  # longest text hold-back when larger than markers imply

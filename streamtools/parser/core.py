@@ -1,0 +1,313 @@
+"""The incremental parser: text mode, reasoning, stop sequences, call dispatch.
+
+Theory of operation
+-------------------
+``Parser`` is sans-IO (after h11): ``feed(delta)`` returns the events that text
+makes certain, ``end(finish_reason)`` flushes and closes. It has four modes:
+
+========  ===========================================  ============================
+mode      scans for                                    on match
+========  ===========================================  ============================
+TEXT      dialect markers, ``<think>``, stop strings   CALL / THINK / STOPPED
+THINK     ``</think>``, stop strings                   TEXT / STOPPED
+CALL      (the dialect's ``CallBody`` consumes input)  TEXT when the body is done
+STOPPED   nothing: later input is ignored              -
+========  ===========================================  ============================
+
+Text and reasoning are released as soon as they cannot be the start of a marker
+or stop string: after a full-marker search (one compiled alternation, so
+``str``-speed scanning, no per-character Python loop) only the longest suffix
+that is a proper prefix of some marker is held, i.e. at most ``longest marker -
+1`` characters. A delta with no marker-start character while nothing is held is
+returned whole as one ``TextDelta`` (the fast path).
+
+Held text is prepended to the next delta; it is short, so re-examining it costs
+O(longest marker) per delta and the whole parse stays O(input). Call bodies use
+the same mechanism to wait for partial escapes or closing markers.
+
+Decisions
+---------
+* ``<think>``/``</think>`` work in every dialect and anywhere in visible text.
+  The tags are markup: ``ReasoningDelta`` carries only what is between them.
+  Conservation therefore holds with each run of reasoning re-wrapped in the tags
+  (an empty ``<think></think>`` leaves no event). An orphan ``</think>`` is text.
+* A marker directly after a backtick is prose quoting the syntax (`` `<tool_call>` ``)
+  and stays text.
+* Stop strings apply to visible text and reasoning, not inside call bodies: the
+  text of a call is content (a provider applying the stop server-side already cut
+  the stream; see ``end``). The stop string and everything after it is dropped and
+  reported in ``Finish.stop_sequence``.
+* ``end(finish_reason)``: ``None`` means ``"stop"``. A call still open ends as the
+  dialect decides: when the provider removed the dialect's closing marker as a stop
+  sequence and the body is complete, the call completes; otherwise
+  ``CallError(reason="unterminated")``.
+* ``max_buffer`` caps the characters held at once (held text plus an open call's
+  raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from streamtools.errors import ParserStateError, SizeLimitExceeded, UnknownDialectError
+from streamtools.events import Finish, ParserEvent, ReasoningDelta, TextDelta
+from streamtools.parser.calls import DONE, REJECTED, CallBody, CallContext, DialectSyntax
+from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
+
+__all__ = ["Parser"]
+
+TEXT, THINK, CALL, STOPPED = 0, 1, 2, 3
+_MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED")
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+class _Scan:
+    """One mode's scanning tables: full-match alternation, start chars, prefixes."""
+
+    __slots__ = ("longest", "markers", "prefixes", "rx", "start_rx")
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        ordered = sorted(set(markers), key=len, reverse=True)
+        self.markers = frozenset(ordered)
+        self.rx = re.compile("|".join(re.escape(m) for m in ordered))
+        starts = sorted({m[0] for m in ordered})
+        self.start_rx = re.compile("[" + "".join(re.escape(c) for c in starts) + "]")
+        self.prefixes = frozenset(m[:k] for m in ordered for k in range(1, len(m)))
+        self.longest = len(ordered[0])
+
+
+def _syntax(dialect: str | DialectSyntax) -> DialectSyntax:
+    if isinstance(dialect, DialectSyntax):
+        return dialect
+    from streamtools.parser.dialects import DIALECTS
+
+    try:
+        return DIALECTS[dialect]
+    except KeyError:
+        known = ", ".join(sorted(DIALECTS))
+        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {known}") from None
+
+
+class Parser:
+    """Incremental tool-call parser for one model reply (see the module docstring)."""
+
+    def __init__(
+        self,
+        dialect: str | DialectSyntax,
+        tools: Iterable[str] | ToolCatalog | None = None,
+        stop: Sequence[str] | None = (),
+        *,
+        id_prefix: str = "call_",
+        max_buffer: int | None = None,
+    ) -> None:
+        self.syntax = _syntax(dialect)
+        catalog = as_catalog(tools)
+        checks = not isinstance(catalog, (AnyTool, NamedTools))
+        self._ctx = CallContext(catalog, id_prefix, checks=checks)
+        self._stops = frozenset(s for s in (stop or ()) if s)
+        self._text = _Scan((*self.syntax.markers, THINK_OPEN, *self._stops))
+        self._think = _Scan((THINK_CLOSE, *self._stops))
+        self._max_buffer = max_buffer
+        self._mode = TEXT
+        self._held = ""
+        self._prev = ""  # the input character just before the current buffer
+        self._body: CallBody | None = None
+        self._stop_hit: str | None = None
+        self._opened = False  # a call has been opened (for ``once`` dialects)
+        self._ws = ""  # whitespace held under ``drop_outer_whitespace``
+        self._closed: str | None = None  # why no more input is accepted
+        self.max_held = 0  # the longest text hold-back seen (for tests and the bench)
+
+    # -- public API -------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        """A user stop sequence was hit; later ``feed`` calls return ``[]``."""
+        return self._stop_hit is not None
+
+    @property
+    def held(self) -> int:
+        """Characters received that may still become visible text or reasoning."""
+        body = self._body
+        if body is not None:
+            return body.size + len(self._held) if body.undecided else 0
+        return len(self._held)
+
+    def feed(self, delta: str) -> list[ParserEvent]:
+        """Consume one delta of model text; return the events it makes certain."""
+        if self._closed is not None:
+            raise ParserStateError(f"can't feed in state {self._closed}")
+        if self._stop_hit is not None or not delta:
+            return []
+        if (
+            self._mode == TEXT
+            and not self._held
+            and not self._ws
+            and self._text.start_rx.search(delta) is None
+            and not self.syntax.drop_outer_whitespace
+        ):
+            self._prev = delta[-1]
+            return [TextDelta(text=delta)]
+        out: list[ParserEvent] = []
+        s = self._held + delta if self._held else delta
+        self._held = ""
+        try:
+            self._run(s, out, final=False)
+        except SizeLimitExceeded:
+            self._closed = "ERROR"
+            raise
+        return out
+
+    def end(self, finish_reason: str | None = None) -> list[ParserEvent]:
+        """End of the reply: flush held text, close an open call, emit ``Finish``."""
+        if self._closed is not None:
+            raise ParserStateError(f"can't end in state {self._closed}")
+        self._closed = "ENDED"
+        reason = finish_reason or "stop"
+        out: list[ParserEvent] = []
+        s, self._held = self._held, ""
+        if self._mode != STOPPED:
+            self._run(s, out, final=True, reason=reason)
+        self._ws = ""  # whitespace around a json_object reply is not text
+        out.append(Finish(reason=reason, stop_sequence=self._stop_hit))
+        return out
+
+    # -- the loop ---------------------------------------------------------------
+
+    def _run(self, s: str, out: list[ParserEvent], *, final: bool, reason: str = "stop") -> None:
+        pos = 0
+        while True:
+            mode = self._mode
+            if mode == CALL:
+                body = self._body
+                assert body is not None
+                k = body.feed(s, pos, out)
+                if body.status == DONE:
+                    self._body = None
+                    self._mode = TEXT
+                    self._prev = s[k - 1] if k > 0 else self._prev
+                    pos = k
+                    continue
+                if body.status == REJECTED:
+                    s, pos = self._rejected(body.raw_text(), s[k:], out)
+                    continue
+                if final:
+                    rest = body.end(s[k:], reason, out)
+                    self._body = None
+                    self._mode = TEXT
+                    if rest is None:
+                        return
+                    s, pos = self._rejected(rest, "", out)
+                    continue
+                self._hold(s, k)
+                if self._max_buffer is not None and body.size + len(self._held) > self._max_buffer:
+                    raise SizeLimitExceeded(
+                        f"call text exceeds max_buffer={self._max_buffer} characters"
+                    )
+                return
+            if mode == STOPPED:
+                return
+            pos = self._scan(s, pos, out, final)
+            if pos < 0:
+                return
+
+    def _hold(self, s: str, k: int) -> None:
+        self._held = s[k:]
+        if k > 0:
+            self._prev = s[k - 1]
+
+    def _rejected(self, text: str, rest: str, out: list[ParserEvent]) -> tuple[str, int]:
+        """A body turned out to be prose: its first character is text, rescan the rest."""
+        self._body = None
+        self._mode = TEXT
+        self._emit_text(text[0], out)
+        self._prev = text[0]
+        return text[1:] + rest, 0
+
+    def _scan(self, s: str, pos: int, out: list[ParserEvent], final: bool) -> int:
+        """Text or reasoning: emit what is certain; return where a new mode starts,
+        or -1 once ``s`` is used up (its undecidable tail held)."""
+        think = self._mode == THINK
+        scan = self._think if think else self._text
+        syntax = self.syntax
+        while True:
+            m = scan.rx.search(s, pos)
+            if m is None:
+                break
+            i, tok = m.start(), m.group()
+            if tok in self._stops:
+                self._emit(s[pos:i], think, out)
+                self._stop_hit = tok
+                self._mode = STOPPED
+                self._held = ""
+                return -1
+            prev = s[i - 1] if i > 0 else self._prev
+            if think:
+                if prev != "`":
+                    self._emit(s[pos:i], True, out)
+                    self._mode = TEXT
+                    self._prev = tok[-1]
+                    return m.end()
+            elif tok == THINK_OPEN:
+                if prev != "`":
+                    self._emit(s[pos:i], False, out)
+                    self._mode = THINK
+                    self._prev = tok[-1]
+                    return m.end()
+            elif (
+                prev != "`"
+                and not (syntax.line_start and prev not in ("", "\n"))
+                and not (syntax.once and self._opened)
+            ):
+                body = syntax.open(tok, self._ctx)
+                if body is not None:
+                    self._emit(s[pos:i], False, out)
+                    if syntax.drop_outer_whitespace:
+                        self._ws = ""
+                    self._opened = True
+                    self._body = body
+                    self._mode = CALL
+                    return m.end()
+            # not a marker here: its first character is plain text
+            self._emit(s[pos : i + 1], think, out)
+            pos = i + 1
+        n = len(s)
+        h = n
+        if not final:
+            c = scan.start_rx.search(s, max(pos, n - scan.longest + 1))
+            while c is not None:
+                t = c.start()
+                if s[t:] in scan.prefixes:
+                    h = t
+                    break
+                c = scan.start_rx.search(s, t + 1)
+        self._emit(s[pos:h], think, out)
+        self._hold(s, h)
+        held = n - h + len(self._ws)
+        if held > self.max_held:
+            self.max_held = held
+        if self._max_buffer is not None and held > self._max_buffer:
+            raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
+        return -1
+
+    def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
+        if text:
+            if think:
+                out.append(ReasoningDelta(text=text))
+            else:
+                self._emit_text(text, out)
+
+    def _emit_text(self, text: str, out: list[ParserEvent]) -> None:
+        if self.syntax.drop_outer_whitespace:
+            # trailing whitespace waits: it is dropped if the object or the end follows
+            text = self._ws + text
+            kept = text.rstrip()
+            self._ws = text[len(kept) :]
+            if not kept:
+                return
+            text = kept
+        out.append(TextDelta(text=text))
+
+    def __repr__(self) -> str:
+        return f"<Parser {self.syntax.name} {_MODE_NAMES[self._mode]} held={len(self._held)}>"

@@ -1,0 +1,196 @@
+"""The call body shared by the JSON dialects (hermes, json_action, command,
+inline_json, json_object).
+
+Theory of operation
+-------------------
+A JSON call has up to three phases, each a few lines of state:
+
+``PREFIX``    dialect-specific text between the marker and the JSON (hermes:
+              whitespace; json_action: the rest of the fence line; command: the
+              tool name; inline_json: the ``"tool": "<name>"`` decision window).
+              While in it the body is ``undecided`` and may reject itself, which
+              turns everything it consumed back into text.
+``ENVELOPE``  an ``Envelope`` reads the JSON object; the tool name starts the call,
+              the arguments object streams out as ``ArgsDelta`` at the model's pace.
+``SUFFIX``    whitespace and the closing marker, for dialects that have one.
+
+Failure handling is per dialect (``on_error``): ``SKIP`` drops to the closing
+marker (hermes, json_action), so one broken call never eats the next;
+``CUT`` ends the call at the offending character and gives the rest back to
+text mode (inline_json, command); ``SWALLOW`` keeps everything up to the end of
+the reply (json_object, whose reply is the object). Either way the raw text of
+the failed call is kept in ``CallError.raw``.
+"""
+
+from __future__ import annotations
+
+from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
+from streamtools.parser.calls import DONE, REJECTED, RUNNING, Call, CallBody, CallContext
+from streamtools.parser.jsonscan import Envelope
+
+__all__ = ["CUT", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
+
+PREFIX, ENVELOPE, SUFFIX, SKIP = range(4)
+SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
+Out = list[ParserEvent]
+
+
+class JsonCallBody(CallBody):
+    """A call whose arguments are JSON; subclasses set the class attributes below."""
+
+    roles: dict[tuple[str, ...], int] = {}
+    close: str | None = None
+    on_error = SKIP_TO_CLOSE
+    example = ""
+    opened = False  # the marker itself opened the envelope object (``{``)
+
+    def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
+        super().__init__(ctx, marker)
+        self.call = Call(ctx)
+        self.env = Envelope(self.roles, self, opened=self.opened)
+        self.phase = PREFIX if prefix else ENVELOPE
+        self.undecided = prefix
+        self.failure: tuple[str, str] | None = None
+        self.out: Out = []
+        self.args_given = False
+        self.text_given = False
+
+    # -- envelope sink ------------------------------------------------------------
+
+    def on_name(self, name: object) -> None:
+        if self.call.name is not None:
+            self.failure = self.failure or ("malformed", "The call names its tool twice.")
+        elif not isinstance(name, str) or not name:
+            self.failure = self.failure or ("malformed", "The tool name must be a string.")
+        else:
+            self.call.named(name, self.out)
+
+    def on_args(self, text: str) -> None:
+        self.args_given = True
+        self.call.add_args(text, self.out)
+
+    def on_text(self, text: str, reasoning: bool) -> None:
+        self.text_given = True
+        self.out.append(ReasoningDelta(text=text) if reasoning else TextDelta(text=text))
+
+    # -- dialect hooks ------------------------------------------------------------
+
+    def prefix(self, s: str, i: int) -> int:
+        """Consume the prefix phase; set ``phase``/``status`` when decided."""
+        self.phase = ENVELOPE
+        self.undecided = False
+        return i
+
+    def prefix_end(self, finish_reason: str) -> bool:
+        """The stream ended in the prefix: True if that completes a call."""
+        return False
+
+    def envelope_done(self, raw: str) -> None:
+        if self.failure is not None:
+            self.call.fail(raw, *self.failure, self.out)
+        else:
+            self.call.complete(raw, self.out, example=self.example)
+
+    # -- the machine ----------------------------------------------------------------
+
+    def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
+        self.record(s, start, stop)
+        self.status = DONE
+        raw = self.raw_text()
+        if failure is not None:
+            self.call.fail(raw, *failure, self.out)
+        else:
+            self.envelope_done(raw)
+
+    def _error(self, reason: str, message: str) -> None:
+        hint = f" {self.example}" if self.example else ""
+        self.failure = (reason, message + hint)
+        self.phase = SKIP
+
+    def feed(self, s: str, pos: int, out: Out) -> int:  # noqa: C901 - one state machine
+        self.out = out
+        n = len(s)
+        i = pos
+        while self.status == RUNNING and i < n:
+            phase = self.phase
+            if phase == PREFIX:
+                j = self.prefix(s, i)
+                if self.status == REJECTED:
+                    self.record(s, pos, j)
+                    return j
+                if j == i and self.phase == PREFIX:
+                    break
+                i = j
+            elif phase == ENVELOPE:
+                env = self.env
+                i = env.feed(s, i)
+                if env.error is not None:
+                    name = self.call.name or "the tool"
+                    self._error("invalid_json", f"The call to {name} is not valid JSON: {env.error}.")
+                    if self.on_error == CUT:
+                        self._finish(s, pos, i, self.failure)
+                        return i
+                elif env.done:
+                    if self.close is None:
+                        self._finish(s, pos, i, None)
+                        return i
+                    self.phase = SUFFIX
+                else:
+                    break
+            elif phase == SUFFIX:
+                close = self.close
+                assert close is not None
+                while i < n and s[i] in " \t\r\n":
+                    i += 1
+                if i == n:
+                    break
+                if s.startswith(close, i):
+                    self._finish(s, pos, i + len(close), self.failure)
+                    return i + len(close)
+                if close.startswith(s[i:]):
+                    break
+                self._error("malformed", f"Expected {close} right after the JSON object.")
+            else:  # SKIP
+                close = self.close
+                if close is None or self.on_error == SWALLOW:
+                    i = n
+                    break
+                k = s.find(close, i)
+                if k >= 0:
+                    self._finish(s, pos, k + len(close), self.failure)
+                    return k + len(close)
+                j = max(i, n - len(close) + 1)
+                while j < n and not close.startswith(s[j:]):
+                    j += 1
+                i = j
+                break
+        self.record(s, pos, i)
+        return i
+
+    def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
+        self.out = out
+        if self.phase == PREFIX and self.undecided and not self.prefix_end(finish_reason):
+            return self.raw_text() + tail
+        self.record(tail, 0, len(tail))
+        raw = self.raw_text()
+        self.status = DONE
+        phase = self.phase
+        if phase == PREFIX:
+            self.envelope_done(raw)
+        elif phase == SKIP and self.failure is not None:
+            self.call.fail(raw, *self.failure, out)
+        elif (
+            phase == SUFFIX
+            and finish_reason == "stop"
+            and (tail.strip() == "" or (self.close or "").startswith(tail.strip()))
+        ):
+            self.envelope_done(raw)  # the provider removed the closing marker as a stop string
+        else:
+            name = self.call.name or "the tool"
+            closing = f", ending with {self.close}" if self.close else ""
+            self.call.fail(
+                raw, "unterminated",
+                f"The call to {name} was cut off before it was complete. Write the whole "
+                f"call{closing}.", out,
+            )
+        return None

@@ -1,0 +1,371 @@
+"""Incremental JSON scanning shared by the JSON dialects.
+
+Theory of operation
+-------------------
+``ValueScanner`` scans exactly one JSON value that arrives in pieces. It keeps a
+bracket stack and a small grammar state, jumps over string contents and
+whitespace with compiled regexes (no per-character Python loop inside strings),
+and validates each structural token as it passes, so a syntax error is found at
+the character that causes it (a hermes closing tag after a broken object is then
+still found). ``feed(s, i)`` returns how far it consumed; it stops *before* an
+incomplete escape (``\\``, ``\\u12``) or an incomplete number or literal at the
+end of ``s`` (``12`` may become ``123``, ``tru`` is not yet ``true``). The caller
+holds that tail and offers it again with the next delta. Everything consumed is
+therefore a safe cut: the argument text streamed so far never needs retracting.
+
+Only a bounded tail (an escape of at most 6 characters, a literal of at most 5,
+or a number) is ever examined twice; ``examined`` counts every character the
+scanner looked at so tests can prove linear work.
+
+``Envelope`` reads the JSON object around a call (``{"name": …, "arguments":
+{…}}``) with a role per member path: the tool name, the argument object (streamed
+raw, exactly as the model wrote it), text or reasoning (decoded and streamed) and
+everything else skipped. Envelope punctuation is handled one character at a time
+(it is a few characters per call); every value is scanned by a ``ValueScanner``.
+Objects on the way to a role path are descended into (``json_object``'s
+``{"action": {"tool": …, "args": …}}``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+import msgspec
+
+__all__ = ["ARGS", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink", "ValueScanner"]
+
+_WS = re.compile(r"[ \t\r\n]*")
+_STR = re.compile(r'[^"\\\x00-\x1f]*')
+_TOKEN = re.compile(r"[-+.0-9A-Za-z]+")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_HIGH_SURROGATE_TAIL = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
+_SPACE = " \t\r\n"
+
+# ValueScanner states
+_VALUE, _FIRST_ITEM, _FIRST_KEY, _KEY, _COLON, _AFTER, _STRING, _DONE, _ERROR = range(9)
+
+
+class ValueScanner:
+    """Scans one JSON value incrementally (see the module docstring)."""
+
+    __slots__ = ("error", "examined", "is_key", "stack", "state")
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.state = _VALUE
+        self.is_key = False
+        self.error: str | None = None
+        self.examined = 0
+
+    @property
+    def done(self) -> bool:
+        return self.state == _DONE
+
+    def _fail(self, message: str) -> None:
+        self.state = _ERROR
+        self.error = message
+
+    def feed(self, s: str, i: int, final: bool = False) -> int:  # noqa: C901 - one state machine
+        n = len(s)
+        self.examined += n - i
+        stack = self.stack
+        state = self.state
+        while i < n:
+            if state == _STRING:
+                j = _STR.match(s, i).end()  # type: ignore[union-attr]
+                if j == n:
+                    i = n
+                    break
+                c = s[j]
+                if c == '"':
+                    i = j + 1
+                    if self.is_key:
+                        state = _COLON
+                    elif stack:
+                        state = _AFTER
+                    else:
+                        state = _DONE
+                        break
+                elif c == "\\":
+                    if j + 1 >= n:
+                        i = j
+                        break
+                    e = s[j + 1]
+                    if e == "u":
+                        if j + 6 > n:
+                            i = j
+                            break
+                        if _HEX4.match(s, j + 2) is None:
+                            i = j
+                            self._fail("bad \\u escape in a string")
+                            return i
+                        i = j + 6
+                    elif e in '"\\/bfnrt':
+                        i = j + 2
+                    else:
+                        self._fail(f"invalid escape \\{e} in a string")
+                        return j
+                else:
+                    self._fail("raw control character in a string (escape newlines as \\n)")
+                    return j
+                continue
+            c = s[i]
+            if c in _SPACE:
+                i = _WS.match(s, i).end()  # type: ignore[union-attr]
+                if i == n:
+                    break
+                c = s[i]
+            if state == _VALUE or state == _FIRST_ITEM:
+                if c == '"':
+                    state = _STRING
+                    self.is_key = False
+                    i += 1
+                elif c == "{":
+                    stack.append("}")
+                    state = _FIRST_KEY
+                    i += 1
+                elif c == "[":
+                    stack.append("]")
+                    state = _FIRST_ITEM
+                    i += 1
+                elif c == "]" and state == _FIRST_ITEM:
+                    stack.pop()
+                    i += 1
+                    state = _AFTER if stack else _DONE
+                else:
+                    m = _TOKEN.match(s, i)
+                    if m is None:
+                        self._fail(f"unexpected {c!r} where a value should start")
+                        return i
+                    j = m.end()
+                    if j == n and not final:
+                        break
+                    tok = m.group()
+                    if tok not in ("true", "false", "null") and _NUMBER.fullmatch(tok) is None:
+                        self._fail(f"{tok!r} is not a JSON value (strings need double quotes)")
+                        return i
+                    i = j
+                    state = _AFTER if stack else _DONE
+            elif state == _FIRST_KEY or state == _KEY:
+                if c == '"':
+                    state = _STRING
+                    self.is_key = True
+                    i += 1
+                elif c == "}" and state == _FIRST_KEY:
+                    stack.pop()
+                    i += 1
+                    state = _AFTER if stack else _DONE
+                else:
+                    self._fail(f"unexpected {c!r} where a double-quoted key should be")
+                    return i
+            elif state == _COLON:
+                if c != ":":
+                    self._fail(f"expected ':' after a key, found {c!r}")
+                    return i
+                state = _VALUE
+                i += 1
+            elif state == _AFTER:
+                if c == ",":
+                    state = _KEY if stack[-1] == "}" else _VALUE
+                    i += 1
+                elif c == stack[-1]:
+                    stack.pop()
+                    i += 1
+                    state = _AFTER if stack else _DONE
+                else:
+                    self._fail(f"expected ',' or {stack[-1]!r}, found {c!r}")
+                    return i
+            if state == _DONE:
+                break
+        self.state = state
+        return i
+
+
+NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
+# Envelope states
+_E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
+
+
+class EnvelopeSink(Protocol):
+    def on_name(self, name: object) -> None: ...
+    def on_args(self, text: str) -> None: ...
+    def on_text(self, text: str, reasoning: bool) -> None: ...
+
+
+class Envelope:
+    """Reads a call's JSON envelope, dispatching member values by role."""
+
+    __slots__ = (
+        "error", "examined", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
+        "state", "sub", "text_carry", "first", "root",
+    )
+
+    def __init__(
+        self, roles: dict[tuple[str, ...], int], sink: EnvelopeSink, *, opened: bool = False
+    ) -> None:
+        self.roles = roles
+        self.prefixes = {p[:k] for p in roles for k in range(len(p))}
+        self.sink = sink
+        self.path: list[str] = []
+        self.state = _E_FIRST_KEY if opened else _E_OPEN
+        self.root = () in roles  # the whole value has a role (command: the arguments)
+        if self.root:
+            self.state = _E_VALUE
+        self.sub = ValueScanner()
+        self.role = SKIP
+        self.key = ""
+        self.pieces: list[str] = []
+        self.text_carry = ""
+        self.first = True
+        self.error: str | None = None
+        self.examined = 0
+
+    @property
+    def done(self) -> bool:
+        return self.state == _E_DONE
+
+    def after_value(self) -> None:
+        """Resume after the first member, which someone else read."""
+        self.state = _E_AFTER
+
+    def _fail(self, message: str) -> None:
+        self.state = _E_ERROR
+        self.error = message
+
+    def feed(self, s: str, i: int, final: bool = False) -> int:  # noqa: C901
+        n = len(s)
+        while i < n:
+            state = self.state
+            if state == _E_IN:
+                sub = self.sub
+                j = sub.feed(s, i, final)
+                self.examined += n - i
+                if j > i:
+                    self._value_piece(s[i:j])
+                i = j
+                if sub.error is not None:
+                    self._fail(sub.error)
+                    return i
+                if not sub.done:
+                    return i
+                self._value_done()
+                if self.state == _E_DONE:
+                    return i
+                continue
+            c = s[i]
+            self.examined += 1
+            if c in _SPACE:
+                i += 1
+                continue
+            if state == _E_OPEN:
+                if c != "{":
+                    self._fail(f"expected '{{' to open the call object, found {c!r}")
+                    return i
+                self.state = _E_FIRST_KEY
+            elif state == _E_FIRST_KEY or state == _E_KEY:
+                if c == "}" and state == _E_FIRST_KEY:
+                    self._close_object()
+                    if self.state == _E_DONE:
+                        return i + 1
+                    i += 1
+                    continue
+                if c != '"':
+                    self._fail(f"expected a double-quoted key, found {c!r}")
+                    return i
+                self._start(KEY)
+                continue
+            elif state == _E_COLON:
+                if c != ":":
+                    self._fail(f"expected ':' after key {self.key!r}, found {c!r}")
+                    return i
+                self.state = _E_VALUE
+            elif state == _E_VALUE:
+                path = (*self.path, self.key) if not self.root else ()
+                if c == "{" and path in self.prefixes:
+                    self.path.append(self.key)
+                    self.state = _E_FIRST_KEY
+                else:
+                    role = self.roles.get(path, SKIP)
+                    if role == ARGS and c != "{":
+                        if c == '"':
+                            role = ARGS_STR  # double-encoded arguments: a string of JSON
+                        elif c != "n":
+                            self._fail(f"the value of {self.key!r} must be a JSON object")
+                            return i
+                        else:
+                            role = SKIP  # null arguments: none
+                    self._start(role)
+                    continue
+            elif state == _E_AFTER:
+                if c == ",":
+                    self.state = _E_KEY
+                elif c == "}":
+                    self._close_object()
+                    if self.state == _E_DONE:
+                        return i + 1
+                else:
+                    self._fail(f"expected ',' or '}}' after a member, found {c!r}")
+                    return i
+            else:  # pragma: no cover - DONE/ERROR are never fed
+                return i
+            i += 1
+        return i
+
+    def _close_object(self) -> None:
+        if self.path:
+            self.path.pop()
+            self.state = _E_AFTER
+        else:
+            self.state = _E_DONE
+
+    def _start(self, role: int) -> None:
+        self.role = role
+        self.state = _E_IN
+        self.sub = ValueScanner()
+        self.pieces = []
+        self.first = True
+        self.text_carry = ""
+
+    def _value_piece(self, piece: str) -> None:
+        role = self.role
+        if role == ARGS:
+            self.sink.on_args(piece)
+        elif role == TEXT or role == REASONING:
+            if self.first and not piece.startswith('"'):
+                self.pieces.append(piece)  # not a string: emitted as JSON text when complete
+                return
+            self._stream_string(piece, role == REASONING)
+        elif role != SKIP:
+            self.pieces.append(piece)
+
+    def _stream_string(self, piece: str, reasoning: bool) -> None:
+        if self.first:
+            piece = piece[1:]
+            self.first = False
+        if self.sub.done:
+            piece = piece[:-1]
+        piece = self.text_carry + piece
+        self.text_carry = ""
+        m = _HIGH_SURROGATE_TAIL.search(piece)
+        if m is not None and not self.sub.done:  # keep a surrogate pair together
+            self.text_carry = piece[m.start() :]
+            piece = piece[: m.start()]
+        if piece:
+            self.sink.on_text(msgspec.json.decode(f'"{piece}"'), reasoning)
+
+    def _value_done(self) -> None:
+        role = self.role
+        self.state = _E_DONE if self.root else _E_AFTER
+        if role == KEY:
+            key = msgspec.json.decode("".join(self.pieces))
+            self.key = key if isinstance(key, str) else ""
+            self.state = _E_COLON
+        elif role == ARGS_STR:
+            value = msgspec.json.decode("".join(self.pieces))
+            self.sink.on_args(value if isinstance(value, str) else "")
+        elif role == NAME:
+            self.sink.on_name(msgspec.json.decode("".join(self.pieces)))
+        elif (role == TEXT or role == REASONING) and self.pieces:
+            self.sink.on_text("".join(self.pieces), role == REASONING)
