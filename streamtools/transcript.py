@@ -11,13 +11,16 @@ wrote it.
 
 Each turn the runtime (or the proxy) projects the transcript for one dialect
 and one provider with ``project`` (see below), which returns the
-``ChatMessage`` list of a ``ModelRequest``.
+``ChatMessage`` list of a ``ModelRequest``. The projection rules (merged
+system messages, unanswered calls, orphan results) are stated in
+``streamtools.prompts.project``.
 
 This module is core: standard library and msgspec only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -62,9 +65,7 @@ class AssistantMessage(
     reasoning: str = ""
 
 
-class ToolResultMessage(
-    msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True
-):
+class ToolResultMessage(msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True):
     """The result of the call ``call_id``; ``is_error`` marks a tool error."""
 
     call_id: str
@@ -89,3 +90,37 @@ class Transcript(msgspec.Struct, kw_only=True):
 
     def user(self, content: str) -> None:
         self.messages.append(UserMessage(content=content))
+
+    def assistant(
+        self, text: str = "", calls: Sequence[ToolCall] = (), *, reasoning: str = ""
+    ) -> AssistantMessage:
+        """Append a model reply and return it."""
+        message = AssistantMessage(text=text, calls=tuple(calls), reasoning=reasoning)
+        self.messages.append(message)
+        return message
+
+    def result(self, call: ToolCall, content: str, *, is_error: bool = False) -> None:
+        """Append the result (or, with ``is_error``, the error) of ``call``."""
+        self.messages.append(
+            ToolResultMessage(call_id=call.id, name=call.name, content=content, is_error=is_error)
+        )
+
+    def pending_calls(self) -> list[ToolCall]:
+        """Calls of the last assistant reply that have no result yet, in order."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[i]
+            if isinstance(message, AssistantMessage):
+                answered = {
+                    m.call_id for m in self.messages[i + 1 :] if isinstance(m, ToolResultMessage)
+                }
+                return [c for c in message.calls if c.id not in answered]
+        return []
+
+    def encode(self) -> bytes:
+        """JSON (msgspec) of the whole conversation."""
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def decode(cls, data: bytes | str) -> Transcript:
+        """Inverse of ``encode``."""
+        return msgspec.json.decode(data, type=cls)

@@ -10,7 +10,8 @@ are ``\\n``), so a call we generate is always exactly one line.
 Results go back as tool messages holding ``{"tool": "NAME", "result": "…"}`` (or
 ``"error"``), then the continuation instruction as a user message. The output
 is a JSON string, so it has no raw newline and can never begin a line with
-``@tool``; ``<``, ``>`` and ``&`` are escaped as well, and decoding restores it.
+``@tool``; ``<``, ``>``, ``&`` and ``@`` are escaped as well (no tag, no
+command anywhere in it), and decoding restores it.
 """
 
 from __future__ import annotations

@@ -101,8 +101,8 @@ def read_plain_result(text: str) -> ReadResult | None:
 
 def json_result(name: str, content: str, *, error: bool) -> str:
     """A result as one JSON object (for dialects whose results are tool messages);
-    ``<``, ``>`` and ``&`` are escaped so no tag can appear in it."""
-    return json_text({"tool": name, "error" if error else "result": content}, escape="<>&")
+    ``<``, ``>``, ``&`` and ``@`` are escaped so no tag or command can appear in it."""
+    return json_text({"tool": name, "error" if error else "result": content}, escape="<>&@")
 
 
 def read_json_result(text: str) -> ReadResult | None:

@@ -1,0 +1,207 @@
+"""The canonical transcript and its projection into request messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamtools.model import ChatMessage, NativeCall
+from streamtools.prompts import NO_RESULT, get_renderer, project
+from streamtools.tools import tool
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+DIALECTS = ["am_xml", "json_action", "hermes", "inline_json", "json_object", "command"]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+SPECS = [add.spec()]
+C0 = ToolCall(id="call_0", name="add", arguments={"a": 1, "b": 2})
+C1 = ToolCall(id="call_1", name="add", arguments={"a": 3, "b": 4})
+
+
+def _chat() -> Transcript:
+    t = Transcript()
+    t.system("Be brief.")
+    t.user("What is 1+2 and 3+4?")
+    t.assistant("Let me add.", [C0, C1], reasoning="secret plan")
+    t.result(C1, "7")  # results may arrive out of call order
+    t.result(C0, "3")
+    t.assistant("3 and 7.")
+    return t
+
+
+def test_transcript_helpers_and_json() -> None:
+    t = _chat()
+    assert [type(m) for m in t.messages] == [
+        SystemMessage,
+        UserMessage,
+        AssistantMessage,
+        ToolResultMessage,
+        ToolResultMessage,
+        AssistantMessage,
+    ]
+    assert Transcript.decode(t.encode()) == t
+    assert t.pending_calls() == []
+    t.assistant("", [C0, C1])
+    t.result(C0, "boom", is_error=True)
+    assert t.pending_calls() == [C1]
+    assert Transcript().pending_calls() == []
+
+
+@pytest.mark.parametrize("dialect", ["am_xml", "json_action", "hermes", "inline_json"])
+def test_prompt_mode_results_as_one_user_message(dialect: str) -> None:
+    r = get_renderer(dialect)
+    out = project(_chat(), dialect, SPECS, system="You are a calculator.")
+    assert [m.role for m in out] == ["system", "user", "assistant", "user", "assistant"]
+    assert out[0].content == r.system_prompt(SPECS, base="You are a calculator.\n\nBe brief.")
+    assert out[2].content == r.render_reply("Let me add.", [C0, C1])
+    assert "secret plan" not in "".join(m.content for m in out)
+    assert out[3].content == "\n\n".join(
+        [
+            r.render_result("add", "3", call_id="call_0"),
+            r.render_result("add", "7", call_id="call_1"),
+            r.continuation(),
+        ]
+    )
+    assert out[4].content == r.render_final("3 and 7.")
+    assert all(not m.tool_calls and m.tool_call_id is None for m in out)
+
+
+@pytest.mark.parametrize("dialect", ["json_object", "command"])
+def test_prompt_mode_results_as_tool_messages(dialect: str) -> None:
+    r = get_renderer(dialect)
+    out = project(_chat(), dialect, SPECS)
+    assert [m.role for m in out] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "assistant",
+    ]
+    assert out[3] == ChatMessage(
+        role="tool",
+        content=r.render_result("add", "3", call_id="call_0"),
+        tool_call_id="call_0",
+        name="add",
+    )
+    assert out[4].tool_call_id == "call_1"
+    assert out[5].content == r.continuation()
+    assert out[6].content == r.render_final("3 and 7.")
+
+
+def test_native_mode() -> None:
+    t = _chat()
+    t.assistant("", [C0])
+    t.result(C0, "bad", is_error=True)
+    out = project(t, "am_xml", SPECS, native=True)
+    assert out[0] == ChatMessage(role="system", content="Be brief.")  # no tool prompt
+    assert out[2] == ChatMessage(
+        role="assistant",
+        content="Let me add.",
+        tool_calls=(
+            NativeCall(id="call_0", name="add", arguments={"a": 1, "b": 2}),
+            NativeCall(id="call_1", name="add", arguments={"a": 3, "b": 4}),
+        ),
+    )
+    assert out[3] == ChatMessage(role="tool", content="3", tool_call_id="call_0", name="add")
+    assert out[4] == ChatMessage(role="tool", content="7", tool_call_id="call_1", name="add")
+    assert out[5] == ChatMessage(role="assistant", content="3 and 7.")
+    assert out[-1] == ChatMessage(
+        role="tool", content="Error: bad", tool_call_id="call_0", name="add"
+    )
+    assert [m.role for m in out].count("user") == 1
+
+
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_unanswered_calls_get_a_synthesized_error(dialect: str, native: bool) -> None:
+    t = Transcript()
+    t.user("go")
+    t.assistant("", [C0, C1])
+    t.result(C1, "7")
+    out = project(t, dialect, SPECS, native=native)
+    text = "\n".join(m.content for m in out)
+    if native:
+        assert [m.tool_call_id for m in out if m.role == "tool"] == ["call_0", "call_1"]
+        assert out[2].content == f"Error: {NO_RESULT}"
+    else:
+        r = get_renderer(dialect)
+        assert r.render_error("add", NO_RESULT, call_id="call_0") in text
+        assert text.index(r.render_error("add", NO_RESULT, call_id="call_0")) < text.index(
+            r.render_result("add", "7", call_id="call_1")
+        )
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_orphan_results_become_user_text(native: bool) -> None:
+    t = Transcript()
+    t.add(ToolResultMessage(call_id="ghost", name="add", content="42"))  # before any reply
+    t.user("hi")
+    t.assistant("", [C0])
+    t.result(C0, "3")
+    t.result(C0, "3 again")  # a second result for the same call
+    t.add(ToolResultMessage(call_id="other", name="add", content="9"))
+    out = project(t, "hermes", SPECS, native=native)
+    roles = [m.role for m in out]
+    assert roles[:2] == (["user", "assistant"] if native else ["system", "user"])
+    users = [m.content for m in out if m.role == "user"]
+    assert "`ghost`" in users[0] and "hi" in users[0]  # merged with the next user message
+    assert any("`other`" in u and "3 again" in u for u in users)
+    if native:
+        assert [m.tool_call_id for m in out if m.role == "tool"] == ["call_0"]
+    else:
+        last = users[-1]
+        assert last.count("<tool_response>") == 3
+
+
+def test_user_after_results_replaces_the_continuation() -> None:
+    t = Transcript()
+    t.user("go")
+    t.assistant("", [C0])
+    t.result(C0, "3")
+    t.user("Actually, stop.")
+    out = project(t, "am_xml", SPECS)
+    r = get_renderer("am_xml")
+    assert out[-1].role == "user"
+    assert out[-1].content == r.render_result("add", "3", call_id="call_0") + "\n\nActually, stop."
+    assert r.continuation() not in out[-1].content
+
+
+def test_empty_replies_are_dropped_and_systems_merged() -> None:
+    t = Transcript()
+    t.user("a")
+    t.assistant("")
+    t.system("Late system note.")
+    t.user("b")
+    out = project(t, "command", [], system="Base.")
+    assert out == [
+        ChatMessage(role="system", content="Base.\n\nLate system note."),
+        ChatMessage(role="user", content="a\n\nb"),
+    ]
+    assert project(Transcript(messages=[UserMessage(content="x")]), "command", []) == [
+        ChatMessage(role="user", content="x")
+    ]
+
+
+def test_raw_calls_are_projected_as_written() -> None:
+    raw = '<am:tool_call name="add">\n<a>1</a>\n<b>2</b>\n'
+    call = ToolCall(id="call_0", name="add", arguments={"a": 1, "b": 2}, raw=raw)
+    t = Transcript()
+    t.user("go")
+    t.assistant("Adding.", [call])
+    t.result(call, "3")
+    out = project(t, "am_xml", SPECS)
+    assert out[2].content == "Adding.\n" + raw + "</am:tool_call>"
