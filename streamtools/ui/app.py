@@ -25,6 +25,7 @@ disconnect too.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Literal
@@ -151,10 +152,24 @@ def chat_page() -> str:
 
 
 def create_app(
-    agent: EventSource, *, keepalive: float = 15.0, page: bool = True, title: str = "streamtools"
+    agent: EventSource,
+    *,
+    keepalive: float = 15.0,
+    page: bool = True,
+    title: str = "streamtools",
+    subtitle: str = "streaming tool calls, live",
+    suggestion: str | None = None,
 ) -> Starlette:
-    """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` and ``/api/events``."""
-    html = chat_page().replace("{{title}}", _escape(title)) if page else ""
+    """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
+    UI message stream) and ``/api/events`` (our events). ``suggestion`` is a first
+    message the page offers with one click."""
+    config = json.dumps({"suggestion": suggestion}).replace("<", "\\u003c")
+    html = (
+        chat_page()
+        .replace("{{title}}", _escape(title))
+        .replace("{{subtitle}}", _escape(subtitle))
+        .replace("{{config}}", config)
+    )
 
     async def index(request: Request) -> Response:
         return HTMLResponse(html)

@@ -1,0 +1,149 @@
+"""``streamtools ui``: serve the chat page for an agent on 127.0.0.1.
+
+Theory of operation
+-------------------
+Offline by default: each conversation turn POSTed by the page runs a fresh
+``Agent`` whose model is a ``Replay`` of the demo recording (the same file
+and the same two live tools, ``calculator`` and ``clock``, as
+``streamtools demo``), so the page works with no network and no key. The
+replay answers the recorded question whatever is typed, which the page's
+subtitle says; the recorded question is offered as a suggestion.
+
+With ``--base-url`` and ``--model`` the agent talks to a live
+OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
+``OPENAI_API_KEY``; local servers need none), in the prompt dialect of
+``--dialect`` or with native tool calls (``--native``). Tools are the demo
+tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
+or a list of tools/functions.
+
+The agent is built per request (``PerRequestAgent``): a replay must start
+from its first segment for every conversation, and a fresh agent keeps
+concurrent browser tabs apart.
+
+The socket is bound before uvicorn starts so that ``--port 0`` works and the
+printed URL is the real one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+from streamtools.events import Event
+from streamtools.model import Model
+from streamtools.transcript import Transcript
+
+__all__ = ["PerRequestAgent", "build_source", "register"]
+
+
+class PerRequestAgent:
+    """An ``EventSource`` that builds a new agent (from ``make``) for each stream."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+    def stream(self, prompt: str | Transcript) -> AbstractAsyncContextManager[AsyncIterator[Event]]:
+        events: AbstractAsyncContextManager[AsyncIterator[Event]] = self.make().stream(prompt)
+        return events
+
+
+def _load_tools(spec: str | None) -> Any:
+    if spec is None:
+        from streamtools.cli.demo import DEMO_TOOLS
+
+        return DEMO_TOOLS
+    module_name, _, attribute = spec.partition(":")
+    if not attribute:
+        raise SystemExit(f"streamtools ui: --tools expects module:attribute, got {spec!r}")
+    found = getattr(importlib.import_module(module_name), attribute)
+    return [found] if callable(found) and not isinstance(found, list | tuple) else found
+
+
+def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | None]:
+    """The agent source, a subtitle for the page, and a suggested first message."""
+    from streamtools.runtime import Agent
+
+    tools = _load_tools(args.tools)
+    if args.base_url or args.model:
+        if not (args.base_url and args.model):
+            raise SystemExit("streamtools ui: --base-url and --model go together")
+        from streamtools.providers import OpenAIChat
+
+        api_key = os.environ.get(args.api_key_env) or None
+        model: Model = OpenAIChat(args.model, base_url=args.base_url, api_key=api_key)
+
+        def live() -> Any:
+            return Agent(model, tools, dialect=args.dialect, native=args.native, system=args.system)
+
+        mode = "native tool calls" if args.native else f"{args.dialect} dialect"
+        return PerRequestAgent(live), f"{args.model} at {args.base_url}, {mode}", None
+
+    from streamtools.cli.demo import SYSTEM, find_fixture, recorded_prompt
+    from streamtools.runtime import Replay
+
+    path: Path = args.fixture or find_fixture()
+    speed = None if args.instant else args.speed
+
+    def replay() -> Any:
+        return Agent(Replay(path, speed=speed), tools, dialect="am_xml", system=SYSTEM)
+
+    subtitle = (
+        f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
+    )
+    return PerRequestAgent(replay), subtitle, recorded_prompt(path)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from streamtools.ui import create_app
+
+    source, subtitle, suggestion = build_source(args)
+    app = create_app(source, title=args.title, subtitle=subtitle, suggestion=suggestion)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        print(f"streamtools ui: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    print(f"streamtools ui: serving on http://{args.host}:{port}/  ({subtitle})", flush=True)
+    config = uvicorn.Config(app, log_level=args.log_level, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "ui",
+        help="serve a chat page for an agent",
+        description="Serve a self-contained chat page (and the AI SDK UI message stream at "
+        "/api/chat) for an agent. Offline on the demo replay unless --base-url/--model.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8500, help="port (default 8500; 0: any)")
+    live = parser.add_argument_group("live model (default: offline demo replay)")
+    live.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint base URL")
+    live.add_argument("--model", default=None, help="model name at that endpoint")
+    live.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+    )
+    live.add_argument("--dialect", default="am_xml", help="prompt dialect (default am_xml)")
+    live.add_argument("--native", action="store_true", help="use the API's native tool calls")
+    live.add_argument("--system", default=None, help="system prompt")
+    parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
+    offline = parser.add_argument_group("offline replay")
+    offline.add_argument("--fixture", type=Path, default=None, help="another recording to play")
+    offline.add_argument("--speed", type=float, default=1.0, help="pace multiplier (default 1)")
+    offline.add_argument("--instant", action="store_true", help="no waits between chunks")
+    parser.add_argument("--title", default="streamtools", help="page title")
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+    parser.set_defaults(func=_run)
