@@ -208,7 +208,7 @@ class HTTPProvider:
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _events(self, response: httpx.Response) -> AsyncGenerator[Any, None]:
+    def _events(self, response: httpx.Response) -> AsyncIterator[Any]:
         """The wire's event source: SSE events by default (NDJSON lines for Ollama)."""
         return EventSource(response).aiter_sse()
 

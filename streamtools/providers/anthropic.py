@@ -1,0 +1,277 @@
+"""Anthropic Messages API over SSE.
+
+Theory of operation
+-------------------
+``POST {base_url}/v1/messages`` with ``stream: true``. The answer is a
+sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
+(dispatch on the JSON ``type``, which always equals the SSE event name):
+
+* ``message_start`` carries the input token count; ``ping`` may come
+  anywhere and is skipped.
+* ``content_block_start`` opens block ``index``: ``text``, ``thinking`` or
+  ``tool_use`` (with ``id`` and ``name``: a ``CallChunk`` right away, so the
+  ``CallStart`` is early); ``content_block_delta`` carries ``text_delta``,
+  ``thinking_delta`` or ``input_json_delta`` (argument text for the open
+  tool_use block); ``signature_delta`` and ``redacted_thinking`` are not
+  content and are skipped. The block index is the ``CallChunk.index``.
+* ``message_delta`` gives ``stop_reason`` (``end_turn`` and ``stop_sequence``
+  become ``stop``, ``max_tokens`` ``length``, ``tool_use`` ``tool_calls``) and
+  ``stop_sequence`` (the user stop string hit, never part of the text) and the
+  output token count; the ``FinishChunk`` goes out at ``message_stop``.
+* An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
+  an error finish carrying the API's type and message.
+* Unknown event types are skipped, as Anthropic's versioning policy asks of
+  clients (new event types may be added); a stream of nothing but unknown
+  events still ends in an error finish because ``message_stop`` never comes.
+
+Request: system messages are joined into the top-level ``system``; native
+calls become ``tool_use`` blocks and tool results ``tool_result`` blocks in a
+user message; consecutive messages of one role are merged (the API expects
+turns to alternate); ``stop`` becomes ``stop_sequences``; ``max_tokens`` is
+required by the API, so the provider's default fills it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import msgspec
+from httpx_sse import ServerSentEvent
+
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    UsageChunk,
+)
+from streamtools.providers.base import HTTPProvider
+
+__all__ = ["AnthropicMessages"]
+
+API_VERSION = "2023-06-01"
+
+
+class _Block(msgspec.Struct):
+    type: str = ""
+    id: str | None = None
+    name: str | None = None
+    input: dict[str, Any] | None = None
+    text: str | None = None
+    thinking: str | None = None
+
+
+class _Delta(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    partial_json: str | None = None
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+
+class _Message(msgspec.Struct):
+    usage: _Usage | None = None
+
+
+class _Error(msgspec.Struct):
+    type: str | None = None
+    message: str | None = None
+
+
+class _Event(msgspec.Struct):
+    type: str
+    index: int = 0
+    content_block: _Block | None = None
+    delta: _Delta | None = None
+    usage: _Usage | None = None
+    message: _Message | None = None
+    error: _Error | None = None
+
+
+_decoder = msgspec.json.Decoder(_Event)
+_STOP = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+
+
+def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
+    if msg.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
+    blocks: list[dict[str, Any]] = []
+    if msg.content:  # the API rejects empty text blocks
+        blocks.append({"type": "text", "text": msg.content})
+    for call in msg.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
+    return blocks
+
+
+def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[str, Any]]]:
+    system = [m.content for m in messages if m.role == "system"]
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role == "system":
+            continue
+        role = "assistant" if msg.role == "assistant" else "user"
+        simple = msg.role != "tool" and not msg.tool_calls
+        if out and out[-1]["role"] == role:
+            prev = out[-1]
+            if isinstance(prev["content"], str):
+                prev["content"] = (
+                    [{"type": "text", "text": prev["content"]}] if prev["content"] else []
+                )
+            prev["content"].extend(_blocks(msg))
+        elif simple:
+            out.append({"role": role, "content": msg.content})
+        else:
+            out.append({"role": role, "content": _blocks(msg)})
+    return ("\n\n".join(system) if system else None), out
+
+
+def _tool_choice(choice: str) -> dict[str, Any]:
+    kinds = {"auto": "auto", "required": "any", "any": "any", "none": "none"}
+    if choice in kinds:
+        return {"type": kinds[choice]}
+    return {"type": "tool", "name": choice}
+
+
+class AnthropicMessages(HTTPProvider):
+    """Claude (or any server speaking the Anthropic Messages API)."""
+
+    _name = "Anthropic API"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.anthropic.com",
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout = 60.0,
+        client: httpx.AsyncClient | None = None,
+        supports_stop: bool = True,
+        max_retries: int = 2,
+        retry_base: float = 0.5,
+        retry_max_wait: float = 30.0,
+        max_tokens: int = 4096,
+        api_version: str = API_VERSION,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            client=client,
+            supports_stop=supports_stop,
+            max_retries=max_retries,
+            retry_base=retry_base,
+            retry_max_wait=retry_max_wait,
+        )
+        self.max_tokens = max_tokens
+        self.api_version = api_version
+
+    def _url(self) -> str:
+        base = self.base_url
+        return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": "text/event-stream", "anthropic-version": self.api_version}
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+        return headers
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        system, messages = _messages(request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": request.max_tokens or self.max_tokens,
+            "stream": True,
+        }
+        if system is not None:
+            body["system"] = system
+        if request.stop and self.supports_stop:
+            body["stop_sequences"] = list(request.stop)
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+            if request.tool_choice is not None:
+                body["tool_choice"] = _tool_choice(request.tool_choice)
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    async def _decode(
+        self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
+    ) -> AsyncGenerator[Chunk, None]:
+        finish: FinishChunk | None = None
+        input_tokens: int | None = None
+        async for sse in events:
+            if not sse.data or sse.data.isspace():
+                continue
+            event = _decoder.decode(sse.data)
+            kind = event.type
+            if kind == "content_block_delta" and event.delta is not None:
+                d = event.delta
+                if d.type == "text_delta" and d.text:
+                    yield TextChunk(text=d.text)
+                elif d.type == "input_json_delta" and d.partial_json:
+                    yield CallChunk(index=event.index, arguments=d.partial_json)
+                elif d.type == "thinking_delta" and d.thinking:
+                    yield ReasoningChunk(text=d.thinking)
+            elif kind == "content_block_start" and event.content_block is not None:
+                block = event.content_block
+                if block.type == "tool_use":
+                    args = msgspec.json.encode(block.input).decode() if block.input else ""
+                    yield CallChunk(
+                        index=event.index, id=block.id, name=block.name or None, arguments=args
+                    )
+                elif block.type == "text" and block.text:
+                    yield TextChunk(text=block.text)
+                elif block.type == "thinking" and block.thinking:
+                    yield ReasoningChunk(text=block.thinking)
+            elif kind == "message_start" and event.message and event.message.usage:
+                usage = event.message.usage
+                input_tokens = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+                input_tokens += usage.cache_creation_input_tokens or 0
+            elif kind == "message_delta":
+                if event.delta is not None and event.delta.stop_reason is not None:
+                    reason = event.delta.stop_reason
+                    finish = FinishChunk(
+                        reason=_STOP.get(reason, reason), stop_sequence=event.delta.stop_sequence
+                    )
+                if event.usage is not None:
+                    yield UsageChunk(
+                        input_tokens=input_tokens, output_tokens=event.usage.output_tokens
+                    )
+            elif kind == "message_stop":
+                yield finish or FinishChunk(reason="stop")
+                return
+            elif kind == "error":
+                err = event.error or _Error()
+                message = f"{err.type or 'error'}: {err.message or sse.data}"
+                yield FinishChunk(reason="error", message=message)
+                return
+            # ping, content_block_stop and unknown event types carry nothing for us
+        if finish is not None:
+            yield finish

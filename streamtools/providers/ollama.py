@@ -1,0 +1,197 @@
+"""Ollama ``/api/chat`` over NDJSON.
+
+Theory of operation
+-------------------
+``POST {base_url}/api/chat`` with ``stream: true`` answers one JSON object
+per line (``application/x-ndjson``), each decoded by one
+``msgspec.json.Decoder``:
+
+* ``message.content`` is text, ``message.thinking`` reasoning (models run with
+  ``think``).
+* ``message.tool_calls`` arrive whole: ``function.name`` and ``arguments`` as
+  a JSON *object*, no id. Each becomes one ``CallChunk`` with the arguments
+  re-encoded as JSON text and a fresh ``index`` (counting calls in the
+  reply), so ``NativeCalls`` sees distinct calls and names their ids.
+* The last line has ``done: true``, ``done_reason`` and the token counts
+  (``prompt_eval_count``, ``eval_count``). Ollama says ``stop`` even when it
+  answered with tool calls; the finish is reported as ``tool_calls`` when any
+  were seen, as other providers do. Ollama does not say which stop string
+  ended the text (``stop_sequence`` stays None).
+* A line ``{"error": "..."}`` (the runner crashed, the model was unloaded)
+  ends the stream with an error finish.
+
+Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
+limit); native calls are sent back with object arguments and tool results as
+``tool`` messages with ``tool_name``. Ollama has no ``tool_choice``; it is
+not sent. Pass ``think``, ``keep_alive`` or ``format`` through ``extra``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import msgspec
+
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    UsageChunk,
+)
+from streamtools.providers.base import HTTPProvider
+
+__all__ = ["OllamaChat"]
+
+
+class _Function(msgspec.Struct):
+    name: str = ""
+    arguments: dict[str, Any] | str | None = None
+
+
+class _Call(msgspec.Struct):
+    function: _Function | None = None
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    thinking: str | None = None
+    tool_calls: list[_Call] | None = None
+
+
+class _Line(msgspec.Struct):
+    message: _Message | None = None
+    done: bool = False
+    done_reason: str | None = None
+    prompt_eval_count: int | None = None
+    eval_count: int | None = None
+    error: str | None = None
+
+
+_decoder = msgspec.json.Decoder(_Line)
+_encoder = msgspec.json.Encoder()
+
+
+def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": msg.role, "content": msg.content}
+    if msg.tool_calls:
+        out["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": c.arguments}} for c in msg.tool_calls
+        ]
+    if msg.role == "tool":
+        name = msg.name or names.get(msg.tool_call_id or "")
+        if name:
+            out["tool_name"] = name
+    return out
+
+
+class OllamaChat(HTTPProvider):
+    """A model served by Ollama's native chat API."""
+
+    _name = "Ollama"
+    _content_types = ("application/x-ndjson", "application/json")
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "http://127.0.0.1:11434",
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout = 300.0,
+        client: httpx.AsyncClient | None = None,
+        supports_stop: bool = True,
+        max_retries: int = 2,
+        retry_base: float = 0.5,
+        retry_max_wait: float = 30.0,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            client=client,
+            supports_stop=supports_stop,
+            max_retries=max_retries,
+            retry_base=retry_base,
+            retry_max_wait=retry_max_wait,
+        )
+
+    def _url(self) -> str:
+        return f"{self.base_url}/api/chat"
+
+    def _headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _events(self, response: httpx.Response) -> AsyncIterator[str]:
+        return response.aiter_lines()
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        names = {c.id: c.name for m in request.messages for c in m.tool_calls}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_message(m, names) for m in request.messages],
+            "stream": True,
+        }
+        options: dict[str, Any] = {}
+        if request.stop and self.supports_stop:
+            options["stop"] = list(request.stop)
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            options["num_predict"] = request.max_tokens
+        if options:
+            body["options"] = options
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+        return body
+
+    async def _decode(
+        self, events: AsyncIterator[str], request: ModelRequest
+    ) -> AsyncGenerator[Chunk, None]:
+        calls = 0
+        async for line in events:
+            if not line or line.isspace():
+                continue
+            data = _decoder.decode(line)
+            if data.error is not None:
+                yield FinishChunk(reason="error", message=f"Ollama error: {data.error}")
+                return
+            msg = data.message
+            if msg is not None:
+                if msg.thinking:
+                    yield ReasoningChunk(text=msg.thinking)
+                if msg.content:
+                    yield TextChunk(text=msg.content)
+                for call in msg.tool_calls or ():
+                    fn = call.function or _Function()
+                    args = fn.arguments
+                    text = args if isinstance(args, str) else _encoder.encode(args or {}).decode()
+                    yield CallChunk(index=calls, name=fn.name or None, arguments=text)
+                    calls += 1
+            if data.done:
+                if data.prompt_eval_count is not None or data.eval_count is not None:
+                    yield UsageChunk(
+                        input_tokens=data.prompt_eval_count, output_tokens=data.eval_count
+                    )
+                reason = data.done_reason or "stop"
+                if calls and reason == "stop":
+                    reason = "tool_calls"
+                yield FinishChunk(reason=reason)
+                return

@@ -1,0 +1,258 @@
+"""AnthropicMessages: request bodies, SSE event facts, errors (MockTransport + FakeServer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from streamtools.errors import ProviderError
+from streamtools.events import CallEnd
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    NativeCall,
+    ReasoningChunk,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
+from streamtools.native import NativeCalls
+from streamtools.providers import AnthropicMessages
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply
+
+pytestmark = pytest.mark.anyio
+
+HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
+
+
+async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
+    async with model.stream(request) as chunks:
+        return [chunk async for chunk in chunks]
+
+
+def mock(
+    body: str, *, status: int = 200, seen: list[httpx.Request] | None = None
+) -> httpx.AsyncClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        ctype = "text/event-stream" if status == 200 else "application/json"
+        return httpx.Response(status, headers={"content-type": ctype}, content=body.encode())
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def ev(data: dict[str, Any]) -> str:
+    return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n"
+
+
+START = ev({"type": "message_start", "message": {"usage": {"input_tokens": 7, "output_tokens": 1}}})
+STOP = ev({"type": "message_stop"})
+
+
+def block(index: int, content: dict[str, Any]) -> str:
+    return ev({"type": "content_block_start", "index": index, "content_block": content})
+
+
+def delta(index: int, d: dict[str, Any]) -> str:
+    return ev({"type": "content_block_delta", "index": index, "delta": d})
+
+
+def message_delta(reason: str, seq: str | None = None) -> str:
+    return ev(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": seq},
+            "usage": {"output_tokens": 9},
+        }
+    )
+
+
+async def test_full_reply_over_http(anyio_backend: str) -> None:
+    reply = Reply(
+        reasoning="Let me think.",
+        text="Sure, adding now.",
+        calls=(FakeCall(name="add", arguments={"a": 1, "b": 2}),),
+    )
+    async with FakeServer([reply], wire="anthropic") as server:
+        provider = AnthropicMessages("claude", base_url=server.base_url, api_key="k")
+        chunks = await collect(provider)
+        headers = server.received[0].headers
+        assert server.received[0].path == "/v1/messages"
+    assert headers["x-api-key"] == "k" and headers["anthropic-version"] == "2023-06-01"
+    assert "".join(c.text for c in chunks if isinstance(c, ReasoningChunk)) == "Let me think."
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Sure, adding now."
+    native = NativeCalls(["add"])
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    end = (events + native.end())[-1]
+    assert isinstance(end, CallEnd) and end.arguments == {"a": 1, "b": 2}
+    assert end.id == "toolu_fake_0"
+    assert chunks[-1] == FinishChunk(reason="tool_calls")
+    usage = [c for c in chunks if isinstance(c, UsageChunk)]
+    assert len(usage) == 1 and usage[0].input_tokens and usage[0].output_tokens
+
+
+async def test_stop_sequence_is_named_and_not_returned(anyio_backend: str) -> None:
+    request = ModelRequest(messages=HI.messages, stop=("</am:tool_call>",))
+    async with FakeServer(["<am:tool_call name='x'></am:tool_call>after"], wire="anthropic") as s:
+        chunks = await collect(AnthropicMessages("c", base_url=s.base_url), request)
+        assert s.requests[0]["stop_sequences"] == ["</am:tool_call>"]
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "<am:tool_call name='x'>"
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
+
+
+async def test_mid_stream_error_event(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b c d e", error_after=4)], wire="anthropic") as s:
+        chunks = await collect(AnthropicMessages("c", base_url=s.base_url))
+    assert chunks[-1] == FinishChunk(reason="error", message="overloaded_error: Overloaded")
+
+
+async def test_overloaded_529_is_retried(anyio_backend: str) -> None:
+    async with FakeServer([Reply(status=529, retry_after=0), "ok"], wire="anthropic") as s:
+        chunks = await collect(AnthropicMessages("c", base_url=s.base_url))
+        assert len(s.requests) == 2
+    assert chunks[0] == TextChunk(text="ok")
+
+
+async def test_api_error_body_reaches_the_user(anyio_backend: str) -> None:
+    body = (
+        '{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}'
+    )
+    with pytest.raises(ProviderError) as info:
+        await collect(AnthropicMessages("c", client=mock(body, status=400)))
+    assert info.value.status == 400 and info.value.body == body
+    assert "max_tokens: too big" in str(info.value)
+
+
+async def test_pings_thinking_signature_unknown_events(anyio_backend: str) -> None:
+    body = (
+        ev({"type": "ping"})
+        + START
+        + ev({"type": "ping"})
+        + block(0, {"type": "thinking", "thinking": ""})
+        + delta(0, {"type": "thinking_delta", "thinking": "hmm"})
+        + delta(0, {"type": "signature_delta", "signature": "sig"})
+        + ev({"type": "content_block_stop", "index": 0})
+        + ev({"type": "brand_new_event", "whatever": [1]})
+        + block(1, {"type": "redacted_thinking", "data": "xx"})
+        + block(2, {"type": "text", "text": ""})
+        + delta(2, {"type": "text_delta", "text": "Hi"})
+        + ev({"type": "ping"})
+        + message_delta("end_turn")
+        + STOP
+    )
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    assert chunks == [
+        ReasoningChunk(text="hmm"),
+        TextChunk(text="Hi"),
+        UsageChunk(input_tokens=7, output_tokens=9),
+        FinishChunk(reason="stop"),
+    ]
+
+
+async def test_tool_use_deltas_and_max_tokens(anyio_backend: str) -> None:
+    body = (
+        START
+        + block(0, {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {}})
+        + delta(0, {"type": "input_json_delta", "partial_json": ""})
+        + delta(0, {"type": "input_json_delta", "partial_json": '{"k": '})
+        + delta(0, {"type": "input_json_delta", "partial_json": "1}"})
+        + message_delta("max_tokens")
+        + STOP
+    )
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    assert chunks[:3] == [
+        CallChunk(index=0, id="toolu_1", name="get"),
+        CallChunk(index=0, arguments='{"k": '),
+        CallChunk(index=0, arguments="1}"),
+    ]
+    assert chunks[-1] == FinishChunk(reason="length")
+
+
+async def test_stream_without_message_stop_or_with_bad_json(anyio_backend: str) -> None:
+    cut = await collect(
+        AnthropicMessages("c", client=mock(START + delta(0, {"type": "text_delta", "text": "a"})))
+    )
+    assert isinstance(cut[-1], FinishChunk) and cut[-1].reason == "error"
+    bad = await collect(AnthropicMessages("c", client=mock(START + "event: ping\ndata: {nope\n\n")))
+    assert isinstance(bad[-1], FinishChunk) and bad[-1].reason == "error"
+    assert "malformed JSON" in (bad[-1].message or "")
+
+
+async def test_request_body(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="system", content="sys one"),
+            ChatMessage(role="system", content="sys two"),
+            ChatMessage(role="user", content="add 1 and 2"),
+            ChatMessage(
+                role="assistant",
+                content="Adding.",
+                tool_calls=(
+                    NativeCall(id="t1", name="add", arguments={"a": 1}),
+                    NativeCall(id="t2", name="add", arguments={"a": 2}),
+                ),
+            ),
+            ChatMessage(role="tool", content="3", tool_call_id="t1"),
+            ChatMessage(role="tool", content="4", tool_call_id="t2"),
+            ChatMessage(role="user", content="thanks"),
+        ),
+        stop=("END",),
+        tools=(ToolSpec(name="add", description="Add.", parameters={"type": "object"}),),
+        tool_choice="required",
+        temperature=0.5,
+        extra={"thinking": {"type": "enabled", "budget_tokens": 1024}},
+    )
+    provider = AnthropicMessages("claude", max_tokens=321, client=mock(STOP, seen=seen))
+    await collect(provider, request)
+    assert seen[0].url == "https://api.anthropic.com/v1/messages"
+    assert json.loads(seen[0].content) == {
+        "model": "claude",
+        "max_tokens": 321,
+        "stream": True,
+        "system": "sys one\n\nsys two",
+        "messages": [
+            {"role": "user", "content": "add 1 and 2"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Adding."},
+                    {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1}},
+                    {"type": "tool_use", "id": "t2", "name": "add", "input": {"a": 2}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "3"},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "4"},
+                    {"type": "text", "text": "thanks"},
+                ],
+            },
+        ],
+        "stop_sequences": ["END"],
+        "tools": [{"name": "add", "description": "Add.", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "any"},
+        "temperature": 0.5,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    }
+
+
+def test_tool_choice_by_name_and_base_url_with_v1() -> None:
+    provider = AnthropicMessages("c", base_url="https://gw.example/anthropic/v1")
+    request = ModelRequest(
+        messages=HI.messages,
+        tools=(ToolSpec(name="t", description="", parameters={}),),
+        tool_choice="t",
+    )
+    assert provider.request_body(request)["tool_choice"] == {"type": "tool", "name": "t"}
+    assert provider._url() == "https://gw.example/anthropic/v1/messages"

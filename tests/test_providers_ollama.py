@@ -1,0 +1,177 @@
+"""OllamaChat: NDJSON lines, whole tool calls, thinking, errors (MockTransport + FakeServer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from streamtools.errors import ProviderError
+from streamtools.events import CallEnd
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    NativeCall,
+    ReasoningChunk,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
+from streamtools.native import NativeCalls
+from streamtools.providers import OllamaChat
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply
+
+pytestmark = pytest.mark.anyio
+
+HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
+
+
+async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
+    async with model.stream(request) as chunks:
+        return [chunk async for chunk in chunks]
+
+
+def lines(*objs: Any) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def mock(
+    body: str,
+    *,
+    status: int = 200,
+    ctype: str = "application/x-ndjson",
+    seen: list[httpx.Request] | None = None,
+) -> httpx.AsyncClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        return httpx.Response(status, headers={"content-type": ctype}, content=body.encode())
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def msg(**fields: Any) -> dict[str, Any]:
+    return {"model": "m", "message": {"role": "assistant", "content": "", **fields}, "done": False}
+
+
+DONE = {
+    "model": "m",
+    "message": {"role": "assistant", "content": ""},
+    "done": True,
+    "done_reason": "stop",
+    "prompt_eval_count": 5,
+    "eval_count": 6,
+}
+
+
+async def test_whole_calls_over_http(anyio_backend: str) -> None:
+    reply = Reply(
+        reasoning="thinking",
+        text="Two calls.",
+        calls=(FakeCall(name="add", arguments={"a": 1}), FakeCall(name="add", arguments={"a": 2})),
+    )
+    async with FakeServer([reply], wire="ollama") as server:
+        chunks = await collect(OllamaChat("qwen3", base_url=server.base_url))
+        assert server.received[0].path == "/api/chat"
+    assert "".join(c.text for c in chunks if isinstance(c, ReasoningChunk)) == "thinking"
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Two calls."
+    calls = [c for c in chunks if isinstance(c, CallChunk)]
+    assert calls == [
+        CallChunk(index=0, name="add", arguments='{"a":1}'),
+        CallChunk(index=1, name="add", arguments='{"a":2}'),
+    ]
+    native = NativeCalls(["add"])
+    events = [e for c in calls for e in native.feed(c)] + native.end()
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [(e.id, e.arguments) for e in ends] == [("call_0", {"a": 1}), ("call_1", {"a": 2})]
+    assert chunks[-1] == FinishChunk(reason="tool_calls")  # although Ollama said "stop"
+
+
+async def test_text_usage_and_length(anyio_backend: str) -> None:
+    body = lines(msg(content="Hel"), msg(content="lo"), {**DONE, "done_reason": "length"})
+    chunks = await collect(OllamaChat("m", client=mock(body)))
+    assert chunks == [
+        TextChunk(text="Hel"),
+        TextChunk(text="lo"),
+        UsageChunk(input_tokens=5, output_tokens=6),
+        FinishChunk(reason="length"),
+    ]
+
+
+async def test_error_line_and_cut_stream(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b c", error_after=2)], wire="ollama") as s:
+        chunks = await collect(OllamaChat("m", base_url=s.base_url))
+    assert chunks[-1] == FinishChunk(
+        reason="error", message="Ollama error: model runner stopped unexpectedly"
+    )
+    cut = await collect(OllamaChat("m", client=mock(lines(msg(content="a")))))
+    assert isinstance(cut[-1], FinishChunk) and cut[-1].reason == "error"
+
+
+async def test_malformed_line(anyio_backend: str) -> None:
+    chunks = await collect(OllamaChat("m", client=mock(lines(msg(content="a")) + "{not json\n")))
+    assert chunks[0] == TextChunk(text="a")
+    assert isinstance(chunks[-1], FinishChunk) and "malformed JSON" in (chunks[-1].message or "")
+
+
+async def test_model_not_found(anyio_backend: str) -> None:
+    body = '{"error":"model \\"nope\\" not found, try pulling it first"}'
+    with pytest.raises(ProviderError) as info:
+        await collect(OllamaChat("nope", client=mock(body, status=404, ctype="application/json")))
+    assert info.value.status == 404
+    assert 'model "nope" not found' in str(info.value)
+
+
+async def test_request_body(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="user", content="add"),
+            ChatMessage(
+                role="assistant",
+                content="",
+                tool_calls=(NativeCall(id="c0", name="add", arguments={"a": 1}),),
+            ),
+            ChatMessage(role="tool", content="2", tool_call_id="c0"),
+        ),
+        stop=("STOP",),
+        tools=(ToolSpec(name="add", description="Add.", parameters={"type": "object"}),),
+        tool_choice="auto",
+        temperature=0.0,
+        max_tokens=64,
+        extra={"think": True},
+    )
+    await collect(OllamaChat("qwen3", client=mock(lines(DONE), seen=seen)), request)
+    assert seen[0].url == "http://127.0.0.1:11434/api/chat"
+    assert json.loads(seen[0].content) == {
+        "model": "qwen3",
+        "stream": True,
+        "messages": [
+            {"role": "user", "content": "add"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1}}}],
+            },
+            {"role": "tool", "content": "2", "tool_name": "add"},
+        ],
+        "options": {"stop": ["STOP"], "temperature": 0.0, "num_predict": 64},
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "add",
+                    "description": "Add.",
+                    "parameters": {"type": "object"},
+                },
+            }
+        ],
+        "think": True,
+    }
