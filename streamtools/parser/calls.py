@@ -94,23 +94,21 @@ class CallBody:
 class Call:
     """One call being assembled: emits CallStart/ArgsDelta/CallEnd/CallError."""
 
-    __slots__ = ("args", "ctx", "id", "index", "name", "started")
+    __slots__ = ("args", "ctx", "id", "index", "meta", "name", "started")
 
-    def __init__(self, ctx: CallContext) -> None:
+    def __init__(self, ctx: CallContext, *, meta: bool = False) -> None:
         self.ctx = ctx
+        self.meta = meta  # a dialect-level request (am:request_tools): no catalog checks
         self.name: str | None = None
         self.index = -1
         self.id = ""
         self.args: list[str] = []
         self.started = False
 
-    def known(self, name: str) -> bool:
-        return name in self.ctx.catalog
-
     def named(self, name: str, out: Out) -> None:
         """The tool name is known: start the call if the tool exists."""
         self.name = name
-        if name in self.ctx.catalog:
+        if self.meta or name in self.ctx.catalog:
             self.index, self.id = self.ctx.allocate()
             self.started = True
             out.append(CallStart(index=self.index, id=self.id, name=name))
@@ -161,7 +159,7 @@ class Call:
                 f"values, not {type(arguments).__name__}.{example}", out,
             )
             return
-        if self.ctx.checks:
+        if self.ctx.checks and not self.meta:
             problem = self.ctx.catalog.check_arguments(name, arguments)
             if problem is not None:
                 self.fail(

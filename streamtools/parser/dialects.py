@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from streamtools.parser.am_xml import AM_XML
 from streamtools.parser.calls import DialectSyntax
 from streamtools.parser.command import COMMAND
 from streamtools.parser.hermes import HERMES
@@ -12,5 +13,5 @@ from streamtools.parser.json_object import JSON_OBJECT
 __all__ = ["DIALECTS"]
 
 DIALECTS: dict[str, DialectSyntax] = {
-    d.name: d for d in (HERMES, JSON_ACTION, INLINE_JSON, JSON_OBJECT, COMMAND)
+    d.name: d for d in (AM_XML, HERMES, JSON_ACTION, INLINE_JSON, JSON_OBJECT, COMMAND)
 }

@@ -1,0 +1,410 @@
+"""The ``am_xml`` dialect: ``<am:tool_call name="calculator"><a>5</a></am:tool_call>``.
+
+Theory of operation
+-------------------
+Text mode looks for ``<am:tool_call`` and ``<am:request_tools>``. The body is a
+small element machine:
+
+=======  ==================================  =====================================
+state    looks for                           then
+=======  ==================================  =====================================
+TAG      the ``>`` of the opening tag        BODY (name attribute found), or the
+                                             tag is prose and goes back to text
+BODY     ``<`` of a child or closing tag     PARAM, or the call ends
+PARAM    ``</NAME>``, ``<![CDATA[``, ``&``   BODY; CDATA; an entity is decoded
+CDATA    ``]]>``                             PARAM
+=======  ==================================  =====================================
+
+Arguments are built as JSON text and streamed as ``ArgsDelta``: ``{"a": "`` when
+a string parameter opens, its escaped content as it grows, ``"`` when it closes,
+``}`` when the call closes. Parameter kinds come from the catalog's schema
+(``type: string`` streams; any other type is emitted when its element closes,
+as the element's JSON text, or as a string if it is not JSON so that validation
+can say what is wrong). Without a schema a JSON-literal heuristic decides: a
+value whose first non-space character could start a number, array, object or
+``true``/``false``/``null`` is held until it closes and kept as JSON if it
+decodes to a non-string; anything else streams as a string at once.
+
+String values are the element's text with XML entities decoded and CDATA
+unwrapped; one newline directly after the opening tag and one directly before
+the closing tag are layout, not content (``<code>\\nx = 1\\n</code>`` is
+``"x = 1"``). Typed values are stripped. ``<parameter name="a">…</parameter>``
+(the tag the tool definitions use) is accepted as parameter ``a``. Inside a
+parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
+content. A body with no child elements but a JSON object as its text is taken
+as the arguments object.
+
+``<am:request_tools>a, b</am:request_tools>`` is a call too: ``CallStart`` with
+name ``"am:request_tools"`` when the tag opens and ``CallEnd(name=
+"am:request_tools", arguments={"tools": ["a", "b"]})`` when it closes; it is not
+checked against the catalog (the runtime acts on it: hybrid mode adds the
+named tools' definitions and continues).
+
+``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
+completes the call the provider cut at the marker.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ParserEvent
+from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext, DialectSyntax
+
+__all__ = ["AM_XML", "AmXmlBody", "RequestToolsBody"]
+
+OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
+REQUEST_OPEN, REQUEST_CLOSE = "<am:request_tools>", "</am:request_tools>"
+REQUEST_NAME = "am:request_tools"
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+_TAG_LIMIT = 512
+_NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_OPEN_TAG = re.compile(r"""<([A-Za-z_][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
+_CONTENT_SPECIAL = re.compile(r"[<&]")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
+_ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
+_JSON_START = frozenset('{["-0123456789')
+_LITERALS = ("true", "false", "null")
+TAG, BODY, PARAM, CDATA = range(4)
+STRING, TYPED, AUTO = range(3)
+_EXAMPLE = (
+    ' Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
+    "per parameter."
+)
+
+
+def _json_str(text: str) -> str:
+    return msgspec.json.encode(text).decode()[1:-1]
+
+
+def _kinds(schema: dict[str, Any] | None) -> dict[str, int]:
+    """Parameter kinds from a parameters schema (missing: AUTO)."""
+    kinds: dict[str, int] = {}
+    props = (schema or {}).get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            t = prop.get("type") if isinstance(prop, dict) else None
+            if isinstance(t, list):
+                t = [x for x in t if x != "null"]
+                t = t[0] if len(t) == 1 else None
+            if t == "string":
+                kinds[name] = STRING
+            elif isinstance(t, str):
+                kinds[name] = TYPED
+    return kinds
+
+
+class AmXmlBody(CallBody):
+    """The ``<am:tool_call>`` element machine (see the module docstring)."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        super().__init__(ctx, marker)
+        self.undecided = True
+        self.call = Call(ctx)
+        self.state = TAG
+        self.tag: list[str] = [marker]
+        self.kinds: dict[str, int] = {}
+        self.params = 0
+        self.stray: list[str] = []
+        self.out: list[ParserEvent] = []
+        # the open parameter
+        self.pname = ""
+        self.pclose = ""
+        self.kind = STRING
+        self.held: list[str] = []  # typed/undecided value text
+        self.fresh = True  # no content yet (a leading newline is layout)
+        self.newline = False  # a trailing newline held back
+
+    # -- feeding --------------------------------------------------------------------
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        self.out = out
+        i, n = pos, len(s)
+        while i < n and self.status not in (DONE, REJECTED):
+            state = self.state
+            if state == PARAM:
+                j = self._param(s, i)
+            elif state == BODY:
+                j = self._body(s, i)
+            elif state == CDATA:
+                j = self._cdata(s, i)
+            else:
+                j = self._tag(s, i)
+            if j < 0:  # the call closed
+                j = -j
+                self.record(s, pos, j)
+                self._close()
+                return j
+            if j == i and self.state == state and self.status == 0:
+                break  # needs more input
+            i = j
+        self.record(s, pos, i)
+        return i
+
+    def _tag(self, s: str, i: int) -> int:
+        if len(self.tag) == 1 and s[i] not in " \t\r\n>/":
+            self.status = REJECTED  # <am:tool_callx …: a different word
+            return i
+        k = s.find(">", i)
+        if k < 0:
+            self.tag.append(s[i:])
+            if sum(map(len, self.tag)) > _TAG_LIMIT:
+                self.status = REJECTED
+            return len(s)
+        tag = "".join(self.tag) + s[i : k + 1]
+        m = _NAME_ATTR.search(tag)
+        if m is None:
+            self.status = REJECTED  # no name: prose about the element, not a call
+            return k + 1
+        self.undecided = False
+        name = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
+        self.call.named(name, self.out)
+        if self.call.started:
+            self.kinds = _kinds(self.ctx.catalog.schema(name))
+        self.state = BODY
+        if tag.endswith("/>"):
+            return -(k + 1)
+        return k + 1
+
+    def _body(self, s: str, i: int) -> int:
+        k = s.find("<", i)
+        if k < 0:
+            self.stray.append(s[i:])
+            return len(s)
+        if k > i:
+            self.stray.append(s[i:k])
+        if s.startswith(CLOSE, k):
+            return -(k + len(CLOSE))
+        e = s.find(">", k)
+        if e < 0:
+            if len(s) - k > _TAG_LIMIT:
+                self.stray.append(s[k:])
+                return len(s)
+            return k  # wait for the whole tag
+        tag = s[k : e + 1]
+        m = _OPEN_TAG.match(tag)
+        if m is None:
+            return e + 1  # a closing tag, comment or declaration between parameters
+        name = m.group(1)
+        if name == "parameter":
+            a = _NAME_ATTR.search(tag)
+            if a is not None:
+                name = html.unescape(a.group(1) if a.group(1) is not None else a.group(2))
+        self._open_param(name, m.group(1))
+        if m.group(3):  # <a/>: an empty value
+            self._close_param()
+        return e + 1
+
+    def _param(self, s: str, i: int) -> int:
+        n = len(s)
+        while i < n:
+            m = _CONTENT_SPECIAL.search(s, i)
+            j = m.start() if m is not None else n
+            if j > i:
+                self._content(s[i:j])
+            if j == n:
+                return n
+            if s[j] == "&":
+                e = _ENTITY.match(s, j)
+                if e is not None:
+                    self._content(html.unescape(e.group()))
+                    i = e.end()
+                    continue
+                if _ENTITY_PART.match(s, j) is not None:
+                    return j  # a partial entity: wait
+                self._content("&")
+                i = j + 1
+                continue
+            close = self.pclose
+            if s.startswith(close, j):
+                self._close_param()
+                self.state = BODY
+                return j + len(close)
+            if s.startswith(CDATA_OPEN, j):
+                self.state = CDATA
+                return j + len(CDATA_OPEN)
+            rest = s[j:]
+            if close.startswith(rest) or CDATA_OPEN.startswith(rest):
+                return j  # a partial closing tag or CDATA opener: wait
+            self._content("<")
+            i = j + 1
+        return i
+
+    def _cdata(self, s: str, i: int) -> int:
+        k = s.find(CDATA_CLOSE, i)
+        if k >= 0:
+            if k > i:
+                self._content(s[i:k])
+            self.state = PARAM
+            return k + len(CDATA_CLOSE)
+        n = len(s)
+        j = n - 2 if s.endswith("]]") else n - 1 if s.endswith("]") else n
+        j = max(j, i)
+        if j > i:
+            self._content(s[i:j])
+        return j
+
+    # -- arguments as JSON text --------------------------------------------------------
+
+    def _open_param(self, name: str, element: str) -> None:
+        self.pname = name
+        self.pclose = f"</{element}>"
+        self.state = PARAM
+        self.kind = self.kinds.get(name, AUTO)
+        self.held = []
+        self.fresh = True
+        self.newline = False
+        lead = "{" if self.params == 0 else ", "
+        self.params += 1
+        key = f'{lead}"{_json_str(name)}": '
+        if self.kind == STRING:
+            key += '"'
+        self.call.add_args(key, self.out)
+
+    def _content(self, text: str) -> None:
+        if self.kind != STRING:
+            self.held.append(text)
+            if self.kind == AUTO:
+                start = "".join(self.held).lstrip()
+                if start and start[0] not in _JSON_START and not any(
+                    lit.startswith(start[:5]) for lit in _LITERALS
+                ):
+                    held, self.held = "".join(self.held), []
+                    self.kind = STRING
+                    self.call.add_args('"', self.out)
+                    self._content(held)
+            return
+        if self.fresh:
+            self.fresh = False
+            if text.startswith("\n"):
+                text = text[1:]
+        if self.newline:
+            text = "\n" + text
+            self.newline = False
+        if text.endswith("\n"):
+            text = text[:-1]
+            self.newline = True
+        if text:
+            self.call.add_args(_json_str(text), self.out)
+
+    def _close_param(self) -> None:
+        self.state = BODY
+        if self.kind == STRING:
+            self.call.add_args('"', self.out)
+            return
+        text = "".join(self.held)
+        value = text.strip()
+        try:
+            decoded = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            decoded = value
+        if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
+            if text.startswith("\n"):
+                text = text[1:]
+            if text.endswith("\n"):
+                text = text[:-1]
+            self.call.add_args(msgspec.json.encode(text).decode(), self.out)
+        elif isinstance(decoded, str) and value[:1] != '"':
+            self.call.add_args(msgspec.json.encode(value).decode(), self.out)
+        else:
+            self.call.add_args(value, self.out)
+
+    def _close(self) -> None:
+        self.status = DONE
+        self.undecided = False
+        raw = self.raw_text()
+        if self.params:
+            self.call.add_args("}", self.out)
+        else:
+            stray = "".join(self.stray).strip()
+            if stray:
+                if stray.startswith("{"):
+                    self.call.add_args(stray, self.out)
+                else:
+                    self.call.fail(
+                        raw, "malformed",
+                        f"Text {stray[:40]!r} is not a parameter element.{_EXAMPLE}", self.out,
+                    )
+                    return
+        self.call.complete(raw, self.out, example=_EXAMPLE)
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        self.out = out
+        if self.state == TAG:
+            return self.raw_text() + tail
+        self.record(tail, 0, len(tail))
+        if self.state == BODY and finish_reason == "stop":
+            rest = tail.strip()
+            if not rest or CLOSE.startswith(rest):
+                self._close()  # the provider removed </am:tool_call> as a stop string
+                return None
+        self.status = DONE
+        name = self.call.name or "the tool"
+        where = f" inside <{self.pname}>" if self.state in (PARAM, CDATA) else ""
+        self.call.fail(
+            self.raw_text(), "unterminated",
+            f"The call to {name} was cut off{where} before {CLOSE}. Write the whole call, "
+            f"closing every parameter element and ending with {CLOSE}.", out,
+        )
+        return None
+
+
+class RequestToolsBody(CallBody):
+    """``<am:request_tools>a, b</am:request_tools>``: the model asks for more tools."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        super().__init__(ctx, marker)
+        self.call = Call(ctx, meta=True)
+        self.content: list[str] = []
+        self.started = False
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        if not self.started:
+            self.started = True
+            self.call.named(REQUEST_NAME, out)
+        k = s.find(REQUEST_CLOSE, pos)
+        if k >= 0:
+            self.content.append(s[pos:k])
+            end = k + len(REQUEST_CLOSE)
+            self.record(s, pos, end)
+            self._done(out)
+            return end
+        n = len(s)
+        j = max(pos, n - len(REQUEST_CLOSE) + 1)
+        while j < n and not REQUEST_CLOSE.startswith(s[j:]):
+            j += 1
+        self.content.append(s[pos:j])
+        self.record(s, pos, j)
+        return j
+
+    def _done(self, out: list[ParserEvent]) -> None:
+        self.status = DONE
+        text = html.unescape("".join(self.content))
+        tools = [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
+        self.call.add_args(msgspec.json.encode({"tools": tools}).decode(), out)
+        self.call.complete(self.raw_text(), out)
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        if not self.started:
+            self.started = True
+            self.call.named(REQUEST_NAME, out)
+        self.record(tail, 0, len(tail))
+        self.status = DONE
+        self.call.fail(
+            self.raw_text(), "unterminated",
+            f"The tool request was cut off. Write {REQUEST_OPEN}name, other{REQUEST_CLOSE}.", out,
+        )
+        return None
+
+
+def _open(marker: str, ctx: CallContext) -> CallBody | None:
+    if marker == REQUEST_OPEN:
+        return RequestToolsBody(ctx, marker)
+    return AmXmlBody(ctx, marker)
+
+
+AM_XML = DialectSyntax(name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN), open=_open)
