@@ -21,7 +21,9 @@ One turn (see ``streamtools.runtime.turn``): project the transcript with
 ``streamtools.prompts.project`` (the only place that builds request
 messages), stream the model through the decoder, dispatch calls eagerly,
 wait for the tools. Then the transcript gets the assistant reply (visible
-text, reasoning, calls with their raw text) and the results paired by call
+text, with the raw text of any failed call left in place so that a repair
+prompt refers to something the model can see; reasoning; calls with their
+raw text) and the results paired by call
 id, in call order, whatever order they finished in. Call ids are made unique
 across turns (``call_<turn>_<n>``) so that pairing by id stays unambiguous.
 
@@ -334,7 +336,9 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
         for c in reply.calls
     )
     transcript.add(
-        AssistantMessage(text=reply.visible_text, calls=calls, reasoning="".join(reply.reasoning))
+        AssistantMessage(
+            text="".join(reply.written), calls=calls, reasoning="".join(reply.reasoning)
+        )
     )
     for call in reply.calls:
         outcome = reply.outcomes[call.id]

@@ -88,6 +88,9 @@ class Reply:
     """Everything one model reply produced."""
 
     text: list[str] = field(default_factory=list)
+    # Visible text plus the raw text of failed calls, in order: what the
+    # transcript keeps, so the model sees what it wrote when it is asked to fix it.
+    written: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: list[CallEnd] = field(default_factory=list)
     errors: list[CallError] = field(default_factory=list)
@@ -174,10 +177,12 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
     match event:
         case TextDelta(text=text):
             reply.text.append(text)
+            reply.written.append(text)
         case ReasoningDelta(text=text):
             reply.reasoning.append(text)
         case CallError():
             reply.errors.append(event)
+            reply.written.append(event.raw)
         case CallEnd():
             await ctx.emit(event)
             requested = ctx.tool_request(event)

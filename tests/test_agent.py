@@ -1,0 +1,269 @@
+"""The agent loop against ScriptedModel: turns, eager dispatch, results, transcript, stop."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from streamtools.errors import ProviderError
+from streamtools.events import (
+    CallEnd,
+    Event,
+    Final,
+    Finish,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    Usage,
+)
+from streamtools.model import CallChunk, Chunk, FinishChunk, ModelRequest, TextChunk, UsageChunk
+from streamtools.runtime import Agent
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+from streamtools.transcript import (
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def hermes(name: str, **arguments: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+async def fail(reason: str) -> str:
+    """Always raises."""
+    raise RuntimeError(reason)
+
+
+async def collect(agent: Agent, prompt: str | Transcript) -> list[Event]:
+    async with agent.stream(prompt) as events:
+        return [e async for e in events]
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+async def test_call_then_answer_events_transcript_and_requests() -> None:
+    model = ScriptedModel(["Adding. " + hermes("add", a=2, b=3), "The sum is 5."])
+    agent = Agent(model, [add], dialect="hermes", system="Be brief.")
+    events = await collect(agent, "What is 2+3?")
+    names = kinds(events)
+    assert names[0] == "TurnStart" and names[-3:] == ["Finish", "TurnEnd", "Final"]
+    assert names.count("TurnStart") == 2
+    assert events[-1] == Final(text="The sum is 5.", turns=2)
+    assert [e for e in events if isinstance(e, ToolResult)] == [
+        ToolResult(index=0, id="call_1_0", name="add", content="5")
+    ]
+    assert TurnEnd(turn=1, reason="tool_calls") in events
+    # The second request carries the system prompt, the call as written, the result.
+    second = model.requests[1]
+    assert second.messages[0].role == "system" and "Be brief." in second.messages[0].content
+    assert second.messages[2].content.endswith(hermes("add", a=2, b=3))
+    assert '"content": "5"' in second.messages[3].content
+    assert second.stop == ()
+
+
+async def test_run_returns_text_and_appends_to_a_given_transcript() -> None:
+    transcript = Transcript()
+    transcript.user("What is 2+3?")
+    model = ScriptedModel([hermes("add", a=2, b=3), "5.", hermes("add", a=5, b=5), "10."])
+    agent = Agent(model, [add], dialect="hermes")
+    first = await agent.run(transcript)
+    assert (first.text, first.turns) == ("5.", 2)
+    assert first.transcript is transcript
+    transcript.user("And 5+5?")
+    second = await agent.run(transcript)
+    assert second.text == "10."
+    msgs = transcript.messages
+    assert [type(m).__name__ for m in msgs] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+    ]
+    call = msgs[1]
+    assert isinstance(call, AssistantMessage)
+    assert call.calls == (
+        ToolCall(
+            id="call_1_0", name="add", arguments={"a": 2, "b": 3}, raw=hermes("add", a=2, b=3)
+        ),
+    )
+    assert msgs[2] == ToolResultMessage(call_id="call_1_0", name="add", content="5")
+    assert msgs[4] == UserMessage(content="And 5+5?")
+    # Ids stay unique across turns and runs of one transcript? Per run they are per turn.
+    assert isinstance(msgs[6], ToolResultMessage) and msgs[6].content == "10"
+
+
+async def test_tool_exception_goes_back_to_the_model() -> None:
+    model = ScriptedModel([hermes("fail", reason="disk full"), "Sorry, it failed."])
+    result = await Agent(model, [fail], dialect="hermes").run("go")
+    assert result.text == "Sorry, it failed."
+    failed = result.transcript.messages[2]
+    assert failed == ToolResultMessage(
+        call_id="call_1_0",
+        name="fail",
+        content="Tool 'fail' raised RuntimeError: disk full",
+        is_error=True,
+    )
+    assert "disk full" in model.requests[1].messages[-1].content
+
+
+async def test_eager_dispatch_result_arrives_while_the_model_streams() -> None:
+    tail = " And now a long explanation follows while the tool is already running." * 3
+    model = ScriptedModel([hermes("add", a=1, b=1) + tail, "2."], delay=0.002)
+    events = await collect(Agent(model, [add], dialect="hermes"), "1+1")
+    turn1 = events[: events.index(TurnEnd(turn=1, reason="tool_calls"))]
+    result_at = next(i for i, e in enumerate(turn1) if isinstance(e, ToolResult))
+    finish_at = next(i for i, e in enumerate(turn1) if isinstance(e, Finish))
+    later_text = [e for e in turn1[result_at:] if isinstance(e, TextDelta)]
+    assert result_at < finish_at
+    assert later_text, "the model kept streaming after the tool had returned"
+
+
+async def test_calls_of_one_turn_run_concurrently() -> None:
+    started = {"a": anyio.Event(), "b": anyio.Event()}
+
+    @tool
+    async def meet(me: str, other: str) -> str:
+        """Waits until the other call has started too."""
+        started[me].set()
+        await started[other].wait()
+        return f"{me} met {other}"
+
+    reply = hermes("meet", me="a", other="b") + hermes("meet", me="b", other="a")
+    model = ScriptedModel([reply, "done"])
+    events = await collect(Agent(model, [meet], dialect="hermes", tool_timeout=2), "go")
+    contents = sorted(e.content for e in events if isinstance(e, ToolResult))
+    assert contents == ["a met b", "b met a"]
+    # Results go into the transcript in call order, whatever order they finished in.
+    assert not any(isinstance(e, ToolFailed) for e in events)
+
+
+async def test_stop_at_call_sends_the_marker_and_cuts_client_side() -> None:
+    reply = "Checking. " + hermes("add", a=1, b=2) + " I will now invent the result: 99."
+    honoured = ScriptedModel([reply, "3."])
+    events = await collect(Agent(honoured, [add], dialect="hermes", stop_at_call=True), "1+2")
+    assert honoured.requests[0].stop == ("</tool_call>",)
+    assert ToolResult(index=0, id="call_1_0", name="add", content="3") in events
+    assert "invent" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+    ignored = ScriptedModel([reply, "3."], honor_stop=False, chunk_sizes=(1, 2))
+    agent = Agent(ignored, [add], dialect="hermes", stop_at_call=True)
+    events = await collect(agent, "1+2")
+    assert "invent" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert Finish(reason="stop", stop_sequence="</tool_call>") in events
+    assert ToolResult(index=0, id="call_1_0", name="add", content="3") in events
+    assert ignored.open_streams == 0
+
+
+async def test_user_stop_sequence_ends_the_reply() -> None:
+    model = ScriptedModel(["Answer: 4\nObservation: made up"], honor_stop=False)
+    result = await Agent(model, [add], dialect="hermes", stop=["\nObservation:"]).run("2+2")
+    assert result.text == "Answer: 4"
+    assert model.requests[0].stop == ("\nObservation:",)
+
+
+async def test_usage_is_reported_and_errors_surface() -> None:
+    script: list[list[Chunk]] = [
+        [TextChunk(text="ok"), FinishChunk(reason="stop"), UsageChunk(input_tokens=7)]
+    ]
+    events = await collect(Agent(ScriptedModel(script), [add], dialect="hermes"), "x")
+    assert Usage(input_tokens=7) in events
+
+    broken = ScriptedModel(
+        [[TextChunk(text="partial"), FinishChunk(reason="error", message="cut")]]
+    )
+    agent = Agent(broken, [add], dialect="hermes")
+    seen: list[Event] = []
+    with pytest.raises(ProviderError, match="cut"):
+        async with agent.stream("x") as stream:
+            async for event in stream:
+                seen.append(event)
+    assert StreamError(kind="stream", message="cut") in seen
+
+
+class Exploding:
+    """A model whose stream raises mid-way, as a provider does on a cut connection."""
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def stream(self, request: ModelRequest) -> Any:
+        from contextlib import asynccontextmanager
+
+        @asynccontextmanager
+        async def opened() -> Any:
+            async def chunks() -> Any:
+                yield TextChunk(text="Hello")
+                raise ProviderError("connection reset", status=None)
+
+            yield chunks()
+
+        return opened()
+
+
+async def test_provider_error_reaches_the_consumer_unwrapped() -> None:
+    agent = Agent(Exploding(), [add], dialect="hermes")
+    seen: list[Event] = []
+    with pytest.raises(ProviderError, match="connection reset"):
+        async with agent.stream("hi") as events:
+            async for event in events:
+                seen.append(event)
+    assert seen[-1] == TurnEnd(turn=1, reason="error")
+
+
+async def test_consumer_exception_comes_out_unwrapped() -> None:
+    agent = Agent(ScriptedModel(["hello there"]), [add], dialect="hermes")
+    with pytest.raises(KeyError):
+        async with agent.stream("hi") as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    raise KeyError("mine")
+
+
+async def test_native_mode_maps_call_chunks() -> None:
+    script: list[str | list[Chunk]] = [
+        [
+            CallChunk(index=0, id="n1", name="add", arguments='{"a": 4,'),
+            CallChunk(index=0, arguments=' "b": 5}'),
+            FinishChunk(reason="tool_calls"),
+        ],
+        "9.",
+    ]
+    model = ScriptedModel(script)
+    agent = Agent(model, [add], native=True, tool_choice="auto")
+    events = await collect(agent, "4+5")
+    assert (
+        CallEnd(index=0, id="n1", name="add", arguments={"a": 4, "b": 5}, raw='{"a": 4, "b": 5}')
+        in events
+    )
+    assert ToolResult(index=0, id="n1", name="add", content="9") in events
+    first = model.requests[0]
+    assert first.tools is not None and [t.name for t in first.tools] == ["add"]
+    assert first.tool_choice == "auto"
+    assert model.requests[1].messages[-2].tool_calls[0].id == "n1"
+    assert events[-1] == Final(text="9.", turns=2)
+    assert TurnStart(turn=2) in events

@@ -1,0 +1,148 @@
+"""Nothing blocks forever: cancellation, budgets and timeouts, on asyncio and trio."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from streamtools.errors import BudgetExceeded
+from streamtools.events import CallEnd, Event, ToolFailed, TurnStart
+from streamtools.model import Chunk, ModelRequest, TextChunk
+from streamtools.runtime import Agent
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+def hermes(name: str, **arguments: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+class Endless:
+    """A model that writes one call, then keeps the stream open forever."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.opened = 0
+        self.closed = 0
+        self.cancelled = 0
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        self.opened += 1
+        try:
+            yield self._chunks()
+        finally:
+            self.closed += 1
+
+    async def _chunks(self) -> AsyncIterator[Chunk]:
+        yield TextChunk(text=self.text)
+        try:
+            await anyio.sleep_forever()
+        except BaseException:
+            self.cancelled += 1
+            raise
+        yield TextChunk(text="never")  # pragma: no cover
+
+
+class Sleeper:
+    """State of a tool that sleeps forever."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.cancelled = False
+
+    def tool(self) -> Any:
+        @tool
+        async def sleep_forever() -> str:
+            """Never returns."""
+            self.started.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self.cancelled = True
+            return "unreachable"
+
+        return sleep_forever
+
+
+async def test_leaving_the_block_cancels_model_and_tools() -> None:
+    model, sleeper = Endless(hermes("sleep_forever")), Sleeper()
+    agent = Agent(model, [sleeper.tool()], dialect="hermes", tool_timeout=None)
+    before = len(anyio.get_running_tasks())
+    with anyio.fail_after(5):
+        async with agent.stream("go") as events:
+            async for event in events:
+                if isinstance(event, CallEnd):
+                    await sleeper.started.wait()
+                    break
+    assert sleeper.cancelled
+    assert (model.opened, model.closed, model.cancelled) == (1, 1, 1)
+    assert len(anyio.get_running_tasks()) == before
+
+
+async def test_cancelling_the_consumer_from_outside_cancels_everything() -> None:
+    model, sleeper = Endless(hermes("sleep_forever")), Sleeper()
+    agent = Agent(model, [sleeper.tool()], dialect="hermes", tool_timeout=None)
+    before = len(anyio.get_running_tasks())
+    seen: list[Event] = []
+    with anyio.move_on_after(0.2) as scope:
+        async with agent.stream("go") as events:
+            async for event in events:
+                seen.append(event)
+    assert scope.cancelled_caught
+    assert any(isinstance(e, CallEnd) for e in seen)
+    assert sleeper.started.is_set() and sleeper.cancelled
+    assert model.closed == 1
+    assert len(anyio.get_running_tasks()) == before
+
+
+async def test_hanging_tool_hits_its_timeout_and_the_model_is_told() -> None:
+    sleeper = Sleeper()
+    model = ScriptedModel([hermes("sleep_forever"), "It timed out."])
+    agent = Agent(model, [sleeper.tool()], dialect="hermes", tool_timeout=0.05)
+    async with agent.stream("go") as events:
+        seen = [e async for e in events]
+    failed = [e for e in seen if isinstance(e, ToolFailed)]
+    assert [(f.kind, f.message) for f in failed] == [
+        ("timeout", "Tool 'sleep_forever' timed out after 0.05 s.")
+    ]
+    assert sleeper.cancelled
+    assert "timed out" in model.requests[1].messages[-1].content
+
+
+async def test_a_model_that_never_stops_calling_hits_max_turns() -> None:
+    @tool
+    async def count(n: int) -> int:
+        """Echo a number."""
+        return n
+
+    model = ScriptedModel([hermes("count", n=i) for i in range(10)])
+    agent = Agent(model, [count], dialect="hermes", max_turns=3)
+    seen: list[Event] = []
+    with pytest.raises(BudgetExceeded, match="no final answer after 3 turns") as info:
+        async with agent.stream("go") as events:
+            async for event in events:
+                seen.append(event)
+    assert info.value.turns == 3
+    assert [e for e in seen if isinstance(e, TurnStart)] == [TurnStart(turn=t) for t in (1, 2, 3)]
+    assert len(model.requests) == 3
+    with pytest.raises(BudgetExceeded):
+        await Agent(
+            ScriptedModel([hermes("count", n=1)] * 2), [count], dialect="hermes", max_turns=1
+        ).run("x")
+
+
+async def test_time_budget_bounds_the_run() -> None:
+    model, sleeper = Endless("thinking..."), Sleeper()
+    agent = Agent(model, [sleeper.tool()], dialect="hermes", time_budget=0.1)
+    with anyio.fail_after(5), pytest.raises(BudgetExceeded, match="time budget of 0.1 s") as info:
+        await agent.run("go")
+    assert info.value.turns == 1
+    assert model.cancelled == 1 and model.closed == 1

@@ -1,0 +1,133 @@
+"""The repair ladder: malformed calls, refusals, missing calls, repeats; each bounded."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from streamtools.events import CallError, Event, Final, Retry, ToolFailed, ToolResult
+from streamtools.runtime import Agent
+from streamtools.runtime.repair import call_signature, looks_like_refusal
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+REMINDER_START = "Write"  # every dialect's reminder is an instruction
+
+
+def hermes(name: str, **arguments: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+RUNS: list[tuple[int, int]] = []
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    RUNS.append((a, b))
+    return a + b
+
+
+async def collect(agent: Agent, prompt: str) -> list[Event]:
+    async with agent.stream(prompt) as events:
+        return [e async for e in events]
+
+
+def retries(events: list[Event]) -> list[str]:
+    return [e.reason for e in events if isinstance(e, Retry)]
+
+
+async def test_call_error_gets_feedback_then_the_fixed_call_runs() -> None:
+    model = ScriptedModel([hermes("sum", a=1, b=2), hermes("add", a=1, b=2), "3."])
+    agent = Agent(model, [add], dialect="hermes")
+    events = await collect(agent, "1+2")
+    assert retries(events) == ["call_error"]
+    [error] = [e for e in events if isinstance(e, CallError)]
+    assert error.reason == "unknown_tool"
+    feedback = model.requests[1].messages[-1]
+    assert feedback.role == "user"
+    assert feedback.content.startswith("Your tool call could not be run.")
+    assert "`sum` (unknown_tool)" in feedback.content
+    assert agent.renderer.format_reminder() in feedback.content
+    assert ToolResult(index=0, id="call_2_0", name="add", content="3") in events
+    assert events[-1] == Final(text="3.", turns=3)
+
+
+async def test_call_error_repairs_are_bounded() -> None:
+    bad = "Trying: " + hermes("nope")
+    model = ScriptedModel([bad] * 5)
+    agent = Agent(model, [add], dialect="hermes", max_repairs=2)
+    events = await collect(agent, "x")
+    assert retries(events) == ["call_error", "call_error"]
+    assert events[-1] == Final(text="Trying: ", turns=3)
+    assert model.remaining == 2
+
+
+async def test_stream_cut_mid_call_is_a_call_error_then_repaired() -> None:
+    model = ScriptedModel(['<tool_call>{"name": "add", "argum', hermes("add", a=2, b=2), "4."])
+    events = await collect(Agent(model, [add], dialect="hermes"), "2+2")
+    [error] = [e for e in events if isinstance(e, CallError)]
+    assert error.raw.startswith("<tool_call>")
+    assert retries(events) == ["call_error"]
+    assert events[-1] == Final(text="4.", turns=3)
+
+
+async def test_refusal_gets_one_stronger_reprompt() -> None:
+    refusal = "I'm sorry, but I don't have access to tools or a calculator."
+    model = ScriptedModel([refusal, refusal, "unused"])
+    events = await collect(Agent(model, [add], dialect="hermes"), "1+2")
+    assert retries(events) == ["refusal"]
+    reprompt = model.requests[1].messages[-1].content
+    assert reprompt.startswith("You do have tools, and you must use them: add.")
+    assert events[-1] == Final(text=refusal, turns=2)
+
+
+async def test_missing_required_call_gets_one_reprompt() -> None:
+    model = ScriptedModel(["It is 3.", hermes("add", a=1, b=2), "3 (checked)."])
+    agent = Agent(model, [add], dialect="hermes", tool_choice="required")
+    events = await collect(agent, "1+2")
+    assert retries(events) == ["missing_call"]
+    assert model.requests[1].messages[-1].content.startswith("A tool call is required")
+    assert events[-1] == Final(text="3 (checked).", turns=3)
+
+
+async def test_repeated_call_is_redirected_then_stopped() -> None:
+    RUNS.clear()
+    same = hermes("add", a=1, b=1)
+    model = ScriptedModel([same, same, same, "Anyway. " + hermes("add", a=9, b=9)])
+    events = await collect(Agent(model, [add], dialect="hermes"), "1+1")
+    assert RUNS == [(1, 1)]  # ran once; the final turn's call is refused too
+    refused = [e for e in events if isinstance(e, ToolFailed)]
+    assert [e.kind for e in refused] == ["refused", "refused", "refused"]
+    assert "Its result was:\n2" in refused[0].message
+    assert "tool use is stopped" in refused[1].message
+    assert retries(events) == ["repeated_call"]
+    assert "Do not call any more tools" in model.requests[3].messages[-1].content
+    assert events[-1] == Final(text="Anyway. ", turns=4)
+
+
+def test_refusal_detection() -> None:
+    refusals = [
+        "I don't have access to real-time data.",
+        "Unfortunately I cannot access the internet.",
+        "I do not have any tools available.",
+        "As an AI language model, I can't browse.",
+        "I am unable to run code here.",
+    ]
+    answers = [
+        "The tool cannot access the file, so I used the cached copy.",
+        "The sum is 3.",
+        "I don't think that's right; the result says 4.",
+    ]
+    assert all(looks_like_refusal(t) for t in refusals)
+    assert not any(looks_like_refusal(t) for t in answers)
+
+
+def test_call_signature_ignores_key_order() -> None:
+    assert call_signature("f", {"a": 1, "b": [1, 2]}) == call_signature("f", {"b": [1, 2], "a": 1})
+    assert call_signature("f", {"a": 1}) != call_signature("g", {"a": 1})
+    assert call_signature("f", {"a": 1}) != call_signature("f", {"a": "1"})
