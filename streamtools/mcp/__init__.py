@@ -27,6 +27,7 @@ from streamtools.mcp.client import (
     parse_server,
     result_text,
 )
+from streamtools.mcp.server import http_app, mcp_server, serve_http, serve_stdio
 
 __all__ = [
     "MCPConnection",
@@ -34,7 +35,11 @@ __all__ = [
     "MCPLoadError",
     "MCPStdio",
     "MCPToolError",
+    "http_app",
+    "mcp_server",
     "mcp_tools",
     "parse_server",
     "result_text",
+    "serve_http",
+    "serve_stdio",
 ]

@@ -3,7 +3,7 @@
 Run ``python memory_server.py [MODE]``. MODE ``stdio`` (default) serves over
 stdin/stdout; ``garbage`` writes non-JSON-RPC lines instead of answering;
 ``silent`` reads stdin and never answers; ``exit`` exits at once with status 3.
-``http_app()`` returns the same server as a streamable HTTP ASGI app.
+``http-fd FD`` serves streamable HTTP at ``/mcp`` on the listening socket FD.
 
 The tools cover what a client must convert: plain text, structured content,
 an image, a tool error (``isError``), a crash mid-call and a slow call.
@@ -11,7 +11,6 @@ an image, a tool error (``isError``), a crash mid-call and a slow call.
 
 from __future__ import annotations
 
-import base64
 import os
 import sys
 import time
@@ -51,6 +50,11 @@ def build() -> MCPServer[Any]:
         raise ToolError(f"refused: {reason}")
 
     @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @server.tool()
     def crash() -> str:
         """Kill the server process in the middle of the call."""
         sys.stdout.flush()
@@ -65,8 +69,12 @@ def build() -> MCPServer[Any]:
     return server
 
 
-def http_app() -> Any:
-    return build().streamable_http_app()
+def serve_http_on_fd(fd: int) -> None:
+    """Serve streamable HTTP on a socket the parent bound and listens on (no port race)."""
+    import uvicorn
+
+    app = build().streamable_http_app()
+    uvicorn.run(app, fd=fd, log_level="warning", timeout_graceful_shutdown=1)
 
 
 def main(mode: str) -> None:
@@ -80,10 +88,11 @@ def main(mode: str) -> None:
         sys.exit(3)
     elif mode == "hang":
         time.sleep(3600)
+    elif mode == "http-fd":
+        serve_http_on_fd(int(sys.argv[2]))
     else:
         build().run("stdio")
 
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "stdio")
-    _ = base64  # keep import for readers comparing sizes

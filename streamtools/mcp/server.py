@@ -1,0 +1,175 @@
+"""A streamtools registry served as an MCP server (stdio or streamable HTTP).
+
+Theory of operation
+-------------------
+``mcp_server(registry)`` builds the SDK's low-level ``Server`` with two
+handlers. ``tools/list`` answers each tool's name, description and parameter
+schema (the same JSON Schema the dialects render). ``tools/call`` runs a call
+the way the agent runtime does: arguments validated by ``Tool.validate``
+(strict: MCP clients send typed JSON, not XML text), async functions awaited,
+sync ones run in a worker thread, the value turned into text by
+``format_result``. A value that is a JSON object is also sent as
+``structuredContent``, for clients that read it.
+
+Failures stay inside the protocol, as MCP asks of tools: a tool's exception
+or invalid arguments become a result with ``isError`` and a message the
+calling model can act on. Only an unknown tool name is a JSON-RPC error
+(``INVALID_PARAMS``), as the spec shows for it; its message lists the names
+that exist.
+
+Transports: ``serve_stdio`` (any anyio backend) for clients that start the
+server as a subprocess; ``http_app`` returns a Starlette ASGI app for any ASGI
+server (its lifespan must run: it owns the session manager); ``serve_http``
+runs that app with uvicorn, so it needs the asyncio backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import msgspec
+import uvicorn
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+)
+from mcp.types import Tool as MCPTool
+from starlette.applications import Starlette
+
+from streamtools import __version__
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result
+
+__all__ = ["http_app", "mcp_server", "serve_http", "serve_stdio"]
+
+Tools = ToolRegistry | Iterable[Tool | Callable[..., Any]]
+
+
+def _registry(tools: Tools) -> ToolRegistry:
+    return tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+async def _run(tool: Tool, kwargs: dict[str, Any]) -> Any:
+    if tool.is_async:
+        return await tool.invoke(kwargs)
+    # A blocking tool must not stall the other sessions of this server.
+    return await anyio.to_thread.run_sync(tool.invoke, kwargs)
+
+
+def _structured(value: Any) -> dict[str, Any] | None:
+    try:
+        builtins = msgspec.to_builtins(value)
+    except (TypeError, msgspec.EncodeError):
+        return None
+    return builtins if isinstance(builtins, dict) else None
+
+
+def mcp_server(
+    tools: Tools,
+    *,
+    name: str = "streamtools",
+    version: str = __version__,
+    instructions: str | None = None,
+) -> Server[Any]:
+    """An MCP server (the SDK's low-level ``Server``) exposing ``tools``.
+
+    The registry is read at each request, so tools added later are listed.
+    """
+    registry = _registry(tools)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        listed = []
+        for tool_name in registry:
+            tool = registry.get(tool_name)
+            assert tool is not None  # iterating the registry's own names
+            listed.append(
+                MCPTool(
+                    name=tool.name, description=tool.description, input_schema=tool.parameters
+                )
+            )
+        return ListToolsResult(tools=listed)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        tool = registry.get(params.name)
+        if tool is None or tool.fn is None:
+            raise MCPError(code=INVALID_PARAMS, message=registry.unknown_tool_message(params.name))
+        try:
+            kwargs = tool.validate(dict(params.arguments or {}))
+        except ToolArgumentsError as exc:
+            return _error(str(exc))
+        try:
+            value = await _run(tool, kwargs)
+        except Exception as exc:
+            return _error(f"Tool `{tool.name}` failed: {type(exc).__name__}: {exc}")
+        return CallToolResult(
+            content=[TextContent(type="text", text=format_result(value))],
+            structured_content=_structured(value),
+        )
+
+    return Server(
+        name,
+        version=version,
+        instructions=instructions,
+        get_tool_input_schema=registry.schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(tools: Tools, *, name: str = "streamtools") -> None:
+    """Serve ``tools`` over this process's stdin/stdout until stdin closes."""
+    server = mcp_server(tools, name=name)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(
+    tools: Tools,
+    *,
+    name: str = "streamtools",
+    path: str = "/mcp",
+    host: str = "127.0.0.1",
+    json_response: bool = False,
+    stateless: bool = False,
+) -> Starlette:
+    """A Starlette app serving ``tools`` over streamable HTTP at ``path``.
+
+    ``host`` is where it will listen: for a loopback host the SDK turns on its
+    DNS-rebinding protection (only local Host/Origin headers are accepted).
+    """
+    server = mcp_server(tools, name=name)
+    return server.streamable_http_app(
+        streamable_http_path=path, json_response=json_response, stateless_http=stateless, host=host
+    )
+
+
+async def serve_http(
+    tools: Tools,
+    *,
+    name: str = "streamtools",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    log_level: str = "warning",
+) -> None:
+    """Serve ``tools`` over streamable HTTP with uvicorn until cancelled (asyncio only)."""
+    app = http_app(tools, name=name, path=path, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,74 @@
+"""Helpers for the MCP tests: start the SDK test server, serve an ASGI app in a thread."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+HERE = Path(__file__).parent
+MEMORY_SERVER = str(HERE / "memory_server.py")
+
+
+def memory_command(mode: str = "stdio") -> str:
+    """The command line that starts the SDK test server in ``mode``."""
+    return f"{sys.executable} {MEMORY_SERVER} {mode}"
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    return sock
+
+
+@contextmanager
+def memory_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The SDK test server over streamable HTTP in a subprocess, on a random port.
+
+    The parent binds and listens, the child serves on the inherited socket: the
+    port is known before the child starts and connections queue until it accepts.
+    """
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, MEMORY_SERVER, "http-fd", str(sock.fileno())],
+        pass_fds=[sock.fileno()],
+        stdin=subprocess.DEVNULL,
+    )
+    sock.close()
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", proc
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@contextmanager
+def asgi_server(app: Any) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on 127.0.0.1; yield its base URL."""
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

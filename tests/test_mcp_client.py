@@ -1,0 +1,135 @@
+"""Tools from a real MCP server (the SDK test server, a subprocess over stdio).
+
+Runs on asyncio and trio: the SDK's stdio client is anyio throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from mcp_servers.harness import MEMORY_SERVER, memory_command
+
+from streamtools.mcp import MCPLoadError, MCPStdio, MCPToolError, mcp_tools
+from streamtools.tools import ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+MEMORY_TOOLS = {"search_memory", "add", "snapshot", "fail", "pid", "crash", "slow"}
+
+
+async def call(registry: ToolRegistry, name: str, **arguments: Any) -> Any:
+    found = registry.get(name)
+    assert found is not None, name
+    return await found.invoke(found.validate(arguments))
+
+
+async def test_tools_are_loaded_namespaced_with_schema_and_description() -> None:
+    async with mcp_tools(memory_command(), namespace="memory") as registry:
+        assert set(registry) == {f"memory.{name}" for name in MEMORY_TOOLS}
+        search = registry.get("memory.search_memory")
+        assert search is not None
+        assert search.description == "Search stored notes for a word."
+        assert search.parameters["properties"]["query"]["type"] == "string"
+        assert search.parameters["properties"]["limit"]["default"] == 5
+        assert search.parameters["required"] == ["query"]
+        assert registry.check_arguments("memory.search_memory", {"limit": 2}) is not None
+
+
+async def test_calls_go_to_the_server_and_results_become_text() -> None:
+    async with mcp_tools(memory_command()) as registry:
+        assert await call(registry, "search_memory", query="miso") == (
+            "the cat is called Miso\nMiso likes tuna"
+        )
+        # structured content that the server also sent as JSON text: shown once
+        assert await call(registry, "add", a=2, b=3) == '{\n  "sum": 5\n}'
+        assert await call(registry, "snapshot") == "[image: image/png, 1032 bytes]"
+
+
+async def test_is_error_raises_a_tool_error_with_the_servers_text() -> None:
+    async with mcp_tools(memory_command()) as registry:
+        with pytest.raises(MCPToolError, match="refused: not today"):
+            await call(registry, "fail", reason="not today")
+        # the session is still usable after a tool error
+        assert await call(registry, "add", a=1, b=1) == '{\n  "sum": 2\n}'
+
+
+async def test_server_exiting_mid_call_is_a_tool_error_not_a_crash() -> None:
+    async with mcp_tools(memory_command()) as registry:
+        with pytest.raises(MCPToolError, match="closed the connection during the call to 'crash'"):
+            await call(registry, "crash")
+        with pytest.raises(MCPToolError, match="closed the connection"):
+            await call(registry, "add", a=1, b=2)
+    # leaving the block after the crash raised nothing
+
+
+async def test_a_call_that_takes_too_long_is_a_tool_error_and_the_session_survives() -> None:
+    async with mcp_tools(memory_command(), call_timeout=0.5) as registry:
+        with pytest.raises(MCPToolError, match=r"did not answer the call to 'slow' within 0\.5s"):
+            await call(registry, "slow", seconds=30)
+        assert await call(registry, "slow", seconds=0.01) == "slept 0.01"
+
+
+@pytest.mark.parametrize(
+    ("command", "load_timeout", "message"),
+    [
+        ("no-such-mcp-server-command --flag", 10.0, "could not be loaded: FileNotFoundError"),
+        (memory_command("exit"), 10.0, "closed the connection before the handshake completed"),
+        (memory_command("garbage"), 4.0, "answered with something that is not MCP JSON-RPC"),
+        (memory_command("silent"), 1.0, r"did not answer the handshake .* within 1s"),
+    ],
+    ids=["missing", "exits", "garbage", "silent"],
+)
+async def test_a_server_that_does_not_start_is_a_clear_load_error(
+    command: str, load_timeout: float, message: str
+) -> None:
+    entered = False
+    with pytest.raises(MCPLoadError, match=message):
+        async with mcp_tools(command, load_timeout=load_timeout):
+            entered = True
+    assert not entered
+
+
+async def test_cancelling_the_block_stops_the_server_process() -> None:
+    pid = -1
+    with anyio.CancelScope() as scope:
+        async with mcp_tools(memory_command()) as registry:
+            pid = await call(registry, "pid")
+            scope.deadline = anyio.current_time() + 0.3  # lands during the next call
+            await call(registry, "slow", seconds=60)
+    assert scope.cancelled_caught
+    assert int(pid) > 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
+
+
+async def test_the_blocks_own_exception_comes_out_unwrapped() -> None:
+    with pytest.raises(KeyError, match="mine"):
+        async with mcp_tools(memory_command()):
+            raise KeyError("mine")
+
+
+async def test_two_servers_need_namespaces_when_names_clash() -> None:
+    with pytest.raises(MCPLoadError, match="'search_memory' of MCP server .* clashes"):
+        async with mcp_tools(memory_command(), memory_command()):
+            pass
+    first = MCPStdio(sys.executable, (MEMORY_SERVER,), namespace="a")
+    second = MCPStdio(sys.executable, (MEMORY_SERVER,), namespace="b")
+    async with mcp_tools(first, second) as registry:
+        assert len(registry) == 2 * len(MEMORY_TOOLS)
+        assert await call(registry, "b.search_memory", query="tuna") == "Miso likes tuna"
+
+
+async def test_tools_join_an_existing_registry() -> None:
+    @tool
+    def local_echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    registry = ToolRegistry([local_echo])
+    async with mcp_tools(memory_command(), registry=registry, namespace="m") as loaded:
+        assert loaded is registry
+        assert "local_echo" in registry and "m.add" in registry
