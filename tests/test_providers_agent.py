@@ -1,0 +1,111 @@
+"""End to end: an Agent over real HTTP against FakeServer, all three wires, prompt and native."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from streamtools.errors import ProviderError
+from streamtools.events import CallEnd, Event, Final, ToolResult
+from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+from streamtools.runtime import Agent
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply, Wire
+from streamtools.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+WIRES: list[Wire] = ["openai", "anthropic", "ollama"]
+PROVIDERS: dict[str, type[HTTPProvider]] = {
+    "openai": OpenAIChat,
+    "anthropic": AnthropicMessages,
+    "ollama": OllamaChat,
+}
+
+
+@tool
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+def provider(server: FakeServer, **kwargs: Any) -> HTTPProvider:
+    return PROVIDERS[server.wire]("m", base_url=server.base_url, **kwargs)
+
+
+async def run(agent: Agent, prompt: str) -> list[Event]:
+    async with agent.stream(prompt) as events:
+        return [e async for e in events]
+
+
+CALL_TEXT = 'Let me multiply. <am:tool_call name="multiply"><a>6</a><b>7</b></am:tool_call>'
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_prompt_mode_with_the_stop_trick(anyio_backend: str, wire: Wire) -> None:
+    async with FakeServer([CALL_TEXT + " ignored", "6 times 7 is 42."], wire=wire) as server:
+        agent = Agent(provider(server), [multiply], dialect="am_xml", stop_at_call=True)
+        events = await run(agent, "What is 6*7?")
+        second = server.requests[1]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [(r.name, r.content) for r in results] == [("multiply", "42")]
+    assert events[-1] == Final(text="6 times 7 is 42.", turns=2)
+    assert "42" in str(second["messages"])  # the result went back to the model
+    assert "ignored" not in str(second["messages"])  # the server cut at the stop marker
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_prompt_mode_client_side_stop(anyio_backend: str, wire: Wire) -> None:
+    replies = [CALL_TEXT + " and more text after the call", "42."]
+    async with FakeServer(replies, wire=wire, reject_stop=True) as server:
+        agent = Agent(
+            provider(server, supports_stop=False), [multiply], dialect="am_xml", stop_at_call=True
+        )
+        events = await run(agent, "What is 6*7?")
+        assert all("stop" not in str(body.get("options", body.keys())) for body in server.requests)
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["42"]
+    assert events[-1] == Final(text="42.", turns=2)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_native_mode(anyio_backend: str, wire: Wire) -> None:
+    calls = (
+        FakeCall(name="multiply", arguments={"a": 6, "b": 7}),
+        FakeCall(name="multiply", arguments={"a": 2, "b": 3}),
+    )
+    async with FakeServer([Reply(text="Two products.", calls=calls), "42 and 6."], wire=wire) as s:
+        agent = Agent(provider(s), [multiply], native=True)
+        events = await run(agent, "6*7 and 2*3?")
+        first, second = s.requests
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [e.arguments for e in ends] == [{"a": 6, "b": 7}, {"a": 2, "b": 3}]
+    assert sorted(e.content for e in events if isinstance(e, ToolResult)) == ["42", "6"]
+    assert events[-1] == Final(text="42 and 6.", turns=2)
+    assert "multiply" in str(first["tools"])
+    assert "42" in str(second["messages"]) and "tool" in str(second["messages"])
+
+
+async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:
+    calls = (
+        FakeCall(name="multiply", arguments={"a": 6, "b": 7}),
+        FakeCall(name="multiply", arguments={"a": 1, "b": 1}),
+    )
+    async with FakeServer([Reply(calls=calls, index_zero=True), "done"]) as server:
+        events = await run(Agent(provider(server), [multiply], native=True), "go")
+    assert sorted(e.content for e in events if isinstance(e, ToolResult)) == ["1", "42"]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_stream_cut_before_anything_usable_raises(anyio_backend: str, wire: Wire) -> None:
+    async with FakeServer([Reply(text="x", cut_after=0)], wire=wire) as server:
+        with pytest.raises(ProviderError):
+            await run(Agent(provider(server), [multiply]), "hi")
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_error_status_reaches_the_agent_caller(anyio_backend: str, wire: Wire) -> None:
+    async with FakeServer([Reply(status=401, body='{"error": "bad key"}')], wire=wire) as server:
+        with pytest.raises(ProviderError) as info:
+            await run(Agent(provider(server), [multiply]), "hi")
+    assert info.value.status == 401 and "bad key" in str(info.value)
