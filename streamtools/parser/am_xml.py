@@ -8,8 +8,8 @@ small element machine:
 =======  ==================================  =====================================
 state    looks for                           then
 =======  ==================================  =====================================
-TAG      the ``>`` of the opening tag        BODY (name attribute found), or the
-                                             tag is prose and goes back to text
+TAG      the ``>`` of the opening tag        BODY; the call starts if the tag has a
+                                             ``name`` attribute
 BODY     ``<`` of a child or closing tag     PARAM, or the call ends
 PARAM    ``</NAME>``, ``<![CDATA[``, ``&``   BODY; CDATA; an entity is decoded
 CDATA    ``]]>``                             PARAM
@@ -61,7 +61,7 @@ OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
 REQUEST_OPEN, REQUEST_CLOSE = "<am:request_tools>", "</am:request_tools>"
 REQUEST_NAME = "am:request_tools"
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
-_TAG_LIMIT = 512
+_TAG_LIMIT = 512  # a partial child tag longer than this is stray text
 _NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _OPEN_TAG = re.compile(r"""<([A-Za-z_][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
 _CONTENT_SPECIAL = re.compile(r"[<&]")
@@ -75,6 +75,10 @@ _EXAMPLE = (
     ' Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
     "per parameter."
 )
+# The first character after ``<am:tool_call`` decides: whitespace, ``>`` or ``/``
+# make it a call (a tag without a name then fails as ``malformed`` when it
+# closes); anything else (``<am:tool_calls>``) is text. Deciding there keeps the
+# hold-back within the marker's length.
 
 
 def _json_str(text: str) -> str:
@@ -146,26 +150,24 @@ class AmXmlBody(CallBody):
         return i
 
     def _tag(self, s: str, i: int) -> int:
-        if len(self.tag) == 1 and s[i] not in " \t\r\n>/":
-            self.status = REJECTED  # <am:tool_callx …: a different word
-            return i
+        if self.undecided:
+            if s[i] not in " \t\r\n>/":
+                self.status = REJECTED  # <am:tool_callx …: a different word, text
+                return i
+            self.undecided = False  # from here on it is a call (holds back nothing more)
         k = s.find(">", i)
         if k < 0:
             self.tag.append(s[i:])
-            if sum(map(len, self.tag)) > _TAG_LIMIT:
-                self.status = REJECTED
             return len(s)
         tag = "".join(self.tag) + s[i : k + 1]
+        self.tag = []
         m = _NAME_ATTR.search(tag)
-        if m is None:
-            self.status = REJECTED  # no name: prose about the element, not a call
-            return k + 1
-        self.undecided = False
-        name = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
-        self.call.named(name, self.out)
-        if self.call.started:
-            self.kinds = _kinds(self.ctx.catalog.schema(name))
         self.state = BODY
+        if m is not None:
+            name = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
+            self.call.named(name, self.out)
+            if self.call.started:
+                self.kinds = _kinds(self.ctx.catalog.schema(name))
         if tag.endswith("/>"):
             return -(k + 1)
         return k + 1
@@ -317,6 +319,9 @@ class AmXmlBody(CallBody):
         self.status = DONE
         self.undecided = False
         raw = self.raw_text()
+        if self.call.name is None:
+            self.call.complete(raw, self.out, example=_EXAMPLE)  # reports the missing name
+            return
         if self.params:
             self.call.add_args("}", self.out)
         else:

@@ -3,14 +3,19 @@
 Theory of operation
 -------------------
 Text mode looks for ``@tool `` at the start of a line (the start of the reply or
-just after a newline; ``line_start`` in the syntax table). The body reads the
-tool name (any run of non-space characters other than ``{``, at most 256), then
-spaces, then either a JSON object (the arguments, which may span lines) or the
-end of the line/reply (no arguments: ``{}``). The call ends with the object's
-closing brace, or just before the newline; the rest of the line is text again.
-Anything else after the name (``@tool is what I use``) means the line was prose:
-it is given back as text. A JSON error ends the call at the offending character
-(``CallError(reason="invalid_json")``) and the rest is text again.
+just after a newline; ``line_start`` in the syntax table); from there on it is a
+call, so nothing beyond the marker is ever held back. The body reads the tool
+name (a run of characters other than whitespace and ``{``), then spaces or tabs,
+then either a JSON object (the arguments; it may span lines) or the end of the
+line or reply (no arguments: ``{}``). The call ends with the object's closing
+brace, or just before the newline; the rest of the line is text again.
+
+Failures: no name, or something other than ``{`` after the name, is
+``CallError(reason="malformed")`` whose raw reaches to the end of the line; a
+JSON error ends the call at the offending character
+(``CallError(reason="invalid_json")``) and the rest is text again. The dialect
+has no stop marker; ``end()`` right after the name completes a call without
+arguments when ``finish_reason`` is ``stop`` (a length cut may have cut the name).
 """
 
 from __future__ import annotations
@@ -18,15 +23,16 @@ from __future__ import annotations
 import re
 
 from streamtools.events import ParserEvent
-from streamtools.parser.calls import DONE, REJECTED, CallBody, CallContext, DialectSyntax
-from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
+from streamtools.parser.calls import DONE, CallBody, CallContext, DialectSyntax
+from streamtools.parser.jsoncall import CUT, ENVELOPE, PREFIX, JsonCallBody
 from streamtools.parser.jsonscan import ARGS
 
 __all__ = ["COMMAND", "CommandBody"]
 
 OPEN = "@tool "
 _NAME = re.compile(r"[^\s{]*")
-_NAME_LIMIT = 256
+_NAME_STATE, _SPACES, _BAD_LINE = range(3)
+_MALFORMED = "A command is one line: @tool TOOL {\"param\": \"value\"}."
 
 
 class CommandBody(JsonCallBody):
@@ -37,61 +43,81 @@ class CommandBody(JsonCallBody):
 
     def __init__(self, ctx: CallContext, marker: str) -> None:
         super().__init__(ctx, marker)
+        self.undecided = False
         self.name_parts: list[str] = []
-        self.name_len = 0
-        self.named = False
+        self.step = _NAME_STATE
+        self.mark = 0
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        self.mark = pos
+        return super().feed(s, pos, out)
+
+    def _stop_here(self, s: str, i: int, failure: tuple[str, str] | None) -> int:
+        """End the call just before ``s[i]`` (the newline stays text)."""
+        self.record(s, self.mark, i)
+        self.mark = i
+        self.status = DONE
+        raw = self.raw_text()
+        if failure is not None:
+            self.call.fail(raw, *failure, self.out)
+        else:
+            self.call.complete(raw, self.out, example=" " + self.example)
+        return i
 
     def prefix(self, s: str, i: int) -> int:
         n = len(s)
-        if not self.named:
+        if self.step == _NAME_STATE:
+            if not any(self.name_parts):
+                while i < n and s[i] in " \t":  # more spaces before the name
+                    i += 1
             j = _NAME.match(s, i).end()  # type: ignore[union-attr]
             self.name_parts.append(s[i:j])
-            self.name_len += j - i
-            if self.name_len > _NAME_LIMIT:
-                self.status = REJECTED
-                return j
             if j == n:
                 return j
-            if self.name_len == 0:
-                if s[j] == " ":  # more spaces before the name
-                    return j + 1
-                self.status = REJECTED
-                return j
-            self.named = True
+            self.step = _SPACES
+            name = "".join(self.name_parts)
+            if name:
+                self.call.named(name, self.out)
             i = j
-        while i < n and s[i] in " \t":
-            i += 1
-        if i == n:
-            return i
-        c = s[i]
-        if c == "{":
-            self._decide()
-            self.phase = ENVELOPE
-        elif c in "\r\n":
-            self._decide()
+        if self.step == _SPACES:
+            while i < n and s[i] in " \t":
+                i += 1
+            if i == n:
+                return i
+            c = s[i]
+            if self.call.name is None:
+                self.step = _BAD_LINE
+                self.failure = ("malformed", "The command has no tool name. " + _MALFORMED)
+            elif c == "{":
+                self.phase = ENVELOPE
+                return i
+            elif c in "\r\n":
+                return self._stop_here(s, i, None)
+            else:
+                self.step = _BAD_LINE
+                message = f"Only a JSON object may follow the name. {_MALFORMED}"
+                self.failure = ("malformed", message)
+        k = s.find("\n", i)
+        if k < 0:
+            return n
+        return self._stop_here(s, k, self.failure)
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        if self.phase == PREFIX:
+            self.out = out
+            self.record(tail, 0, len(tail))
             self.status = DONE
-            self.call.complete(self.raw_text() + s[self._mark : i], self.out)  # no arguments
-            self.raw = []
-            self._mark = i
-        else:
-            self.status = REJECTED
-        return i
-
-    _mark = 0
-
-    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
-        self._mark = pos
-        return super().feed(s, pos, out)
-
-    def _decide(self) -> None:
-        self.undecided = False
-        self.call.named("".join(self.name_parts), self.out)
-
-    def prefix_end(self, finish_reason: str) -> bool:
-        if self.name_len == 0 or finish_reason != "stop":
-            return False  # a name cut off by a length limit is not a call
-        self._decide()
-        return True
+            raw = self.raw_text()
+            if self.failure is not None:
+                self.call.fail(raw, *self.failure, out)
+            elif self.call.name is not None and finish_reason == "stop":
+                self.call.complete(raw, out, example=" " + self.example)
+            else:
+                self.call.fail(
+                    raw, "unterminated", f"The command was cut off. {_MALFORMED}", out
+                )
+            return None
+        return super().end(tail, finish_reason, out)
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:

@@ -2,9 +2,10 @@
 
 Theory of operation
 -------------------
-Text mode looks for ``<tool_call>``. The body then expects, after optional
-whitespace, a JSON object (anything else within 64 characters means the tag was
-prose and it is given back as text). The envelope's ``name`` starts the call,
+Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
+quotes the tag in backticks stays text, see the core). The body expects, after
+optional whitespace, a JSON object; anything else is ``CallError(reason=
+"malformed")`` reaching to the next ``</tool_call>``. The envelope's ``name`` starts the call,
 ``arguments`` (also ``parameters``, or OpenAI's nested ``{"function": {"name",
 "arguments"}}``; a double-encoded string of JSON is accepted too) streams as
 ``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow.
@@ -18,14 +19,13 @@ raw call. ``</tool_call>`` is the stop marker: when a provider removed it,
 
 from __future__ import annotations
 
-from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.jsonscan import ARGS, NAME
 
 __all__ = ["HERMES", "HermesBody"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
-_WS_LIMIT = 64
 
 
 class HermesBody(JsonCallBody):
@@ -45,24 +45,20 @@ class HermesBody(JsonCallBody):
 
     def prefix(self, s: str, i: int) -> int:
         n = len(s)
-        start = i
         while i < n and s[i] in " \t\r\n":
             i += 1
-        self.spaces = getattr(self, "spaces", 0) + i - start
-        if self.spaces > _WS_LIMIT:
-            self.status = REJECTED
-            return i
         if i < n:
             if s[i] == "{":
                 self.phase = ENVELOPE
-                self.undecided = False
             else:
-                self.status = REJECTED
+                self._error("malformed", "<tool_call> must contain one JSON object.")
         return i
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    return HermesBody(ctx, marker)
+    body = HermesBody(ctx, marker)
+    body.undecided = False  # <tool_call> is distinctive: it is a call from the marker on
+    return body
 
 
 HERMES = DialectSyntax(name="hermes", stop_marker=CLOSE, markers=(OPEN,), open=_open)

@@ -3,11 +3,12 @@
 
 Theory of operation
 -------------------
-Text mode looks for the opening fence line. The rest of that line may hold only
-spaces; then comes the JSON object (``tool``, or ``name``; ``parameters``, or
-``arguments``/``args``), then whitespace and the closing fence. A fence line with
-anything else on it (```` ```json actions ````) is an ordinary code fence and
-stays text; so does a plain ```` ```json ```` fence. A fence inside a JSON
+Text mode looks for the whole opening fence line, newline included (so the
+decision costs no hold-back beyond the marker); then comes the JSON object
+(``tool``, or ``name``; ``parameters``, or ``arguments``/``args``), then
+whitespace and the closing fence. A fence line with
+anything else on it (```` ```json actions ````, trailing spaces) is an ordinary
+code fence and stays text; so does a plain ```` ```json ```` fence. A fence inside a JSON
 string is content. A JSON error skips to the closing fence and becomes one
 ``CallError`` carrying the whole block. The dialect has no stop marker; at
 ``end(finish_reason="stop")`` a complete object whose closing fence is missing
@@ -16,15 +17,15 @@ still completes (the fence is decoration, the JSON is the call).
 
 from __future__ import annotations
 
-from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
-from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
+from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+from streamtools.parser.jsoncall import SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.jsonscan import ARGS, NAME
 
 __all__ = ["JSON_ACTION", "JsonActionBody"]
 
 FENCE = "```"
-OPEN = FENCE + "json action"
-_LINE_LIMIT = 64
+OPEN = FENCE + "json action\n"
+OPEN_CRLF = FENCE + "json action\r\n"
 
 
 class JsonActionBody(JsonCallBody):
@@ -41,27 +42,12 @@ class JsonActionBody(JsonCallBody):
         'Write a fenced block: ```json action, a newline, {"tool": "TOOL", "parameters": '
         '{"param": "value"}}, a newline and ```.'
     )
-    spaces = 0
-
-    def prefix(self, s: str, i: int) -> int:
-        n = len(s)
-        start = i
-        while i < n and s[i] in " \t\r":
-            i += 1
-        self.spaces += i - start
-        if self.spaces > _LINE_LIMIT:
-            self.status = REJECTED
-        elif i < n:
-            if s[i] == "\n":
-                self.phase = ENVELOPE
-                self.undecided = False
-                return i + 1
-            self.status = REJECTED
-        return i
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    return JsonActionBody(ctx, marker)
+    return JsonActionBody(ctx, marker, prefix=False)
 
 
-JSON_ACTION = DialectSyntax(name="json_action", stop_marker=None, markers=(OPEN,), open=_open)
+JSON_ACTION = DialectSyntax(
+    name="json_action", stop_marker=None, markers=(OPEN, OPEN_CRLF), open=_open
+)

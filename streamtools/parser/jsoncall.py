@@ -28,7 +28,7 @@ from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, Call, CallBody, CallContext
 from streamtools.parser.jsonscan import Envelope
 
-__all__ = ["CUT", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
+__all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
 PREFIX, ENVELOPE, SUFFIX, SKIP = range(4)
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
@@ -115,8 +115,9 @@ class JsonCallBody(CallBody):
             phase = self.phase
             if phase == PREFIX:
                 j = self.prefix(s, i)
-                if self.status == REJECTED:
-                    self.record(s, pos, j)
+                if self.status != RUNNING:  # rejected, or the prefix ended the call
+                    if self.status == REJECTED:
+                        self.record(s, pos, j)
                     return j
                 if j == i and self.phase == PREFIX:
                     break
@@ -126,7 +127,8 @@ class JsonCallBody(CallBody):
                 i = env.feed(s, i)
                 if env.error is not None:
                     name = self.call.name or "the tool"
-                    self._error("invalid_json", f"The call to {name} is not valid JSON: {env.error}.")
+                    message = f"The call to {name} is not valid JSON: {env.error}."
+                    self._error("invalid_json", message)
                     if self.on_error == CUT:
                         self._finish(s, pos, i, self.failure)
                         return i
