@@ -105,6 +105,9 @@ class CommandBody(JsonCallBody):
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         if self.phase == PREFIX:
             self.out = out
+            name = "".join(self.name_parts)
+            if self.step == _NAME_STATE and name and finish_reason == "stop":
+                self.call.named(name, out)
             self.record(tail, 0, len(tail))
             self.status = DONE
             raw = self.raw_text()

@@ -1,0 +1,415 @@
+"""Shared case table and checkers for the parser tests.
+
+Each case is run whole, one character at a time and at seeded random cuts; the
+checkers assert the invariants of DESIGN §2 on every run.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Finish,
+    ParserEvent,
+    ReasoningDelta,
+    TextDelta,
+)
+from streamtools.parser import DIALECTS, Parser
+
+Summary = list[tuple[Any, ...]]
+
+
+def feed_all(
+    parser: Parser, chunks: Iterable[str], finish_reason: str | None = None
+) -> list[ParserEvent]:
+    events: list[ParserEvent] = []
+    for chunk in chunks:
+        events += parser.feed(chunk)
+    events += parser.end(finish_reason)
+    return events
+
+
+def random_cuts(text: str, rng: random.Random, low: int = 1, high: int = 6) -> list[str]:
+    out, i = [], 0
+    while i < len(text):
+        k = rng.randint(low, high)
+        out.append(text[i : i + k])
+        i += k
+    return out
+
+
+def chunkings(text: str, seed: int = 0) -> Iterator[tuple[str, list[str]]]:
+    yield "whole", [text]
+    yield "chars", list(text)
+    rng = random.Random(seed)
+    for n in range(3):
+        yield f"cuts{n}", random_cuts(text, rng, 1, 1 + 4 * (n + 1))
+    yield "empties", [piece for c in text for piece in (c, "")]
+
+
+def merge(events: Sequence[ParserEvent]) -> list[ParserEvent]:
+    """Merge adjacent text, reasoning and argument deltas (chunking-dependent splits)."""
+    out: list[ParserEvent] = []
+    for e in events:
+        last = out[-1] if out else None
+        if isinstance(e, TextDelta) and isinstance(last, TextDelta):
+            out[-1] = TextDelta(text=last.text + e.text)
+        elif isinstance(e, ReasoningDelta) and isinstance(last, ReasoningDelta):
+            out[-1] = ReasoningDelta(text=last.text + e.text)
+        elif isinstance(e, ArgsDelta) and isinstance(last, ArgsDelta) and last.id == e.id:
+            out[-1] = ArgsDelta(index=e.index, id=e.id, delta=last.delta + e.delta)
+        else:
+            out.append(e)
+    return out
+
+
+def summary(events: Sequence[ParserEvent]) -> Summary:
+    out: Summary = []
+    for e in merge(events):
+        match e:
+            case TextDelta():
+                out.append(("text", e.text))
+            case ReasoningDelta():
+                out.append(("think", e.text))
+            case CallStart() | ArgsDelta():
+                pass
+            case CallEnd():
+                out.append(("call", e.name, e.arguments))
+            case CallError():
+                out.append(("error", e.name, e.reason))
+            case Finish():
+                out.append(("finish", e.reason, e.stop_sequence))
+    return out
+
+
+def reconstruct(events: Sequence[ParserEvent]) -> str:
+    """Text + reasoning (re-wrapped in think tags) + raw of every call, in order."""
+    parts: list[str] = []
+    in_think = False
+    for e in events:
+        if isinstance(e, ReasoningDelta):
+            if not in_think:
+                parts.append("<think>")
+                in_think = True
+            parts.append(e.text)
+            continue
+        if in_think:
+            parts.append("</think>")
+            in_think = False
+        if isinstance(e, TextDelta):
+            parts.append(e.text)
+        elif isinstance(e, CallEnd | CallError):
+            parts.append(e.raw)
+    if in_think:
+        parts.append("</think>")
+    return "".join(parts)
+
+
+_EMPTY_THINK = re.compile(r"<think></think>|</think><think>")
+
+
+def normalize_think(text: str) -> str:
+    """The think-tag forms that leave no trace in events (documented in core)."""
+    prev = None
+    while prev != text:
+        prev, text = text, _EMPTY_THINK.sub("", text)
+    for tail in ("</think>", "<think>"):
+        if text.endswith(tail):
+            text = text[: -len(tail)]
+    return text
+
+
+def check_conservation(text: str, events: Sequence[ParserEvent]) -> None:
+    finish = events[-1]
+    assert isinstance(finish, Finish)
+    got = normalize_think(reconstruct(events))
+    if finish.stop_sequence is None:
+        assert got == normalize_think(text)
+        return
+    stop = finish.stop_sequence
+    cuts = [m.start() for m in re.finditer(re.escape(stop), text)]
+    assert any(normalize_think(text[:k]) == got for k in cuts), (got, text)
+
+
+def check_calls(events: Sequence[ParserEvent]) -> None:
+    """Append-only arguments, ordering, ids and indexes, one final Finish."""
+    assert isinstance(events[-1], Finish)
+    assert not any(isinstance(e, Finish) for e in events[:-1])
+    args: dict[str, list[str]] = {}
+    open_ids: set[str] = set()
+    closed: set[str] = set()
+    next_index = 0
+    for e in events:
+        if isinstance(e, CallStart):
+            assert e.index == next_index and e.id == f"call_{e.index}"
+            next_index += 1
+            open_ids.add(e.id)
+            args[e.id] = []
+        elif isinstance(e, ArgsDelta):
+            assert e.id in open_ids and e.delta
+            args[e.id].append(e.delta)
+        elif isinstance(e, CallEnd | CallError):
+            if e.id not in open_ids:
+                assert isinstance(e, CallError) and e.index == next_index
+                next_index += 1
+            assert e.id not in closed
+            closed.add(e.id)
+            open_ids.discard(e.id)
+            assert e.raw
+            if isinstance(e, CallEnd):
+                assert msgspec.json.decode("".join(args[e.id])) == e.arguments
+            else:
+                assert e.message and e.reason in {
+                    "invalid_json", "unknown_tool", "invalid_arguments", "unterminated",
+                    "malformed",
+                }
+    assert not open_ids, "every started call ends with CallEnd or CallError"
+
+
+def hold_bound(parser: Parser) -> int:
+    syntax = parser.syntax
+    markers = [*syntax.markers, "<think>", "</think>", *parser._stops]
+    bound = max(len(m) for m in markers) - 1
+    if syntax.hold_bound is not None:
+        bound = max(bound, syntax.hold_bound)
+    return bound
+
+
+def run_checked(
+    dialect: str,
+    chunks: Sequence[str],
+    tools: Any = None,
+    stop: Sequence[str] = (),
+    finish_reason: str | None = None,
+) -> list[ParserEvent]:
+    """Feed, checking hold-back and the fast path after every delta; check invariants."""
+    parser = Parser(dialect, tools, stop)
+    bound = hold_bound(parser)
+    events: list[ParserEvent] = []
+    for chunk in chunks:
+        fast = parser.held == 0 and parser._mode == 0 and not parser.syntax.drop_outer_whitespace
+        got = parser.feed(chunk)
+        if fast and chunk and parser._text.start_rx.search(chunk) is None:
+            assert got == [TextDelta(text=chunk)]
+        assert parser.held <= bound
+        events += got
+    events += parser.end(finish_reason)
+    check_calls(events)
+    if dialect != "json_object":
+        check_conservation("".join(chunks), events)
+    return events
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    dialect: str
+    text: str
+    expect: Summary
+    tools: Any = ("search", "calc", "kom.memory.v1.search_memory")
+    stop: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+F = ("finish", "stop", None)
+S = "search"
+
+
+def call(name: str, **args: Any) -> tuple[Any, ...]:
+    return ("call", name, args)
+
+
+def _hermes(name: str, args: str) -> str:
+    return f'<tool_call>{{"name": "{name}", "arguments": {args}}}</tool_call>'
+
+
+EMOJI = "héllo 👋🏽 你好 🇫🇷"
+
+CASES: list[Case] = [
+    # -- am_xml ------------------------------------------------------------------
+    Case("am-basic", "am_xml", 'Hi <am:tool_call name="calc"><a>5</a><b>x</b></am:tool_call> ok',
+         [("text", "Hi "), call("calc", a=5, b="x"), ("text", " ok"), F]),
+    Case("am-dotted-name", "am_xml",
+         '<am:tool_call name="kom.memory.v1.search_memory"><q>x</q></am:tool_call>',
+         [call("kom.memory.v1.search_memory", q="x"), F]),
+    Case("am-close-in-cdata", "am_xml",
+         '<am:tool_call name="search"><q><![CDATA[a </am:tool_call> <q> ]] b]]></q>'
+         "</am:tool_call>",
+         [call(S, q="a </am:tool_call> <q> ]] b"), F]),
+    Case("am-close-in-other-param", "am_xml",
+         '<am:tool_call name="search"><code>x = "</am:tool_call>"</code></am:tool_call>',
+         [call(S, code='x = "</am:tool_call>"'), F]),
+    Case("am-entities-json-values", "am_xml",
+         '<am:tool_call name="calc"><e>a &lt;b&gt; &amp; &#65;&#x42; &bogus; & x</e>'
+         '<l>[1, {"k": null}]</l><o>{"n": [true]}</o><t>true</t><w>trueish</w>'
+         "<n>-1.5e3</n><z>0123</z></am:tool_call>",
+         [call("calc", e="a <b> & AB &bogus; & x", l=[1, {"k": None}], o={"n": [True]},
+               t=True, w="trueish", n=-1.5e3, z="0123"), F]),
+    Case("am-layout-newlines", "am_xml",
+         '<am:tool_call name="calc">\n  <code>\n  x = 1\n\n</code>\n</am:tool_call>',
+         [call("calc", code="  x = 1\n"), F]),
+    Case("am-parameter-form", "am_xml",
+         '<am:tool_call name="search"><parameter name="q">hi</parameter></am:tool_call>',
+         [call(S, q="hi"), F]),
+    Case("am-empty-args", "am_xml", '<am:tool_call name="search"></am:tool_call>',
+         [call(S), F]),
+    Case("am-self-closing", "am_xml", 'a<am:tool_call name="search"/>b',
+         [("text", "a"), call(S), ("text", "b"), F]),
+    Case("am-json-body", "am_xml", '<am:tool_call name="search">{"q": 1}</am:tool_call>',
+         [call(S, q=1), F]),
+    Case("am-unknown-tool", "am_xml", '<am:tool_call name="nope"><a>1</a></am:tool_call>x',
+         [("error", "nope", "unknown_tool"), ("text", "x"), F]),
+    Case("am-no-name", "am_xml", "<am:tool_call><a>1</a></am:tool_call>",
+         [("error", None, "malformed"), F]),
+    Case("am-stray-text", "am_xml", '<am:tool_call name="search">just words</am:tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("am-open-at-end", "am_xml", 'x <am:tool_call name="search"><q>abc',
+         [("text", "x "), ("error", S, "unterminated"), F]),
+    Case("am-open-at-end-length", "am_xml", '<am:tool_call name="search"><q>a</q>',
+         [("error", S, "unterminated"), ("finish", "length", None)], finish_reason="length"),
+    Case("am-stop-removed-marker", "am_xml", 'Let me. <am:tool_call name="search"><q>a</q>\n',
+         [("text", "Let me. "), call(S, q="a"), F], finish_reason="stop"),
+    Case("am-orphan-close", "am_xml", "text </am:tool_call> more",
+         [("text", "text </am:tool_call> more"), F]),
+    Case("am-misspelled", "am_xml",
+         '<am:tool_calls name="search"><q>a</q></am:tool_calls> <am:toolcall name="x">',
+         [("text", '<am:tool_calls name="search"><q>a</q></am:tool_calls> '
+           '<am:toolcall name="x">'), F]),
+    Case("am-backticks", "am_xml", 'Use `<am:tool_call name="search">` to search.',
+         [("text", 'Use `<am:tool_call name="search">` to search.'), F]),
+    Case("am-request-tools", "am_xml", "Need more: <am:request_tools>web.fetch, fs.read"
+         "</am:request_tools>",
+         [("text", "Need more: "), call("am:request_tools", tools=["web.fetch", "fs.read"]), F]),
+    Case("am-two-calls-text", "am_xml",
+         'a<am:tool_call name="search"><q>1</q></am:tool_call>b'
+         '<am:tool_call name="calc"><x>2</x></am:tool_call>c',
+         [("text", "a"), call(S, q=1), ("text", "b"), call("calc", x=2), ("text", "c"), F]),
+    Case("am-emoji", "am_xml", f'{EMOJI}<am:tool_call name="search"><q>{EMOJI}</q>'
+         f"</am:tool_call>{EMOJI}",
+         [("text", EMOJI), call(S, q=EMOJI), ("text", EMOJI), F]),
+    Case("am-think", "am_xml",
+         '<think>maybe <am:tool_call name="search"><q>x</q></am:tool_call>?</think>Answer',
+         [("think", 'maybe <am:tool_call name="search"><q>x</q></am:tool_call>?'),
+          ("text", "Answer"), F]),
+    # -- hermes --------------------------------------------------------------------
+    Case("hermes-basic", "hermes", "Hi " + _hermes(S, '{"q": "x", "n": [1, 2.5e-3]}') + " ok",
+         [("text", "Hi "), call(S, q="x", n=[1, 2.5e-3]), ("text", " ok"), F]),
+    Case("hermes-close-in-string", "hermes", _hermes(S, '{"q": "</tool_call> \\" }"}'),
+         [call(S, q='</tool_call> " }'), F]),
+    Case("hermes-nested", "hermes", _hermes(S, '{"a": {"b": [{"c": {}}, []]}, "d": null}'),
+         [call(S, a={"b": [{"c": {}}, []]}, d=None), F]),
+    Case("hermes-args-first", "hermes",
+         '<tool_call>{"arguments": {"q": 1}, "name": "search"}</tool_call>',
+         [call(S, q=1), F]),
+    Case("hermes-openai-shape", "hermes",
+         '<tool_call>{"type": "function", "function": {"name": "search", "arguments": '
+         '"{\\"q\\": 2}"}}</tool_call>',
+         [call(S, q=2), F]),
+    Case("hermes-empty-args", "hermes", '<tool_call>{"name": "search"}</tool_call>',
+         [call(S), F]),
+    Case("hermes-invalid-json", "hermes",
+         '<tool_call>{"name": "search", "arguments": {"q": \'x\'}}</tool_call>after'
+         + _hermes("calc", "{}"),
+         [("error", S, "invalid_json"), ("text", "after"), call("calc"), F]),
+    Case("hermes-unknown", "hermes", _hermes("nope", "{}"), [("error", "nope", "unknown_tool"), F]),
+    Case("hermes-unterminated", "hermes", '<tool_call>{"name": "search", "arguments": {"q"',
+         [("error", S, "unterminated"), F]),
+    Case("hermes-stop-removed-marker", "hermes", '<tool_call>{"name": "search", "arguments": {}}',
+         [call(S), F], finish_reason="stop"),
+    Case("hermes-orphan-close", "hermes", "a </tool_call> b", [("text", "a </tool_call> b"), F]),
+    Case("hermes-misspelled", "hermes", "<tool_cal>{}</tool_cal> <toolcall>",
+         [("text", "<tool_cal>{}</tool_cal> <toolcall>"), F]),
+    Case("hermes-backticks", "hermes", "Write `<tool_call>` then JSON.",
+         [("text", "Write `<tool_call>` then JSON."), F]),
+    Case("hermes-not-json", "hermes", "<tool_call>search(q=1)</tool_call>x",
+         [("error", None, "malformed"), ("text", "x"), F]),
+    Case("hermes-trailing-junk", "hermes",
+         '<tool_call>{"name": "search", "arguments": {}} junk</tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("hermes-two-in-one", "hermes", _hermes(S, '{"q": 1}') + "\n" + _hermes("calc", "{}"),
+         [call(S, q=1), ("text", "\n"), call("calc"), F]),
+    Case("hermes-unicode-escapes", "hermes", _hermes(S, '{"q": "\\ud83d\\ude00 \\u00e9 \\n"}'),
+         [call(S, q="😀 é \n"), F]),
+    Case("hermes-think", "hermes", "<think>plan " + _hermes(S, "{}") + "</think>"
+         + _hermes(S, "{}"),
+         [("think", "plan " + _hermes(S, "{}")), call(S), F]),
+    Case("hermes-stop", "hermes", "Thought: x\nObservation: y", [("text", "Thought: x"),
+         ("finish", "stop", "\nObservation:")], stop=("\nObservation:",)),
+    Case("hermes-stop-in-think", "hermes", "<think>ab STOP cd</think>", [("think", "ab "),
+         ("finish", "stop", "STOP")], stop=("STOP",)),
+    Case("hermes-invalid-arguments-schema", "hermes", _hermes("calc", '{"a": "x"}'),
+         [("error", "calc", "invalid_arguments"), F], extra={"catalog": True}),
+    # -- json_action -----------------------------------------------------------------
+    Case("action-basic", "json_action",
+         'Sure.\n```json action\n{"tool": "search", "parameters": {"q": "x```y"}}\n```\nDone',
+         [("text", "Sure.\n"), call(S, q="x```y"), ("text", "\nDone"), F]),
+    Case("action-two", "json_action",
+         '```json action\n{"tool": "search", "parameters": {}}\n```\n'
+         '```json action\r\n{"tool": "calc", "arguments": {"a": 1}}\n```',
+         [call(S), ("text", "\n"), call("calc", a=1), F]),
+    Case("action-plain-fence", "json_action", "```json\n{}\n```\n```json actions\n{}\n```",
+         [("text", "```json\n{}\n```\n```json actions\n{}\n```"), F]),
+    Case("action-invalid", "json_action",
+         '```json action\n{"tool": "search", "parameters": {q: 1}}\n```tail',
+         [("error", S, "invalid_json"), ("text", "tail"), F]),
+    Case("action-no-fence-at-end", "json_action", '```json action\n{"tool": "search"}',
+         [call(S), F]),
+    Case("action-cut", "json_action", '```json action\n{"tool": "search", "par',
+         [("error", S, "unterminated"), F]),
+    # -- inline_json -----------------------------------------------------------------
+    Case("inline-basic", "inline_json",
+         'I will {"tool": "search", "arguments": {"q": "{x}"}} and done.',
+         [("text", "I will "), call(S, q="{x}"), ("text", " and done."), F]),
+    Case("inline-other-json", "inline_json", 'Data: {"a": 1} {"tool": "nope", "arguments": {}}',
+         [("text", 'Data: {"a": 1} {"tool": "nope", "arguments": {}}'), F]),
+    Case("inline-two-and-text", "inline_json",
+         '{"tool":"search","arguments":{}}x{"tool" : "calc" , "arguments" : {"a":[1]}}',
+         [call(S), ("text", "x"), call("calc", a=[1]), F]),
+    Case("inline-invalid", "inline_json", '{"tool": "search", "arguments": {"q": 1} oops',
+         [("error", S, "invalid_json"), ("text", "oops"), F]),
+    Case("inline-unterminated", "inline_json", 'x {"tool": "search", "arguments": {"q": ',
+         [("text", "x "), ("error", S, "unterminated"), F]),
+    Case("inline-undecided-at-end", "inline_json", 'x {"tool": "sea',
+         [("text", 'x {"tool": "sea'), F]),
+    # -- json_object -----------------------------------------------------------------
+    Case("object-action", "json_object",
+         '\n{"thought": "I \\ud83d\\ude00 need", "action": {"tool": "search", "args": {"q": 1}}}\n',
+         [("think", "I 😀 need"), call(S, q=1), F]),
+    Case("object-final", "json_object",
+         '{"thought": "ok", "final": {"content": "The answer\\n is \\"42\\" 你好"}}  ',
+         [("think", "ok"), ("text", 'The answer\n is "42" 你好'), F]),
+    Case("object-final-string", "json_object", '{"final": "plain"}', [("text", "plain"), F]),
+    Case("object-neither", "json_object", '{"answer": 1}', [("error", None, "malformed"), F]),
+    Case("object-invalid", "json_object", '{"action": {"tool": "search", "args": {,}}} tail',
+         [("error", S, "invalid_json"), F]),
+    Case("object-prose", "json_object", "I think the answer is 4.",
+         [("text", "I think the answer is 4."), F]),
+    Case("object-think-first", "json_object",
+         '<think>hm</think>\n{"final": {"content": "x"}}', [("think", "hm"), ("text", "x"), F]),
+    # -- command ---------------------------------------------------------------------
+    Case("command-basic", "command", '@tool search {"q": 1}\nthen text',
+         [call(S, q=1), ("text", "\nthen text"), F]),
+    Case("command-no-args", "command", "x\n@tool  search\n@tool calc",
+         [("text", "x\n"), call(S), ("text", "\n"), call("calc"), F]),
+    Case("command-mid-line", "command", "say @tool search {}",
+         [("text", "say @tool search {}"), F]),
+    Case("command-bad", "command", "@tool search now\n@tool \nok",
+         [("error", S, "malformed"), ("text", "\n"), ("error", None, "malformed"),
+          ("text", "\nok"), F]),
+    Case("command-multiline-json", "command", '@tool calc {\n  "a": [1,\n 2]\n} ok',
+         [call("calc", a=[1, 2]), ("text", " ok"), F]),
+    Case("command-invalid", "command", '@tool calc {"a": tru} x',
+         [("error", "calc", "invalid_json"), ("text", "tru} x"), F]),
+    Case("command-unknown", "command", "@tool rm {}", [("error", "rm", "unknown_tool"), F]),
+]

@@ -1,0 +1,170 @@
+"""Table-driven parser cases (tests/parser_cases.py), each run whole, one
+character at a time, at random cuts and with empty deltas in between; every run
+is checked for conservation, append-only arguments, hold-back and the fast path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from parser_cases import CASES, Case, chunkings, merge, run_checked, summary
+
+from streamtools.events import CallEnd, CallError, TextDelta
+
+
+class SchemaCatalog:
+    """A small ToolCatalog with schemas, standing in for ToolRegistry."""
+
+    schemas: dict[str, dict[str, Any]] = {
+        "search": {"type": "object", "properties": {"q": {"type": "string"}}},
+        "calc": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "integer"}},
+            "required": ["a"],
+        },
+    }
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.schemas
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schemas)
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self.schemas.get(name)
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        props = self.schemas[name]["properties"]
+        for key in self.schemas[name].get("required", []):
+            if key not in arguments:
+                return f"missing required parameter {key!r}."
+        for key, value in arguments.items():
+            want = props.get(key, {}).get("type")
+            if want == "number" and not isinstance(value, int | float):
+                return f"Expected `number`, got `{type(value).__name__}` - at `$.{key}`."
+            if want == "string" and not isinstance(value, str):
+                return f"Expected `str` - at `$.{key}`."
+        return None
+
+
+def _tools(case: Case) -> Any:
+    return SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_every_chunking(case: Case) -> None:
+    results = []
+    for how, chunks in chunkings(case.text):
+        events = run_checked(case.dialect, chunks, _tools(case), case.stop, case.finish_reason)
+        assert summary(events) == case.expect, how
+        results.append(merge(events))
+    assert all(r == results[0] for r in results)  # chunking invariance, ArgsDelta included
+
+
+def test_marker_split_at_every_position() -> None:
+    text = 'ab <am:tool_call name="search"><q>x</q></am:tool_call> cd'
+    expect = [("text", "ab "), ("call", "search", {"q": "x"}), ("text", " cd"),
+              ("finish", "stop", None)]
+    for k in range(len(text) + 1):
+        for j in range(k, len(text) + 1):
+            events = run_checked("am_xml", [text[:k], text[k:j], text[j:]], ["search"])
+            assert summary(events) == expect, (k, j)
+
+
+def test_schema_types_am_xml() -> None:
+    text = ('<am:tool_call name="calc"><a>7</a><b>x</b></am:tool_call>'
+            '<am:tool_call name="search"><q>42</q></am:tool_call>')
+    events = run_checked("am_xml", list(text), SchemaCatalog())
+    errors = [e for e in events if isinstance(e, CallError)]
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [e.reason for e in errors] == []  # b is not checked as integer by the stand-in
+    assert ends[0].arguments == {"a": 7, "b": "x"}
+    assert ends[1].arguments == {"q": "42"}  # schema says string: no number heuristic
+
+
+def test_invalid_arguments_message_tells_what_to_fix() -> None:
+    text = '<am:tool_call name="calc"><a>seven</a></am:tool_call>'
+    events = run_checked("am_xml", [text], SchemaCatalog())
+    error = next(e for e in events if isinstance(e, CallError))
+    assert error.reason == "invalid_arguments"
+    assert "$.a" in error.message and "calc" in error.message
+    assert error.raw == text
+
+
+def test_unknown_tool_message_lists_allowed_names() -> None:
+    events = run_checked("hermes", ['<tool_call>{"name": "rm", "arguments": {}}</tool_call>'],
+                         ["search", "calc"])
+    error = next(e for e in events if isinstance(e, CallError))
+    assert "'rm'" in error.message and "search, calc" in error.message
+
+
+def test_string_parameter_streams_as_it_grows() -> None:
+    from streamtools.events import ArgsDelta
+    from streamtools.parser import Parser
+
+    p = Parser("am_xml", ["search"])
+    assert p.feed('<am:tool_call name="search"><q>hel') != []
+    got = p.feed('lo "w')
+    assert got == [ArgsDelta(index=0, id="call_0", delta='lo \\"w')]
+    typed = p.feed('</q><n>12')
+    assert [e.delta for e in typed if isinstance(e, ArgsDelta)] == ['"', ', "n": ']
+    assert p.feed("3</n>") == [ArgsDelta(index=0, id="call_0", delta="123")]
+
+
+def test_json_args_hold_incomplete_tokens() -> None:
+    from streamtools.events import ArgsDelta
+    from streamtools.parser import Parser
+
+    p = Parser("hermes")
+    out = p.feed('<tool_call>{"name": "f", "arguments": {"a": 12')
+    assert [e.delta for e in out if isinstance(e, ArgsDelta)] == ['{"a": ']
+    assert p.feed('3, "b": "x\\') == [ArgsDelta(index=0, id="call_0", delta='123, "b": "x')]
+    assert p.feed("u00e") == []
+    assert p.feed('9", "c": tr') == [ArgsDelta(index=0, id="call_0", delta='\\u00e9", "c": ')]
+    assert p.feed("ue}") == [ArgsDelta(index=0, id="call_0", delta="true}")]
+
+
+def test_several_calls_and_text_in_one_delta() -> None:
+    from streamtools.parser import Parser
+
+    text = 'a<tool_call>{"name": "x"}</tool_call>b<tool_call>{"name": "y"}</tool_call>c'
+    events = Parser("hermes").feed(text)
+    assert [type(e).__name__ for e in events] == [
+        "TextDelta", "CallStart", "ArgsDelta", "CallEnd", "TextDelta", "CallStart",
+        "ArgsDelta", "CallEnd", "TextDelta",
+    ]
+
+
+def test_call_end_from_the_feed_that_closes() -> None:
+    from streamtools.parser import Parser
+
+    p = Parser("hermes")
+    assert not any(isinstance(e, CallEnd) for e in p.feed('<tool_call>{"name": "x"}</tool_cal'))
+    assert isinstance(p.feed("l>")[-1], CallEnd)
+
+
+def test_one_megabyte_argument() -> None:
+    from streamtools.parser import Parser
+
+    big = "x\\n" * 520_000
+    for dialect, text in [
+        ("hermes", f'<tool_call>{{"name": "w", "arguments": {{"data": "{big}"}}}}</tool_call>'),
+        ("am_xml", f'<am:tool_call name="w"><data>{big}</data></am:tool_call>'),
+    ]:
+        p = Parser(dialect)
+        events = []
+        for k in range(0, len(text), 4096):
+            events += p.feed(text[k : k + 4096])
+        events += p.end()
+        end = next(e for e in events if isinstance(e, CallEnd))
+        assert len(end.arguments["data"]) >= 1_000_000 and end.raw == text
+
+
+def test_fast_path_releases_whole_delta() -> None:
+    from streamtools.parser import Parser
+
+    p = Parser("am_xml", stop=["STOP"])
+    assert p.feed("plain words, no markers") == [TextDelta(text="plain words, no markers")]
+    assert p.feed("a <am:to") == [TextDelta(text="a ")]
+    assert p.held == len("<am:to")
