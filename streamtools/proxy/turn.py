@@ -47,7 +47,7 @@ Decisions, each bounded:
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
@@ -68,7 +68,7 @@ from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolS
 from streamtools.parser import DIALECTS, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.proxy.request import ProxyCall
-from streamtools.transcript import AssistantMessage, SystemMessage, Transcript, UserMessage
+from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "run_turn"]
 
@@ -120,10 +120,9 @@ class _Turn:
         tools = [] if call.tool_choice == "none" else self.tools
         instruction = choice_instruction(call.tool_choice)
         if instruction is not None:
-            transcript = Transcript(messages=[*transcript.messages])
-            transcript.messages.insert(
-                _after_system(transcript), SystemMessage(content=instruction)
-            )
+            # Last, where it weighs most: project merges it into the final user message.
+            history = [*transcript.messages, UserMessage(content=instruction)]
+            transcript = Transcript(messages=history)
         messages = project(transcript, self.dialect, tools)
         stop = list(call.stop)
         marker = DIALECTS[self.dialect].stop_marker
@@ -164,13 +163,6 @@ class _Turn:
             reason = "tool_calls" if self.calls else finish.reason
             await self.out(Finish(reason=reason, stop_sequence=stop_sequence))
             return
-
-
-def _after_system(transcript: Transcript) -> int:
-    n = 0
-    while n < len(transcript.messages) and isinstance(transcript.messages[n], SystemMessage):
-        n += 1
-    return n
 
 
 class _Attempt:
@@ -228,12 +220,15 @@ class _Attempt:
             await turn.out(StreamError(kind="upstream", message=f"upstream failed: {message}"))
             return None
         if self.parser is not None and not stopped:
-            for event in self.parser.end(finish.reason):
-                if not isinstance(event, Finish):
-                    await self.handle([event], None)
-        return finish
+            # end() completes a call the upstream cut at its stop marker
+            ending = [e for e in self.parser.end(finish.reason) if not isinstance(e, Finish)]
+            try:
+                await self.handle(ending, None)
+            except _Stop:
+                pass
+        return None if self.failed else finish
 
-    async def handle(self, events: list[ParserEvent] | None, raw: str | None) -> None:
+    async def handle(self, events: Sequence[ParserEvent] | None, raw: str | None) -> None:
         turn = self.turn
         if events is None:  # no parser: text is the answer
             if raw:

@@ -1,0 +1,280 @@
+"""Benchmark: many concurrent streaming clients through ``streamtools proxy``.
+
+Three processes on loopback: a fast fake upstream (a raw ASGI app under
+Uvicorn that streams OpenAI chunks, each carrying its send time), the proxy
+(``python -m streamtools proxy``, am_xml dialect), and this process running N
+concurrent streaming clients (httpx, SSE parsed by hand to keep the client
+cheap). Phases:
+
+1. direct, paced: clients read the upstream itself; per-chunk latency is
+   arrival time minus the send time written into the chunk;
+2. proxy, paced: the same through the proxy; the *added* latency per chunk is
+   the difference of the two distributions (p50, p99);
+3. proxy, unpaced: the upstream sends as fast as it can; chunks per second
+   delivered to all clients together.
+
+Each reply is text chunks followed by one tool call written in am_xml, so the
+proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
+(a stream without ``[DONE]``, a missing call, a non-200 status). Peak memory is
+the proxy process's VmHWM. Everything is bounded: the run stops by itself.
+
+    python bench/proxy.py [--clients 200] [--chunks 40] [--interval 0.02]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+import anyio
+import httpx
+import msgspec
+
+CALLS = {
+    "am_xml": ['<am:tool_call name="weather">', "<city>Pa", "ris</city>", "</am:tool_call>"],
+    "hermes": [
+        '<tool_call>{"name": "weather", ',
+        '"arguments": {"city": "Pa',
+        'ris"}}</tool_call>',
+    ],
+}
+_enc = msgspec.json.Encoder().encode
+_dec = msgspec.json.Decoder().decode
+
+
+# --- the fake upstream (runs in its own process) --------------------------------------
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    body = {"id": "u", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    return b"data: " + _enc({**body, "choices": [choice]}) + b"\n\n"
+
+
+async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    interval = float(os.environ.get("BENCH_INTERVAL", "0.02"))
+    chunks = int(os.environ.get("BENCH_CHUNKS", "40"))
+    if b"UNPACED" in body:  # the clients' marker travels through the proxy in the prompt
+        interval = 0.0
+    headers = [(b"content-type", b"text/event-stream")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    send_body = send
+
+    async def out(data: bytes) -> None:
+        await send_body({"type": "http.response.body", "body": data, "more_body": True})
+
+    await out(_chunk({"role": "assistant", "content": ""}))
+    for _ in range(chunks):
+        if interval:
+            await anyio.sleep(interval)
+        await out(_chunk({"content": f"{time.time():.6f}|"}))
+    for piece in CALLS[os.environ.get("BENCH_DIALECT", "am_xml")]:
+        await out(_chunk({"content": piece}))
+    await out(_chunk({}, "stop"))
+    await out(b"data: [DONE]\n\n")
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# --- clients --------------------------------------------------------------------------
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.chunks = 0
+        self.errors = 0
+        self.calls = 0
+
+
+async def one_stream(
+    client: httpx.AsyncClient, url: str, stats: Stats, tools: bool, prompt: str
+) -> None:
+    body: dict[str, Any] = {
+        "model": "m",
+        "stream": True,
+        "messages": [{"role": "user", "content": prompt}],
+    }
+    if tools:
+        params = {"type": "object", "properties": {"city": {"type": "string"}}}
+        body["tools"] = [
+            {"type": "function", "function": {"name": "weather", "parameters": params}}
+        ]
+    done, called = False, False
+    try:
+        async with client.stream("POST", url, json=body) as response:
+            if response.status_code != 200:
+                stats.errors += 1
+                return
+            async for line in response.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                data = line[6:]
+                if data == "[DONE]":
+                    done = True
+                    break
+                now = time.time()
+                chunk = _dec(data)
+                if not chunk.get("choices"):
+                    continue
+                delta = chunk["choices"][0]["delta"]
+                stats.chunks += 1
+                content = delta.get("content") or ""
+                for stamp in content.split("|")[:-1]:
+                    if stamp and stamp[0].isdigit():
+                        stats.latencies.append(now - float(stamp))
+                if delta.get("tool_calls"):
+                    called = True
+    except httpx.HTTPError:
+        stats.errors += 1
+        return
+    if not done or (tools and not called):
+        stats.errors += 1
+    stats.calls += called
+
+
+async def run_clients(
+    url: str, clients: int, tools: bool, budget: float, prompt: str = "Weather in Paris?"
+) -> tuple[Stats, float]:
+    stats = Stats()
+    limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        start = time.perf_counter()
+        with anyio.fail_after(budget):
+            async with anyio.create_task_group() as tg:
+                for _ in range(clients):
+                    tg.start_soon(one_stream, client, url, stats, tools, prompt)
+        return stats, time.perf_counter() - start
+
+
+# --- orchestration --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"process exited early with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"nothing listening on {port}")
+
+
+def peak_rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=200)
+    ap.add_argument("--chunks", type=int, default=40)
+    ap.add_argument("--interval", type=float, default=0.02)
+    ap.add_argument("--dialect", choices=sorted(CALLS), default="am_xml")
+    ap.add_argument("--serve-upstream", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve_upstream is not None:
+        import uvicorn
+
+        uvicorn.run(upstream_app, host="127.0.0.1", port=args.serve_upstream, log_level="error")
+        return 0
+
+    env = {
+        **os.environ,
+        "BENCH_INTERVAL": str(args.interval),
+        "BENCH_CHUNKS": str(args.chunks),
+        "BENCH_DIALECT": args.dialect,
+    }
+    up_port, proxy_port = free_port(), free_port()
+    upstream = subprocess.Popen(
+        [sys.executable, __file__, "--serve-upstream", str(up_port)], env=env
+    )
+    proxy = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamtools",
+            "proxy",
+            "--upstream",
+            f"http://127.0.0.1:{up_port}/v1",
+            "--port",
+            str(proxy_port),
+            "--log-level",
+            "warning",
+            "--dialect",
+            args.dialect,
+        ]
+    )
+    try:
+        wait_port(up_port, upstream)
+        wait_port(proxy_port, proxy)
+        direct_url = f"http://127.0.0.1:{up_port}/v1/chat/completions"
+        proxy_url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
+        n = args.clients
+        direct, _ = anyio.run(run_clients, direct_url, n, False, 60.0)
+        through, _ = anyio.run(run_clients, proxy_url, n, True, 60.0)
+        fast, elapsed = anyio.run(run_clients, proxy_url, n, True, 60.0, "UNPACED")
+        d50, d99 = pct(direct.latencies, 0.5), pct(direct.latencies, 0.99)
+        p50, p99 = pct(through.latencies, 0.5), pct(through.latencies, 0.99)
+        print(f"clients: {n} concurrent streams, {args.chunks} paced chunks + 1 call each")
+        print(f"direct   per-chunk latency p50 {d50 * 1e3:7.2f} ms  p99 {d99 * 1e3:7.2f} ms")
+        print(f"proxied  per-chunk latency p50 {p50 * 1e3:7.2f} ms  p99 {p99 * 1e3:7.2f} ms")
+        added = f"p50 {(p50 - d50) * 1e3:7.2f} ms  p99 {(p99 - d99) * 1e3:7.2f} ms"
+        print(f"added by the proxy         {added}")
+        mean = statistics.fmean(through.latencies) if through.latencies else float("nan")
+        print(f"proxied mean {mean * 1e3:.2f} ms over {len(through.latencies)} stamped chunks")
+        print(f"throughput (unpaced upstream): {fast.chunks / elapsed:,.0f} chunks/s to clients")
+        print(f"tool calls received: {through.calls + fast.calls} of {2 * n}")
+        print(f"errors: direct {direct.errors}, proxied {through.errors}, unpaced {fast.errors}")
+        print(f"proxy peak memory (VmHWM): {peak_rss_mb(proxy.pid):.1f} MB")
+    finally:
+        for proc in (proxy, upstream):
+            proc.terminate()
+        for proc in (proxy, upstream):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

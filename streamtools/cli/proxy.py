@@ -1,0 +1,75 @@
+"""``streamtools proxy``: serve OpenAI/Anthropic-compatible tool calling over a plain model.
+
+Example::
+
+    streamtools proxy --upstream http://127.0.0.1:11434/v1 --dialect hermes
+
+then point any OpenAI client at ``http://127.0.0.1:8400/v1`` (or an Anthropic
+client at ``http://127.0.0.1:8400``). The upstream API key is the client's own
+(``Authorization`` / ``x-api-key``) unless ``--api-key`` or the environment
+variable ``STREAMTOOLS_UPSTREAM_API_KEY`` configures one, which then wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from streamtools.prompts import RENDERERS
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "proxy",
+        help="serve OpenAI/Anthropic-compatible tool calling",
+        description="OpenAI- and Anthropic-compatible tool calling in front of a plain chat model.",
+    )
+    parser.add_argument("--upstream", required=True, help="the upstream's base URL")
+    parser.add_argument(
+        "--upstream-kind",
+        choices=("openai", "anthropic", "ollama"),
+        default="openai",
+        help="the upstream's API (default: openai, chat completions)",
+    )
+    parser.add_argument(
+        "--dialect", choices=sorted(RENDERERS), default="am_xml", help="tool-call dialect"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8400, help="port (default 8400)")
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("STREAMTOOLS_UPSTREAM_API_KEY"),
+        help="upstream API key (default: $STREAMTOOLS_UPSTREAM_API_KEY, else the client's key)",
+    )
+    parser.add_argument("--model", default=None, help="upstream model, overriding the request's")
+    parser.add_argument(
+        "--max-body", type=int, default=8 * 1024 * 1024, help="request body limit in bytes"
+    )
+    parser.add_argument(
+        "--max-repairs", type=int, default=1, help="re-prompts per request (default 1)"
+    )
+    parser.add_argument("--timeout", type=float, default=120.0, help="upstream timeout (s)")
+    parser.add_argument("--log-level", default="info", help="uvicorn log level")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from streamtools.proxy import ProxyConfig, create_app
+
+    config = ProxyConfig(
+        upstream=args.upstream.rstrip("/"),
+        upstream_kind=args.upstream_kind,
+        dialect=args.dialect,
+        api_key=args.api_key,
+        model=args.model,
+        max_body=args.max_body,
+        max_repairs=args.max_repairs,
+        timeout=args.timeout,
+    )
+    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
