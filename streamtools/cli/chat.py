@@ -1,0 +1,216 @@
+"""``streamtools chat``: talk to a live model, with tools, in the terminal.
+
+Theory of operation
+-------------------
+One ``Agent`` over one provider (``--provider openai|anthropic|ollama``
+against ``--base-url``), with the demo's example tools (``calculator`` and
+``clock``), keeps one ``Transcript`` across the whole session: each line the
+user types is appended to it and the agent runs to its answer, drawn live by
+the demo's ``ConsoleRenderer`` (text as it streams, calls as their arguments
+grow, results as they land). Tools are described in the prompt in
+``--dialect`` (default ``am_xml``, with the stop-at-call trick) or sent
+natively with ``--native``; ``--hybrid`` lets the model pick tools natively
+from one-line summaries, then continues in the dialect.
+
+Input is read line by line from stdin in a worker thread, so the same code
+serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
+``/reset`` clears the conversation, ``/quit`` (or end of input) leaves. A
+provider error is printed and the session goes on (the failed turn's reply
+is not kept); Ctrl-C cancels the answer in progress and exits.
+
+``--record FILE`` wraps the provider with ``streamtools.runtime.record``: the
+session is written as a recording that ``streamtools replay FILE`` (or
+``Replay`` in a test) plays back. ``--no-stop`` is for models that reject
+the ``stop`` parameter (the cut happens client-side).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from streamtools.cli.demo import DEMO_TOOLS
+from streamtools.errors import BudgetExceeded, ProviderError
+from streamtools.model import Model
+from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+from streamtools.runtime import Agent, record
+from streamtools.runtime.console import ConsoleRenderer
+from streamtools.transcript import Transcript
+
+__all__ = ["build_model", "chat", "register"]
+
+SYSTEM = (
+    "You are a helpful, concise assistant. Use the calculator for any arithmetic "
+    "and the clock for the current date or time; never guess either."
+)
+DIALECTS = ("am_xml", "json_action", "hermes", "inline_json", "json_object", "command")
+DEFAULT_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "ollama": "http://127.0.0.1:11434",
+}
+KEY_VARS = {
+    "openai": ("STREAMTOOLS_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"),
+    "anthropic": ("STREAMTOOLS_API_KEY", "ANTHROPIC_API_KEY"),
+    "ollama": ("STREAMTOOLS_API_KEY",),
+}
+
+ReadLine = Callable[[], Awaitable[str | None]]
+
+
+def build_model(args: argparse.Namespace) -> HTTPProvider:
+    """The provider the command line asks for."""
+    key = args.api_key or next(
+        (os.environ[v] for v in KEY_VARS[args.provider] if os.environ.get(v)), None
+    )
+    common: dict[str, Any] = {
+        "base_url": args.base_url or DEFAULT_URLS[args.provider],
+        "api_key": key,
+        "timeout": args.timeout,
+        "supports_stop": not args.no_stop,
+    }
+    if args.provider == "anthropic":
+        return AnthropicMessages(args.model, **common)
+    if args.provider == "ollama":
+        return OllamaChat(args.model, **common)
+    return OpenAIChat(args.model, **common)
+
+
+def make_agent(model: Model, args: argparse.Namespace) -> Any:
+    kwargs: dict[str, Any] = {
+        "dialect": args.dialect,
+        "system": args.system,
+        "max_turns": args.max_turns,
+        "temperature": args.temperature,
+    }
+    if args.hybrid:
+        from streamtools.runtime.hybrid import HybridAgent
+
+        return HybridAgent(model, DEMO_TOOLS, **kwargs)
+    return Agent(model, DEMO_TOOLS, native=args.native, stop_at_call=not args.native, **kwargs)
+
+
+async def chat(
+    agent: Any, read_line: ReadLine, out: TextIO, *, color: bool | None = None, prompt: bool = True
+) -> int:
+    """Run the session until end of input or ``/quit``; returns the exit code."""
+    view = ConsoleRenderer(out, color=color)
+    you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
+    transcript = Transcript()
+    while True:
+        if prompt:
+            view.newline()
+            view.write(view.style("bold", you))
+            out.flush()
+        line = await read_line()
+        if line is None or line.strip() in ("/quit", "/exit"):
+            view.newline()
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if text == "/reset":
+            transcript = Transcript()
+            view.line(view.style("dim", "(conversation cleared)"))
+            continue
+        if not prompt:
+            view.line(view.style("bold", you) + text)
+        kept = len(transcript.messages)
+        try:
+            async with agent.stream(_with_user(transcript, text)) as events:
+                async for event in events:
+                    view.render(event)
+        except (ProviderError, BudgetExceeded) as exc:
+            del transcript.messages[kept:]  # forget the failed exchange
+            view.line(view.style("bad", f"error: {exc}"))
+        view.newline()
+
+
+def _with_user(transcript: Transcript, text: str) -> Transcript:
+    transcript.user(text)
+    return transcript
+
+
+async def _stdin_line() -> str | None:
+    line = await anyio.to_thread.run_sync(sys.stdin.readline)
+    return line or None  # "" is end of input; a blank line is "\n"
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.native and args.hybrid:
+        print("streamtools chat: --native and --hybrid exclude each other", file=sys.stderr)
+        return 2
+    model: Model = build_model(args)
+    if args.record is not None:
+        model = record(model, args.record)
+    agent = make_agent(model, args)
+    color = {"auto": None, "always": True, "never": False}[args.color]
+    interactive = sys.stdin.isatty()
+    if interactive:
+        mode = "native tools" if args.native else f"{args.dialect} dialect"
+        print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /quit to leave")
+    try:
+        return anyio.run(
+            lambda: chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
+        )
+    except KeyboardInterrupt:
+        print()
+        return 130
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "chat",
+        help="chat with a live model, with tools",
+        description="Interactive chat with a live model and example tools (calculator, clock).",
+    )
+    parser.add_argument("--base-url", default=None, help="API base URL (default per provider)")
+    parser.add_argument("--model", required=True, help="model name as the server knows it")
+    parser.add_argument(
+        "--provider",
+        choices=sorted(DEFAULT_URLS),
+        default="openai",
+        help="wire format: OpenAI-compatible (default), anthropic, ollama",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help="API key (default: STREAMTOOLS_API_KEY, then the provider's usual variable)",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="am_xml",
+        help="how tools are described and called in the text (default am_xml)",
+    )
+    mode.add_argument("--native", action="store_true", help="use the provider's native tool calls")
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="pick tools natively from summaries, then continue in the dialect",
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="save the session for `streamtools replay FILE`",
+    )
+    parser.add_argument("--system", default=SYSTEM, help="system prompt")
+    parser.add_argument(
+        "--no-stop",
+        action="store_true",
+        help="the model rejects `stop`: cut at the call marker client-side",
+    )
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--max-turns", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.set_defaults(func=_run)

@@ -1,0 +1,224 @@
+"""Hybrid mode: pick tools natively from short summaries, then work in a prompt dialect.
+
+Theory of operation
+-------------------
+Full tool definitions are expensive in the prompt, and a model with native
+function calling is good at *choosing* among short descriptions even when it
+is weaker at writing arguments natively (or when the tool names, with dots,
+are not valid native function names). ``HybridAgent`` splits the work:
+
+1. **Selection** (turn 0). One request whose system prompt lists every tool in
+   one line (``renderer.tool_summaries``) and whose only native tool is
+   ``select_tools(names: [enum of tool names])``. The model's text and
+   reasoning stream to the consumer as they come; its ``select_tools`` call is
+   not shown (it is plumbing, not a tool run).
+2. **Work.** If it selected tools, an ordinary ``Agent`` continues the same
+   transcript in the prompt dialect with ``offer`` = the chosen names: their
+   full definitions are in the prompt, the others stay listed in summary, and
+   ``<am:request_tools>`` adds more mid-conversation (the Agent handles that).
+   The selection turn's text is not kept in the transcript, so the model
+   does not read its own preamble twice. If it did not call ``select_tools``,
+   its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``.
+   A call with no known name still goes on to step 2, with only summaries.
+
+Events, errors and cancellation behave as ``Agent.stream``: the run is a task
+in a task group owned by the ``stream`` block; its exceptions are raised by
+the iterator after the last event; leaving the block cancels everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from streamtools.errors import ProviderError
+from streamtools.events import (
+    CallEnd,
+    Event,
+    Final,
+    ReasoningDelta,
+    TextDelta,
+    TurnEnd,
+    TurnStart,
+    Usage,
+)
+from streamtools.model import (
+    CallChunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    ReasoningChunk,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
+from streamtools.native import NativeCalls
+from streamtools.prompts import get_renderer, project
+from streamtools.runtime.agent import Agent, EventStream, RunResult
+from streamtools.tools import Tool, ToolRegistry
+from streamtools.transcript import AssistantMessage, Transcript
+
+__all__ = ["SELECT_TOOLS", "HybridAgent"]
+
+SELECT_TOOLS = "select_tools"
+_SELECT_INSTRUCTION = (
+    "First decide which of these tools the request needs. If it needs any, call the "
+    f"`{SELECT_TOOLS}` function with their names; their full definitions will then be "
+    "given to you. If it needs none, just answer."
+)
+
+
+class HybridAgent:
+    """Native tool selection over summaries, then an ``Agent`` in a prompt dialect.
+
+    Every keyword of ``Agent`` except ``native`` and ``offer`` is accepted and
+    passed on for the work phase.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        dialect: str = "am_xml",
+        system: str | None = None,
+        temperature: float | None = None,
+        **agent_kwargs: Any,
+    ) -> None:
+        self.model = model
+        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.dialect = dialect
+        self.renderer = get_renderer(dialect)
+        self.system = system
+        self.temperature = temperature
+        self.agent_kwargs = agent_kwargs
+
+    def selection_request(self, transcript: Transcript) -> ModelRequest:
+        """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool."""
+        specs = self.registry.specs()
+        guide = self.renderer.tool_summaries(specs) + "\n\n" + _SELECT_INSTRUCTION
+        system = "\n\n".join(filter(None, [self.system, guide]))
+        messages = project(transcript, self.dialect, [], native=False, system=system)
+        select = ToolSpec(
+            name=SELECT_TOOLS,
+            description="Choose the tools needed for this request; their definitions follow.",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "names": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": [s.name for s in specs]},
+                    }
+                },
+                "required": ["names"],
+            },
+        )
+        return ModelRequest(
+            messages=tuple(messages),
+            tools=(select,),
+            tool_choice="auto",
+            temperature=self.temperature,
+        )
+
+    @asynccontextmanager
+    async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
+        """Run selection then work for ``prompt``; yield the events. Leaving cancels the run."""
+        transcript = prompt if isinstance(prompt, Transcript) else Transcript()
+        if not isinstance(prompt, Transcript):
+            transcript.user(prompt)
+        send, receive = anyio.create_memory_object_stream[Event](64)
+        events = EventStream(receive)
+        error: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._drive, transcript, send, events)
+            try:
+                yield events
+            except Exception as exc:  # raised again outside the task group, unwrapped
+                error = exc
+            finally:
+                tg.cancel_scope.cancel()
+                receive.close()
+        if error is not None:
+            raise error
+
+    async def run(self, prompt: str | Transcript) -> RunResult:
+        async with self.stream(prompt) as events:
+            async for _ in events:
+                pass
+        assert events.result is not None
+        return events.result
+
+    async def _drive(
+        self, transcript: Transcript, send: MemoryObjectSendStream[Event], events: EventStream
+    ) -> None:
+        async with send:
+            try:
+                events.result = await self._run(transcript, send)
+            except Exception as exc:
+                events.error = exc
+
+    async def _run(self, transcript: Transcript, send: MemoryObjectSendStream[Event]) -> RunResult:
+        await send.send(TurnStart(turn=0))
+        chosen, text = await self._select(transcript, send)
+        if chosen is None:
+            transcript.add(AssistantMessage(text=text))
+            await send.send(TurnEnd(turn=0, reason="final"))
+            await send.send(Final(text=text, turns=1))
+            return RunResult(text=text, transcript=transcript, turns=1)
+        await send.send(TurnEnd(turn=0, reason="tool_calls"))
+        agent = Agent(
+            self.model,
+            self.registry,
+            dialect=self.dialect,
+            system=self.system,
+            temperature=self.temperature,
+            offer=chosen,
+            **self.agent_kwargs,
+        )
+        async with agent.stream(transcript) as work:
+            async for event in work:
+                if isinstance(event, Final):  # count the selection call too
+                    event = Final(text=event.text, turns=event.turns + 1)
+                await send.send(event)
+        assert work.result is not None
+        result = work.result
+        return RunResult(text=result.text, transcript=result.transcript, turns=result.turns + 1)
+
+    async def _select(
+        self, transcript: Transcript, send: MemoryObjectSendStream[Event]
+    ) -> tuple[list[str] | None, str]:
+        """Stream the selection turn; the chosen names (None: not called) and the text."""
+        calls = NativeCalls([SELECT_TOOLS])
+        text: list[str] = []
+        finish: FinishChunk | None = None
+        async with self.model.stream(self.selection_request(transcript)) as chunks:
+            async for chunk in chunks:
+                if isinstance(chunk, TextChunk):
+                    text.append(chunk.text)
+                    await send.send(TextDelta(text=chunk.text))
+                elif isinstance(chunk, ReasoningChunk):
+                    await send.send(ReasoningDelta(text=chunk.text))
+                elif isinstance(chunk, CallChunk):
+                    calls.feed(chunk)
+                elif isinstance(chunk, UsageChunk):
+                    await send.send(
+                        Usage(input_tokens=chunk.input_tokens, output_tokens=chunk.output_tokens)
+                    )
+                elif isinstance(chunk, FinishChunk):
+                    finish = chunk
+        ends = [e for e in calls.end() if isinstance(e, CallEnd)]
+        if not ends and not calls.calls:
+            if finish is not None and finish.reason == "error" and not text:
+                raise ProviderError(finish.message or "the model stream ended with an error")
+            return None, "".join(text)
+        names: list[str] = []
+        for end in ends:
+            raw = end.arguments.get("names", [])
+            for name in [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []:
+                if isinstance(name, str) and name in self.registry and name not in names:
+                    names.append(name)
+        return names, "".join(text)

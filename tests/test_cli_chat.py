@@ -1,0 +1,158 @@
+"""`streamtools chat` against FakeServer: piped stdin, in-process and as a real subprocess."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from streamtools.cli import main
+from streamtools.cli.chat import build_model, chat, make_agent
+from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+from streamtools.runtime import Replay
+from streamtools.runtime.recording import load
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import FakeCall, Reply, Wire
+
+pytestmark = pytest.mark.anyio
+
+CALL = 'Computing. <am:tool_call name="calculator"><expression>2**10</expression></am:tool_call>'
+
+
+def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
+    queue = list(lines)
+
+    async def read() -> str | None:
+        return queue.pop(0) if queue else None
+
+    return read
+
+
+def args_for(server: FakeServer, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    from streamtools.cli import chat as chat_module
+
+    chat_module.register(sub)
+    provider = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}[server.wire]
+    argv = ["chat", "--base-url", server.base_url, "--model", "m", "--provider", provider, *extra]
+    return parser.parse_args(argv)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
+async def test_session_keeps_one_conversation(anyio_backend: str, wire: Wire) -> None:
+    replies = [CALL, "2**10 is 1024.", "You asked about 2**10."]
+    async with FakeServer(replies, wire=wire) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args),
+            reader(["what is 2**10?\n", "\n", "what did I ask?\n"]),
+            out,
+            color=False,
+            prompt=False,
+        )
+        third = server.requests[2]
+    text = out.getvalue()
+    assert code == 0
+    assert "you > what is 2**10?" in text
+    assert "calculator" in text and "<- calculator: 1024" in text
+    assert "2**10 is 1024." in text and "You asked about 2**10." in text
+    assert "what is 2**10?" in str(third)  # the second question carries the first exchange
+
+
+async def test_native_mode_and_reset(anyio_backend: str) -> None:
+    call = Reply(calls=(FakeCall(name="clock", arguments={"timezone": "UTC"}),))
+    replies: list[str | Reply] = [call, "It is now.", "Fresh start."]
+    async with FakeServer(replies) as server:
+        args = args_for(server, "--native")
+        out = io.StringIO()
+        await chat(
+            make_agent(build_model(args), args),
+            reader(["time?\n", "/reset\n", "hello\n", "/quit\n", "never read\n"]),
+            out,
+            color=False,
+            prompt=False,
+        )
+        first, _, third = server.requests
+    assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "clock"]
+    assert "<- clock:" in out.getvalue() and "(conversation cleared)" in out.getvalue()
+    assert "time?" not in str(third["messages"])
+
+
+async def test_provider_error_is_printed_and_the_session_goes_on(anyio_backend: str) -> None:
+    replies: list[str | Reply] = [
+        Reply(status=404, body='{"error": {"message": "model m not found"}}'),
+        "Hi!",
+    ]
+    async with FakeServer(replies) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args),
+            reader(["first question\n", "two\n"]),
+            out,
+            color=False,
+        )
+        second = server.requests[1]
+    assert code == 0
+    assert "error: OpenAI-compatible server answered HTTP 404: model m not found" in out.getvalue()
+    assert "Hi!" in out.getvalue()
+    users = [m["content"] for m in second["messages"] if m["role"] == "user"]
+    assert users == ["two"]  # the failed exchange was dropped
+
+
+def test_build_model_picks_provider_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ak")
+    monkeypatch.delenv("STREAMTOOLS_API_KEY", raising=False)
+    parser = argparse.ArgumentParser()
+    from streamtools.cli import chat as chat_module
+
+    chat_module.register(parser.add_subparsers())
+    anthropic = build_model(parser.parse_args(["chat", "--model", "c", "--provider", "anthropic"]))
+    assert isinstance(anthropic, AnthropicMessages) and anthropic.api_key == "ak"
+    assert anthropic.base_url == "https://api.anthropic.com"
+    ollama = build_model(parser.parse_args(["chat", "--model", "q", "--provider", "ollama"]))
+    assert isinstance(ollama, OllamaChat) and ollama.base_url == "http://127.0.0.1:11434"
+    openai = build_model(parser.parse_args(["chat", "--model", "g", "--no-stop"]))
+    assert isinstance(openai, OpenAIChat) and openai.supports_stop is False
+
+
+def test_native_and_hybrid_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["chat", "--model", "m", "--native", "--hybrid"])
+    assert code == 2 and "exclude" in capsys.readouterr().err
+
+
+def test_subprocess_with_piped_stdin_and_record(tmp_path: Path) -> None:
+    recording = tmp_path / "session.jsonl"
+    with FakeServer([CALL, "2**10 is 1024."]) as server:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "streamtools",
+                "chat",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "m",
+                "--record",
+                str(recording),
+                "--color",
+                "never",
+            ],
+            input="what is 2**10?\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "1024" in proc.stdout and "Traceback" not in proc.stderr
+    segments = load(recording)
+    assert len(segments) == 2
+    assert Replay(recording).remaining == 2
