@@ -322,8 +322,8 @@ class MCPConnection:
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """Call the server's tool ``name`` and return the result text."""
         client = self._client
-        if client is None:
-            why = f": {self.failure}" if self.failure else ""
+        if client is None or self.failure is not None:
+            why = f" ({self.failure})" if self.failure else ""
             raise MCPToolError(f"MCP server {self.label!r} is not connected{why}")
         try:
             result = await client.call_tool(
@@ -331,6 +331,7 @@ class MCPConnection:
             )
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
+                self.failure = f"it closed the connection during a call to {name!r}"
                 raise MCPToolError(
                     f"MCP server {self.label!r} closed the connection during the call "
                     f"to {name!r} (it may have crashed)"

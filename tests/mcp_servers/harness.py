@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,20 +53,27 @@ def memory_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 @contextmanager
-def asgi_server(app: Any) -> Iterator[str]:
-    """Serve an ASGI app with uvicorn in a thread on 127.0.0.1; yield its base URL."""
+def asgi_server(app_factory: Callable[[], Any]) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on 127.0.0.1; yield its base URL.
+
+    The app is built by ``app_factory`` inside the server's thread: the SDK's app
+    creates anyio primitives, which bind to the event loop of the thread that
+    builds them (a test running on trio must not build them).
+    """
     sock = _listening_socket()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(
+        app_factory, factory=True, log_level="warning", lifespan="on", timeout_graceful_shutdown=1
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
     try:
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True

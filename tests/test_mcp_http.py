@@ -1,0 +1,72 @@
+"""Tools from a real MCP server over streamable HTTP on 127.0.0.1 (a subprocess).
+
+Runs on asyncio and trio: the SDK's HTTP client (httpx2) is anyio throughout.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+from mcp_servers.harness import asgi_server, memory_http_server
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from streamtools.mcp import MCPHttp, MCPLoadError, MCPToolError, mcp_tools
+from streamtools.tools import ToolRegistry
+
+pytestmark = pytest.mark.anyio
+
+
+async def call(registry: ToolRegistry, name: str, **arguments: Any) -> Any:
+    found = registry.get(name)
+    assert found is not None, name
+    return await found.invoke(found.validate(arguments))
+
+
+async def test_tools_over_http_are_loaded_and_called() -> None:
+    with memory_http_server() as (url, _):
+        async with mcp_tools(MCPHttp(url, namespace="memory")) as registry:
+            assert "memory.search_memory" in registry
+            search = registry.get("memory.search_memory")
+            assert search is not None and search.description == "Search stored notes for a word."
+            assert await call(registry, "memory.search_memory", query="tuna") == "Miso likes tuna"
+            assert await call(registry, "memory.snapshot") == "[image: image/png, 1032 bytes]"
+            with pytest.raises(MCPToolError, match="refused: over http"):
+                await call(registry, "memory.fail", reason="over http")
+
+
+async def test_http_server_exiting_mid_call_is_a_tool_error() -> None:
+    with memory_http_server() as (url, proc):
+        async with mcp_tools(url) as registry:
+            with pytest.raises(MCPToolError, match="closed the connection during the call"):
+                await call(registry, "crash")
+            assert proc.wait(timeout=10) == 7
+            with pytest.raises(MCPToolError, match="is not connected"):
+                await call(registry, "add", a=1, b=2)
+
+
+async def test_nothing_listening_is_a_load_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(MCPLoadError, match=f"127.0.0.1:{port}/mcp' could not be loaded"):
+        async with mcp_tools(f"http://127.0.0.1:{port}/mcp", load_timeout=5.0):
+            pass
+
+
+async def not_mcp(request: Request) -> HTMLResponse:
+    return HTMLResponse("<html>a web page, not MCP</html>")
+
+
+async def test_a_web_page_instead_of_mcp_is_a_load_error() -> None:
+    def app() -> Starlette:
+        return Starlette(routes=[Route("/mcp", not_mcp, methods=["GET", "POST", "DELETE"])])
+
+    with asgi_server(app) as base:
+        with pytest.raises(MCPLoadError, match="/mcp'"):
+            async with mcp_tools(base + "/mcp", load_timeout=3.0):
+                pass

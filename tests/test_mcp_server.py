@@ -1,0 +1,98 @@
+"""A streamtools registry served over MCP, used from the SDK's own client.
+
+In process, over stdio (``python -m streamtools.mcp`` as a subprocess) and over
+streamable HTTP (``http_app`` under uvicorn in a thread, on 127.0.0.1).
+Runs on asyncio and trio: the SDK client is anyio throughout, and the HTTP
+server runs in its own thread and loop.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.types import TextContent
+from mcp_servers.harness import HERE, asgi_server
+from mcp_servers.registry_tools import registry
+
+from streamtools.mcp import http_app, mcp_server, mcp_tools
+from streamtools.tools import ToolRegistry
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of(content: list[object]) -> str:
+    assert len(content) == 1 and isinstance(content[0], TextContent)
+    return content[0].text
+
+
+async def test_tools_are_listed_with_the_registry_schemas() -> None:
+    async with Client(mcp_server(registry)) as client:
+        listed = (await client.list_tools()).tools
+    assert [t.name for t in listed] == list(registry)
+    for item in listed:
+        assert item.input_schema == registry.schema(item.name)
+    search = next(t for t in listed if t.name == "kom.memory.v1.search_memory")
+    assert search.description == "Search the notes."
+    assert search.input_schema["properties"]["query"]["description"] == "a word to look for"
+
+
+async def test_results_errors_and_unknown_tools() -> None:
+    async with Client(mcp_server(registry)) as client:
+        added = await client.call_tool("add", {"a": 2, "b": 3})
+        assert (text_of(added.content), added.is_error, added.structured_content) == (
+            "5",
+            False,
+            None,
+        )
+        weather = await client.call_tool("weather", {"city": "Oslo"})
+        assert text_of(weather.content) == '{"city":"Oslo","temp_c":21}'
+        assert weather.structured_content == {"city": "Oslo", "temp_c": 21}
+
+        failed = await client.call_tool("divide", {"a": 1, "b": 0})
+        assert failed.is_error
+        assert text_of(failed.content) == (
+            "Tool `divide` failed: ZeroDivisionError: float division by zero"
+        )
+        invalid = await client.call_tool("add", {"a": "x", "b": 1})
+        assert invalid.is_error
+        assert text_of(invalid.content).startswith(
+            "Invalid arguments for tool `add`: Expected `int`, got `str` - at `$.a`"
+        )
+        with pytest.raises(MCPError, match="Unknown tool `nope`") as caught:
+            await client.call_tool("nope", {})
+        assert caught.value.code == -32602
+
+
+async def test_served_over_stdio_with_python_m_streamtools_mcp() -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "streamtools.mcp", "registry_tools:registry", "--name", "notes"],
+        cwd=str(HERE),
+    )
+    async with Client(params) as client:
+        assert client.server_info is not None and client.server_info.name == "notes"
+        result = await client.call_tool("kom.memory.v1.search_memory", {"query": "miso"})
+    assert text_of(result.content) == '["Miso is a cat","Miso likes tuna"]'
+
+
+async def test_served_over_streamable_http() -> None:
+    with asgi_server(lambda: http_app(registry, path="/tools")) as base:
+        async with Client(base + "/tools") as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("add", {"a": 40, "b": 2})
+    assert names == list(registry)
+    assert text_of(result.content) == "42"
+
+
+async def test_round_trip_through_our_own_client_keeps_the_tools() -> None:
+    """Serve a registry over HTTP and load it back: same names, schemas, results."""
+    with asgi_server(lambda: http_app(registry)) as base:
+        async with mcp_tools(base + "/mcp", registry=ToolRegistry()) as loaded:
+            assert list(loaded) == list(registry)
+            for name in registry:
+                assert loaded.schema(name) == registry.schema(name)
+            divide = loaded.get("divide")
+            assert divide is not None
+            assert await divide.invoke(divide.validate({"a": 1, "b": 4})) == "0.25"
