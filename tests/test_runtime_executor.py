@@ -128,7 +128,7 @@ async def test_concurrency_limit_bounds_running_tools() -> None:
         running -= 1
         return n
 
-    ex = Executor(ToolRegistry([work]), max_concurrency=2, timeout=0.015)
+    ex = Executor(ToolRegistry([work]), max_concurrency=2, timeout=5)
     results: list[ToolResult | ToolFailed] = []
 
     async def one(i: int) -> None:
@@ -138,5 +138,25 @@ async def test_concurrency_limit_bounds_running_tools() -> None:
         for i in range(6):
             tg.start_soon(one, i)
     assert peak == 2
-    # Waiting for a slot does not count against the timeout: all six succeed.
     assert sorted(r.index for r in results if isinstance(r, ToolResult)) == list(range(6))
+
+
+async def test_waiting_for_a_slot_does_not_count_against_the_timeout() -> None:
+    @tool
+    async def nap() -> str:
+        """Takes 2/3 of the timeout."""
+        await anyio.sleep(0.2)
+        return "rested"
+
+    # One slot: the second call waits ~0.2 s, then runs 0.2 s: 0.4 s after it was
+    # asked for, more than the 0.3 s timeout, which only counts its own run.
+    ex = Executor(ToolRegistry([nap]), max_concurrency=1, timeout=0.3)
+    results: list[ToolResult | ToolFailed] = []
+
+    async def one(i: int) -> None:
+        results.append(await ex.execute(call("nap", index=i)))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, 0)
+        tg.start_soon(one, 1)
+    assert [type(r).__name__ for r in results] == ["ToolResult", "ToolResult"]

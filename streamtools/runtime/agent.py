@@ -103,11 +103,23 @@ class EventStream:
 
     async def __anext__(self) -> Event:
         try:
+            # Buffered events are taken without a checkpoint each: the consumer
+            # still yields whenever the buffer is empty, at least every
+            # ``_BUFFER`` events.
+            return self._receive.receive_nowait()
+        except anyio.WouldBlock:
+            pass
+        except anyio.EndOfStream:
+            return self._end()
+        try:
             return await self._receive.receive()
         except anyio.EndOfStream:
-            if self.error is not None:
-                raise self.error from None
-            raise StopAsyncIteration from None
+            return self._end()
+
+    def _end(self) -> Event:
+        if self.error is not None:
+            raise self.error from None
+        raise StopAsyncIteration from None
 
 
 class Agent:
@@ -196,9 +208,17 @@ class Agent:
     async def _drive(
         self, transcript: Transcript, send: MemoryObjectSendStream[Event], events: EventStream
     ) -> None:
+        async def emit(event: Event) -> None:
+            # Fast path without a scheduling round trip per event; the bounded
+            # buffer still holds the loop back when the consumer falls behind.
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                await send.send(event)
+
         async with send:
             try:
-                events.result = await self._loop(transcript, send.send)
+                events.result = await self._loop(transcript, emit)
             except Exception as exc:
                 events.error = exc
 
