@@ -12,7 +12,8 @@ subtitle says; the recorded question is offered as a suggestion.
 With ``--base-url`` and ``--model`` the agent talks to a live
 OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
 ``OPENAI_API_KEY``; local servers need none), in the prompt dialect of
-``--dialect`` or with native tool calls (``--native``). Tools are the demo
+``--dialect`` or with native tool calls (``--native``). ``--dialect`` also
+names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions.
 
@@ -92,7 +93,7 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
     speed = None if args.instant else args.speed
 
     def replay() -> Any:
-        return Agent(Replay(path, speed=speed), tools, dialect="am_xml", system=SYSTEM)
+        return Agent(Replay(path, speed=speed), tools, dialect=args.dialect, system=SYSTEM)
 
     subtitle = (
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"

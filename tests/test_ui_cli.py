@@ -1,0 +1,104 @@
+"""``streamtools ui``: offline on a replay (no network), as a real process too."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from test_ui_support import read_ui_stream, serve
+
+from streamtools.cli.ui import build_source, register
+from streamtools.model import ChatMessage, ModelRequest
+from streamtools.runtime import record
+from streamtools.testing import ScriptedModel
+from streamtools.ui import create_app
+
+PROMPT = "What is 12 * 7?"
+CHAT = {"messages": [{"role": "user", "content": "anything: a replay answers its own question"}]}
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Path:
+    """A two-call hermes session using the demo's calculator, recorded with record()."""
+    path = tmp_path / "session.jsonl"
+    model = record(
+        ScriptedModel(
+            [
+                'Computing.<tool_call>{"name": "calculator", '
+                '"arguments": {"expression": "12 * 7"}}</tool_call>',
+                "12 * 7 = 84.",
+            ]
+        ),
+        path,
+    )
+
+    async def play() -> None:
+        request = ModelRequest(messages=(ChatMessage(role="user", content=PROMPT),))
+        for _ in range(2):
+            async with model.stream(request) as chunks:
+                async for _chunk in chunks:
+                    pass
+
+    anyio.run(play)
+    return path
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(["ui", *argv])
+
+
+def test_offline_source_replays_the_recording_with_live_tools(recording: Path) -> None:
+    args = parse("--fixture", str(recording), "--instant", "--dialect", "hermes")
+    source, subtitle, suggestion = build_source(args)
+    assert subtitle.startswith("offline: a replay of session.jsonl")
+    assert suggestion == PROMPT
+    app = create_app(source, subtitle=subtitle, suggestion=suggestion)
+    with serve(app) as server:
+        page = httpx.get(server.url + "/").text
+        # Each POST is a new conversation: the replay starts over every time.
+        bodies = [httpx.post(server.url + "/api/chat", json=CHAT, timeout=30) for _ in range(2)]
+    assert '{"suggestion": "What is 12 * 7?"}' in page
+    for response in bodies:
+        reader = read_ui_stream(response.content)
+        assert reader.errors == []
+        assert reader.text == "Computing.12 * 7 = 84."
+        [card] = reader.tool_parts
+        assert (card["toolName"], card["input"], card["output"]) == (
+            "calculator",
+            {"expression": "12 * 7"},
+            "84",
+        )
+
+
+def test_live_mode_needs_both_base_url_and_model() -> None:
+    with pytest.raises(SystemExit, match="--base-url and --model go together"):
+        build_source(parse("--model", "m"))
+    _source, subtitle, suggestion = build_source(
+        parse("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--native")
+    )
+    assert (subtitle, suggestion) == ("m at http://127.0.0.1:9/v1, native tool calls", None)
+
+
+def test_the_command_serves_on_a_free_port_and_stops(recording: Path) -> None:
+    argv = [sys.executable, "-m", "streamtools", "ui", "--port", "0", "--instant"]
+    argv += ["--fixture", str(recording), "--dialect", "hermes"]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("streamtools ui: serving on http://127.0.0.1:"), line
+            url = line.split()[4].rstrip("/")
+            response = httpx.post(url + "/api/chat", json=CHAT, timeout=30)
+            assert read_ui_stream(response.content).text == "Computing.12 * 7 = 84."
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
