@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from streamtools.events import CallEnd, CallError, CallStart, Finish, ParserEvent, TextDelta
 from streamtools.parser import DIALECTS as PARSER_DIALECTS
-from streamtools.parser import Parser
+from streamtools.parser import Parser, ToolCatalog
 from streamtools.prompts import get_renderer, project
 from streamtools.tools import ToolRegistry, tool
 from streamtools.transcript import ToolCall, Transcript
@@ -207,3 +207,36 @@ def test_transcript_to_text_to_parser_gives_back_the_calls(
 def _as_json(arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments as JSON carries them (what the parser reports)."""
     return msgspec.json.decode(msgspec.json.encode(arguments))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    "city",
+    [
+        "\n",
+        "\n\n",
+        "\nx\n",
+        " padded ",
+        "a]]>b",
+        "</city>",
+        "</am:tool_call>",
+        "&amp;",
+        "5",
+        "true",
+        "",
+    ],
+)
+def test_awkward_strings_round_trip(dialect: str, city: str) -> None:
+    _need(dialect)
+    call = ToolCall(id="c", name="get_weather", arguments={"city": city, "days": 2})
+    text = get_renderer(dialect).render_reply("", [call])
+    assert _calls(_parse(dialect, text)) == [("get_weather", {"city": city, "days": 2})]
+
+
+def test_registry_is_a_parser_catalog() -> None:
+    catalog: ToolCatalog = REGISTRY  # structural: mypy checks the protocol
+    assert "get_weather" in catalog and list(catalog) == [s.name for s in SPECS]
+    events = _parse("hermes", '<tool_call>\n{"name": "nope", "arguments": {}}\n</tool_call>')
+    errors = [e for e in events if isinstance(e, CallError)]
+    assert [e.reason for e in errors] == ["unknown_tool"]
+    assert REGISTRY.unknown_tool_message("nope") in errors[0].message

@@ -14,8 +14,10 @@ cannot invent the result itself. Strings are written as they are; a string
 holding ``<`` or ``&`` (or with leading/trailing whitespace that a reader might
 trim) goes in a CDATA section, with any ``]]>`` inside split across two
 sections. Numbers, booleans and null are JSON literals; arrays and objects are
-JSON text inside the element. Because every value is text, arguments from this
-dialect are validated leniently (``"5"`` -> ``5``).
+JSON text inside the element. A newline right after the opening tag or right
+before the closing tag is layout, not content, so a value that starts or ends
+with a newline gets one more there. Because every value is text, arguments
+from this dialect are validated leniently (``"5"`` -> ``5``).
 
 Tool definitions are exactly ``<am:tools><am:tool name= description=>``
 ``<parameter name= type= description= required=/>…</am:tool></am:tools>``.
@@ -73,8 +75,13 @@ def cdata(text: str) -> str:
 
 def _value_text(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    # One newline right after the opening tag and one right before the closing tag
+    # are layout to the reader (``<code>\nx = 1\n</code>`` is "x = 1"): a value that
+    # itself starts or ends with a newline gets one extra, outside its CDATA.
+    lead = "\n" if text.startswith("\n") else ""
+    tail = "\n" if text.endswith("\n") else ""
     if any(ch in text for ch in "<&") or "]]>" in text or text != text.strip():
-        return cdata(text)
+        return lead + cdata(text) + tail
     return text
 
 
@@ -219,9 +226,8 @@ class AmXmlRenderer(Renderer):
 
     def continuation(self) -> str:
         return (
-            "Continue with the task using these results: call another tool with "
-            "<am:tool_call> if you still need one, otherwise give your final answer "
-            "in plain text."
+            "Continue with the task using these results: call another tool if you "
+            "still need one, otherwise give your final answer in plain text."
         )
 
     def format_reminder(self) -> str:

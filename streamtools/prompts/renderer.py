@@ -73,6 +73,7 @@ REASONING_TAG = r"<\s*/?\s*(?:think|reasoning)"
 _PLAIN = re.compile(r"\ATool (Result|Error) \(([^)\n]*)\)(, as a JSON string)?:\n(.*)\Z", re.DOTALL)
 # Everything that can start markup in any text dialect, escaped inside the JSON string.
 _PLAIN_ESCAPE = "<>&`@{}"
+_UNSAFE_NAME = re.compile(r"[^\w.:-]")
 
 
 def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str]) -> str:
@@ -83,7 +84,8 @@ def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str
     character as a ``\\uXXXX`` escape: a JSON string has no raw newline, fence,
     brace or tag left, and decoding it gives the content back verbatim.
     """
-    label = f"Tool {'Error' if error else 'Result'} ({name})"
+    # The name may be whatever a model wrote (an unknown tool): keep the label inert.
+    label = f"Tool {'Error' if error else 'Result'} ({_UNSAFE_NAME.sub('_', name)})"
     if danger.search(content):
         return f"{label}, as a JSON string:\n{json_text(content, escape=_PLAIN_ESCAPE)}"
     return f"{label}:\n{content}"
@@ -255,7 +257,7 @@ class Renderer:
             ToolCall(id="call_1", name=second.name, arguments=example_arguments(second.parameters)),
         ]
         if calls[1].name == calls[0].name:
-            varied = _vary(calls[1].arguments)  # a repeated identical call teaches a loop
+            varied = _vary(calls[1].arguments, second.parameters)  # a repeat teaches a loop
             if varied is None:
                 calls.pop()
             else:
@@ -265,8 +267,7 @@ class Renderer:
             "",
             "An illustration of the protocol only: the request, values and results are made up.",
             "",
-            f"User: a request that needs `{first.name}`"
-            + (f" and then `{second.name}`." if len(calls) > 1 else "."),
+            "User: " + _request(calls),
         ]
         for n, call in enumerate(calls):
             thought = f"{'First' if n == 0 else 'Next'}, I will use `{call.name}`."
@@ -327,9 +328,22 @@ class Renderer:
         raise NotImplementedError
 
 
-def _vary(arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """The same arguments with one string or number changed (None if impossible)."""
+def _request(calls: Sequence[ToolCall]) -> str:
+    names = [c.name for c in calls]
+    if len(names) == 1:
+        return f"a request that needs `{names[0]}`."
+    if names[0] == names[1]:
+        return f"a request that needs `{names[0]}` twice."
+    return f"a request that needs `{names[0]}` and then `{names[1]}`."
+
+
+def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The same arguments with one free string or number changed (None if impossible)."""
+    props = schema.get("properties") or {}
     for key, value in arguments.items():
+        prop = _resolve(props.get(key), schema)
+        if any(k in prop for k in ("enum", "const", "format", "maximum", "pattern")):
+            continue  # changing a constrained value could make the example invalid
         if isinstance(value, str):
             return {**arguments, key: "another " + value.removeprefix("example ")}
         if isinstance(value, int | float) and not isinstance(value, bool):
