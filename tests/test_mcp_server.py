@@ -9,6 +9,7 @@ server runs in its own thread and loop.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
@@ -22,7 +23,7 @@ from streamtools.tools import ToolRegistry
 pytestmark = pytest.mark.anyio
 
 
-def text_of(content: list[object]) -> str:
+def text_of(content: Sequence[object]) -> str:
     assert len(content) == 1 and isinstance(content[0], TextContent)
     return content[0].text
 
