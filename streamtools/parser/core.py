@@ -32,7 +32,7 @@ Decisions
   Conservation therefore holds with each run of reasoning re-wrapped in the tags
   (an empty ``<think></think>`` leaves no event). An orphan ``</think>`` is text.
 * A marker directly after a backtick is prose quoting the syntax (`` `<tool_call>` ``)
-  and stays text.
+  and stays text (except a marker that is itself a fence of backticks).
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
   text of a call is content (a provider applying the stop server-side already cut
   the stream; see ``end``). The stop string and everything after it is dropped and
@@ -265,7 +265,7 @@ class Parser:
                     self._prev = tok[-1]
                     return m.end()
             elif (
-                prev != "`"
+                (prev != "`" or tok[0] == "`")
                 and not (syntax.line_start and prev not in ("", "\n"))
                 and not (syntax.once and self._opened)
             ):

@@ -1,0 +1,209 @@
+"""Hypothesis properties over every dialect: chunking invariance, conservation,
+append-only arguments, bounded hold-back (checked after every delta by
+``run_checked``), round trips of generated calls, and a fuzz property whose
+only outcomes are events or our own errors."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from parser_cases import feed_all, merge, run_checked
+
+from streamtools.errors import ParserStateError, SizeLimitExceeded, StreamtoolsError
+from streamtools.events import CallEnd, Finish, ReasoningDelta, TextDelta
+from streamtools.parser import DIALECTS, Parser
+
+DIALECT_NAMES = sorted(DIALECTS)
+TOOLS = ["search", "calc", "kom.memory.v1.search_memory"]
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+COMMON = [
+    " ", "\n", "x", "yz", "`", "👋🏽", "你好", "<", ">", "{", "}", '"', "\\", ":", ",",
+    "<think>", "</think>", "<thi", "STOP", "ST", "[", "]", "1", "-", "true", "null",
+]
+FRAGMENTS = {
+    "am_xml": [
+        '<am:tool_call name="search">', '<am:tool_call name="calc">', "<am:tool_call",
+        "</am:tool_call>", "</am:tool_", "<q>", "</q>", "<a>", "</a>", "<![CDATA[", "]]>",
+        "&amp;", "&lt;", "&#x41;", "&", "<am:request_tools>", "</am:request_tools>",
+        '<am:tool_call name="nope">', "/>",
+    ],
+    "hermes": [
+        "<tool_call>", "</tool_call>", "<tool_", '{"name": "search", "arguments": ',
+        '{"name": "nope"', '"arguments"', '{"q": "a"}', '"\\u00e9"', '"\\ud83d\\ude00"',
+    ],
+    "json_action": [
+        "```json action\n", "```", "```json", '{"tool": "calc", "parameters": ', '{"a": 1}',
+        '"parameters"', "\r\n",
+    ],
+    "inline_json": [
+        '{"tool": "search", "arguments": ', '{"tool":"calc"', '{"tool": "nope"', '"tool"',
+        '{"q": [1, 2]}', '"arguments"',
+    ],
+    "json_object": [
+        '{"thought": "', '"final": {"content": "', '"action": {"tool": "search", "args": ',
+        '{"q": "\\n"}', '"}', "}}",
+    ],
+    "command": ["@tool search ", "@tool calc", "@tool ", "\n@tool ", '{"a": 1}', "@to"],
+}
+
+
+def texts(dialect: str) -> st.SearchStrategy[str]:
+    pieces = st.sampled_from(COMMON + FRAGMENTS[dialect]) | st.text(max_size=4)
+    return st.lists(pieces, max_size=40).map("".join)
+
+
+def cut(text: str, points: list[int]) -> list[str]:
+    marks = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
+    return [text[a:b] for a, b in zip(marks, marks[1:], strict=False)]
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_chunking_invariance_and_invariants(dialect: str) -> None:
+    @SETTINGS
+    @given(texts(dialect), st.lists(st.integers(0, 10_000), max_size=30), st.booleans())
+    def prop(text: str, points: list[int], stop: bool) -> None:
+        stops = ("STOP",) if stop else ()
+        whole = run_checked(dialect, [text], TOOLS, stops)
+        chunked = run_checked(dialect, cut(text, points), TOOLS, stops)
+        chars = run_checked(dialect, list(text), TOOLS, stops)
+        assert merge(whole) == merge(chunked) == merge(chars)
+
+    prop()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+JSON_ARGS = st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=4)
+
+
+def render(dialect: str, name: str, args: dict[str, Any]) -> str:
+    body = msgspec.json.encode(args).decode()
+    if dialect == "hermes":
+        return f'<tool_call>{{"name": "{name}", "arguments": {body}}}</tool_call>'
+    if dialect == "json_action":
+        return f'```json action\n{{"tool": "{name}", "parameters": {body}}}\n```'
+    if dialect == "inline_json":
+        return f'{{"tool": "{name}", "arguments": {body}}}'
+    if dialect == "command":
+        return f"@tool {name} {body}"
+    raise AssertionError(dialect)
+
+
+PROSE = st.text(st.characters(blacklist_characters="{<@`\r"), max_size=12)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "json_action", "inline_json", "command"])
+def test_generated_json_calls_round_trip(dialect: str) -> None:
+    @SETTINGS
+    @given(st.lists(st.tuples(PROSE, st.sampled_from(TOOLS), JSON_ARGS), min_size=1,
+                    max_size=3), st.lists(st.integers(0, 10_000), max_size=20))
+    def prop(calls: list[tuple[str, str, dict[str, Any]]], points: list[int]) -> None:
+        sep = "\n" if dialect == "command" else ""
+        text = "".join(f"{prose}{sep}{render(dialect, name, args)}{sep}"
+                       for prose, name, args in calls)
+        events = run_checked(dialect, cut(text, points), TOOLS)
+        ends = [e for e in events if isinstance(e, CallEnd)]
+        assert [(e.name, e.arguments) for e in ends] == [(n, a) for _, n, a in calls]
+
+    prop()
+
+
+AM_VALUE = st.text(st.characters(blacklist_categories=["Cs", "Cc"]), max_size=10).map(
+    lambda v: "v" + v.strip()
+)
+
+
+def test_generated_am_xml_calls_round_trip() -> None:
+    @SETTINGS
+    @given(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), AM_VALUE,
+                           max_size=4), st.booleans(), st.lists(st.integers(0, 10_000)))
+    def prop(args: dict[str, str], cdata: bool, points: list[int]) -> None:
+        def enc(v: str) -> str:
+            if cdata and "]]>" not in v:
+                return f"<![CDATA[{v}]]>"
+            return html.escape(v, quote=False)
+
+        body = "".join(f"<{k}>{enc(v)}</{k}>" for k, v in args.items())
+        text = f'Now <am:tool_call name="search">{body}</am:tool_call>'
+        events = run_checked("am_xml", cut(text, points), TOOLS)
+        assert [e.arguments for e in events if isinstance(e, CallEnd)] == [args]
+
+    prop()
+
+
+def test_json_object_conserves_meaning() -> None:
+    @SETTINGS
+    @given(st.text(max_size=20), st.one_of(st.text(max_size=20), JSON_ARGS),
+           st.lists(st.integers(0, 10_000), max_size=20))
+    def prop(thought: str, result: str | dict[str, Any], points: list[int]) -> None:
+        if isinstance(result, str):
+            reply = {"thought": thought, "final": {"content": result}}
+        else:
+            reply = {"thought": thought, "action": {"tool": "calc", "args": result}}
+        text = msgspec.json.encode(reply).decode()
+        events = run_checked("json_object", cut(" \n" + text + "\n", points), TOOLS)
+        reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+        visible = "".join(e.text for e in events if isinstance(e, TextDelta))
+        ends = [e for e in events if isinstance(e, CallEnd)]
+        assert reasoning == thought
+        if isinstance(result, str):
+            assert visible == result and ends == []
+        else:
+            assert visible == "" and [(e.name, e.arguments, e.raw) for e in ends] == [
+                ("calc", result, text)
+            ]
+
+    prop()
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_fuzz_only_events_or_our_errors(dialect: str) -> None:
+    @settings(max_examples=80, deadline=None)
+    @given(st.text(max_size=120) | texts(dialect), st.lists(st.integers(0, 500)),
+           st.sampled_from([None, 8, 64]), st.sampled_from([None, "stop", "length"]))
+    def prop(text: str, points: list[int], cap: int | None, reason: str | None) -> None:
+        p = Parser(dialect, TOOLS if len(text) % 2 else None, ["STOP"], max_buffer=cap)
+        try:
+            feed_all(p, cut(text, points), reason)
+        except SizeLimitExceeded:
+            assert cap is not None
+            with pytest.raises(ParserStateError):
+                p.feed("x")
+        except StreamtoolsError as exc:  # pragma: no cover - would be a bug
+            raise AssertionError(f"unexpected error {exc!r}") from exc
+
+    prop()
+
+
+def test_feed_after_end_is_caller_misuse() -> None:
+    p = Parser("hermes")
+    p.end()
+    with pytest.raises(ParserStateError, match="ENDED"):
+        p.feed("x")
+    with pytest.raises(ParserStateError):
+        p.end()
+
+
+def test_stop_split_across_deltas_and_later_input_ignored() -> None:
+    p = Parser("am_xml", stop=["\nObservation:"])
+    first = p.feed("Answer\nObs")
+    assert first == [TextDelta(text="Answer")]  # the partial stop string is held
+    events = first + p.feed("ervation: 42")
+    assert p.stopped and p.feed("more") == []
+    events += p.end()
+    assert merge(events) == [
+        TextDelta(text="Answer"),
+        Finish(reason="stop", stop_sequence="\nObservation:"),
+    ]
