@@ -275,11 +275,13 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         body = lines[i + (2 if numpy else 1) :]
         base = None
         current = None
-        for raw in body:
+        for n, raw in enumerate(body):
             if not raw.strip():
                 if numpy:
                     continue
                 break
+            if numpy and n + 1 < len(body) and _NUMPY_RULE.match(body[n + 1].strip()):
+                break  # the next NumPy section ("Returns" over a rule) begins
             indent = len(raw) - len(raw.lstrip())
             if base is None:
                 base = indent

@@ -319,3 +319,16 @@ def test_summary_line_is_one_bounded_sentence() -> None:
     long = ToolSpec(name="x", description="word " * 100, parameters={})
     assert len(summary_line(long)) == 100
     assert summary_line(ToolSpec(name="x", description="", parameters={})) == ""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_read_result_refuses_what_it_did_not_write(dialect: str) -> None:
+    r = get_renderer(dialect)
+    for text in [
+        "",
+        "hello",
+        "<tool_response>\nnot json\n</tool_response>",
+        "Tool Result (x), as a JSON string:\n{",
+        "[1]",
+    ]:
+        assert r.read_result(text) is None

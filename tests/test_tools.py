@@ -266,3 +266,42 @@ def test_format_result() -> None:
     assert format_result(None) == "null"
     assert format_result(Location(city="Oslo")) == '{"city":"Oslo","country":"FR"}'
     assert format_result({"when": object}).startswith('{"when":"<class')
+
+
+def test_numpy_docstring_and_no_parameters() -> None:
+    @tool
+    def scale(a: int, b: str = "x") -> None:
+        """Scale a thing
+        by a factor.
+
+        Parameters
+        ----------
+        a : int
+            The first
+            thing.
+        b : str, optional
+            Second.
+
+        Returns
+        -------
+        None
+            Nothing at all.
+        """
+
+    assert scale.description == "Scale a thing by a factor."
+    props = scale.parameters["properties"]
+    assert props["a"]["description"] == "The first thing."
+    assert props["b"]["description"] == "Second."
+
+    @tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    assert ping.parameters == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+    assert ping.invoke(ping.validate({})) == "pong"

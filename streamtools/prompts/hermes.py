@@ -91,10 +91,15 @@ class HermesRenderer(Renderer):
         match = _RESPONSE.match(text)
         if match is None:
             return None
-        data = json.loads(match.group(1))
+        try:
+            data = json.loads(match.group(1))
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or "name" not in data:
+            return None
         if "error" in data:
             return str(data["name"]), str(data["error"]), True
-        return str(data["name"]), str(data["content"]), False
+        return str(data["name"]), str(data.get("content", "")), False
 
     def format_reminder(self) -> str:
         return (

@@ -97,7 +97,10 @@ def read_plain_result(text: str) -> ReadResult | None:
     if match is None:
         return None
     kind, name, encoded, body = match.groups()
-    content = json.loads(body) if encoded else body
+    try:
+        content = json.loads(body) if encoded else body
+    except ValueError:
+        return None
     return name, str(content), kind == "Error"
 
 
