@@ -203,3 +203,30 @@ def test_chat_page_streams_tools_and_stops(chromium: Browser) -> None:
 
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "ui-chat.png"), full_page=True)
+
+
+def test_the_offline_demo_runs_in_the_page(chromium: Browser) -> None:
+    """`streamtools ui` with no options: the demo recording, live tools, no network."""
+    from test_ui_cli import parse
+
+    from streamtools.cli.ui import build_source
+
+    source, subtitle, suggestion = build_source(parse("--speed", "8"))
+    expect = sync_api.expect
+    with serve(create_app(source, subtitle=subtitle, suggestion=suggestion)) as server:
+        page = chromium.new_page(viewport={"width": 960, "height": 1000})
+        page.goto(server.url + "/")
+        expect(page.get_by_test_id("subtitle")).to_contain_text("offline")
+        page.get_by_test_id("suggestion").click()
+        expect(page.get_by_test_id("user-message")).to_have_text(str(suggestion))
+        expect(page.get_by_test_id("status")).to_have_attribute(
+            "data-state", "idle", timeout=60_000
+        )
+        cards = page.get_by_test_id("tool-card")
+        names = cards.locator(".name").all_inner_texts()
+        assert {"calculator", "clock"} <= set(names), names
+        for i in range(cards.count()):
+            expect(cards.nth(i)).to_have_attribute("data-state", "output-available")
+        assert page.get_by_test_id("error").count() == 0
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "ui-demo.png"), full_page=True)
