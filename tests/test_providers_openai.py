@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from hypothesis import given, settings
@@ -400,3 +401,37 @@ def test_stop_cutter_holds_back_at_most_a_marker_prefix() -> None:
     assert cutter.feed("hello </am") == "hello "
     assert cutter.feed(":x") == "</am:x"
     assert cutter.flush() == ""
+
+
+# --- leaving early -----------------------------------------------------------------
+
+
+async def test_leaving_the_block_early_closes_cleanly(anyio_backend: str) -> None:
+    """Breaking out after one chunk leaves no half-read generator behind (trio would warn)."""
+    async with FakeServer([" ".join(["word"] * 500), "next"]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        async with provider.stream(HI) as chunks:
+            async for chunk in chunks:
+                assert chunk == TextChunk(text="word")
+                break
+        assert text_of(await collect(provider)) == "next"  # the provider is reusable
+
+
+async def test_cancelling_a_stalled_stream_returns_promptly(anyio_backend: str) -> None:
+    async with FakeServer([Reply(text="a b c", stall_after=3, stall=60.0)]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        seen: list[Chunk] = []
+        with anyio.move_on_after(0.5) as scope:
+            async with provider.stream(HI) as chunks:
+                async for chunk in chunks:
+                    seen.append(chunk)
+        assert scope.cancelled_caught
+    assert seen == [TextChunk(text="a")]
+
+
+async def test_injected_client_is_not_closed(anyio_backend: str) -> None:
+    async with FakeServer(["one", "two"]) as server, httpx.AsyncClient() as client:
+        provider = OpenAIChat("m", base_url=server.base_url, client=client)
+        assert text_of(await collect(provider)) == "one"
+        assert text_of(await collect(provider)) == "two"
+        assert not client.is_closed
