@@ -28,8 +28,11 @@ import argparse
 import ast
 import math
 import operator
+import os
+import random
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,7 +42,8 @@ import anyio
 
 import streamtools
 from streamtools.errors import UsageError
-from streamtools.runtime import Agent, Replay, RunResult
+from streamtools.model import Chunk, ModelRequest
+from streamtools.runtime import Agent, Replay, RunResult, record
 from streamtools.runtime.console import ConsoleRenderer
 from streamtools.runtime.recording import load
 from streamtools.tools import Tool, tool
@@ -48,7 +52,6 @@ __all__ = ["DEMO_TOOLS", "calculator", "clock", "find_fixture", "play", "registe
 
 FIXTURE = "demo.jsonl"
 SYSTEM = "You are a concise assistant. Use the tools for arithmetic and for the current time."
-FALLBACK_PROMPT = "Split a $1,284.60 dinner bill seven ways with an 18% tip, and log the time."
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -146,7 +149,7 @@ def recorded_prompt(path: Path) -> str:
         for message in reversed(request.messages):
             if message.role == "user":
                 return message.content
-    return FALLBACK_PROMPT
+    return AUTHOR_PROMPT
 
 
 async def play(
@@ -164,6 +167,60 @@ async def play(
     return events.result
 
 
+# How fixtures/demo.jsonl was made (``streamtools demo --author PATH`` makes it
+# again): these replies, played by a model with a first-token delay and a
+# jittered token pace, through the real Agent and tools, wrapped in record().
+AUTHOR_PROMPT = (
+    "Dinner came to $1,284.60 for the seven of us. Add an 18% tip and tell me what "
+    "each person pays, and log the time so I know when we settled up."
+)
+AUTHOR_REPLIES = [
+    "I'll work out the total with the 18% tip first, and grab the current time for "
+    "your log.\n\n"
+    '<am:tool_call name="calculator">\n<expression>1284.60 * 1.18</expression>\n'
+    "</am:tool_call>\n"
+    '<am:tool_call name="clock">\n<timezone>UTC</timezone>\n</am:tool_call>',
+    "With the tip, the bill comes to $1,515.83. Now I'll split that seven ways.\n\n"
+    '<am:tool_call name="calculator">\n<expression>1515.828 / 7</expression>\n'
+    "</am:tool_call>",
+    "Here's the breakdown:\n\n"
+    "- Bill: $1,284.60\n"
+    "- Tip (18%): $231.23\n"
+    "- Total: $1,515.83\n"
+    "- **Each of the 7 people pays $216.55** (216.5469, rounded to the cent)\n\n"
+    "Seven times $216.55 is $1,515.85, two cents over, so one person can pay $216.53. "
+    "The settle-up time is the one the clock tool logged above.",
+]
+
+
+class _PacedScript:
+    """A scripted model with a first-token delay and a jittered, token-like pace."""
+
+    def __init__(self, replies: list[str], seed: int = 11) -> None:
+        from streamtools.testing import ScriptedModel
+
+        self.script = ScriptedModel(replies, seed=seed, chunk_sizes=(2, 6))
+        self.rng = random.Random(seed)
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        async with self.script.stream(request) as chunks:
+            yield self._paced(chunks)
+
+    async def _paced(self, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+        await anyio.sleep(self.rng.uniform(0.35, 0.55))  # time to first token
+        async for chunk in chunks:
+            yield chunk
+            await anyio.sleep(self.rng.uniform(0.012, 0.04))
+
+
+async def author(path: Path) -> RunResult:
+    """Record the demo session to ``path`` (takes as long as the session: ~6 s)."""
+    model = record(_PacedScript(AUTHOR_REPLIES), path, provider="ScriptedModel, paced")
+    agent = Agent(model, DEMO_TOOLS, dialect="am_xml", system=SYSTEM)
+    return await agent.run(AUTHOR_PROMPT)
+
+
 def _banner(view: ConsoleRenderer, path: Path, speed: float | None) -> None:
     pace = "instantly" if speed is None else f"at {speed:g}x the recorded pace"
     view.line(view.style("bold", "streamtools demo"))
@@ -175,15 +232,18 @@ def _banner(view: ConsoleRenderer, path: Path, speed: float | None) -> None:
 
 def _footer(view: ConsoleRenderer) -> None:
     view.line("")
-    view.line("That model was a recording. Point the same loop at a live endpoint:")
+    view.line("That model was a recording. Point the same loop at a live model:")
     view.line("  streamtools chat --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b")
-    view.line(
-        "  (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, a gateway; "
-        "see `streamtools chat --help`)"
-    )
+    view.line("      (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, a gateway)")
+    view.line("  streamtools chat --model gpt-4o-mini        (OpenAI; key from OPENAI_API_KEY)")
+    view.line("  streamtools chat --help                     (Anthropic, native and hybrid modes)")
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.author is not None:
+        result = anyio.run(author, args.author)
+        print(f"recorded {result.turns} turns to {args.author}")
+        return 0
     speed = None if args.instant else args.speed
     if speed is not None and speed <= 0:
         print("streamtools demo: --speed must be positive", file=sys.stderr)
@@ -195,9 +255,17 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     color = {"auto": None, "always": True, "never": False}[args.color]
     view = ConsoleRenderer(sys.stdout, color=color)
-    _banner(view, path, speed)
-    anyio.run(lambda: play(path, speed=speed, out=sys.stdout, color=color))
-    _footer(view)
+    try:
+        _banner(view, path, speed)
+        anyio.run(lambda: play(path, speed=speed, out=sys.stdout, color=color))
+        _footer(view)
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as CLI tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        view.line("(interrupted)")
+        return 130
     return 0
 
 
@@ -211,4 +279,5 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument("--fixture", type=Path, default=None, help="another recording to play")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument("--author", type=Path, default=None, help=argparse.SUPPRESS)
     parser.set_defaults(func=_run)

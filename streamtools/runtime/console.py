@@ -70,6 +70,7 @@ class ConsoleRenderer:
         glyphs = ("→", "←", "─", "✗", "↻") if fancy else ("->", "<-", "-", "x", "~")
         self.call_arrow, self.result_arrow, self.rule, self.cross, self.again = glyphs
         self.at_line_start = True
+        self.after_block = False
 
     def style(self, name: str, text: str) -> str:
         return f"{_STYLES[name]}{text}{_RESET}" if self.color and text else text
@@ -83,6 +84,7 @@ class ConsoleRenderer:
         """Write ``text`` as a line of its own."""
         self.newline()
         self.write(text + "\n")
+        self.after_block = True
 
     def newline(self) -> None:
         if not self.at_line_start:
@@ -91,6 +93,11 @@ class ConsoleRenderer:
     def render(self, event: Event) -> None:
         match event:
             case TextDelta(text=text):
+                if self.after_block:
+                    # The model's own line breaks between calls would double the
+                    # ones a block already ends with.
+                    text = text.lstrip("\n")
+                    self.after_block = not text
                 self.write(text)
             case ReasoningDelta(text=text):
                 self.write(self.style("dim", text))
@@ -101,6 +108,7 @@ class ConsoleRenderer:
                 self.write(self.style("call", delta))
             case CallEnd():
                 self.write("\n")
+                self.after_block = True
             case CallError(name=name, reason=reason, message=message):
                 text = f"  {self.cross} {name or 'call'} ({reason}): {_one_line(message)}"
                 self.line(self.style("bad", text))

@@ -170,11 +170,11 @@ class Replay:
 class _Recorder:
     """Wraps a model; appends one segment per stream to ``path``."""
 
-    def __init__(self, model: Model, path: Path) -> None:
+    def __init__(self, model: Model, path: Path, provider: str | None) -> None:
         self.model = model
         self.path = path
         self.turns = 0
-        self.provider = type(model).__name__
+        self.provider = provider or type(model).__name__
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
@@ -202,9 +202,12 @@ class _Recorder:
             yield chunk
 
 
-def record(model: Model, path: str | Path) -> Model:
-    """Wrap ``model`` so that every stream it plays is appended to ``path`` (truncated now)."""
+def record(model: Model, path: str | Path, *, provider: str | None = None) -> Model:
+    """Wrap ``model`` so that every stream it plays is appended to ``path`` (truncated now).
+
+    ``provider`` names the source in the header lines (default: the model's class name).
+    """
     p = Path(path)
     p.write_bytes(b"")
-    recorder: Model = _Recorder(model, p)
+    recorder: Model = _Recorder(model, p, provider)
     return recorder

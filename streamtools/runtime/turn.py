@@ -188,6 +188,7 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
             requested = ctx.tool_request(event)
             if requested is not None:
                 reply.requested_tools.extend(requested)
+                reply.written.append(event.raw)
                 return
             reply.calls.append(event)
             await _dispatch(ctx, event, reply, tools)

@@ -1,0 +1,115 @@
+"""`streamtools demo` and `streamtools replay`: the recorded session through the whole pipeline."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from streamtools.cli import main
+from streamtools.cli.demo import calculator, clock, find_fixture, play, recorded_prompt
+from streamtools.events import CallEnd, TurnStart, decode_event
+from streamtools.runtime import ConsoleRenderer
+from streamtools.runtime.recording import load
+from streamtools.transcript import ToolResultMessage
+
+FIXTURE = find_fixture()
+
+
+def test_demo_runs_instantly_and_shows_the_whole_session(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    assert main(["demo", "--instant", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert "The model is a REPLAY of demo.jsonl, played instantly." in out
+    assert "you › Dinner came to $1,284.60" in out
+    assert [int(n) for n in re.findall(r"─── turn (\d) ───", out)] == [1, 2, 3]
+    # Calls with their arguments, results computed live by the local tools.
+    assert '  → calculator {"expression": "1284.60 * 1.18"}\n' in out
+    assert "  ← calculator: 1515.828\n" in out
+    assert "  ← calculator: 216.5468571429\n" in out
+    assert re.search(rf"  ← clock: {today} \d\d:\d\d:\d\d UTC \(\w+day\)\n", out)
+    assert "**Each of the 7 people pays $216.55**" in out
+    assert "─── final answer after 3 turns" in out
+    assert "streamtools chat --base-url http://127.0.0.1:11434/v1" in out
+    assert "\x1b[" not in out  # --color never (and not a TTY anyway)
+
+
+@pytest.mark.anyio
+async def test_play_streams_through_the_agent_on_both_backends() -> None:
+    out = io.StringIO()
+    result = await play(FIXTURE, speed=None, out=out, color=True)
+    assert result.turns == 3
+    assert result.text.startswith("Here's the breakdown:")
+    assert "\x1b[36m" in out.getvalue()  # calls coloured when asked
+    # The transcript holds the live results, paired to the recorded calls.
+    contents = [m.content for m in result.transcript.messages if isinstance(m, ToolResultMessage)]
+    assert contents[0] == "1515.828" and contents[2] == "216.5468571429"
+
+
+def test_fixture_is_a_realistic_recording() -> None:
+    segments = load(FIXTURE)
+    assert len(segments) == 3
+    assert recorded_prompt(FIXTURE).startswith("Dinner came to $1,284.60")
+    for segment in segments:
+        offsets = [c.t for c in segment.chunks]
+        assert offsets == sorted(offsets)
+        assert 0.2 < offsets[0] < 1.0  # a first-token delay
+    total = sum(s.chunks[-1].t for s in segments)
+    assert 4.0 < total < 10.0
+
+
+def test_replay_prints_events(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(FIXTURE)]) == 0
+    human = capsys.readouterr().out.splitlines()
+    assert human[0] == "+  0.000s  turn_start   turn=1"
+    assert any(line.split()[2:4] == ["call_end", "index=1"] for line in human)
+
+    assert main(["replay", str(FIXTURE), "--json"]) == 0
+    events = [decode_event(line) for line in capsys.readouterr().out.splitlines()]
+    calls = [e for e in events if isinstance(e, CallEnd)]
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("calculator", {"expression": "1284.60 * 1.18"}),
+        ("clock", {"timezone": "UTC"}),
+        ("calculator", {"expression": "1515.828 / 7"}),
+    ]
+    assert sum(isinstance(e, TurnStart) for e in events) == 3
+
+
+def test_replay_reports_a_missing_or_bad_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type":"text","text":"x","t":0}\n')
+    assert main(["replay", str(bad)]) == 1
+    assert "chunk before the first header" in capsys.readouterr().err
+
+
+def test_demo_tools() -> None:
+    assert calculator.fn is not None and clock.fn is not None
+    assert calculator.fn("(1284.60 * 1.18) / 7") == pytest.approx(216.5468571429)
+    assert calculator.fn("2 ** 10 + sqrt(16)") == 1028
+    assert calculator.fn("1,000 / 4") == 250
+    with pytest.raises(ValueError, match="unsupported expression"):
+        calculator.fn("__import__('os')")
+    with pytest.raises(ValueError, match="exponent too large"):
+        calculator.fn("9 ** 9 ** 9")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\w+\)", clock.fn())
+    assert clock.fn("Mars/Olympus").startswith("unknown time zone 'Mars/Olympus'; in UTC it is")
+
+
+def test_console_degrades_to_ascii() -> None:
+    class Ascii(io.StringIO):
+        encoding = "ascii"
+
+    out = Ascii()
+    view = ConsoleRenderer(out)
+    view.render(TurnStart(turn=1))
+    view.render(CallEnd(index=0, id="c", name="f", arguments={}, raw=""))
+    assert out.getvalue() == "--- turn 1 ---\n\n"
+    assert view.color is False
