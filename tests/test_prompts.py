@@ -332,3 +332,17 @@ def test_read_result_refuses_what_it_did_not_write(dialect: str) -> None:
         "[1]",
     ]:
         assert r.read_result(text) is None
+
+
+def test_raw_from_another_dialect_is_not_reused() -> None:
+    hermes_raw = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    call = ToolCall(id="c", name="get_weather", arguments={"city": "Oslo"}, raw=hermes_raw)
+    assert get_renderer("hermes").render_call(call) == hermes_raw
+    assert get_renderer("am_xml").render_call(call) == (
+        '<am:tool_call name="get_weather">\n<city>Oslo</city>\n</am:tool_call>'
+    )
+    assert get_renderer("command").render_call(call) == '@tool get_weather {"city": "Oslo"}'
+    for dialect in DIALECTS:
+        r = get_renderer(dialect)
+        own = r.render_call(ToolCall(id="c", name="get_weather", arguments={"city": "Oslo"}))
+        assert r.raw_start.match(own), dialect  # canonical output is always reusable as raw

@@ -153,6 +153,7 @@ class AmXmlRenderer(Renderer):
     stop_marker = "</am:tool_call>"
     results_role = "user"
     lenient_arguments = True
+    raw_start = re.compile(r"\s*<am:tool_call\b")
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         lines = ["# Tools", "", "<am:tools>"]

@@ -16,6 +16,7 @@ command anywhere in it), and decoding restores it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from streamtools.prompts.renderer import (
@@ -32,6 +33,7 @@ __all__ = ["CommandRenderer"]
 class CommandRenderer(Renderer):
     name = "command"
     results_role = "tool"
+    raw_start = re.compile(r"\s*@tool\b")
 
     def instructions(self) -> str:
         return "\n".join(

@@ -37,6 +37,7 @@ class HermesRenderer(Renderer):
     name = "hermes"
     stop_marker = "</tool_call>"
     results_role = "user"
+    raw_start = re.compile(r"\s*<tool_call>")
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         lines = [

@@ -36,6 +36,7 @@ _DANGER = re.compile(r'"tool"\s*:|' + REASONING_TAG, re.IGNORECASE)
 class InlineJsonRenderer(Renderer):
     name = "inline_json"
     results_role = "user"
+    raw_start = re.compile(r'\s*\{\s*"tool"')
 
     def instructions(self) -> str:
         return "\n".join(

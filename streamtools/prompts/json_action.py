@@ -37,6 +37,7 @@ _DANGER = re.compile(r"```|" + REASONING_TAG, re.IGNORECASE)
 class JsonActionRenderer(Renderer):
     name = "json_action"
     results_role = "user"
+    raw_start = re.compile(r"\s*```")
 
     def instructions(self) -> str:
         return "\n".join(

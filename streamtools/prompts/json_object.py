@@ -21,6 +21,7 @@ object or carry a tag, and decoding restores it verbatim.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ THOUGHT_MAX = 200
 class JsonObjectRenderer(Renderer):
     name = "json_object"
     results_role = "tool"
+    raw_start = re.compile(r'\s*\{\s*"(thought|action)"')
 
     def instructions(self) -> str:
         return "\n".join(

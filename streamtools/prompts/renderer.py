@@ -201,6 +201,9 @@ class Renderer:
     results_role: Literal["user", "tool"] = "user"
     #: the dialect carries argument values as text (XML): validate leniently
     lenient_arguments: bool = False
+    #: how a call of this dialect begins; a ``raw`` that does not was written in
+    #: another dialect (a transcript carried across dialects) and is not reused
+    raw_start: re.Pattern[str] = re.compile(r"(?!)")
 
     # --- the system prompt ---------------------------------------------------
 
@@ -286,10 +289,10 @@ class Renderer:
     # --- history ------------------------------------------------------------
 
     def render_call(self, call: ToolCall) -> str:
-        """The text the model would write for ``call``. When ``call.raw`` is set it
-        is used as written, with the closing marker restored if a stop sequence
-        removed it; otherwise the canonical form is generated."""
-        if call.raw is not None:
+        """The text the model would write for ``call``. When ``call.raw`` is set (and
+        is in this dialect) it is used as written, with the closing marker restored
+        if a stop sequence removed it; otherwise the canonical form is generated."""
+        if call.raw is not None and self.raw_start.match(call.raw):
             raw = call.raw
             if self.stop_marker and not raw.rstrip().endswith(self.stop_marker):
                 raw = raw + self.stop_marker
