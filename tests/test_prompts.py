@@ -113,8 +113,11 @@ def test_system_prompt_parts(dialect: str) -> None:
     assert "# Example" in prompt
     assert prompt.index("# Tools") < prompt.index("# How to") < prompt.index("# Example")
     assert r.system_prompt(SPECS, few_shot=False).find("# Example") == -1
-    assert r.system_prompt([], base="Just chat.") == "Just chat."
-    assert r.system_prompt([]) == ""
+    if dialect == "json_object":  # every reply is JSON, tools or not
+        assert r.system_prompt([], base="Just chat.") == "Just chat.\n\n" + r.instructions()
+    else:
+        assert r.system_prompt([], base="Just chat.") == "Just chat."
+        assert r.system_prompt([]) == ""
     hybrid = r.system_prompt([SPECS[0]], more_tools=[SPECS[1]])
     assert hybrid.endswith(r.tool_summaries([SPECS[1]]))
     assert "Search the long-term memory." in hybrid

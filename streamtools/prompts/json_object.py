@@ -9,9 +9,10 @@ short reason, capped (``THOUGHT_MAX`` characters) so the model does not spend
 its budget there; a past reply's visible text becomes the thought, shortened
 to the cap if needed.
 
-One action per reply: a past reply with several calls (possible when the
-history came from native mode) is written as one object per call, one per
-line, the thought only on the first.
+The reply format is stated even when no tool is offered (the parser expects
+one JSON object either way). One action per reply: a past reply with several
+calls (possible when the history came from native mode) is written as one
+object per call, one per line, the thought only on the first.
 
 Results go back as tool messages holding ``{"tool": "NAME", "result": "…"}`` (or
 ``"error"``), followed by the continuation instruction as a user message. The
@@ -42,6 +43,7 @@ THOUGHT_MAX = 200
 class JsonObjectRenderer(Renderer):
     name = "json_object"
     results_role = "tool"
+    format_always = True  # even without tools, a reply must be one JSON object
     raw_start = re.compile(r'\s*\{\s*"(thought|action)"')
 
     def instructions(self) -> str:

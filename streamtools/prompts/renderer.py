@@ -204,6 +204,8 @@ class Renderer:
     #: how a call of this dialect begins; a ``raw`` that does not was written in
     #: another dialect (a transcript carried across dialects) and is not reused
     raw_start: re.Pattern[str] = re.compile(r"(?!)")
+    #: every reply has the dialect's shape, tools or not: always state the protocol
+    format_always: bool = False
 
     # --- the system prompt ---------------------------------------------------
 
@@ -223,6 +225,8 @@ class Renderer:
             parts.append(self.instructions())
             if few_shot:
                 parts.append(self.example(tools))
+        elif self.format_always:
+            parts.append(self.instructions())
         if more_tools:
             parts.append(self.tool_summaries(more_tools))
         return "\n\n".join(parts)
