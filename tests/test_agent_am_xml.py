@@ -1,0 +1,114 @@
+"""The default dialect end to end: the stop trick, am:request_tools, record then replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamtools.events import CallEnd, Event, Final, TextDelta, ToolResult, TurnEnd
+from streamtools.runtime import Agent, Replay, record
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+def am(name: str, **params: object) -> str:
+    body = "".join(f"<{k}>{v}</{k}>" for k, v in params.items())
+    return f'<am:tool_call name="{name}">{body}</am:tool_call>'
+
+
+@tool
+async def weather(city: str, days: int = 1) -> str:
+    """Forecast for a city."""
+    return f"{city}: sunny for {days} day(s)"
+
+
+@tool(name="kom.memory.v1.search")
+async def search(query: str) -> list[str]:
+    """Search memory."""
+    return [f"note about {query}"]
+
+
+async def collect(agent: Agent, prompt: str) -> list[Event]:
+    async with agent.stream(prompt) as events:
+        return [e async for e in events]
+
+
+async def test_provider_cut_at_the_marker_completes_the_call() -> None:
+    reply = "Let me check. " + am("weather", city="Paris", days=2) + "\n<am:tool_result>fake"
+    model = ScriptedModel([reply, "Sunny."])  # honours stop like a provider
+    agent = Agent(model, [weather], stop_at_call=True)
+    events = await collect(agent, "Weather in Paris?")
+    assert model.requests[0].stop == ("</am:tool_call>",)
+    [call] = [e for e in events if isinstance(e, CallEnd)]
+    assert call.arguments == {"city": "Paris", "days": 2}
+    assert (
+        ToolResult(index=0, id="call_1_0", name="weather", content="Paris: sunny for 2 day(s)")
+        in events
+    )
+    # The call is written back with its closing marker restored; the result follows.
+    history = model.requests[1].messages
+    assert history[-2].role == "assistant"
+    assert history[-2].content.endswith("</am:tool_call>")
+    assert '<am:tool_result name="weather">Paris: sunny for 2 day(s)</am:tool_result>' in (
+        history[-1].content
+    )
+    assert "fake" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_request_tools_adds_definitions_for_the_next_turn() -> None:
+    model = ScriptedModel(
+        [
+            "I need memory. <am:request_tools>kom.memory.v1.search, nope</am:request_tools>",
+            am("kom.memory.v1.search", query="paris"),
+            "Found a note.",
+        ]
+    )
+    agent = Agent(model, [weather, search], offer=["weather"])
+    events = await collect(agent, "What do I know about Paris?")
+    first, second = model.requests[0].messages[0].content, model.requests[1].messages[0].content
+    assert '<am:tool name="weather"' in first
+    assert '<am:tool name="kom.memory.v1.search"' not in first
+    assert "- kom.memory.v1.search: Search memory." in first  # summarised
+    assert '<am:tool name="kom.memory.v1.search"' in second
+    assert "These tools are now available: kom.memory.v1.search." in (
+        model.requests[1].messages[-1].content
+    )
+    assert TurnEnd(turn=1, reason="tool_calls") in events
+    assert (
+        ToolResult(
+            index=0, id="call_2_0", name="kom.memory.v1.search", content='["note about paris"]'
+        )
+        in events
+    )
+    assert events[-1] == Final(text="Found a note.", turns=3)
+
+
+async def test_record_a_session_then_replay_it_identically(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    script = ["Checking. " + am("weather", city="Oslo"), "Sunny in Oslo."]
+    live = Agent(record(ScriptedModel(script, seed=5), path), [weather])
+    recorded = await collect(live, "Oslo?")
+
+    replay = Replay(path)
+    replayed = await collect(Agent(replay, [weather]), "Oslo?")
+
+    # Tool results interleave with the model's chunks as the scheduler runs
+    # them (eager dispatch); everything else comes in the same order.
+    def split(events: list[Event]) -> tuple[list[Event], list[Event]]:
+        return [e for e in events if not isinstance(e, ToolResult)], [
+            e for e in events if isinstance(e, ToolResult)
+        ]
+
+    assert split(replayed) == split(recorded)
+    assert len(split(recorded)[1]) == 1
+    assert replay.remaining == 0
+    assert (
+        replay.requests[1]
+        .messages[-1]
+        .content.startswith(
+            '<am:tool_result name="weather">Oslo: sunny for 1 day(s)</am:tool_result>'
+        )
+    )
