@@ -137,7 +137,7 @@ async def eager(dialect: str, workdir: Path, tool_s: float = 0.5) -> None:
     for piece in [*tokens(a, rng), *tokens(PROSE * 2, rng), *tokens(b, rng)]:
         reply.append((t, piece))
         t += 0.6 / 60 if len(reply) > 8 else 0.005
-    b_end = t
+    b_end = reply[-1][0]  # the last chunk of call B: the reply ends there
     path = workdir / "eager.jsonl"
     write_recording(path, [reply, [(0.05, "Both done.")]])
 
@@ -154,7 +154,7 @@ async def eager(dialect: str, workdir: Path, tool_s: float = 0.5) -> None:
                 turn1_end = now
     print(f"eager dispatch ({dialect}, two calls, each tool sleeps {tool_s:.2f} s)")
     print(f"  tool A started at   {started['A']:.3f} s")
-    print(f"  call B finished at  ~{b_end:.3f} s (recorded)")
+    print(f"  call B finished at  {b_end:.3f} s (recorded offset of its last chunk)")
     print(f"  tool B started at   {started['B']:.3f} s")
     print(f"  turn 1 ended at     {turn1_end:.3f} s")
     print(

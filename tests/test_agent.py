@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, UnknownDialectError, UsageError
 from streamtools.events import (
     CallEnd,
     Event,
@@ -267,3 +267,18 @@ async def test_native_mode_maps_call_chunks() -> None:
     assert model.requests[1].messages[-2].tool_calls[0].id == "n1"
     assert events[-1] == Final(text="9.", turns=2)
     assert TurnStart(turn=2) in events
+
+
+async def test_request_options_and_argument_checks() -> None:
+    model = ScriptedModel(["hi"])
+    agent = Agent(model, [add], dialect="hermes", temperature=0.2, max_tokens=64)
+    await agent.run("x")
+    request = model.requests[0]
+    assert (request.temperature, request.max_tokens) == (0.2, 64)
+    assert request.tools is None and request.tool_choice is None  # prompt mode
+    with pytest.raises(UsageError, match="tool_choice must be"):
+        Agent(model, [add], tool_choice="sometimes")
+    with pytest.raises(UsageError, match="max_turns must be at least 1"):
+        Agent(model, [add], max_turns=0)
+    with pytest.raises(UnknownDialectError):
+        Agent(model, [add], dialect="smoke_signals")
