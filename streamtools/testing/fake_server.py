@@ -197,88 +197,54 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
 _ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
 
+def _event(kind: str, **fields: Any) -> bytes:
+    """One Anthropic event: the SSE event name repeats the JSON ``type``."""
+    return _sse({"type": kind, **fields}, kind)
+
+
 def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
     usage = next((c for c in chunks if isinstance(c, UsageChunk)), UsageChunk())
-    message = {
-        "id": "msg_fake",
-        "type": "message",
-        "role": "assistant",
-        "model": body.get("model", "fake"),
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": usage.input_tokens or 0, "output_tokens": 1},
-    }
-    frames = [_sse({"type": "message_start", "message": message}, "message_start")]
-    frames.append(_sse({"type": "ping"}, "ping"))
-    block = -1
-    kind: tuple[str, int] | None = None
+    message: dict[str, Any] = {"id": "msg_fake", "type": "message", "role": "assistant"}
+    message["content"] = []
+    message |= {"model": body.get("model", "fake"), "stop_reason": None, "stop_sequence": None}
+    message["usage"] = {"input_tokens": usage.input_tokens or 0, "output_tokens": 1}
+    frames = [_event("message_start", message=message), _event("ping")]
+    block, kind = -1, ""  # the open content block: its index and what it holds
 
     def close() -> None:
-        if kind is not None:
-            if kind[0] == "thinking":
-                delta = {"type": "signature_delta", "signature": "fake-signature"}
-                frames.append(
-                    _sse(
-                        {"type": "content_block_delta", "index": block, "delta": delta},
-                        "content_block_delta",
-                    )
-                )
-            frames.append(
-                _sse({"type": "content_block_stop", "index": block}, "content_block_stop")
-            )
+        if kind == "thinking":  # a thinking block ends with its signature
+            delta = {"type": "signature_delta", "signature": "fake-signature"}
+            frames.append(_event("content_block_delta", index=block, delta=delta))
+        if kind:
+            frames.append(_event("content_block_stop", index=block))
 
-    def start(new: tuple[str, int], content: dict[str, Any]) -> None:
+    def open_block(new: str, content: dict[str, Any]) -> None:
         nonlocal block, kind
         close()
         block, kind = block + 1, new
-        frames.append(
-            _sse(
-                {"type": "content_block_start", "index": block, "content_block": content},
-                "content_block_start",
-            )
-        )
-
-    def delta(d: dict[str, Any]) -> None:
-        frames.append(
-            _sse({"type": "content_block_delta", "index": block, "delta": d}, "content_block_delta")
-        )
+        frames.append(_event("content_block_start", index=block, content_block=content))
 
     for c in chunks:
-        if isinstance(c, TextChunk):
-            if kind != ("text", 0):
-                start(("text", 0), {"type": "text", "text": ""})
-            delta({"type": "text_delta", "text": c.text})
-        elif isinstance(c, ReasoningChunk):
-            if kind != ("thinking", 0):
-                start(("thinking", 0), {"type": "thinking", "thinking": ""})
-            delta({"type": "thinking_delta", "thinking": c.text})
+        if isinstance(c, TextChunk | ReasoningChunk):
+            new, field = ("text", "text") if isinstance(c, TextChunk) else ("thinking", "thinking")
+            if kind != new:
+                open_block(new, {"type": new, field: ""})
+            delta = {"type": f"{new}_delta", field: c.text}
+            frames.append(_event("content_block_delta", index=block, delta=delta))
         elif isinstance(c, CallChunk):
-            if c.name is not None or kind != ("tool", c.index):
-                content = {
-                    "type": "tool_use",
-                    "id": c.id or f"toolu_{c.index}",
-                    "name": c.name or "",
-                    "input": {},
-                }
-                start(("tool", c.index), content)
+            if c.name is not None or kind != f"tool{c.index}":
+                tool = {"type": "tool_use", "id": c.id or f"toolu_{c.index}", "name": c.name or ""}
+                open_block(f"tool{c.index}", {**tool, "input": {}})
             if c.arguments:
-                delta({"type": "input_json_delta", "partial_json": c.arguments})
+                delta = {"type": "input_json_delta", "partial_json": c.arguments}
+                frames.append(_event("content_block_delta", index=block, delta=delta))
         elif isinstance(c, FinishChunk):
             close()
-            kind = None
+            kind = ""
             reason = "stop_sequence" if c.stop_sequence else _ANTHROPIC_STOP.get(c.reason, c.reason)
-            frames.append(
-                _sse(
-                    {
-                        "type": "message_delta",
-                        "delta": {"stop_reason": reason, "stop_sequence": c.stop_sequence},
-                        "usage": {"output_tokens": usage.output_tokens or 0},
-                    },
-                    "message_delta",
-                )
-            )
-            frames.append(_sse({"type": "message_stop"}, "message_stop"))
+            end = {"stop_reason": reason, "stop_sequence": c.stop_sequence}
+            out = {"output_tokens": usage.output_tokens or 0}
+            frames += [_event("message_delta", delta=end, usage=out), _event("message_stop")]
     return frames
 
 
@@ -344,10 +310,7 @@ def _inband_error(wire: Wire) -> bytes:
     if wire == "openai":
         return _sse({"error": {"message": "upstream failed mid-answer", "code": 502}})
     if wire == "anthropic":
-        return _sse(
-            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-            "error",
-        )
+        return _event("error", error={"type": "overloaded_error", "message": "Overloaded"})
     return b'{"error":"model runner stopped unexpectedly"}\n'
 
 
