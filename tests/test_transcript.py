@@ -78,8 +78,8 @@ def test_prompt_mode_results_as_one_user_message(dialect: str) -> None:
     assert all(not m.tool_calls and m.tool_call_id is None for m in out)
 
 
-@pytest.mark.parametrize("dialect", ["json_object", "command"])
-def test_prompt_mode_results_as_tool_messages(dialect: str) -> None:
+def test_prompt_mode_results_as_tool_messages() -> None:
+    dialect = "command"  # json_object splits this two-call reply: see below
     r = get_renderer(dialect)
     out = project(_chat(), dialect, SPECS)
     assert [m.role for m in out] == [
@@ -205,3 +205,22 @@ def test_raw_calls_are_projected_as_written() -> None:
     t.result(call, "3")
     out = project(t, "am_xml", SPECS)
     assert out[2].content == "Adding.\n" + raw + "</am:tool_call>"
+
+
+def test_json_object_splits_multi_call_replies() -> None:
+    r = get_renderer("json_object")
+    out = project(_chat(), "json_object", SPECS)
+    assert [m.role for m in out] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+    ]
+    assert out[2].content == r.render_reply("Let me add.", [C0])
+    assert out[3].tool_call_id == "call_0"
+    assert out[4].content == r.render_reply("", [C1])
+    assert out[5].tool_call_id == "call_1"

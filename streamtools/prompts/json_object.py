@@ -10,9 +10,10 @@ its budget there; a past reply's visible text becomes the thought, shortened
 to the cap if needed.
 
 The reply format is stated even when no tool is offered (the parser expects
-one JSON object either way). One action per reply: a past reply with several
-calls (possible when the history came from native mode) is written as one
-object per call, one per line, the thought only on the first.
+one JSON object either way). One action per reply: ``project`` writes a past
+reply with several calls (possible when the history came from native mode) as
+one reply per call, each followed by its result; ``render_reply`` alone writes
+them as one object per line, the thought only on the first.
 
 Results go back as tool messages holding ``{"tool": "NAME", "result": "…"}`` (or
 ``"error"``), followed by the continuation instruction as a user message. The
@@ -44,6 +45,7 @@ class JsonObjectRenderer(Renderer):
     name = "json_object"
     results_role = "tool"
     format_always = True  # even without tools, a reply must be one JSON object
+    one_call_per_reply = True
     raw_start = re.compile(r'\s*\{\s*"(thought|action)"')
 
     def instructions(self) -> str:

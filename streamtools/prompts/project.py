@@ -15,6 +15,9 @@ one dialect and one mode. The rules, in the order they apply:
    with its closing marker restored, or the canonical form). Native mode puts
    the calls in ``tool_calls``. Reasoning is not sent back. A reply with
    neither text nor calls is dropped (APIs reject empty assistant messages).
+   In a dialect with one call per reply (``json_object``) a past reply with
+   several calls (native history) becomes one reply per call, each followed by
+   its result, so that every call reads back as the model would have made it.
 3. **Results** pair with the calls of the assistant reply they follow, by
    ``call_id``, and are written in the order of the calls:
    - prompt mode, dialects whose results are user text (``am_xml``,
@@ -105,7 +108,7 @@ def _turn(
                 NativeCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls
             )
             out.append(ChatMessage(role="assistant", content=reply.text, tool_calls=calls))
-    else:
+    elif not (renderer.one_call_per_reply and len(reply.calls) > 1):
         content = renderer.render_reply(reply.text, reply.calls)
         if content:
             out.append(ChatMessage(role="assistant", content=content))
@@ -134,7 +137,12 @@ def _turn(
         if renderer.results_role == "user":
             out.append(ChatMessage(role="user", content="\n\n".join(rendered + tail)))
         else:
-            for r, text in zip(paired, rendered, strict=True):
+            split = renderer.one_call_per_reply and len(reply.calls) > 1
+            for n, (r, text) in enumerate(zip(paired, rendered, strict=True)):
+                if split:  # one reply per call, each followed by its result
+                    said = reply.text if n == 0 else ""
+                    call_text = renderer.render_reply(said, [reply.calls[n]])
+                    out.append(ChatMessage(role="assistant", content=call_text))
                 out.append(
                     ChatMessage(role="tool", content=text, tool_call_id=r.call_id, name=r.name)
                 )

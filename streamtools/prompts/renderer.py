@@ -206,6 +206,8 @@ class Renderer:
     raw_start: re.Pattern[str] = re.compile(r"(?!)")
     #: every reply has the dialect's shape, tools or not: always state the protocol
     format_always: bool = False
+    #: the dialect allows one call per reply (``project`` splits multi-call replies)
+    one_call_per_reply: bool = False
 
     # --- the system prompt ---------------------------------------------------
 
