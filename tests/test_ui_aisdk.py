@@ -247,3 +247,16 @@ def test_any_event_sequence_encodes_to_a_stream_the_reader_accepts(events: list[
     for chunk in sse_data(body)[:-1]:
         decoded = msgspec.json.decode(chunk)
         assert isinstance(decoded, dict) and "type" in decoded
+
+
+def test_a_result_after_a_bare_streams_finish_still_finds_its_call() -> None:
+    events: list[Event] = [
+        CallEnd(index=0, id="c", name="f", arguments={"a": 1}, raw=""),
+        Finish(reason="stop"),
+        ToolResult(index=0, id="c", name="f", content="ok"),
+    ]
+    reader = UIReader()
+    for chunk in encode_all(events):
+        reader.feed(chunk)
+    [part] = reader.tool_parts
+    assert (part["toolCallId"], part["state"], part["output"]) == ("c", "output-available", "ok")

@@ -114,6 +114,7 @@ class UIMessageStreamEncoder:
         self._reasoning_id: str | None = None
         self._parts = 0
         self._calls: dict[str, _Call] = {}  # our id -> state, for the current turn
+        self._previous: dict[str, _Call] = {}  # the same for earlier turns
         self._used_ids: set[str] = set()  # ui ids used anywhere in this message
 
     # -- public API --------------------------------------------------------------
@@ -136,7 +137,7 @@ class UIMessageStreamEncoder:
                 out += self._end_step()
                 out.append({"type": "start-step"})
                 self._step_open, self._implicit_step = True, False
-                self._calls = {}
+                self._new_step_calls()
             case TurnEnd():
                 out += self._end_step()
             case TextDelta(text=text):
@@ -177,11 +178,12 @@ class UIMessageStreamEncoder:
                 out += self._call_error(call_id, name or "unknown", raw, message)
             case ToolResult(id=call_id, name=name, content=content):
                 out += self._ensure_step() + self._end_parts()
-                if call_id not in self._calls:
+                call = self._known(call_id)
+                if call is None:
                     # A result for a call we never saw: show the call first.
                     out += self._open_call(call_id, name)
                     out.append(self._tool_chunk("tool-input-available", call_id, input={}))
-                call = self._calls[call_id]
+                    call = self._calls[call_id]
                 if not call.closed:
                     call.closed = True
                     out.append(
@@ -195,7 +197,7 @@ class UIMessageStreamEncoder:
                     )
             case ToolFailed(id=call_id, name=name, message=message):
                 out += self._ensure_step() + self._end_parts()
-                found = self._calls.get(call_id)
+                found = self._known(call_id)
                 if found is None:
                     out += self._call_error(call_id, name, None, message)
                 elif not found.closed:
@@ -275,8 +277,17 @@ class UIMessageStreamEncoder:
         if self._step_open:
             return []
         self._step_open = self._implicit_step = True
-        self._calls = {}
+        self._new_step_calls()
         return [{"type": "start-step"}]
+
+    def _new_step_calls(self) -> None:
+        # A new turn may reuse call ids; a late result (a bare stream's implicit
+        # step closed at Finish) still finds its call in the step before.
+        self._previous = {**self._previous, **self._calls}
+        self._calls = {}
+
+    def _known(self, call_id: str) -> _Call | None:
+        return self._calls.get(call_id) or self._previous.get(call_id)
 
     def _end_step(self) -> list[UIChunk]:
         out = self._end_parts()
