@@ -40,6 +40,7 @@ one dialect and one mode. The rules, in the order they apply:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from streamtools.model import ChatMessage, NativeCall, ToolSpec
@@ -54,6 +55,7 @@ from streamtools.transcript import (
 
 __all__ = ["NO_RESULT", "project"]
 
+_INERT = re.compile(r"[^\w.:-]")
 NO_RESULT = "No result was recorded for this call; it may not have run. Call it again if needed."
 
 
@@ -159,8 +161,10 @@ def _render(renderer: Renderer, result: ToolResultMessage) -> str:
 
 
 def _orphan(renderer: Renderer, result: ToolResultMessage, native: bool) -> ChatMessage:
+    # ids and names may come from a client or a model: keep them inert here
+    call_id, name = _INERT.sub("_", result.call_id), _INERT.sub("_", result.name)
     note = (
-        f"(A tool result for call `{result.call_id}` of `{result.name}` arrived, "
+        f"(A tool result for call `{call_id}` of `{name}` arrived, "
         "but no such call is in this conversation.)"
     )
     body = result.content if native else _render(renderer, result)
