@@ -152,7 +152,7 @@ def test_chat_page_streams_tools_and_stops(chromium: Browser) -> None:
     expect = sync_api.expect
     source = ScriptedSource(FIRST, SECOND)
     with serve(create_app(source, title="streamtools demo")) as server:
-        page = chromium.new_page(viewport={"width": 960, "height": 1000})
+        page = chromium.new_page(viewport={"width": 960, "height": 1080})
         page.goto(server.url + "/")
         # Record every DOM state the page goes through, so that "partial" is
         # checked on what was really shown, whatever the machine's speed.
