@@ -8,6 +8,7 @@ import pytest
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd, Event, Final, ToolResult
+from streamtools.model import Chunk, TextChunk
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent
 from streamtools.testing import FakeServer
@@ -109,3 +110,15 @@ async def test_error_status_reaches_the_agent_caller(anyio_backend: str, wire: W
         with pytest.raises(ProviderError) as info:
             await run(Agent(provider(server), [multiply]), "hi")
     assert info.value.status == 401 and "bad key" in str(info.value)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_server_ignoring_stop_is_cut_by_the_runtime(anyio_backend: str, wire: Wire) -> None:
+    """A recorded reply ignores `stop`; the agent leaves the stream at the CallEnd, cleanly."""
+    chunks: list[Chunk] = [TextChunk(text=CALL_TEXT)]
+    chunks += [TextChunk(text=" and on") for _ in range(300)]
+    async with FakeServer([chunks, "42."], wire=wire) as server:
+        agent = Agent(provider(server), [multiply], dialect="am_xml", stop_at_call=True)
+        events = await run(agent, "What is 6*7?")
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["42"]
+    assert events[-1] == Final(text="42.", turns=2)

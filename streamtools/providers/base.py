@@ -250,7 +250,8 @@ class HTTPProvider:
                     await response.aclose()
         finally:
             if owned:
-                await client.aclose()
+                with anyio.CancelScope(shield=True):  # closing a pool does not block
+                    await client.aclose()
 
     async def _open(
         self, client: httpx.AsyncClient, content: bytes, headers: dict[str, str]
