@@ -218,7 +218,7 @@ class Exploding:
         async def opened() -> Any:
             async def chunks() -> Any:
                 yield TextChunk(text="Hello")
-                raise ProviderError("connection reset", status=None)
+                raise ProviderError("connection reset", status=None) from OSError(104)
 
             yield chunks()
 
@@ -228,11 +228,12 @@ class Exploding:
 async def test_provider_error_reaches_the_consumer_unwrapped() -> None:
     agent = Agent(Exploding(), [add], dialect="hermes")
     seen: list[Event] = []
-    with pytest.raises(ProviderError, match="connection reset"):
+    with pytest.raises(ProviderError, match="connection reset") as info:
         async with agent.stream("hi") as events:
             async for event in events:
                 seen.append(event)
     assert seen[-1] == TurnEnd(turn=1, reason="error")
+    assert isinstance(info.value.__cause__, OSError)  # the cause survives the hand-off
 
 
 async def test_consumer_exception_comes_out_unwrapped() -> None:

@@ -102,24 +102,22 @@ class EventStream:
         return self
 
     async def __anext__(self) -> Event:
+        # Buffered events are taken without a checkpoint each: the consumer still
+        # yields whenever the buffer is empty, so at least every ``_BUFFER`` events.
         try:
-            # Buffered events are taken without a checkpoint each: the consumer
-            # still yields whenever the buffer is empty, at least every
-            # ``_BUFFER`` events.
             return self._receive.receive_nowait()
         except anyio.WouldBlock:
+            try:
+                return await self._receive.receive()
+            except anyio.EndOfStream:
+                pass
+        except anyio.EndOfStream:
             pass
-        except anyio.EndOfStream:
-            return self._end()
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            return self._end()
-
-    def _end(self) -> Event:
+        # Raised outside the except blocks so that the error keeps its own
+        # cause and context, not EndOfStream's.
         if self.error is not None:
-            raise self.error from None
-        raise StopAsyncIteration from None
+            raise self.error
+        raise StopAsyncIteration
 
 
 class Agent:
