@@ -514,6 +514,12 @@ class ToolRegistry:
 
 
 def _enc_hook(obj: Any) -> Any:
+    dump = getattr(obj, "model_dump", None)  # pydantic models, without importing pydantic
+    if callable(dump):
+        try:
+            return dump(mode="json")
+        except TypeError:
+            pass
     return str(obj)
 
 
@@ -521,8 +527,14 @@ _result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic"
 
 
 def format_result(value: Any) -> str:
-    """A tool's return value as text for the model: a str as is, anything else as JSON
-    (objects msgspec cannot encode fall back to ``str``)."""
+    """A tool's return value as text for the model: a str as is, UTF-8 bytes as text,
+    anything else as JSON (pydantic-style models via ``model_dump``; objects msgspec
+    cannot encode fall back to ``str``)."""
     if isinstance(value, str):
         return value
+    if isinstance(value, bytes | bytearray):
+        try:  # text that arrived as bytes (a subprocess, a file) reads as text
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # binary: JSON encodes it as base64
     return _result_encoder.encode(value).decode()

@@ -266,6 +266,14 @@ def test_format_result() -> None:
     assert format_result(None) == "null"
     assert format_result(Location(city="Oslo")) == '{"city":"Oslo","country":"FR"}'
     assert format_result({"when": object}).startswith('{"when":"<class')
+    assert format_result("é".encode()) == "é"
+    assert format_result(b"\xff") == '"/w=="'  # binary: base64
+
+    class Model:
+        def model_dump(self, *, mode: str) -> dict[str, str]:
+            return {"mode": mode}
+
+    assert format_result([Model()]) == '[{"mode":"json"}]'
 
 
 def test_numpy_docstring_and_no_parameters() -> None:
