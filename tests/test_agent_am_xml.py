@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamtools.events import CallEnd, Event, Final, TextDelta, ToolResult, TurnEnd
 from streamtools.runtime import Agent, Replay, record
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
+from streamtools.transcript import ToolResultMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -112,3 +115,20 @@ async def test_record_a_session_then_replay_it_identically(tmp_path: Path) -> No
             '<am:tool_result name="weather">Oslo: sunny for 1 day(s)</am:tool_result>'
         )
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), high=st.integers(1, 12))
+async def test_any_chunking_gives_the_same_run(seed: int, high: int) -> None:
+    script = [
+        "Two things. " + am("weather", city="Rome", days=3) + " and " + am("weather", city="Oslo"),
+        "Rome & Oslo: <b>sunny</b>.",
+    ]
+    model = ScriptedModel(script, seed=seed, chunk_sizes=(1, high))
+    result = await Agent(model, [weather]).run("Rome and Oslo?")
+    assert result.text == "Rome & Oslo: <b>sunny</b>."
+    results = [m for m in result.transcript.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.call_id, r.content) for r in results] == [
+        ("call_1_0", "Rome: sunny for 3 day(s)"),
+        ("call_1_1", "Oslo: sunny for 1 day(s)"),
+    ]
