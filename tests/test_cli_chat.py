@@ -156,3 +156,18 @@ def test_subprocess_with_piped_stdin_and_record(tmp_path: Path) -> None:
     segments = load(recording)
     assert len(segments) == 2
     assert Replay(recording).remaining == 2
+
+
+async def test_hybrid_mode(anyio_backend: str) -> None:
+    select = Reply(calls=(FakeCall(name="select_tools", arguments={"names": ["calculator"]}),))
+    replies: list[str | Reply] = [select, CALL, "1024."]
+    async with FakeServer(replies) as server:
+        args = args_for(server, "--hybrid")
+        out = io.StringIO()
+        await chat(make_agent(build_model(args), args), reader(["2**10?\n"]), out, color=False)
+        first, second, _ = server.requests
+    assert [t["function"]["name"] for t in first["tools"]] == ["select_tools"]
+    assert '<am:tool name="calculator"' in second["messages"][0]["content"]
+    assert (
+        "<- calculator: 1024" in out.getvalue() and "final answer after 3 turns" in out.getvalue()
+    )

@@ -61,6 +61,15 @@ KEY_VARS = {
     "ollama": ("STREAMTOOLS_API_KEY",),
 }
 
+EXAMPLES = """examples:
+  streamtools chat --provider ollama --model qwen3:8b                   # Ollama, native API
+  streamtools chat --base-url http://127.0.0.1:11434/v1 --model qwen3:8b  # Ollama, OpenAI API
+  streamtools chat --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct  # vLLM
+  streamtools chat --base-url http://127.0.0.1:8080/v1 --model local    # llama.cpp server
+  streamtools chat --base-url https://openrouter.ai/api/v1 --model meta-llama/llama-3.3-70b-instruct
+  streamtools chat --provider anthropic --model claude-sonnet-4-5 --native
+"""
+
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
@@ -169,6 +178,8 @@ def register(subparsers: Any) -> None:
         "chat",
         help="chat with a live model, with tools",
         description="Interactive chat with a live model and example tools (calculator, clock).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--base-url", default=None, help="API base URL (default per provider)")
     parser.add_argument("--model", required=True, help="model name as the server knows it")
