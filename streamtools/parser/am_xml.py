@@ -52,7 +52,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ParserEvent
+from streamtools.events import ArgsDelta, ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext, DialectSyntax
 
 __all__ = ["AM_XML", "AmXmlBody", "RequestToolsBody"]
@@ -69,6 +69,7 @@ _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
 _JSON_START = frozenset('{["-0123456789')
 _LITERALS = ("true", "false", "null")
+_PROBE = 16
 TAG, BODY, PARAM, CDATA = range(4)
 STRING, TYPED, AUTO = range(3)
 _EXAMPLE = (
@@ -120,10 +121,33 @@ class AmXmlBody(CallBody):
         self.pclose = ""
         self.kind = STRING
         self.held: list[str] = []  # typed/undecided value text
+        self.probe = ""  # the start of an AUTO value, while undecided
+        self.probe_done = False
         self.fresh = True  # no content yet (a leading newline is layout)
         self.newline = False  # a trailing newline held back
 
     # -- feeding --------------------------------------------------------------------
+
+    def fast(self, delta: str) -> list[ParserEvent] | None:
+        if (
+            self.state != PARAM
+            or self.kind != STRING
+            or self.fresh
+            or self.newline
+            or "<" in delta
+            or "&" in delta
+            or '"' in delta
+            or "\\" in delta
+            or not delta.isprintable()  # also excludes newlines (layout rule)
+        ):
+            return None
+        self.raw.append(delta)
+        self.size += len(delta)
+        call = self.call
+        call.args.append(delta)  # printable, no quote or backslash: its own JSON escape
+        if call.started:
+            return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+        return []
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
@@ -258,6 +282,8 @@ class AmXmlBody(CallBody):
         self.state = PARAM
         self.kind = self.kinds.get(name, AUTO)
         self.held = []
+        self.probe = ""
+        self.probe_done = False
         self.fresh = True
         self.newline = False
         lead = "{" if self.params == 0 else ", "
@@ -270,15 +296,11 @@ class AmXmlBody(CallBody):
     def _content(self, text: str) -> None:
         if self.kind != STRING:
             self.held.append(text)
-            if self.kind == AUTO:
-                start = "".join(self.held).lstrip()
-                if start and start[0] not in _JSON_START and not any(
-                    lit.startswith(start[:5]) for lit in _LITERALS
-                ):
-                    held, self.held = "".join(self.held), []
-                    self.kind = STRING
-                    self.call.add_args('"', self.out)
-                    self._content(held)
+            if self.kind == AUTO and self._probe(text):
+                held, self.held = "".join(self.held), []
+                self.kind = STRING
+                self.call.add_args('"', self.out)
+                self._content(held)
             return
         if self.fresh:
             self.fresh = False
@@ -292,6 +314,28 @@ class AmXmlBody(CallBody):
             self.newline = True
         if text:
             self.call.add_args(_json_str(text), self.out)
+
+    def _probe(self, text: str) -> bool:
+        """AUTO kind: True once the value's start rules out a JSON non-string.
+
+        Looks at no more than ``_PROBE`` characters, so deciding costs O(1) per
+        piece however long the value grows."""
+        if self.probe_done:
+            return False
+        self.probe += text[: _PROBE + 1]
+        p = self.probe.lstrip()
+        if not p:
+            self.probe = ""
+            return False
+        if p[0] in _JSON_START:
+            self.probe_done = True  # held whole until it closes, then decoded
+            return False
+        core = p.rstrip()
+        if len(p) > _PROBE:
+            return True
+        if core != p:
+            return core not in _LITERALS
+        return not any(lit.startswith(core) for lit in _LITERALS)
 
     def _close_param(self) -> None:
         self.state = BODY

@@ -82,6 +82,11 @@ class CallBody:
     def feed(self, s: str, pos: int, out: Out) -> int:
         raise NotImplementedError
 
+    def fast(self, delta: str) -> list[ParserEvent] | None:
+        """Events for ``delta`` if it is plain content the body can take whole
+        (nothing held, no special character), else None for the full machine."""
+        return None
+
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
         """The stream ended inside this body with ``tail`` unconsumed.
 

@@ -111,12 +111,14 @@ class Parser:
         self._max_buffer = max_buffer
         self._mode = TEXT
         self._held = ""
-        self._prev = ""  # the input character just before the current buffer
+        self._prev = ""  # ends with the input character just before the current buffer
         self._body: CallBody | None = None
         self._stop_hit: str | None = None
         self._opened = False  # a call has been opened (for ``once`` dialects)
         self._ws = ""  # whitespace held under ``drop_outer_whitespace``
         self._closed: str | None = None  # why no more input is accepted
+        self._starts = tuple(sorted({m[0] for m in self._text.markers}))
+        self._fast = not self.syntax.drop_outer_whitespace  # TEXT mode, open, nothing odd
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
         # measure tests use to prove linear time without timing anything
@@ -139,20 +141,33 @@ class Parser:
 
     def feed(self, delta: str) -> list[ParserEvent]:
         """Consume one delta of model text; return the events it makes certain."""
+        if self._fast and not self._held:
+            # the fast path: nothing held and no character that could start a marker
+            for c in self._starts:
+                if c in delta:
+                    break
+            else:
+                if not delta:
+                    return []
+                self._prev = delta
+                self.examined += len(delta)
+                return [TextDelta(text=delta)]
+        body = self._body
+        if body is not None and not self._held and delta:
+            # the call fast path: plain content inside a string value
+            fast = body.fast(delta)
+            if fast is not None:
+                self.examined += len(delta)
+                if self._max_buffer is not None and body.size > self._max_buffer:
+                    self._closed = "ERROR"
+                    raise SizeLimitExceeded(
+                        f"call text exceeds max_buffer={self._max_buffer} characters"
+                    )
+                return fast
         if self._closed is not None:
             raise ParserStateError(f"can't feed in state {self._closed}")
         if self._stop_hit is not None or not delta:
             return []
-        if (
-            self._mode == TEXT
-            and not self._held
-            and not self._ws
-            and self._text.start_rx.search(delta) is None
-            and not self.syntax.drop_outer_whitespace
-        ):
-            self._prev = delta[-1]
-            self.examined += len(delta)
-            return [TextDelta(text=delta)]
         out: list[ParserEvent] = []
         s = self._held + delta if self._held else delta
         self._held = ""
@@ -161,7 +176,11 @@ class Parser:
             self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"
+            self._fast = False
             raise
+        self._fast = (
+            self._mode == TEXT and not self._ws and not self.syntax.drop_outer_whitespace
+        )
         held = self.held
         if held > self.max_held:
             self.max_held = held
@@ -172,6 +191,7 @@ class Parser:
         if self._closed is not None:
             raise ParserStateError(f"can't end in state {self._closed}")
         self._closed = "ENDED"
+        self._fast = False
         reason = finish_reason or "stop"
         out: list[ParserEvent] = []
         s, self._held = self._held, ""
@@ -251,7 +271,7 @@ class Parser:
                 self._mode = STOPPED
                 self._held = ""
                 return -1
-            prev = s[i - 1] if i > 0 else self._prev
+            prev = s[i - 1] if i > 0 else self._prev[-1:]
             if think:
                 if prev != "`":
                     self._emit(s[pos:i], True, out)

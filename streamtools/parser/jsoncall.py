@@ -24,9 +24,9 @@ the failed call is kept in ``CallError.raw``.
 
 from __future__ import annotations
 
-from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
+from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, Call, CallBody, CallContext
-from streamtools.parser.jsonscan import Envelope
+from streamtools.parser.jsonscan import ARGS, IN_STRING, IN_VALUE, REASONING, TEXT, Envelope
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
@@ -92,6 +92,36 @@ class JsonCallBody(CallBody):
             self.call.complete(raw, self.out, example=self.example)
 
     # -- the machine ----------------------------------------------------------------
+
+    def fast(self, delta: str) -> list[ParserEvent] | None:
+        env = self.env
+        if (
+            self.phase != ENVELOPE
+            or env.state != IN_VALUE
+            or env.sub.state != IN_STRING
+            or '"' in delta
+            or "\\" in delta
+            or not delta.isprintable()
+        ):
+            return None
+        role = env.role
+        self.raw.append(delta)
+        self.size += len(delta)
+        if role == ARGS:
+            call = self.call
+            call.args.append(delta)
+            if call.started:
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            return []
+        if (role == TEXT or role == REASONING) and not env.first and not env.text_carry:
+            self.text_given = True
+            return [ReasoningDelta(text=delta) if role == REASONING else TextDelta(text=delta)]
+        if role != TEXT and role != REASONING:
+            env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
+            return []
+        self.raw.pop()
+        self.size -= len(delta)
+        return None
 
     def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
         self.record(s, start, stop)

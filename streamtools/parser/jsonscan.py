@@ -33,7 +33,10 @@ from typing import Protocol
 
 import msgspec
 
-__all__ = ["ARGS", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink", "ValueScanner"]
+__all__ = [
+    "ARGS", "IN_VALUE", "IN_STRING", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink",
+    "ValueScanner",
+]
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STR = re.compile(r'[^"\\\x00-\x1f]*')
@@ -45,6 +48,7 @@ _SPACE = " \t\r\n"
 
 # ValueScanner states
 _VALUE, _FIRST_ITEM, _FIRST_KEY, _KEY, _COLON, _AFTER, _STRING, _DONE, _ERROR = range(9)
+IN_STRING = _STRING
 
 
 class ValueScanner:
@@ -186,6 +190,7 @@ class ValueScanner:
 NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
+IN_VALUE = _E_IN
 
 
 class EnvelopeSink(Protocol):

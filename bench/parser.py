@@ -1,0 +1,209 @@
+"""Parser benchmark: prints every figure of issue 2 side by side in one run.
+
+    python bench/parser.py            # full run (about a minute or two)
+    python bench/parser.py --quick    # smaller corpora, a few seconds
+
+Seeded corpora of prose and calls for every dialect, split into deltas of 1-6
+characters like BPE tokens. Figures: µs per delta and MB/s for each dialect on a
+mixed corpus (about a third of the text inside calls); plain text (the fast
+path); the floor (a bare ``for d in deltas: out.append(d)`` loop in a function);
+a naive baseline that re-parses the whole buffer on every delta (regex + JSON,
+the cheapest form of what many parsers do) at 4/64/256 KB, sampled at evenly
+spaced deltas because running it on every delta of 256 KB takes minutes; time
+per MB at 100 KB vs 10 MB and for one 5 MB argument; the largest hold-back seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import Callable
+
+from streamtools.parser import DIALECTS, Parser
+
+PROSE_WORDS = (
+    "the model answers with some prose and then calls a tool when it needs data about "
+    "weather prices maps files or memory, 你好 世界, émoji 👋 and numbers 42 3.14"
+).split()
+CALLS: dict[str, Callable[[random.Random], str]] = {
+    "am_xml": lambda r: (
+        f'<am:tool_call name="search"><query>{_words(r, 12)}</query><limit>{r.randint(1, 99)}'
+        f"</limit></am:tool_call>"
+    ),
+    "hermes": lambda r: (
+        '<tool_call>{"name": "search", "arguments": {"query": "'
+        + _words(r, 12)
+        + f'", "limit": {r.randint(1, 99)}}}}}</tool_call>'
+    ),
+    "json_action": lambda r: (
+        '```json action\n{"tool": "search", "parameters": {"query": "'
+        + _words(r, 12)
+        + f'", "limit": {r.randint(1, 99)}}}}}\n```'
+    ),
+    "inline_json": lambda r: (
+        '{"tool": "search", "arguments": {"query": "' + _words(r, 12)
+        + f'", "limit": {r.randint(1, 99)}}}}}'
+    ),
+    "command": lambda r: (
+        '\n@tool search {"query": "' + _words(r, 12) + f'", "limit": {r.randint(1, 99)}}}\n'
+    ),
+}
+
+
+def _words(r: random.Random, n: int) -> str:
+    return " ".join(r.choice(PROSE_WORDS) for _ in range(n))
+
+
+def corpus(dialect: str, size: int, seed: int = 7) -> str:
+    """Prose and calls, about a third of the characters inside calls."""
+    r = random.Random(seed)
+    if dialect == "json_object":  # the whole reply is one object: a long final answer
+        content = json.dumps(_words(r, max(1, size // 7)))[1:-1]
+        return '{"thought": "' + _words(r, 20) + '", "final": {"content": "' + content + '"}}'
+    parts, total, make = [], 0, CALLS[dialect]
+    while total < size:
+        piece = make(r) if r.random() < 0.3 else _words(r, 25) + ". "
+        parts.append(piece)
+        total += len(piece)
+    return "".join(parts)[:size] if dialect == "json_object" else "".join(parts)
+
+
+def deltas(text: str, seed: int = 3) -> list[str]:
+    r = random.Random(seed)
+    out, i = [], 0
+    while i < len(text):
+        k = r.randint(1, 6)
+        out.append(text[i : i + k])
+        i += k
+    return out
+
+
+def floor_loop(ds: list[str]) -> float:
+    def run() -> None:
+        out: list[str] = []
+        for d in ds:
+            out.append(d)
+
+    return best(run)
+
+
+def parse_loop(dialect: str, ds: list[str], tools: list[str] | None = None) -> tuple[float, int]:
+    holds = [0]
+
+    def run() -> None:
+        p = Parser(dialect, tools)
+        feed = p.feed
+        for d in ds:
+            feed(d)
+        p.end()
+        holds[0] = max(holds[0], p.max_held)
+
+    return best(run), holds[0]
+
+
+def best(fn: Callable[[], None], repeat: int = 3, budget: float = 2.0) -> float:
+    times: list[float] = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        if sum(times) > budget:
+            break
+    return min(times)
+
+
+_NAIVE_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+
+
+def naive_reparse(buffer: str) -> tuple[list[str], list[object]]:
+    """What a re-parse-per-delta parser does on every delta: the whole buffer again."""
+    text = _NAIVE_CALL.split(buffer)
+    calls = []
+    for body in text[1::2]:
+        try:
+            calls.append(json.loads(body))
+        except ValueError:
+            calls.append(None)
+    return text[::2], calls
+
+
+def naive_per_delta(ds: list[str], samples: int) -> float:
+    """Mean cost of one naive delta, sampled at evenly spaced positions."""
+    prefix_ends: list[int] = []
+    total = 0
+    for d in ds:
+        total += len(d)
+        prefix_ends.append(total)
+    text = "".join(ds)
+    step = max(1, len(ds) // samples)
+    picked = range(step - 1, len(ds), step)
+    t = time.perf_counter()
+    for k in picked:
+        naive_reparse(text[: prefix_ends[k]])
+    return (time.perf_counter() - t) / len(picked)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller corpora (seconds)")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    mixed_size = 200_000 if quick else 1_000_000
+    big = 2_000_000 if quick else 10_000_000
+    arg_size = 1_000_000 if quick else 5_000_000
+
+    print(f"python {sys.version.split()[0]}  quick={quick}  deltas of 1-6 characters\n")
+    base_ds = deltas(corpus("hermes", mixed_size))
+    floor = floor_loop(base_ds) / len(base_ds)
+    print(f"floor (bare loop):                {floor * 1e9:8.1f} ns/delta\n")
+    print(f"{'corpus':<28}{'µs/delta':>10}{'x floor':>10}{'MB/s':>9}{'hold':>7}{'bound':>7}")
+
+    def row(label: str, dialect: str, text: str, tools: list[str] | None = None) -> float:
+        ds = deltas(text)
+        secs, hold = parse_loop(dialect, ds, tools)
+        per = secs / len(ds)
+        p = Parser(dialect, tools)
+        markers = [*p.syntax.markers, "<think>", "</think>"]
+        bound = max(p.syntax.hold_bound or 0, max(map(len, markers)) - 1)
+        mbs = len(text.encode()) / secs / 1e6
+        print(f"{label:<28}{per * 1e6:10.3f}{per / floor:10.1f}{mbs:9.1f}{hold:7d}{bound:7d}")
+        return secs / (len(text.encode()) / 1e6)
+
+    for dialect in sorted(DIALECTS):
+        row(f"mixed {dialect}", dialect, corpus(dialect, mixed_size), ["search"])
+    plain = " ".join(random.Random(1).choice(PROSE_WORDS) for _ in range(mixed_size // 6))
+    row("plain text (fast path)", "am_xml", plain)
+
+    print("\nlinearity: seconds per MB")
+    for dialect in ("hermes", "am_xml"):
+        small = row(f"{dialect} 100 KB", dialect, corpus(dialect, 100_000), ["search"])
+        large = row(f"{dialect} {big // 1_000_000} MB", dialect, corpus(dialect, big), ["search"])
+        print(f"  {dialect}: {small:.3f} s/MB at 100 KB, {large:.3f} s/MB at {big // 10**6} MB"
+              f" -> ratio {large / small:.2f} (target <= 1.3)")
+    value = _words(random.Random(5), arg_size // 6)[:arg_size]
+    for dialect, make in (
+        ("hermes", lambda v: f'<tool_call>{{"name": "w", "arguments": {{"v": "{v}"}}}}</tool_call>'),
+        ("am_xml", lambda v: f'<am:tool_call name="w"><v>{v}</v></am:tool_call>'),
+    ):
+        small = row(f"{dialect} 100 KB argument", dialect, make(value[:100_000]))
+        large = row(f"{dialect} {arg_size // 10**6} MB argument", dialect, make(value))
+        print(f"  {dialect}: one argument {small:.3f} s/MB at 100 KB, {large:.3f} s/MB at "
+              f"{arg_size // 10**6} MB -> ratio {large / small:.2f} (target <= 1.3)")
+
+    print("\nnaive re-parse of the whole buffer per delta (hermes, sampled) vs incremental")
+    print(f"{'size':<10}{'naive µs/delta':>16}{'ours µs/delta':>15}{'speed-up':>10}")
+    for kb in (4, 64, 256):
+        text = corpus("hermes", kb * 1024)
+        ds = deltas(text)
+        naive = naive_per_delta(ds, samples=60 if quick else 300)
+        ours = parse_loop("hermes", ds, ["search"])[0] / len(ds)
+        print(f"{kb:>4} KB  {naive * 1e6:16.1f}{ours * 1e6:15.3f}{naive / ours:9.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
