@@ -11,7 +11,7 @@ import pytest
 
 from streamtools.cli import main
 from streamtools.cli.demo import calculator, clock, find_fixture, play, recorded_prompt
-from streamtools.events import CallEnd, TurnStart, decode_event
+from streamtools.events import CallEnd, TextDelta, TurnStart, decode_event
 from streamtools.runtime import ConsoleRenderer
 from streamtools.runtime.recording import load
 from streamtools.transcript import ToolResultMessage
@@ -111,5 +111,6 @@ def test_console_degrades_to_ascii() -> None:
     view = ConsoleRenderer(out)
     view.render(TurnStart(turn=1))
     view.render(CallEnd(index=0, id="c", name="f", arguments={}, raw=""))
-    assert out.getvalue() == "--- turn 1 ---\n\n"
+    view.render(TextDelta(text="done ✓"))
+    assert out.getvalue() == "--- turn 1 ---\n\ndone ?"
     assert view.color is False

@@ -159,7 +159,7 @@ async def play(
     prompt = recorded_prompt(path)
     agent = Agent(Replay(path, speed=speed), DEMO_TOOLS, dialect="am_xml", system=SYSTEM)
     view = ConsoleRenderer(out, color=color)
-    view.line(view.style("bold", "you › ") + prompt)
+    view.line(view.style("bold", f"you {view.prompt} ") + prompt)
     async with agent.stream(prompt) as events:
         async for event in events:
             view.render(event)

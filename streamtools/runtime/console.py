@@ -65,10 +65,13 @@ class ConsoleRenderer:
         if color is None:
             color = out.isatty() and "NO_COLOR" not in os.environ
         self.color = color
-        encoding = (getattr(out, "encoding", None) or "ascii").lower()
-        fancy = encoding.replace("-", "").startswith("utf")
-        glyphs = ("→", "←", "─", "✗", "↻") if fancy else ("->", "<-", "-", "x", "~")
-        self.call_arrow, self.result_arrow, self.rule, self.cross, self.again = glyphs
+        encoding = getattr(out, "encoding", None) or "ascii"
+        fancy = encoding.lower().replace("-", "").startswith("utf")
+        # Text the stream cannot encode (a model's emoji on an ASCII terminal) is
+        # replaced rather than allowed to crash the session.
+        self._encoding = None if fancy else encoding
+        glyphs = ("→", "←", "─", "✗", "↻", "›") if fancy else ("->", "<-", "-", "x", "~", ">")
+        self.call_arrow, self.result_arrow, self.rule, self.cross, self.again, self.prompt = glyphs
         self.at_line_start = True
         self.after_block = False
 
@@ -77,6 +80,8 @@ class ConsoleRenderer:
 
     def write(self, text: str) -> None:
         if text:
+            if self._encoding is not None:
+                text = text.encode(self._encoding, "replace").decode(self._encoding)
             self.out.write(text)
             self.at_line_start = text.endswith("\n")
 
