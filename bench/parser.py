@@ -185,10 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {dialect}: {small:.3f} s/MB at 100 KB, {large:.3f} s/MB at {big // 10**6} MB"
               f" -> ratio {large / small:.2f} (target <= 1.3)")
     value = _words(random.Random(5), arg_size // 6)[:arg_size]
-    for dialect, make in (
-        ("hermes", lambda v: f'<tool_call>{{"name": "w", "arguments": {{"v": "{v}"}}}}</tool_call>'),
-        ("am_xml", lambda v: f'<am:tool_call name="w"><v>{v}</v></am:tool_call>'),
-    ):
+    wrap = {
+        "hermes": '<tool_call>{{"name": "w", "arguments": {{"v": "{}"}}}}</tool_call>',
+        "am_xml": '<am:tool_call name="w"><v>{}</v></am:tool_call>',
+    }
+    for dialect, template in wrap.items():
+        make = template.format
         small = row(f"{dialect} 100 KB argument", dialect, make(value[:100_000]))
         large = row(f"{dialect} {arg_size // 10**6} MB argument", dialect, make(value))
         print(f"  {dialect}: one argument {small:.3f} s/MB at 100 KB, {large:.3f} s/MB at "

@@ -19,6 +19,9 @@ proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
 the proxy process's VmHWM. Everything is bounded: the run stops by itself.
 
     python bench/proxy.py [--clients 200] [--chunks 40] [--interval 0.02]
+
+The machine's other load shows in the latencies; the proxy's CPU time per
+delivered chunk (from /proc) is the figure least affected by it.
 """
 
 from __future__ import annotations
@@ -153,7 +156,12 @@ async def one_stream(
 
 
 async def run_clients(
-    url: str, clients: int, tools: bool, budget: float, prompt: str = "Weather in Paris?"
+    url: str,
+    clients: int,
+    tools: bool,
+    budget: float,
+    prompt: str = "Weather in Paris?",
+    ramp: float = 0.0,
 ) -> tuple[Stats, float]:
     stats = Stats()
     limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients)
@@ -163,6 +171,8 @@ async def run_clients(
             async with anyio.create_task_group() as tg:
                 for _ in range(clients):
                     tg.start_soon(one_stream, client, url, stats, tools, prompt)
+                    if ramp:  # arrivals spread over `ramp` seconds, as real traffic comes
+                        await anyio.sleep(ramp / clients)
         return stats, time.perf_counter() - start
 
 
@@ -196,6 +206,13 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (robust to other load on the machine)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -206,7 +223,8 @@ def pct(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=200)
-    ap.add_argument("--chunks", type=int, default=40)
+    ap.add_argument("--chunks", type=int, default=100)
+    ap.add_argument("--ramp", type=float, default=0.5, help="seconds over which clients start")
     ap.add_argument("--interval", type=float, default=0.02)
     ap.add_argument("--dialect", choices=sorted(CALLS), default="am_xml")
     ap.add_argument("--serve-upstream", type=int, default=None, help=argparse.SUPPRESS)
@@ -249,12 +267,16 @@ def main() -> int:
         direct_url = f"http://127.0.0.1:{up_port}/v1/chat/completions"
         proxy_url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
         n = args.clients
-        direct, _ = anyio.run(run_clients, direct_url, n, False, 60.0)
-        through, _ = anyio.run(run_clients, proxy_url, n, True, 60.0)
+        ramp = args.ramp
+        direct, _ = anyio.run(run_clients, direct_url, n, False, 60.0, "Weather?", ramp)
+        through, _ = anyio.run(run_clients, proxy_url, n, True, 60.0, "Weather?", ramp)
+        cpu_before = cpu_seconds(proxy.pid)
         fast, elapsed = anyio.run(run_clients, proxy_url, n, True, 60.0, "UNPACED")
+        cpu = cpu_seconds(proxy.pid) - cpu_before
         d50, d99 = pct(direct.latencies, 0.5), pct(direct.latencies, 0.99)
         p50, p99 = pct(through.latencies, 0.5), pct(through.latencies, 0.99)
-        print(f"clients: {n} concurrent streams, {args.chunks} paced chunks + 1 call each")
+        pace = f"{args.chunks} chunks every {args.interval * 1e3:.0f} ms + 1 call"
+        print(f"clients: {n} concurrent streams ({pace}; arrivals over {ramp} s)")
         print(f"direct   per-chunk latency p50 {d50 * 1e3:7.2f} ms  p99 {d99 * 1e3:7.2f} ms")
         print(f"proxied  per-chunk latency p50 {p50 * 1e3:7.2f} ms  p99 {p99 * 1e3:7.2f} ms")
         added = f"p50 {(p50 - d50) * 1e3:7.2f} ms  p99 {(p99 - d99) * 1e3:7.2f} ms"
@@ -262,6 +284,8 @@ def main() -> int:
         mean = statistics.fmean(through.latencies) if through.latencies else float("nan")
         print(f"proxied mean {mean * 1e3:.2f} ms over {len(through.latencies)} stamped chunks")
         print(f"throughput (unpaced upstream): {fast.chunks / elapsed:,.0f} chunks/s to clients")
+        per_chunk = cpu / fast.chunks * 1e6 if fast.chunks else float("nan")
+        print(f"proxy CPU per delivered chunk (unpaced): {per_chunk:.0f} us")
         print(f"tool calls received: {through.calls + fast.calls} of {2 * n}")
         print(f"errors: direct {direct.errors}, proxied {through.errors}, unpaced {fast.errors}")
         print(f"proxy peak memory (VmHWM): {peak_rss_mb(proxy.pid):.1f} MB")

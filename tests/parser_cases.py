@@ -24,7 +24,7 @@ from streamtools.events import (
     ReasoningDelta,
     TextDelta,
 )
-from streamtools.parser import DIALECTS, Parser
+from streamtools.parser import Parser
 
 Summary = list[tuple[Any, ...]]
 

@@ -65,7 +65,8 @@ def test_big_argument_char_by_char_is_linear(dialect: str) -> None:
 
 
 def test_json_scanner_examines_each_character_about_once() -> None:
-    text = '{"a": [' + ", ".join(f'{{"k{i}": "v\\u00e9{i}", "n": -{i}.5e1}}' for i in range(3000)) + "]}"
+    items = ", ".join(f'{{"k{i}": "v\\u00e9{i}", "n": -{i}.5e1}}' for i in range(3000))
+    text = '{"a": [' + items + "]}"
     scanner = ValueScanner()
     held = ""
     for ch in text:

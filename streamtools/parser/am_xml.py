@@ -54,12 +54,11 @@ import msgspec
 
 from streamtools.events import ArgsDelta, ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext, DialectSyntax
+from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
 
-__all__ = ["AM_XML", "AmXmlBody", "RequestToolsBody"]
+__all__ = ["AM_XML", "AmXmlBody"]
 
 OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
-REQUEST_OPEN, REQUEST_CLOSE = "<am:request_tools>", "</am:request_tools>"
-REQUEST_NAME = "am:request_tools"
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 _TAG_LIMIT = 512  # a partial child tag longer than this is stray text
 _NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -398,54 +397,6 @@ class AmXmlBody(CallBody):
             self.raw_text(), "unterminated",
             f"The call to {name} was cut off{where} before {CLOSE}. Write the whole call, "
             f"closing every parameter element and ending with {CLOSE}.", out,
-        )
-        return None
-
-
-class RequestToolsBody(CallBody):
-    """``<am:request_tools>a, b</am:request_tools>``: the model asks for more tools."""
-
-    def __init__(self, ctx: CallContext, marker: str) -> None:
-        super().__init__(ctx, marker)
-        self.call = Call(ctx, meta=True)
-        self.content: list[str] = []
-        self.started = False
-
-    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
-        if not self.started:
-            self.started = True
-            self.call.named(REQUEST_NAME, out)
-        k = s.find(REQUEST_CLOSE, pos)
-        if k >= 0:
-            self.content.append(s[pos:k])
-            end = k + len(REQUEST_CLOSE)
-            self.record(s, pos, end)
-            self._done(out)
-            return end
-        n = len(s)
-        j = max(pos, n - len(REQUEST_CLOSE) + 1)
-        while j < n and not REQUEST_CLOSE.startswith(s[j:]):
-            j += 1
-        self.content.append(s[pos:j])
-        self.record(s, pos, j)
-        return j
-
-    def _done(self, out: list[ParserEvent]) -> None:
-        self.status = DONE
-        text = html.unescape("".join(self.content))
-        tools = [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
-        self.call.add_args(msgspec.json.encode({"tools": tools}).decode(), out)
-        self.call.complete(self.raw_text(), out)
-
-    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
-        if not self.started:
-            self.started = True
-            self.call.named(REQUEST_NAME, out)
-        self.record(tail, 0, len(tail))
-        self.status = DONE
-        self.call.fail(
-            self.raw_text(), "unterminated",
-            f"The tool request was cut off. Write {REQUEST_OPEN}name, other{REQUEST_CLOSE}.", out,
         )
         return None
 

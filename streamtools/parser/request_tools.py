@@ -1,0 +1,76 @@
+"""``<am:request_tools>a, b</am:request_tools>``: the model asks for more tools.
+
+Theory of operation
+-------------------
+Part of the ``am_xml`` dialect (hybrid mode: the model first sees short tool
+summaries and asks for the full definitions it needs). The request is reported
+as a call so that the runtime sees it in the same event stream: ``CallStart``
+with name ``"am:request_tools"`` as soon as the tag opens, and at the closing tag
+``ArgsDelta``/``CallEnd`` with ``arguments={"tools": ["a", "b"]}`` (names split
+on commas or newlines, trimmed, entities decoded). It is a dialect-level request,
+not a tool: the catalog does not check it. Cut off by the end of the stream it is
+``CallError(reason="unterminated")``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import msgspec
+
+from streamtools.events import ParserEvent
+from streamtools.parser.calls import DONE, Call, CallBody, CallContext
+
+__all__ = ["REQUEST_CLOSE", "REQUEST_NAME", "REQUEST_OPEN", "RequestToolsBody"]
+
+REQUEST_OPEN, REQUEST_CLOSE = "<am:request_tools>", "</am:request_tools>"
+REQUEST_NAME = "am:request_tools"
+
+
+class RequestToolsBody(CallBody):
+    """``<am:request_tools>a, b</am:request_tools>``: the model asks for more tools."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        super().__init__(ctx, marker)
+        self.call = Call(ctx, meta=True)
+        self.content: list[str] = []
+        self.started = False
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        if not self.started:
+            self.started = True
+            self.call.named(REQUEST_NAME, out)
+        k = s.find(REQUEST_CLOSE, pos)
+        if k >= 0:
+            self.content.append(s[pos:k])
+            end = k + len(REQUEST_CLOSE)
+            self.record(s, pos, end)
+            self._done(out)
+            return end
+        n = len(s)
+        j = max(pos, n - len(REQUEST_CLOSE) + 1)
+        while j < n and not REQUEST_CLOSE.startswith(s[j:]):
+            j += 1
+        self.content.append(s[pos:j])
+        self.record(s, pos, j)
+        return j
+
+    def _done(self, out: list[ParserEvent]) -> None:
+        self.status = DONE
+        text = html.unescape("".join(self.content))
+        tools = [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
+        self.call.add_args(msgspec.json.encode({"tools": tools}).decode(), out)
+        self.call.complete(self.raw_text(), out)
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        if not self.started:
+            self.started = True
+            self.call.named(REQUEST_NAME, out)
+        self.record(tail, 0, len(tail))
+        self.status = DONE
+        self.call.fail(
+            self.raw_text(), "unterminated",
+            f"The tool request was cut off. Write {REQUEST_OPEN}name, other{REQUEST_CLOSE}.", out,
+        )
+        return None
