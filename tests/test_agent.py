@@ -113,8 +113,9 @@ async def test_run_returns_text_and_appends_to_a_given_transcript() -> None:
     )
     assert msgs[2] == ToolResultMessage(call_id="call_1_0", name="add", content="5")
     assert msgs[4] == UserMessage(content="And 5+5?")
-    # Ids stay unique across turns and runs of one transcript? Per run they are per turn.
-    assert isinstance(msgs[6], ToolResultMessage) and msgs[6].content == "10"
+    # Ids stay unique across runs on one transcript: the second run's call is
+    # in the transcript's third reply.
+    assert msgs[6] == ToolResultMessage(call_id="call_3_0", name="add", content="10")
 
 
 async def test_tool_exception_goes_back_to_the_model() -> None:

@@ -23,9 +23,10 @@ messages), stream the model through the decoder, dispatch calls eagerly,
 wait for the tools. Then the transcript gets the assistant reply (visible
 text, with the raw text of any failed call left in place so that a repair
 prompt refers to something the model can see; reasoning; calls with their
-raw text) and the results paired by call
-id, in call order, whatever order they finished in. Call ids are made unique
-across turns (``call_<turn>_<n>``) so that pairing by id stays unambiguous.
+raw text) and the results paired by call id, in call order, whatever order
+they finished in. Call ids are unique across the whole transcript
+(``call_<reply>_<n>``, counting the replies already in a transcript passed
+in), so pairing by id stays unambiguous.
 
 Deciding what comes next, in order (``streamtools.runtime.repair`` has the
 wording and the bounds):
@@ -230,6 +231,9 @@ class Agent:
         )
         offered = self.registry if self.offer is None else self.registry.subset(self.offer)
         turn = 0
+        # Replies already in a transcript passed in (a chat's earlier runs): ids
+        # continue from there, so they stay unique across the whole transcript.
+        earlier = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
         with anyio.move_on_after(self.time_budget):
             while True:
                 if turn >= self.max_turns:
@@ -243,7 +247,7 @@ class Agent:
                 ctx = TurnContext(
                     turn=turn,
                     model=self.model,
-                    decoder=self._decoder(turn, offered),
+                    decoder=self._decoder(f"call_{earlier + turn}_", offered),
                     executor=executor,
                     repair=repair,
                     emit=emit,
@@ -334,10 +338,10 @@ class Agent:
             max_tokens=self.max_tokens,
         )
 
-    def _decoder(self, turn: int, offered: ToolRegistry) -> Decoder:
+    def _decoder(self, id_prefix: str, offered: ToolRegistry) -> Decoder:
         if self.native:
-            return NativeDecoder(offered)
-        return PromptDecoder(self.dialect, offered, self.stop, id_prefix=f"call_{turn}_")
+            return NativeDecoder(offered, id_prefix=id_prefix)
+        return PromptDecoder(self.dialect, offered, self.stop, id_prefix=id_prefix)
 
 
 def _as_transcript(prompt: str | Transcript) -> Transcript:
