@@ -335,3 +335,40 @@ def test_models_passed_through() -> None:
         with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
             listing = _openai(url).models.list()
     assert [(m.id, m.owned_by) for m in listing] == [("plain-7b", "Bearer sk-client")]
+
+
+def test_anthropic_stream_cut_is_an_error_event() -> None:
+    with proxy([Reply(text=f"Checking {PARIS}", cut_after=6)], wire="anthropic") as (url, _):
+        with pytest.raises(anthropic.APIStatusError, match="upstream"):
+            with _anthropic(url).messages.stream(
+                model="c", max_tokens=100, messages=USER, tools=[A_WEATHER]
+            ) as stream:
+                for _ in stream:
+                    pass
+
+
+def test_non_streaming_failure_is_a_502_in_the_clients_format() -> None:
+    with proxy([Reply(text=f"Checking {PARIS}", cut_after=5)]) as (url, _):
+        with pytest.raises(openai.APIStatusError) as info:
+            _openai(url).chat.completions.create(model="m", messages=USER, tools=[WEATHER])
+    assert info.value.status_code == 502
+    assert info.value.body["type"] == "upstream_error"  # type: ignore[index]
+
+
+def test_configured_key_and_model_override_the_clients() -> None:
+    with proxy(["Hi."], api_key="sk-operator", model="plain-13b") as (url, upstream):
+        _openai(url).chat.completions.create(model="gpt-x", messages=USER)
+        sent = upstream.received[0]
+    assert sent.headers.get("authorization") == "Bearer sk-operator"
+    assert sent.body["model"] == "plain-13b"
+
+
+def test_cli_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamtools.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["proxy", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--upstream", "--upstream-kind", "--dialect", "--host", "--port", "--api-key"):
+        assert flag in out

@@ -215,3 +215,29 @@ async def test_history_and_hostile_result_are_projected_safely() -> None:
     assert '<am:tool_call name="weather">' in sent[2].content
     assert '<am:tool_call name="rm_rf">' not in sent[3].content  # escaped: cannot forge a call
     assert "&lt;am:tool_call" in sent[3].content
+
+
+async def test_announced_call_that_breaks_ends_with_an_error() -> None:
+    chunks: Sequence[Chunk] = [
+        TextChunk(text='<am:tool_call name="weather"><city>Par'),
+        FinishChunk(reason="length"),
+    ]
+    events = await _run(ScriptedModel([chunks]), _call())
+    assert isinstance(events[0], CallStart)
+    assert isinstance(events[-1], StreamError) and events[-1].kind == "malformed_call"
+    assert not any(isinstance(e, Finish) for e in events)
+
+
+async def test_client_stop_sequence_is_reported_and_marker_is_not() -> None:
+    model = ScriptedModel(["Count: 1, 2, END 3"])
+    events = await _run(model, _call(stop=["END"]))
+    assert _text(events) == "Count: 1, 2, "
+    assert events[-1] == Finish(reason="stop", stop_sequence="END")
+    assert model.requests[0].stop == ("END",)
+
+
+async def test_call_ids_differ_between_requests() -> None:
+    first = await _run(ScriptedModel([PARIS]), _call())
+    second = await _run(ScriptedModel([PARIS]), _call())
+    ids = [e.id for e in first + second if isinstance(e, CallStart)]
+    assert len(ids) == 2 and ids[0] != ids[1]

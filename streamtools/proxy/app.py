@@ -7,12 +7,12 @@ Theory of operation
 * ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages``
   (Anthropic). The body is read up to ``max_body`` bytes (413 beyond), decoded
   by the wire module into a ``ProxyCall``, and one upstream turn is driven by
-  ``turn.run_turn``. Streaming responses are written by ``_TurnResponse``: the
-  status line is sent lazily, with the first output event, so an upstream that
-  refuses the request (401, 429, 5xx…) is answered with the upstream's status
-  and an error in the client's own format; a failure after the first byte is
-  written in-band (OpenAI ``data: {"error": …}``, Anthropic ``event: error``).
-  A client that disconnects cancels the turn, which closes the upstream request.
+  ``turn.run_turn``. Streaming answers are written by
+  ``response.TurnResponse`` (status line sent with the first event, so an
+  upstream refusal keeps its status; later failures are written in-band; a
+  client disconnect cancels the turn and the upstream request). Non-streaming
+  answers collect the same events into one body; a failure after the turn began
+  becomes a 502 in the client's format.
 * ``GET /v1/models`` is passed through to the upstream's model listing.
 
 Stateless: each request carries the whole conversation; nothing is cached
@@ -21,30 +21,44 @@ between requests, so replicas scale behind any load balancer.
 Upstream API key: ``ProxyConfig.api_key`` when configured (the operator's key),
 else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
 forwarded. The upstream model is the request's ``model`` unless
-``ProxyConfig.model`` overrides it. One pooled ``httpx.AsyncClient`` is shared
-by all requests, opened and closed with the app's lifespan.
+``ProxyConfig.model`` overrides it.
+
+Upstream connections are pooled by ``client_shards`` ``httpx.AsyncClient``
+objects, opened and closed with the app's lifespan and handed out in turn. One
+big pool would do, but httpcore scans every pooled connection (polling its
+socket) each time a request starts or ends, so with hundreds of concurrent
+streams one pool costs O(connections) per request; shards of a few dozen
+connections keep that scan short.
 """
 
 from __future__ import annotations
 
+import itertools
+import ssl
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any, Literal, NamedTuple, Protocol
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
+from typing import Any, Literal
 
-import anyio
 import httpx
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
-from streamtools.proxy import anthropic_wire, openai_wire
-from streamtools.proxy.request import ProxyCall, Reply, RequestError, kind_for_status
+from streamtools.proxy.request import ProxyCall, Reply, RequestError
+from streamtools.proxy.response import (
+    ANTHROPIC,
+    OPENAI,
+    TurnResponse,
+    Wire,
+    error_response,
+    provider_error,
+)
 from streamtools.proxy.turn import Emit, run_turn
 
 __all__ = ["ProxyConfig", "create_app"]
@@ -67,107 +81,12 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     max_body: int = 8 * 1024 * 1024
     max_repairs: int = 1
     timeout: float = 120.0
-    max_connections: int = 1000
-
-
-class _Encoder(Protocol):
-    media_type: str
-
-    def start(self) -> bytes: ...
-    def encode(self, event: Event) -> bytes: ...
-    def error(self, status: int, message: str, kind: str) -> bytes: ...
-
-
-class _Wire(NamedTuple):
-    decode: Callable[[Any], ProxyCall]
-    encoder: Callable[[ProxyCall], _Encoder]
-    body: Callable[[Reply, str], dict[str, Any]]
-    error: Callable[[int, str, str], dict[str, Any]]
-    id_prefix: str
-
-
-OPENAI = _Wire(
-    openai_wire.decode_request,
-    lambda call: openai_wire.ChunkEncoder(call.model, include_usage=call.include_usage),
-    openai_wire.response_body,
-    openai_wire.error_body,
-    "call_",
-)
-ANTHROPIC = _Wire(
-    anthropic_wire.decode_request,
-    lambda call: anthropic_wire.EventEncoder(call.model),
-    anthropic_wire.response_body,
-    anthropic_wire.error_body,
-    "toolu_",
-)
-
-
-def _error_response(wire: _Wire, status: int, message: str, kind: str | None = None) -> Response:
-    body = wire.error(status, message, kind or kind_for_status(status))
-    return Response(_encode_json(body), status_code=status, media_type="application/json")
-
-
-def _provider_error(exc: ProviderError) -> tuple[int, str]:
-    status = exc.status if exc.status is not None and exc.status >= 400 else 502
-    return status, f"upstream error: {exc}"
-
-
-class _TurnResponse(Response):
-    """Streams one turn; sends the status line with the first event (see above)."""
-
-    def __init__(self, wire: _Wire, call: ProxyCall, model: Model, config: ProxyConfig) -> None:
-        super().__init__(media_type="text/event-stream")
-        self.wire, self.call, self.model, self.config = wire, call, model, config
-        self.encoder = wire.encoder(call)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def emit(event: Event) -> None:
-            nonlocal started
-            if not started:
-                started = True
-                headers = [
-                    (b"content-type", b"text/event-stream; charset=utf-8"),
-                    (b"cache-control", b"no-cache"),
-                    (b"x-accel-buffering", b"no"),
-                ]
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                await send(
-                    {"type": "http.response.body", "body": self.encoder.start(), "more_body": True}
-                )
-            if isinstance(event, StreamError):
-                status = 502
-                data = self.encoder.error(status, event.message, "upstream")
-            else:
-                data = self.encoder.encode(event)
-            if data:
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-
-        async with anyio.create_task_group() as tg:
-
-            async def watch_disconnect() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_disconnect)
-            try:
-                await _drive(self.model, self.call, emit, self.config, self.wire)
-            except ProviderError as exc:  # raised only before the first event
-                status, message = _provider_error(exc)
-                await _error_response(self.wire, status, message)(scope, receive, send)
-                tg.cancel_scope.cancel()
-                return
-            except OSError:  # the client went away while we were writing
-                tg.cancel_scope.cancel()
-                return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            tg.cancel_scope.cancel()
+    max_connections: int = 1024  # to the upstream, over all shards
+    client_shards: int = 16
 
 
 async def _drive(
-    model: Model, call: ProxyCall, emit: Emit, config: ProxyConfig, wire: _Wire
+    model: Model, call: ProxyCall, emit: Emit, *, config: ProxyConfig, wire: Wire
 ) -> None:
     await run_turn(
         model,
@@ -201,11 +120,13 @@ async def _read_body(request: Request, limit: int) -> Any:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
 
 
-def _default_factory(config: ProxyConfig, client: httpx.AsyncClient) -> ModelFactory:
+def _default_factory(config: ProxyConfig, clients: list[httpx.AsyncClient]) -> ModelFactory:
     from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 
+    turn = itertools.cycle(clients)
+
     def make(model: str, api_key: str | None) -> Model:
-        common: dict[str, Any] = {"base_url": config.upstream, "client": client}
+        common: dict[str, Any] = {"base_url": config.upstream, "client": next(turn)}
         common["timeout"] = config.timeout
         if config.upstream_kind == "anthropic":
             return AnthropicMessages(model, api_key=api_key, **common)
@@ -227,26 +148,35 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        limits = httpx.Limits(max_connections=cfg.max_connections, max_keepalive_connections=200)
-        async with httpx.AsyncClient(limits=limits, timeout=cfg.timeout) as client:
-            state["client"] = client
-            state["factory"] = model_factory or _default_factory(cfg, client)
+        shards = max(1, cfg.client_shards)
+        per_shard = max(1, cfg.max_connections // shards)
+        limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
+        async with AsyncExitStack() as stack:
+            tls = ssl.create_default_context()  # loaded once, shared by the shards
+            clients = [
+                await stack.enter_async_context(
+                    httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
+                )
+                for _ in range(shards)
+            ]
+            state["client"] = clients[0]
+            state["factory"] = model_factory or _default_factory(cfg, clients)
             yield
 
     def upstream(request: Request, call: ProxyCall) -> Model:
         factory: ModelFactory = state["factory"]
         return factory(cfg.model or call.model, cfg.api_key or _client_key(request))
 
-    async def handle(request: Request, wire: _Wire) -> Response:
+    async def handle(request: Request, wire: Wire) -> Response:
         try:
             call = wire.decode(await _read_body(request, cfg.max_body))
         except RequestError as exc:
-            return _error_response(wire, exc.status, exc.message, exc.kind)
+            return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
         model = upstream(request, call)
         if call.stream:
-            return _TurnResponse(wire, call, model, cfg)
+            return TurnResponse(wire, call, partial(_drive, model, call, config=cfg, wire=wire))
         reply = Reply()
 
         async def collect(event: Event) -> None:
@@ -255,11 +185,11 @@ def create_app(
                 raise _Failed(event.message)
 
         try:
-            await _drive(model, call, collect, cfg, wire)
+            await _drive(model, call, collect, config=cfg, wire=wire)
         except ProviderError as exc:
-            return _error_response(wire, *_provider_error(exc))
+            return error_response(wire, *provider_error(exc))
         except _Failed as exc:
-            return _error_response(wire, 502, str(exc), "upstream")
+            return error_response(wire, 502, str(exc), "upstream")
         body = wire.body(reply, call.model)
         return Response(_encode_json(body), media_type="application/json")
 
@@ -289,7 +219,7 @@ def create_app(
                 url, headers=headers, params=list(request.query_params.multi_items())
             )
         except httpx.HTTPError as exc:
-            return _error_response(wire, 502, f"upstream unreachable: {exc!r}")
+            return error_response(wire, 502, f"upstream unreachable: {exc!r}")
         ctype = upstream_response.headers.get("content-type", "application/json")
         return Response(upstream_response.content, upstream_response.status_code, media_type=ctype)
 

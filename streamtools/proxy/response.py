@@ -1,0 +1,203 @@
+"""Writing a turn back to the client: per-wire encoders, errors, and the streaming response.
+
+Theory of operation
+-------------------
+``Wire`` bundles what differs between the two APIs (decoder, stream encoder,
+body builder, error shape, call-id prefix); ``OPENAI`` and ``ANTHROPIC`` are
+the two instances.
+
+``TurnResponse`` is an ASGI response that runs a turn and streams its events:
+
+* **Lazy status line.** ``http.response.start`` is sent with the first event,
+  so an upstream that refuses the request before producing anything (401,
+  429, 5xx) is answered with the upstream's status and an error body in the
+  client's format instead of a 200 stream.
+* **Coalesced writes.** Events go to a ``BodyWriter`` whose task writes every
+  chunk queued since its last write in one ``send``. When the proxy keeps up,
+  each event is written at once (the writer runs as soon as the turn waits for
+  the upstream); under load the events of one network read leave together,
+  which saves a system call and a client wake-up per chunk. Beyond
+  ``high_water`` queued bytes the turn waits for the client (backpressure).
+* **Disconnects.** A task watches ``receive`` for ``http.disconnect`` and
+  cancels the turn, which closes the upstream request. A write that fails
+  because the client left ends the response quietly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, Protocol
+
+import anyio
+import msgspec
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from streamtools.errors import ProviderError
+from streamtools.events import Event, StreamError
+from streamtools.proxy import anthropic_wire, openai_wire
+from streamtools.proxy.request import ProxyCall, Reply, kind_for_status
+from streamtools.proxy.turn import Emit
+
+__all__ = [
+    "ANTHROPIC",
+    "OPENAI",
+    "BodyWriter",
+    "TurnResponse",
+    "Wire",
+    "error_response",
+    "provider_error",
+]
+
+_encode_json = msgspec.json.Encoder().encode
+
+
+class Encoder(Protocol):
+    def start(self) -> bytes: ...
+    def encode(self, event: Event) -> bytes: ...
+    def error(self, status: int, message: str, kind: str) -> bytes: ...
+
+
+class Wire(NamedTuple):
+    decode: Callable[[Any], ProxyCall]
+    encoder: Callable[[ProxyCall], Encoder]
+    body: Callable[[Reply, str], dict[str, Any]]
+    error: Callable[[int, str, str], dict[str, Any]]
+    id_prefix: str
+
+
+OPENAI = Wire(
+    openai_wire.decode_request,
+    lambda call: openai_wire.ChunkEncoder(call.model, include_usage=call.include_usage),
+    openai_wire.response_body,
+    openai_wire.error_body,
+    "call_",
+)
+ANTHROPIC = Wire(
+    anthropic_wire.decode_request,
+    lambda call: anthropic_wire.EventEncoder(call.model),
+    anthropic_wire.response_body,
+    anthropic_wire.error_body,
+    "toolu_",
+)
+
+
+def error_response(wire: Wire, status: int, message: str, kind: str | None = None) -> Response:
+    body = wire.error(status, message, kind or kind_for_status(status))
+    return Response(_encode_json(body), status_code=status, media_type="application/json")
+
+
+def provider_error(exc: ProviderError) -> tuple[int, str]:
+    """The status and message to answer an upstream failure with."""
+    status = exc.status if exc.status is not None and exc.status >= 400 else 502
+    return status, f"upstream error: {exc}"
+
+
+class BodyWriter:
+    """Queues body chunks; ``run`` (a task) writes all that is queued in one send."""
+
+    def __init__(self, send: Send, *, high_water: int = 64 * 1024) -> None:
+        self._send = send
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._high_water = high_water
+        self._ready = anyio.Event()
+        self._drained = anyio.Event()
+        self._closing = False
+        self.done = anyio.Event()
+        self.failed = False
+
+    async def write(self, data: bytes) -> None:
+        self._parts.append(data)
+        self._size += len(data)
+        self._ready.set()
+        if self._size >= self._high_water:
+            await self._drained.wait()
+
+    def close(self) -> None:
+        self._closing = True
+        self._ready.set()
+
+    async def run(self, on_failure: Callable[[], None]) -> None:
+        try:
+            while True:
+                await self._ready.wait()
+                self._ready = anyio.Event()  # before taking the parts: later writes set the new one
+                if self._parts:
+                    data = b"".join(self._parts)
+                    self._parts.clear()
+                    self._size = 0
+                    await self._send(
+                        {"type": "http.response.body", "body": data, "more_body": True}
+                    )
+                    drained, self._drained = self._drained, anyio.Event()
+                    drained.set()
+                if self._closing and not self._parts:
+                    return
+        except OSError:  # the client went away
+            self.failed = True
+            on_failure()
+        finally:
+            self.done.set()
+
+
+_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class TurnResponse(Response):
+    """Streams one turn (see the module docstring); ``drive(emit)`` runs it."""
+
+    def __init__(self, wire: Wire, call: ProxyCall, drive: Callable[[Emit], Awaitable[None]]):
+        super().__init__(media_type="text/event-stream")
+        self.wire = wire
+        self.encoder = wire.encoder(call)
+        self.drive = drive
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        writer: BodyWriter | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def watch_disconnect() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                tg.cancel_scope.cancel()
+
+            async def emit(event: Event) -> None:
+                nonlocal writer
+                if writer is None:
+                    await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
+                    writer = BodyWriter(send)
+                    tg.start_soon(writer.run, tg.cancel_scope.cancel)
+                    await writer.write(self.encoder.start())
+                if isinstance(event, StreamError):
+                    data = self.encoder.error(502, event.message, "upstream")
+                else:
+                    data = self.encoder.encode(event)
+                if data:
+                    await writer.write(data)
+
+            tg.start_soon(watch_disconnect)
+            try:
+                await self.drive(emit)
+            except ProviderError as exc:  # raised only before the first event
+                status, message = provider_error(exc)
+                await error_response(self.wire, status, message)(scope, receive, send)
+                tg.cancel_scope.cancel()
+                return
+            except OSError:  # the client went away while the status line was written
+                tg.cancel_scope.cancel()
+                return
+            if writer is None:  # a turn always emits; answer rather than hang if not
+                await error_response(self.wire, 502, "the upstream produced nothing")(
+                    scope, receive, send
+                )
+            else:
+                writer.close()
+                await writer.done.wait()
+                if not writer.failed:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+            tg.cancel_scope.cancel()
