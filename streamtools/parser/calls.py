@@ -167,11 +167,10 @@ class Call:
         if self.ctx.checks and not self.meta:
             problem = self.ctx.catalog.check_arguments(name, arguments)
             if problem is not None:
-                self.fail(
-                    raw, "invalid_arguments",
-                    f"Invalid arguments for {name}: {problem} Fix them and call {name} again.",
-                    out,
-                )
+                if name not in problem:
+                    problem = f"Invalid arguments for {name}: {problem}"
+                message = f"{problem} Fix the arguments and call {name} again."
+                self.fail(raw, "invalid_arguments", message, out)
                 return
         out.append(CallEnd(index=self.index, id=self.id, name=name, arguments=arguments, raw=raw))
 

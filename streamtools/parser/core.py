@@ -160,6 +160,7 @@ class Parser:
                 self.examined += len(delta)
                 if self._max_buffer is not None and body.size > self._max_buffer:
                     self._closed = "ERROR"
+                    self._body = None
                     raise SizeLimitExceeded(
                         f"call text exceeds max_buffer={self._max_buffer} characters"
                     )
@@ -177,6 +178,7 @@ class Parser:
         except SizeLimitExceeded:
             self._closed = "ERROR"
             self._fast = False
+            self._body = None
             raise
         self._fast = (
             self._mode == TEXT and not self._ws and not self.syntax.drop_outer_whitespace
