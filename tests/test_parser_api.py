@@ -73,14 +73,14 @@ def test_prose_quoting_markers_in_backticks_stays_text() -> None:
 
 
 def test_registry_is_a_catalog_with_lenient_xml_and_messages() -> None:
-    tools = pytest.importorskip("streamtools.tools")
+    from streamtools.tools import ToolRegistry, tool
 
-    @tools.tool
+    @tool
     def search(query: str, limit: int = 5) -> list[str]:
         """Search."""
         return []
 
-    registry = tools.ToolRegistry([search])
+    registry = ToolRegistry([search])
     assert isinstance(registry, ToolCatalog)
     good = '<am:tool_call name="search"><query>12</query><limit>3</limit></am:tool_call>'
     bad = '<am:tool_call name="search"><query>x</query><limit>three</limit></am:tool_call>'
