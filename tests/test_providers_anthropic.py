@@ -194,6 +194,7 @@ async def test_request_body(anyio_backend: str) -> None:
             ChatMessage(role="system", content="sys one"),
             ChatMessage(role="system", content="sys two"),
             ChatMessage(role="user", content="add 1 and 2"),
+            ChatMessage(role="assistant", content=""),
             ChatMessage(
                 role="assistant",
                 content="Adding.",

@@ -131,6 +131,8 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         simple = msg.role != "tool" and not msg.tool_calls
+        if simple and not msg.content:
+            continue  # the API rejects empty messages; an empty reply carries nothing
         if out and out[-1]["role"] == role:
             prev = out[-1]
             if isinstance(prev["content"], str):
