@@ -146,3 +146,21 @@ async def test_time_budget_bounds_the_run() -> None:
         await agent.run("go")
     assert info.value.turns == 1
     assert model.cancelled == 1 and model.closed == 1
+
+
+async def test_leaving_while_results_are_arriving_is_clean() -> None:
+    @tool
+    async def quick(n: int) -> int:
+        """Returns at once."""
+        await anyio.lowlevel.checkpoint()
+        return n
+
+    reply = "".join(hermes("quick", n=i) for i in range(12))
+    for attempt in range(30):
+        model = ScriptedModel([reply, "done"], seed=attempt, chunk_sizes=(20, 80))
+        agent = Agent(model, [quick], dialect="hermes", max_concurrency=12)
+        async with agent.stream("go") as events:
+            async for event in events:
+                if type(event).__name__ == "ToolResult":
+                    break  # leave while other results are being emitted
+        assert model.open_streams == 0

@@ -214,6 +214,12 @@ class Agent:
                 send.send_nowait(event)
             except anyio.WouldBlock:
                 await send.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                # The consumer closed its end, which it does only after cancelling
+                # the run: take the cancellation here rather than fail a task with
+                # an error that would reach the consumer inside an exception group.
+                await anyio.lowlevel.checkpoint()
+                raise
 
         async with send:
             try:
