@@ -323,6 +323,10 @@ def test_request_limits_and_bad_requests() -> None:
         response = httpx.post(f"{url}/v1/chat/completions", content=b"{nope", timeout=10)
         assert response.status_code == 400
         assert "not valid JSON" in response.json()["error"]["message"]
+        response = httpx.get(f"{url}/v1/chat/completions", timeout=10)
+        assert response.status_code == 405 and "error" in response.json()
+        response = httpx.post(f"{url}/v1/messages/nope", json={}, timeout=10)
+        assert response.status_code == 404 and response.json()["type"] == "error"
 
 
 def test_models_passed_through() -> None:

@@ -34,6 +34,7 @@ connections keep that scan short.
 from __future__ import annotations
 
 import itertools
+import logging
 import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -43,6 +44,7 @@ from typing import Any, Literal
 import httpx
 import msgspec
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -66,6 +68,7 @@ __all__ = ["ProxyConfig", "create_app"]
 UpstreamKind = Literal["openai", "anthropic", "ollama"]
 ModelFactory = Callable[[str, "str | None"], Model]
 
+log = logging.getLogger("streamtools.proxy")
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
 
@@ -190,6 +193,9 @@ def create_app(
             return error_response(wire, *provider_error(exc))
         except _Failed as exc:
             return error_response(wire, 502, str(exc), "upstream")
+        except Exception:  # a bug of ours: log it, answer in the client's format
+            log.exception("proxy turn failed")
+            return error_response(wire, 500, "internal error in the proxy", "internal")
         body = wire.body(reply, call.model)
         return Response(_encode_json(body), media_type="application/json")
 
@@ -223,12 +229,20 @@ def create_app(
         ctype = upstream_response.headers.get("content-type", "application/json")
         return Response(upstream_response.content, upstream_response.status_code, media_type=ctype)
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        # unknown paths and wrong methods, answered as the client's API would
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else OPENAI
+        return error_response(wire, status, f"{request.method} {request.url.path}: {exc}")
+
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
+    )
 
 
 class _Failed(Exception):

@@ -25,6 +25,7 @@ the two instances.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -49,6 +50,7 @@ __all__ = [
     "provider_error",
 ]
 
+log = logging.getLogger("streamtools.proxy")
 _encode_json = msgspec.json.Encoder().encode
 
 
@@ -191,6 +193,16 @@ class TurnResponse(Response):
             except OSError:  # the client went away while the status line was written
                 tg.cancel_scope.cancel()
                 return
+            except Exception:  # a bug of ours: log it, tell the client in its format
+                log.exception("proxy turn failed")
+                if writer is None:
+                    response = error_response(self.wire, 500, "internal error in the proxy")
+                    await response(scope, receive, send)
+                    tg.cancel_scope.cancel()
+                    return
+                await writer.write(
+                    self.encoder.error(500, "internal error in the proxy", "internal")
+                )
             if writer is None:  # a turn always emits; answer rather than hang if not
                 await error_response(self.wire, 502, "the upstream produced nothing")(
                     scope, receive, send
