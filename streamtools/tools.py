@@ -356,7 +356,8 @@ def _object_type(schema: dict[str, Any], root: dict[str, Any], depth: int) -> An
         if isinstance(extra, dict):
             return dict[str, _type_from_schema(extra, root, depth + 1)]  # type: ignore[misc]
         return dict[str, Any]
-    required = set(schema.get("required") or ())
+    names = schema.get("required")
+    required = {k for k in names if isinstance(k, str)} if isinstance(names, list) else set()
     fields: list[Any] = []
     rename: dict[str, str] = {}
     for i, (key, sub) in enumerate(props.items()):
@@ -367,9 +368,12 @@ def _object_type(schema: dict[str, Any], root: dict[str, Any], depth: int) -> An
             fields.append((attr, typ))
         else:
             fields.append((attr, typ | msgspec.UnsetType, msgspec.UNSET))
-    return msgspec.defstruct(
-        "object", fields, kw_only=True, rename=rename, forbid_unknown_fields=extra is False
-    )
+    try:
+        return msgspec.defstruct(
+            "object", fields, kw_only=True, rename=rename, forbid_unknown_fields=extra is False
+        )
+    except (TypeError, ValueError):  # keys msgspec cannot name (quotes, control characters)
+        return dict[str, Any]
 
 
 def _literal(values: list[Any]) -> Any:

@@ -349,3 +349,39 @@ def test_raw_from_another_dialect_is_not_reused() -> None:
         r = get_renderer(dialect)
         own = r.render_call(ToolCall(id="c", name="get_weather", arguments={"city": "Oslo"}))
         assert r.raw_start.match(own), dialect  # canonical output is always reusable as raw
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4))
+_key = st.sampled_from(
+    ["type", "properties", "required", "items", "enum", "anyOf", "oneOf", "$ref", "default"]
+)
+_kind = st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object", "x"])
+_schema = st.recursive(
+    st.one_of(_leaf, _kind, st.fixed_dictionaries({"type": _kind})),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(_key, inner, max_size=4),
+        st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    props=st.dictionaries(st.text(min_size=1, max_size=4), _schema, max_size=4),
+    ref=st.sampled_from(["#/$defs/A", "#/nowhere", "#", "elsewhere.json"]),
+)
+def test_malformed_foreign_schemas_render_and_validate(props: dict[str, object], ref: str) -> None:
+    """Schemas from MCP servers or proxy clients can be anything: never a crash."""
+    params = {"type": "object", "properties": props, "$defs": {"A": {"$ref": ref}}}
+    spec = ToolSpec(name="foreign.tool", description="From elsewhere.", parameters=params)
+    for r in RENDERERS.values():
+        assert "foreign.tool" in r.system_prompt([spec])
+        assert "foreign.tool" in r.tool_summaries([spec])
+    reg = ToolRegistry()
+    reg.add_schema("foreign.tool", "From elsewhere.", params)
+    for args in ({}, {k: "1" for k in props}):
+        for lenient in (False, True):
+            result = reg.check_arguments("foreign.tool", args, lenient=lenient)
+            assert result is None or result.startswith("Invalid arguments for tool")

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamtools.model import ToolSpec
-from streamtools.prompts.renderer import ReadResult, Renderer
+from streamtools.prompts.renderer import ReadResult, Renderer, listed, mapping
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
@@ -93,11 +93,11 @@ def _type_name(schema: dict[str, Any]) -> str:
     if isinstance(kind, str):
         return kind
     if "enum" in schema:
-        values = schema["enum"]
+        values = listed(schema["enum"])
         return "string" if all(isinstance(v, str) for v in values) else "any"
     if "$ref" in schema or "properties" in schema:
         return "object"
-    options = schema.get("anyOf") or schema.get("oneOf") or []
+    options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
     found = {o.get("type") for o in options if isinstance(o, dict)} - {"null"}
     only = found.pop() if len(found) == 1 else None
     return only if isinstance(only, str) else "any"
@@ -113,18 +113,18 @@ def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
             node = node.get(part, {}) if isinstance(node, dict) else {}
         return _shape(node, root, depth + 1)
     if "enum" in schema:
-        return "one of " + ", ".join(str(v) for v in schema["enum"])
-    options = schema.get("anyOf") or schema.get("oneOf")
-    if isinstance(options, list):
+        return "one of " + ", ".join(str(v) for v in listed(schema["enum"]))
+    options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
+    if options:
         return " or ".join(_shape(o, root, depth + 1) for o in options)
     kind = schema.get("type")
     if isinstance(kind, list):
         return " or ".join(_shape({**schema, "type": k}, root, depth + 1) for k in kind)
     if kind == "array":
         return "array of " + _shape(schema.get("items"), root, depth + 1)
-    props = schema.get("properties")
+    props = mapping(schema.get("properties"))
     if isinstance(props, dict) and props:
-        required = set(schema.get("required") or ())
+        required = {k for k in listed(schema.get("required")) if isinstance(k, str)}
         fields = [
             f"{k}{'' if k in required else '?'}: {_shape(v, root, depth + 1)}"
             for k, v in props.items()
@@ -162,8 +162,8 @@ class AmXmlRenderer(Renderer):
                 f'<am:tool name="{xml_attr(spec.name)}" '
                 f'description="{xml_attr(" ".join(spec.description.split()))}">'
             )
-            props = spec.parameters.get("properties") or {}
-            required = set(spec.parameters.get("required") or ())
+            props = mapping(spec.parameters.get("properties"))
+            required = {k for k in listed(spec.parameters.get("required")) if isinstance(k, str)}
             for pname, pschema in props.items():
                 schema = pschema if isinstance(pschema, dict) else {}
                 lines.append(

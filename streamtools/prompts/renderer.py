@@ -44,6 +44,8 @@ __all__ = [
     "example_arguments",
     "json_result",
     "json_text",
+    "listed",
+    "mapping",
     "read_json_result",
     "plain_result",
     "read_plain_result",
@@ -133,6 +135,16 @@ def summary_line(spec: ToolSpec) -> str:
     return line
 
 
+def listed(value: Any) -> list[Any]:
+    """``value`` if it is a list, else empty: schemas from elsewhere can be malformed."""
+    return value if isinstance(value, list) else []
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` if it is a dict, else empty (see ``listed``)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     for _ in range(8):
         if not isinstance(schema, dict) or "$ref" not in schema:
@@ -154,7 +166,7 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
         if isinstance(node.get(key), list) and node[key]:
             return node[key][0]
     for key in ("anyOf", "oneOf"):
-        options = [o for o in node.get(key) or () if _resolve(o, root).get("type") != "null"]
+        options = [o for o in listed(node.get(key)) if _resolve(o, root).get("type") != "null"]
         if options:
             return example_value(options[0], name, root, depth + 1)
     kind = node.get("type")
@@ -186,8 +198,8 @@ def example_arguments(
 ) -> dict[str, Any]:
     """Arguments for an example call: every required parameter (or the first one)."""
     root = schema if root is None else root
-    props = schema.get("properties") or {}
-    required = [k for k in schema.get("required") or () if k in props]
+    props = mapping(schema.get("properties"))
+    required = [k for k in listed(schema.get("required")) if isinstance(k, str) and k in props]
     keys = required or list(props)[:1]
     return {k: example_value(props[k], k, root, depth) for k in keys}
 
@@ -351,7 +363,7 @@ def _request(calls: Sequence[ToolCall]) -> str:
 
 def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
     """The same arguments with one free string or number changed (None if impossible)."""
-    props = schema.get("properties") or {}
+    props = mapping(schema.get("properties"))
     for key, value in arguments.items():
         prop = _resolve(props.get(key), schema)
         if any(k in prop for k in ("enum", "const", "format", "maximum", "pattern")):
