@@ -420,7 +420,8 @@ def _walk(root: dict[str, Any], path: str) -> dict[str, Any] | None:
     for key, index in re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", path[1:]):
         node = _resolve(root, node)
         if key:
-            nxt = node.get("properties", {}).get(key)
+            props = node.get("properties")
+            nxt = props.get(key) if isinstance(props, dict) else None
         else:
             nxt = node.get("items") if index != "..." else node.get("additionalProperties")
         if not isinstance(nxt, dict):
