@@ -327,6 +327,8 @@ CASES: list[Case] = [
          [call(S, q=1), ("text", "\n"), call("calc"), F]),
     Case("hermes-unicode-escapes", "hermes", _hermes(S, '{"q": "\\ud83d\\ude00 \\u00e9 \\n"}'),
          [call(S, q="😀 é \n"), F]),
+    Case("hermes-lone-surrogate", "hermes", _hermes(S, '{"q": "\\ud83d\\u0041"}'),
+         [("error", S, "invalid_json"), F]),
     Case("hermes-think", "hermes", "<think>plan " + _hermes(S, "{}") + "</think>"
          + _hermes(S, "{}"),
          [("think", "plan " + _hermes(S, "{}")), call(S), F]),

@@ -113,7 +113,7 @@ class JsonCallBody(CallBody):
             if call.started:
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             return []
-        if (role == TEXT or role == REASONING) and not env.first and not env.text_carry:
+        if (role == TEXT or role == REASONING) and not env.first:
             self.text_given = True
             return [ReasoningDelta(text=delta) if role == REASONING else TextDelta(text=delta)]
         if role != TEXT and role != REASONING:

@@ -43,7 +43,8 @@ _STR = re.compile(r'[^"\\\x00-\x1f]*')
 _TOKEN = re.compile(r"[-+.0-9A-Za-z]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-_HIGH_SURROGATE_TAIL = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
+_LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LOW_PART = re.compile(r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]{0,2})?)?)?)?\Z")
 _SPACE = " \t\r\n"
 
 # ValueScanner states
@@ -102,10 +103,22 @@ class ValueScanner:
                             i = j
                             break
                         if _HEX4.match(s, j + 2) is None:
-                            i = j
                             self._fail("bad \\u escape in a string")
-                            return i
-                        i = j + 6
+                            return j
+                        unit = int(s[j + 2 : j + 6], 16)
+                        if 0xD800 <= unit <= 0xDBFF:  # a pair is never split: hold both
+                            if j + 12 > n and _LOW_PART.match(s, j + 6) is not None:
+                                i = j
+                                break
+                            if _LOW.match(s, j + 6) is None:
+                                self._fail("a \\u surrogate escape without its pair")
+                                return j
+                            i = j + 12
+                        elif 0xDC00 <= unit <= 0xDFFF:
+                            self._fail("a \\u surrogate escape without its pair")
+                            return j
+                        else:
+                            i = j + 6
                     elif e in '"\\/bfnrt':
                         i = j + 2
                     else:
@@ -204,7 +217,7 @@ class Envelope:
 
     __slots__ = (
         "error", "examined", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
-        "state", "sub", "text_carry", "first", "root",
+        "state", "sub", "first", "root",
     )
 
     def __init__(
@@ -222,7 +235,6 @@ class Envelope:
         self.role = SKIP
         self.key = ""
         self.pieces: list[str] = []
-        self.text_carry = ""
         self.first = True
         self.error: str | None = None
         self.examined = 0
@@ -247,15 +259,20 @@ class Envelope:
                 sub = self.sub
                 j = sub.feed(s, i, final)
                 self.examined += n - i
-                if j > i:
-                    self._value_piece(s[i:j])
+                try:  # the scanner validated the text; this guards model text regardless
+                    if j > i:
+                        self._value_piece(s[i:j])
+                    if sub.done:
+                        self._value_done()
+                except msgspec.DecodeError as exc:
+                    self._fail(str(exc))
+                    return j
                 i = j
                 if sub.error is not None:
                     self._fail(sub.error)
                     return i
                 if not sub.done:
                     return i
-                self._value_done()
                 if self.state == _E_DONE:
                     return i
                 continue
@@ -331,7 +348,6 @@ class Envelope:
         self.sub = ValueScanner()
         self.pieces = []
         self.first = True
-        self.text_carry = ""
 
     def _value_piece(self, piece: str) -> None:
         role = self.role
@@ -346,17 +362,12 @@ class Envelope:
             self.pieces.append(piece)
 
     def _stream_string(self, piece: str, reasoning: bool) -> None:
+        # the scanner never splits an escape or a surrogate pair: each piece decodes alone
         if self.first:
             piece = piece[1:]
             self.first = False
         if self.sub.done:
             piece = piece[:-1]
-        piece = self.text_carry + piece
-        self.text_carry = ""
-        m = _HIGH_SURROGATE_TAIL.search(piece)
-        if m is not None and not self.sub.done:  # keep a surrogate pair together
-            self.text_carry = piece[m.start() :]
-            piece = piece[: m.start()]
         if piece:
             self.sink.on_text(msgspec.json.decode(f'"{piece}"'), reasoning)
 
