@@ -11,9 +11,11 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.types import Tool
 from mcp_servers.harness import MEMORY_SERVER, memory_command
 
-from streamtools.mcp import MCPLoadError, MCPStdio, MCPToolError, mcp_tools
+from streamtools.mcp import MCPConnection, MCPLoadError, MCPStdio, MCPToolError, mcp_tools
+from streamtools.mcp.client import add_tools
 from streamtools.tools import ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
@@ -133,3 +135,28 @@ async def test_tools_join_an_existing_registry() -> None:
     async with mcp_tools(memory_command(), registry=registry, namespace="m") as loaded:
         assert loaded is registry
         assert "local_echo" in registry and "m.add" in registry
+
+
+async def test_add_tools_is_all_or_none_and_leaves_out_names_the_registry_refuses(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    connection = MCPConnection(MCPStdio("unused"))
+    schema: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
+    connection.tools = [
+        Tool(name="lookup", description="Look up.", input_schema=schema),
+        Tool(name="9lives", input_schema={}),
+    ]
+    registry = ToolRegistry()
+    assert add_tools(registry, [connection]) == ["lookup"]
+    assert registry.schema("lookup") == schema
+    assert "tool '9lives' left out" in caplog.text
+
+    @tool
+    def lookup(q: str) -> str:
+        """A local tool of the same name."""
+        return q
+
+    local = ToolRegistry([lookup])
+    with pytest.raises(MCPLoadError, match="'lookup' of MCP server 'unused' clashes"):
+        add_tools(local, [connection])
+    assert list(local) == ["lookup"] and local.get("lookup") is lookup

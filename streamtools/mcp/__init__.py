@@ -25,8 +25,8 @@ from streamtools.mcp.client import (
     MCPToolError,
     mcp_tools,
     parse_server,
-    result_text,
 )
+from streamtools.mcp.results import result_text
 from streamtools.mcp.server import http_app, mcp_server, serve_http, serve_stdio
 
 __all__ = [

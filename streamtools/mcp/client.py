@@ -28,16 +28,16 @@ Failures, by when they happen:
   server's own text), a connection closed mid-call (crash), no answer within
   ``call_timeout``, a JSON-RPC error.
 
-Result text (``result_text``): text blocks as they are; images and audio as
-placeholders (``[image: image/png, 1032 bytes]``), since a text model cannot
-see them; embedded text resources by their text, binary ones and resource
-links as placeholders. ``structuredContent`` is used only when the result has
-no text block: the spec asks servers to repeat structured content as JSON text,
-so using both would show the model the same data twice.
+Servers load concurrently; the first load error cancels the others. Tools are
+added to the registry only once every server is loaded, and only if no name
+clashes (all or none), so a failed load leaves a caller's registry as it was.
+
+Results become text with ``streamtools.mcp.results.result_text``.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import shlex
 import sys
@@ -49,28 +49,16 @@ from typing import Any, TextIO
 import anyio
 import anyio.lowlevel
 import httpx2
-import msgspec
 from anyio.abc import TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import (
-    CONNECTION_CLOSED,
-    REQUEST_TIMEOUT,
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    Implementation,
-    ResourceLink,
-    TextContent,
-    Tool,
-)
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, Tool
 
 from streamtools import __version__
-from streamtools.errors import StreamtoolsError
+from streamtools.errors import StreamtoolsError, ToolDefinitionError
+from streamtools.mcp.results import result_text
 from streamtools.tools import ToolRegistry
 
 __all__ = [
@@ -79,10 +67,12 @@ __all__ = [
     "MCPLoadError",
     "MCPStdio",
     "MCPToolError",
+    "add_tools",
     "mcp_tools",
     "parse_server",
-    "result_text",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Bounds a listing that never ends (a server handing out cursors forever).
 _MAX_LIST_PAGES = 100
@@ -143,43 +133,6 @@ def parse_server(server: ServerLike, *, namespace: str | None = None) -> MCPStdi
     if not argv:
         raise MCPLoadError("empty MCP server command")
     return MCPStdio(argv[0], tuple(argv[1:]), namespace=namespace)
-
-
-def _payload_size(data: str) -> int:
-    # Decoded size of base64 text without decoding it (an image may be megabytes).
-    stripped = "".join(data.split()).rstrip("=")
-    return len(stripped) * 3 // 4
-
-
-def result_text(result: CallToolResult) -> str:
-    """The text a model is given for an MCP tool result (see the module docstring)."""
-    parts: list[str] = []
-    has_text = False
-    for block in result.content:
-        if isinstance(block, TextContent):
-            has_text = True
-            parts.append(block.text)
-        elif isinstance(block, ImageContent):
-            parts.append(f"[image: {block.mime_type}, {_payload_size(block.data)} bytes]")
-        elif isinstance(block, AudioContent):
-            parts.append(f"[audio: {block.mime_type}, {_payload_size(block.data)} bytes]")
-        elif isinstance(block, ResourceLink):
-            mime = f", {block.mime_type}" if block.mime_type else ""
-            parts.append(f"[resource link: {block.name} <{block.uri}>{mime}]")
-        elif isinstance(block, EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, BlobResourceContents):
-                mime = resource.mime_type or "application/octet-stream"
-                size = _payload_size(resource.blob)
-                parts.append(f"[resource: {resource.uri}, {mime}, {size} bytes]")
-            else:
-                has_text = True
-                parts.append(resource.text)
-        else:  # a content type newer than this code: say so rather than drop it
-            parts.append(f"[{getattr(block, 'type', 'unknown')} content]")
-    if not has_text and result.structured_content is not None:
-        parts.insert(0, msgspec.json.encode(result.structured_content).decode())
-    return "\n".join(parts)
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -339,7 +292,7 @@ class MCPConnection:
             if exc.code == REQUEST_TIMEOUT:
                 raise MCPToolError(
                     f"MCP server {self.label!r} did not answer the call to {name!r} "
-                    f"within {self.call_timeout:g}s"
+                    f"within {self.call_timeout}s"
                 ) from exc
             raise MCPToolError(f"MCP tool {name!r} failed: {exc}") from exc
         except Exception as exc:  # a malformed answer, a transport error
@@ -367,23 +320,39 @@ def _parameters(tool: Tool) -> dict[str, Any]:
     return schema
 
 
-def add_connection_tools(
-    registry: ToolRegistry, connection: MCPConnection, namespace: str | None
-) -> list[str]:
-    """Add a loaded connection's tools to ``registry``; return the names added."""
-    names: list[str] = []
-    for tool in connection.tools:
-        name = f"{namespace}.{tool.name}" if namespace else tool.name
-        if name in registry:
-            raise MCPLoadError(
-                f"tool {name!r} of MCP server {connection.label!r} clashes with a tool "
-                "already in the registry; give the server a namespace"
-            )
-        description = tool.description or tool.title or ""
-        fn = _tool_function(connection, tool.name)
-        registry.add_schema(name, description, _parameters(tool), fn)
-        names.append(name)
-    return names
+def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> list[str]:
+    """Add loaded connections' tools to ``registry`` (all or, on a name clash, none).
+
+    A tool the registry cannot take (a name it refuses, such as one starting with
+    a digit) is left out with a logged warning rather than failing the others.
+    """
+    planned = ToolRegistry()  # built apart first, so a clash leaves ``registry`` untouched
+    for connection in connections:
+        namespace = connection.server.namespace
+        for remote in connection.tools:
+            name = f"{namespace}.{remote.name}" if namespace else remote.name
+            if name in registry or name in planned:
+                raise MCPLoadError(
+                    f"tool {name!r} of MCP server {connection.label!r} clashes with another "
+                    "tool of that name; give the server a namespace"
+                )
+            description = remote.description or remote.title or ""
+            fn = _tool_function(connection, remote.name)
+            try:
+                planned.add_schema(name, description, _parameters(remote), fn)
+            except ToolDefinitionError as exc:
+                logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
+    for name in planned:
+        tool = planned.get(name)
+        assert tool is not None  # iterating its own names
+        registry.add(tool)
+    return list(planned)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
 
 
 @asynccontextmanager
@@ -409,16 +378,21 @@ async def mcp_tools(
     try:
         async with anyio.create_task_group() as tg:
             try:
-                for connection in connections:
-                    await tg.start(connection.run)
-                    add_connection_tools(target, connection, connection.server.namespace)
+                # Servers start concurrently; the first load error cancels the others.
+                async with anyio.create_task_group() as loading:
+                    for connection in connections:
+                        loading.start_soon(tg.start, connection.run)
+                add_tools(target, connections)
                 yield target
             finally:
                 for connection in connections:
                     connection.close()
     except BaseExceptionGroup as group:
-        # Connection tasks never raise once loaded, so a group here carries one
-        # exception from the caller's block or from loading: give it back unwrapped.
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from group.exceptions[0].__cause__
+        # Connection tasks never raise once loaded, so a group carries the caller's
+        # own exception or load errors: give them back unwrapped.
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from leaves[0].__cause__
+        if all(isinstance(leaf, MCPLoadError) for leaf in leaves):
+            raise MCPLoadError("; ".join(str(leaf) for leaf in leaves)) from group
         raise
