@@ -8,16 +8,19 @@ server runs in its own thread and loop.
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Sequence
+from functools import partial
 
+import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import TextContent
 from mcp_servers.harness import HERE, asgi_server
 from mcp_servers.registry_tools import registry
 
-from streamtools.mcp import http_app, mcp_server, mcp_tools
+from streamtools.mcp import http_app, mcp_server, mcp_tools, serve_http
 from streamtools.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +100,28 @@ async def test_round_trip_through_our_own_client_keeps_the_tools() -> None:
             divide = loaded.get("divide")
             assert divide is not None
             assert await divide.invoke(divide.validate({"a": 1, "b": 4})) == "0.25"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_serve_http_serves_until_cancelled(anyio_backend: str) -> None:
+    """asyncio only: ``serve_http`` runs uvicorn, which is built on asyncio."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(serve_http, registry, port=port, name="served"))
+        with anyio.fail_after(10):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.05)
+                else:
+                    await stream.aclose()
+                    break
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+        tg.cancel_scope.cancel()
+    assert text_of(result.content) == "3"
+    with pytest.raises(OSError):
+        await anyio.connect_tcp("127.0.0.1", port)

@@ -169,7 +169,28 @@ async def serve_http(
     path: str = "/mcp",
     log_level: str = "warning",
 ) -> None:
-    """Serve ``tools`` over streamable HTTP with uvicorn until cancelled (asyncio only)."""
+    """Serve ``tools`` over streamable HTTP with uvicorn until cancelled (asyncio only).
+
+    Cancelling stops the server gracefully (open sessions get a few seconds):
+    uvicorn itself runs shielded and is told to exit, so its sockets are closed
+    before this returns.
+    """
     app = http_app(tools, name=name, path=path, host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
-    await uvicorn.Server(config).serve()
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3
+    )
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+
+        async def serve() -> None:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await server.serve()
+            finally:
+                tg.cancel_scope.cancel()  # it stopped on its own: end the wait below
+
+        tg.start_soon(serve)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            server.should_exit = True
