@@ -218,8 +218,18 @@ class ChunkEncoder:
         self.include_usage = include_usage
         self.made_calls = False
         self.usage: tuple[int | None, int | None] = (None, None)
+        # Every chunk but the last differs only in its delta: its envelope is
+        # encoded once, and each chunk costs one small encode (a hot path).
+        # (the model name is JSON-escaped, so the marker cannot occur inside it)
+        head, tail = self._encode_chunk(None, None).split(b'"delta":null', 1)
+        self._head, self._tail = head + b'"delta":', tail
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        if finish is None:
+            return self._head + _encode(delta) + self._tail
+        return self._encode_chunk(delta, finish)
+
+    def _encode_chunk(self, delta: dict[str, Any] | None, finish: str | None) -> bytes:
         chunk: dict[str, Any] = {
             "id": self.id,
             "object": "chat.completion.chunk",
