@@ -62,13 +62,25 @@ def test_case_every_chunking(case: Case) -> None:
     assert all(r == results[0] for r in results)  # chunking invariance, ArgsDelta included
 
 
-def test_marker_split_at_every_position() -> None:
-    text = 'ab <am:tool_call name="search"><q>x</q></am:tool_call> cd'
-    expect = [("text", "ab "), ("call", "search", {"q": "x"}), ("text", " cd"),
-              ("finish", "stop", None)]
+SPLIT_TEXTS = {
+    "am_xml": 'ab <am:tool_call name="search"><q>x</q></am:tool_call> cd',
+    "hermes": 'ab <tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call> cd',
+    "json_action": 'ab ```json action\n{"tool": "search", "parameters": {"q": "x"}}\n``` cd',
+    "inline_json": 'ab {"tool": "search", "arguments": {"q": "x"}} cd',
+    "command": 'ab\n@tool search {"q": "x"} cd',
+    "json_object": '<think>ab</think>{"action": {"tool": "search", "args": {"q": "x"}}}',
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(SPLIT_TEXTS))
+def test_marker_split_at_every_position(dialect: str) -> None:
+    text = SPLIT_TEXTS[dialect]
+    expect = summary(run_checked(dialect, [text], ["search"]))
+    assert ("call", "search", {"q": "x"}) in expect
+    pairs = dialect in ("am_xml", "hermes")
     for k in range(len(text) + 1):
-        for j in range(k, len(text) + 1):
-            events = run_checked("am_xml", [text[:k], text[k:j], text[j:]], ["search"])
+        for j in range(k, len(text) + 1) if pairs else (k,):
+            events = run_checked(dialect, [text[:k], text[k:j], text[j:]], ["search"])
             assert summary(events) == expect, (k, j)
 
 

@@ -28,9 +28,11 @@ the same mechanism to wait for partial escapes or closing markers.
 Decisions
 ---------
 * ``<think>``/``</think>`` work in every dialect and anywhere in visible text.
-  The tags are markup: ``ReasoningDelta`` carries only what is between them.
-  Conservation therefore holds with each run of reasoning re-wrapped in the tags
-  (an empty ``<think></think>`` leaves no event). An orphan ``</think>`` is text.
+  The tags are markup, like call markers: ``ReasoningDelta`` carries only what is
+  between them, so conservation holds for every character except the think tags
+  (an empty ``<think></think>`` leaves no event; to restore the text, wrap each
+  run of reasoning in the tags). Markup inside reasoning is reasoning. An orphan
+  ``</think>`` is text.
 * A marker directly after a backtick is prose quoting the syntax (`` `<tool_call>` ``)
   and stays text (except a marker that is itself a fence of backticks).
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
@@ -43,6 +45,14 @@ Decisions
   ``CallError(reason="unterminated")``.
 * ``max_buffer`` caps the characters held at once (held text plus an open call's
   raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
+* Hold-back exceptions, both stated by their dialects: ``inline_json`` holds a
+  ``{`` until the tool name is decided (``34 + longest name``), and
+  ``json_object`` holds whitespace next to the reply object (it is dropped).
+
+Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
+still become text), ``max_held`` (its maximum after any feed) and ``examined``
+(characters handed to the scanners, counting re-examined held text: the work
+measure behind the linear-time tests).
 """
 
 from __future__ import annotations
