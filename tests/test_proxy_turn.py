@@ -241,3 +241,10 @@ async def test_call_ids_differ_between_requests() -> None:
     second = await _run(ScriptedModel([PARIS]), _call())
     ids = [e.id for e in first + second if isinstance(e, CallStart)]
     assert len(ids) == 2 and ids[0] != ids[1]
+
+
+async def test_stop_sequence_the_upstream_ignored_is_cut_here() -> None:
+    model = ScriptedModel(["Count: 1, 2, END 3 and more"], honor_stop=False)
+    events = await _run(model, _call(stop=["END"]))
+    assert _text(events) == "Count: 1, 2, "
+    assert events[-1] == Finish(reason="stop", stop_sequence="END")

@@ -191,7 +191,9 @@ def decode_request(body: Any) -> ProxyCall:
 def finish_reason(finish: Finish, made_calls: bool) -> str:
     if made_calls:
         return "tool_calls"
-    return "length" if finish.reason in ("length", "max_tokens") else "stop"
+    if finish.reason in ("length", "max_tokens"):
+        return "length"
+    return "content_filter" if finish.reason == "content_filter" else "stop"
 
 
 def error_body(status: int, message: str, kind: str) -> dict[str, Any]:

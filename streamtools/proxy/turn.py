@@ -201,6 +201,10 @@ class _Attempt:
                         self.text.append(chunk.text)
                         events = self.parser.feed(chunk.text) if self.parser else None
                         await self.handle(events, chunk.text)
+                        if self.parser is not None and self.parser.stopped:
+                            # a client stop sequence the upstream did not honour
+                            finish = FinishChunk(reason="stop")
+                            break
                     elif isinstance(chunk, UsageChunk):
                         turn.usage_in = _add(turn.usage_in, chunk.input_tokens)
                         turn.usage_out = _add(turn.usage_out, chunk.output_tokens)
@@ -221,9 +225,12 @@ class _Attempt:
             return None
         if self.parser is not None and not stopped:
             # end() completes a call the upstream cut at its stop marker
-            ending = [e for e in self.parser.end(finish.reason) if not isinstance(e, Finish)]
+            ending = self.parser.end(finish.reason)
+            last = ending[-1]
+            if isinstance(last, Finish) and last.stop_sequence and not finish.stop_sequence:
+                finish = FinishChunk(reason=finish.reason, stop_sequence=last.stop_sequence)
             try:
-                await self.handle(ending, None)
+                await self.handle([e for e in ending if not isinstance(e, Finish)], None)
             except _Stop:
                 pass
         return None if self.failed else finish
