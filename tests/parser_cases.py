@@ -166,7 +166,10 @@ def hold_bound(parser: Parser) -> int:
     syntax = parser.syntax
     markers = [*syntax.markers, "<think>", "</think>", *parser._stops]
     bound = max(len(m) for m in markers) - 1
-    if syntax.hold_bound is not None:
+    names = list(parser._ctx.catalog)
+    if syntax.name == "inline_json" and names:
+        bound = max(bound, 34 + max(map(len, names)))  # the bound inline_json states
+    elif syntax.hold_bound is not None:
         bound = max(bound, syntax.hold_bound)
     return bound
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from parser_cases import feed_all, merge, run_checked
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, StreamtoolsError
-from streamtools.events import CallEnd, Finish, ReasoningDelta, TextDelta
+from streamtools.events import CallEnd, CallError, Finish, ReasoningDelta, TextDelta
 from streamtools.parser import DIALECTS, Parser
 
 DIALECT_NAMES = sorted(DIALECTS)
@@ -164,6 +164,29 @@ def test_json_object_conserves_meaning() -> None:
             assert visible == "" and [(e.name, e.arguments, e.raw) for e in ends] == [
                 ("calc", result, text)
             ]
+
+    prop()
+
+
+def test_am_xml_typed_parameter_by_schema() -> None:
+    from test_parser import SchemaCatalog
+
+    @SETTINGS
+    @given(st.one_of(st.integers(-10**9, 10**9).map(str), st.floats(allow_nan=False,
+           allow_infinity=False).map(repr), st.text(max_size=6)),
+           st.lists(st.integers(0, 10_000), max_size=10))
+    def prop(value: str, points: list[int]) -> None:
+        text = f'<am:tool_call name="calc"><a>{html.escape(value, quote=False)}</a></am:tool_call>'
+        events = run_checked("am_xml", cut(text, points), SchemaCatalog())
+        last = events[-2]
+        try:
+            number = msgspec.json.decode(value.strip())
+        except msgspec.DecodeError:
+            number = None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            assert isinstance(last, CallEnd) and last.arguments == {"a": number}
+        else:
+            assert isinstance(last, CallError) and last.reason == "invalid_arguments"
 
     prop()
 

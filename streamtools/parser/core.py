@@ -193,7 +193,10 @@ class Parser:
         self._fast = (
             self._mode == TEXT and not self._ws and not self.syntax.drop_outer_whitespace
         )
-        held = self.held
+        held = len(self._held)
+        body = self._body
+        if body is not None:  # text held inside a decided call is not text hold-back
+            held = held + body.size if body.undecided else 0
         if held > self.max_held:
             self.max_held = held
         return out
