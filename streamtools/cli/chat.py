@@ -18,6 +18,10 @@ serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
 provider error is printed and the session goes on (the failed turn's reply
 is not kept); Ctrl-C cancels the answer in progress and exits.
 
+``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
+MCP servers to the example tools for the whole session (``streamtools.mcp``);
+a server that cannot be loaded is reported and the command exits with 1.
+
 ``--record FILE`` wraps the provider with ``streamtools.runtime.record``: the
 session is written as a recording that ``streamtools replay FILE`` (or
 ``Replay`` in a test) plays back. ``--no-stop`` is for models that reject
@@ -91,7 +95,7 @@ def build_model(args: argparse.Namespace) -> HTTPProvider:
     return OpenAIChat(args.model, **common)
 
 
-def make_agent(model: Model, args: argparse.Namespace) -> Any:
+def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) -> Any:
     kwargs: dict[str, Any] = {
         "dialect": args.dialect,
         "system": args.system,
@@ -101,8 +105,8 @@ def make_agent(model: Model, args: argparse.Namespace) -> Any:
     if args.hybrid:
         from streamtools.runtime.hybrid import HybridAgent
 
-        return HybridAgent(model, DEMO_TOOLS, **kwargs)
-    return Agent(model, DEMO_TOOLS, native=args.native, stop_at_call=not args.native, **kwargs)
+        return HybridAgent(model, tools, **kwargs)
+    return Agent(model, tools, native=args.native, stop_at_call=not args.native, **kwargs)
 
 
 async def chat(
@@ -158,16 +162,31 @@ def _run(args: argparse.Namespace) -> int:
     model: Model = build_model(args)
     if args.record is not None:
         model = record(model, args.record)
-    agent = make_agent(model, args)
     color = {"auto": None, "always": True, "never": False}[args.color]
     interactive = sys.stdin.isatty()
     if interactive:
         mode = "native tools" if args.native else f"{args.dialect} dialect"
         print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /quit to leave")
+
+    async def session() -> int:
+        if not (args.mcp or args.mcp_url):
+            agent = make_agent(model, args)
+            return await chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
+        # --mcp / --mcp-url: the servers' tools join the example tools for the session
+        from streamtools.mcp import MCPLoadError, mcp_tools
+        from streamtools.tools import ToolRegistry
+
+        try:
+            servers = [*args.mcp, *args.mcp_url]
+            async with mcp_tools(*servers, registry=ToolRegistry(DEMO_TOOLS)) as tools:
+                agent = make_agent(model, args, tools)
+                return await chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
+        except MCPLoadError as exc:
+            print(f"streamtools chat: {exc}", file=sys.stderr)
+            return 1
+
     try:
-        return anyio.run(
-            lambda: chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
-        )
+        return anyio.run(session)
     except KeyboardInterrupt:
         print()
         return 130
@@ -219,6 +238,20 @@ def register(subparsers: Any) -> None:
         "--no-stop",
         action="store_true",
         help="the model rejects `stop`: cut at the call marker client-side",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="start an MCP server (a command line) and give the model its tools; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="give the model the tools of a streamable HTTP MCP server; repeatable",
     )
     parser.add_argument("--temperature", type=float, default=None)
     parser.add_argument("--max-turns", type=int, default=8)
