@@ -1,6 +1,6 @@
 """An agent (scripted model) calls the tools of real MCP servers, end to end.
 
-Dialects am_xml, hermes and json_action; the SDK test server over stdio and
+Dialects am_xml, hermes and json_action, and native mode; the SDK test server over stdio and
 over streamable HTTP; a tool error, a server crash and a slow call in the
 middle of a run. Runs on asyncio and trio.
 """
@@ -12,6 +12,7 @@ from mcp_servers.harness import memory_command, memory_http_server
 
 from streamtools.events import Event, Final, ToolFailed, ToolResult
 from streamtools.mcp import mcp_tools
+from streamtools.model import CallChunk, FinishChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import ToolRegistry
@@ -139,3 +140,24 @@ async def test_local_and_mcp_tools_in_one_run() -> None:
         ("m.search_memory", "the meeting moved to Tuesday"),
         ("shout", "HI"),
     ]
+
+
+async def test_native_mode_offers_the_mcp_schemas_and_calls_the_server() -> None:
+    model = ScriptedModel(
+        [
+            [
+                CallChunk(index=0, id="c1", name="memory.add", arguments='{"a": 1, '),
+                CallChunk(index=0, arguments='"b": 2}'),
+                FinishChunk(reason="tool_calls"),
+            ],
+            "3.",
+        ]
+    )
+    async with mcp_tools(memory_command(), namespace="memory") as registry:
+        events = await run(Agent(model, tools=registry, native=True), "1 + 2?")
+        expected_schema = registry.schema("memory.add")
+    offered = {spec.name: spec for spec in model.requests[0].tools or ()}
+    assert offered["memory.add"].parameters == expected_schema
+    assert offered["memory.add"].description == "Add two integers."
+    assert outcomes(events) == [("memory.add", '{\n  "sum": 3\n}')]
+    assert final_text(events) == "3."

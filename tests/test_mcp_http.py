@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import anyio
 import pytest
 from mcp_servers.harness import asgi_server, memory_http_server
 from starlette.applications import Starlette
@@ -70,3 +71,15 @@ async def test_a_web_page_instead_of_mcp_is_a_load_error() -> None:
         with pytest.raises(MCPLoadError, match="/mcp'"):
             async with mcp_tools(base + "/mcp", load_timeout=3.0):
                 pass
+
+
+async def test_cancelling_mid_call_ends_the_session_and_the_server_lives_on() -> None:
+    with memory_http_server() as (url, proc):
+        with anyio.CancelScope() as scope:
+            async with mcp_tools(url) as registry:
+                scope.deadline = anyio.current_time() + 0.3
+                await call(registry, "slow", seconds=60)
+        assert scope.cancelled_caught
+        assert proc.poll() is None
+        async with mcp_tools(url) as registry:
+            assert await call(registry, "slow", seconds=0) == "slept 0.0"
