@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anthropic
+import anyio
 import httpx
 import openai
 import pytest
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
@@ -376,3 +378,34 @@ def test_cli_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for flag in ("--upstream", "--upstream-kind", "--dialect", "--host", "--port", "--api-key"):
         assert flag in out
+
+
+class _EndlessModel:
+    """An upstream that streams until it is closed, and records that it was."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        async def chunks() -> AsyncIterator[Chunk]:
+            while True:
+                yield TextChunk(text="tick ")
+                await anyio.sleep(0.01)
+
+        try:
+            yield chunks()
+        finally:
+            self.closed.set()
+
+
+def test_client_disconnect_closes_the_upstream() -> None:
+    upstream = _EndlessModel()
+    app = create_app(ProxyConfig(), model_factory=lambda model, key: upstream)
+    with serve(app) as url:
+        stream = _openai(url).chat.completions.create(model="m", messages=USER, stream=True)
+        for n, _ in enumerate(stream):
+            if n == 3:
+                break
+        stream.close()
+        assert upstream.closed.wait(10)

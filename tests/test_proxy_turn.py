@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamtools.errors import ProviderError
 from streamtools.events import (
@@ -248,3 +250,17 @@ async def test_stop_sequence_the_upstream_ignored_is_cut_here() -> None:
     events = await _run(model, _call(stop=["END"]))
     assert _text(events) == "Count: 1, 2, "
     assert events[-1] == Finish(reason="stop", stop_sequence="END")
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), low=st.integers(1, 4), extra=st.integers(0, 8))
+async def test_any_upstream_chunking_gives_the_same_answer(seed: int, low: int, extra: int) -> None:
+    reply = f"Two calls: {PARIS} and then {OSLO}"
+    model = ScriptedModel([reply], seed=seed, chunk_sizes=(low, low + extra))
+    events = await _run(model, _call())
+    assert _text(events) == "Two calls: "
+    assert _calls(events) == [
+        (0, "weather", {"city": "Paris"}),
+        (1, "kom.memory.v1.search", {"city": "Oslo"}),
+    ]
+    assert events[-1] == Finish(reason="tool_calls")
