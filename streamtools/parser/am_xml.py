@@ -15,7 +15,8 @@ PARAM    ``</NAME>``, ``<![CDATA[``, ``&``   BODY; CDATA; an entity is decoded
 CDATA    ``]]>``                             PARAM
 =======  ==================================  =====================================
 
-Arguments are built as JSON text and streamed as ``ArgsDelta``: ``{"a": "`` when
+Arguments are built as JSON text (``streamtools.parser.xml_values``) and streamed
+as ``ArgsDelta``: ``{"a": "`` when
 a string parameter opens, its escaped content as it grows, ``"`` when it closes,
 ``}`` when the call closes. Parameter kinds come from the catalog's schema
 (``type: string`` streams; any other type is emitted when its element closes,
@@ -32,7 +33,9 @@ the closing tag are layout, not content (``<code>\\nx = 1\\n</code>`` is
 (the tag the tool definitions use) is accepted as parameter ``a``. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
 content. A body with no child elements but a JSON object as its text is taken
-as the arguments object.
+as the arguments object. A new ``<am:tool_call …>`` between the parameters of an
+open call (the model forgot ``</am:tool_call>``) ends the open one as
+``CallError(reason="unterminated")`` and starts the new one.
 
 ``<am:request_tools>a, b</am:request_tools>`` is a call too: ``CallStart`` with
 name ``"am:request_tools"`` when the tag opens and ``CallEnd(name=
@@ -48,13 +51,11 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
-
-import msgspec
 
 from streamtools.events import ArgsDelta, ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext, DialectSyntax
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
+from streamtools.parser.xml_values import STRING, ParamValues, kinds_from_schema
 
 __all__ = ["AM_XML", "AmXmlBody"]
 
@@ -66,11 +67,7 @@ _OPEN_TAG = re.compile(r"""<([A-Za-z_][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
-_JSON_START = frozenset('{["-0123456789')
-_LITERALS = ("true", "false", "null")
-_PROBE = 16
 TAG, BODY, PARAM, CDATA = range(4)
-STRING, TYPED, AUTO = range(3)
 _EXAMPLE = (
     ' Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
     "per parameter."
@@ -81,29 +78,11 @@ _EXAMPLE = (
 # hold-back within the marker's length.
 
 
-def _json_str(text: str) -> str:
-    return msgspec.json.encode(text).decode()[1:-1]
-
-
-def _kinds(schema: dict[str, Any] | None) -> dict[str, int]:
-    """Parameter kinds from a parameters schema (missing: AUTO)."""
-    kinds: dict[str, int] = {}
-    props = (schema or {}).get("properties")
-    if isinstance(props, dict):
-        for name, prop in props.items():
-            t = prop.get("type") if isinstance(prop, dict) else None
-            if isinstance(t, list):
-                t = [x for x in t if x != "null"]
-                t = t[0] if len(t) == 1 else None
-            if t == "string":
-                kinds[name] = STRING
-            elif isinstance(t, str):
-                kinds[name] = TYPED
-    return kinds
-
-
-class AmXmlBody(CallBody):
+class AmXmlBody(ParamValues, CallBody):
     """The ``<am:tool_call>`` element machine (see the module docstring)."""
+
+    param_state = PARAM
+    body_state = BODY
 
     def __init__(self, ctx: CallContext, marker: str) -> None:
         super().__init__(ctx, marker)
@@ -115,15 +94,15 @@ class AmXmlBody(CallBody):
         self.params = 0
         self.stray: list[str] = []
         self.out: list[ParserEvent] = []
-        # the open parameter
-        self.pname = ""
+        self.pname = ""  # the open parameter
         self.pclose = ""
         self.kind = STRING
-        self.held: list[str] = []  # typed/undecided value text
-        self.probe = ""  # the start of an AUTO value, while undecided
+        self.held: list[str] = []
+        self.probe = ""
         self.probe_done = False
-        self.fresh = True  # no content yet (a leading newline is layout)
-        self.newline = False  # a trailing newline held back
+        self.fresh = True
+        self.newline = False
+        self.restart = False  # a new <am:tool_call> began inside this one
 
     # -- feeding --------------------------------------------------------------------
 
@@ -166,6 +145,15 @@ class AmXmlBody(CallBody):
                 self.record(s, pos, j)
                 self._close()
                 return j
+            if self.restart:
+                self.record(s, pos, j)
+                self.status = DONE
+                self.call.fail(
+                    self.raw_text(), "unterminated",
+                    f"The call to {self.call.name or 'the tool'} was not closed before the next "
+                    f"call began. End every call with {CLOSE}.", out,
+                )
+                return j
             if j == i and self.state == state and self.status == 0:
                 break  # needs more input
             i = j
@@ -190,7 +178,7 @@ class AmXmlBody(CallBody):
             name = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
             self.call.named(name, self.out)
             if self.call.started:
-                self.kinds = _kinds(self.ctx.catalog.schema(name))
+                self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
         if tag.endswith("/>"):
             return -(k + 1)
         return k + 1
@@ -204,6 +192,10 @@ class AmXmlBody(CallBody):
             self.stray.append(s[i:k])
         if s.startswith(CLOSE, k):
             return -(k + len(CLOSE))
+        after = k + len(OPEN)
+        if s.startswith(OPEN, k) and after < len(s) and s[after] in " \t\r\n>/":
+            self.restart = True  # a new call while this one is open: this one is cut off
+            return k
         e = s.find(">", k)
         if e < 0:
             if len(s) - k > _TAG_LIMIT:
@@ -272,91 +264,6 @@ class AmXmlBody(CallBody):
         if j > i:
             self._content(s[i:j])
         return j
-
-    # -- arguments as JSON text --------------------------------------------------------
-
-    def _open_param(self, name: str, element: str) -> None:
-        self.pname = name
-        self.pclose = f"</{element}>"
-        self.state = PARAM
-        self.kind = self.kinds.get(name, AUTO)
-        self.held = []
-        self.probe = ""
-        self.probe_done = False
-        self.fresh = True
-        self.newline = False
-        lead = "{" if self.params == 0 else ", "
-        self.params += 1
-        key = f'{lead}"{_json_str(name)}": '
-        if self.kind == STRING:
-            key += '"'
-        self.call.add_args(key, self.out)
-
-    def _content(self, text: str) -> None:
-        if self.kind != STRING:
-            self.held.append(text)
-            if self.kind == AUTO and self._probe(text):
-                held, self.held = "".join(self.held), []
-                self.kind = STRING
-                self.call.add_args('"', self.out)
-                self._content(held)
-            return
-        if self.fresh:
-            self.fresh = False
-            if text.startswith("\n"):
-                text = text[1:]
-        if self.newline:
-            text = "\n" + text
-            self.newline = False
-        if text.endswith("\n"):
-            text = text[:-1]
-            self.newline = True
-        if text:
-            self.call.add_args(_json_str(text), self.out)
-
-    def _probe(self, text: str) -> bool:
-        """AUTO kind: True once the value's start rules out a JSON non-string.
-
-        Looks at no more than ``_PROBE`` characters, so deciding costs O(1) per
-        piece however long the value grows."""
-        if self.probe_done:
-            return False
-        self.probe += text[: _PROBE + 1]
-        p = self.probe.lstrip()
-        if not p:
-            self.probe = ""
-            return False
-        if p[0] in _JSON_START:
-            self.probe_done = True  # held whole until it closes, then decoded
-            return False
-        core = p.rstrip()
-        if len(p) > _PROBE:
-            return True
-        if core != p:
-            return core not in _LITERALS
-        return not any(lit.startswith(core) for lit in _LITERALS)
-
-    def _close_param(self) -> None:
-        self.state = BODY
-        if self.kind == STRING:
-            self.call.add_args('"', self.out)
-            return
-        text = "".join(self.held)
-        value = text.strip()
-        try:
-            decoded = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            decoded = value
-        if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
-            if text.startswith("\n"):
-                text = text[1:]
-            if text.endswith("\n"):
-                text = text[:-1]
-            self.call.add_args(msgspec.json.encode(text).decode(), self.out)
-        elif isinstance(decoded, str) and value[:1] != '"':
-            self.call.add_args(msgspec.json.encode(value).decode(), self.out)
-        else:
-            self.call.add_args(value, self.out)
 
     def _close(self) -> None:
         self.status = DONE

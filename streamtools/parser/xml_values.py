@@ -1,0 +1,162 @@
+"""How an ``am_xml`` parameter element's text becomes JSON argument text.
+
+Theory of operation
+-------------------
+``ParamValues`` is the value half of the ``am_xml`` body (a mixin: the element
+machine in ``am_xml`` finds element boundaries, this turns content into
+``ArgsDelta`` text). A parameter has a kind:
+
+* ``STRING`` (schema ``type: string``): ``"key": "`` is emitted when the element
+  opens, each decoded piece of content is JSON-escaped and emitted at once, ``"``
+  when it closes. One newline right after the opening tag and one right before
+  the closing tag are layout and dropped (the trailing one is held back until
+  the next piece shows it was not the last).
+* ``TYPED`` (any other schema type): the content is held and emitted when the
+  element closes: its stripped text if that is JSON, else as a JSON string so the
+  catalog's validation can say what is wrong.
+* ``AUTO`` (no schema): the first ``_PROBE`` characters decide. A start that
+  could be a number, array, object, ``true``, ``false`` or ``null`` is held to the
+  close and kept as JSON if it decodes to a non-string; any other start turns the
+  parameter into a ``STRING`` and it streams from then on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ParserEvent
+from streamtools.parser.calls import Call
+
+__all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
+
+STRING, TYPED, AUTO = range(3)
+_JSON_START = frozenset('{["-0123456789')
+_LITERALS = ("true", "false", "null")
+_PROBE = 16
+
+
+def _json_str(text: str) -> str:
+    return msgspec.json.encode(text).decode()[1:-1]
+
+
+def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
+    """Parameter kinds from a parameters schema (missing: AUTO)."""
+    kinds: dict[str, int] = {}
+    props = (schema or {}).get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            t = prop.get("type") if isinstance(prop, dict) else None
+            if isinstance(t, list):
+                t = [x for x in t if x != "null"]
+                t = t[0] if len(t) == 1 else None
+            if t == "string":
+                kinds[name] = STRING
+            elif isinstance(t, str):
+                kinds[name] = TYPED
+    return kinds
+
+
+class ParamValues:
+    """Builds the arguments JSON text of one call, parameter by parameter."""
+
+    call: Call
+    out: list[ParserEvent]
+    kinds: dict[str, int]
+    params: int
+    state: int
+    pname: str
+    pclose: str
+    kind: int
+    held: list[str]  # typed or undecided value text
+    probe: str  # the start of an AUTO value while undecided
+    probe_done: bool
+    fresh: bool  # no content yet: a leading newline is layout
+    newline: bool  # a trailing newline held back
+    param_state: int  # the element machine's state inside a parameter
+    body_state: int  # … and between parameters
+
+
+    def _open_param(self, name: str, element: str) -> None:
+        self.pname = name
+        self.pclose = f"</{element}>"
+        self.state = self.param_state
+        self.kind = self.kinds.get(name, AUTO)
+        self.held = []
+        self.probe = ""
+        self.probe_done = False
+        self.fresh = True
+        self.newline = False
+        lead = "{" if self.params == 0 else ", "
+        self.params += 1
+        key = f'{lead}"{_json_str(name)}": '
+        if self.kind == STRING:
+            key += '"'
+        self.call.add_args(key, self.out)
+
+    def _content(self, text: str) -> None:
+        if self.kind != STRING:
+            self.held.append(text)
+            if self.kind == AUTO and self._probe(text):
+                held, self.held = "".join(self.held), []
+                self.kind = STRING
+                self.call.add_args('"', self.out)
+                self._content(held)
+            return
+        if self.fresh:
+            self.fresh = False
+            if text.startswith("\n"):
+                text = text[1:]
+        if self.newline:
+            text = "\n" + text
+            self.newline = False
+        if text.endswith("\n"):
+            text = text[:-1]
+            self.newline = True
+        if text:
+            self.call.add_args(_json_str(text), self.out)
+
+    def _probe(self, text: str) -> bool:
+        """AUTO kind: True once the value's start rules out a JSON non-string.
+
+        Looks at no more than ``_PROBE`` characters, so deciding costs O(1) per
+        piece however long the value grows."""
+        if self.probe_done:
+            return False
+        self.probe += text[: _PROBE + 1]
+        p = self.probe.lstrip()
+        if not p:
+            self.probe = ""
+            return False
+        if p[0] in _JSON_START:
+            self.probe_done = True  # held whole until it closes, then decoded
+            return False
+        core = p.rstrip()
+        if len(p) > _PROBE:
+            return True
+        if core != p:
+            return core not in _LITERALS
+        return not any(lit.startswith(core) for lit in _LITERALS)
+
+    def _close_param(self) -> None:
+        self.state = self.body_state
+        if self.kind == STRING:
+            self.call.add_args('"', self.out)
+            return
+        text = "".join(self.held)
+        value = text.strip()
+        try:
+            decoded = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            decoded = value
+        if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
+            if text.startswith("\n"):
+                text = text[1:]
+            if text.endswith("\n"):
+                text = text[:-1]
+            self.call.add_args(msgspec.json.encode(text).decode(), self.out)
+        elif isinstance(decoded, str) and value[:1] != '"':
+            self.call.add_args(msgspec.json.encode(value).decode(), self.out)
+        else:
+            self.call.add_args(value, self.out)
