@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from streamtools.errors import UnknownDialectError, UsageError
 from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.testing import FakeServer
@@ -409,3 +410,16 @@ def test_client_disconnect_closes_the_upstream() -> None:
                 break
         stream.close()
         assert upstream.closed.wait(10)
+
+
+def test_ollama_upstream_and_config_checks() -> None:
+    with proxy([f"Sure. {PARIS}"], wire="ollama") as (url, upstream):
+        response = _openai(url).chat.completions.create(
+            model="llama3", messages=USER, tools=[WEATHER]
+        )
+        assert upstream.received[0].path == "/api/chat"
+    assert response.choices[0].finish_reason == "tool_calls"
+    with pytest.raises(UnknownDialectError, match="am_xml"):
+        create_app(ProxyConfig(dialect="klingon"))
+    with pytest.raises(UsageError):
+        create_app(ProxyConfig(upstream_kind="grpc"))  # type: ignore[arg-type]

@@ -49,9 +49,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
+from streamtools.prompts import get_renderer
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -66,7 +67,7 @@ from streamtools.proxy.turn import Emit, run_turn
 __all__ = ["ProxyConfig", "create_app"]
 
 UpstreamKind = Literal["openai", "anthropic", "ollama"]
-ModelFactory = Callable[[str, "str | None"], Model]
+ModelFactory = Callable[[str, str | None], Model]
 
 log = logging.getLogger("streamtools.proxy")
 _decode_json = msgspec.json.Decoder().decode
@@ -147,6 +148,9 @@ def create_app(
     HTTP upstream (tests and embedding use it); by default a provider for
     ``config.upstream_kind`` is made per request over one pooled client."""
     cfg = config or ProxyConfig()
+    get_renderer(cfg.dialect)  # fail now, not per request: UnknownDialectError names the choices
+    if cfg.upstream_kind not in ("openai", "anthropic", "ollama"):
+        raise UsageError(f"unknown upstream_kind {cfg.upstream_kind!r}")
     state: dict[str, Any] = {}
 
     @asynccontextmanager
