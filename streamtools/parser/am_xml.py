@@ -16,15 +16,15 @@ CDATA    ``]]>``                             PARAM
 =======  ==================================  =====================================
 
 Arguments are built as JSON text (``streamtools.parser.xml_values``) and streamed
-as ``ArgsDelta``: ``{"a": "`` when
-a string parameter opens, its escaped content as it grows, ``"`` when it closes,
-``}`` when the call closes. Parameter kinds come from the catalog's schema
-(``type: string`` streams; any other type is emitted when its element closes,
-as the element's JSON text, or as a string if it is not JSON so that validation
-can say what is wrong). Without a schema a JSON-literal heuristic decides: a
-value whose first non-space character could start a number, array, object or
-``true``/``false``/``null`` is held until it closes and kept as JSON if it
-decodes to a non-string; anything else streams as a string at once.
+as ``ArgsDelta``: ``{"a": "`` when a string parameter opens, its escaped content
+as it grows, ``"`` when it closes, ``}`` when the call closes. Parameter kinds
+come from the catalog's schema (``type: string`` streams; any other type is
+emitted when its element closes, as the element's JSON text, or as a string if
+it is not JSON so that validation can say what is wrong). Without a schema a
+JSON-literal heuristic decides: a value whose first non-space character could
+start a number, array, object or ``true``/``false``/``null`` is held until it
+closes and kept as JSON if it decodes to a non-string; anything else streams as
+a string at once.
 
 String values are the element's text with XML entities decoded and CDATA
 unwrapped; one newline directly after the opening tag and one directly before
