@@ -23,6 +23,7 @@ from streamtools.events import (
     Usage,
 )
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk, ToolSpec, UsageChunk
+from streamtools.prompts import get_renderer
 from streamtools.proxy.request import ProxyCall
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
@@ -263,4 +264,16 @@ async def test_any_upstream_chunking_gives_the_same_answer(seed: int, low: int, 
         (0, "weather", {"city": "Paris"}),
         (1, "kom.memory.v1.search", {"city": "Oslo"}),
     ]
+    assert events[-1] == Finish(reason="tool_calls")
+
+
+@pytest.mark.parametrize(
+    "dialect", ["am_xml", "hermes", "json_action", "inline_json", "json_object", "command"]
+)
+async def test_every_dialect_round_trips_through_the_proxy(dialect: str) -> None:
+    call = ToolCall(id="x", name="kom.memory.v1.search", arguments={"city": "Oslo"})
+    reply = get_renderer(dialect).render_call(call)
+    model = ScriptedModel([reply], seed=7)
+    events = await _run(model, _call(), dialect=dialect)
+    assert _calls(events) == [(0, "kom.memory.v1.search", {"city": "Oslo"})]
     assert events[-1] == Finish(reason="tool_calls")
