@@ -53,7 +53,15 @@ import html
 import re
 
 from streamtools.events import ArgsDelta, ParserEvent
-from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import (
+    DONE,
+    PROVIDER_STOP,
+    REJECTED,
+    Call,
+    CallBody,
+    CallContext,
+    DialectSyntax,
+)
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
 from streamtools.parser.xml_values import STRING, ParamValues, kinds_from_schema
 
@@ -292,7 +300,7 @@ class AmXmlBody(ParamValues, CallBody):
         if self.state == TAG:
             return self.raw_text() + tail
         self.record(tail, 0, len(tail))
-        if self.state == BODY and finish_reason == "stop":
+        if self.state == BODY and finish_reason in PROVIDER_STOP:
             rest = tail.strip()
             if not rest or CLOSE.startswith(rest):
                 self._close()  # the provider removed </am:tool_call> as a stop string

@@ -36,9 +36,17 @@ import msgspec
 from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
-__all__ = ["DONE", "REJECTED", "RUNNING", "Call", "CallBody", "CallContext", "DialectSyntax"]
+__all__ = [
+    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "Call", "CallBody", "CallContext",
+    "DialectSyntax",
+]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
+# Finish reasons that say the provider stopped the text on purpose (a stop
+# sequence, possibly the dialect's closing marker): only these complete a call
+# whose closing marker is missing. ``None`` (a stream that broke before its
+# finish) and ``length`` do not.
+PROVIDER_STOP = frozenset({"stop", "stop_sequence"})
 Out = list[ParserEvent]
 
 

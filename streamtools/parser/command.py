@@ -14,8 +14,8 @@ Failures: no name, or something other than ``{`` after the name, is
 ``CallError(reason="malformed")`` whose raw reaches to the end of the line; a
 JSON error ends the call at the offending character
 (``CallError(reason="invalid_json")``) and the rest is text again. The dialect
-has no stop marker; ``end()`` right after the name completes a call without
-arguments when ``finish_reason`` is ``stop`` (a length cut may have cut the name).
+has no stop marker; ``end("stop")`` right after the name completes a call
+without arguments (a length limit or a broken stream may have cut the name).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from streamtools.events import ParserEvent
-from streamtools.parser.calls import DONE, CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import DONE, PROVIDER_STOP, CallBody, CallContext, DialectSyntax
 from streamtools.parser.jsoncall import CUT, ENVELOPE, PREFIX, JsonCallBody
 from streamtools.parser.jsonscan import ARGS
 
@@ -106,14 +106,17 @@ class CommandBody(JsonCallBody):
         if self.phase == PREFIX:
             self.out = out
             name = "".join(self.name_parts)
-            if self.step == _NAME_STATE and name and finish_reason == "stop":
-                self.call.named(name, out)
+            if self.step == _NAME_STATE and name:
+                if finish_reason in PROVIDER_STOP:
+                    self.call.named(name, out)
+                else:
+                    self.call.name = name  # for the error only: the call never started
             self.record(tail, 0, len(tail))
             self.status = DONE
             raw = self.raw_text()
             if self.failure is not None:
                 self.call.fail(raw, *self.failure, out)
-            elif self.call.name is not None and finish_reason == "stop":
+            elif self.call.name is not None and finish_reason in PROVIDER_STOP:
                 self.call.complete(raw, out, example=" " + self.example)
             else:
                 self.call.fail(

@@ -39,9 +39,11 @@ Decisions
   text of a call is content (a provider applying the stop server-side already cut
   the stream; see ``end``). The stop string and everything after it is dropped and
   reported in ``Finish.stop_sequence``.
-* ``end(finish_reason)``: ``None`` means ``"stop"``. A call still open ends as the
-  dialect decides: when the provider removed the dialect's closing marker as a stop
-  sequence and the body is complete, the call completes; otherwise
+* ``end(finish_reason)``: ``Finish.reason`` is ``finish_reason or "stop"``. A call
+  still open completes only when ``finish_reason`` says the provider stopped on
+  purpose (``"stop"`` or ``"stop_sequence"``: it removed the dialect's closing
+  marker as a stop sequence) and the body is complete; otherwise, including
+  ``None`` (a stream that broke before its finish), it is
   ``CallError(reason="unterminated")``.
 * ``max_buffer`` caps the characters held at once (held text plus an open call's
   raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
@@ -211,7 +213,7 @@ class Parser:
         out: list[ParserEvent] = []
         s, self._held = self._held, ""
         if self._mode != STOPPED:
-            self._run(s, out, final=True, reason=reason)
+            self._run(s, out, final=True, reason=finish_reason or "")
         self._ws = ""  # whitespace around a json_object reply is not text
         out.append(Finish(reason=reason, stop_sequence=self._stop_hit))
         return out

@@ -25,7 +25,15 @@ the failed call is kept in ``CallError.raw``.
 from __future__ import annotations
 
 from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
-from streamtools.parser.calls import DONE, REJECTED, RUNNING, Call, CallBody, CallContext
+from streamtools.parser.calls import (
+    DONE,
+    PROVIDER_STOP,
+    REJECTED,
+    RUNNING,
+    Call,
+    CallBody,
+    CallContext,
+)
 from streamtools.parser.jsonscan import ARGS, IN_STRING, IN_VALUE, REASONING, TEXT, Envelope
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
@@ -213,7 +221,7 @@ class JsonCallBody(CallBody):
             self.call.fail(raw, *self.failure, out)
         elif (
             phase == SUFFIX
-            and finish_reason == "stop"
+            and finish_reason in PROVIDER_STOP
             and (tail.strip() == "" or (self.close or "").startswith(tail.strip()))
         ):
             self.envelope_done(raw)  # the provider removed the closing marker as a stop string
