@@ -108,3 +108,11 @@ def test_empty_deltas_are_no_ops() -> None:
     assert p.feed("<tool") == []
     assert p.feed("") == []
     assert merge(p.feed("s>") + p.end()) == [TextDelta(text="<tools>"), Finish(reason="stop")]
+
+
+def test_fast_path_with_many_marker_start_characters() -> None:
+    p = Parser("json_action", stop=["\n\n", "Obs", "#"])
+    assert p.feed("plain") == [TextDelta(text="plain")]
+    assert p.feed("a `b") == [TextDelta(text="a `b")]  # examined by the scanner: no marker
+    assert p.feed("x\n\nyz") == [TextDelta(text="x")]
+    assert p.stopped and p.end() == [Finish(reason="stop", stop_sequence="\n\n")]

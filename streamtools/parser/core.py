@@ -129,8 +129,13 @@ class Parser:
         self._opened = False  # a call has been opened (for ``once`` dialects)
         self._ws = ""  # whitespace held under ``drop_outer_whitespace``
         self._closed: str | None = None  # why no more input is accepted
-        self._starts = tuple(sorted({m[0] for m in self._text.markers}))
-        self._fast = not self.syntax.drop_outer_whitespace  # TEXT mode, open, nothing odd
+        # up to three marker-start characters, tested with ``in`` (the cheapest test
+        # CPython has); with more, "" skips that test (``"" in s`` is true) for a loop
+        starts = sorted({m[0] for m in self._text.markers})
+        self._starts = tuple(starts)
+        self._many = len(starts) > 3  # then a loop over them instead
+        self._s1, self._s2, self._s3 = ("", "", "") if self._many else (starts * 3)[:3]
+        self._fast = not self.syntax.drop_outer_whitespace  # TEXT mode, nothing held
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
         # measure tests use to prove linear time without timing anything
@@ -153,14 +158,21 @@ class Parser:
 
     def feed(self, delta: str) -> list[ParserEvent]:
         """Consume one delta of model text; return the events it makes certain."""
-        if self._fast and not self._held:
-            # the fast path: nothing held and no character that could start a marker
+        if (
+            self._fast  # TEXT mode, nothing held: the fast path, if no marker can start here
+            and self._s1 not in delta
+            and self._s2 not in delta
+            and self._s3 not in delta
+            and delta
+        ):
+            self._prev = delta
+            self.examined += len(delta)
+            return [TextDelta(text=delta)]
+        if self._many and self._fast and delta:
             for c in self._starts:
                 if c in delta:
                     break
             else:
-                if not delta:
-                    return []
                 self._prev = delta
                 self.examined += len(delta)
                 return [TextDelta(text=delta)]
@@ -193,7 +205,10 @@ class Parser:
             self._body = None
             raise
         self._fast = (
-            self._mode == TEXT and not self._ws and not self.syntax.drop_outer_whitespace
+            self._mode == TEXT
+            and not self._held
+            and not self._ws
+            and not self.syntax.drop_outer_whitespace
         )
         held = len(self._held)
         body = self._body
