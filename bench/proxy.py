@@ -18,10 +18,13 @@ proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
 (a stream without ``[DONE]``, a missing call, a non-200 status). Peak memory is
 the proxy process's VmHWM. Everything is bounded: the run stops by itself.
 
-    python bench/proxy.py [--clients 200] [--chunks 40] [--interval 0.02]
+    python bench/proxy.py [--clients 200] [--chunks 100] [--interval 0.02] [--ramp 0.5]
 
-The machine's other load shows in the latencies; the proxy's CPU time per
-delivered chunk (from /proc) is the figure least affected by it.
+Clients arrive spread over ``--ramp`` seconds. The machine's other load shows
+in the latencies; the proxy's CPU time per delivered chunk (from /proc, for the
+paced and the unpaced phase) is the figure least affected by it. Paced chunks
+each cost the proxy one upstream read and one client write; unpaced ones are
+read and written in batches.
 """
 
 from __future__ import annotations
@@ -269,7 +272,9 @@ def main() -> int:
         n = args.clients
         ramp = args.ramp
         direct, _ = anyio.run(run_clients, direct_url, n, False, 60.0, "Weather?", ramp)
+        cpu_before = cpu_seconds(proxy.pid)
         through, _ = anyio.run(run_clients, proxy_url, n, True, 60.0, "Weather?", ramp)
+        paced_cpu = (cpu_seconds(proxy.pid) - cpu_before) / max(1, through.chunks) * 1e6
         cpu_before = cpu_seconds(proxy.pid)
         fast, elapsed = anyio.run(run_clients, proxy_url, n, True, 60.0, "UNPACED")
         cpu = cpu_seconds(proxy.pid) - cpu_before
@@ -282,6 +287,7 @@ def main() -> int:
         added = f"p50 {(p50 - d50) * 1e3:7.2f} ms  p99 {(p99 - d99) * 1e3:7.2f} ms"
         print(f"added by the proxy         {added}")
         mean = statistics.fmean(through.latencies) if through.latencies else float("nan")
+        print(f"proxy CPU per delivered chunk (paced, incl. per-request work): {paced_cpu:.0f} us")
         print(f"proxied mean {mean * 1e3:.2f} ms over {len(through.latencies)} stamped chunks")
         print(f"throughput (unpaced upstream): {fast.chunks / elapsed:,.0f} chunks/s to clients")
         per_chunk = cpu / fast.chunks * 1e6 if fast.chunks else float("nan")
