@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.types import Tool
-from mcp_servers.harness import MEMORY_SERVER, memory_command
+from mcp_servers.harness import MEMORY_SERVER, broken_command, memory_command
 
 from streamtools.mcp import MCPConnection, MCPLoadError, MCPStdio, MCPToolError, mcp_tools
 from streamtools.mcp.client import add_tools
@@ -79,9 +79,9 @@ async def test_a_call_that_takes_too_long_is_a_tool_error_and_the_session_surviv
     ("command", "load_timeout", "message"),
     [
         ("no-such-mcp-server-command --flag", 10.0, "could not be loaded: FileNotFoundError"),
-        (memory_command("exit"), 10.0, "closed the connection before the handshake completed"),
-        (memory_command("garbage"), 4.0, "answered with something that is not MCP JSON-RPC"),
-        (memory_command("silent"), 1.0, r"did not answer the handshake .* within 1s"),
+        (broken_command("exit"), 10.0, "closed the connection before the handshake completed"),
+        (broken_command("garbage"), 1.0, r"not MCP JSON-RPC: 'this is not JSON-RPC \{\{\{'"),
+        (broken_command("silent"), 0.5, r"did not answer the handshake .* within 0\.5s"),
     ],
     ids=["missing", "exits", "garbage", "silent"],
 )

@@ -1,5 +1,7 @@
 """``python -m streamtools.mcp MODULE:NAME``: serve a registry's tools over MCP.
 
+Theory of operation
+-------------------
 ``NAME`` is a ``ToolRegistry`` or a list of tools / functions in the importable
 module ``MODULE``. Over stdio by default (for clients that start the server
 themselves, e.g. a desktop app's MCP settings); ``--http HOST:PORT`` serves

@@ -149,6 +149,19 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _offending_input(exc: Exception) -> str:
+    # A pydantic ValidationError knows the line it could not parse: show that, short.
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+        except Exception:  # not pydantic's errors(): fall back to the message
+            first = None
+        if isinstance(first, dict) and "input" in first:
+            return repr(first["input"])[:120]
+    return _describe(exc).splitlines()[0][:120]
+
+
 class MCPConnection:
     """One live session with one MCP server (used through ``mcp_tools``).
 
@@ -178,7 +191,7 @@ class MCPConnection:
         # The SDK hands undecodable lines to this hook and otherwise drops them;
         # remember one so that a load timeout can say what the server did send.
         if isinstance(message, Exception) and self._garbage is None:
-            self._garbage = _describe(message).splitlines()[0][:200]
+            self._garbage = _offending_input(message)
         await anyio.lowlevel.checkpoint()
 
     @property
@@ -229,7 +242,7 @@ class MCPConnection:
                 if self._garbage is not None:
                     raise MCPLoadError(
                         f"MCP server {self.label!r} answered with something that is not "
-                        f"MCP JSON-RPC ({self._garbage})"
+                        f"MCP JSON-RPC: {self._garbage}"
                     )
                 raise MCPLoadError(
                     f"MCP server {self.label!r} did not answer the handshake and tool "
@@ -241,9 +254,10 @@ class MCPConnection:
             if not started:
                 inner = _unwrap(exc)
                 if isinstance(inner, MCPError) and inner.code == CONNECTION_CLOSED:
+                    sent = f"; it wrote {self._garbage}, not JSON-RPC" if self._garbage else ""
                     raise MCPLoadError(
                         f"MCP server {self.label!r} closed the connection before the "
-                        "handshake completed (did the command exit? see its stderr)"
+                        f"handshake completed (did the command exit? see its stderr){sent}"
                     ) from exc
                 raise MCPLoadError(
                     f"MCP server {self.label!r} could not be loaded: {_describe(exc)}"

@@ -16,11 +16,17 @@ import uvicorn
 
 HERE = Path(__file__).parent
 MEMORY_SERVER = str(HERE / "memory_server.py")
+BROKEN_SERVER = str(HERE / "broken_server.py")
 
 
-def memory_command(mode: str = "stdio") -> str:
-    """The command line that starts the SDK test server in ``mode``."""
-    return f"{sys.executable} {MEMORY_SERVER} {mode}"
+def memory_command() -> str:
+    """The command line that starts the SDK test server over stdio."""
+    return f"{sys.executable} {MEMORY_SERVER}"
+
+
+def broken_command(mode: str) -> str:
+    """A command that is not a working MCP server: ``garbage``, ``silent`` or ``exit``."""
+    return f"{sys.executable} {BROKEN_SERVER} {mode}"
 
 
 def _listening_socket() -> socket.socket:

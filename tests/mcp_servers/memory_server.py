@@ -1,9 +1,8 @@
 """A small MCP server written with the official SDK, used by the MCP tests.
 
-Run ``python memory_server.py [MODE]``. MODE ``stdio`` (default) serves over
-stdin/stdout; ``garbage`` writes non-JSON-RPC lines instead of answering;
-``silent`` reads stdin and never answers; ``exit`` exits at once with status 3.
-``http-fd FD`` serves streamable HTTP at ``/mcp`` on the listening socket FD.
+Run ``python memory_server.py`` to serve over stdin/stdout, or
+``python memory_server.py http-fd FD`` to serve streamable HTTP at ``/mcp`` on
+the listening socket FD.
 
 The tools cover what a client must convert: plain text, structured content,
 an image, a tool error (``isError``), a crash mid-call and a slow call.
@@ -13,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from typing import Any
 
 import anyio
@@ -78,17 +76,7 @@ def serve_http_on_fd(fd: int) -> None:
 
 
 def main(mode: str) -> None:
-    if mode == "garbage":
-        for _ in range(50):
-            print("this is not JSON-RPC {{{", flush=True)
-        sys.stdin.read()
-    elif mode == "silent":
-        sys.stdin.read()
-    elif mode == "exit":
-        sys.exit(3)
-    elif mode == "hang":
-        time.sleep(3600)
-    elif mode == "http-fd":
+    if mode == "http-fd":
         serve_http_on_fd(int(sys.argv[2]))
     else:
         build().run("stdio")
