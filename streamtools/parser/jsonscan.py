@@ -200,6 +200,10 @@ class ValueScanner:
         return i
 
 
+# Member roles. NAME: the tool name (a string); ARGS: the arguments object, streamed
+# raw; TEXT/REASONING: a string streamed decoded; SKIP: read and dropped. Internal:
+# KEY reads a member's key; ARGS_STR reads arguments a model double-encoded as a
+# string of JSON (``"arguments": "{\"a\": 1}"``), emitted decoded when it closes.
 NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
@@ -207,6 +211,8 @@ IN_VALUE = _E_IN
 
 
 class EnvelopeSink(Protocol):
+    """Where an envelope delivers what it finds (the JSON call body)."""
+
     def on_name(self, name: object) -> None: ...
     def on_args(self, text: str) -> None: ...
     def on_text(self, text: str, reasoning: bool) -> None: ...
