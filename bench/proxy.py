@@ -201,19 +201,42 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> 
     raise SystemExit(f"nothing listening on {port}")
 
 
+def family(pid: int) -> list[int]:
+    """The process and its children (Uvicorn workers)."""
+    pids = [pid]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        pids.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    return pids
+
+
 def peak_rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (robust to other load on the machine)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process and its workers (robust to other load)."""
+    total = 0
+    for one in family(pid):
+        try:
+            with open(f"/proc/{one}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -230,6 +253,7 @@ def main() -> int:
     ap.add_argument("--ramp", type=float, default=0.5, help="seconds over which clients start")
     ap.add_argument("--interval", type=float, default=0.02)
     ap.add_argument("--dialect", choices=sorted(CALLS), default="am_xml")
+    ap.add_argument("--workers", type=int, default=1, help="proxy worker processes")
     ap.add_argument("--serve-upstream", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_upstream is not None:
@@ -262,6 +286,8 @@ def main() -> int:
             "warning",
             "--dialect",
             args.dialect,
+            "--workers",
+            str(args.workers),
         ]
     )
     try:
@@ -294,7 +320,8 @@ def main() -> int:
         print(f"proxy CPU per delivered chunk (unpaced): {per_chunk:.0f} us")
         print(f"tool calls received: {through.calls + fast.calls} of {2 * n}")
         print(f"errors: direct {direct.errors}, proxied {through.errors}, unpaced {fast.errors}")
-        print(f"proxy peak memory (VmHWM): {peak_rss_mb(proxy.pid):.1f} MB")
+        peak = sum(peak_rss_mb(p) for p in family(proxy.pid))
+        print(f"proxy peak memory (VmHWM, all its processes): {peak:.1f} MB")
     finally:
         for proc in (proxy, upstream):
             proc.terminate()

@@ -13,6 +13,7 @@ from typing import Any
 import anthropic
 import anyio
 import httpx
+import msgspec
 import openai
 import pytest
 import uvicorn
@@ -423,3 +424,21 @@ def test_ollama_upstream_and_config_checks() -> None:
         create_app(ProxyConfig(dialect="klingon"))
     with pytest.raises(UsageError):
         create_app(ProxyConfig(upstream_kind="grpc"))  # type: ignore[arg-type]
+
+
+def test_worker_factory_reads_the_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamtools.proxy.app import CONFIG_ENV, create_app_from_env
+
+    monkeypatch.delenv(CONFIG_ENV, raising=False)
+    with pytest.raises(UsageError, match=CONFIG_ENV):
+        create_app_from_env()
+    with FakeServer(["Hi from a worker."]) as upstream:
+        config = ProxyConfig(upstream=upstream.base_url, dialect="hermes")
+        monkeypatch.setenv(CONFIG_ENV, msgspec.json.encode(config).decode())
+        with serve(create_app_from_env()) as url:
+            response = _openai(url).chat.completions.create(
+                model="m", messages=USER, tools=[WEATHER]
+            )
+            system = upstream.requests[0]["messages"][0]["content"]
+    assert response.choices[0].message.content == "Hi from a worker."
+    assert "<tool_call>" in system and "<am:tools>" not in system  # the configured dialect

@@ -52,14 +52,19 @@ def register(subparsers: Any) -> None:
         "--max-repairs", type=int, default=1, help="re-prompts per request (default 1)"
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="upstream timeout (s)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (the proxy is stateless)"
+    )
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import msgspec
     import uvicorn
 
     from streamtools.proxy import ProxyConfig, create_app
+    from streamtools.proxy.app import CONFIG_ENV
 
     config = ProxyConfig(
         upstream=args.upstream.rstrip("/"),
@@ -71,5 +76,18 @@ def run(args: argparse.Namespace) -> int:
         max_repairs=args.max_repairs,
         timeout=args.timeout,
     )
-    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level=args.log_level)
+    app = create_app(config)  # also checks the configuration before serving
+    if args.workers > 1:
+        # each worker process builds its own app from the same configuration
+        os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
+        uvicorn.run(
+            "streamtools.proxy.app:create_app_from_env",
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+        )
+    else:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -64,7 +65,7 @@ from streamtools.proxy.response import (
 )
 from streamtools.proxy.turn import Emit, run_turn
 
-__all__ = ["ProxyConfig", "create_app"]
+__all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
 UpstreamKind = Literal["openai", "anthropic", "ollama"]
 ModelFactory = Callable[[str, str | None], Model]
@@ -247,6 +248,18 @@ def create_app(
     return Starlette(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
     )
+
+
+CONFIG_ENV = "STREAMTOOLS_PROXY_CONFIG"
+
+
+def create_app_from_env() -> Starlette:
+    """``create_app`` with the ``ProxyConfig`` JSON found in ``$STREAMTOOLS_PROXY_CONFIG``:
+    the factory each Uvicorn worker process calls (``streamtools proxy --workers N``)."""
+    raw = os.environ.get(CONFIG_ENV)
+    if not raw:
+        raise UsageError(f"${CONFIG_ENV} is not set")
+    return create_app(msgspec.json.decode(raw, type=ProxyConfig))
 
 
 class _Failed(Exception):
