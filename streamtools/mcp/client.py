@@ -381,7 +381,8 @@ async def mcp_tools(
 
     ``servers``: command lines, URLs, ``MCPStdio`` or ``MCPHttp``. ``namespace``
     prefixes the tools of servers that do not name their own. ``registry``: add
-    to an existing registry (its own tools stay) instead of a new one.
+    to an existing registry (its own tools stay) instead of a new one; the MCP
+    tools stay in it after the block, but calling them then raises ``MCPToolError``.
     """
     target = registry if registry is not None else ToolRegistry()
     connections = [
