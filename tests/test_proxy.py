@@ -229,11 +229,12 @@ def test_tool_choice_none_keeps_markup_as_text() -> None:
 
 def test_upstream_error_in_each_clients_format() -> None:
     refuse = Reply(status=429, body='{"error": {"message": "slow down"}}', retry_after=0)
-    with proxy([refuse, refuse, refuse]) as (url, _):
+    with proxy([refuse, refuse, refuse]) as (url, upstream):
         with pytest.raises(openai.RateLimitError) as info:
             _openai(url).chat.completions.create(model="m", messages=USER, stream=True)
     assert "slow down" in str(info.value)
-    with proxy([refuse, refuse, refuse], wire="anthropic") as (url, _):
+    assert upstream.pending == 2  # passed straight back: the client's SDK owns retries
+    with proxy([refuse], wire="anthropic") as (url, _):
         with pytest.raises(anthropic.RateLimitError) as ainfo:
             _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
     assert ainfo.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]

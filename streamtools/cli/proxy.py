@@ -53,6 +53,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="upstream timeout (s)")
     parser.add_argument(
+        "--upstream-retries",
+        type=int,
+        default=0,
+        help="retries of a refused upstream request (default 0: the client retries)",
+    )
+    parser.add_argument(
         "--workers", type=int, default=1, help="worker processes (the proxy is stateless)"
     )
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
@@ -75,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         max_body=args.max_body,
         max_repairs=args.max_repairs,
         timeout=args.timeout,
+        upstream_retries=args.upstream_retries,
     )
     app = create_app(config)  # also checks the configuration before serving
     if args.workers > 1:

@@ -86,6 +86,9 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     max_body: int = 8 * 1024 * 1024
     max_repairs: int = 1
     timeout: float = 120.0
+    # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
+    # with its own policy (retrying here too would multiply the attempts)
+    upstream_retries: int = 0
     max_connections: int = 1024  # to the upstream, over all shards
     client_shards: int = 16
 
@@ -133,6 +136,7 @@ def _default_factory(config: ProxyConfig, clients: list[httpx.AsyncClient]) -> M
     def make(model: str, api_key: str | None) -> Model:
         common: dict[str, Any] = {"base_url": config.upstream, "client": next(turn)}
         common["timeout"] = config.timeout
+        common["max_retries"] = config.upstream_retries
         if config.upstream_kind == "anthropic":
             return AnthropicMessages(model, api_key=api_key, **common)
         if config.upstream_kind == "ollama":
