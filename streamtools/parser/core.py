@@ -64,7 +64,7 @@ from collections.abc import Iterable, Sequence
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, UnknownDialectError
 from streamtools.events import Finish, ParserEvent, ReasoningDelta, TextDelta
-from streamtools.parser.calls import DONE, REJECTED, CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 
 __all__ = ["Parser"]
@@ -198,7 +198,18 @@ class Parser:
         self._held = ""
         self.examined += len(s)
         try:
-            self._run(s, out, final=False)
+            if body is not None:
+                # inside a call: the body takes the buffer directly (the common case
+                # ends here, still inside the call, with no mode change to record)
+                k = body.feed(s, 0, out)
+                if body.status == RUNNING:
+                    self._hold_in_call(body, s, k)
+                    if body.undecided and body.size + len(self._held) > self.max_held:
+                        self.max_held = body.size + len(self._held)
+                    return out
+                self._run(s, out, final=False, pos=k, fed=True)
+            else:
+                self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"
             self._fast = False
@@ -235,14 +246,27 @@ class Parser:
 
     # -- the loop ---------------------------------------------------------------
 
-    def _run(self, s: str, out: list[ParserEvent], *, final: bool, reason: str = "stop") -> None:
-        pos = 0
+    def _run(
+        self,
+        s: str,
+        out: list[ParserEvent],
+        *,
+        final: bool,
+        reason: str = "stop",
+        pos: int = 0,
+        fed: bool = False,
+    ) -> None:
+        """The mode loop over ``s[pos:]``; ``fed``: the open body already consumed
+        ``s[:pos]`` and stopped (done or rejected)."""
         while True:
             mode = self._mode
             if mode == CALL:
                 body = self._body
                 assert body is not None
-                k = body.feed(s, pos, out)
+                if fed:
+                    k, fed = pos, False
+                else:
+                    k = body.feed(s, pos, out)
                 if body.status == DONE:
                     self._body = None
                     self._mode = TEXT
@@ -260,17 +284,20 @@ class Parser:
                         return
                     s, pos = self._rejected(rest, "", out)
                     continue
-                self._hold(s, k)
-                if self._max_buffer is not None and body.size + len(self._held) > self._max_buffer:
-                    raise SizeLimitExceeded(
-                        f"call text exceeds max_buffer={self._max_buffer} characters"
-                    )
+                self._hold_in_call(body, s, k)
                 return
             if mode == STOPPED:
                 return
             pos = self._scan(s, pos, out, final)
             if pos < 0:
                 return
+
+    def _hold_in_call(self, body: CallBody, s: str, k: int) -> None:
+        self._held = s[k:]
+        if k > 0:
+            self._prev = s[k - 1]
+        if self._max_buffer is not None and body.size + len(self._held) > self._max_buffer:
+            raise SizeLimitExceeded(f"call text exceeds max_buffer={self._max_buffer} characters")
 
     def _hold(self, s: str, k: int) -> None:
         self._held = s[k:]
