@@ -8,8 +8,9 @@ deltas or ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
 
 Modules: ``request`` (the wire-neutral request and reply), ``openai_wire`` and
 ``anthropic_wire`` (decoding and exact encoding per API), ``turn`` (one upstream
-turn through the parser, with bounded repairs), ``app`` (Starlette routes,
-streaming, errors, limits).
+turn through the parser, with bounded repairs), ``response`` (the streaming
+response, coalesced writes, errors in the client's format), ``app`` (Starlette
+routes, configuration, body limit, upstream pools).
 
 The app is imported on first use, so that the wire modules (pure functions over
 msgspec) import without the ``proxy`` extra installed.

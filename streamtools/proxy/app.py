@@ -29,6 +29,10 @@ big pool would do, but httpcore scans every pooled connection (polling its
 socket) each time a request starts or ends, so with hundreds of concurrent
 streams one pool costs O(connections) per request; shards of a few dozen
 connections keep that scan short.
+
+``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
+(the ``ProxyConfig`` as JSON) in each worker process of
+``streamtools proxy --workers N``.
 """
 
 from __future__ import annotations
