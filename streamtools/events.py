@@ -24,6 +24,7 @@ provider's id in native mode, otherwise one the parser generates
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -211,10 +212,10 @@ Event = (
 )
 
 _encoder = msgspec.json.Encoder()
-_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)  # type: ignore[arg-type]
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
 
 
-def encode_events(events: list[Event] | list[ParserEvent]) -> bytes:
+def encode_events(events: Iterable[Event]) -> bytes:
     """Encode events as one JSON line each (a golden transcript)."""
     return b"".join(_encoder.encode(e) + b"\n" for e in events)
 

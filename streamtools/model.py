@@ -30,8 +30,8 @@ This module is data only: standard library and msgspec.
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec

@@ -11,6 +11,7 @@ from streamtools.events import (
     CallEnd,
     CallError,
     CallStart,
+    Event,
     Finish,
     TextDelta,
     decode_event,
@@ -52,7 +53,7 @@ def test_core_imports_no_io_library() -> None:
 
 
 def test_events_round_trip_as_json_lines() -> None:
-    events = [
+    events: list[Event] = [
         TextDelta(text="Hi ✓ 你好"),
         CallStart(index=0, id="call_0", name="kom.memory.v1.search"),
         ArgsDelta(index=0, id="call_0", delta='{"q": "x"}'),
