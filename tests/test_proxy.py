@@ -443,3 +443,17 @@ def test_worker_factory_reads_the_configuration(monkeypatch: pytest.MonkeyPatch)
             system = upstream.requests[0]["messages"][0]["content"]
     assert response.choices[0].message.content == "Hi from a worker."
     assert "<tool_call>" in system and "<am:tools>" not in system  # the configured dialect
+
+
+def test_upstream_pools_fill_in_order() -> None:
+    from streamtools.proxy.app import _Pools
+
+    pools = _Pools([httpx.AsyncClient(), httpx.AsyncClient()], size=2)
+    try:
+        taken = [pools.acquire() for _ in range(5)]
+        assert taken == [0, 0, 1, 1, 0]  # then the least loaded once all are full
+        pools.release(1)
+        assert pools.acquire() == 1 and pools.load == [3, 2]
+    finally:
+        for client in pools.clients:
+            anyio.run(client.aclose)

@@ -23,12 +23,14 @@ else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
 forwarded. The upstream model is the request's ``model`` unless
 ``ProxyConfig.model`` overrides it.
 
-Upstream connections are pooled by ``client_shards`` ``httpx.AsyncClient``
-objects, opened and closed with the app's lifespan and handed out in turn. One
-big pool would do, but httpcore scans every pooled connection (polling its
-socket) each time a request starts or ends, so with hundreds of concurrent
-streams one pool costs O(connections) per request; shards of a few dozen
-connections keep that scan short.
+Upstream connections live in several pools (``httpx.AsyncClient`` objects of
+``pool_size`` connections, opened and closed with the app's lifespan), filled in
+order: a request goes to the first pool carrying fewer than ``pool_size``
+requests. One big pool would do, but httpcore scans every pooled connection
+(polling its socket) each time a request starts or ends, which costs
+O(connections) per request with hundreds of concurrent streams; small pools
+keep the scan short, and filling them in order keeps a lightly loaded proxy on
+the warm connections of the first pool (no new TLS handshake per request).
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
@@ -37,7 +39,6 @@ connections keep that scan short.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import ssl
@@ -93,8 +94,8 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
     # with its own policy (retrying here too would multiply the attempts)
     upstream_retries: int = 0
-    max_connections: int = 1024  # to the upstream, over all shards
-    client_shards: int = 16
+    max_connections: int = 1024  # to the upstream, over all pools
+    pool_size: int = 8
 
 
 async def _drive(
@@ -132,22 +133,36 @@ async def _read_body(request: Request, limit: int) -> Any:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
 
 
-def _default_factory(config: ProxyConfig, clients: list[httpx.AsyncClient]) -> ModelFactory:
+class _Pools:
+    """The upstream pools, filled in order (see the module docstring)."""
+
+    def __init__(self, clients: list[httpx.AsyncClient], size: int) -> None:
+        self.clients = clients
+        self.size = size
+        self.load = [0] * len(clients)
+
+    def acquire(self) -> int:
+        index = next((i for i, load in enumerate(self.load) if load < self.size), None)
+        if index is None:  # all full: httpx queues on the least loaded one
+            index = min(range(len(self.load)), key=self.load.__getitem__)
+        self.load[index] += 1
+        return index
+
+    def release(self, index: int) -> None:
+        self.load[index] -= 1
+
+
+def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient) -> Model:
     from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 
-    turn = itertools.cycle(clients)
-
-    def make(model: str, api_key: str | None) -> Model:
-        common: dict[str, Any] = {"base_url": config.upstream, "client": next(turn)}
-        common["timeout"] = config.timeout
-        common["max_retries"] = config.upstream_retries
-        if config.upstream_kind == "anthropic":
-            return AnthropicMessages(model, api_key=api_key, **common)
-        if config.upstream_kind == "ollama":
-            return OllamaChat(model, **common)
-        return OpenAIChat(model, api_key=api_key, **common)
-
-    return make
+    common: dict[str, Any] = {"base_url": config.upstream, "client": client}
+    common["timeout"] = config.timeout
+    common["max_retries"] = config.upstream_retries
+    if config.upstream_kind == "anthropic":
+        return AnthropicMessages(model, api_key=key, **common)
+    if config.upstream_kind == "ollama":
+        return OllamaChat(model, **common)
+    return OpenAIChat(model, api_key=key, **common)
 
 
 def create_app(
@@ -155,7 +170,7 @@ def create_app(
 ) -> Starlette:
     """The proxy as an ASGI app. ``model_factory(model, api_key)`` replaces the
     HTTP upstream (tests and embedding use it); by default a provider for
-    ``config.upstream_kind`` is made per request over one pooled client."""
+    ``config.upstream_kind`` is made per request over the pooled clients."""
     cfg = config or ProxyConfig()
     get_renderer(cfg.dialect)  # fail now, not per request: UnknownDialectError names the choices
     if cfg.upstream_kind not in ("openai", "anthropic", "ollama"):
@@ -164,24 +179,28 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        shards = max(1, cfg.client_shards)
-        per_shard = max(1, cfg.max_connections // shards)
-        limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
+        size = max(1, cfg.pool_size)
+        count = max(1, -(-cfg.max_connections // size))
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         async with AsyncExitStack() as stack:
-            tls = ssl.create_default_context()  # loaded once, shared by the shards
+            tls = ssl.create_default_context()  # loaded once, shared by the pools
             clients = [
                 await stack.enter_async_context(
                     httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
                 )
-                for _ in range(shards)
+                for _ in range(count)
             ]
-            state["client"] = clients[0]
-            state["factory"] = model_factory or _default_factory(cfg, clients)
+            state["pools"] = _Pools(clients, size)
             yield
 
-    def upstream(request: Request, call: ProxyCall) -> Model:
-        factory: ModelFactory = state["factory"]
-        return factory(cfg.model or call.model, cfg.api_key or _client_key(request))
+    def upstream(request: Request, call: ProxyCall) -> tuple[Model, Callable[[], None]]:
+        """The upstream model for one request, and what to call when it is done."""
+        name, key = cfg.model or call.model, cfg.api_key or _client_key(request)
+        if model_factory is not None:
+            return model_factory(name, key), lambda: None
+        pools: _Pools = state["pools"]
+        index = pools.acquire()
+        return _provider(cfg, name, key, pools.clients[index]), partial(pools.release, index)
 
     async def handle(request: Request, wire: Wire) -> Response:
         try:
@@ -190,9 +209,16 @@ def create_app(
             return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
-        model = upstream(request, call)
+        model, done = upstream(request, call)
+
+        async def drive(emit: Emit) -> None:
+            try:
+                await _drive(model, call, emit, config=cfg, wire=wire)
+            finally:
+                done()
+
         if call.stream:
-            return TurnResponse(wire, call, partial(_drive, model, call, config=cfg, wire=wire))
+            return TurnResponse(wire, call, drive)
         reply = Reply()
 
         async def collect(event: Event) -> None:
@@ -201,7 +227,7 @@ def create_app(
                 raise _Failed(event.message)
 
         try:
-            await _drive(model, call, collect, config=cfg, wire=wire)
+            await drive(collect)
         except ProviderError as exc:
             return error_response(wire, *provider_error(exc))
         except _Failed as exc:
@@ -220,7 +246,7 @@ def create_app(
 
     async def models(request: Request) -> Response:
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
-        client: httpx.AsyncClient = state["client"]
+        client: httpx.AsyncClient = state["pools"].clients[0]
         key = cfg.api_key or _client_key(request)
         base = cfg.upstream.rstrip("/")
         headers: dict[str, str] = {}
