@@ -57,7 +57,8 @@ class BudgetExceeded(StreamtoolsError):
 
 class ProviderError(StreamtoolsError):
     """A model provider failed: an HTTP error status (``status`` and the API's own
-    ``body``), a transport failure (``status`` is None), or a broken stream."""
+    ``body``), a transport failure (``status`` is None), or a broken stream.
+    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one."""
 
     def __init__(
         self,
@@ -66,8 +67,10 @@ class ProviderError(StreamtoolsError):
         status: int | None = None,
         body: str | None = None,
         retryable: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
         self.retryable = retryable
+        self.retry_after = retry_after
