@@ -1,7 +1,11 @@
 """streamtools: reliable, streaming-first tool calling for any LLM.
 
-Public names are re-exported here; ``tests/test_public_api.py`` checks
-``__all__`` against what the package really provides.
+The names most programs need are re-exported here; ``tests/test_public_api.py``
+checks ``__all__`` against what the package really provides. Optional layers
+stay in their own namespaces so that importing ``streamtools`` never needs an
+optional extra: ``streamtools.proxy`` (Starlette), ``streamtools.ui``,
+``streamtools.mcp`` (the MCP SDK), and ``streamtools.testing`` (``ScriptedModel``,
+``FakeServer``) for tests.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from streamtools.events import (
     Event,
     Final,
     Finish,
+    ParserEvent,
     ReasoningDelta,
     Retry,
     StreamError,
@@ -33,35 +38,108 @@ from streamtools.events import (
     TurnEnd,
     TurnStart,
     Usage,
+    decode_event,
+    encode_events,
 )
-from streamtools.transcript import Transcript
+from streamtools.model import (
+    CallChunk,
+    ChatMessage,
+    Chunk,
+    FinishChunk,
+    Model,
+    ModelRequest,
+    NativeCall,
+    ReasoningChunk,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
+from streamtools.native import NativeCalls
+from streamtools.parser import DIALECTS, DialectSyntax, Parser, ToolCatalog
+from streamtools.prompts import Renderer, get_renderer, project
+from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+from streamtools.runtime import Agent, ConsoleRenderer, Replay, RunResult, record
+from streamtools.runtime.hybrid import HybridAgent
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result, tool
+from streamtools.transcript import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DIALECTS",
+    "Agent",
+    "AnthropicMessages",
     "ArgsDelta",
+    "AssistantMessage",
     "BudgetExceeded",
+    "CallChunk",
     "CallEnd",
     "CallError",
     "CallStart",
+    "ChatMessage",
+    "Chunk",
+    "ConsoleRenderer",
+    "DialectSyntax",
     "Event",
     "Final",
     "Finish",
+    "FinishChunk",
+    "HTTPProvider",
+    "HybridAgent",
+    "Message",
+    "Model",
+    "ModelRequest",
+    "NativeCall",
+    "NativeCalls",
+    "OllamaChat",
+    "OpenAIChat",
+    "Parser",
+    "ParserEvent",
     "ParserStateError",
     "ProviderError",
+    "ReasoningChunk",
     "ReasoningDelta",
+    "Renderer",
+    "Replay",
     "Retry",
+    "RunResult",
     "SizeLimitExceeded",
     "StreamError",
     "StreamtoolsError",
+    "SystemMessage",
+    "TextChunk",
     "TextDelta",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCatalog",
     "ToolDefinitionError",
     "ToolFailed",
+    "ToolRegistry",
     "ToolResult",
+    "ToolResultMessage",
+    "ToolSpec",
     "Transcript",
     "TurnEnd",
     "TurnStart",
     "UnknownDialectError",
     "Usage",
+    "UsageChunk",
     "UsageError",
+    "UserMessage",
+    "decode_event",
+    "encode_events",
+    "format_result",
+    "get_renderer",
+    "project",
+    "record",
+    "tool",
 ]

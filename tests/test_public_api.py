@@ -39,3 +39,13 @@ def test_cli_runs_as_module() -> None:
     )
     assert proc.returncode == 0
     assert "demo" in proc.stdout
+
+
+def test_importing_streamtools_needs_no_optional_extra() -> None:
+    code = (
+        "import sys, streamtools; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'starlette', 'uvicorn', 'mcp'}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
