@@ -11,24 +11,23 @@ Theory of operation
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
 
-The JSON Schema the model sees is derived from that same type with
-``msgspec.json.schema_components`` (not ``schema``, which puts a ``$ref`` at the
-root): the root is the arguments object itself and any nested types stay under
-``$defs``. Because schema and validator come from one type they cannot drift.
-Anything msgspec cannot describe fails here, as ``ToolDefinitionError``, rather
-than when the model first calls the tool.
+The JSON Schema the model sees is derived from that same type
+(``streamtools.schema.schema_of``: msgspec's ``schema_components``, root without
+``$ref``, nested types under ``$defs``). Because schema and validator come from
+one type they cannot drift. Anything msgspec cannot describe fails here, as
+``ToolDefinitionError``, rather than when the model first calls the tool.
 
 Validation (``Tool.validate``) is ``msgspec.convert`` into the argument type:
 strict by default, lenient (``"5"`` -> ``5``, ``"true"`` -> ``True``) for dialects
 that carry every value as text (XML). msgspec's error already names the path
-(``$.days``); we add the schema snippet at that path, so the model is told
-exactly what shape to produce. Arguments that fail never reach the function.
+(``$.days``); ``streamtools.schema.explain`` adds the schema snippet at that
+path, so the model is told exactly what shape to produce. Arguments that fail
+never reach the function.
 
 Tools that come from elsewhere (an MCP server, a proxy request) arrive as a name,
-a description and a JSON Schema: ``ToolRegistry.add_schema`` translates the
-schema's common subset (types, properties, required, items, enum, const,
-anyOf/oneOf, bounds, local ``$ref``) into a msgspec type so validation speaks the
-same language; parts it cannot express validate as ``Any`` (accepted as given).
+a description and a JSON Schema: ``ToolRegistry.add_schema`` has
+``streamtools.schema.type_from_schema`` translate it into a msgspec type, so
+validation speaks the same language (see that module for the subset it covers).
 
 ``ToolRegistry`` is the allowlist of a run and satisfies the parser's
 ``ToolCatalog`` protocol (``__contains__``, ``__iter__``, ``schema``,
@@ -41,23 +40,20 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 import re
 import typing
 from collections.abc import Callable, Iterable, Iterator
-from typing import Annotated, Any, Literal, overload
+from typing import Any, overload
 
 import msgspec
 
 from streamtools.errors import StreamtoolsError, ToolDefinitionError, UsageError
 from streamtools.model import ToolSpec
+from streamtools.schema import arguments_from, explain, schema_of, type_from_schema
 
 __all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "format_result", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
-_PATH = re.compile(r" - at `(\$[^`]*)`$")
-_MISSING = re.compile(r"missing required field `([^`]+)`")
-_SNIPPET_MAX = 600
 
 
 class ToolArgumentsError(StreamtoolsError, ValueError):
@@ -120,25 +116,10 @@ class Tool:
         return self.fn
 
     def _error(self, detail: str) -> ToolArgumentsError:
-        match = _PATH.search(detail)
-        path = match.group(1) if match else "$"
-        where = _walk(self.parameters, path)
-        missing = _MISSING.search(detail)
-        if missing and where is not None:
-            path = f"{path}.{missing.group(1)}"
-            where = _walk(self.parameters, path)
+        path, hint = explain(self.parameters, detail)
         text = f"Invalid arguments for tool `{self.name}`: {detail}."
-        if "unknown field" in detail:
-            props = _resolve(self.parameters, _walk(self.parameters, path) or {})
-            names = ", ".join(props.get("properties", {})) or "(none)"
-            text += f" Allowed parameters at `{path}`: {names}."
-        elif where is not None:
-            shown = {**_resolve(self.parameters, where), **where}
-            shown.pop("$ref", None)
-            snippet = json.dumps(shown, ensure_ascii=False)
-            if len(snippet) > _SNIPPET_MAX:
-                snippet = snippet[:_SNIPPET_MAX] + " …"
-            text += f" `{path}` must match this schema: {snippet}"
+        if hint:
+            text += " " + hint
         return ToolArgumentsError(self.name, detail, path, text)
 
 
@@ -220,16 +201,10 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
 
 def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
     try:
-        (ref,), defs = msgspec.json.schema_components([arg_type], ref_template="#/$defs/{name}")
+        return schema_of(arg_type)
     except (TypeError, ValueError) as exc:
         detail = str(exc).replace("\n", " ")
         raise ToolDefinitionError(f"tool {name!r}: unsupported annotation: {detail}") from exc
-    root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
-    if root.get("title", "").endswith(".arguments"):
-        del root["title"]
-    if defs:
-        root["$defs"] = defs
-    return root
 
 
 def _default(value: Any) -> Any:
@@ -298,149 +273,6 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(first), {k: v for k, v in params.items() if v}
 
 
-# --- JSON Schema -> msgspec type (tools defined elsewhere) ------------------------
-
-_MAX_DEPTH = 12
-
-
-def _type_from_schema(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
-    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
-        return Any
-    if "$ref" in schema:
-        target = _ref(root, schema["$ref"])
-        return Any if target is None else _type_from_schema(target, root, depth + 1)
-    if "const" in schema:
-        return _literal([schema["const"]])
-    if "enum" in schema and isinstance(schema["enum"], list):
-        return _literal(schema["enum"])
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            return _union([_type_from_schema(s, root, depth + 1) for s in schema[key]])
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return _union([_type_from_schema({**schema, "type": k}, root, depth) for k in kind])
-    meta: dict[str, Any] = {}
-    if kind in ("integer", "number"):
-        py: Any = int if kind == "integer" else float
-        for key, arg in (("minimum", "ge"), ("maximum", "le")):
-            if isinstance(schema.get(key), int | float):
-                meta[arg] = schema[key]
-        for key, arg in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
-            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
-                meta[arg] = schema[key]
-    elif kind == "string":
-        py = str
-        for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
-            if isinstance(schema.get(key), int):
-                meta[arg] = schema[key]
-    elif kind == "boolean":
-        py = bool
-    elif kind == "null":
-        return None
-    elif kind == "array":
-        py = list[_type_from_schema(schema.get("items"), root, depth + 1)]  # type: ignore[misc]
-        for key, arg in (("minItems", "min_length"), ("maxItems", "max_length")):
-            if isinstance(schema.get(key), int):
-                meta[arg] = schema[key]
-    elif kind == "object" or "properties" in schema:
-        return _object_type(schema, root, depth)
-    else:
-        return Any
-    return Annotated[py, msgspec.Meta(**meta)] if meta else py
-
-
-def _object_type(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
-    props = schema.get("properties")
-    extra = schema.get("additionalProperties", True)
-    if not isinstance(props, dict) or not props:
-        if isinstance(extra, dict):
-            return dict[str, _type_from_schema(extra, root, depth + 1)]  # type: ignore[misc]
-        return dict[str, Any]
-    names = schema.get("required")
-    required = {k for k in names if isinstance(k, str)} if isinstance(names, list) else set()
-    fields: list[Any] = []
-    rename: dict[str, str] = {}
-    for i, (key, sub) in enumerate(props.items()):
-        attr = f"f{i}"  # JSON keys need not be identifiers; rename maps them back
-        rename[attr] = key
-        typ = _type_from_schema(sub, root, depth + 1)
-        if key in required:
-            fields.append((attr, typ))
-        else:
-            fields.append((attr, typ | msgspec.UnsetType, msgspec.UNSET))
-    try:
-        return msgspec.defstruct(
-            "object", fields, kw_only=True, rename=rename, forbid_unknown_fields=extra is False
-        )
-    except (TypeError, ValueError):  # keys msgspec cannot name (quotes, control characters)
-        return dict[str, Any]
-
-
-def _literal(values: list[Any]) -> Any:
-    if values and all(isinstance(v, str) for v in values):
-        return Literal[tuple(values)]
-    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return Literal[tuple(values)]
-    return Any
-
-
-def _union(types: list[Any]) -> Any:
-    if not types or Any in types:
-        return Any
-    union = types[0]
-    for t in types[1:]:
-        union = union | t
-    try:  # msgspec allows only unambiguous unions; anything else validates as Any
-        msgspec.json.Decoder(union)
-    except TypeError:
-        return Any
-    return union
-
-
-def _ref(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
-    if not isinstance(ref, str) or not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for part in ref[2:].split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else None
-
-
-def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    for _ in range(_MAX_DEPTH):
-        if "$ref" not in node:
-            break
-        node = _ref(root, node["$ref"]) or {}
-    return node
-
-
-def _walk(root: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """The sub-schema at a msgspec path such as ``$.a.b[0]`` (None when unknown)."""
-    node: dict[str, Any] = root
-    for key, index in re.findall(r"\.([^.\[]+)|\[([^\]]*)\]", path[1:]):
-        node = _resolve(root, node)
-        if key:
-            props = node.get("properties")
-            nxt = props.get(key) if isinstance(props, dict) else None
-        else:
-            nxt = node.get("items") if index != "..." else node.get("additionalProperties")
-        if not isinstance(nxt, dict):
-            return None
-        node = nxt
-    return node
-
-
-def _wrap_schema_value(value: Any, raw: dict[str, Any]) -> dict[str, Any]:
-    # Keep keys the schema does not declare (allowed unless additionalProperties
-    # is false) and take the declared ones as converted (lenient coercion).
-    out = dict(raw) if isinstance(raw, dict) else {}
-    if isinstance(value, msgspec.Struct):
-        out.update(msgspec.to_builtins(value))
-    elif isinstance(value, dict):
-        out.update(value)
-    return out
-
-
 class ToolRegistry:
     """An ordered set of tools by name: the allowlist of a run (a ``ToolCatalog``)."""
 
@@ -470,8 +302,8 @@ class ToolRegistry:
         if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
             raise ToolDefinitionError(f"tool {name!r}: parameters must be a JSON Schema object")
         params = {"type": "object", "properties": {}, **parameters}
-        arg_type = _type_from_schema(params, params)
-        return self.add(Tool(name, description, params, fn, arg_type, _wrap_schema_value))
+        arg_type = type_from_schema(params)
+        return self.add(Tool(name, description, params, fn, arg_type, arguments_from))
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

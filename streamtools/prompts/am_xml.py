@@ -42,6 +42,7 @@ from typing import Any
 
 from streamtools.model import ToolSpec
 from streamtools.prompts.renderer import ReadResult, Renderer, listed, mapping
+from streamtools.schema import resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
@@ -108,10 +109,7 @@ def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
     if not isinstance(schema, dict) or depth > 4:
         return "any"
     if "$ref" in schema:
-        node: Any = root
-        for part in str(schema["$ref"]).lstrip("#/").split("/"):
-            node = node.get(part, {}) if isinstance(node, dict) else {}
-        return _shape(node, root, depth + 1)
+        return _shape(resolve(root, schema), root, depth + 1)
     if "enum" in schema:
         return "one of " + ", ".join(str(v) for v in listed(schema["enum"]))
     options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from streamtools.model import ToolSpec
+from streamtools.schema import resolve
 from streamtools.transcript import ToolCall
 
 __all__ = [
@@ -145,20 +146,9 @@ def mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
-    for _ in range(8):
-        if not isinstance(schema, dict) or "$ref" not in schema:
-            break
-        node: Any = root
-        for part in str(schema["$ref"]).lstrip("#/").split("/"):
-            node = node.get(part, {}) if isinstance(node, dict) else {}
-        schema = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
-    return schema if isinstance(schema, dict) else {}
-
-
 def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) -> Any:
     """A plausible value for ``schema``: default, first enum, or by type and format."""
-    node = _resolve(schema, root)
+    node = resolve(root, schema)
     for key in ("default", "const"):
         if key in node:
             return node[key]
@@ -166,7 +156,7 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
         if isinstance(node.get(key), list) and node[key]:
             return node[key][0]
     for key in ("anyOf", "oneOf"):
-        options = [o for o in listed(node.get(key)) if _resolve(o, root).get("type") != "null"]
+        options = [o for o in listed(node.get(key)) if resolve(root, o).get("type") != "null"]
         if options:
             return example_value(options[0], name, root, depth + 1)
     kind = node.get("type")
@@ -365,7 +355,7 @@ def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] |
     """The same arguments with one free string or number changed (None if impossible)."""
     props = mapping(schema.get("properties"))
     for key, value in arguments.items():
-        prop = _resolve(props.get(key), schema)
+        prop = resolve(schema, props.get(key))
         if any(k in prop for k in ("enum", "const", "format", "maximum", "pattern")):
             continue  # changing a constrained value could make the example invalid
         if isinstance(value, str):

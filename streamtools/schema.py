@@ -1,0 +1,263 @@
+"""JSON Schema work for tools: msgspec types to schemas and back, paths, explanations.
+
+Theory of operation
+-------------------
+A tool has one argument type (a msgspec Struct) and one JSON Schema (what the
+model sees). This module translates between the two, in both directions, and
+answers the questions the rest of the package asks of a schema:
+
+* **type -> schema** (``schema_of``): ``msgspec.json.schema_components`` on
+  the argument type, with the root's own definition lifted out of ``$defs`` so
+  the schema's root is the arguments object itself (``schema`` would put a
+  ``$ref`` there, which many models and APIs refuse).
+
+* **schema -> type** (``type_from_schema``): for tools that arrive as a JSON
+  Schema (an MCP server, a proxy request). The common subset becomes a msgspec
+  type: ``type`` (also as a list), ``properties``/``required`` (a Struct whose
+  optional fields default to ``UNSET``, so absent stays absent),
+  ``additionalProperties`` (``false`` forbids unknown keys, a schema types the
+  values of a free-form object), ``items``, ``enum``/``const`` (a ``Literal``
+  of strings or of integers), ``anyOf``/``oneOf`` (a union, if msgspec can
+  tell its members apart), numeric and length bounds (``msgspec.Meta``) and
+  local ``$ref``. Anything else, and anything deeper than ``MAX_DEPTH``,
+  becomes ``Any``: accepted as given rather than refused, since the server that
+  published the schema validates again. ``arguments_from`` turns the converted
+  value back into the keyword arguments, with undeclared keys kept as sent.
+
+* **paths** (``at_path``, ``resolve``): msgspec's errors name a path such as
+  ``$.items[0].id``; ``at_path`` finds the sub-schema there, following local
+  ``$ref`` on the way (``resolve``: the target, with the referring node's own
+  keys, such as a ``description``, laid over it).
+
+* **explanations** (``explain``): from msgspec's error text, the path and a
+  hint for the model: the schema snippet at that path (bounded), or, for an
+  unknown field, the names it may use instead.
+
+Nothing here knows about tools, functions or dialects. Core module: standard
+library and msgspec only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+__all__ = [
+    "MAX_DEPTH",
+    "arguments_from",
+    "at_path",
+    "explain",
+    "resolve",
+    "schema_of",
+    "type_from_schema",
+]
+
+#: how deep ``$ref`` chains and nested schemas are followed before giving up
+MAX_DEPTH = 12
+_SNIPPET_MAX = 600
+_PATH = re.compile(r" - at `(\$[^`]*)`$")
+_MISSING = re.compile(r"missing required field `([^`]+)`")
+_STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
+
+
+# --- type -> schema ------------------------------------------------------------
+
+
+def schema_of(arg_type: Any) -> dict[str, Any]:
+    """The JSON Schema of ``arg_type`` with the object itself at the root; nested
+    types stay under ``$defs``. Raises ``TypeError``/``ValueError`` from msgspec
+    for a type it cannot describe."""
+    (ref,), defs = msgspec.json.schema_components([arg_type], ref_template="#/$defs/{name}")
+    root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
+    if root.get("title", "").endswith(".arguments"):
+        del root["title"]  # the generated Struct's name says nothing to the model
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+# --- schema -> type ------------------------------------------------------------
+
+
+def type_from_schema(schema: dict[str, Any]) -> Any:
+    """A msgspec type that validates what ``schema`` describes (its common subset;
+    the rest validates as ``Any``). Local ``$ref`` resolve against ``schema``."""
+    return _type(schema, schema, 0)
+
+
+def arguments_from(value: Any, raw: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments from a value converted into a ``type_from_schema`` type.
+
+    Declared keys come from ``value`` (converted, e.g. ``"5"`` -> ``5`` when
+    lenient); keys the schema does not declare are kept from ``raw`` as sent
+    (they were allowed unless ``additionalProperties`` is false)."""
+    out = dict(raw) if isinstance(raw, dict) else {}
+    if isinstance(value, msgspec.Struct):
+        out.update(msgspec.to_builtins(value))  # UNSET fields are left out
+    elif isinstance(value, dict):
+        out.update(value)
+    return out
+
+
+def _type(schema: Any, root: dict[str, Any], depth: int) -> Any:
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
+        return Any
+    if "$ref" in schema:
+        target = _ref(root, schema["$ref"])
+        return Any if target is None else _type(target, root, depth + 1)
+    if "const" in schema:
+        return _literal([schema["const"]])
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return _literal(schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return _union([_type(s, root, depth + 1) for s in schema[key]])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _union([_type({**schema, "type": k}, root, depth) for k in kind])
+    meta: dict[str, Any] = {}
+    if kind in ("integer", "number"):
+        py: Any = int if kind == "integer" else float
+        for key, arg in (("minimum", "ge"), ("maximum", "le")):
+            if isinstance(schema.get(key), int | float):
+                meta[arg] = schema[key]
+        for key, arg in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+                meta[arg] = schema[key]
+    elif kind == "string":
+        py = str
+        for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
+            if isinstance(schema.get(key), int):
+                meta[arg] = schema[key]
+    elif kind == "boolean":
+        py = bool
+    elif kind == "null":
+        return None
+    elif kind == "array":
+        py = list[_type(schema.get("items"), root, depth + 1)]  # type: ignore[misc]
+        for key, arg in (("minItems", "min_length"), ("maxItems", "max_length")):
+            if isinstance(schema.get(key), int):
+                meta[arg] = schema[key]
+    elif kind == "object" or "properties" in schema:
+        return _object(schema, root, depth)
+    else:
+        return Any
+    return Annotated[py, msgspec.Meta(**meta)] if meta else py
+
+
+def _object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(props, dict) or not props:
+        if isinstance(extra, dict):
+            return dict[str, _type(extra, root, depth + 1)]  # type: ignore[misc]
+        return dict[str, Any]
+    names = schema.get("required")
+    required = {k for k in names if isinstance(k, str)} if isinstance(names, list) else set()
+    fields: list[Any] = []
+    rename: dict[str, str] = {}
+    for i, (key, sub) in enumerate(props.items()):
+        attr = f"f{i}"  # JSON keys need not be identifiers; rename maps them back
+        rename[attr] = key
+        typ = _type(sub, root, depth + 1)
+        if key in required:
+            fields.append((attr, typ))
+        else:
+            fields.append((attr, typ | msgspec.UnsetType, msgspec.UNSET))
+    try:
+        return msgspec.defstruct(
+            "object", fields, kw_only=True, rename=rename, forbid_unknown_fields=extra is False
+        )
+    except (TypeError, ValueError):  # keys msgspec cannot name (quotes, control characters)
+        return dict[str, Any]
+
+
+def _literal(values: list[Any]) -> Any:
+    if values and all(isinstance(v, str) for v in values):
+        return Literal[tuple(values)]
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return Literal[tuple(values)]
+    return Any
+
+
+def _union(types: list[Any]) -> Any:
+    if not types or Any in types:
+        return Any
+    union = types[0]
+    for t in types[1:]:
+        union = union | t
+    try:  # msgspec allows only unambiguous unions; anything else validates as Any
+        msgspec.json.Decoder(union)
+    except TypeError:
+        return Any
+    return union
+
+
+# --- paths -----------------------------------------------------------------------
+
+
+def _ref(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None  # only local references: a schema never fetches anything
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def resolve(root: dict[str, Any], node: Any) -> dict[str, Any]:
+    """``node`` with local ``$ref`` followed: the target, with the node's other keys
+    laid over it (``{"$ref": …, "description": …}`` keeps its description). A
+    reference that leads nowhere resolves to the node's other keys alone; a
+    non-dict node to ``{}``."""
+    for _ in range(MAX_DEPTH):
+        if not isinstance(node, dict) or "$ref" not in node:
+            break
+        own = {k: v for k, v in node.items() if k != "$ref"}
+        node = {**(_ref(root, node["$ref"]) or {}), **own}
+    return node if isinstance(node, dict) else {}
+
+
+def at_path(root: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The sub-schema at a msgspec path such as ``$.a.b[0]`` (None when unknown)."""
+    node: dict[str, Any] = root
+    for key, index in _STEP.findall(path[1:]):
+        node = resolve(root, node)
+        if key:
+            props = node.get("properties")
+            nxt = props.get(key) if isinstance(props, dict) else None
+        else:  # msgspec writes ``[...]`` for a key of a free-form object
+            nxt = node.get("items") if index != "..." else node.get("additionalProperties")
+        if not isinstance(nxt, dict):
+            return None
+        node = nxt
+    return node
+
+
+# --- explanations ----------------------------------------------------------------
+
+
+def explain(schema: dict[str, Any], detail: str) -> tuple[str, str]:
+    """The path named by a msgspec error (``detail``) and a hint for the model:
+    the names allowed there (unknown field) or the schema at that path, bounded.
+    A missing field's path is the field's own (``$.loc.city``, not ``$.loc``)."""
+    match = _PATH.search(detail)
+    path = match.group(1) if match else "$"
+    where = at_path(schema, path)
+    missing = _MISSING.search(detail)
+    if missing and where is not None:
+        path = f"{path}.{missing.group(1)}"
+        where = at_path(schema, path)
+    if "unknown field" in detail:
+        props = resolve(schema, where or {}).get("properties")
+        names = ", ".join(props) if isinstance(props, dict) and props else "(none)"
+        return path, f"Allowed parameters at `{path}`: {names}."
+    if where is None:
+        return path, ""
+    snippet = json.dumps(resolve(schema, where), ensure_ascii=False)
+    if len(snippet) > _SNIPPET_MAX:
+        snippet = snippet[:_SNIPPET_MAX] + " …"
+    return path, f"`{path}` must match this schema: {snippet}"
