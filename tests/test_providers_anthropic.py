@@ -24,9 +24,11 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.native import NativeCalls
+from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
+from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
 
@@ -257,3 +259,44 @@ def test_tool_choice_by_name_and_base_url_with_v1() -> None:
     )
     assert provider.request_body(request)["tool_choice"] == {"type": "tool", "name": "t"}
     assert provider._url() == "https://gw.example/anthropic/v1/messages"
+
+
+async def test_prompt_mode_tool_messages_go_as_user_text(anyio_backend: str) -> None:
+    transcript = Transcript()
+    transcript.user("add 1 and 2")
+    call = ToolCall(id="call_0_0", name="add", arguments={"a": 1, "b": 2})
+    transcript.assistant("", calls=(call,))
+    transcript.result(call, "3")
+    messages = tuple(project(transcript, "json_object", []))
+    assert [m.role for m in messages][-2:] == ["tool", "user"]  # what project sends
+    seen: list[httpx.Request] = []
+    await collect(
+        AnthropicMessages("c", client=mock(STOP, seen=seen)), ModelRequest(messages=messages)
+    )
+    sent = json.loads(seen[0].content)["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]  # still alternating
+    assert sent[2]["content"] == [
+        {"type": "text", "text": 'Tool result (add):\n{"tool": "add", "result": "3"}'},
+        {"type": "text", "text": messages[-1].content},
+    ]
+
+
+async def test_native_results_stay_tool_results_and_strays_become_text(anyio_backend: str) -> None:
+    messages = (
+        ChatMessage(role="user", content="go"),
+        ChatMessage(
+            role="assistant",
+            content="",
+            tool_calls=(NativeCall(id="t1", name="add", arguments={}),),
+        ),
+        ChatMessage(role="tool", content="3", tool_call_id="t1", name="add"),
+        ChatMessage(role="tool", content="again", tool_call_id="t1", name="add"),  # answered
+    )
+    seen: list[httpx.Request] = []
+    await collect(
+        AnthropicMessages("c", client=mock(STOP, seen=seen)), ModelRequest(messages=messages)
+    )
+    assert json.loads(seen[0].content)["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "3"},
+        {"type": "text", "text": "Tool result (add):\nagain"},
+    ]

@@ -27,10 +27,12 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.native import NativeCalls
+from streamtools.prompts import project
 from streamtools.providers import OpenAIChat
 from streamtools.providers.base import StopCutter, retry_after_seconds
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
+from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
 
@@ -435,3 +437,31 @@ async def test_injected_client_is_not_closed(anyio_backend: str) -> None:
         assert text_of(await collect(provider)) == "one"
         assert text_of(await collect(provider)) == "two"
         assert not client.is_closed
+
+
+def prompt_mode_messages() -> tuple[ChatMessage, ...]:
+    """json_object results as ``project`` writes them: tool messages after a text call."""
+    transcript = Transcript()
+    transcript.user("add 1 and 2")
+    call = ToolCall(id="call_0_0", name="add", arguments={"a": 1, "b": 2})
+    transcript.assistant("", calls=(call,))
+    transcript.result(call, "3")
+    return tuple(project(transcript, "json_object", []))
+
+
+async def test_prompt_mode_tool_messages_go_as_user_text(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    messages = prompt_mode_messages()
+    assert [m.role for m in messages][-2:] == ["tool", "user"]  # what project sends
+    stray = ChatMessage(role="tool", content="late", tool_call_id="c9")  # answers no call
+    request = ModelRequest(messages=(*messages, stray))
+    await collect(OpenAIChat("gpt", client=mock(sse("data: [DONE]\n\n"), seen=seen)), request)
+    sent = json.loads(seen[0].content)["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "user", "user"]
+    assert sent[3] == {
+        "role": "user",
+        "content": 'Tool result (add):\n{"tool": "add", "result": "3"}',
+    }
+    assert sent[4]["content"] == messages[-1].content
+    assert sent[5] == {"role": "user", "content": "Tool result:\nlate"}
+    assert not any("tool_call_id" in m for m in sent)

@@ -26,9 +26,11 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 
 Request: system messages are joined into the top-level ``system``; native
 calls become ``tool_use`` blocks and tool results ``tool_result`` blocks in a
-user message; consecutive messages of one role are merged (the API expects
-turns to alternate); ``stop`` becomes ``stop_sequences``; ``max_tokens`` is
-required by the API, so the provider's default fills it.
+user message (a tool message that answers no ``tool_use``, as prompt dialects
+send, is user text instead: see ``streamtools.providers.bodies``); consecutive
+messages of one role are merged (the API expects turns to alternate); ``stop``
+becomes ``stop_sequences``; ``max_tokens`` is required by the API, so the
+provider's default fills it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.providers.base import HTTPProvider
+from streamtools.providers.bodies import answerable_only
 
 __all__ = ["AnthropicMessages"]
 
@@ -126,7 +129,7 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
 def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[str, Any]]]:
     system = [m.content for m in messages if m.role == "system"]
     out: list[dict[str, Any]] = []
-    for msg in messages:
+    for msg in answerable_only(messages):
         if msg.role == "system":
             continue
         role = "assistant" if msg.role == "assistant" else "user"

@@ -45,6 +45,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.providers.base import HTTPProvider
+from streamtools.providers.bodies import function_tools
 
 __all__ = ["OllamaChat"]
 
@@ -149,17 +150,7 @@ class OllamaChat(HTTPProvider):
         if options:
             body["options"] = options
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = function_tools(request.tools)
         return body
 
     async def _decode(

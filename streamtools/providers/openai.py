@@ -23,6 +23,9 @@ honoured:
   and ``id`` untouched; ``streamtools.native.NativeCalls`` sorts out servers
   that reuse index 0 for parallel calls. A server that sends ``arguments`` as an
   object instead of JSON text gets it re-encoded.
+* A ``tool`` message that answers no native call of the assistant message
+  before it (prompt dialects send results that way) goes as user text, which
+  the API accepts (see ``streamtools.providers.bodies``).
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
 """
@@ -47,6 +50,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.providers.base import HTTPProvider
+from streamtools.providers.bodies import answerable_only, function_tools
 
 __all__ = ["OpenAIChat"]
 
@@ -180,7 +184,7 @@ class OpenAIChat(HTTPProvider):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [_message(m) for m in request.messages],
+            "messages": [_message(m) for m in answerable_only(request.messages)],
             "stream": True,
         }
         if self.stream_usage:
@@ -188,17 +192,7 @@ class OpenAIChat(HTTPProvider):
         if request.stop and self.supports_stop:
             body["stop"] = list(request.stop)
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = function_tools(request.tools)
             if request.tool_choice is not None:
                 body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.temperature is not None:

@@ -1,0 +1,62 @@
+"""Request-body pieces that more than one adapter builds the same way.
+
+Theory of operation
+-------------------
+``streamtools.prompts.project`` writes results as ``role="tool"`` messages in
+two cases: native mode (the preceding assistant message carries the matching
+``tool_calls``) and the prompt dialects whose results are tool messages
+(``json_object``, ``command``), where the call is text and no native call
+precedes the result. OpenAI and Anthropic reject a tool message whose id
+matches no call of the assistant message it answers, so ``answerable_only``
+rewrites every such tool message as user text (``Tool result (NAME):`` and the
+content). A tool message is answerable when its id names a call of the latest
+assistant message and only other tool messages stand between them; a user or
+system message in between ends the answering. Ollama takes tool messages as
+they are and does not use this.
+
+``function_tools`` is the ``{"type": "function", "function": {...}}`` shape
+that OpenAI and Ollama share for native tool definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from streamtools.model import ChatMessage, ToolSpec
+
+__all__ = ["answerable_only", "function_tools", "result_as_text"]
+
+
+def result_as_text(msg: ChatMessage) -> ChatMessage:
+    """A tool message with no native call to answer, as the user text that carries it."""
+    head = f"Tool result ({msg.name}):" if msg.name else "Tool result:"
+    return ChatMessage(role="user", content=f"{head}\n{msg.content}")
+
+
+def answerable_only(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with every tool message that answers no native call made user text."""
+    out: list[ChatMessage] = []
+    open_ids: set[str] = set()  # calls of the latest assistant message not answered yet
+    for msg in messages:
+        if msg.role == "tool":
+            if msg.tool_call_id is not None and msg.tool_call_id in open_ids:
+                open_ids.discard(msg.tool_call_id)
+                out.append(msg)
+            else:
+                out.append(result_as_text(msg))
+            continue
+        open_ids = {c.id for c in msg.tool_calls} if msg.role == "assistant" else set()
+        out.append(msg)
+    return out
+
+
+def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Native tool definitions in the OpenAI (and Ollama) function shape."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
