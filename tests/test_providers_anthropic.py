@@ -124,6 +124,13 @@ async def test_overloaded_529_is_retried(anyio_backend: str) -> None:
     assert chunks[0] == TextChunk(text="ok")
 
 
+async def test_rate_limit_without_retries_carries_retry_after(anyio_backend: str) -> None:
+    async with FakeServer([Reply(status=429, retry_after=2)], wire="anthropic") as s:
+        with pytest.raises(ProviderError) as info:
+            await collect(AnthropicMessages("c", base_url=s.base_url, max_retries=0))
+    assert info.value.status == 429 and info.value.retry_after == 2.0
+
+
 async def test_api_error_body_reaches_the_user(anyio_backend: str) -> None:
     body = (
         '{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}'

@@ -54,13 +54,16 @@ def mock(
     status: int = 200,
     ctype: str = "text/event-stream",
     seen: list[httpx.Request] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> httpx.AsyncClient:
     data = body.encode() if isinstance(body, str) else body
 
     def handler(request: httpx.Request) -> httpx.Response:
         if seen is not None:
             seen.append(request)
-        return httpx.Response(status, headers={"content-type": ctype}, content=data)
+        return httpx.Response(
+            status, headers={"content-type": ctype, **(headers or {})}, content=data
+        )
 
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
@@ -148,6 +151,7 @@ async def test_retries_are_bounded(anyio_backend: str) -> None:
             await collect(provider)
         assert len(server.requests) == 2 and server.pending == 1
     assert info.value.status == 500 and info.value.retryable
+    assert info.value.retry_after is None  # the server asked for nothing
 
 
 async def test_retry_after_longer_than_the_cap_raises_at_once(anyio_backend: str) -> None:
@@ -157,6 +161,17 @@ async def test_retry_after_longer_than_the_cap_raises_at_once(anyio_backend: str
             await collect(provider)
         assert len(server.requests) == 1
     assert info.value.status == 429 and info.value.retryable
+    assert info.value.retry_after == 3600.0  # the caller can wait as asked
+
+
+async def test_retry_after_as_an_http_date_reaches_the_error(anyio_backend: str) -> None:
+    past = "Wed, 21 Oct 2015 07:28:10 GMT"  # a date already gone: retry now
+    client = mock(
+        '{"error": "busy"}', status=503, ctype="application/json", headers={"retry-after": past}
+    )
+    with pytest.raises(ProviderError) as info:
+        await collect(OpenAIChat("m", client=client, max_retries=0))
+    assert info.value.status == 503 and info.value.retry_after == 0.0
 
 
 async def test_no_retry_after_the_first_byte(anyio_backend: str) -> None:

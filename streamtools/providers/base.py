@@ -16,7 +16,8 @@ here, in ``HTTPProvider``:
   doubled per attempt, capped at ``retry_max_wait``). A ``retry-after`` header
   (seconds or HTTP date) replaces the computed wait; if it asks for longer than
   ``retry_max_wait`` the error is raised at once with ``retryable=True``
-  rather than waiting less than the server asked. Once a 2xx response is
+  rather than waiting less than the server asked; ``ProviderError.retry_after``
+  carries the server's figure to the caller either way. Once a 2xx response is
   accepted nothing is retried: a streamed answer that has started is never
   silently restarted (the consumer may have shown or acted on it).
 * **Failing mid-stream.** After the first byte, failures are data: a cut
@@ -279,7 +280,7 @@ class HTTPProvider:
                 wait: float | None = None
             else:
                 error = self._status_error(response, raw)
-                wait = retry_after_seconds(response.headers)
+                wait = error.retry_after
             if not error.retryable or attempt >= self.max_retries:
                 raise error
             if wait is None:
@@ -321,7 +322,13 @@ class HTTPProvider:
         detail = _error_detail(body, ctype)
         if detail:
             message += f": {detail}"
-        return ProviderError(message, status=status, body=body, retryable=retryable)
+        return ProviderError(
+            message,
+            status=status,
+            body=body,
+            retryable=retryable,
+            retry_after=retry_after_seconds(response.headers),
+        )
 
     async def _guard(
         self, response: httpx.Response, request: ModelRequest
