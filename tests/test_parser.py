@@ -41,7 +41,8 @@ class SchemaCatalog:
                 return f"missing required parameter {key!r}."
         for key, value in arguments.items():
             want = props.get(key, {}).get("type")
-            if want == "number" and not isinstance(value, int | float):
+            # JSON Schema: a boolean is not a number (Python's bool is an int)
+            if want == "number" and (not isinstance(value, int | float) or isinstance(value, bool)):
                 return f"Expected `number`, got `{type(value).__name__}` - at `$.{key}`."
             if want == "string" and not isinstance(value, str):
                 return f"Expected `str` - at `$.{key}`."

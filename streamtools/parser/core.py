@@ -54,7 +54,8 @@ Decisions
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``
 (characters handed to the scanners, counting re-examined held text: the work
-measure behind the linear-time tests).
+measure behind the linear-time tests; deltas a fast path passes on whole, after
+C-level ``in`` tests only, are not counted).
 """
 
 from __future__ import annotations
@@ -129,13 +130,16 @@ class Parser:
         self._opened = False  # a call has been opened (for ``once`` dialects)
         self._ws = ""  # whitespace held under ``drop_outer_whitespace``
         self._closed: str | None = None  # why no more input is accepted
-        # up to three marker-start characters, tested with ``in`` (the cheapest test
-        # CPython has); with more, "" skips that test (``"" in s`` is true) for a loop
-        starts = sorted({m[0] for m in self._text.markers})
-        self._starts = tuple(starts)
-        self._many = len(starts) > 3  # then a loop over them instead
-        self._s1, self._s2, self._s3 = ("", "", "") if self._many else (starts * 3)[:3]
-        self._fast = not self.syntax.drop_outer_whitespace  # TEXT mode, nothing held
+        # The fast path tests a delta for marker-start characters with ``in`` (the
+        # cheapest test CPython has): ``_s1``/``_s2`` are the (at most two) start
+        # characters, or both "" while the path is off ("" is in every string, so the
+        # one test says both "on" and "no marker can start here"). With more start
+        # characters (stop strings) a loop over ``_starts`` takes over.
+        self._starts = tuple(sorted({m[0] for m in self._text.markers}))
+        self._many = len(self._starts) > 2
+        self._fast = False  # TEXT mode, nothing held: the fast path applies
+        self._s1 = self._s2 = ""
+        self._set_fast(not self.syntax.drop_outer_whitespace)
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
         # measure tests use to prove linear time without timing anything
@@ -158,15 +162,9 @@ class Parser:
 
     def feed(self, delta: str) -> list[ParserEvent]:
         """Consume one delta of model text; return the events it makes certain."""
-        if (
-            self._fast  # TEXT mode, nothing held: the fast path, if no marker can start here
-            and self._s1 not in delta
-            and self._s2 not in delta
-            and self._s3 not in delta
-            and delta
-        ):
+        if self._s1 not in delta and self._s2 not in delta and delta:
+            # the fast path: no marker can start in this delta (see ``_set_fast``)
             self._prev = delta
-            self.examined += len(delta)
             return [TextDelta(text=delta)]
         if self._many and self._fast and delta:
             for c in self._starts:
@@ -174,14 +172,12 @@ class Parser:
                     break
             else:
                 self._prev = delta
-                self.examined += len(delta)
                 return [TextDelta(text=delta)]
         body = self._body
         if body is not None and not self._held and delta:
             # the call fast path: plain content inside a string value
             fast = body.fast(delta)
             if fast is not None:
-                self.examined += len(delta)
                 if self._max_buffer is not None and body.size > self._max_buffer:
                     self._closed = "ERROR"
                     self._body = None
@@ -212,15 +208,17 @@ class Parser:
                 self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"
-            self._fast = False
+            self._set_fast(False)
             self._body = None
             raise
-        self._fast = (
+        fast = (
             self._mode == TEXT
             and not self._held
             and not self._ws
             and not self.syntax.drop_outer_whitespace
         )
+        if fast != self._fast:
+            self._set_fast(fast)
         held = len(self._held)
         body = self._body
         if body is not None:  # text held inside a decided call is not text hold-back
@@ -234,7 +232,7 @@ class Parser:
         if self._closed is not None:
             raise ParserStateError(f"can't end in state {self._closed}")
         self._closed = "ENDED"
-        self._fast = False
+        self._set_fast(False)
         reason = finish_reason or "stop"
         out: list[ParserEvent] = []
         s, self._held = self._held, ""
@@ -243,6 +241,13 @@ class Parser:
         self._ws = ""  # whitespace around a json_object reply is not text
         out.append(Finish(reason=reason, stop_sequence=self._stop_hit))
         return out
+
+    def _set_fast(self, on: bool) -> None:
+        self._fast = on
+        if on and not self._many:
+            self._s1, self._s2 = self._starts[0], self._starts[-1]
+        else:
+            self._s1 = self._s2 = ""
 
     # -- the loop ---------------------------------------------------------------
 
