@@ -211,14 +211,14 @@ class Parser:
             self._set_fast(False)
             self._body = None
             raise
-        fast = (
+        on = (
             self._mode == TEXT
             and not self._held
             and not self._ws
             and not self.syntax.drop_outer_whitespace
         )
-        if fast != self._fast:
-            self._set_fast(fast)
+        if on != self._fast:
+            self._set_fast(on)
         held = len(self._held)
         body = self._body
         if body is not None:  # text held inside a decided call is not text hold-back
