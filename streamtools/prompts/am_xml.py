@@ -152,6 +152,14 @@ class AmXmlRenderer(Renderer):
     results_role = "user"
     lenient_arguments = True
     raw_start = re.compile(r"\s*<am:tool_call\b")
+    call_form = (
+        '<am:tool_call name="TOOL_NAME">\n<PARAMETER_NAME>value</PARAMETER_NAME>\n</am:tool_call>'
+    )
+    results_rule = (
+        "After </am:tool_call>, stop and wait: the result comes back in an "
+        "<am:tool_result> element (or <am:tool_error> if the call failed). "
+        "Never write results yourself."
+    )
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         lines = ["# Tools", "", "<am:tools>"]
@@ -174,33 +182,19 @@ class AmXmlRenderer(Renderer):
         return "\n".join(lines)
 
     def instructions(self) -> str:
-        return "\n".join(
-            [
-                "# How to call a tool",
-                "",
-                "To call a tool, write an am:tool_call element with the tool's name, "
-                "and one child element per parameter:",
-                "",
-                '<am:tool_call name="TOOL_NAME">',
-                "<PARAMETER_NAME>value</PARAMETER_NAME>",
-                "</am:tool_call>",
-                "",
-                "- Write strings as plain text; put text containing < or & inside "
-                "<![CDATA[ ... ]]>.",
-                "- Write numbers and true/false as they are; write arrays and objects as JSON.",
-                "- Leave out optional parameters you do not need.",
-                "- After </am:tool_call>, stop and wait: the result comes back in an "
-                "<am:tool_result> element (or <am:tool_error> if the call failed). "
-                "Never write results yourself.",
-                "- Call only the tools listed above. When you have what you need, "
-                "answer in plain text without any tool call.",
-            ]
+        return self.protocol(
+            "To call a tool, write an am:tool_call element with the tool's name, "
+            "and one child element per parameter:",
+            "Write strings as plain text; put text containing < or & inside <![CDATA[ ... ]]>.",
+            "Write numbers and true/false as they are; write arrays and objects as JSON.",
+            "Leave out optional parameters you do not need.",
         )
 
     def request_instructions(self) -> str:
         return (
             "To get the full definitions of the ones you need, write "
-            "<am:request_tools>name_one, name_two</am:request_tools> and stop."
+            "<am:request_tools>name_one, name_two</am:request_tools> and stop; "
+            "they are added for your next reply."
         )
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
@@ -232,7 +226,5 @@ class AmXmlRenderer(Renderer):
     def format_reminder(self) -> str:
         return (
             "Write tool calls exactly in this form, one child element per parameter, "
-            "and stop after the closing tag:\n"
-            '<am:tool_call name="TOOL_NAME">\n<PARAMETER_NAME>value</PARAMETER_NAME>\n'
-            "</am:tool_call>"
+            f"and stop after the closing tag:\n{self.call_form}"
         )

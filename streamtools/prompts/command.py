@@ -19,53 +19,28 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from streamtools.prompts.renderer import (
-    ReadResult,
-    Renderer,
-    json_result,
-    json_text,
-    read_json_result,
-)
+from streamtools.prompts.renderer import json_text
+from streamtools.prompts.results import JsonResults
 
 __all__ = ["CommandRenderer"]
 
 
-class CommandRenderer(Renderer):
+class CommandRenderer(JsonResults):
     name = "command"
-    results_role = "tool"
     raw_start = re.compile(r"\s*@tool\b")
+    call_form = '@tool TOOL_NAME {"PARAMETER": "value"}'
+    call_noun = "@tool line"
 
     def instructions(self) -> str:
-        return "\n".join(
-            [
-                "# How to call a tool",
-                "",
-                "To call a tool, write one line: `@tool`, the tool's name, and its "
-                "arguments as a JSON object on the same line:",
-                '@tool TOOL_NAME {"PARAMETER": "value"}',
-                "",
-                "- One call per line; the line must start with @tool.",
-                '- After your calls, stop: each result comes back as {"tool": "TOOL_NAME", '
-                '"result": "…"} (or "error" if the call failed). Never write results yourself.',
-                "- Call only the tools listed above. When you have what you need, "
-                "answer in plain text without any @tool line.",
-            ]
+        return self.protocol(
+            "To call a tool, write one line: `@tool`, the tool's name, and its "
+            "arguments as a JSON object on the same line:",
+            "One call per line; the line must start with @tool. Keep the JSON on that "
+            "line: write a line break inside a string as \\n.",
         )
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return f"@tool {name} {json_text(arguments)}"
 
-    def render_result(self, name: str, content: str, *, call_id: str) -> str:
-        return json_result(name, content, error=False)
-
-    def render_error(self, name: str, message: str, *, call_id: str) -> str:
-        return json_result(name, message, error=True)
-
-    def read_result(self, text: str) -> ReadResult | None:
-        return read_json_result(text)
-
     def format_reminder(self) -> str:
-        return (
-            "Write each tool call exactly as one line of its own:\n"
-            '@tool TOOL_NAME {"PARAMETER": "value"}'
-        )
+        return f"Write each tool call exactly as one line of its own:\n{self.call_form}"

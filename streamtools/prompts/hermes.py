@@ -38,6 +38,15 @@ class HermesRenderer(Renderer):
     stop_marker = "</tool_call>"
     results_role = "user"
     raw_start = re.compile(r"\s*<tool_call>")
+    call_form = (
+        '<tool_call>\n{"name": "FUNCTION_NAME", "arguments": {"PARAMETER": "value"}}\n</tool_call>'
+    )
+    tool_word = "function"
+    results_rule = (
+        "After </tool_call>, stop and wait: each result comes back between <tool_response> "
+        'and </tool_response> as {"name": "FUNCTION_NAME", "content": "…"} (or "error" '
+        'instead of "content" if the call failed). Never write responses yourself.'
+    )
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         lines = [
@@ -58,22 +67,10 @@ class HermesRenderer(Renderer):
         return "\n".join(lines)
 
     def instructions(self) -> str:
-        return "\n".join(
-            [
-                "# How to call a function",
-                "",
-                "To call a function, write a JSON object with its name and arguments "
-                "between <tool_call> and </tool_call>:",
-                "<tool_call>",
-                '{"name": "FUNCTION_NAME", "arguments": {"PARAMETER": "value"}}',
-                "</tool_call>",
-                "",
-                "- The arguments must be valid JSON matching the function's parameters.",
-                "- After </tool_call>, stop and wait: each result comes back between "
-                "<tool_response> and </tool_response>. Never write responses yourself.",
-                "- Call only the functions listed above. When you have what you need, "
-                "answer in plain text without any tool call.",
-            ]
+        return self.protocol(
+            "To call a function, write a JSON object with its name and arguments "
+            "between <tool_call> and </tool_call>:",
+            "The arguments must be valid JSON matching the function's parameters.",
         )
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
@@ -103,8 +100,4 @@ class HermesRenderer(Renderer):
         return str(data["name"]), str(data.get("content", "")), False
 
     def format_reminder(self) -> str:
-        return (
-            "Write each function call exactly in this form and stop after it:\n"
-            '<tool_call>\n{"name": "FUNCTION_NAME", "arguments": {"PARAMETER": "value"}}\n'
-            "</tool_call>"
-        )
+        return f"Write each function call exactly in this form and stop after it:\n{self.call_form}"

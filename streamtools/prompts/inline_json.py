@@ -19,56 +19,28 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from streamtools.prompts.renderer import (
-    REASONING_TAG,
-    ReadResult,
-    Renderer,
-    json_text,
-    plain_result,
-    read_plain_result,
-)
+from streamtools.prompts.renderer import REASONING_TAG, json_text
+from streamtools.prompts.results import PlainResults
 
 __all__ = ["InlineJsonRenderer"]
 
-_DANGER = re.compile(r'"tool"\s*:|' + REASONING_TAG, re.IGNORECASE)
 
-
-class InlineJsonRenderer(Renderer):
+class InlineJsonRenderer(PlainResults):
     name = "inline_json"
-    results_role = "user"
     raw_start = re.compile(r'\s*\{\s*"tool"')
+    result_danger = re.compile(r'"tool"\s*:|' + REASONING_TAG, re.IGNORECASE)
+    call_form = '{"tool": "TOOL_NAME", "arguments": {"PARAMETER": "value"}}'
+    call_noun = "call object"
 
     def instructions(self) -> str:
-        return "\n".join(
-            [
-                "# How to call a tool",
-                "",
-                "To call a tool, write a JSON object with the tool's name and arguments "
-                "on a line of its own:",
-                '{"tool": "TOOL_NAME", "arguments": {"PARAMETER": "value"}}',
-                "",
-                "- You may write text around it and call several tools in one reply.",
-                "- After your calls, stop: the results come back in the next message, "
-                "each under a line `Tool Result (TOOL_NAME):`. Never write results yourself.",
-                "- Call only the tools listed above. When you have what you need, "
-                "answer in plain text without any call object.",
-            ]
+        return self.protocol(
+            "To call a tool, write a JSON object with the tool's name and arguments:",
+            "Put each call on a line of its own, as valid JSON. You may write text "
+            "before and after the call lines, and call several tools in one reply.",
         )
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return json_text({"tool": name, "arguments": arguments})
 
-    def render_result(self, name: str, content: str, *, call_id: str) -> str:
-        return plain_result(name, content, error=False, danger=_DANGER)
-
-    def render_error(self, name: str, message: str, *, call_id: str) -> str:
-        return plain_result(name, message, error=True, danger=_DANGER)
-
-    def read_result(self, text: str) -> ReadResult | None:
-        return read_plain_result(text)
-
     def format_reminder(self) -> str:
-        return (
-            "Write each tool call exactly in this form, on a line of its own:\n"
-            '{"tool": "TOOL_NAME", "arguments": {"PARAMETER": "value"}}'
-        )
+        return f"Write each tool call exactly in this form, on a line of its own:\n{self.call_form}"

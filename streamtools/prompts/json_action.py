@@ -19,62 +19,37 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from streamtools.prompts.renderer import (
-    REASONING_TAG,
-    ReadResult,
-    Renderer,
-    json_text,
-    plain_result,
-    read_plain_result,
-)
+from streamtools.prompts.renderer import REASONING_TAG, json_text
+from streamtools.prompts.results import PlainResults
 
 __all__ = ["JsonActionRenderer"]
 
 FENCE = "```"
-_DANGER = re.compile(r"```|" + REASONING_TAG, re.IGNORECASE)
 
 
-class JsonActionRenderer(Renderer):
+class JsonActionRenderer(PlainResults):
     name = "json_action"
-    results_role = "user"
     raw_start = re.compile(r"\s*```")
+    result_danger = re.compile(r"```|" + REASONING_TAG, re.IGNORECASE)
+    call_form = (
+        f"{FENCE}json action\n"
+        '{"tool": "TOOL_NAME", "parameters": {"PARAMETER": "value"}}\n'
+        f"{FENCE}"
+    )
+    call_noun = "json action block"
 
     def instructions(self) -> str:
-        return "\n".join(
-            [
-                "# How to call a tool",
-                "",
-                "To call a tool, write a fenced code block tagged `json action` that holds "
-                "one JSON object with the tool's name and parameters:",
-                "",
-                f"{FENCE}json action",
-                '{"tool": "TOOL_NAME", "parameters": {"PARAMETER": "value"}}',
-                FENCE,
-                "",
-                "- One block per call; you may write several blocks in one reply.",
-                "- After your blocks, stop: the results come back in the next message. "
-                "Never write results yourself.",
-                "- Call only the tools listed above. When you have what you need, "
-                "answer in plain text without any block.",
-            ]
+        return self.protocol(
+            "To call a tool, write a fenced code block tagged `json action` that holds "
+            "one JSON object with the tool's name and parameters:",
+            "One block per call; you may write several blocks in one reply.",
         )
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         body = json_text({"tool": name, "parameters": arguments}, escape="`")
         return f"{FENCE}json action\n{body}\n{FENCE}"
 
-    def render_result(self, name: str, content: str, *, call_id: str) -> str:
-        return plain_result(name, content, error=False, danger=_DANGER)
-
-    def render_error(self, name: str, message: str, *, call_id: str) -> str:
-        return plain_result(name, message, error=True, danger=_DANGER)
-
-    def read_result(self, text: str) -> ReadResult | None:
-        return read_plain_result(text)
-
     def format_reminder(self) -> str:
         return (
-            "Write each tool call exactly in this form, as its own fenced block:\n"
-            f'{FENCE}json action\n{{"tool": "TOOL_NAME", "parameters": {{"PARAMETER": "value"}}}}\n'
-            f"{FENCE}"
+            f"Write each tool call exactly in this form, as its own fenced block:\n{self.call_form}"
         )

@@ -27,13 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from streamtools.prompts.renderer import (
-    ReadResult,
-    Renderer,
-    json_result,
-    json_text,
-    read_json_result,
-)
+from streamtools.prompts.renderer import json_text
+from streamtools.prompts.results import JsonResults
 from streamtools.transcript import ToolCall
 
 __all__ = ["THOUGHT_MAX", "JsonObjectRenderer"]
@@ -41,12 +36,16 @@ __all__ = ["THOUGHT_MAX", "JsonObjectRenderer"]
 THOUGHT_MAX = 200
 
 
-class JsonObjectRenderer(Renderer):
+class JsonObjectRenderer(JsonResults):
     name = "json_object"
-    results_role = "tool"
     format_always = True  # even without tools, a reply must be one JSON object
     one_call_per_reply = True
     raw_start = re.compile(r'\s*\{\s*"(thought|action)"')
+    call_form = (
+        '{"thought": "why, in one short sentence", "action": {"tool": "TOOL_NAME", '
+        '"args": {"PARAMETER": "value"}}}'
+    )
+    final_form = '{"final": {"content": "your answer"}}'
 
     def instructions(self) -> str:
         return "\n".join(
@@ -57,16 +56,16 @@ class JsonObjectRenderer(Renderer):
                 "before or after it, no code fence.",
                 "",
                 "To call a tool:",
-                '{"thought": "why, in one short sentence", "action": {"tool": "TOOL_NAME", '
-                '"args": {"PARAMETER": "value"}}}',
+                self.call_form,
                 "",
                 "To give your final answer:",
-                '{"final": {"content": "your answer"}}',
+                self.final_form,
                 "",
                 f"- Keep the thought under {THOUGHT_MAX} characters.",
+                '- Write every string as a JSON string: a line break as \\n, a quote as \\".',
                 "- One action per reply. After an action, stop: the result comes back as "
                 '{"tool": "TOOL_NAME", "result": "…"} (or "error" if the call failed).',
-                "- Call only the tools listed above.",
+                "- Call only the tools defined under # Tools, and only when you need one.",
             ]
         )
 
@@ -92,15 +91,6 @@ class JsonObjectRenderer(Renderer):
     def render_final(self, text: str) -> str:
         return json_text({"final": {"content": text}})
 
-    def render_result(self, name: str, content: str, *, call_id: str) -> str:
-        return json_result(name, content, error=False)
-
-    def render_error(self, name: str, message: str, *, call_id: str) -> str:
-        return json_result(name, message, error=True)
-
-    def read_result(self, text: str) -> ReadResult | None:
-        return read_json_result(text)
-
     def continuation(self) -> str:
         return (
             "Reply with one JSON object: another action if you still need a tool, "
@@ -110,6 +100,5 @@ class JsonObjectRenderer(Renderer):
     def format_reminder(self) -> str:
         return (
             "Reply with exactly one JSON object and nothing else, either\n"
-            '{"thought": "…", "action": {"tool": "TOOL_NAME", "args": {"PARAMETER": "value"}}}\n'
-            'or {"final": {"content": "your answer"}}'
+            f"{self.call_form}\nor {self.final_form}"
         )

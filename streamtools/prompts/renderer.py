@@ -15,9 +15,14 @@ model. ``system_prompt`` is assembled from four parts, in this order:
    used with its own parameter names rather than an unrelated toy.
 
 Each dialect module subclasses ``Renderer`` and supplies the syntax: tool
-definitions, ``render_call`` (a past call as the model would have written it),
-``render_result`` / ``render_error`` (escaped for the dialect), the
-continuation and the format reminder. ``read_result`` is the inverse of
+definitions, ``call_form`` (the call with placeholders, which the instructions
+and the format reminder both show), ``format_call`` (a past call as the model
+would have written it), ``render_result`` / ``render_error`` (escaped for the
+dialect) and the continuation. ``protocol`` lays the instructions out the same
+way for every dialect (intro, call form, the dialect's rules, how results come
+back, when to answer instead), so the dialects differ only where their syntax
+does. The four JSON-family dialects share two result forms, each a base class
+in ``streamtools.prompts.results``. ``read_result`` is the inverse of
 ``render_result``/``render_error``; tests use it to prove escaping is lossless.
 
 Escaping rule: a tool's output is data. Whatever it contains (closing tags,
@@ -40,16 +45,13 @@ from streamtools.schema import resolve
 from streamtools.transcript import ToolCall
 
 __all__ = [
+    "REASONING_TAG",
     "ReadResult",
     "Renderer",
     "example_arguments",
-    "json_result",
     "json_text",
     "listed",
     "mapping",
-    "read_json_result",
-    "plain_result",
-    "read_plain_result",
     "summary_line",
 ]
 
@@ -73,57 +75,6 @@ def json_text(value: Any, *, escape: str = "", indent: int | None = None) -> str
 
 # Reasoning tags any parser may honour: text carrying one is never shown raw.
 REASONING_TAG = r"<\s*/?\s*(?:think|reasoning)"
-_PLAIN = re.compile(r"\ATool (Result|Error) \(([^)\n]*)\)(, as a JSON string)?:\n(.*)\Z", re.DOTALL)
-# Everything that can start markup in any text dialect, escaped inside the JSON string.
-_PLAIN_ESCAPE = "<>&`@{}"
-_UNSAFE_NAME = re.compile(r"[^\w.:-]")
-
-
-def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str]) -> str:
-    """A result as plain text under a ``Tool Result (name):`` line.
-
-    Content that matches ``danger`` (something the dialect's parser could take
-    as markup) is written as one JSON string instead, with every markup
-    character as a ``\\uXXXX`` escape: a JSON string has no raw newline, fence,
-    brace or tag left, and decoding it gives the content back verbatim.
-    """
-    # The name may be whatever a model wrote (an unknown tool): keep the label inert.
-    label = f"Tool {'Error' if error else 'Result'} ({_UNSAFE_NAME.sub('_', name)})"
-    if danger.search(content):
-        return f"{label}, as a JSON string:\n{json_text(content, escape=_PLAIN_ESCAPE)}"
-    return f"{label}:\n{content}"
-
-
-def read_plain_result(text: str) -> ReadResult | None:
-    """Inverse of ``plain_result``."""
-    match = _PLAIN.match(text)
-    if match is None:
-        return None
-    kind, name, encoded, body = match.groups()
-    try:
-        content = json.loads(body) if encoded else body
-    except ValueError:
-        return None
-    return name, str(content), kind == "Error"
-
-
-def json_result(name: str, content: str, *, error: bool) -> str:
-    """A result as one JSON object (for dialects whose results are tool messages);
-    ``<``, ``>``, ``&`` and ``@`` are escaped so no tag or command can appear in it."""
-    return json_text({"tool": name, "error" if error else "result": content}, escape="<>&@")
-
-
-def read_json_result(text: str) -> ReadResult | None:
-    """Inverse of ``json_result``."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or "tool" not in data:
-        return None
-    if "error" in data:
-        return str(data["tool"]), str(data["error"]), True
-    return str(data["tool"]), str(data.get("result", "")), False
 
 
 def summary_line(spec: ToolSpec) -> str:
@@ -210,6 +161,14 @@ class Renderer:
     format_always: bool = False
     #: the dialect allows one call per reply (``project`` splits multi-call replies)
     one_call_per_reply: bool = False
+    #: the call syntax with placeholders, as the instructions and the reminder show it
+    call_form: str = ""
+    #: what the dialect calls a tool ("function" where the definitions say so)
+    tool_word: str = "tool"
+    #: what a reply without calls must not contain ("answer … without any tool call")
+    call_noun: str = "tool call"
+    #: how results come back: one rule of the instructions
+    results_rule: str = ""
 
     # --- the system prompt ---------------------------------------------------
 
@@ -249,18 +208,32 @@ class Renderer:
     def instructions(self) -> str:
         raise NotImplementedError
 
+    def protocol(self, intro: str, *rules: str) -> str:
+        """Instructions in the one shape all dialects share: heading, ``intro``, the
+        call form, the dialect's own ``rules``, how results come back, and when to
+        answer instead of calling."""
+        answer = (
+            f"Call only the {self.tool_word}s defined under # Tools, and only when you need one. "
+            f"When you have what you need, answer in plain text without any {self.call_noun}."
+        )
+        lines = [f"# How to call a {self.tool_word}", "", intro, "", self.call_form, ""]
+        lines += [f"- {rule}" for rule in (*rules, self.results_rule, answer)]
+        return "\n".join(lines)
+
     def tool_summaries(self, tools: Sequence[ToolSpec]) -> str:
         """Hybrid selection: each tool as ``- name: one line``."""
         lines = [f"- {t.name}: {summary_line(t)}" for t in tools]
         return (
-            "# More tools\n\nThese tools exist but their definitions are not shown. "
+            "# More tools\n\nThese tools exist, but their definitions are not shown. "
             + self.request_instructions()
             + "\n\n"
             + "\n".join(lines)
         )
 
     def request_instructions(self) -> str:
-        return "Ask for the ones you need by name, and their full definitions will be added."
+        # Only am_xml has a way to ask for definitions mid-run (am:request_tools);
+        # promising one here would make a model end its run asking in plain text.
+        return "You cannot call them until their definitions are added."
 
     def example(self, tools: Sequence[ToolSpec]) -> str:
         """A worked example: call, result, a second call, result, final answer."""
@@ -339,16 +312,18 @@ class Renderer:
         )
 
     def format_reminder(self) -> str:
-        raise NotImplementedError
+        """The exact call syntax again, for a model that got it wrong."""
+        return f"Write each {self.tool_word} call exactly in this form:\n{self.call_form}"
 
 
 def _request(calls: Sequence[ToolCall]) -> str:
+    # Bracketed: a stand-in for the user's words, which the model must not echo.
     names = [c.name for c in calls]
     if len(names) == 1:
-        return f"a request that needs `{names[0]}`."
+        return f"(a request that needs `{names[0]}`)"
     if names[0] == names[1]:
-        return f"a request that needs `{names[0]}` twice."
-    return f"a request that needs `{names[0]}` and then `{names[1]}`."
+        return f"(a request that needs `{names[0]}` twice)"
+    return f"(a request that needs `{names[0]}`, then `{names[1]}`)"
 
 
 def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
