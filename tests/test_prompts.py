@@ -15,6 +15,8 @@ from streamtools.errors import UnknownDialectError
 from streamtools.model import ToolSpec
 from streamtools.prompts import RENDERERS, get_renderer, summary_line
 from streamtools.prompts.am_xml import cdata
+from streamtools.prompts.renderer import Renderer
+from streamtools.prompts.results import JsonResults, PlainResults, read_json_result
 from streamtools.tools import ToolRegistry, tool
 from streamtools.transcript import ToolCall
 
@@ -385,3 +387,43 @@ def test_malformed_foreign_schemas_render_and_validate(props: dict[str, object],
         for lenient in (False, True):
             result = reg.check_arguments("foreign.tool", args, lenient=lenient)
             assert result is None or result.startswith("Invalid arguments for tool")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_instructions_state_the_protocol_once_and_consistently(dialect: str) -> None:
+    r = get_renderer(dialect)
+    text = r.instructions()
+    # the call form the instructions show is the one the reminder repeats
+    assert r.call_form and r.call_form in text and r.call_form in r.format_reminder()
+    # the model is told what a failed call looks like, and when not to call at all
+    assert "if the call failed" in text
+    assert "only when you need one" in text and "under # Tools" in text
+    # the example's placeholder request is bracketed: words the model must not echo
+    assert "\nUser: (a request that needs `get_weather`, then `" in r.example(SPECS)
+    # the error form the instructions describe is the one render_error writes
+    error = r.render_error("get_weather", "boom", call_id="c")
+    assert r.read_result(error) == ("get_weather", "boom", True)
+    if isinstance(r, PlainResults):
+        assert error.startswith("Tool Error (get_weather)") and "Tool Error (" in text
+    if isinstance(r, JsonResults):
+        assert read_json_result(error) == ("get_weather", "boom", True)
+        assert r.results_role == "tool" and '"error"' in text
+    family: dict[str, type[Renderer]] = {"json_action": PlainResults, "inline_json": PlainResults}
+    family |= {"command": JsonResults, "json_object": JsonResults}
+    if dialect in family:
+        assert isinstance(r, family[dialect])
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_summaries_promise_only_what_the_dialect_can_do(dialect: str) -> None:
+    summaries = get_renderer(dialect).tool_summaries(SPECS)
+    if dialect == "am_xml":  # the one dialect with a way to ask for definitions mid-run
+        assert "<am:request_tools>name_one, name_two</am:request_tools>" in summaries
+    else:
+        assert "cannot call them until their definitions are added" in summaries
+        assert "ask" not in summaries.lower()
+
+
+def test_json_strings_are_explained_where_a_call_must_stay_on_one_line() -> None:
+    assert "a line break as \\n" in get_renderer("json_object").instructions()
+    assert "write a line break inside a string as \\n" in get_renderer("command").instructions()
