@@ -19,7 +19,17 @@ from streamtools.events import (
 )
 
 PACKAGE = Path(streamtools.__file__).parent
-CORE = ["events.py", "model.py", "errors.py", "tools.py", "transcript.py", "parser", "prompts"]
+CORE = [
+    "events.py",
+    "model.py",
+    "errors.py",
+    "tools.py",
+    "schema.py",
+    "transcript.py",
+    "native.py",
+    "parser",
+    "prompts",
+]
 FORBIDDEN = {"anyio", "asyncio", "httpx", "httpx_sse", "trio", "socket", "starlette", "uvicorn"}
 
 
