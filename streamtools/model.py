@@ -111,12 +111,15 @@ class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True):
 class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):
     """A native tool-call delta. ``index`` as the provider sent it; ``id`` and
     ``name`` appear on the first delta of a call (some servers repeat them, some
-    reuse index 0 for parallel calls and differ only by ``id``)."""
+    reuse index 0 for parallel calls and differ only by ``id``). ``done`` says the
+    wire marked the call complete (with this delta's arguments, if any), so it can
+    run before the reply ends."""
 
     index: int
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+    done: bool = False
 
 
 class UsageChunk(_Chunk, tag="usage", frozen=True, kw_only=True):

@@ -9,7 +9,7 @@ text parser emits, so consumers handle one stream whatever the mode:
     calls = NativeCalls(registry)
     for chunk in call_chunks:
         events += calls.feed(chunk)       # CallStart, ArgsDelta
-    events += calls.end()                 # CallEnd or CallError for every call, in order
+    events += calls.end()                 # CallEnd or CallError for the calls still open
 
 Identity. A chunk belongs to the call its provider ``index`` points at, with
 one exception: a chunk whose ``id`` differs from that call's id starts a new
@@ -22,14 +22,27 @@ Events. ``CallStart`` is emitted as soon as a call's name is known (arguments
 that arrive before the name are held, then released with it). Each argument
 fragment becomes one ``ArgsDelta`` unchanged, so the fragments concatenate to
 the provider's argument text. A call whose arguments are empty gets one
-``ArgsDelta("{}")`` at ``end`` so that the append-only invariant holds: the
+``ArgsDelta("{}")`` when it completes so that the append-only invariant holds: the
 deltas always decode to ``CallEnd.arguments``. Ollama's whole calls are one
 chunk with the full JSON text and need nothing special.
 
-Validation happens at ``end`` (the stream is complete only then): arguments
-that are not a JSON object give ``CallError(reason="invalid_json")``; with a
-catalog, an unknown name gives ``unknown_tool`` and arguments that fail the
-schema ``invalid_arguments``; a call that never got a name is ``malformed``.
+Completion. A call is complete when its chunk says ``done`` (the provider saw
+the wire mark it complete: Anthropic's ``content_block_stop``, the next call
+starting on OpenAI, every Ollama call) or, for the calls still open, at
+``end``. A ``done`` call is validated and ended by that very ``feed``, so the
+runtime can run it while the model is still writing the next one (eager
+dispatch). A call once ended takes nothing more: a later chunk on its index
+(no id, or its own id) that carries a name or arguments becomes a
+``CallError(reason="malformed")`` of its own right away, with a fresh event
+index and id, and the ended call stays as it was (it may be running); a
+repeated bare ``done`` is ignored. A chunk with a new id on that index starts
+a new call as usual.
+
+Validation happens when a call completes (its arguments are whole only
+then): arguments that are not a JSON object give
+``CallError(reason="invalid_json")``; with a catalog, an unknown name gives
+``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
+call that never got a name is ``malformed``.
 ``raw`` is the argument text as the provider sent it. ``end`` returns no
 ``Finish``: the provider's finish reason belongs to the caller.
 
@@ -51,7 +64,7 @@ __all__ = ["NativeCalls"]
 
 
 class _Call:
-    __slots__ = ("index", "provider_id", "id", "name", "parts", "started")
+    __slots__ = ("index", "provider_id", "id", "name", "parts", "started", "ended")
 
     def __init__(self, index: int, provider_id: str | None, prefix: str) -> None:
         self.index = index
@@ -60,6 +73,7 @@ class _Call:
         self.name: str | None = None
         self.parts: list[str] = []
         self.started = False
+        self.ended = False
 
 
 class NativeCalls:
@@ -93,7 +107,13 @@ class NativeCalls:
         if self._ended:
             raise ParserStateError("can't feed NativeCalls after end()")
         call = self._by_index.get(chunk.index)
-        if call is None or (chunk.id and call.provider_id and chunk.id != call.provider_id):
+        if call is not None:
+            new_id = bool(chunk.id) and chunk.id != call.provider_id
+            if call.ended and not new_id:
+                return self._late(call, chunk)
+            if call.ended or (new_id and call.provider_id):
+                call = None  # a new call on an index used before
+        if call is None:
             call = _Call(len(self._calls), chunk.id or None, self._id_prefix)
             self._calls.append(call)
             self._by_index[chunk.index] = call
@@ -113,6 +133,9 @@ class NativeCalls:
             call.started = True
             out.append(CallStart(index=call.index, id=call.id, name=call.name))
             out.extend(ArgsDelta(index=call.index, id=call.id, delta=p) for p in call.parts)
+        if chunk.done:
+            call.ended = True
+            out.extend(self._finish(call))
         return out
 
     def end(self) -> list[ParserEvent]:
@@ -121,8 +144,24 @@ class NativeCalls:
         self._ended = True
         out: list[ParserEvent] = []
         for call in self._calls:
-            out.extend(self._finish(call))
+            if not call.ended:
+                out.extend(self._finish(call))
         return out
+
+    def _late(self, ended: _Call, chunk: CallChunk) -> list[ParserEvent]:
+        """A chunk for a call already ended: it may have run, so nothing is added to it."""
+        if not chunk.arguments and not chunk.name:
+            return []  # a repeated completion mark carries nothing
+        late = _Call(len(self._calls), None, self._id_prefix)
+        late.name, late.ended = chunk.name or ended.name, True
+        late.provider_id = ended.provider_id  # more chunks with that id are late too
+        self._calls.append(late)
+        self._by_index[chunk.index] = late
+        message = (
+            f"Part of a call to {late.name or 'a tool'} arrived after that call was complete "
+            "and was not used. Make each call complete, in one piece."
+        )
+        return [self._error(late, chunk.arguments, "malformed", message)]
 
     def _finish(self, call: _Call) -> list[ParserEvent]:
         raw = "".join(call.parts)

@@ -180,6 +180,58 @@ def test_misuse_raises() -> None:
         calls.end()
 
 
+def test_done_ends_the_call_in_that_feed() -> None:
+    calls = NativeCalls(["add", "mul"])
+    assert calls.feed(CallChunk(index=0, id="a", name="add", arguments='{"a": 1}')) == [
+        CallStart(index=0, id="a", name="add"),
+        ArgsDelta(index=0, id="a", delta='{"a": 1}'),
+    ]
+    first = calls.feed(CallChunk(index=0, done=True))
+    assert first == [CallEnd(index=0, id="a", name="add", arguments={"a": 1}, raw='{"a": 1}')]
+    # Ollama style: a whole call in one chunk starts and ends in one feed.
+    whole = calls.feed(CallChunk(index=1, name="mul", arguments="{}", done=True))
+    assert [type(e) for e in whole] == [CallStart, ArgsDelta, CallEnd]
+    assert calls.end() == []  # nothing left open
+    assert calls.calls == 2
+
+
+def test_done_validates_at_once() -> None:
+    calls = NativeCalls(["add"])
+    calls.feed(CallChunk(index=0, id="a", name="add", arguments="{oops"))
+    bad_json = calls.feed(CallChunk(index=0, done=True))
+    assert len(bad_json) == 1 and isinstance(bad_json[0], CallError)
+    assert bad_json[0].reason == "invalid_json" and bad_json[0].raw == "{oops"
+    nameless = calls.feed(CallChunk(index=1, id="b", arguments="{}", done=True))
+    assert [e.reason for e in nameless if isinstance(e, CallError)] == ["malformed"]
+    unknown = calls.feed(CallChunk(index=2, id="c", name="rm", done=True))
+    assert [e.reason for e in unknown if isinstance(e, CallError)] == ["unknown_tool"]
+    assert calls.end() == []
+
+
+def test_fragments_after_done_are_a_call_error_of_their_own() -> None:
+    calls = NativeCalls(["add"])
+    calls.feed(CallChunk(index=0, id="a", name="add", arguments="{}", done=True))
+    assert calls.feed(CallChunk(index=0, done=True)) == []  # a repeated mark: nothing
+    late = calls.feed(CallChunk(index=0, arguments='"x"}'))
+    assert late == [
+        CallError(
+            index=1,
+            id="call_1",
+            name="add",
+            raw='"x"}',
+            reason="malformed",
+            message="Part of a call to add arrived after that call was complete and was not "
+            "used. Make each call complete, in one piece.",
+        )
+    ]
+    again = calls.feed(CallChunk(index=0, id="a", arguments="!"))  # its own id: still late
+    assert [(e.index, e.reason) for e in again if isinstance(e, CallError)] == [(2, "malformed")]
+    fresh = calls.feed(CallChunk(index=0, id="b", name="add", arguments="{}"))  # a new id
+    assert fresh[0] == CallStart(index=3, id="b", name="add")
+    ends = calls.end()  # the ended calls stay ended
+    assert ends == [CallEnd(index=3, id="b", name="add", arguments={}, raw="{}")]
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: (
@@ -196,11 +248,13 @@ json_values = st.recursive(
     ),
     cuts=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40),
     index_zero=st.booleans(),
+    marked=st.booleans(),
 )
 def test_append_only_any_split(
-    args: list[dict[str, Any]], cuts: list[int], index_zero: bool
+    args: list[dict[str, Any]], cuts: list[int], index_zero: bool, marked: bool
 ) -> None:
-    """The ArgsDelta fragments of each call decode to exactly its CallEnd.arguments."""
+    """The ArgsDelta fragments of each call decode to exactly its CallEnd.arguments,
+    whether calls are marked ``done`` as they complete or only ended at ``end``."""
     chunks: list[CallChunk] = []
     for n, arguments in enumerate(args):
         text = json.dumps(arguments)
@@ -211,6 +265,8 @@ def test_append_only_any_split(
             size = cuts[k % len(cuts)]
             chunks.append(CallChunk(index=index, arguments=text[pos : pos + size]))
             pos, k = pos + size, k + 1
+        if marked:
+            chunks.append(CallChunk(index=index, done=True))
     events = run(chunks)
     ends = [e for e in events if isinstance(e, CallEnd)]
     assert [e.arguments for e in ends] == args

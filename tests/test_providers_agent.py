@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from streamtools.errors import ProviderError
@@ -85,6 +86,35 @@ async def test_native_mode(anyio_backend: str, wire: Wire) -> None:
     assert events[-1] == Final(text="42 and 6.", turns=2)
     assert "multiply" in str(first["tools"])
     assert "42" in str(second["messages"]) and "tool" in str(second["messages"])
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_native_calls_run_while_the_next_is_still_streaming(
+    anyio_backend: str, wire: Wire
+) -> None:
+    """Eager dispatch: the server stalls inside the second call's arguments until
+    the first call's tool has started; without eager dispatch the tool would only
+    start after the stall ran out and the reply was complete."""
+    seen: list[tuple[int, bool]] = []  # (n, whether the reply was stalled mid-call then)
+    calls = (
+        FakeCall(name="probe", arguments={"n": 1, "tag": "early"}),
+        FakeCall(name="probe", arguments={"n": 2, "tag": "x ZZZZ y"}),  # ZZZZ: one piece
+    )
+    reply = Reply(calls=calls, stall_before="ZZZZ", stall=10.0)
+    async with FakeServer([reply, "both ran"], wire=wire) as server:
+
+        @tool
+        async def probe(n: int, tag: str) -> str:
+            """Record when this call ran."""
+            stalled = await anyio.to_thread.run_sync(server.wait_stalled, 0.0 if n > 1 else 5.0)
+            seen.append((n, stalled))
+            server.resume()
+            return tag
+
+        events = await run(Agent(provider(server), [probe], native=True), "go")
+    assert seen == [(1, True), (2, False)]
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["early", "x ZZZZ y"]
+    assert events[-1] == Final(text="both ran", turns=2)
 
 
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:

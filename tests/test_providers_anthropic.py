@@ -174,14 +174,20 @@ async def test_tool_use_deltas_and_max_tokens(anyio_backend: str) -> None:
         + delta(0, {"type": "input_json_delta", "partial_json": ""})
         + delta(0, {"type": "input_json_delta", "partial_json": '{"k": '})
         + delta(0, {"type": "input_json_delta", "partial_json": "1}"})
+        + ev({"type": "content_block_stop", "index": 0})
+        + block(1, {"type": "text", "text": ""})
+        + ev({"type": "content_block_stop", "index": 1})  # not a call: no done
+        + block(2, {"type": "tool_use", "id": "toolu_2", "name": "get", "input": {}})
         + message_delta("max_tokens")
         + STOP
     )
     chunks = await collect(AnthropicMessages("c", client=mock(body)))
-    assert chunks[:3] == [
+    assert chunks[:5] == [
         CallChunk(index=0, id="toolu_1", name="get"),
         CallChunk(index=0, arguments='{"k": '),
         CallChunk(index=0, arguments="1}"),
+        CallChunk(index=0, done=True),  # content_block_stop: the call is complete
+        CallChunk(index=2, id="toolu_2", name="get"),  # cut by max_tokens: never done
     ]
     assert chunks[-1] == FinishChunk(reason="length")
 

@@ -84,11 +84,12 @@ async def test_whole_calls_over_http(anyio_backend: str) -> None:
     assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Two calls."
     calls = [c for c in chunks if isinstance(c, CallChunk)]
     assert calls == [
-        CallChunk(index=0, name="add", arguments='{"a":1}'),
-        CallChunk(index=1, name="add", arguments='{"a":2}'),
+        CallChunk(index=0, name="add", arguments='{"a":1}', done=True),
+        CallChunk(index=1, name="add", arguments='{"a":2}', done=True),
     ]
     native = NativeCalls(["add"])
-    events = [e for c in calls for e in native.feed(c)] + native.end()
+    events = [e for c in calls for e in native.feed(c)]
+    assert native.end() == []  # whole calls end on arrival
     ends = [e for e in events if isinstance(e, CallEnd)]
     assert [(e.id, e.arguments) for e in ends] == [("call_0", {"a": 1}), ("call_1", {"a": 2})]
     assert chunks[-1] == FinishChunk(reason="tool_calls")  # although Ollama said "stop"

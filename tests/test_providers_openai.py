@@ -278,6 +278,46 @@ async def test_arguments_sent_as_an_object_are_reencoded(anyio_backend: str) -> 
     assert chunks[0] == CallChunk(index=0, id="c", name="t", arguments='{"a":1}')
 
 
+def call_delta(
+    index: int, call_id: str | None = None, name: str | None = None, args: str = ""
+) -> Any:
+    call: dict[str, Any] = {"index": index, "function": {"arguments": args}}
+    if call_id is not None:
+        call["id"] = call_id
+    if name is not None:
+        call["function"]["name"] = name
+    return delta(tool_calls=[call])
+
+
+@pytest.mark.parametrize("index_zero", [False, True])
+async def test_a_call_is_done_when_the_next_starts_and_the_last_at_finish(
+    anyio_backend: str, index_zero: bool
+) -> None:
+    second = 0 if index_zero else 1
+    body = sse(
+        call_delta(0, "a", "add", ""),
+        call_delta(0, None, None, '{"x": 1}'),
+        call_delta(second, "b", "mul", "{}"),
+        call_delta(second, "b", None, ""),  # the id repeated: the same call
+        finish("tool_calls"),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert [c for c in chunks if isinstance(c, CallChunk)] == [
+        CallChunk(index=0, id="a", name="add"),
+        CallChunk(index=0, arguments='{"x": 1}'),
+        CallChunk(index=0, done=True),
+        CallChunk(index=second, id="b", name="mul", arguments="{}"),
+        CallChunk(index=second, id="b"),
+        CallChunk(index=second, done=True),
+    ]
+    native = NativeCalls(["add", "mul"])
+    per_chunk = [native.feed(c) for c in chunks if isinstance(c, CallChunk)]
+    assert isinstance(per_chunk[2][-1], CallEnd) and per_chunk[2][-1].id == "a"
+    assert isinstance(per_chunk[5][-1], CallEnd) and per_chunk[5][-1].id == "b"
+    assert native.end() == []
+
+
 @pytest.mark.parametrize(
     ("status", "ctype", "body", "expect"),
     [

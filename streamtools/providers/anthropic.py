@@ -10,7 +10,8 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   anywhere and is skipped.
 * ``content_block_start`` opens block ``index``: ``text``, ``thinking`` or
   ``tool_use`` (with ``id`` and ``name``: a ``CallChunk`` right away, so the
-  ``CallStart`` is early); ``content_block_delta`` carries ``text_delta``,
+  ``CallStart`` is early; its ``content_block_stop`` is a ``done`` chunk, so the
+  call can run before the reply ends); ``content_block_delta`` carries ``text_delta``,
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
   tool_use block); ``signature_delta`` and ``redacted_thinking`` are not
   content and are skipped. The block index is the ``CallChunk.index``.
@@ -231,6 +232,7 @@ class AnthropicMessages(HTTPProvider):
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
         input_tokens: int | None = None
+        tool_blocks: set[int] = set()  # open tool_use blocks: their stop completes the call
         async for sse in events:
             if not sse.data or sse.data.isspace():
                 continue
@@ -247,6 +249,7 @@ class AnthropicMessages(HTTPProvider):
             elif kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
                 if block.type == "tool_use":
+                    tool_blocks.add(event.index)
                     args = msgspec.json.encode(block.input).decode() if block.input else ""
                     yield CallChunk(
                         index=event.index, id=block.id, name=block.name or None, arguments=args
@@ -255,6 +258,9 @@ class AnthropicMessages(HTTPProvider):
                     yield TextChunk(text=block.text)
                 elif block.type == "thinking" and block.thinking:
                     yield ReasoningChunk(text=block.thinking)
+            elif kind == "content_block_stop" and event.index in tool_blocks:
+                tool_blocks.discard(event.index)
+                yield CallChunk(index=event.index, done=True)
             elif kind == "message_start" and event.message and event.message.usage:
                 usage = event.message.usage
                 input_tokens = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0)
@@ -277,6 +283,6 @@ class AnthropicMessages(HTTPProvider):
                 message = f"{err.type or 'error'}: {err.message or sse.data}"
                 yield FinishChunk(reason="error", message=message)
                 return
-            # ping, content_block_stop and unknown event types carry nothing for us
+            # ping, other blocks' stops and unknown event types carry nothing for us
         if finish is not None:
             yield finish

@@ -10,8 +10,9 @@ per line (``application/x-ndjson``), each decoded by one
   ``think``).
 * ``message.tool_calls`` arrive whole: ``function.name`` and ``arguments`` as
   a JSON *object*, no id. Each becomes one ``CallChunk`` with the arguments
-  re-encoded as JSON text and a fresh ``index`` (counting calls in the
-  reply), so ``NativeCalls`` sees distinct calls and names their ids.
+  re-encoded as JSON text, a fresh ``index`` (counting calls in the reply),
+  so ``NativeCalls`` sees distinct calls and names their ids, and ``done``: a
+  whole call is complete on arrival.
 * The last line has ``done: true``, ``done_reason`` and the token counts
   (``prompt_eval_count``, ``eval_count``). Ollama says ``stop`` even when it
   answered with tool calls; the finish is reported as ``tool_calls`` when any
@@ -174,7 +175,7 @@ class OllamaChat(HTTPProvider):
                     fn = call.function or _Function()
                     args = fn.arguments
                     text = args if isinstance(args, str) else _encoder.encode(args or {}).decode()
-                    yield CallChunk(index=calls, name=fn.name or None, arguments=text)
+                    yield CallChunk(index=calls, name=fn.name or None, arguments=text, done=True)
                     calls += 1
             if data.done:
                 if data.prompt_eval_count is not None or data.eval_count is not None:

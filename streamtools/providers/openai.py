@@ -22,7 +22,13 @@ honoured:
 * Tool-call deltas are passed on as ``CallChunk`` with the server's ``index``
   and ``id`` untouched; ``streamtools.native.NativeCalls`` sorts out servers
   that reuse index 0 for parallel calls. A server that sends ``arguments`` as an
-  object instead of JSON text gets it re-encoded.
+  object instead of JSON text gets it re-encoded. Calls stream one after
+  another, so a delta that starts another call (a new ``index``, or a new
+  ``id`` on the same index) completes the previous one, and the finish reason
+  completes the last: each gets a ``done`` chunk then, so it can run while the
+  next is still being written. (A server that interleaved the deltas of
+  parallel calls would see its late fragments become ``malformed`` call
+  errors; none is known to.)
 * A ``tool`` message that answers no native call of the assistant message
   before it (prompt dialects send results that way) goes as user text, which
   the API accepts (see ``streamtools.providers.bodies``).
@@ -117,6 +123,30 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
     return out
 
 
+Current = tuple[int, str | None] | None  # the call being streamed: (index, id)
+
+
+def _call_chunks(tc: _ToolCallDelta, current: Current) -> tuple[list[CallChunk], Current]:
+    """The chunks for one tool-call delta (a ``done`` first if it starts another
+    call) and the call being streamed after it."""
+    out: list[CallChunk] = []
+    call_id = tc.id or None
+    if current is not None:
+        index, known = current
+        if index != tc.index or (call_id and known and call_id != known):
+            out.append(CallChunk(index=index, done=True))
+        else:
+            call_id = known or call_id
+    fn = tc.function
+    args = fn.arguments if fn is not None else None
+    if isinstance(args, dict):
+        args = msgspec.json.encode(args).decode()
+    name = (fn.name or None) if fn is not None else None
+    chunk = CallChunk(index=tc.index, id=tc.id or None, name=name, arguments=args or "")
+    out.append(chunk)
+    return out, (tc.index, call_id)
+
+
 def _tool_choice(choice: str) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
@@ -205,6 +235,8 @@ class OpenAIChat(HTTPProvider):
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
+        # Calls arrive one after another: a delta for another call completes this one.
+        current: Current = None
         async for sse in events:
             data = sse.data
             if sse.event == "error":
@@ -229,19 +261,14 @@ class OpenAIChat(HTTPProvider):
                         yield ReasoningChunk(text=delta.reasoning)
                     if delta.content:
                         yield TextChunk(text=delta.content)
-                    if delta.tool_calls:
-                        for tc in delta.tool_calls:
-                            fn = tc.function
-                            args = fn.arguments if fn is not None else None
-                            if isinstance(args, dict):
-                                args = msgspec.json.encode(args).decode()
-                            yield CallChunk(
-                                index=tc.index,
-                                id=tc.id or None,
-                                name=(fn.name or None) if fn is not None else None,
-                                arguments=args or "",
-                            )
+                    for tc in delta.tool_calls or ():
+                        call_chunks, current = _call_chunks(tc, current)
+                        for call_chunk in call_chunks:
+                            yield call_chunk
                 if choice.finish_reason:
+                    if current is not None:
+                        yield CallChunk(index=current[0], done=True)
+                        current = None
                     reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
                     stop_seq = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                     finish = FinishChunk(reason=reason, stop_sequence=stop_seq)

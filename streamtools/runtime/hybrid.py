@@ -40,6 +40,7 @@ from streamtools.events import (
     CallEnd,
     Event,
     Final,
+    ParserEvent,
     ReasoningDelta,
     TextDelta,
     TurnEnd,
@@ -193,6 +194,7 @@ class HybridAgent:
     ) -> tuple[list[str] | None, str]:
         """Stream the selection turn; the chosen names (None: not called) and the text."""
         calls = NativeCalls([SELECT_TOOLS])
+        ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
         async with self.model.stream(self.selection_request(transcript)) as chunks:
@@ -203,14 +205,14 @@ class HybridAgent:
                 elif isinstance(chunk, ReasoningChunk):
                     await send.send(ReasoningDelta(text=chunk.text))
                 elif isinstance(chunk, CallChunk):
-                    calls.feed(chunk)
+                    ended += calls.feed(chunk)
                 elif isinstance(chunk, UsageChunk):
                     await send.send(
                         Usage(input_tokens=chunk.input_tokens, output_tokens=chunk.output_tokens)
                     )
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        ends = [e for e in calls.end() if isinstance(e, CallEnd)]
+        ends = [e for e in ended + calls.end() if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
             if finish is not None and finish.reason == "error" and not text:
                 raise ProviderError(finish.message or "the model stream ended with an error")

@@ -86,8 +86,10 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     JSON error shape) and ``retry_after`` seconds. ``cut_after=n`` sends n events
     then half of the next and drops the connection; ``error_after=n`` sends an
     in-band error event after n events; ``stall_after=n`` sends n events then
-    nothing for ``stall`` seconds (then goes on; the server stopping ends it); ``delay`` sleeps
-    before each event. ``raw`` is sent verbatim with ``content_type``.
+    nothing for ``stall`` seconds (then goes on; ``FakeServer.resume`` or the
+    server stopping ends it), ``stall_before=text`` the same before the first
+    event that contains ``text``; ``delay`` sleeps before each event. ``raw``
+    is sent verbatim with ``content_type``.
     ``index_zero`` (openai) puts every parallel call on index 0, differing by id.
     """
 
@@ -104,6 +106,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     cut_after: int | None = None
     error_after: int | None = None
     stall_after: int | None = None
+    stall_before: str | None = None
     stall: float = 30.0
     delay: float = 0.0
     index_zero: bool = False
@@ -416,10 +419,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         try:
+            marker = reply.stall_before.encode() if reply.stall_before is not None else None
             for n, frame in enumerate(frames):
-                if reply.stall_after == n and stopping.wait(reply.stall):
+                at_marker = marker is not None and marker in frame
+                if (reply.stall_after == n or at_marker) and self.server.fake._stall(reply.stall):
                     self.close_connection = True  # stopped while stalled: drop the body
                     return
+                if at_marker:
+                    marker = None  # stall once
                 if reply.error_after == n:
                     self._chunk(_inband_error(self.server.fake.wire))
                     break
@@ -463,6 +470,9 @@ class FakeServer:
         self._replies: deque[ScriptItem] = deque(replies)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()  # ends a stall early (resume or stop)
+        self._stalled = threading.Condition(self._lock)
+        self._stalls = 0  # handlers stalled right now
         self._conns: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -495,6 +505,15 @@ class FakeServer:
         with self._lock:
             return len(self._replies)
 
+    def wait_stalled(self, timeout: float) -> bool:
+        """Block until a reply is stalled (True) or ``timeout`` seconds pass (False)."""
+        with self._stalled:
+            return self._stalled.wait_for(lambda: self._stalls > 0, timeout)
+
+    def resume(self) -> None:
+        """End the stall under way now (or else the next one) early."""
+        self._wake.set()
+
     def push(self, *replies: ScriptItem) -> None:
         """Append replies to the script (also while running)."""
         with self._lock:
@@ -503,6 +522,7 @@ class FakeServer:
     def start(self) -> FakeServer:
         if self._httpd is None:
             self._stopping.clear()
+            self._wake.clear()
             self._httpd = _HTTPServer(self)
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
@@ -518,6 +538,7 @@ class FakeServer:
         if httpd is None or thread is None:
             return
         self._stopping.set()
+        self._wake.set()
         httpd.shutdown()
         with self._lock:
             conns = list(self._conns)
@@ -545,6 +566,21 @@ class FakeServer:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await anyio.to_thread.run_sync(self.stop)
+
+    def _stall(self, seconds: float) -> bool:
+        """Send nothing for ``seconds`` or until resumed; True when the server is stopping."""
+        with self._stalled:
+            self._stalls += 1
+            self._stalled.notify_all()
+        try:
+            self._wake.wait(seconds)
+        finally:
+            with self._lock:
+                self._stalls -= 1
+        if self._stopping.is_set():
+            return True
+        self._wake.clear()
+        return False
 
     def _next(self) -> ScriptItem | None:
         with self._lock:
