@@ -187,6 +187,14 @@ async def test_user_stop_sequence_ends_the_reply() -> None:
     assert model.requests[0].stop == ("\nObservation:",)
 
 
+async def test_a_plain_string_stop_is_one_stop_sequence() -> None:
+    # A str is a Sequence[str] of its characters; it must not become ("O", "b", …).
+    model = ScriptedModel(["Answer: 4 Observed\nObservation: made up"], honor_stop=False)
+    result = await Agent(model, [add], dialect="hermes", stop="\nObservation:").run("2+2")
+    assert result.text == "Answer: 4 Observed"
+    assert model.requests[0].stop == ("\nObservation:",)
+
+
 async def test_usage_is_reported_and_errors_surface() -> None:
     script: list[list[Chunk]] = [
         [TextChunk(text="ok"), FinishChunk(reason="stop"), UsageChunk(input_tokens=7)]

@@ -138,7 +138,7 @@ class Agent:
         max_concurrency: int = 8,
         stop_at_call: bool = False,
         tool_choice: str = "auto",
-        stop: Sequence[str] = (),
+        stop: str | Sequence[str] = (),
         temperature: float | None = None,
         max_tokens: int | None = None,
         include_tracebacks: bool = False,
@@ -163,7 +163,8 @@ class Agent:
                 f"tool_choice must be auto, none, required or a tool name, got {tool_choice!r}"
             )
         self.tool_choice = tool_choice
-        self.stop = tuple(stop)
+        # A str is itself a Sequence[str]: taken as one stop string, not its characters.
+        self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.include_tracebacks = include_tracebacks
