@@ -160,3 +160,49 @@ async def test_waiting_for_a_slot_does_not_count_against_the_timeout() -> None:
         tg.start_soon(one, 0)
         tg.start_soon(one, 1)
     assert [type(r).__name__ for r in results] == ["ToolResult", "ToolResult"]
+
+
+@tool
+def by_year() -> dict[int, float]:
+    """Non-str keys: not a tool failure."""
+    return {2024: 1.5}
+
+
+@tool
+def mixed() -> object:
+    """A set of mixed types."""
+    return {1, "a"}
+
+
+class Unreadable:
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@tool
+def unreadable() -> object:
+    """A value no fallback can turn into text."""
+    return Unreadable()
+
+
+async def test_results_msgspec_cannot_encode_directly_are_results() -> None:
+    executor = Executor(ToolRegistry([by_year, mixed]))
+    assert await executor.execute(call("by_year")) == ToolResult(
+        index=0, id="c0", name="by_year", content='{"2024":1.5}'
+    )
+    assert await executor.execute(call("mixed")) == ToolResult(
+        index=0, id="c0", name="mixed", content='["a",1]'
+    )
+
+
+async def test_an_unencodable_result_is_not_reported_as_the_tool_raising() -> None:
+    outcome = await Executor(ToolRegistry([unreadable])).execute(call("unreadable"))
+    assert isinstance(outcome, ToolFailed)
+    assert outcome.kind == "unencodable_result"
+    assert outcome.message.startswith(
+        "Tool 'unreadable' ran, but its result could not be turned into text:"
+    )
+    assert "raised" not in outcome.message

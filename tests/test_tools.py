@@ -276,6 +276,32 @@ def test_format_result() -> None:
     assert format_result([Model()]) == '[{"mode":"json"}]'
 
 
+def test_format_result_non_str_keys_and_mixed_sets() -> None:
+    # Keys become JSON's own spelling of the scalar; str(k) for anything else.
+    assert format_result({2024: 1.5, 1999: 2}) == '{"1999":2,"2024":1.5}'
+    assert format_result({"a": {True: None, None: 1}}) == '{"a":{"null":1,"true":null}}'
+    assert format_result({(1, 2): "pair"}) == '{"(1, 2)":"pair"}'
+    # A set of mixed types cannot be sorted; it is ordered by each item's JSON instead.
+    assert format_result({1, "a", 2.5}) == '["a",1,2.5]'
+    assert format_result([{3: {"x", 2}}]) == '[{"3":["x",2]}]'
+    assert format_result({1: {10, 9}}) == '{"1":[9,10]}'  # sortable sets sort as before
+    # What msgspec cannot encode at all becomes its str() (never an exception).
+    text = format_result({1: object()})
+    assert text.startswith('{"1":"<object object at')
+    assert format_result({"b": 1, "a": 2}) == '{"a":2,"b":1}'  # fast path unchanged
+
+
+def test_format_result_falls_back_to_repr_when_str_fails() -> None:
+    class Opaque:
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+        def __repr__(self) -> str:
+            return "Opaque()"
+
+    assert format_result({1: Opaque()}) == '{"1":"Opaque()"}'
+
+
 def test_numpy_docstring_and_no_parameters() -> None:
     @tool
     def scale(a: int, b: str = "x") -> None:

@@ -26,9 +26,13 @@ the loop forever.
 
 What the model is told: the exception's type and message; the traceback only
 with ``include_tracebacks=True`` (it can leak paths and source to the
-model). Arguments are validated leniently (``Tool.validate(lenient=True)``)
-because prompt dialects such as ``am_xml`` carry numbers and booleans as text
-and the parser has already checked them against the schema.
+model). Turning the return value into text (``format_result``) happens after
+the tool's own ``try``: the rare value it cannot encode is reported as
+``kind="unencodable_result"``, not as the tool raising.
+
+Arguments are validated leniently (``Tool.validate(lenient=True)``) because
+prompt dialects such as ``am_xml`` carry numbers and booleans as text and the
+parser has already checked them against the schema.
 """
 
 from __future__ import annotations
@@ -75,13 +79,22 @@ class Executor:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
                     value = await self._invoke(tool.invoke, tool.is_async, kwargs)
-                    content = format_result(value)
                 except Exception as exc:
                     return self._failed(call, "exception", self._describe(call.name, exc))
             if scope.cancelled_caught:
                 return self._failed(
                     call, "timeout", f"Tool {call.name!r} timed out after {self.timeout:g} s."
                 )
+        # Outside the tool's try: the tool did run, and the model should not be told
+        # it raised when only its result could not be written as text.
+        try:
+            content = format_result(value)
+        except Exception as exc:
+            message = (
+                f"Tool {call.name!r} ran, but its result could not be turned into text: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            return self._failed(call, "unencodable_result", message)
         return ToolResult(index=call.index, id=call.id, name=call.name, content=content)
 
     async def _invoke(self, invoke: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
