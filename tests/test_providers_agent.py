@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
+from provider_support import provider_for
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd, Event, Final, ToolResult
 from streamtools.model import Chunk, TextChunk
-from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, Wire
@@ -19,21 +17,12 @@ from streamtools.tools import tool
 pytestmark = pytest.mark.anyio
 
 WIRES: list[Wire] = ["openai", "anthropic", "ollama"]
-PROVIDERS: dict[str, type[HTTPProvider]] = {
-    "openai": OpenAIChat,
-    "anthropic": AnthropicMessages,
-    "ollama": OllamaChat,
-}
 
 
 @tool
 def multiply(a: int, b: int) -> int:
     """Multiply two integers."""
     return a * b
-
-
-def provider(server: FakeServer, **kwargs: Any) -> HTTPProvider:
-    return PROVIDERS[server.wire]("m", base_url=server.base_url, **kwargs)
 
 
 async def run(agent: Agent, prompt: str) -> list[Event]:
@@ -47,7 +36,7 @@ CALL_TEXT = 'Let me multiply. <am:tool_call name="multiply"><a>6</a><b>7</b></am
 @pytest.mark.parametrize("wire", WIRES)
 async def test_prompt_mode_with_the_stop_trick(anyio_backend: str, wire: Wire) -> None:
     async with FakeServer([CALL_TEXT + " ignored", "6 times 7 is 42."], wire=wire) as server:
-        agent = Agent(provider(server), [multiply], dialect="am_xml", stop_at_call=True)
+        agent = Agent(provider_for(server), [multiply], dialect="am_xml", stop_at_call=True)
         events = await run(agent, "What is 6*7?")
         second = server.requests[1]
     results = [e for e in events if isinstance(e, ToolResult)]
@@ -62,7 +51,10 @@ async def test_prompt_mode_client_side_stop(anyio_backend: str, wire: Wire) -> N
     replies = [CALL_TEXT + " and more text after the call", "42."]
     async with FakeServer(replies, wire=wire, reject_stop=True) as server:
         agent = Agent(
-            provider(server, supports_stop=False), [multiply], dialect="am_xml", stop_at_call=True
+            provider_for(server, supports_stop=False),
+            [multiply],
+            dialect="am_xml",
+            stop_at_call=True,
         )
         events = await run(agent, "What is 6*7?")
         assert all("stop" not in str(body.get("options", body.keys())) for body in server.requests)
@@ -77,7 +69,7 @@ async def test_native_mode(anyio_backend: str, wire: Wire) -> None:
         FakeCall(name="multiply", arguments={"a": 2, "b": 3}),
     )
     async with FakeServer([Reply(text="Two products.", calls=calls), "42 and 6."], wire=wire) as s:
-        agent = Agent(provider(s), [multiply], native=True)
+        agent = Agent(provider_for(s), [multiply], native=True)
         events = await run(agent, "6*7 and 2*3?")
         first, second = s.requests
     ends = [e for e in events if isinstance(e, CallEnd)]
@@ -111,7 +103,7 @@ async def test_native_calls_run_while_the_next_is_still_streaming(
             server.resume()
             return tag
 
-        events = await run(Agent(provider(server), [probe], native=True), "go")
+        events = await run(Agent(provider_for(server), [probe], native=True), "go")
     assert seen == [(1, True), (2, False)]
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["early", "x ZZZZ y"]
     assert events[-1] == Final(text="both ran", turns=2)
@@ -123,7 +115,7 @@ async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:
         FakeCall(name="multiply", arguments={"a": 1, "b": 1}),
     )
     async with FakeServer([Reply(calls=calls, index_zero=True), "done"]) as server:
-        events = await run(Agent(provider(server), [multiply], native=True), "go")
+        events = await run(Agent(provider_for(server), [multiply], native=True), "go")
     assert sorted(e.content for e in events if isinstance(e, ToolResult)) == ["1", "42"]
 
 
@@ -131,14 +123,14 @@ async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:
 async def test_stream_cut_before_anything_usable_raises(anyio_backend: str, wire: Wire) -> None:
     async with FakeServer([Reply(text="x", cut_after=0)], wire=wire) as server:
         with pytest.raises(ProviderError):
-            await run(Agent(provider(server), [multiply]), "hi")
+            await run(Agent(provider_for(server), [multiply]), "hi")
 
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_error_status_reaches_the_agent_caller(anyio_backend: str, wire: Wire) -> None:
     async with FakeServer([Reply(status=401, body='{"error": "bad key"}')], wire=wire) as server:
         with pytest.raises(ProviderError) as info:
-            await run(Agent(provider(server), [multiply]), "hi")
+            await run(Agent(provider_for(server), [multiply]), "hi")
     assert info.value.status == 401 and "bad key" in str(info.value)
 
 
@@ -148,7 +140,7 @@ async def test_server_ignoring_stop_is_cut_by_the_runtime(anyio_backend: str, wi
     chunks: list[Chunk] = [TextChunk(text=CALL_TEXT)]
     chunks += [TextChunk(text=" and on") for _ in range(300)]
     async with FakeServer([chunks, "42."], wire=wire) as server:
-        agent = Agent(provider(server), [multiply], dialect="am_xml", stop_at_call=True)
+        agent = Agent(provider_for(server), [multiply], dialect="am_xml", stop_at_call=True)
         events = await run(agent, "What is 6*7?")
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["42"]
     assert events[-1] == Final(text="42.", turns=2)

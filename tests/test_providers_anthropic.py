@@ -7,15 +7,14 @@ from typing import Any
 
 import httpx
 import pytest
+from provider_support import HI, collect, mock
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
 from streamtools.model import (
     CallChunk,
     ChatMessage,
-    Chunk,
     FinishChunk,
-    Model,
     ModelRequest,
     NativeCall,
     ReasoningChunk,
@@ -31,25 +30,6 @@ from streamtools.testing.fake_server import FakeCall, Reply
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
-
-HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
-
-
-async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
-    async with model.stream(request) as chunks:
-        return [chunk async for chunk in chunks]
-
-
-def mock(
-    body: str, *, status: int = 200, seen: list[httpx.Request] | None = None
-) -> httpx.AsyncClient:
-    def handler(request: httpx.Request) -> httpx.Response:
-        if seen is not None:
-            seen.append(request)
-        ctype = "text/event-stream" if status == 200 else "application/json"
-        return httpx.Response(status, headers={"content-type": ctype}, content=body.encode())
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
 def ev(data: dict[str, Any]) -> str:

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import httpx
+import provider_support
 import pytest
+from provider_support import collect
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
 from streamtools.model import (
     CallChunk,
     ChatMessage,
-    Chunk,
     FinishChunk,
-    Model,
     ModelRequest,
     NativeCall,
     ReasoningChunk,
@@ -30,31 +31,11 @@ from streamtools.testing.fake_server import FakeCall, Reply
 
 pytestmark = pytest.mark.anyio
 
-HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
-
-
-async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
-    async with model.stream(request) as chunks:
-        return [chunk async for chunk in chunks]
+mock = partial(provider_support.mock, stream_ctype="application/x-ndjson")
 
 
 def lines(*objs: Any) -> str:
     return "".join(json.dumps(o) + "\n" for o in objs)
-
-
-def mock(
-    body: str,
-    *,
-    status: int = 200,
-    ctype: str = "application/x-ndjson",
-    seen: list[httpx.Request] | None = None,
-) -> httpx.AsyncClient:
-    def handler(request: httpx.Request) -> httpx.Response:
-        if seen is not None:
-            seen.append(request)
-        return httpx.Response(status, headers={"content-type": ctype}, content=body.encode())
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
 def msg(**fields: Any) -> dict[str, Any]:

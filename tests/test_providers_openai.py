@@ -10,6 +10,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from provider_support import HI, collect, mock, text_of
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
@@ -18,7 +19,6 @@ from streamtools.model import (
     ChatMessage,
     Chunk,
     FinishChunk,
-    Model,
     ModelRequest,
     NativeCall,
     ReasoningChunk,
@@ -29,43 +29,13 @@ from streamtools.model import (
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
 from streamtools.providers import OpenAIChat
-from streamtools.providers.base import StopCutter, retry_after_seconds
+from streamtools.providers.base import StopCutter
+from streamtools.providers.failures import retry_after_seconds
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
-
-HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
-
-
-async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
-    async with model.stream(request) as chunks:
-        return [chunk async for chunk in chunks]
-
-
-def text_of(chunks: list[Chunk]) -> str:
-    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
-
-
-def mock(
-    body: bytes | str,
-    *,
-    status: int = 200,
-    ctype: str = "text/event-stream",
-    seen: list[httpx.Request] | None = None,
-    headers: dict[str, str] | None = None,
-) -> httpx.AsyncClient:
-    data = body.encode() if isinstance(body, str) else body
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        if seen is not None:
-            seen.append(request)
-        return httpx.Response(
-            status, headers={"content-type": ctype, **(headers or {})}, content=data
-        )
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
 def sse(*events: Any) -> str:

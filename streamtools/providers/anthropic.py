@@ -36,10 +36,9 @@ provider's default fills it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Unpack
 
-import httpx
 import msgspec
 from httpx_sse import ServerSentEvent
 
@@ -53,7 +52,7 @@ from streamtools.model import (
     TextChunk,
     UsageChunk,
 )
-from streamtools.providers.base import HTTPProvider
+from streamtools.providers.base import HTTPProvider, ProviderOptions
 from streamtools.providers.bodies import answerable_only
 
 __all__ = ["AnthropicMessages"]
@@ -163,34 +162,17 @@ class AnthropicMessages(HTTPProvider):
 
     _name = "Anthropic API"
 
+    default_base_url = "https://api.anthropic.com"
+
     def __init__(
         self,
         model: str,
         *,
-        base_url: str = "https://api.anthropic.com",
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout = 60.0,
-        client: httpx.AsyncClient | None = None,
-        supports_stop: bool = True,
-        max_retries: int = 2,
-        retry_base: float = 0.5,
-        retry_max_wait: float = 30.0,
         max_tokens: int = 4096,
         api_version: str = API_VERSION,
+        **options: Unpack[ProviderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            headers=headers,
-            timeout=timeout,
-            client=client,
-            supports_stop=supports_stop,
-            max_retries=max_retries,
-            retry_base=retry_base,
-            retry_max_wait=retry_max_wait,
-        )
+        super().__init__(model, **options)
         self.max_tokens = max_tokens
         self.api_version = api_version
 

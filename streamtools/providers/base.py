@@ -42,81 +42,25 @@ event loops and backends); inject one to pool connections.
 
 from __future__ import annotations
 
-import email.utils
 import ssl
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 import httpx
 import msgspec
 from httpx_sse import EventSource, SSEError
 
-from streamtools.errors import ProviderError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
+from streamtools.providers.failures import status_error, transport_error
 
-__all__ = ["HTTPProvider", "StopCutter", "transport_error"]
+__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter"]
 
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _BODY_LIMIT = 64 * 1024  # an error body is for humans; never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
 _CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancelled
 _encoder = msgspec.json.Encoder()
-
-
-def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> ProviderError:
-    """Map an httpx exception to ``ProviderError``: the one place that does.
-
-    Failures before a response (connect errors, timeouts) are retryable;
-    ``streaming`` marks a failure after the answer started, which never is.
-    """
-    where = "while streaming the answer" if streaming else "before a response"
-    if isinstance(exc, httpx.TimeoutException):
-        kind = {
-            httpx.ConnectTimeout: "connect timeout",
-            httpx.ReadTimeout: "read timeout: the server stopped sending",
-            httpx.WriteTimeout: "write timeout",
-            httpx.PoolTimeout: "connection pool timeout",
-        }.get(type(exc), "timeout")
-    elif isinstance(exc, httpx.RemoteProtocolError):
-        kind = "connection cut by the server"
-    elif isinstance(exc, httpx.ConnectError):
-        kind = "cannot connect"
-    elif isinstance(exc, httpx.TransportError):
-        kind = "transport error"
-    else:
-        kind = "HTTP error"
-    detail = str(exc) or type(exc).__name__
-    url = ""
-    try:
-        url = f" ({exc.request.url})"
-    except RuntimeError:  # an exception raised outside a request has no .request
-        pass
-    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not streaming)
-
-
-def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class StopCutter:
@@ -158,25 +102,48 @@ class StopCutter:
         return out
 
 
+class ProviderOptions(TypedDict, total=False):
+    """The keyword options every HTTP provider takes (see ``HTTPProvider``)."""
+
+    base_url: str
+    api_key: str | None
+    headers: Mapping[str, str] | None
+    timeout: float | httpx.Timeout
+    client: httpx.AsyncClient | None
+    supports_stop: bool
+    max_retries: int
+    retry_base: float
+    retry_max_wait: float
+
+
 class HTTPProvider:
     """Base of the HTTP providers; subclasses supply the wire format.
 
+    Options: ``base_url`` (default ``default_base_url``), ``api_key``, extra
+    ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
+    ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
+    at stop strings client-side), ``max_retries``, ``retry_base`` and
+    ``retry_max_wait`` (see the module docstring). Subclasses take them as
+    ``**options: Unpack[ProviderOptions]`` next to their own.
+
     Subclasses implement ``_url``, ``_headers``, ``_body`` and ``_decode``
     (an async generator of chunks from an accepted response), and set
-    ``_content_types`` and ``_name``.
+    ``_content_types``, ``_name`` and ``default_base_url``.
     """
 
     _name = "provider"
     _content_types: tuple[str, ...] = ("text/event-stream",)
+    default_base_url = ""
+    default_timeout = 60.0
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str,
+        base_url: str | None = None,
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout = 60.0,
+        timeout: float | httpx.Timeout | None = None,
         client: httpx.AsyncClient | None = None,
         supports_stop: bool = True,
         max_retries: int = 2,
@@ -184,10 +151,12 @@ class HTTPProvider:
         retry_max_wait: float = 30.0,
     ) -> None:
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key = api_key
         self.headers = dict(headers or {})
-        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        if not isinstance(timeout, httpx.Timeout):
+            timeout = httpx.Timeout(self.default_timeout if timeout is None else timeout)
+        self.timeout = timeout
         self.client = client
         self.supports_stop = supports_stop
         self.max_retries = max_retries
@@ -279,7 +248,7 @@ class HTTPProvider:
                 error = transport_error(exc)
                 wait: float | None = None
             else:
-                error = self._status_error(response, raw)
+                error = status_error(self._name, self._content_types, response, raw)
                 wait = error.retry_after
             if not error.retryable or attempt >= self.max_retries:
                 raise error
@@ -307,28 +276,6 @@ class HTTPProvider:
         finally:
             await _release(response, source, graceful=False)
         return b"".join(parts)[:_BODY_LIMIT]
-
-    def _status_error(self, response: httpx.Response, raw: bytes) -> ProviderError:
-        status = response.status_code
-        body = raw.decode("utf-8", "replace")
-        ctype = response.headers.get("content-type", "") or "no content type"
-        if status < 300:
-            want = " or ".join(self._content_types)
-            message = f"{self._name} answered HTTP {status} with {ctype}, expected {want}"
-            retryable = False
-        else:
-            message = f"{self._name} answered HTTP {status}"
-            retryable = status in RETRY_STATUSES
-        detail = _error_detail(body, ctype)
-        if detail:
-            message += f": {detail}"
-        return ProviderError(
-            message,
-            status=status,
-            body=body,
-            retryable=retryable,
-            retry_after=retry_after_seconds(response.headers),
-        )
 
     async def _guard(
         self, response: httpx.Response, request: ModelRequest
@@ -397,25 +344,3 @@ async def _exhaust(source: AsyncIterator[Any]) -> None:
             pass
     except Exception:  # a closed stream fails in many ways; all of them mean "done"
         pass
-
-
-def _error_detail(body: str, ctype: str) -> str:
-    """A short human summary of an error body: the API's message, or a snippet."""
-    text = body.strip()
-    if not text:
-        return ""
-    try:
-        data = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        data = None
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            msg = err.get("message") or err.get("detail") or err.get("error")
-            if isinstance(msg, str):
-                return msg[:500]
-        elif isinstance(err, str):
-            return err[:500]
-    if "html" in ctype.lower() or text.lstrip().startswith("<"):
-        return f"(HTML page) {' '.join(text.split())[:200]}"
-    return " ".join(text.split())[:500]

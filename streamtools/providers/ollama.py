@@ -29,7 +29,7 @@ not sent. Pass ``think``, ``keep_alive`` or ``format`` through ``extra``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
@@ -98,32 +98,8 @@ class OllamaChat(HTTPProvider):
     _name = "Ollama"
     _content_types = ("application/x-ndjson", "application/json")
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str = "http://127.0.0.1:11434",
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout = 300.0,
-        client: httpx.AsyncClient | None = None,
-        supports_stop: bool = True,
-        max_retries: int = 2,
-        retry_base: float = 0.5,
-        retry_max_wait: float = 30.0,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            headers=headers,
-            timeout=timeout,
-            client=client,
-            supports_stop=supports_stop,
-            max_retries=max_retries,
-            retry_base=retry_base,
-            retry_max_wait=retry_max_wait,
-        )
+    default_base_url = "http://127.0.0.1:11434"
+    default_timeout = 300.0  # a local model may load for minutes before its first token
 
     def _url(self) -> str:
         return f"{self.base_url}/api/chat"

@@ -38,10 +38,9 @@ honoured:
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Unpack
 
-import httpx
 import msgspec
 from httpx_sse import ServerSentEvent
 
@@ -55,7 +54,7 @@ from streamtools.model import (
     TextChunk,
     UsageChunk,
 )
-from streamtools.providers.base import HTTPProvider
+from streamtools.providers.base import HTTPProvider, ProviderOptions
 from streamtools.providers.bodies import answerable_only, function_tools
 
 __all__ = ["OpenAIChat"]
@@ -171,34 +170,17 @@ class OpenAIChat(HTTPProvider):
 
     _name = "OpenAI-compatible server"
 
+    default_base_url = "https://api.openai.com/v1"
+
     def __init__(
         self,
         model: str,
         *,
-        base_url: str = "https://api.openai.com/v1",
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout = 60.0,
-        client: httpx.AsyncClient | None = None,
-        supports_stop: bool = True,
-        max_retries: int = 2,
-        retry_base: float = 0.5,
-        retry_max_wait: float = 30.0,
         stream_usage: bool = True,
         max_tokens_field: str = "max_tokens",
+        **options: Unpack[ProviderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            headers=headers,
-            timeout=timeout,
-            client=client,
-            supports_stop=supports_stop,
-            max_retries=max_retries,
-            retry_base=retry_base,
-            retry_max_wait=retry_max_wait,
-        )
+        super().__init__(model, **options)
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
 

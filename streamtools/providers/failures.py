@@ -1,0 +1,136 @@
+"""How provider failures are named: one mapping each for transport errors and error answers.
+
+Theory of operation
+-------------------
+Everything that can go wrong before a provider's answer starts ends up as one
+``ProviderError``, built here and only here:
+
+* ``transport_error`` maps every httpx exception (refused connection,
+  timeouts, a cut connection) with where it happened; failures before a
+  response are retryable, failures while streaming never are.
+* ``status_error`` turns an answer that is not a stream (an error status, or
+  a 2xx with the wrong content type) into a message that quotes the API's own
+  error message (or a snippet of an HTML page), keeps the whole ``body``
+  (capped by the caller), marks 408/409/429/5xx retryable and carries the
+  server's ``retry-after``, parsed by ``retry_after_seconds`` (seconds,
+  ``retry-after-ms``, or an HTTP date).
+
+Sans-IO apart from reading already-received headers: nothing here sends or
+reads the network.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+import httpx
+import msgspec
+
+from streamtools.errors import ProviderError
+
+__all__ = ["RETRY_STATUSES", "retry_after_seconds", "status_error", "transport_error"]
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> ProviderError:
+    """Map an httpx exception to ``ProviderError``: the one place that does.
+
+    Failures before a response (connect errors, timeouts) are retryable;
+    ``streaming`` marks a failure after the answer started, which never is.
+    """
+    where = "while streaming the answer" if streaming else "before a response"
+    if isinstance(exc, httpx.TimeoutException):
+        kind = {
+            httpx.ConnectTimeout: "connect timeout",
+            httpx.ReadTimeout: "read timeout: the server stopped sending",
+            httpx.WriteTimeout: "write timeout",
+            httpx.PoolTimeout: "connection pool timeout",
+        }.get(type(exc), "timeout")
+    elif isinstance(exc, httpx.RemoteProtocolError):
+        kind = "connection cut by the server"
+    elif isinstance(exc, httpx.ConnectError):
+        kind = "cannot connect"
+    elif isinstance(exc, httpx.TransportError):
+        kind = "transport error"
+    else:
+        kind = "HTTP error"
+    detail = str(exc) or type(exc).__name__
+    url = ""
+    try:
+        url = f" ({exc.request.url})"
+    except RuntimeError:  # an exception raised outside a request has no .request
+        pass
+    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not streaming)
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def status_error(
+    name: str, content_types: tuple[str, ...], response: httpx.Response, raw: bytes
+) -> ProviderError:
+    """The error for an answer that is not a stream: ``raw`` is (the start of) its body."""
+    status = response.status_code
+    body = raw.decode("utf-8", "replace")
+    ctype = response.headers.get("content-type", "") or "no content type"
+    if status < 300:
+        want = " or ".join(content_types)
+        message = f"{name} answered HTTP {status} with {ctype}, expected {want}"
+        retryable = False
+    else:
+        message = f"{name} answered HTTP {status}"
+        retryable = status in RETRY_STATUSES
+    detail = _error_detail(body, ctype)
+    if detail:
+        message += f": {detail}"
+    return ProviderError(
+        message,
+        status=status,
+        body=body,
+        retryable=retryable,
+        retry_after=retry_after_seconds(response.headers),
+    )
+
+
+def _error_detail(body: str, ctype: str) -> str:
+    """A short human summary of an error body: the API's message, or a snippet."""
+    text = body.strip()
+    if not text:
+        return ""
+    try:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("detail") or err.get("error")
+            if isinstance(msg, str):
+                return msg[:500]
+        elif isinstance(err, str):
+            return err[:500]
+    if "html" in ctype.lower() or text.lstrip().startswith("<"):
+        return f"(HTML page) {' '.join(text.split())[:200]}"
+    return " ".join(text.split())[:500]

@@ -1,0 +1,62 @@
+"""Shared fixtures of the provider tests: a request, a collector, a MockTransport client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from streamtools.model import ChatMessage, Chunk, Model, ModelRequest, TextChunk
+from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+from streamtools.testing import FakeServer
+
+HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
+
+PROVIDERS: dict[str, type[HTTPProvider]] = {
+    "openai": OpenAIChat,
+    "anthropic": AnthropicMessages,
+    "ollama": OllamaChat,
+}
+
+
+async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
+    """Every chunk of one streamed answer."""
+    async with model.stream(request) as chunks:
+        return [chunk async for chunk in chunks]
+
+
+def text_of(chunks: list[Chunk]) -> str:
+    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
+
+
+def provider_for(server: FakeServer, **options: Any) -> HTTPProvider:
+    """The provider that speaks ``server``'s wire format, pointed at it."""
+    return PROVIDERS[server.wire]("m", base_url=server.base_url, **options)
+
+
+def mock(
+    body: bytes | str,
+    *,
+    status: int = 200,
+    ctype: str | None = None,
+    stream_ctype: str = "text/event-stream",
+    seen: list[httpx.Request] | None = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.AsyncClient:
+    """A client whose every request gets ``body`` with ``status``; requests go to ``seen``.
+
+    The content type is ``ctype`` if given, else ``stream_ctype`` for a 2xx and
+    JSON for an error status.
+    """
+    data = body.encode() if isinstance(body, str) else body
+    if ctype is None:
+        ctype = stream_ctype if status < 300 else "application/json"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        return httpx.Response(
+            status, headers={"content-type": ctype, **(headers or {})}, content=data
+        )
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
