@@ -34,7 +34,15 @@ from streamtools.parser.calls import (
     CallBody,
     CallContext,
 )
-from streamtools.parser.jsonscan import ARGS, IN_STRING, IN_VALUE, REASONING, TEXT, Envelope
+from streamtools.parser.jsonscan import (
+    ARGS,
+    IN_STRING,
+    IN_VALUE,
+    REASONING,
+    TEXT,
+    Envelope,
+    role_prefixes,
+)
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
@@ -51,11 +59,16 @@ class JsonCallBody(CallBody):
     on_error = SKIP_TO_CLOSE
     example = ""
     opened = False  # the marker itself opened the envelope object (``{``)
+    prefixes: frozenset[tuple[str, ...]] = frozenset()  # of ``roles``, once per class
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.prefixes = role_prefixes(cls.roles)
 
     def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
         super().__init__(ctx, marker)
         self.call = Call(ctx)
-        self.env = Envelope(self.roles, self, opened=self.opened)
+        self.env = Envelope(self.roles, self, opened=self.opened, prefixes=self.prefixes)
         self.phase = PREFIX if prefix else ENVELOPE
         self.undecided = prefix
         self.failure: tuple[str, str] | None = None
@@ -75,7 +88,12 @@ class JsonCallBody(CallBody):
 
     def on_args(self, text: str) -> None:
         self.args_given = True
-        self.call.add_args(text, self.out)
+        if not text:
+            return
+        call = self.call
+        call.args.append(text)  # Call.add_args, inline: once per argument piece
+        if call.started:
+            self.out.append(ArgsDelta(index=call.index, id=call.id, delta=text))
 
     def on_text(self, text: str, reasoning: bool) -> None:
         self.text_given = True

@@ -64,6 +64,13 @@ class ValueScanner:
         self.error: str | None = None
         self.examined = 0
 
+    def restart(self) -> None:
+        """Scan a new value (an envelope reuses one scanner for all its members)."""
+        self.stack.clear()
+        self.state = _VALUE
+        self.is_key = False
+        self.error = None
+
     @property
     def done(self) -> bool:
         return self.state == _DONE
@@ -218,6 +225,11 @@ class EnvelopeSink(Protocol):
     def on_text(self, text: str, reasoning: bool) -> None: ...
 
 
+def role_prefixes(roles: dict[tuple[str, ...], int]) -> frozenset[tuple[str, ...]]:
+    """The member paths an envelope descends into on the way to a role path."""
+    return frozenset(p[:k] for p in roles for k in range(len(p)))
+
+
 class Envelope:
     """Reads a call's JSON envelope, dispatching member values by role."""
 
@@ -227,10 +239,17 @@ class Envelope:
     )
 
     def __init__(
-        self, roles: dict[tuple[str, ...], int], sink: EnvelopeSink, *, opened: bool = False
+        self,
+        roles: dict[tuple[str, ...], int],
+        sink: EnvelopeSink,
+        *,
+        opened: bool = False,
+        prefixes: frozenset[tuple[str, ...]] | None = None,
     ) -> None:
         self.roles = roles
-        self.prefixes = {p[:k] for p in roles for k in range(len(p))}
+        # paths on the way to a role (``role_prefixes(roles)``; callers that open many
+        # envelopes with the same roles compute it once)
+        self.prefixes = role_prefixes(roles) if prefixes is None else prefixes
         self.sink = sink
         self.path: list[str] = []
         self.state = _E_FIRST_KEY if opened else _E_OPEN
@@ -267,7 +286,10 @@ class Envelope:
                 self.examined += n - i
                 try:  # the scanner validated the text; this guards model text regardless
                     if j > i:
-                        self._value_piece(s[i:j])
+                        if self.role == ARGS:  # the common case, one call less
+                            self.sink.on_args(s[i:j])
+                        else:
+                            self._value_piece(s[i:j])
                     if sub.done:
                         self._value_done()
                 except msgspec.DecodeError as exc:
@@ -351,7 +373,7 @@ class Envelope:
     def _start(self, role: int) -> None:
         self.role = role
         self.state = _E_IN
-        self.sub = ValueScanner()
+        self.sub.restart()
         self.pieces = []
         self.first = True
 
