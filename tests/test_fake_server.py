@@ -12,6 +12,7 @@ import pytest
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, token_pieces
+from streamtools.testing.fake_wire import CONTENT_TYPES, encode, reply_chunks
 
 pytestmark = pytest.mark.anyio
 
@@ -185,3 +186,29 @@ async def test_slow_chunks_arrive_spaced(anyio_backend: str) -> None:
                 parts = [part async for part in r.aiter_bytes()]
     assert len(parts) >= 3  # one HTTP chunk per event, not one buffered body
     assert b"[DONE]" in parts[-1]
+
+
+def test_stall_before_a_marker_waits_for_resume() -> None:
+    reply = Reply(text="one two MARK three", stall_before="MARK", stall=60.0)
+    with FakeServer([reply]) as server:
+        with httpx.Client(timeout=5.0) as client:
+            with client.stream("POST", server.base_url + "/chat/completions", json={}) as r:
+                received = b""
+                parts = r.iter_bytes()
+                while b" two" not in received:
+                    received += next(parts)
+                assert server.wait_stalled(5.0)  # held before the frame with MARK
+                assert b"MARK" not in received
+                server.resume()
+                received += b"".join(parts)
+        assert not server.wait_stalled(0.0)
+    deltas = [d["choices"][0]["delta"] for d in sse_data(received.decode()) if d["choices"]]
+    assert [d["content"] for d in deltas if d.get("content")] == token_pieces("one two MARK three")
+
+
+def test_wire_encoders_are_plain_functions() -> None:
+    chunks = reply_chunks(Reply(text="hi there", finish="length"), "ollama", {"model": "m"})
+    lines = [json.loads(line) for line in encode("ollama", chunks, {"model": "m"})]
+    assert "".join(line["message"]["content"] for line in lines) == "hi there"
+    assert lines[-1]["done"] and lines[-1]["done_reason"] == "length"
+    assert CONTENT_TYPES["ollama"] == "application/x-ndjson"

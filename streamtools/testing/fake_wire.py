@@ -1,0 +1,313 @@
+"""The wire formats ``FakeServer`` speaks: a scripted reply encoded as a real server sends it.
+
+Theory of operation
+-------------------
+A reply is first made provider-neutral (``reply_chunks``: ``Chunk`` objects,
+with the request's stop strings honoured as a server would: the text ends
+before the earliest one, which is not sent, and calls after it are dropped),
+then encoded for one wire (``encode``), one event per list item, so that the
+server can send each in its own HTTP chunk and inject faults between them:
+
+* ``openai``: chat-completion SSE chunks after a leading ``: OPENROUTER
+  PROCESSING`` comment, ``delta.content`` / ``reasoning_content`` /
+  ``tool_calls`` deltas, a finish chunk, a usage chunk with empty ``choices``
+  when the request asked for one, and ``data: [DONE]``;
+* ``anthropic``: ``message_start``, a ``ping``, ``thinking`` (closed by a
+  ``signature_delta``) / ``text`` / ``tool_use`` content blocks with their
+  deltas and ``content_block_stop``, ``message_delta`` (``stop_reason``,
+  ``stop_sequence``, usage) and ``message_stop``;
+* ``ollama``: NDJSON lines of ``message.content`` / ``message.thinking``,
+  whole tool calls (object arguments, no id, each on its own line at the end)
+  and a ``done`` line with ``done_reason`` (never ``tool_calls``, as Ollama)
+  and token counts.
+
+Error bodies (``error_body``) and in-band error events (``inband_error``)
+have each wire's own shape. Text is cut into token-like pieces by
+``token_pieces`` (up to four non-space characters with their leading space),
+so a test can predict which piece holds a given word.
+
+Pure functions, standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from streamtools.model import (
+    CallChunk,
+    Chunk,
+    FinishChunk,
+    ReasoningChunk,
+    TextChunk,
+    UsageChunk,
+)
+
+__all__ = [
+    "CONTENT_TYPES",
+    "FakeCall",
+    "Reply",
+    "WIRES",
+    "Wire",
+    "encode",
+    "error_body",
+    "inband_error",
+    "reply_chunks",
+    "request_stops",
+    "token_pieces",
+]
+
+Wire = Literal["openai", "anthropic", "ollama"]
+_PIECE = re.compile(r"\s*\S{1,4}|\s+")
+
+
+def token_pieces(text: str) -> list[str]:
+    """Split text the way a tokenizer streams it: short pieces with leading spaces."""
+    return _PIECE.findall(text)
+
+
+class FakeCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A native tool call in a scripted reply; ``id`` defaults per wire format."""
+
+    name: str
+    arguments: dict[str, Any] | str = {}
+    id: str | None = None
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """One scripted answer, and the faults to inject while sending it.
+
+    ``status`` >= 400 answers with that status, ``body`` (default: the wire's
+    JSON error shape) and ``retry_after`` seconds. ``cut_after=n`` sends n events
+    then half of the next and drops the connection; ``error_after=n`` sends an
+    in-band error event after n events; ``stall_after=n`` sends n events then
+    nothing for ``stall`` seconds (then goes on; ``FakeServer.resume`` or the
+    server stopping ends it), ``stall_before=text`` the same before the first
+    event that contains ``text``; ``delay`` sleeps before each event. ``raw``
+    is sent verbatim with ``content_type``.
+    ``index_zero`` (openai) puts every parallel call on index 0, differing by id.
+    """
+
+    text: str = ""
+    reasoning: str = ""
+    calls: tuple[FakeCall, ...] = ()
+    finish: str | None = None
+    status: int = 200
+    body: str | None = None
+    retry_after: float | None = None
+    headers: dict[str, str] = {}
+    content_type: str | None = None
+    raw: bytes | None = None
+    cut_after: int | None = None
+    error_after: int | None = None
+    stall_after: int | None = None
+    stall_before: str | None = None
+    stall: float = 30.0
+    delay: float = 0.0
+    index_zero: bool = False
+
+
+def request_stops(wire: Wire, body: dict[str, Any]) -> list[str]:
+    if wire == "openai":
+        stop = body.get("stop")
+    elif wire == "anthropic":
+        stop = body.get("stop_sequences")
+    else:
+        stop = (body.get("options") or {}).get("stop")
+    if isinstance(stop, str):
+        return [stop]
+    return [s for s in stop or () if isinstance(s, str) and s]
+
+
+def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
+    """The reply as provider-neutral chunks, with the request's stop honoured."""
+    text, calls, stop_hit = reply.text, reply.calls, None
+    for stop in request_stops(wire, body):
+        pos = text.find(stop)
+        if pos >= 0:
+            text, stop_hit, calls = text[:pos], stop, ()
+    out: list[Chunk] = [ReasoningChunk(text=p) for p in token_pieces(reply.reasoning)]
+    out += [TextChunk(text=p) for p in token_pieces(text)]
+    for n, call in enumerate(calls):
+        args = call.arguments
+        args_text = args if isinstance(args, str) else msgspec.json.encode(args).decode()
+        prefix = "toolu_fake_" if wire == "anthropic" else "call_fake_"
+        index = 0 if reply.index_zero else n
+        out.append(CallChunk(index=index, id=call.id or f"{prefix}{n}", name=call.name))
+        out += [CallChunk(index=index, arguments=p) for p in token_pieces(args_text)]
+    reason = reply.finish or ("tool_calls" if calls else "stop")
+    out.append(UsageChunk(input_tokens=len(json.dumps(body)) // 4, output_tokens=len(out)))
+    out.append(FinishChunk(reason=reason, stop_sequence=stop_hit))
+    return out
+
+
+def _sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
+    model = body.get("model", "fake")
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+    want_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return _sse({**base, "choices": [choice]})
+
+    frames = [b": OPENROUTER PROCESSING\n\n", frame({"role": "assistant", "content": ""})]
+    usage = None
+    for c in chunks:
+        if isinstance(c, TextChunk):
+            frames.append(frame({"content": c.text}))
+        elif isinstance(c, ReasoningChunk):
+            frames.append(frame({"reasoning_content": c.text}))
+        elif isinstance(c, CallChunk):
+            call: dict[str, Any] = {"index": c.index, "function": {"arguments": c.arguments}}
+            if c.id is not None:
+                call["id"], call["type"] = c.id, "function"
+            if c.name is not None:
+                call["function"]["name"] = c.name
+            frames.append(frame({"tool_calls": [call]}))
+        elif isinstance(c, UsageChunk):
+            usage = {
+                "prompt_tokens": c.input_tokens or 0,
+                "completion_tokens": c.output_tokens or 0,
+            }
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        else:
+            frames.append(frame({}, c.reason))
+    if want_usage and usage is not None:
+        frames.append(_sse({**base, "choices": [], "usage": usage}))
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+_ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def _event(kind: str, **fields: Any) -> bytes:
+    """One Anthropic event: the SSE event name repeats the JSON ``type``."""
+    return _sse({"type": kind, **fields}, kind)
+
+
+def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
+    usage = next((c for c in chunks if isinstance(c, UsageChunk)), UsageChunk())
+    message: dict[str, Any] = {"id": "msg_fake", "type": "message", "role": "assistant"}
+    message["content"] = []
+    message |= {"model": body.get("model", "fake"), "stop_reason": None, "stop_sequence": None}
+    message["usage"] = {"input_tokens": usage.input_tokens or 0, "output_tokens": 1}
+    frames = [_event("message_start", message=message), _event("ping")]
+    block, kind = -1, ""  # the open content block: its index and what it holds
+
+    def close() -> None:
+        if kind == "thinking":  # a thinking block ends with its signature
+            delta = {"type": "signature_delta", "signature": "fake-signature"}
+            frames.append(_event("content_block_delta", index=block, delta=delta))
+        if kind:
+            frames.append(_event("content_block_stop", index=block))
+
+    def open_block(new: str, content: dict[str, Any]) -> None:
+        nonlocal block, kind
+        close()
+        block, kind = block + 1, new
+        frames.append(_event("content_block_start", index=block, content_block=content))
+
+    for c in chunks:
+        if isinstance(c, TextChunk | ReasoningChunk):
+            new, field = ("text", "text") if isinstance(c, TextChunk) else ("thinking", "thinking")
+            if kind != new:
+                open_block(new, {"type": new, field: ""})
+            delta = {"type": f"{new}_delta", field: c.text}
+            frames.append(_event("content_block_delta", index=block, delta=delta))
+        elif isinstance(c, CallChunk):
+            if c.name is not None or kind != f"tool{c.index}":
+                tool = {"type": "tool_use", "id": c.id or f"toolu_{c.index}", "name": c.name or ""}
+                open_block(f"tool{c.index}", {**tool, "input": {}})
+            if c.arguments:
+                delta = {"type": "input_json_delta", "partial_json": c.arguments}
+                frames.append(_event("content_block_delta", index=block, delta=delta))
+        elif isinstance(c, FinishChunk):
+            close()
+            kind = ""
+            reason = "stop_sequence" if c.stop_sequence else _ANTHROPIC_STOP.get(c.reason, c.reason)
+            end = {"stop_reason": reason, "stop_sequence": c.stop_sequence}
+            out = {"output_tokens": usage.output_tokens or 0}
+            frames += [_event("message_delta", delta=end, usage=out), _event("message_stop")]
+    return frames
+
+
+def _ollama_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
+    model = body.get("model", "fake")
+    stamp = "2026-01-01T00:00:00Z"
+
+    def line(message: dict[str, Any], **extra: Any) -> bytes:
+        data = {"model": model, "created_at": stamp, "message": message, "done": False, **extra}
+        return (json.dumps(data, ensure_ascii=False) + "\n").encode()
+
+    frames: list[bytes] = []
+    calls: list[tuple[int, str, list[str]]] = []  # (index, name, argument pieces)
+    usage = UsageChunk()
+    for c in chunks:
+        if isinstance(c, TextChunk):
+            frames.append(line({"role": "assistant", "content": c.text}))
+        elif isinstance(c, ReasoningChunk):
+            frames.append(line({"role": "assistant", "content": "", "thinking": c.text}))
+        elif isinstance(c, CallChunk):
+            if c.name is not None or not calls or calls[-1][0] != c.index:
+                calls.append((c.index, c.name or "", []))
+            calls[-1][2].append(c.arguments)
+        elif isinstance(c, UsageChunk):
+            usage = c
+        else:
+            for _, name, parts in calls:
+                call = {"function": {"name": name, "arguments": json.loads("".join(parts) or "{}")}}
+                frames.append(line({"role": "assistant", "content": "", "tool_calls": [call]}))
+            reason = "length" if c.reason == "length" else "stop"  # ollama never says tool_calls
+            frames.append(
+                line(
+                    {"role": "assistant", "content": ""},
+                    done=True,
+                    done_reason=reason,
+                    total_duration=1000,
+                    prompt_eval_count=usage.input_tokens or 0,
+                    eval_count=usage.output_tokens or 0,
+                )
+            )
+    return frames
+
+
+_FRAMES = {"openai": _openai_frames, "anthropic": _anthropic_frames, "ollama": _ollama_frames}
+WIRES: tuple[Wire, ...] = ("openai", "anthropic", "ollama")
+CONTENT_TYPES: dict[Wire, str] = {
+    "openai": "text/event-stream",
+    "anthropic": "text/event-stream",
+    "ollama": "application/x-ndjson",
+}
+
+
+def encode(wire: Wire, chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
+    """``chunks`` as ``wire`` sends them for a request with ``body``, one event per item."""
+    return _FRAMES[wire](chunks, body)
+
+
+def error_body(wire: Wire, status: int, message: str) -> str:
+    if wire == "openai":
+        data: Any = {"error": {"message": message, "type": "fake_error", "code": status}}
+    elif wire == "anthropic":
+        data = {"type": "error", "error": {"type": "fake_error", "message": message}}
+    else:
+        data = {"error": message}
+    return json.dumps(data)
+
+
+def inband_error(wire: Wire) -> bytes:
+    if wire == "openai":
+        return _sse({"error": {"message": "upstream failed mid-answer", "code": 502}})
+    if wire == "anthropic":
+        return _event("error", error={"type": "overloaded_error", "message": "Overloaded"})
+    return b'{"error":"model runner stopped unexpectedly"}\n'
