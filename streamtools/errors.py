@@ -12,6 +12,7 @@ __all__ = [
     "BudgetExceeded",
     "ParserStateError",
     "ProviderError",
+    "RepairExhausted",
     "SizeLimitExceeded",
     "StreamtoolsError",
     "ToolDefinitionError",
@@ -52,6 +53,18 @@ class BudgetExceeded(StreamtoolsError):
 
     def __init__(self, message: str, *, turns: int) -> None:
         super().__init__(message)
+        self.turns = turns
+
+
+class RepairExhausted(StreamtoolsError):
+    """The repair ladder ran out and the model's last reply said nothing: its calls
+    still failed after ``max_repairs`` repairs (``reason="call_error"``), or it kept
+    repeating a call after tool use was stopped (``reason="repeated_call"``). The
+    message ends with the last failure's message, as the model was told it."""
+
+    def __init__(self, message: str, *, reason: str, turns: int) -> None:
+        super().__init__(message)
+        self.reason = reason
         self.turns = turns
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from streamtools.events import CallError, Event, Final, Retry, ToolFailed, ToolResult
+from streamtools.errors import RepairExhausted, StreamtoolsError
+from streamtools.events import CallError, Event, Final, Retry, ToolFailed, ToolResult, TurnEnd
 from streamtools.runtime import Agent
 from streamtools.runtime.repair import call_signature, looks_like_refusal
 from streamtools.testing import ScriptedModel
@@ -65,6 +66,37 @@ async def test_call_error_repairs_are_bounded() -> None:
     assert retries(events) == ["call_error", "call_error"]
     assert events[-1] == Final(text="Trying: ", turns=3)
     assert model.remaining == 2
+
+
+async def test_exhausted_repairs_with_nothing_to_say_raise_repair_exhausted() -> None:
+    # Default max_repairs=2: three malformed replies end the run, a typed error
+    # instead of a silent Final(text="").
+    model = ScriptedModel([" \n" + hermes("nope")] * 3 + ["ok"])
+    seen: list[Event] = []
+    with pytest.raises(RepairExhausted) as info:
+        async with Agent(model, [add], dialect="hermes").stream("x") as events:
+            async for event in events:
+                seen.append(event)
+    assert isinstance(info.value, StreamtoolsError)
+    assert info.value.reason == "call_error" and info.value.turns == 3
+    assert str(info.value).startswith("the model's tool calls still failed after 2 repairs: ")
+    assert "Unknown tool `nope`" in str(info.value)
+    assert retries(seen) == ["call_error", "call_error"]
+    assert seen[-1] == TurnEnd(turn=3, reason="error")
+    assert not any(isinstance(e, Final) for e in seen)
+    assert model.remaining == 1
+
+
+async def test_repeating_after_the_stop_with_nothing_to_say_raises() -> None:
+    RUNS.clear()
+    same = hermes("add", a=1, b=1)
+    model = ScriptedModel([same] * 4 + ["unused"])
+    with pytest.raises(RepairExhausted) as info:
+        await Agent(model, [add], dialect="hermes").run("1+1")
+    assert RUNS == [(1, 1)]
+    assert info.value.reason == "repeated_call" and info.value.turns == 4
+    assert "`add` was called again with the same arguments" in str(info.value)
+    assert model.remaining == 1
 
 
 async def test_stream_cut_mid_call_is_a_call_error_then_repaired() -> None:

@@ -36,7 +36,9 @@ wording and the bounds):
 3. ``am:request_tools`` only: the named tools join the offer, continue;
 4. a stream that failed and produced nothing usable: ``ProviderError``;
 5. a refusal, or no call when one is required: one stronger re-prompt;
-6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``.
+6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
+   the repairs ran out on a reply that is nothing but failed or refused calls
+   (no visible text): then ``RepairExhausted``, never a silent empty answer.
 
 Every model call counts against ``max_turns`` (repairs included), so the
 loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
@@ -59,7 +61,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
-from streamtools.events import Event, Final, Retry, ToolResult, TurnEnd, TurnStart
+from streamtools.events import Event, Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolSpec
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
@@ -67,6 +69,7 @@ from streamtools.runtime.executor import Executor
 from streamtools.runtime.repair import (
     RepairState,
     call_error_feedback,
+    exhausted,
     looks_like_refusal,
     missing_call_reprompt,
     refusal_reprompt,
@@ -271,7 +274,13 @@ class Agent:
                 for name in reply.requested_tools:
                     if name in self.registry and name not in offered:
                         offered = self.registry.subset([*offered, name])
-                step = self._next_step(reply, repair, offered, final_turn)
+                try:
+                    step = self._next_step(reply, repair, offered, final_turn)
+                    if step is None:
+                        _check_exhausted(reply, repair, turn)
+                except Exception:
+                    await emit(TurnEnd(turn=turn, reason="error"))
+                    raise
                 if step is None:
                     await emit(TurnEnd(turn=turn, reason="final"))
                     await emit(Final(text=reply.visible_text, turns=turn))
@@ -357,6 +366,19 @@ def _as_transcript(prompt: str | Transcript) -> Transcript:
     transcript = Transcript()
     transcript.user(prompt)
     return transcript
+
+
+def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
+    refused = [
+        o.message
+        for c in reply.calls
+        if isinstance(o := reply.outcomes.get(c.id), ToolFailed) and o.kind == "refused"
+    ]
+    error = exhausted(
+        repair, text=reply.visible_text, errors=reply.errors, refused=refused, turns=turn
+    )
+    if error is not None:
+        raise error
 
 
 def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None:

@@ -24,6 +24,14 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    Both show as ``ToolFailed(kind="refused")``; the redirect also as a
    ``Retry(reason="repeated_call")``.
 
+**When the ladder runs out** (rung 1 past its bound, or the last turn of
+rung 3), the reply is the answer if it has visible text (what the model said
+around its failed call is all there is, and it may well be the answer). If it
+has none (only the failed or refused calls), the run raises
+``RepairExhausted`` (``exhausted``) with the last failure's message, rather
+than end with a silent ``Final(text="")`` that a caller cannot tell from an
+answer.
+
 This module holds the detection and the wording, no I/O: the loop in
 ``streamtools.runtime.agent`` decides when to apply them.
 """
@@ -37,12 +45,14 @@ from typing import Any
 
 import msgspec
 
+from streamtools.errors import RepairExhausted
 from streamtools.events import CallError
 
 __all__ = [
     "RepairState",
     "call_error_feedback",
     "call_signature",
+    "exhausted",
     "looks_like_refusal",
     "missing_call_reprompt",
     "refusal_reprompt",
@@ -147,3 +157,35 @@ class RepairState:
 
     def can_repair(self) -> bool:
         return self.call_error_repairs < self.max_repairs
+
+
+def exhausted(
+    state: RepairState,
+    *,
+    text: str,
+    errors: Sequence[CallError],
+    refused: Sequence[str],
+    turns: int,
+) -> RepairExhausted | None:
+    """The error to raise when the reply ending a run is only failed calls, else None.
+
+    ``text`` is the reply's visible text, ``errors`` its call errors, ``refused``
+    the messages of its calls the runtime refused (repeats); called only when
+    the loop is about to take the reply as the final answer."""
+    if text.strip():
+        return None
+    if state.stopping and (refused or errors):
+        last = refused[-1] if refused else errors[-1].message
+        return RepairExhausted(
+            "the model kept repeating a tool call after tool use was stopped: " + last,
+            reason="repeated_call",
+            turns=turns,
+        )
+    if errors:
+        return RepairExhausted(
+            f"the model's tool calls still failed after {state.call_error_repairs} repairs: "
+            + errors[-1].message,
+            reason="call_error",
+            turns=turns,
+        )
+    return None
