@@ -90,6 +90,29 @@ def test_replay_reports_a_missing_or_bad_file(
     assert "chunk before the first header" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ('{"bad\n', "invalid JSON"),
+        ('{"type":"text","text":"x","t":0}\n', "chunk before the first header"),
+        ("\n", "has no model calls"),
+    ],
+)
+def test_demo_reports_a_bad_fixture_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / "fixture.jsonl"
+    if content is not None:
+        path.write_text(content)
+    assert main(["demo", "--instant", "--fixture", str(path)]) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.splitlines()
+    assert line.startswith("streamtools demo: ") and message in line
+    assert str(path) in line
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
 def test_demo_tools() -> None:
     assert calculator.fn is not None and clock.fn is not None
     assert calculator.fn("(1284.60 * 1.18) / 7") == pytest.approx(216.5468571429)

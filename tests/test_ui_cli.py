@@ -77,6 +77,24 @@ def test_offline_source_replays_the_recording_with_live_tools(recording: Path) -
         )
 
 
+def test_a_bad_fixture_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamtools.cli import main
+
+    missing = tmp_path / "nope.jsonl"
+    assert main(["ui", "--port", "0", "--fixture", str(missing)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("streamtools ui: cannot read ") and str(missing) in line
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"bad\n')
+    assert main(["ui", "--port", "0", "--fixture", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"streamtools ui: {bad}:1: invalid JSON: Input data was truncated\n"
+    assert "serving" not in captured.out
+
+
 def test_live_mode_needs_both_base_url_and_model() -> None:
     with pytest.raises(SystemExit, match="--base-url and --model go together"):
         build_source(parse("--model", "m"))

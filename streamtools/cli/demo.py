@@ -48,7 +48,15 @@ from streamtools.runtime.console import ConsoleRenderer
 from streamtools.runtime.recording import load
 from streamtools.tools import Tool, tool
 
-__all__ = ["DEMO_TOOLS", "calculator", "clock", "find_fixture", "play", "register"]
+__all__ = [
+    "DEMO_TOOLS",
+    "calculator",
+    "check_fixture",
+    "clock",
+    "find_fixture",
+    "play",
+    "register",
+]
 
 FIXTURE = "demo.jsonl"
 SYSTEM = "You are a concise assistant. Use the tools for arithmetic and for the current time."
@@ -139,6 +147,19 @@ def find_fixture(name: str = FIXTURE) -> Path:
         if candidate.is_file():
             return candidate
     raise UsageError(f"demo recording {name!r} not found next to {here}")
+
+
+def check_fixture(path: Path) -> None:
+    """Raise ``UsageError`` (one line, naming ``path``) unless it is a playable recording.
+
+    Checked before anything is printed or served, so a wrong ``--fixture`` is a
+    clear message rather than a traceback from inside the event loop."""
+    try:
+        segments = load(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not segments:
+        raise UsageError(f"{path} has no model calls: not a streamtools recording")
 
 
 def recorded_prompt(path: Path) -> str:
@@ -253,6 +274,11 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"streamtools demo: {exc}", file=sys.stderr)
         return 1
+    try:
+        check_fixture(path)
+    except UsageError as exc:  # a wrong --fixture is a usage error: exit 2, as argparse does
+        print(f"streamtools demo: {exc}", file=sys.stderr)
+        return 2
     color = {"auto": None, "always": True, "never": False}[args.color]
     view = ConsoleRenderer(sys.stdout, color=color)
     try:

@@ -37,6 +37,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from streamtools.errors import UsageError
 from streamtools.events import Event
 from streamtools.model import Model
 from streamtools.transcript import Transcript
@@ -86,10 +87,11 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
         mode = "native tool calls" if args.native else f"{args.dialect} dialect"
         return PerRequestAgent(live), f"{args.model} at {args.base_url}, {mode}", None
 
-    from streamtools.cli.demo import SYSTEM, find_fixture, recorded_prompt
+    from streamtools.cli.demo import SYSTEM, check_fixture, find_fixture, recorded_prompt
     from streamtools.runtime import Replay
 
     path: Path = args.fixture or find_fixture()
+    check_fixture(path)  # UsageError: ``_run`` reports it in one line
     speed = None if args.instant else args.speed
 
     def replay() -> Any:
@@ -106,7 +108,11 @@ def _run(args: argparse.Namespace) -> int:
 
     from streamtools.ui import create_app
 
-    source, subtitle, suggestion = build_source(args)
+    try:
+        source, subtitle, suggestion = build_source(args)
+    except UsageError as exc:  # a missing or malformed --fixture
+        print(f"streamtools ui: {exc}", file=sys.stderr)
+        return 2
     app = create_app(source, title=args.title, subtitle=subtitle, suggestion=suggestion)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
