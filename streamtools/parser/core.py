@@ -78,7 +78,7 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 class _Scan:
     """One mode's scanning tables: full-match alternation, start chars, prefixes."""
 
-    __slots__ = ("longest", "markers", "prefixes", "rx", "start_rx")
+    __slots__ = ("longest", "markers", "partial", "prefixes", "rx", "start_rx")
 
     def __init__(self, markers: Iterable[str]) -> None:
         ordered = sorted(set(markers), key=len, reverse=True)
@@ -87,6 +87,9 @@ class _Scan:
         starts = sorted({m[0] for m in ordered})
         self.start_rx = re.compile("[" + "".join(re.escape(c) for c in starts) + "]")
         self.prefixes = frozenset(m[:k] for m in ordered for k in range(1, len(m)))
+        # prefixes holding no whole marker (one marker may begin another): a buffer
+        # that is one of these can only be held, whatever else is true
+        self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
         self.longest = len(ordered[0])
 
 
@@ -215,6 +218,16 @@ class Parser:
                     return out
                 self._run(s, out, final=False, pos=k, fed=True)
             else:
+                scan = self._think if self._mode == THINK else self._text
+                if len(s) < scan.longest and s in scan.partial:
+                    # a marker still arriving (``<tool_`` after ``<to``): hold it as the
+                    # scan would, without the scan
+                    self._held = s
+                    if self._fast:
+                        self._set_fast(False)
+                    if len(s) > self.max_held:
+                        self.max_held = len(s)
+                    return out
                 self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"
