@@ -181,3 +181,21 @@ def test_fast_path_releases_whole_delta() -> None:
     assert p.feed("plain words, no markers") == [TextDelta(text="plain words, no markers")]
     assert p.feed("a <am:to") == [TextDelta(text="a ")]
     assert p.held == len("<am:to")
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7])
+def test_escapes_inside_strings_at_every_cut(size: int) -> None:
+    # whole escapes take the call fast path, cut ones wait for the rest: either way
+    # text decodes exactly and arguments stay the model's raw JSON text
+    value = r"a\u4f60\ud83d\udc4b\n\"q\\ \u00e9"
+    decoded = "a你👋\n\"q\\ é"
+    reply = '{"thought": "' + value + '", "final": {"content": "' + value + '"}}'
+    call = '<tool_call>{"name": "search", "arguments": {"q": "' + value + '"}}</tool_call>'
+    for dialect, text in (("json_object", reply), ("hermes", call)):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        events = run_checked(dialect, chunks, ["search"])
+        if dialect == "json_object":
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == decoded
+        else:
+            end = next(e for e in events if isinstance(e, CallEnd))
+            assert end.arguments == {"q": decoded}

@@ -187,10 +187,12 @@ class Parser:
                 self._prev = delta
                 return [TextDelta(text=delta)]
         body = self._body
-        if body is not None and not self._held and delta:
-            # the call fast path: plain content inside a string value
-            fast = body.fast(delta)
+        if body is not None and delta:
+            # the call fast path: plain content inside a string value (held text
+            # included: the body stopped before it at a safe cut, in the same state)
+            fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
+                self._held = ""
                 if self._max_buffer is not None and body.size > self._max_buffer:
                     self._closed = "ERROR"
                     self._body = None

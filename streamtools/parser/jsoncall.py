@@ -24,6 +24,10 @@ the failed call is kept in ``CallError.raw``.
 
 from __future__ import annotations
 
+import re
+
+import msgspec
+
 from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import (
     DONE,
@@ -47,6 +51,12 @@ from streamtools.parser.jsonscan import (
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
 PREFIX, ENVELOPE, SUFFIX, SKIP = range(4)
+# string content whose escapes are all whole and valid (a surrogate pair whole):
+# the fast path takes it as it is (raw) or decoded (text and reasoning)
+_WHOLE_ESCAPES = re.compile(
+    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
 Out = list[ParserEvent]
 
@@ -126,28 +136,33 @@ class JsonCallBody(CallBody):
             or env.state != IN_VALUE
             or env.sub.state != IN_STRING
             or '"' in delta
-            or "\\" in delta
             or not delta.isprintable()
         ):
             return None
+        escaped = "\\" in delta
+        if escaped and _WHOLE_ESCAPES.fullmatch(delta) is None:
+            return None  # an escape cut short, or a bad one: the scanner holds or reports it
         role = env.role
-        self.raw.append(delta)
-        self.size += len(delta)
         if role == ARGS:
+            self.raw.append(delta)
+            self.size += len(delta)
             call = self.call
             call.args.append(delta)
             if call.started:
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             return []
-        if (role == TEXT or role == REASONING) and not env.first:
+        if role == TEXT or role == REASONING:
+            if env.first:
+                return None
+            self.raw.append(delta)
+            self.size += len(delta)
             self.text_given = True
-            return [ReasoningDelta(text=delta) if role == REASONING else TextDelta(text=delta)]
-        if role != TEXT and role != REASONING:
-            env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
-            return []
-        self.raw.pop()
-        self.size -= len(delta)
-        return None
+            text = msgspec.json.decode(f'"{delta}"') if escaped else delta
+            return [ReasoningDelta(text=text) if role == REASONING else TextDelta(text=text)]
+        self.raw.append(delta)
+        self.size += len(delta)
+        env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
+        return []
 
     def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
         self.record(s, start, stop)
