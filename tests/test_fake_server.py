@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
+import time
 from typing import Any
 
 import httpx
@@ -212,3 +214,18 @@ def test_wire_encoders_are_plain_functions() -> None:
     assert "".join(line["message"]["content"] for line in lines) == "hi there"
     assert lines[-1]["done"] and lines[-1]["done_reason"] == "length"
     assert CONTENT_TYPES["ollama"] == "application/x-ndjson"
+
+
+def test_a_client_resetting_an_idle_connection_prints_no_traceback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    with FakeServer(["hi"]) as server:
+        host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+        sock = socket.create_connection((host, int(port)))
+        # SO_LINGER 0 makes close() send a RST: the server sees ConnectionResetError.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.send(b"GET /v1/mod")
+        time.sleep(0.1)
+        sock.close()
+        time.sleep(0.2)
+    assert "Traceback" not in capfd.readouterr().err

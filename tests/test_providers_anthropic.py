@@ -268,10 +268,9 @@ async def test_prompt_mode_tool_messages_go_as_user_text(anyio_backend: str) -> 
     )
     sent = json.loads(seen[0].content)["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]  # still alternating
-    assert sent[2]["content"] == [
-        {"type": "text", "text": 'Tool result (add):\n{"tool": "add", "result": "3"}'},
-        {"type": "text", "text": messages[-1].content},
-    ]
+    assert sent[2]["content"] == (
+        f'Tool result (add):\n{{"tool": "add", "result": "3"}}\n\n{messages[-1].content}'
+    )
 
 
 async def test_native_results_stay_tool_results_and_strays_become_text(anyio_backend: str) -> None:

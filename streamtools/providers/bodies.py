@@ -11,8 +11,10 @@ matches no call of the assistant message it answers, so ``answerable_only``
 rewrites every such tool message as user text (``Tool result (NAME):`` and the
 content). A tool message is answerable when its id names a call of the latest
 assistant message and only other tool messages stand between them; a user or
-system message in between ends the answering. Ollama takes tool messages as
-they are and does not use this.
+system message in between ends the answering. A rewritten result is merged
+with the user messages next to it (blank line between), because many chat
+templates (Mistral, Gemma, …) reject two user messages in a row. Ollama takes
+tool messages as they are and does not use this.
 
 ``function_tools`` is the ``{"type": "function", "function": {...}}`` shape
 that OpenAI and Ollama share for native tool definitions.
@@ -48,7 +50,18 @@ def answerable_only(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
             continue
         open_ids = {c.id for c in msg.tool_calls} if msg.role == "assistant" else set()
         out.append(msg)
-    return out
+    return _merge_user_runs(out)
+
+
+def _merge_user_runs(messages: list[ChatMessage]) -> list[ChatMessage]:
+    merged: list[ChatMessage] = []
+    for msg in messages:
+        last = merged[-1] if merged else None
+        if msg.role == "user" and last is not None and last.role == "user":
+            merged[-1] = ChatMessage(role="user", content=f"{last.content}\n\n{msg.content}")
+        else:
+            merged.append(msg)
+    return merged
 
 
 def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

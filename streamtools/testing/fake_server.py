@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import socket
 import socketserver
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -80,6 +81,13 @@ class _HTTPServer(ThreadingHTTPServer):
         # HTTPServer.server_bind resolves the host name (a DNS lookup); not needed here.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client dropping an idle keep-alive connection is normal, not worth a
+        # traceback in the user's test output; anything else is still reported.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
