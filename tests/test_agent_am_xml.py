@@ -61,6 +61,19 @@ async def test_provider_cut_at_the_marker_completes_the_call() -> None:
     assert "fake" not in "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
+async def test_past_call_goes_back_exactly_as_the_model_wrote_it() -> None:
+    # DESIGN §5: text + raw call, no newline slipped in between ("Ok. \n<am:…").
+    written = "Ok. " + am("weather", city="Oslo")
+    model = ScriptedModel([written, "Sunny."])
+    await Agent(model, [weather]).run("Weather?")
+    assert model.requests[1].messages[-2].content == written
+
+    # Cut by the stop marker: the same, with only the closing marker restored.
+    model = ScriptedModel([written, "Sunny."])
+    await Agent(model, [weather], stop_at_call=True).run("Weather?")
+    assert model.requests[1].messages[-2].content == written
+
+
 async def test_request_tools_adds_definitions_for_the_next_turn() -> None:
     model = ScriptedModel(
         [

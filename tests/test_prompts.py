@@ -237,6 +237,59 @@ def test_raw_calls_are_written_back_with_the_closing_marker(
     assert get_renderer(dialect).render_call(call) == expected
 
 
+@pytest.mark.parametrize(
+    ("dialect", "text", "raw", "expected"),
+    [
+        # text + raw exactly as the model wrote them: no newline inserted between
+        (
+            "am_xml",
+            "Ok. ",
+            '<am:tool_call name="x"><a>1</a></am:tool_call>',
+            'Ok. <am:tool_call name="x"><a>1</a></am:tool_call>',
+        ),
+        (
+            "am_xml",
+            "Ok.\n\n",
+            '<am:tool_call name="x"><a>1</a></am:tool_call>',
+            'Ok.\n\n<am:tool_call name="x"><a>1</a></am:tool_call>',
+        ),
+        # the closing marker restored only where a stop sequence removed it
+        (
+            "hermes",
+            "Checking. ",
+            '<tool_call>{"name": "x", "arguments": {}}',
+            'Checking. <tool_call>{"name": "x", "arguments": {}}</tool_call>',
+        ),
+        ("json_action", "Sure: ", '```json action\n{"tool": "x"}\n```', None),
+        ("inline_json", "Sure: ", '{"tool": "x", "arguments": {}}', None),
+        # command: a call is a line of its own, as it was when it was parsed
+        ("command", "On it.\n", '@tool x {"a": 1}', 'On it.\n@tool x {"a": 1}'),
+        ("command", "On it.", '@tool x {"a": 1}', 'On it.\n@tool x {"a": 1}'),
+    ],
+)
+def test_a_past_reply_with_its_raw_call_is_written_back_exactly(
+    dialect: str, text: str, raw: str, expected: str | None
+) -> None:
+    call = ToolCall(id="c", name="x", arguments={"a": 1}, raw=raw)
+    assert get_renderer(dialect).render_reply(text, [call]) == (expected or text + raw)
+
+
+def test_raw_calls_of_one_reply_stay_apart_and_canonical_ones_keep_the_newline() -> None:
+    r = get_renderer("am_xml")
+    one = ToolCall(id="a", name="x", arguments={}, raw='<am:tool_call name="x"></am:tool_call>')
+    two = ToolCall(id="b", name="y", arguments={}, raw='<am:tool_call name="y">')
+    assert r.render_reply("Both. ", [one, two]) == (
+        'Both. <am:tool_call name="x"></am:tool_call>\n<am:tool_call name="y"></am:tool_call>'
+    )
+    # Whitespace alone (what separated the calls) is not written before them.
+    assert r.render_reply("\n", [one]) == one.raw
+    # No raw (native history, another dialect): the canonical form, on its own line.
+    canonical = ToolCall(id="c", name="x", arguments={"q": "1"})
+    assert r.render_reply("Ok. ", [canonical]) == (
+        'Ok. \n<am:tool_call name="x">\n<q>1</q>\n</am:tool_call>'
+    )
+
+
 def test_json_object_replies() -> None:
     r = get_renderer("json_object")
     assert r.render_reply("All done.", []) == '{"final": {"content": "All done."}}'

@@ -28,6 +28,7 @@ __all__ = ["CommandRenderer"]
 class CommandRenderer(JsonResults):
     name = "command"
     raw_start = re.compile(r"\s*@tool\b")
+    calls_start_lines = True
     call_form = '@tool TOOL_NAME {"PARAMETER": "value"}'
     call_noun = "@tool line"
 

@@ -11,8 +11,10 @@ one dialect and one mode. The rules, in the order they apply:
    (definitions, protocol, example). Native mode adds no tool prompt: the tools
    travel in the request's ``tools`` field.
 2. **Assistant replies.** Prompt mode writes each past call back as the model
-   would have written it (``Renderer.render_reply``: the call's ``raw`` text
-   with its closing marker restored, or the canonical form). Native mode puts
+   would have written it (``Renderer.render_reply``: the reply's text followed
+   by each call's ``raw`` text as written, with its closing marker restored
+   when a stop sequence removed it; or, without a raw, the canonical form on a
+   line of its own). Native mode puts
    the calls in ``tool_calls``. Reasoning is not sent back. A reply with
    neither text nor calls is dropped (APIs reject empty assistant messages).
    In a dialect with one call per reply (``json_object``) a past reply with

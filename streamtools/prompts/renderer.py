@@ -161,6 +161,8 @@ class Renderer:
     format_always: bool = False
     #: the dialect allows one call per reply (``project`` splits multi-call replies)
     one_call_per_reply: bool = False
+    #: a call is recognised only at the start of a line (``command``)
+    calls_start_lines: bool = False
     #: the call syntax with placeholders, as the instructions and the reminder show it
     call_form: str = ""
     #: what the dialect calls a tool ("function" where the definitions say so)
@@ -273,7 +275,7 @@ class Renderer:
         """The text the model would write for ``call``. When ``call.raw`` is set (and
         is in this dialect) it is used as written, with the closing marker restored
         if a stop sequence removed it; otherwise the canonical form is generated."""
-        if call.raw is not None and self.raw_start.match(call.raw):
+        if call.raw is not None and self._reusable(call):
             raw = call.raw
             if self.stop_marker and not raw.rstrip().endswith(self.stop_marker):
                 raw = raw + self.stop_marker
@@ -284,12 +286,30 @@ class Renderer:
         raise NotImplementedError
 
     def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
-        """A whole past assistant reply: its visible text, then its calls."""
+        """A whole past assistant reply: its visible text, then its calls.
+
+        When every call has its raw text in this dialect, the reply is written back
+        as the model wrote it: ``text`` then the raw calls, nothing inserted between
+        them (a newline only where the dialect needs a call to begin a line, and
+        between two calls). Otherwise the canonical calls go on lines of their own."""
         if not calls:
             return self.render_final(text)
-        parts = [text.rstrip("\n")] if text.strip() else []
-        parts.extend(self.render_call(c) for c in calls)
-        return "\n".join(parts)
+        if not all(self._reusable(c) for c in calls):
+            parts = [text.rstrip("\n")] if text.strip() else []
+            parts.extend(self.render_call(c) for c in calls)
+            return "\n".join(parts)
+        # Whitespace alone is what separated the calls (the transcript keeps the
+        # text apart from the calls): it is not written before them.
+        out = text if text.strip() else ""
+        for n, call in enumerate(calls):
+            apart = n > 0 or self.calls_start_lines
+            if out and apart and not out.endswith("\n"):
+                out += "\n"
+            out += self.render_call(call)
+        return out
+
+    def _reusable(self, call: ToolCall) -> bool:
+        return call.raw is not None and self.raw_start.match(call.raw) is not None
 
     def render_final(self, text: str) -> str:
         """A reply without calls, as the dialect wants a final answer written."""
