@@ -82,12 +82,16 @@ async def test_request_tools_adds_definitions_for_the_next_turn() -> None:
             "Found a note.",
         ]
     )
-    agent = Agent(model, [weather, search], offer=["weather"])
+    agent = Agent(model, [weather, search], offer=["weather"], system="Be brief.")
     events = await collect(agent, "What do I know about Paris?")
     first, second = model.requests[0].messages[0].content, model.requests[1].messages[0].content
+    assert first.startswith("Be brief.\n\n")
     assert '<am:tool name="weather"' in first
     assert '<am:tool name="kom.memory.v1.search"' not in first
     assert "- kom.memory.v1.search: Search memory." in first  # summarised
+    # The summaries come after the full definitions (and after the user's system
+    # text), where the renderer's ``more_tools`` puts them, not above the tools.
+    assert first.index('<am:tool name="weather"') < first.index("# More tools")
     assert '<am:tool name="kom.memory.v1.search"' in second
     assert "These tools are now available: kom.memory.v1.search." in (
         model.requests[1].messages[-1].content

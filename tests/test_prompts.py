@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from streamtools.errors import UnknownDialectError
 from streamtools.model import ToolSpec
-from streamtools.prompts import RENDERERS, get_renderer, summary_line
+from streamtools.prompts import RENDERERS, get_renderer, project, summary_line
 from streamtools.prompts.am_xml import cdata
 from streamtools.prompts.renderer import Renderer
 from streamtools.prompts.results import JsonResults, PlainResults, read_json_result
 from streamtools.tools import ToolRegistry, tool
-from streamtools.transcript import ToolCall
+from streamtools.transcript import ToolCall, Transcript
 
 DIALECTS = ["am_xml", "json_action", "hermes", "inline_json", "json_object", "command"]
 
@@ -288,6 +288,18 @@ def test_raw_calls_of_one_reply_stay_apart_and_canonical_ones_keep_the_newline()
     assert r.render_reply("Ok. ", [canonical]) == (
         'Ok. \n<am:tool_call name="x">\n<q>1</q>\n</am:tool_call>'
     )
+
+
+def test_project_puts_more_tools_after_the_definitions() -> None:
+    t = Transcript()
+    t.user("hi")
+    r = get_renderer("am_xml")
+    [system, _] = project(t, "am_xml", [SPECS[0]], system="Base.", more_tools=[SPECS[1]])
+    assert system.content == r.system_prompt([SPECS[0]], base="Base.", more_tools=[SPECS[1]])
+    assert system.content.index("get_weather") < system.content.index(r.tool_summaries(SPECS[1:]))
+    # Native mode has no tool prompt: the tools travel in the request.
+    native = project(t, "am_xml", [SPECS[0]], native=True, system="Base.", more_tools=[SPECS[1]])
+    assert [m.content for m in native] == ["Base.", "hi"]
 
 
 def test_json_object_replies() -> None:

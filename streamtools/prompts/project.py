@@ -8,8 +8,9 @@ one dialect and one mode. The rules, in the order they apply:
 1. **System.** The ``system`` argument and every ``SystemMessage`` of the
    transcript (wherever it sits) are merged, in that order, into one system
    message at the top, followed in prompt mode by the dialect's tool prompt
-   (definitions, protocol, example). Native mode adds no tool prompt: the tools
-   travel in the request's ``tools`` field.
+   (definitions, protocol, example, then the one-line summaries of
+   ``more_tools``). Native mode adds no tool prompt: the tools travel in the
+   request's ``tools`` field.
 2. **Assistant replies.** Prompt mode writes each past call back as the model
    would have written it (``Renderer.render_reply``: the reply's text followed
    by each call's ``raw`` text as written, with its closing marker restored
@@ -68,15 +69,22 @@ def project(
     *,
     native: bool = False,
     system: str | None = None,
+    more_tools: Sequence[ToolSpec] = (),
 ) -> list[ChatMessage]:
-    """The request messages for ``transcript`` in ``dialect`` (see the module rules)."""
+    """The request messages for ``transcript`` in ``dialect`` (see the module rules).
+
+    ``more_tools`` (hybrid, prompt mode): tools summarised after the definitions
+    of ``tools``, which the model may ask for (``Renderer.system_prompt``)."""
     from streamtools.prompts import get_renderer  # the registry imports this module
 
     renderer = get_renderer(dialect)
     bases = [system] if system else []
     bases += [m.content for m in transcript.messages if isinstance(m, SystemMessage)]
     base = "\n\n".join(b.strip() for b in bases if b.strip())
-    prompt = base if native else renderer.system_prompt(tools, base=base or None)
+    if native:
+        prompt = base
+    else:
+        prompt = renderer.system_prompt(tools, base=base or None, more_tools=more_tools)
     out: list[ChatMessage] = [ChatMessage(role="system", content=prompt)] if prompt else []
 
     messages = [m for m in transcript.messages if not isinstance(m, SystemMessage)]

@@ -332,15 +332,20 @@ class Agent:
         marker = self.renderer.stop_marker
         if self.stop_at_call and not self.native and marker and marker not in stop:
             stop.append(marker)
-        system = self.system
+        rest: list[ToolSpec] = []
         if self.offer is not None and not self.native:
             # Hybrid: tools not offered in full are listed in one line each, with
-            # how to ask for them (``am:request_tools``).
+            # how to ask for them (``am:request_tools``), after the definitions.
             shown = {spec.name for spec in specs}
             rest = [spec for spec in self.registry.specs() if spec.name not in shown]
-            if rest:
-                system = "\n\n".join(filter(None, [system, self.renderer.tool_summaries(rest)]))
-        messages = project(transcript, self.dialect, specs, native=self.native, system=system)
+        messages = project(
+            transcript,
+            self.dialect,
+            specs,
+            native=self.native,
+            system=self.system,
+            more_tools=rest,
+        )
         native_tools = tuple(specs) if self.native and specs else None
         choice = None
         if native_tools is not None:
