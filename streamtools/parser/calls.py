@@ -90,9 +90,12 @@ class CallBody:
     def feed(self, s: str, pos: int, out: Out) -> int:
         raise NotImplementedError
 
+    # what the last successful ``fast`` left for the core to hold (a cut escape)
+    rest = ""
+
     def fast(self, delta: str) -> list[ParserEvent] | None:
-        """Events for ``delta`` if it is plain content the body can take whole
-        (nothing held, no special character), else None for the full machine."""
+        """Events for ``delta`` if it is plain content the body can take (all of
+        it but ``rest``) in its current state, else None for the full machine."""
         return None
 
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:

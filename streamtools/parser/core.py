@@ -192,8 +192,11 @@ class Parser:
             # included: the body stopped before it at a safe cut, in the same state)
             fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
-                self._held = ""
-                if self._max_buffer is not None and body.size > self._max_buffer:
+                self._held = body.rest
+                if (
+                    self._max_buffer is not None
+                    and body.size + len(self._held) > self._max_buffer
+                ):
                     self._closed = "ERROR"
                     self._body = None
                     raise SizeLimitExceeded(
@@ -214,7 +217,10 @@ class Parser:
                 # ends here, still inside the call, with no mode change to record)
                 k = body.feed(s, 0, out)
                 if body.status == RUNNING:
-                    self._hold_in_call(body, s, k)
+                    if k < len(s) or self._max_buffer is not None:
+                        self._hold_in_call(body, s, k)
+                    elif k:  # all taken (the common case): nothing to hold
+                        self._prev = s[k - 1]
                     if body.undecided and body.size + len(self._held) > self.max_held:
                         self.max_held = body.size + len(self._held)
                     return out

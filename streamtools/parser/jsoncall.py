@@ -57,6 +57,11 @@ _WHOLE_ESCAPES = re.compile(
     r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
     r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
 )
+# the start of an escape, up to a whole high surrogate and part of its low half
+_CUT_ESCAPE = re.compile(
+    r"\\(?:u[0-9a-fA-F]{0,3}|u[dD][89abAB][0-9a-fA-F]{2}"
+    r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?)?)?\Z"
+)
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
 Out = list[ParserEvent]
 
@@ -140,8 +145,17 @@ class JsonCallBody(CallBody):
         ):
             return None
         escaped = "\\" in delta
-        if escaped and _WHOLE_ESCAPES.fullmatch(delta) is None:
-            return None  # an escape cut short, or a bad one: the scanner holds or reports it
+        rest = ""
+        if escaped:
+            k = _WHOLE_ESCAPES.match(delta).end()  # type: ignore[union-attr]
+            if k < len(delta):
+                # an escape cut by the delta waits for the rest (held by the core);
+                # a bad one goes to the scanner, which reports it
+                rest = delta[k:]
+                if k == 0 or _CUT_ESCAPE.match(rest) is None:
+                    return None
+                delta = delta[:k]
+        self.rest = rest
         role = env.role
         if role == ARGS:
             self.raw.append(delta)
@@ -237,7 +251,9 @@ class JsonCallBody(CallBody):
                     j += 1
                 i = j
                 break
-        self.record(s, pos, i)
+        if i > pos:  # self.record, inline: once per delta inside a call
+            self.raw.append(s[pos:i] if pos or i < n else s)
+            self.size += i - pos
         return i
 
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
