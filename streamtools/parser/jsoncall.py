@@ -20,6 +20,11 @@ marker (hermes, json_action), so one broken call never eats the next;
 text mode (inline_json, command); ``SWALLOW`` keeps everything up to the end of
 the reply (json_object, whose reply is the object). Either way the raw text of
 the failed call is kept in ``CallError.raw``.
+
+The fast path (``fast``): a delta inside a string value, with no quote, no
+control character and only whole escapes, is taken without the envelope and
+scanner machinery (raw for arguments, decoded for text and reasoning). An escape
+the delta cuts is left in ``rest`` for the core to hold and offer again.
 """
 
 from __future__ import annotations
