@@ -204,7 +204,8 @@ def test_raw_calls_are_projected_as_written() -> None:
     t.assistant("Adding.", [call])
     t.result(call, "3")
     out = project(t, "am_xml", SPECS)
-    assert out[2].content == "Adding.\n" + raw + "</am:tool_call>"
+    # exactly the model's text: no separator added, only the cut closing marker restored
+    assert out[2].content == "Adding." + raw + "</am:tool_call>"
 
 
 def test_json_object_splits_multi_call_replies() -> None:

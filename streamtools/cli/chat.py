@@ -40,7 +40,7 @@ from typing import Any, TextIO
 import anyio
 
 from streamtools.cli.demo import DEMO_TOOLS
-from streamtools.errors import BudgetExceeded, ProviderError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
 from streamtools.model import Model
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent, record
@@ -139,7 +139,7 @@ async def chat(
             async with agent.stream(_with_user(transcript, text)) as events:
                 async for event in events:
                     view.render(event)
-        except (ProviderError, BudgetExceeded) as exc:
+        except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
             del transcript.messages[kept:]  # forget the failed exchange
             view.line(view.style("bad", f"error: {exc}"))
         view.newline()
