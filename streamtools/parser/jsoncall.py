@@ -45,6 +45,7 @@ from streamtools.parser.calls import (
 )
 from streamtools.parser.jsonscan import (
     ARGS,
+    ENVELOPE_DONE,
     IN_STRING,
     IN_VALUE,
     REASONING,
@@ -222,7 +223,7 @@ class JsonCallBody(CallBody):
                     if self.on_error == CUT:
                         self._finish(s, pos, i, self.failure)
                         return i
-                elif env.done:
+                elif env.state == ENVELOPE_DONE:
                     if self.close is None:
                         self._finish(s, pos, i, None)
                         return i

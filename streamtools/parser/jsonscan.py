@@ -34,8 +34,8 @@ from typing import Protocol
 import msgspec
 
 __all__ = [
-    "ARGS", "IN_VALUE", "IN_STRING", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink",
-    "ValueScanner",
+    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "IN_STRING", "NAME", "REASONING", "TEXT", "Envelope",
+    "EnvelopeSink", "ValueScanner",
 ]
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -214,7 +214,7 @@ class ValueScanner:
 NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
-IN_VALUE = _E_IN
+IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
 
 
 class EnvelopeSink(Protocol):
@@ -290,7 +290,7 @@ class Envelope:
                             self.sink.on_args(s[i:j])
                         else:
                             self._value_piece(s[i:j])
-                    if sub.done:
+                    if sub.state == _DONE:  # not the property: this runs per delta
                         self._value_done()
                 except msgspec.DecodeError as exc:
                     self._fail(str(exc))
@@ -299,7 +299,7 @@ class Envelope:
                 if sub.error is not None:
                     self._fail(sub.error)
                     return i
-                if not sub.done:
+                if sub.state != _DONE:
                     return i
                 if self.state == _E_DONE:
                     return i
@@ -394,7 +394,7 @@ class Envelope:
         if self.first:
             piece = piece[1:]
             self.first = False
-        if self.sub.done:
+        if self.sub.state == _DONE:
             piece = piece[:-1]
         if piece:
             self.sink.on_text(msgspec.json.decode(f'"{piece}"'), reasoning)
