@@ -115,9 +115,11 @@ class AmXmlBody(ParamValues, CallBody):
     # -- feeding --------------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
+        state = self.state
+        if state != PARAM:
+            return self._fast_markup(state, delta)
         if (
-            self.state != PARAM
-            or self.kind != STRING
+            self.kind != STRING
             or self.fresh
             or self.newline
             or "<" in delta
@@ -126,7 +128,14 @@ class AmXmlBody(ParamValues, CallBody):
             or "\\" in delta
             or not delta.isprintable()  # also excludes newlines (layout rule)
         ):
+            if delta[0] == "<" and (
+                (len(delta) < len(self.pclose) and self.pclose.startswith(delta))
+                or (len(delta) < len(CDATA_OPEN) and CDATA_OPEN.startswith(delta))
+            ):
+                self.rest = delta  # a closing tag or CDATA opener still arriving: hold
+                return []
             return None
+        self.rest = ""
         self.raw.append(delta)
         self.size += len(delta)
         call = self.call
@@ -134,6 +143,26 @@ class AmXmlBody(ParamValues, CallBody):
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
         return []
+
+    def _fast_markup(self, state: int, delta: str) -> list[ParserEvent] | None:
+        """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
+        if ">" in delta:
+            return None
+        if state == TAG and not self.undecided:
+            self.rest = ""
+            self.tag.append(delta)
+            self.raw.append(delta)
+            self.size += len(delta)
+            return []
+        if (
+            state == BODY
+            and delta[0] == "<"
+            and len(delta) <= _TAG_LIMIT
+            and not (delta.startswith(OPEN) and len(delta) > len(OPEN))  # maybe a new call
+        ):
+            self.rest = delta  # a child or closing tag still arriving: hold it
+            return []
+        return None
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
