@@ -51,6 +51,7 @@ from streamtools.parser.jsonscan import (
     REASONING,
     TEXT,
     Envelope,
+    ValueScanner,
     role_prefixes,
 )
 
@@ -142,13 +143,11 @@ class JsonCallBody(CallBody):
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
         env = self.env
-        if (
-            self.phase != ENVELOPE
-            or env.state != IN_VALUE
-            or env.sub.state != IN_STRING
-            or '"' in delta
-            or not delta.isprintable()
-        ):
+        if self.phase != ENVELOPE or env.state != IN_VALUE:
+            return None
+        if env.sub.state != IN_STRING or '"' in delta:
+            return self._fast_args(env.sub, delta) if env.role == ARGS else None
+        if not delta.isprintable():
             return None
         escaped = "\\" in delta
         rest = ""
@@ -182,6 +181,31 @@ class JsonCallBody(CallBody):
         self.raw.append(delta)
         self.size += len(delta)
         env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
+        return []
+
+    def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
+        """Punctuation, keys and scalars inside the arguments object: the scanner
+        alone checks them. A delta that may close the object goes to the full
+        machine; so does one with a syntax error, after the scanner is put back
+        (without a closer its stack only grew, so the undo is exact)."""
+        if "}" in delta or "]" in delta:
+            return None
+        stack, depth, state, is_key = sub.stack, len(sub.stack), sub.state, sub.is_key
+        j = sub.feed(delta, 0)
+        if sub.error is not None:
+            del stack[depth:]
+            sub.state, sub.is_key, sub.error = state, is_key, None
+            return None
+        self.rest = delta[j:]  # a number, literal or escape still arriving
+        if j == 0:
+            return []
+        piece = delta[:j] if j < len(delta) else delta
+        self.raw.append(piece)
+        self.size += j
+        call = self.call
+        call.args.append(piece)
+        if call.started:
+            return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
         return []
 
     def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
