@@ -157,8 +157,11 @@ class JsonCallBody(CallBody):
                 # an escape cut by the delta waits for the rest (held by the core);
                 # a bad one goes to the scanner, which reports it
                 rest = delta[k:]
-                if k == 0 or _CUT_ESCAPE.match(rest) is None:
+                if _CUT_ESCAPE.match(rest) is None:
                     return None
+                if k == 0:
+                    self.rest = rest
+                    return []
                 delta = delta[:k]
         self.rest = rest
         role = env.role
