@@ -234,7 +234,7 @@ class Envelope:
     """Reads a call's JSON envelope, dispatching member values by role."""
 
     __slots__ = (
-        "error", "examined", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
+        "error", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
         "state", "sub", "first", "root",
     )
 
@@ -262,7 +262,6 @@ class Envelope:
         self.pieces: list[str] = []
         self.first = True
         self.error: str | None = None
-        self.examined = 0
 
     @property
     def done(self) -> bool:
@@ -283,7 +282,6 @@ class Envelope:
             if state == _E_IN:
                 sub = self.sub
                 j = sub.feed(s, i, final)
-                self.examined += n - i
                 try:  # the scanner validated the text; this guards model text regardless
                     if j > i:
                         if self.role == ARGS:  # the common case, one call less
@@ -305,7 +303,6 @@ class Envelope:
                     return i
                 continue
             c = s[i]
-            self.examined += 1
             if c in _SPACE:
                 i += 1
                 continue
