@@ -1,17 +1,28 @@
 """The async runtime: the agent loop, the tool executor, recording and replay.
 
 ``Agent`` runs a model with tools until it answers (``agent.stream`` for the
-events, ``agent.run`` for the result); ``Executor`` runs single calls;
-``Replay`` and ``record`` play back and make recordings of model streams;
+events, ``agent.run`` for the result); ``event_stream`` is the stream under
+``agent.stream``, for any run that emits events; ``Executor`` runs single
+calls; ``Replay`` and ``record`` play back and make recordings of model streams;
 ``ConsoleRenderer`` draws events in a terminal. Runtime code uses anyio only,
 so asyncio and trio both work.
 """
 
 from __future__ import annotations
 
-from streamtools.runtime.agent import Agent, EventStream, RunResult
+from streamtools.runtime.agent import Agent, Emit, EventStream, RunResult, event_stream
 from streamtools.runtime.console import ConsoleRenderer
 from streamtools.runtime.executor import Executor
 from streamtools.runtime.recording import Replay, record
 
-__all__ = ["Agent", "ConsoleRenderer", "EventStream", "Executor", "Replay", "RunResult", "record"]
+__all__ = [
+    "Agent",
+    "ConsoleRenderer",
+    "Emit",
+    "EventStream",
+    "Executor",
+    "Replay",
+    "RunResult",
+    "event_stream",
+    "record",
+]

@@ -2,20 +2,22 @@
 
 Theory of operation
 -------------------
-``Agent.stream(prompt)`` is an async context manager. Entering it starts the
-loop in a task group it owns and hands back an async iterator of events; the
-loop sends its events through a memory object stream (a small buffer, so a
-slow consumer holds the model back instead of piling events up). Leaving the
-block, for any reason, cancels that task group: the model request (its
-``stream`` context is exited, which closes the HTTP response) and every
-running tool are cancelled, and the block does not exit until they are gone.
-Nothing outlives it.
+``event_stream(run)`` is the stream plumbing, shared by ``Agent.stream`` and
+``HybridAgent.stream``. It is an async context manager: entering it starts
+``run(emit)`` in a task group it owns and hands back an async iterator of
+events; ``emit`` sends them through a memory object stream (a small buffer,
+so a slow consumer holds the model back instead of piling events up).
+Leaving the block, for any reason, cancels that task group: the model
+request (its ``stream`` context is exited, which closes the HTTP response)
+and every running tool are cancelled, and the block does not exit until they
+are gone. Nothing outlives it.
 
-The loop's own exceptions (``BudgetExceeded``, ``ProviderError``, …) are not
+The run's own exceptions (``BudgetExceeded``, ``ProviderError``, …) are not
 raised out of the task group, where they would arrive wrapped in an exception
 group and cancel the consumer mid-iteration; they are stored and raised by
 the iterator after the last event, as a plain exception. An exception raised
-by the consumer's own code in the block comes out unchanged too.
+by the consumer's own code in the block comes out unchanged too. What ``run``
+returns is kept as ``EventStream.result``.
 
 One turn (see ``streamtools.runtime.turn``): project the transcript with
 ``streamtools.prompts.project`` (the only place that builds request
@@ -58,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
 from streamtools.events import Event, Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
@@ -74,13 +76,11 @@ from streamtools.runtime.repair import (
     missing_call_reprompt,
     refusal_reprompt,
 )
-from streamtools.runtime.turn import Decoder, Reply, TurnContext, run_turn
+from streamtools.runtime.turn import Decoder, Emit, Reply, TurnContext, run_turn
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage, Transcript
 
-__all__ = ["Agent", "EventStream", "RunResult"]
-
-Emit = Callable[[Event], Awaitable[None]]
+__all__ = ["Agent", "Emit", "EventStream", "RunResult", "event_stream"]
 
 _BUFFER = 64
 
@@ -122,6 +122,52 @@ class EventStream:
         if self.error is not None:
             raise self.error
         raise StopAsyncIteration
+
+
+@asynccontextmanager
+async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIterator[EventStream]:
+    """Run ``run(emit)`` in a task group of its own and yield the events it emits.
+
+    The run's exception comes out of the iterator, plain, after the events
+    before it; leaving the block cancels the run and waits for it to end.
+    """
+    send, receive = anyio.create_memory_object_stream[Event](_BUFFER)
+    events = EventStream(receive)
+
+    async def emit(event: Event) -> None:
+        # Fast path without a scheduling round trip per event; the bounded
+        # buffer still holds the run back when the consumer falls behind.
+        try:
+            send.send_nowait(event)
+        except anyio.WouldBlock:
+            await send.send(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            # The consumer closed its end, which it does only after cancelling
+            # the run: take the cancellation here rather than fail a task with
+            # an error that would reach the consumer inside an exception group.
+            await anyio.lowlevel.checkpoint()
+            raise
+
+    async def drive() -> None:
+        async with send:
+            try:
+                events.result = await run(emit)
+            except Exception as exc:
+                events.error = exc
+
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(drive)
+        try:
+            yield events
+        except Exception as exc:
+            # Raised again below, outside the task group, unwrapped.
+            error = exc
+        finally:
+            tg.cancel_scope.cancel()
+            receive.close()
+    if error is not None:
+        raise error
 
 
 class Agent:
@@ -181,22 +227,9 @@ class Agent:
     @asynccontextmanager
     async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
         """Run the loop for ``prompt``; yield its events. Leaving the block cancels the run."""
-        transcript = _as_transcript(prompt)
-        send, receive = anyio.create_memory_object_stream[Event](_BUFFER)
-        events = EventStream(receive)
-        error: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._drive, transcript, send, events)
-            try:
-                yield events
-            except Exception as exc:
-                # Raised again below, outside the task group, unwrapped.
-                error = exc
-            finally:
-                tg.cancel_scope.cancel()
-                receive.close()
-        if error is not None:
-            raise error
+        transcript = _as_transcript(prompt)  # on entering the block, as before the run starts
+        async with event_stream(lambda emit: self._loop(transcript, emit)) as events:
+            yield events
 
     async def run(self, prompt: str | Transcript) -> RunResult:
         """Run to the final answer and return it with the transcript."""
@@ -207,29 +240,6 @@ class Agent:
         return events.result
 
     # --- the loop -------------------------------------------------------------
-
-    async def _drive(
-        self, transcript: Transcript, send: MemoryObjectSendStream[Event], events: EventStream
-    ) -> None:
-        async def emit(event: Event) -> None:
-            # Fast path without a scheduling round trip per event; the bounded
-            # buffer still holds the loop back when the consumer falls behind.
-            try:
-                send.send_nowait(event)
-            except anyio.WouldBlock:
-                await send.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                # The consumer closed its end, which it does only after cancelling
-                # the run: take the cancellation here rather than fail a task with
-                # an error that would reach the consumer inside an exception group.
-                await anyio.lowlevel.checkpoint()
-                raise
-
-        async with send:
-            try:
-                events.result = await self._loop(transcript, emit)
-            except Exception as exc:
-                events.error = exc
 
     async def _loop(self, transcript: Transcript, emit: Emit) -> RunResult:
         repair = RepairState(max_repairs=self.max_repairs)

@@ -21,9 +21,10 @@ are not valid native function names). ``HybridAgent`` splits the work:
    its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``.
    A call with no known name still goes on to step 2, with only summaries.
 
-Events, errors and cancellation behave as ``Agent.stream``: the run is a task
-in a task group owned by the ``stream`` block; its exceptions are raised by
-the iterator after the last event; leaving the block cancels everything.
+Events, errors and cancellation are ``Agent.stream``'s, from the same
+``event_stream``: the run is a task in a task group owned by the ``stream``
+block; its exceptions are raised by the iterator after the last event;
+leaving the block cancels everything.
 """
 
 from __future__ import annotations
@@ -32,13 +33,9 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-from anyio.streams.memory import MemoryObjectSendStream
-
 from streamtools.errors import ProviderError
 from streamtools.events import (
     CallEnd,
-    Event,
     Final,
     ParserEvent,
     ReasoningDelta,
@@ -59,7 +56,7 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import Agent, EventStream, RunResult
+from streamtools.runtime.agent import Agent, Emit, EventStream, RunResult, event_stream
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
 
@@ -131,20 +128,8 @@ class HybridAgent:
         transcript = prompt if isinstance(prompt, Transcript) else Transcript()
         if not isinstance(prompt, Transcript):
             transcript.user(prompt)
-        send, receive = anyio.create_memory_object_stream[Event](64)
-        events = EventStream(receive)
-        error: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._drive, transcript, send, events)
-            try:
-                yield events
-            except Exception as exc:  # raised again outside the task group, unwrapped
-                error = exc
-            finally:
-                tg.cancel_scope.cancel()
-                receive.close()
-        if error is not None:
-            raise error
+        async with event_stream(lambda emit: self._run(transcript, emit)) as events:
+            yield events
 
     async def run(self, prompt: str | Transcript) -> RunResult:
         async with self.stream(prompt) as events:
@@ -153,24 +138,15 @@ class HybridAgent:
         assert events.result is not None
         return events.result
 
-    async def _drive(
-        self, transcript: Transcript, send: MemoryObjectSendStream[Event], events: EventStream
-    ) -> None:
-        async with send:
-            try:
-                events.result = await self._run(transcript, send)
-            except Exception as exc:
-                events.error = exc
-
-    async def _run(self, transcript: Transcript, send: MemoryObjectSendStream[Event]) -> RunResult:
-        await send.send(TurnStart(turn=0))
-        chosen, text = await self._select(transcript, send)
+    async def _run(self, transcript: Transcript, emit: Emit) -> RunResult:
+        await emit(TurnStart(turn=0))
+        chosen, text = await self._select(transcript, emit)
         if chosen is None:
             transcript.add(AssistantMessage(text=text))
-            await send.send(TurnEnd(turn=0, reason="final"))
-            await send.send(Final(text=text, turns=1))
+            await emit(TurnEnd(turn=0, reason="final"))
+            await emit(Final(text=text, turns=1))
             return RunResult(text=text, transcript=transcript, turns=1)
-        await send.send(TurnEnd(turn=0, reason="tool_calls"))
+        await emit(TurnEnd(turn=0, reason="tool_calls"))
         agent = Agent(
             self.model,
             self.registry,
@@ -184,14 +160,12 @@ class HybridAgent:
             async for event in work:
                 if isinstance(event, Final):  # count the selection call too
                     event = Final(text=event.text, turns=event.turns + 1)
-                await send.send(event)
+                await emit(event)
         assert work.result is not None
         result = work.result
         return RunResult(text=result.text, transcript=result.transcript, turns=result.turns + 1)
 
-    async def _select(
-        self, transcript: Transcript, send: MemoryObjectSendStream[Event]
-    ) -> tuple[list[str] | None, str]:
+    async def _select(self, transcript: Transcript, emit: Emit) -> tuple[list[str] | None, str]:
         """Stream the selection turn; the chosen names (None: not called) and the text."""
         calls = NativeCalls([SELECT_TOOLS])
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
@@ -201,13 +175,13 @@ class HybridAgent:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
                     text.append(chunk.text)
-                    await send.send(TextDelta(text=chunk.text))
+                    await emit(TextDelta(text=chunk.text))
                 elif isinstance(chunk, ReasoningChunk):
-                    await send.send(ReasoningDelta(text=chunk.text))
+                    await emit(ReasoningDelta(text=chunk.text))
                 elif isinstance(chunk, CallChunk):
                     ended += calls.feed(chunk)
                 elif isinstance(chunk, UsageChunk):
-                    await send.send(
+                    await emit(
                         Usage(input_tokens=chunk.input_tokens, output_tokens=chunk.output_tokens)
                     )
                 elif isinstance(chunk, FinishChunk):
