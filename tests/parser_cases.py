@@ -178,7 +178,7 @@ def run_checked(
     dialect: str,
     chunks: Sequence[str],
     tools: Any = None,
-    stop: Sequence[str] = (),
+    stop: str | Sequence[str] = (),
     finish_reason: str | None = None,
 ) -> list[ParserEvent]:
     """Feed, checking hold-back and the fast path after every delta; check invariants."""
@@ -206,7 +206,7 @@ class Case:
     text: str
     expect: Summary
     tools: Any = ("search", "calc", "kom.memory.v1.search_memory")
-    stop: tuple[str, ...] = ()
+    stop: str | tuple[str, ...] = ()  # a str is one stop string
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -290,6 +290,34 @@ CASES: list[Case] = [
     Case("am-emoji", "am_xml", f'{EMOJI}<am:tool_call name="search"><q>{EMOJI}</q>'
          f"</am:tool_call>{EMOJI}",
          [("text", EMOJI), call(S, q=EMOJI), ("text", EMOJI), F]),
+    # text outside the parameter elements is malformed (it would be lost otherwise)
+    Case("am-value-cut-by-close-tag", "am_xml",
+         '<am:tool_call name="calc"><a>{"s": "</a>"}</a></am:tool_call>x',
+         [("error", "calc", "malformed"), ("text", "x"), F]),
+    Case("am-text-between-params", "am_xml",
+         '<am:tool_call name="calc"><a>1</a>garbage<b>2</b></am:tool_call>',
+         [("error", "calc", "malformed"), F]),
+    Case("am-text-after-params", "am_xml",
+         '<am:tool_call name="calc"><a>1</a> and more\n</am:tool_call>',
+         [("error", "calc", "malformed"), F]),
+    Case("am-text-before-params", "am_xml",
+         '<am:tool_call name="calc">note: <a>1</a></am:tool_call>',
+         [("error", "calc", "malformed"), F]),
+    Case("am-stray-close-tag", "am_xml",
+         '<am:tool_call name="calc"><a>x</a></a></am:tool_call>',
+         [("error", "calc", "malformed"), F]),
+    Case("am-json-body-and-params", "am_xml",
+         '<am:tool_call name="calc">{"a": 1}<b>2</b></am:tool_call>',
+         [("error", "calc", "malformed"), F]),
+    Case("am-whitespace-comment-between-params", "am_xml",
+         '<am:tool_call name="calc">\n  <a>1</a>\n\t <!-- note -->\r\n<b>x</b>  \n</am:tool_call>',
+         [call("calc", a=1, b="x"), F]),
+    Case("am-stray-text-stop-removed-marker", "am_xml",
+         '<am:tool_call name="calc"><a>1</a>oops', [("error", "calc", "malformed"), F],
+         finish_reason="stop"),
+    Case("am-stop-plain-string", "am_xml", "Hello Observation\nObservation: junk",
+         [("text", "Hello Observation"), ("finish", "stop", "\nObservation:")],
+         stop="\nObservation:"),
     Case("am-think", "am_xml",
          '<think>maybe <am:tool_call name="search"><q>x</q></am:tool_call>?</think>Answer',
          [("think", 'maybe <am:tool_call name="search"><q>x</q></am:tool_call>?'),
@@ -397,6 +425,29 @@ CASES: list[Case] = [
          [("text", "I think the answer is 4."), F]),
     Case("object-think-first", "json_object",
          '<think>hm</think>\n{"final": {"content": "x"}}', [("think", "hm"), ("text", "x"), F]),
+    # a Markdown fence around the reply object is envelope markup
+    Case("object-fenced-final", "json_object", '```json\n{"final": {"content": "Hello"}}\n```',
+         [("text", "Hello"), F]),
+    Case("object-fenced-action", "json_object",
+         'Here:\n```JSON \r\n\n  {"action": {"tool": "search", "args": {"q": 1}}}```\n',
+         [("text", "Here:"), call(S, q=1), F]),
+    Case("object-plain-fence", "json_object", '```\n{"final": "a"}\n```',
+         [("text", "a"), F]),
+    Case("object-fence-not-closed", "json_object", '```json\n{"final": "a"}  ',
+         [("text", "a"), F]),
+    Case("object-fence-then-prose", "json_object", '```json\n{"final": "a"}\n```\nBye',
+         [("text", "a\nBye"), F]),
+    Case("object-fence-half-closed", "json_object", '```json\n{"final": "a"}\n``',
+         [("text", "a``"), F]),
+    Case("object-fence-other-language", "json_object", "```python\nx = 1\n```\n",
+         [("text", "```python\nx = 1\n```"), F]),
+    Case("object-fence-rejected-then-object", "json_object",
+         '```python\nx = 1\n``` then\n {"final": "a"}',
+         [("text", "```python\nx = 1\n``` thena"), F]),
+    Case("object-fence-too-long", "json_object", "```" + " " * 30 + '{"final": "a"}',
+         [("text", "```a"), F]),
+    Case("object-fence-prose-inside", "json_object", '```json\nnote {"final": "a"}```',
+         [("text", "```json\nnotea```"), F]),
     # -- command ---------------------------------------------------------------------
     Case("command-basic", "command", '@tool search {"q": 1}\nthen text',
          [call(S, q=1), ("text", "\nthen text"), F]),

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from parser_cases import CASES, Case, chunkings, merge, run_checked, summary
+from parser_cases import CASES, Case, chunkings, feed_all, merge, run_checked, summary
 
 from streamtools.events import CallEnd, CallError, TextDelta
+from streamtools.parser import Parser
 
 
 class SchemaCatalog:
@@ -103,6 +104,21 @@ def test_invalid_arguments_message_tells_what_to_fix() -> None:
     assert error.reason == "invalid_arguments"
     assert "$.a" in error.message and "calc" in error.message
     assert error.raw == text
+
+
+def test_text_outside_parameters_message_tells_what_to_fix() -> None:
+    def error(text: str) -> CallError:
+        events = feed_all(Parser("am_xml", ["calc"]), [text])
+        errors = [e for e in events if isinstance(e, CallError)]
+        assert len(errors) == 1 and errors[0].raw == text and errors[0].reason == "malformed"
+        return errors[0]
+
+    msg = error('<am:tool_call name="calc"><a>1</a>garbage<b>2</b></am:tool_call>').message
+    assert "'garbage'" in msg and "<![CDATA[" in msg and "'</a>'" in msg
+    msg = error('<am:tool_call name="calc"><a>{"s": "</a>"}</a></am:tool_call>').message
+    assert """'"}'""" in msg and "after </a>" in msg and "<![CDATA[" in msg
+    msg = error('<am:tool_call name="calc"><a>x</a></a></am:tool_call>').message
+    assert "'</a>'" in msg
 
 
 def test_unknown_tool_message_lists_allowed_names() -> None:

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 from parser_cases import feed_all, merge, run_checked
 
-from streamtools.errors import ParserStateError, SizeLimitExceeded, UnknownDialectError
+from streamtools.errors import (
+    ParserStateError,
+    SizeLimitExceeded,
+    UnknownDialectError,
+    UsageError,
+)
 from streamtools.events import CallEnd, CallError, CallStart, Finish, TextDelta, encode_events
 from streamtools.parser import DIALECTS, DialectSyntax, Parser, ToolCatalog
 
@@ -28,6 +33,15 @@ def test_dialect_object_accepted_and_unknown_name_refused() -> None:
     assert p.syntax is DIALECTS["hermes"]
     with pytest.raises(UnknownDialectError, match="am_xml, command, hermes"):
         Parser("xml")
+
+
+def test_stop_str_is_one_stop_string_and_empty_is_misuse() -> None:
+    events = feed_all(Parser("am_xml", stop="\nObservation:"), ["Hello Observation"])
+    assert merge(events) == [TextDelta(text="Hello Observation"), Finish(reason="stop")]
+    assert Parser("hermes", stop="ab")._stops == frozenset({"ab"})
+    for bad in ("", [""], ("x", "")):
+        with pytest.raises(UsageError, match="non-empty"):
+            Parser("am_xml", stop=bad)
 
 
 def test_finish_reason_passed_through_never_invented() -> None:

@@ -143,17 +143,26 @@ def test_generated_am_xml_calls_round_trip() -> None:
     prop()
 
 
+# the Markdown fences a json_object reply may be wrapped in (envelope markup)
+FENCES = [("", ""), ("```json\n", "\n```"), ("```\n", "```"), ("```JSON  \r\n", "\n\n```")]
+
+
 def test_json_object_conserves_meaning() -> None:
+    """Whatever the cuts, with or without a Markdown fence around the object: the
+    reasoning is the thought, the text the final content, the call the action."""
     @SETTINGS
     @given(st.text(max_size=20), st.one_of(st.text(max_size=20), JSON_ARGS),
-           st.lists(st.integers(0, 10_000), max_size=20))
-    def prop(thought: str, result: str | dict[str, Any], points: list[int]) -> None:
+           st.lists(st.integers(0, 10_000), max_size=20), st.sampled_from(FENCES))
+    def prop(
+        thought: str, result: str | dict[str, Any], points: list[int], fence: tuple[str, str]
+    ) -> None:
         if isinstance(result, str):
             reply = {"thought": thought, "final": {"content": result}}
         else:
             reply = {"thought": thought, "action": {"tool": "calc", "args": result}}
         text = msgspec.json.encode(reply).decode()
-        events = run_checked("json_object", cut(" \n" + text + "\n", points), TOOLS)
+        reply_text = " \n" + fence[0] + text + fence[1] + "\n"
+        events = run_checked("json_object", cut(reply_text, points), TOOLS)
         reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
         visible = "".join(e.text for e in events if isinstance(e, TextDelta))
         ends = [e for e in events if isinstance(e, CallEnd)]

@@ -33,8 +33,20 @@ the closing tag are layout, not content (``<code>\\nx = 1\\n</code>`` is
 (the tag the tool definitions use) is accepted as parameter ``a``. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
 content. A body with no child elements but a JSON object as its text is taken
-as the arguments object. A new ``<am:tool_call …>`` between the parameters of an
-open call (the model forgot ``</am:tool_call>``) ends the open one as
+as the arguments object.
+
+Between, before and after the parameter elements only whitespace, comments
+(``<!-- … -->``) and declarations are allowed. Any other text there, or a stray
+closing tag, means a value was cut short (``<a>{"s": "</a>"}</a>``: the value's
+own ``</a>`` closed the element and ``"}`` fell outside) or is not where the
+model meant it: the call ends as ``CallError(reason="malformed")`` naming the
+text and the element it follows, and saying to put every value in its element
+and a value containing the closing tag in CDATA. So no character the model wrote
+inside a call is silently dropped from its arguments; the ``ArgsDelta`` already
+streamed stay as they were (append-only) and the error supersedes them.
+
+A new ``<am:tool_call …>`` between the parameters of an open call (the model
+forgot ``</am:tool_call>``) ends the open one as
 ``CallError(reason="unterminated")`` and starts the new one.
 
 ``<am:request_tools>a, b</am:request_tools>`` is a call too: ``CallStart`` with
@@ -111,6 +123,8 @@ class AmXmlBody(ParamValues, CallBody):
         self.fresh = True
         self.newline = False
         self.restart = False  # a new <am:tool_call> began inside this one
+        self.gap = 0  # index in ``stray`` where the text since the last tag begins
+        self.bad: str | None = None  # why the call is malformed (text outside elements)
 
     # -- feeding --------------------------------------------------------------------
 
@@ -228,7 +242,7 @@ class AmXmlBody(ParamValues, CallBody):
         if k > i:
             self.stray.append(s[i:k])
         if s.startswith(CLOSE, k):
-            return -(k + len(CLOSE))
+            return -(k + len(CLOSE))  # ``_close`` checks the last gap
         after = k + len(OPEN)
         if s.startswith(OPEN, k) and after < len(s) and s[after] in " \t\r\n>/":
             self.restart = True  # a new call while this one is open: this one is cut off
@@ -241,8 +255,14 @@ class AmXmlBody(ParamValues, CallBody):
             return k  # wait for the whole tag
         tag = s[k : e + 1]
         m = _OPEN_TAG.match(tag)
+        self._gap_done(m is not None)
         if m is None:
-            return e + 1  # a closing tag, comment or declaration between parameters
+            if self.bad is None and tag[1] not in "!?":  # comments, declarations: layout
+                self.bad = (
+                    f"Stray closing tag {tag[:40]!r}{self._after()} is outside a parameter "
+                    "element."
+                ) + self._advice()
+            return e + 1
         name = m.group(1)
         if name == "parameter":
             a = _NAME_ATTR.search(tag)
@@ -252,6 +272,27 @@ class AmXmlBody(ParamValues, CallBody):
         if m.group(3):  # <a/>: an empty value
             self._close_param()
         return e + 1
+
+    def _gap_done(self, param_follows: bool) -> None:
+        """A run of text between tags ended: only whitespace may be there (and,
+        as the whole body of a call with no elements, a JSON arguments object)."""
+        stray = self.stray
+        if self.gap == len(stray):
+            return
+        text = "".join(stray[self.gap :]).strip()
+        self.gap = len(stray)
+        if text and self.bad is None and (self.params or param_follows):
+            self.bad = f"Text {text[:40]!r}{self._after()} is outside a parameter element."
+            self.bad += self._advice()
+
+    def _after(self) -> str:
+        return f" after {self.pclose}" if self.params else " before the first parameter"
+
+    def _advice(self) -> str:
+        tip = " Put every value inside its own element"
+        if self.params:
+            tip += f"; write a value that contains {self.pclose!r} as <![CDATA[...]]>"
+        return tip + "." + _EXAMPLE
 
     def _param(self, s: str, i: int) -> int:
         n = len(s)
@@ -308,6 +349,10 @@ class AmXmlBody(ParamValues, CallBody):
         raw = self.raw_text()
         if self.call.name is None:
             self.call.complete(raw, self.out, example=_EXAMPLE)  # reports the missing name
+            return
+        self._gap_done(False)
+        if self.bad is not None:
+            self.call.fail(raw, "malformed", self.bad, self.out)
             return
         if self.params:
             self.call.add_args("}", self.out)

@@ -47,7 +47,9 @@ Decisions
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
   text of a call is content (a provider applying the stop server-side already cut
   the stream; see ``end``). The stop string and everything after it is dropped and
-  reported in ``Finish.stop_sequence``.
+  reported in ``Finish.stop_sequence``. ``stop`` is one string or a sequence of
+  strings (a str is never split into characters); an empty stop string is caller
+  misuse (``UsageError``: it would stop before the first character).
 * ``end(finish_reason)``: ``Finish.reason`` is ``finish_reason or "stop"``. A call
   still open completes only when ``finish_reason`` says the provider stopped on
   purpose (``"stop"`` or ``"stop_sequence"``: it removed the dialect's closing
@@ -72,7 +74,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from streamtools.errors import ParserStateError, SizeLimitExceeded, UnknownDialectError
+from streamtools.errors import (
+    ParserStateError,
+    SizeLimitExceeded,
+    UnknownDialectError,
+    UsageError,
+)
 from streamtools.events import Finish, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
@@ -114,6 +121,16 @@ def _syntax(dialect: str | DialectSyntax) -> DialectSyntax:
         raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {known}") from None
 
 
+def _stop_strings(stop: str | Sequence[str] | None) -> frozenset[str]:
+    # a str is one stop string, not a sequence of one-character ones (the provider
+    # APIs take ``stop="..."`` the same way)
+    stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+    for s in stops:
+        if not isinstance(s, str) or not s:
+            raise UsageError(f"stop strings must be non-empty str, got {s!r} in stop={stop!r}")
+    return frozenset(stops)
+
+
 class Parser:
     """Incremental tool-call parser for one model reply (see the module docstring)."""
 
@@ -121,7 +138,7 @@ class Parser:
         self,
         dialect: str | DialectSyntax,
         tools: Iterable[str] | ToolCatalog | None = None,
-        stop: Sequence[str] | None = (),
+        stop: str | Sequence[str] | None = (),
         *,
         id_prefix: str = "call_",
         max_buffer: int | None = None,
@@ -130,7 +147,7 @@ class Parser:
         catalog = as_catalog(tools)
         checks = not isinstance(catalog, (AnyTool, NamedTools))
         self._ctx = CallContext(catalog, id_prefix, checks=checks)
-        self._stops = frozenset(s for s in (stop or ()) if s)
+        self._stops = _stop_strings(stop)
         self._text = _Scan((*self.syntax.markers, THINK_OPEN, *self._stops))
         self._think = _Scan((THINK_CLOSE, *self._stops))
         self._max_buffer = max_buffer
@@ -312,6 +329,9 @@ class Parser:
                 else:
                     k = body.feed(s, pos, out)
                 if body.status == DONE:
+                    # whitespace before the call was not text; kept until now in case
+                    # the body turned out to be prose (``_rejected`` re-emits it)
+                    self._ws = ""
                     self._body = None
                     self._mode = TEXT
                     self._prev = s[k - 1] if k > 0 else self._prev
@@ -352,6 +372,7 @@ class Parser:
         """A body turned out to be prose: its first character is text, rescan the rest."""
         self._body = None
         self._mode = TEXT
+        self._opened = False  # it was no call: a ``once`` dialect may still open one
         self.examined += len(text) - 1  # the rescan; bounded by the decision window
         self._emit_text(text[0], out)
         self._prev = text[0]
@@ -395,8 +416,6 @@ class Parser:
                 body = syntax.open(tok, self._ctx)
                 if body is not None:
                     self._emit(s[pos:i], False, out)
-                    if syntax.drop_outer_whitespace:
-                        self._ws = ""
                     self._opened = True
                     self._body = body
                     self._mode = CALL

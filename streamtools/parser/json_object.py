@@ -23,15 +23,36 @@ text, ``name`` equal to ``action.tool`` and ``arguments`` equal to
 ``action.args``. An object with neither ``action`` nor ``final``, invalid JSON,
 or an object cut off by the end of the stream is one ``CallError`` whose ``raw``
 is everything from the ``{`` on (a JSON error keeps the rest of the reply).
+
+Markdown fence. Models often wrap the object in a code block (```` ```json ````,
+newline, object, newline, ```` ``` ````). That fence is envelope markup like the
+surrounding whitespace: ```` ``` ```` followed by ``json`` (any case) or
+nothing, then whitespace and ``{``, opens the object, and after the object
+closes, whitespace and a closing ```` ``` ```` (if there) are consumed with it.
+Neither is visible text nor part of the call's ``raw`` (the object text). While
+the opener is undecided it is held (at most ``_FENCE_HOLD`` characters); any
+other fence (```` ```python ````, or text before the ``{``) is prose and is
+rescanned as text. Whitespace after a fenced object is dropped even when prose,
+not a closing fence, follows. The fence is markup only at the first object of
+the reply: once an object has been parsed, later backticks are text.
 """
 
 from __future__ import annotations
 
-from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+import re
+
+from streamtools.events import ParserEvent
+from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.jsoncall import SWALLOW, JsonCallBody
 from streamtools.parser.jsonscan import ARGS, NAME, REASONING, TEXT
 
-__all__ = ["JSON_OBJECT", "JsonObjectBody"]
+__all__ = ["JSON_OBJECT", "FencedObjectBody", "JsonObjectBody"]
+
+FENCE = "```"
+_OPENER_LIMIT = 24  # the language tag and whitespace between the fence and ``{``
+_FENCE_HOLD = len(FENCE) + _OPENER_LIMIT
+_OPENER_SO_FAR = re.compile(r"(?i)(?:j|js|jso|json\s*|\s*)")  # can still become one
+OPENING, INNER, CLOSING = range(3)
 
 
 class JsonObjectBody(JsonCallBody):
@@ -67,15 +88,87 @@ class JsonObjectBody(JsonCallBody):
         super().envelope_done(raw)
 
 
+class FencedObjectBody(CallBody):
+    """The reply object inside a Markdown fence (see the module docstring): the
+    fence is parsed here, the object by an inner ``JsonObjectBody``."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        super().__init__(ctx, marker)
+        self.undecided = True
+        self.state = OPENING
+        self.opener = ""
+        self.inner: JsonObjectBody | None = None
+
+    def fast(self, delta: str) -> list[ParserEvent] | None:
+        inner = self.inner
+        if self.state != INNER or inner is None:
+            return None
+        events = inner.fast(delta)
+        self.rest = inner.rest
+        self.size = len(FENCE) + len(self.opener) + inner.size
+        return events
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        i, n = pos, len(s)
+        while i < n and self.status == RUNNING:
+            if self.state == OPENING:
+                k = s.find("{", i)
+                piece = s[i:] if k < 0 else s[i:k]
+                opener = self.opener + piece
+                if len(opener) > _OPENER_LIMIT or not _OPENER_SO_FAR.fullmatch(opener):
+                    self.status = REJECTED  # another code block: prose
+                    return i
+                self.opener = opener
+                self.record(s, i, n if k < 0 else k + 1)
+                if k < 0:
+                    return n
+                self.undecided = False
+                self.inner = JsonObjectBody(self.ctx, "{")
+                self.state = INNER
+                i = k + 1
+            elif self.state == INNER:
+                inner = self.inner
+                assert inner is not None
+                i = inner.feed(s, i, out)
+                self.size = len(FENCE) + len(self.opener) + inner.size
+                if inner.status != DONE:
+                    return i
+                self.state = CLOSING
+            else:
+                while i < n and s[i] in " \t\r\n":
+                    i += 1  # markup around the object, even if prose follows
+                if i == n:
+                    return n
+                if s.startswith(FENCE, i):
+                    self.status = DONE
+                    return i + len(FENCE)
+                if FENCE.startswith(s[i:]):
+                    return i  # a closing fence still arriving
+                self.status = DONE  # prose after the object: text again
+        return i
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        self.status = DONE
+        if self.state == OPENING:
+            return self.raw_text() + tail  # a fence never followed by an object
+        if self.state == INNER:
+            assert self.inner is not None
+            return self.inner.end(tail, finish_reason, out)
+        return tail or None  # a half closing fence is text
+
+
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
+    if marker == FENCE:
+        return FencedObjectBody(ctx, marker)
     return JsonObjectBody(ctx, marker)
 
 
 JSON_OBJECT = DialectSyntax(
     name="json_object",
     stop_marker=None,
-    markers=("{",),
+    markers=("{", FENCE),
     open=_open,
     once=True,
     drop_outer_whitespace=True,
+    hold_bound=_FENCE_HOLD,
 )
