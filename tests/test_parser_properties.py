@@ -49,7 +49,7 @@ FRAGMENTS = {
     ],
     "json_object": [
         '{"thought": "', '"final": {"content": "', '"action": {"tool": "search", "args": ',
-        '{"q": "\\n"}', '"}', "}}",
+        '{"q": "\\n"}', '"}', "}}", "```json\n", "```",
     ],
     "command": ["@tool search ", "@tool calc", "@tool ", "\n@tool ", '{"a": 1}', "@to"],
 }

@@ -259,7 +259,8 @@ class AmXmlBody(ParamValues, CallBody):
         if m is None:
             if self.bad is None and tag[1] not in "!?":  # comments, declarations: layout
                 self.bad = (
-                    f"Stray closing tag {tag[:40]!r}{self._after()} is outside a parameter "
+                    f"Stray {'closing tag' if tag[1] == '/' else 'tag'} {tag[:40]!r}"
+                    f"{self._after()} is outside a parameter "
                     "element."
                 ) + self._advice()
             return e + 1
