@@ -361,3 +361,16 @@ def test_anthropic_request_errors() -> None:
         )
     body = anthropic_wire.error_body(413, "too big", "too_large")
     assert body == {"type": "error", "error": {"type": "request_too_large", "message": "too big"}}
+
+
+def test_empty_stop_strings_are_dropped_from_requests() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    openai_call = openai_wire.decode_request(
+        {"model": "m", "messages": messages, "stop": ["", "END"]}
+    )
+    assert openai_call.stop == ["END"]
+    assert openai_wire.decode_request({"model": "m", "messages": messages, "stop": ""}).stop == []
+    anthropic_call = anthropic_wire.decode_request(
+        {"model": "m", "max_tokens": 5, "messages": messages, "stop_sequences": ["", "END"]}
+    )
+    assert anthropic_call.stop == ["END"]

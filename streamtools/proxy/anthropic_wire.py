@@ -191,7 +191,7 @@ def decode_request(body: Any) -> ProxyCall:
         include_usage=True,
         temperature=body.get("temperature"),
         max_tokens=max_tokens,
-        stop=[s for s in stops if isinstance(s, str)],
+        stop=[s for s in stops if isinstance(s, str) and s],  # empty strings stop nothing
         parallel=parallel,
     )
 

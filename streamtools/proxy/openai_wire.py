@@ -171,7 +171,9 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("only n=1 is supported")
     tools = _tools(body.get("tools"))
     stop = body.get("stop")
-    stops = [stop] if isinstance(stop, str) else [s for s in stop or [] if isinstance(s, str)]
+    # empty strings stop nothing (APIs ignore them); the parser refuses them
+    given = [stop] if isinstance(stop, str) else stop or []
+    stops = [s for s in given if isinstance(s, str) and s]
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     options = body.get("stream_options") or {}
     return ProxyCall(
