@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -137,3 +139,18 @@ def test_console_degrades_to_ascii() -> None:
     view.render(TextDelta(text="done ✓"))
     assert out.getvalue() == "--- turn 1 ---\n\ndone ?"
     assert view.color is False
+
+
+def test_replay_into_a_closed_pipe_is_quiet() -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "streamtools", "replay", str(FIXTURE)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader leaves, as `| head -1` does
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0
+    assert b"turn_start" in first
+    assert err == ""
