@@ -44,13 +44,16 @@ from streamtools.parser.calls import (
     CallContext,
 )
 from streamtools.parser.jsonscan import (
+    AFTER_MEMBER,
     ARGS,
     ENVELOPE_DONE,
     IN_STRING,
     IN_VALUE,
+    OPENING,
     REASONING,
     TEXT,
     Envelope,
+    Jumps,
     ValueScanner,
     role_prefixes,
 )
@@ -82,15 +85,19 @@ class JsonCallBody(CallBody):
     example = ""
     opened = False  # the marker itself opened the envelope object (``{``)
     prefixes: frozenset[tuple[str, ...]] = frozenset()  # of ``roles``, once per class
+    jumps: Jumps | None = None  # the envelope head's regexes, once per class
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         cls.prefixes = role_prefixes(cls.roles)
+        cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes, (cls.close or "")[:1])
 
     def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
         super().__init__(ctx, marker)
         self.call = Call(ctx)
-        self.env = Envelope(self.roles, self, opened=self.opened, prefixes=self.prefixes)
+        self.env = Envelope(
+            self.roles, self, opened=self.opened, prefixes=self.prefixes, jumps=self.jumps
+        )
         self.phase = PREFIX if prefix else ENVELOPE
         self.undecided = prefix
         self.failure: tuple[str, str] | None = None
@@ -144,7 +151,7 @@ class JsonCallBody(CallBody):
     def fast(self, delta: str) -> list[ParserEvent] | None:
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
-            return None
+            return self._fast_head(delta) if self.jumps is not None else None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
         if not delta.isprintable():
@@ -184,6 +191,29 @@ class JsonCallBody(CallBody):
         self.raw.append(delta)
         self.size += len(delta)
         env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
+        return []
+
+    def last(self) -> None:
+        self.env.jumps = None  # a head held for the regexes is stepped now
+
+    def _fast_head(self, buf: str) -> list[ParserEvent] | None:
+        """Hold the envelope's head until one regex can read it (``Envelope._jump``):
+        ``{"name": "TOOL"`` until its fourth quote (the name is then known, so
+        ``CallStart`` is as early as before), ``, "arguments": {`` until a brace.
+        Each held delta costs a few ``in`` tests instead of the envelope machine;
+        what cannot match (``Jumps.arriving``) goes to the machine at once, which
+        steps where the regex fails."""
+        env = self.env
+        state = env.state
+        if state == OPENING:
+            opening = True
+        elif state == AFTER_MEMBER and not env.path and not self.args_given:
+            opening = False
+        else:
+            return None
+        if self.undecided or not self.jumps.arriving(buf, 0, opening):  # type: ignore[union-attr]
+            return None
+        self.rest = buf
         return []
 
     def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:

@@ -34,8 +34,8 @@ from typing import Protocol
 import msgspec
 
 __all__ = [
-    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "IN_STRING", "NAME", "REASONING", "TEXT", "Envelope",
-    "EnvelopeSink", "ValueScanner",
+    "AFTER_MEMBER", "ARGS", "ENVELOPE_DONE", "IN_STRING", "IN_VALUE", "NAME", "OPENING",
+    "REASONING", "TEXT", "Envelope", "EnvelopeSink", "Jumps", "ValueScanner",
 ]
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -214,7 +214,7 @@ class ValueScanner:
 NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
-IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
+IN_VALUE, ENVELOPE_DONE, OPENING, AFTER_MEMBER = _E_IN, _E_DONE, _E_OPEN, _E_AFTER
 
 
 class EnvelopeSink(Protocol):
@@ -223,6 +223,49 @@ class EnvelopeSink(Protocol):
     def on_name(self, name: object) -> None: ...
     def on_args(self, text: str) -> None: ...
     def on_text(self, text: str, reasoning: bool) -> None: ...
+
+
+class Jumps:
+    """Regexes for an envelope's common head (see ``Envelope._jump``), built once
+    per role table: ``head`` reads ``{"<name key>": "<plain name>"``, ``args``
+    reads ``, "<arguments key>": {``. Whitespace as JSON allows it. ``stop``
+    matches a character after which waiting for more text is pointless (a
+    backslash, ``}``, the first character of the dialect's closing marker)."""
+
+    __slots__ = ("args", "head", "stop")
+
+    def __init__(self, name_keys: list[str], args_keys: list[str], stop: str = "") -> None:
+        self.stop = re.compile("[" + re.escape("\\}" + stop) + "]")
+        ws = r"[ \t\r\n]*"
+        names = "|".join(re.escape(k) for k in name_keys)
+        self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
+        self.args: re.Pattern[str] | None = None
+        if args_keys:
+            keys = "|".join(re.escape(k) for k in args_keys)
+            self.args = re.compile(rf'{ws},{ws}"({keys})"{ws}:{ws}\{{')
+
+    def arriving(self, s: str, i: int, opening: bool) -> bool:
+        """``s[i:]`` failed to match but may be the start of a match: wait for the
+        fourth quote (``opening``) or the arguments' brace, within 64 characters.
+        Only a guess (``{"x": 1`` waits too): the machine steps whatever the
+        regex then fails to read, so waiting changes when, never what."""
+        if len(s) - i > 64 or self.stop.search(s, i) is not None:
+            return False
+        lead = s[i:].lstrip(" \t\r\n")[:1]
+        if lead and lead != ("{" if opening else ","):
+            return False
+        return s.count('"', i) < 4 if opening else s.find("{", i) < 0
+
+    @classmethod
+    def for_roles(
+        cls, roles: dict[tuple[str, ...], int], prefixes: frozenset[tuple[str, ...]],
+        stop: str = "",
+    ) -> Jumps | None:
+        """None unless the tool name is a top-level member."""
+        top = [(p[0], r) for p, r in roles.items() if len(p) == 1 and p not in prefixes]
+        name_keys = [k for k, r in top if r == NAME]
+        args_keys = [k for k, r in top if r == ARGS]
+        return cls(name_keys, args_keys, stop) if name_keys else None
 
 
 def role_prefixes(roles: dict[tuple[str, ...], int]) -> frozenset[tuple[str, ...]]:
@@ -234,7 +277,7 @@ class Envelope:
     """Reads a call's JSON envelope, dispatching member values by role."""
 
     __slots__ = (
-        "error", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
+        "error", "jumps", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
         "state", "sub", "first", "root",
     )
 
@@ -245,8 +288,10 @@ class Envelope:
         *,
         opened: bool = False,
         prefixes: frozenset[tuple[str, ...]] | None = None,
+        jumps: Jumps | None = None,
     ) -> None:
         self.roles = roles
+        self.jumps = jumps
         # paths on the way to a role (``role_prefixes(roles)``; callers that open many
         # envelopes with the same roles compute it once)
         self.prefixes = role_prefixes(roles) if prefixes is None else prefixes
@@ -279,6 +324,13 @@ class Envelope:
         n = len(s)
         while i < n:
             state = self.state
+            if self.jumps is not None and (state == _E_OPEN or state == _E_AFTER):
+                j = self._jump(s, i)
+                if j < 0:
+                    return i  # the head is still arriving: the caller holds it
+                if j != i:
+                    i = j
+                    continue
             if state == _E_IN:
                 sub = self.sub
                 j = sub.feed(s, i, final)
@@ -359,6 +411,30 @@ class Envelope:
                 return i
             i += 1
         return i
+
+    def _jump(self, s: str, i: int) -> int:
+        """The common envelope head in one regex match: ``{"name": "TOOL"`` from
+        OPEN, ``, "arguments": {`` from AFTER (top level, arguments not yet seen).
+        What matches is exactly what the character steps below would accept, so
+        this only skips work; anything else is left to them."""
+        jumps = self.jumps
+        assert jumps is not None
+        if self.state == _E_OPEN:
+            m = jumps.head.match(s, i)
+            if m is None:
+                return -1 if jumps.arriving(s, i, True) else i
+            self.key = m.group(1)
+            self.sink.on_name(m.group(2))  # no escapes matched: the text is the name
+            self.state = _E_AFTER
+            return m.end()  # the feed loop comes back here for the arguments
+        if self.path or jumps.args is None:
+            return i
+        m = jumps.args.match(s, i)
+        if m is None:
+            return -1 if jumps.arriving(s, i, False) else i
+        self.key = m.group(1)
+        self._start(ARGS)
+        return m.end() - 1  # the scanner reads the arguments from their "{"
 
     def _close_object(self) -> None:
         if self.path:
