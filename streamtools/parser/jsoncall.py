@@ -151,6 +151,16 @@ class JsonCallBody(CallBody):
     def fast(self, delta: str) -> list[ParserEvent] | None:
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
+            if self.phase == SUFFIX:
+                # the closing marker still arriving (``</tool`` after ``}}``): hold it
+                # as the machine would, without the machine
+                close = self.close
+                assert close is not None
+                tail = delta.lstrip(" \t\r\n")
+                if len(tail) < len(close) and close.startswith(tail):
+                    self.rest = delta
+                    return []
+                return None
             return self._fast_head(delta) if self.jumps is not None else None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
