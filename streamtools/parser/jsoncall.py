@@ -104,6 +104,7 @@ class JsonCallBody(CallBody):
         self.out: Out = []
         self.args_given = False
         self.text_given = False
+        self.streaming = False  # see ``_settle``
 
     # -- envelope sink ------------------------------------------------------------
 
@@ -149,6 +150,14 @@ class JsonCallBody(CallBody):
     # -- the machine ----------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
+        if self.streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
+            # plain text inside a string of the arguments: most deltas of a call
+            self.rest = ""
+            self.raw.append(delta)
+            self.size += len(delta)
+            call = self.call
+            call.args.append(delta)
+            return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
             if self.phase == SUFFIX:
@@ -240,6 +249,7 @@ class JsonCallBody(CallBody):
             sub.state, sub.is_key, sub.error = state, is_key, None
             return None
         self.rest = delta[j:]  # a number, literal or escape still arriving
+        self._settle()
         if j == 0:
             return []
         piece = delta[:j] if j < len(delta) else delta
@@ -327,7 +337,17 @@ class JsonCallBody(CallBody):
         if i > pos:  # self.record, inline: once per delta inside a call
             self.raw.append(s[pos:i] if pos or i < n else s)
             self.size += i - pos
+        self._settle()
         return i
+
+    def _settle(self) -> None:
+        """After the machine or the scanner moved: is the body now inside a string
+        of a started call's arguments (``streaming``, the shortest fast path)?"""
+        env = self.env
+        self.streaming = (
+            self.phase == ENVELOPE and env.state == IN_VALUE and env.role == ARGS
+            and env.sub.state == IN_STRING and self.call.started
+        )
 
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
         self.out = out
