@@ -98,10 +98,6 @@ class CallBody:
         it but ``rest``) in its current state, else None for the full machine."""
         return None
 
-    def last(self) -> None:
-        """No more input will come: what the body feeds next it must not hold
-        for a guess (the core then gives the held tail to ``end``)."""
-
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
         """The stream ended inside this body with ``tail`` unconsumed.
 

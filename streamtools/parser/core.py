@@ -327,8 +327,6 @@ class Parser:
                 if fed:
                     k, fed = pos, False
                 else:
-                    if final:
-                        body.last()
                     k = body.feed(s, pos, out)
                 if body.status == DONE:
                     # whitespace before the call was not text; kept until now in case

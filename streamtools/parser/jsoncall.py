@@ -24,7 +24,10 @@ the failed call is kept in ``CallError.raw``.
 The fast path (``fast``): a delta inside a string value, with no quote, no
 control character and only whole escapes, is taken without the envelope and
 scanner machinery (raw for arguments, decoded for text and reasoning). An escape
-the delta cuts is left in ``rest`` for the core to hold and offer again.
+the delta cuts is left in ``rest`` for the core to hold and offer again. The
+shortest case, plain text in an argument string, is one flag (``streaming``,
+recomputed by ``_settle`` whenever the machine or the scanner moved) and three
+``in``-class tests. A closing marker still arriving is held the same way.
 """
 
 from __future__ import annotations
@@ -44,12 +47,10 @@ from streamtools.parser.calls import (
     CallContext,
 )
 from streamtools.parser.jsonscan import (
-    AFTER_MEMBER,
     ARGS,
     ENVELOPE_DONE,
     IN_STRING,
     IN_VALUE,
-    OPENING,
     REASONING,
     TEXT,
     Envelope,
@@ -90,7 +91,7 @@ class JsonCallBody(CallBody):
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         cls.prefixes = role_prefixes(cls.roles)
-        cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes, (cls.close or "")[:1])
+        cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes)
 
     def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
         super().__init__(ctx, marker)
@@ -169,8 +170,7 @@ class JsonCallBody(CallBody):
                 if len(tail) < len(close) and close.startswith(tail):
                     self.rest = delta
                     return []
-                return None
-            return self._fast_head(delta) if self.jumps is not None else None
+            return None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
         if not delta.isprintable():
@@ -210,29 +210,6 @@ class JsonCallBody(CallBody):
         self.raw.append(delta)
         self.size += len(delta)
         env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
-        return []
-
-    def last(self) -> None:
-        self.env.jumps = None  # a head held for the regexes is stepped now
-
-    def _fast_head(self, buf: str) -> list[ParserEvent] | None:
-        """Hold the envelope's head until one regex can read it (``Envelope._jump``):
-        ``{"name": "TOOL"`` until its fourth quote (the name is then known, so
-        ``CallStart`` is as early as before), ``, "arguments": {`` until a brace.
-        Each held delta costs a few ``in`` tests instead of the envelope machine;
-        what cannot match (``Jumps.arriving``) goes to the machine at once, which
-        steps where the regex fails."""
-        env = self.env
-        state = env.state
-        if state == OPENING:
-            opening = True
-        elif state == AFTER_MEMBER and not env.path and not self.args_given:
-            opening = False
-        else:
-            return None
-        if self.undecided or not self.jumps.arriving(buf, 0, opening):  # type: ignore[union-attr]
-            return None
-        self.rest = buf
         return []
 
     def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:

@@ -22,6 +22,10 @@ scanner looked at so tests can prove linear work.
 raw, exactly as the model wrote it), text or reasoning (decoded and streamed) and
 everything else skipped. Envelope punctuation is handled one character at a time
 (it is a few characters per call); every value is scanned by a ``ValueScanner``.
+The common head (``{"name": "TOOL", "arguments": {``) is read by two compiled
+regexes instead (``Jumps``) when it is there whole; when text arrives in tiny
+deltas the steps do it (waiting for the whole head to try the regexes cost as
+much as stepping: per-delta overhead, not per-character work, dominates there).
 Objects on the way to a role path are descended into (``json_object``'s
 ``{"action": {"tool": …, "args": …}}``).
 """
@@ -34,8 +38,8 @@ from typing import Protocol
 import msgspec
 
 __all__ = [
-    "AFTER_MEMBER", "ARGS", "ENVELOPE_DONE", "IN_STRING", "IN_VALUE", "NAME", "OPENING",
-    "REASONING", "TEXT", "Envelope", "EnvelopeSink", "Jumps", "ValueScanner",
+    "ARGS", "ENVELOPE_DONE", "IN_STRING", "IN_VALUE", "NAME", "REASONING", "TEXT", "Envelope",
+    "EnvelopeSink", "Jumps", "ValueScanner",
 ]
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -214,7 +218,7 @@ class ValueScanner:
 NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
-IN_VALUE, ENVELOPE_DONE, OPENING, AFTER_MEMBER = _E_IN, _E_DONE, _E_OPEN, _E_AFTER
+IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
 
 
 class EnvelopeSink(Protocol):
@@ -228,14 +232,16 @@ class EnvelopeSink(Protocol):
 class Jumps:
     """Regexes for an envelope's common head (see ``Envelope._jump``), built once
     per role table: ``head`` reads ``{"<name key>": "<plain name>"``, ``args``
-    reads ``, "<arguments key>": {``. Whitespace as JSON allows it. ``stop``
-    matches a character after which waiting for more text is pointless (a
-    backslash, ``}``, the first character of the dialect's closing marker)."""
+    reads ``, "<arguments key>": {``. Whitespace as JSON allows it."""
 
-    __slots__ = ("args", "head", "stop")
+    __slots__ = ("args", "head", "shortest")
 
-    def __init__(self, name_keys: list[str], args_keys: list[str], stop: str = "") -> None:
-        self.stop = re.compile("[" + re.escape("\\}" + stop) + "]")
+    def __init__(self, name_keys: list[str], args_keys: list[str]) -> None:
+        # the fewest characters either regex can match: ``{"":""`` + the shortest
+        # name key, ``,"":{`` + the shortest arguments key
+        self.shortest = 6 + min(map(len, name_keys))
+        if args_keys:
+            self.shortest = min(self.shortest, 5 + min(map(len, args_keys)))
         ws = r"[ \t\r\n]*"
         names = "|".join(re.escape(k) for k in name_keys)
         self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
@@ -244,28 +250,15 @@ class Jumps:
             keys = "|".join(re.escape(k) for k in args_keys)
             self.args = re.compile(rf'{ws},{ws}"({keys})"{ws}:{ws}\{{')
 
-    def arriving(self, s: str, i: int, opening: bool) -> bool:
-        """``s[i:]`` failed to match but may be the start of a match: wait for the
-        fourth quote (``opening``) or the arguments' brace, within 64 characters.
-        Only a guess (``{"x": 1`` waits too): the machine steps whatever the
-        regex then fails to read, so waiting changes when, never what."""
-        if len(s) - i > 64 or self.stop.search(s, i) is not None:
-            return False
-        lead = s[i:].lstrip(" \t\r\n")[:1]
-        if lead and lead != ("{" if opening else ","):
-            return False
-        return s.count('"', i) < 4 if opening else s.find("{", i) < 0
-
     @classmethod
     def for_roles(
-        cls, roles: dict[tuple[str, ...], int], prefixes: frozenset[tuple[str, ...]],
-        stop: str = "",
+        cls, roles: dict[tuple[str, ...], int], prefixes: frozenset[tuple[str, ...]]
     ) -> Jumps | None:
         """None unless the tool name is a top-level member."""
         top = [(p[0], r) for p, r in roles.items() if len(p) == 1 and p not in prefixes]
         name_keys = [k for k, r in top if r == NAME]
         args_keys = [k for k, r in top if r == ARGS]
-        return cls(name_keys, args_keys, stop) if name_keys else None
+        return cls(name_keys, args_keys) if name_keys else None
 
 
 def role_prefixes(roles: dict[tuple[str, ...], int]) -> frozenset[tuple[str, ...]]:
@@ -324,10 +317,11 @@ class Envelope:
         n = len(s)
         while i < n:
             state = self.state
-            if self.jumps is not None and (state == _E_OPEN or state == _E_AFTER):
+            if (
+                (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None
+                and n - i >= self.jumps.shortest  # tiny deltas: not worth a try
+            ):
                 j = self._jump(s, i)
-                if j < 0:
-                    return i  # the head is still arriving: the caller holds it
                 if j != i:
                     i = j
                     continue
@@ -414,15 +408,15 @@ class Envelope:
 
     def _jump(self, s: str, i: int) -> int:
         """The common envelope head in one regex match: ``{"name": "TOOL"`` from
-        OPEN, ``, "arguments": {`` from AFTER (top level, arguments not yet seen).
-        What matches is exactly what the character steps below would accept, so
-        this only skips work; anything else is left to them."""
+        OPEN, ``, "arguments": {`` from AFTER at the top level. What matches is
+        exactly what the character steps below would accept, so this only skips
+        work; anything else is left to them."""
         jumps = self.jumps
         assert jumps is not None
         if self.state == _E_OPEN:
             m = jumps.head.match(s, i)
             if m is None:
-                return -1 if jumps.arriving(s, i, True) else i
+                return i
             self.key = m.group(1)
             self.sink.on_name(m.group(2))  # no escapes matched: the text is the name
             self.state = _E_AFTER
@@ -431,7 +425,7 @@ class Envelope:
             return i
         m = jumps.args.match(s, i)
         if m is None:
-            return -1 if jumps.arriving(s, i, False) else i
+            return i
         self.key = m.group(1)
         self._start(ARGS)
         return m.end() - 1  # the scanner reads the arguments from their "{"
