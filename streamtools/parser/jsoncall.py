@@ -105,7 +105,7 @@ class JsonCallBody(CallBody):
         self.out: Out = []
         self.args_given = False
         self.text_given = False
-        self.streaming = False  # see ``_settle``
+        self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
 
     # -- envelope sink ------------------------------------------------------------
 
@@ -151,14 +151,19 @@ class JsonCallBody(CallBody):
     # -- the machine ----------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
-        if self.streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
-            # plain text inside a string of the arguments: most deltas of a call
+        streaming = self.streaming
+        if streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
+            # plain text inside a string of the arguments, or of a text or reasoning
+            # member after its first piece: most deltas of a call
             self.rest = ""
             self.raw.append(delta)
             self.size += len(delta)
-            call = self.call
-            call.args.append(delta)
-            return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            if streaming == ARGS:
+                call = self.call
+                call.args.append(delta)
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            self.text_given = True
+            return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
             if self.phase == SUFFIX:
@@ -319,11 +324,18 @@ class JsonCallBody(CallBody):
 
     def _settle(self) -> None:
         """After the machine or the scanner moved: is the body now inside a string
-        of a started call's arguments (``streaming``, the shortest fast path)?"""
+        of a started call's arguments, or of a text or reasoning member past its
+        first piece (``streaming``, the shortest fast path)?"""
         env = self.env
+        role = env.role
         self.streaming = (
-            self.phase == ENVELOPE and env.state == IN_VALUE and env.role == ARGS
-            and env.sub.state == IN_STRING and self.call.started
+            role
+            if self.phase == ENVELOPE and env.state == IN_VALUE and env.sub.state == IN_STRING
+            and (
+                (role == ARGS and self.call.started)
+                or ((role == TEXT or role == REASONING) and not env.first)
+            )
+            else 0
         )
 
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
