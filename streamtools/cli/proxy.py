@@ -61,6 +61,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="worker processes (the proxy is stateless)"
     )
+    parser.add_argument(
+        "--http",
+        choices=("auto", "httptools", "h11"),
+        default="auto",
+        help="HTTP parser (default auto: httptools when installed, about half the CPU of h11)",
+    )
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
     parser.set_defaults(func=run)
 
@@ -94,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             log_level=args.log_level,
+            http=args.http,
         )
     else:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, http=args.http)
     return 0

@@ -23,6 +23,12 @@ else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
 forwarded. The upstream model is the request's ``model`` unless
 ``ProxyConfig.model`` overrides it.
 
+The two POST endpoints bypass Starlette's middleware (``_ProxyApp``): a
+streamed answer calls ``send`` once per chunk, and each middleware added a hop.
+Upstream events are read by ``upstream.SSESource`` (the package's providers
+with a leaner reader), and the client's buffer is flushed only when no more
+events of the last upstream read are waiting.
+
 Upstream connections live in several pools (``httpx.AsyncClient`` objects of
 ``pool_size`` connections, opened and closed with the app's lifespan), filled in
 order: a request goes to the first pool carrying fewer than ``pool_size``
@@ -30,7 +36,10 @@ requests. One big pool would do, but httpcore scans every pooled connection
 (polling its socket) each time a request starts or ends, which costs
 O(connections) per request with hundreds of concurrent streams; small pools
 keep the scan short, and filling them in order keeps a lightly loaded proxy on
-the warm connections of the first pool (no new TLS handshake per request).
+the warm connections of the first pool (no new TLS handshake per request). A
+plain ``http://`` upstream is reached through ``transport.FastBackend`` (a
+protocol-based socket layer that costs no system calls per chunk beyond the
+read itself); a TLS upstream through httpx's own.
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
@@ -42,7 +51,7 @@ from __future__ import annotations
 import logging
 import os
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import Any, Literal
@@ -54,6 +63,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from streamtools.errors import ProviderError, UsageError
 from streamtools.events import Event, StreamError
@@ -68,7 +78,9 @@ from streamtools.proxy.response import (
     error_response,
     provider_error,
 )
-from streamtools.proxy.turn import Emit, run_turn
+from streamtools.proxy.transport import fast_transport
+from streamtools.proxy.turn import Emit, Flush, run_turn
+from streamtools.proxy.upstream import LeanSSE, ProxyAnthropic, ProxyOpenAI
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
@@ -99,8 +111,21 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
 
 
 async def _drive(
-    model: Model, call: ProxyCall, emit: Emit, *, config: ProxyConfig, wire: Wire
+    model: Model,
+    call: ProxyCall,
+    emit: Emit,
+    *,
+    config: ProxyConfig,
+    wire: Wire,
+    flush: Flush | None = None,
 ) -> None:
+    if flush is not None and isinstance(model, LeanSSE):
+        send = flush
+
+        async def flush() -> None:
+            if not model.busy():  # more chunks of this read come: send them together
+                await send()
+
     await run_turn(
         model,
         call,
@@ -108,6 +133,7 @@ async def _drive(
         dialect=config.dialect,
         max_repairs=config.max_repairs,
         id_prefix=wire.id_prefix,
+        flush=flush,
     )
 
 
@@ -153,16 +179,16 @@ class _Pools:
 
 
 def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient) -> Model:
-    from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+    from streamtools.providers import OllamaChat
 
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
     if config.upstream_kind == "anthropic":
-        return AnthropicMessages(model, api_key=key, **common)
+        return ProxyAnthropic(model, api_key=key, **common)
     if config.upstream_kind == "ollama":
         return OllamaChat(model, **common)
-    return OpenAIChat(model, api_key=key, **common)
+    return ProxyOpenAI(model, api_key=key, **common)
 
 
 def create_app(
@@ -184,12 +210,16 @@ def create_app(
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         async with AsyncExitStack() as stack:
             tls = ssl.create_default_context()  # loaded once, shared by the pools
-            clients = [
-                await stack.enter_async_context(
-                    httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
-                )
-                for _ in range(count)
-            ]
+            plain = cfg.upstream.lower().startswith("http://")
+
+            def client() -> httpx.AsyncClient:
+                if plain:  # see transport.py: the socket layer's per-chunk cost, halved
+                    return httpx.AsyncClient(
+                        transport=fast_transport(limits, tls), timeout=cfg.timeout
+                    )
+                return httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
+
+            clients = [await stack.enter_async_context(client()) for _ in range(count)]
             state["pools"] = _Pools(clients, size)
             yield
 
@@ -211,9 +241,9 @@ def create_app(
             return Response(status_code=499)
         model, done = upstream(request, call)
 
-        async def drive(emit: Emit) -> None:
+        async def drive(emit: Emit, flush: Flush | None = None) -> None:
             try:
-                await _drive(model, call, emit, config=cfg, wire=wire)
+                await _drive(model, call, emit, config=cfg, wire=wire, flush=flush)
             finally:
                 done()
 
@@ -279,9 +309,32 @@ def create_app(
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]
-    return Starlette(
+    app = _ProxyApp(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
     )
+    app.fast = {"/v1/chat/completions": chat_completions, "/v1/messages": messages}
+    return app
+
+
+class _ProxyApp(Starlette):
+    """Starlette, with the two POST endpoints served past its middleware.
+
+    Starlette's middleware wraps ``send`` twice; a streamed answer calls it once
+    per chunk, so those two hops were paid per chunk. ``handle`` already answers
+    every failure in the client's format, which is all the middleware did here.
+    """
+
+    fast: dict[str, Callable[[Request], Awaitable[Response]]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            endpoint = self.fast.get(scope["path"])
+            if endpoint is not None:
+                scope["app"] = self
+                response = await endpoint(Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
 
 
 CONFIG_ENV = "STREAMTOOLS_PROXY_CONFIG"

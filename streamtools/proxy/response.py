@@ -12,15 +12,20 @@ the two instances.
   so an upstream that refuses the request before producing anything (401,
   429, 5xx) is answered with the upstream's status and an error body in the
   client's format instead of a 200 stream.
-* **Coalesced writes.** Events go to a ``BodyWriter`` whose task writes every
-  chunk queued since its last write in one ``send``. When the proxy keeps up,
-  each event is written at once (the writer runs as soon as the turn waits for
-  the upstream); under load the events of one network read leave together,
-  which saves a system call and a client wake-up per chunk. Beyond
-  ``high_water`` queued bytes the turn waits for the client (backpressure).
+* **Coalesced writes, no writer task.** Events are encoded into a
+  ``BodyBuffer``; the turn calls ``flush`` after each upstream chunk (the app
+  skips it while the upstream has more events already read, so under load
+  the events of one network read leave in one ``send``). Writing inline in
+  the turn's task costs no task switch per chunk, which dominated a paced
+  stream's CPU besides the HTTP layers. ``send`` waits while the client's
+  socket buffer is full (backpressure), and a buffer beyond ``high_water``
+  bytes is flushed at once.
 * **Disconnects.** A task watches ``receive`` for ``http.disconnect`` and
   cancels the turn, which closes the upstream request. A write that fails
   because the client left ends the response quietly.
+* **Raw ASGI.** The response speaks ASGI itself (no ``StreamingResponse``);
+  ``app`` routes the two POST endpoints past Starlette's middleware so each
+  ``send`` goes straight to the server.
 """
 
 from __future__ import annotations
@@ -38,12 +43,13 @@ from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.request import ProxyCall, Reply, kind_for_status
-from streamtools.proxy.turn import Emit
+from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
     "ANTHROPIC",
     "OPENAI",
-    "BodyWriter",
+    "BodyBuffer",
+    "Drive",
     "TurnResponse",
     "Wire",
     "error_response",
@@ -95,52 +101,42 @@ def provider_error(exc: ProviderError) -> tuple[int, str]:
     return status, f"upstream error: {exc}"
 
 
-class BodyWriter:
-    """Queues body chunks; ``run`` (a task) writes all that is queued in one send."""
+_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class BodyBuffer:
+    """Encoded chunks waiting for the next ``flush`` (one ``send`` for all of them)."""
 
     def __init__(self, send: Send, *, high_water: int = 64 * 1024) -> None:
         self._send = send
         self._parts: list[bytes] = []
         self._size = 0
         self._high_water = high_water
-        self._ready = anyio.Event()
-        self._drained = anyio.Event()
-        self._closing = False
-        self.done = anyio.Event()
-        self.failed = False
+        self.failed = False  # the client went away
 
     async def write(self, data: bytes) -> None:
         self._parts.append(data)
         self._size += len(data)
-        self._ready.set()
         if self._size >= self._high_water:
-            await self._drained.wait()
+            await self.flush()
 
-    def close(self) -> None:
-        self._closing = True
-        self._ready.set()
-
-    async def run(self, on_failure: Callable[[], None]) -> None:
+    async def flush(self) -> None:
+        if not self._parts or self.failed:
+            return
+        data = b"".join(self._parts) if len(self._parts) > 1 else self._parts[0]
+        self._parts.clear()
+        self._size = 0
         try:
-            while True:
-                await self._ready.wait()
-                self._ready = anyio.Event()  # before taking the parts: later writes set the new one
-                if self._parts:
-                    data = b"".join(self._parts)
-                    self._parts.clear()
-                    self._size = 0
-                    await self._send(
-                        {"type": "http.response.body", "body": data, "more_body": True}
-                    )
-                    drained, self._drained = self._drained, anyio.Event()
-                    drained.set()
-                if self._closing and not self._parts:
-                    return
-        except OSError:  # the client went away
+            # Uvicorn's send writes at once and waits only while the client's
+            # socket buffer is full: that wait is the backpressure on the turn.
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+        except OSError:
             self.failed = True
-            on_failure()
-        finally:
-            self.done.set()
+            raise
 
 
 _HEADERS = [
@@ -149,18 +145,21 @@ _HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 
+Drive = Callable[[Emit, Flush], Awaitable[None]]
+
 
 class TurnResponse(Response):
-    """Streams one turn (see the module docstring); ``drive(emit)`` runs it."""
+    """Streams one turn (see the module docstring); ``drive(emit, flush)`` runs it."""
 
-    def __init__(self, wire: Wire, call: ProxyCall, drive: Callable[[Emit], Awaitable[None]]):
+    def __init__(self, wire: Wire, call: ProxyCall, drive: Drive):
         super().__init__(media_type="text/event-stream")
         self.wire = wire
         self.encoder = wire.encoder(call)
         self.drive = drive
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        writer: BodyWriter | None = None
+        buffer: BodyBuffer | None = None
+        encoder = self.encoder
         async with anyio.create_task_group() as tg:
 
             async def watch_disconnect() -> None:
@@ -169,47 +168,49 @@ class TurnResponse(Response):
                 tg.cancel_scope.cancel()
 
             async def emit(event: Event) -> None:
-                nonlocal writer
-                if writer is None:
+                nonlocal buffer
+                if buffer is None:
                     await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
-                    writer = BodyWriter(send)
-                    tg.start_soon(writer.run, tg.cancel_scope.cancel)
-                    await writer.write(self.encoder.start())
+                    buffer = BodyBuffer(send)
+                    await buffer.write(encoder.start())
                 if isinstance(event, StreamError):
-                    data = self.encoder.error(502, event.message, "upstream")
+                    data = encoder.error(502, event.message, "upstream")
                 else:
-                    data = self.encoder.encode(event)
+                    data = encoder.encode(event)
                 if data:
-                    await writer.write(data)
+                    await buffer.write(data)
+
+            async def flush() -> None:
+                if buffer is not None:
+                    await buffer.flush()
 
             tg.start_soon(watch_disconnect)
             try:
-                await self.drive(emit)
+                await self.drive(emit, flush)
             except ProviderError as exc:  # raised only before the first event
                 status, message = provider_error(exc)
                 await error_response(self.wire, status, message)(scope, receive, send)
                 tg.cancel_scope.cancel()
                 return
-            except OSError:  # the client went away while the status line was written
+            except OSError:  # the client went away
                 tg.cancel_scope.cancel()
                 return
             except Exception:  # a bug of ours: log it, tell the client in its format
                 log.exception("proxy turn failed")
-                if writer is None:
+                if buffer is None:
                     response = error_response(self.wire, 500, "internal error in the proxy")
                     await response(scope, receive, send)
                     tg.cancel_scope.cancel()
                     return
-                await writer.write(
-                    self.encoder.error(500, "internal error in the proxy", "internal")
-                )
-            if writer is None:  # a turn always emits; answer rather than hang if not
+                await buffer.write(encoder.error(500, "internal error in the proxy", "internal"))
+            if buffer is None:  # a turn always emits; answer rather than hang if not
                 await error_response(self.wire, 502, "the upstream produced nothing")(
                     scope, receive, send
                 )
             else:
-                writer.close()
-                await writer.done.wait()
-                if not writer.failed:
+                try:
+                    await buffer.flush()
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
+                except OSError:
+                    pass
             tg.cancel_scope.cancel()

@@ -11,8 +11,9 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    and a named choice shows the model only that tool.
 2. The upstream streams text; the ``Parser`` turns it into events as it
    arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
-   ``index`` counts the calls of the response from 0, across re-prompts), so
-   argument fragments reach the client as the upstream produces them.
+   ``index`` counts the calls of the response from 0, across re-prompts), and
+   awaits ``flush`` after each upstream chunk, so argument fragments reach the
+   client as the upstream produces them.
 3. The turn ends with one ``Usage`` and one ``Finish`` whose ``reason`` is
    ``tool_calls`` when any call was emitted. A broken upstream ends it with a
    ``StreamError`` instead (never a hang: providers end a cut stream with an
@@ -70,9 +71,15 @@ from streamtools.prompts import get_renderer, project
 from streamtools.proxy.request import ProxyCall
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
-__all__ = ["Emit", "run_turn"]
+__all__ = ["Emit", "Flush", "run_turn"]
 
 Emit = Callable[[Event], Awaitable[None]]
+Flush = Callable[[], Awaitable[None]]
+
+
+async def _no_flush() -> None:
+    pass
+
 
 _encode = msgspec.json.Encoder().encode
 
@@ -91,9 +98,17 @@ class _Stop(Exception):
 
 class _Turn:
     def __init__(
-        self, model: Model, call: ProxyCall, emit: Emit, dialect: str, repairs: int, prefix: str
+        self,
+        model: Model,
+        call: ProxyCall,
+        emit: Emit,
+        dialect: str,
+        repairs: int,
+        prefix: str,
+        flush: Flush,
     ) -> None:
         self.model, self.call, self.emit, self.dialect = model, call, emit, dialect
+        self.flush = flush
         self.repairs = repairs
         self.emitted = False
         self.calls = 0  # calls announced on the wire
@@ -201,6 +216,7 @@ class _Attempt:
                         self.text.append(chunk.text)
                         events = self.parser.feed(chunk.text) if self.parser else None
                         await self.handle(events, chunk.text)
+                        await turn.flush()
                         if self.parser is not None and self.parser.stopped:
                             # a client stop sequence the upstream did not honour
                             finish = FinishChunk(reason="stop")
@@ -332,11 +348,15 @@ async def run_turn(
     dialect: str = "am_xml",
     max_repairs: int = 1,
     id_prefix: str = "call_",
+    flush: Flush | None = None,
 ) -> None:
     """Drive one request's upstream turn, handing each output event to ``emit``.
+
+    ``flush`` (optional) is awaited after the events of each upstream chunk, so
+    that a writer may buffer ``emit`` output and send it once per chunk.
 
     Raises ``ProviderError`` only when nothing was emitted yet (so the caller can
     still answer with the upstream's HTTP status); later failures are emitted as
     ``StreamError``.
     """
-    await _Turn(model, call, emit, dialect, max_repairs, id_prefix).run()
+    await _Turn(model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush).run()
