@@ -32,7 +32,7 @@ import socket
 import ssl
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import httpcore
 import httpx
@@ -55,8 +55,8 @@ class _Protocol(asyncio.Protocol):
         self.paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # (uvloop's transports implement asyncio.Transport without subclassing it)
+        self.transport = cast(asyncio.Transport, transport)
 
     def _wake(self) -> None:
         waiter, self.waiter = self.waiter, None
@@ -202,7 +202,6 @@ class FastBackend(httpcore.AsyncNetworkBackend):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             for option in socket_options or ():
                 sock.setsockopt(*option)
-        assert isinstance(transport, asyncio.Transport)
         return _Stream(transport, protocol)
 
     async def connect_unix_socket(
