@@ -265,6 +265,7 @@ class Row:
 
     def __init__(self, rate: float, direct: Stats, through: Stats, cpu_us: float) -> None:
         self.rate, self.direct, self.through, self.cpu_us = rate, direct, through, cpu_us
+        self.cores = (0.0, 0.0)  # proxy, clients + upstream: cores busy while proxied
 
     def added(self, q: float) -> float:
         return (pct(self.through.latencies, q) - pct(self.direct.latencies, q)) * 1e3
@@ -286,10 +287,29 @@ def paced(
 ) -> Row:
     prompt = f"Weather? PACE={interval};"
     direct, _ = anyio.run(run_clients, urls[0], n, False, 120.0, prompt, ramp)
-    cpu_before = cpu_seconds(proxy.pid)
+    cpu_before, others_before = cpu_seconds(proxy.pid), others()
+    start = time.perf_counter()
     through, _ = anyio.run(run_clients, urls[1], n, True, 120.0, prompt, ramp)
-    cpu_us = (cpu_seconds(proxy.pid) - cpu_before) / max(1, through.chunks) * 1e6
-    return Row(1 / interval, direct, through, cpu_us)
+    wall = time.perf_counter() - start
+    cpu = cpu_seconds(proxy.pid) - cpu_before
+    row = Row(1 / interval, direct, through, cpu / max(1, through.chunks) * 1e6)
+    row.cores = (cpu / wall, (others() - others_before) / wall)
+    return row
+
+
+def others() -> float:
+    """CPU seconds of this process (the clients) and the upstream (its child)."""
+    mine = os.times()
+    own = mine.user + mine.system
+    return own + sum(cpu_seconds(p) for p in family(os.getpid())[1:] if is_upstream(p))
+
+
+def is_upstream(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"--serve-upstream" in f.read()
+    except OSError:
+        return False
 
 
 def main() -> int:
@@ -365,6 +385,12 @@ def main() -> int:
         )
         for row in rows:
             print(row.line(n))
+        for row in rows:
+            proxy_cores, other_cores = row.cores
+            print(
+                f"cores busy at {row.rate:g}/s (proxied phase): proxy {proxy_cores:.2f}, "
+                f"clients + upstream {other_cores:.2f}, of {os.cpu_count()}"
+            )
         print(f"throughput (unpaced upstream): {fast.chunks / elapsed:,.0f} chunks/s to clients")
         per_chunk = cpu / fast.chunks * 1e6 if fast.chunks else float("nan")
         print(f"proxy CPU per delivered chunk (unpaced): {per_chunk:.0f} us")

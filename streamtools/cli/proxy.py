@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
         "--http",
         choices=("auto", "httptools", "h11"),
         default="auto",
-        help="HTTP parser (default auto: httptools when installed, about half the CPU of h11)",
+        help="Uvicorn's HTTP implementation (default auto: httptools when installed, else h11)",
     )
     parser.add_argument("--log-level", default="info", help="uvicorn log level")
     parser.set_defaults(func=run)
