@@ -115,30 +115,3 @@ def test_same_events_as_httpx_sse(lines: list[str], newline: str, cuts: list[int
     stream = (newline.join(lines) + newline * 2).encode()
     expected = reference(stream)
     assert lean(split(stream, cuts)) == expected
-
-
-async def test_fast_backend_reads_times_out_and_sees_eof() -> None:
-    import httpcore
-
-    from streamtools.proxy.transport import FastBackend
-
-    async def serve(stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            request = await stream.receive()
-            await stream.send(b"echo:" + request)
-            await anyio.sleep(0.3)  # silent: the client's read times out first
-
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, serve)
-        conn = await FastBackend().connect_tcp("127.0.0.1", port, timeout=5)
-        await conn.write(b"ping")
-        assert await conn.read(3, timeout=5) == b"ech"  # split to max_bytes
-        assert await conn.read(100, timeout=5) == b"o:ping"
-        with pytest.raises(httpcore.ReadTimeout):
-            await conn.read(100, timeout=0.05)
-        assert await conn.read(100, timeout=5) == b""  # the server closed
-        await conn.aclose()
-        tg.cancel_scope.cancel()
-    await listener.aclose()

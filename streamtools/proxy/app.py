@@ -36,10 +36,7 @@ requests. One big pool would do, but httpcore scans every pooled connection
 (polling its socket) each time a request starts or ends, which costs
 O(connections) per request with hundreds of concurrent streams; small pools
 keep the scan short, and filling them in order keeps a lightly loaded proxy on
-the warm connections of the first pool (no new TLS handshake per request). A
-plain ``http://`` upstream is reached through ``transport.FastBackend`` (a
-protocol-based socket layer that costs no system calls per chunk beyond the
-read itself); a TLS upstream through httpx's own.
+the warm connections of the first pool (no new TLS handshake per request).
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
@@ -78,7 +75,6 @@ from streamtools.proxy.response import (
     error_response,
     provider_error,
 )
-from streamtools.proxy.transport import fast_transport
 from streamtools.proxy.turn import Emit, Flush, run_turn
 from streamtools.proxy.upstream import LeanSSE, ProxyAnthropic, ProxyOpenAI
 
@@ -210,13 +206,8 @@ def create_app(
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         async with AsyncExitStack() as stack:
             tls = ssl.create_default_context()  # loaded once, shared by the pools
-            plain = cfg.upstream.lower().startswith("http://")
 
             def client() -> httpx.AsyncClient:
-                if plain:  # see transport.py: the socket layer's per-chunk cost, halved
-                    return httpx.AsyncClient(
-                        transport=fast_transport(limits, tls), timeout=cfg.timeout
-                    )
                 return httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
 
             clients = [await stack.enter_async_context(client()) for _ in range(count)]
