@@ -132,31 +132,78 @@ class AmXmlBody(ParamValues, CallBody):
         state = self.state
         if state != PARAM:
             return self._fast_markup(state, delta)
+        plain = self.kind == STRING and not self.fresh and not self.newline
+        if "<" in delta:
+            return self._fast_close(delta, plain)
         if (
-            self.kind != STRING
-            or self.fresh
-            or self.newline
-            or "<" in delta
+            not plain
             or "&" in delta
             or '"' in delta
             or "\\" in delta
             or not delta.isprintable()  # also excludes newlines (layout rule)
         ):
-            if delta[0] == "<" and (
-                (len(delta) < len(self.pclose) and self.pclose.startswith(delta))
-                or (len(delta) < len(CDATA_OPEN) and CDATA_OPEN.startswith(delta))
-            ):
-                self.rest = delta  # a closing tag or CDATA opener still arriving: hold
-                return []
             return None
         self.rest = ""
-        self.raw.append(delta)
-        self.size += len(delta)
         call = self.call
-        call.args.append(delta)  # printable, no quote or backslash: its own JSON escape
-        if call.started:
-            return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-        return []
+        out: list[ParserEvent] = (
+            [ArgsDelta(index=call.index, id=call.id, delta=delta)] if call.started else []
+        )
+        self._take(delta, call)
+        return out
+
+    def _take(self, text: str, call: Call) -> None:
+        """Plain string content (printable, no quote or backslash: its own JSON
+        escape), its ``ArgsDelta`` already made by the caller."""
+        self.raw.append(text)
+        self.size += len(text)
+        call.args.append(text)
+
+    def _fast_close(self, delta: str, plain: bool) -> list[ParserEvent] | None:
+        """Content up to a ``<`` that begins this parameter's closing tag (or a CDATA
+        opener): the content taken as above, the closing tag still arriving held,
+        or a whole closing tag closed, as ``_param`` would, without the machine.
+
+        What follows a whole closing tag is held for the machine when it can make
+        no event yet (no ``>``, no new call marker): in BODY only a completed tag
+        or a new call acts."""
+        k = delta.index("<")
+        if k and not (
+            plain
+            and "&" not in delta
+            and '"' not in delta
+            and "\\" not in delta
+            and delta[:k].isprintable()
+        ):
+            return None
+        tail = delta[k:] if k else delta
+        close = self.pclose
+        if tail.startswith(close):
+            after = tail[len(close) :]
+            if after and (">" in after or OPEN in after or len(after) > _TAG_LIMIT):
+                return None
+        elif not (
+            (len(tail) < len(close) and close.startswith(tail))
+            or (len(tail) < len(CDATA_OPEN) and CDATA_OPEN.startswith(tail))
+        ):
+            return None
+        else:
+            after = None
+        out: list[ParserEvent] = []
+        call = self.call
+        if k:
+            head = delta[:k]
+            if call.started:
+                out.append(ArgsDelta(index=call.index, id=call.id, delta=head))
+            self._take(head, call)
+        if after is None:
+            self.rest = tail  # a closing tag or CDATA opener still arriving: hold
+            return out
+        self.raw.append(close)
+        self.size += len(close)
+        self.out = out
+        self._close_param()
+        self.rest = after
+        return out
 
     def _fast_markup(self, state: int, delta: str) -> list[ParserEvent] | None:
         """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
