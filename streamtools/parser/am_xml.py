@@ -132,69 +132,66 @@ class AmXmlBody(ParamValues, CallBody):
         state = self.state
         if state != PARAM:
             return self._fast_markup(state, delta)
-        plain = self.kind == STRING and not self.fresh and not self.newline
         if "<" in delta:
-            return self._fast_close(delta, plain)
-        if (
-            not plain
-            or "&" in delta
-            or '"' in delta
-            or "\\" in delta
-            or not delta.isprintable()  # also excludes newlines (layout rule)
-        ):
-            return None
+            return self._fast_close(delta)
+        if "&" in delta:
+            return None  # an entity, maybe cut: the machine decodes or waits
         self.rest = ""
-        call = self.call
-        out: list[ParserEvent] = (
-            [ArgsDelta(index=call.index, id=call.id, delta=delta)] if call.started else []
-        )
-        self._take(delta, call)
-        return out
+        if (
+            self.kind == STRING
+            and not self.fresh
+            and not self.newline
+            and '"' not in delta
+            and "\\" not in delta
+            and delta.isprintable()  # also excludes newlines (layout rule)
+        ):
+            # the shortest path: printable text with no quote or backslash is its
+            # own JSON escape
+            self.raw.append(delta)
+            self.size += len(delta)
+            call = self.call
+            call.args.append(delta)
+            if call.started:
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            return []
+        return self._fast_content(delta, [])
 
-    def _take(self, text: str, call: Call) -> None:
-        """Plain string content (printable, no quote or backslash: its own JSON
-        escape), its ``ArgsDelta`` already made by the caller."""
+    def _fast_content(self, text: str, out: list[ParserEvent]) -> list[ParserEvent]:
+        """Content with no markup or entity, taken as ``_param`` takes it (typed
+        values held, layout newlines, escaping)."""
         self.raw.append(text)
         self.size += len(text)
-        call.args.append(text)
+        self.out = out
+        self._content(text)
+        return out
 
-    def _fast_close(self, delta: str, plain: bool) -> list[ParserEvent] | None:
+    def _fast_close(self, delta: str) -> list[ParserEvent] | None:
         """Content up to a ``<`` that begins this parameter's closing tag (or a CDATA
-        opener): the content taken as above, the closing tag still arriving held,
-        or a whole closing tag closed, as ``_param`` would, without the machine.
+        opener): the content taken, the closing tag still arriving held, or a whole
+        closing tag closed, as ``_param`` would, without the machine.
 
         What follows a whole closing tag is held for the machine when it can make
         no event yet (no ``>``, no new call marker): in BODY only a completed tag
         or a new call acts."""
         k = delta.index("<")
-        if k and not (
-            plain
-            and "&" not in delta
-            and '"' not in delta
-            and "\\" not in delta
-            and delta[:k].isprintable()
-        ):
-            return None
         tail = delta[k:] if k else delta
         close = self.pclose
         if tail.startswith(close):
             after = tail[len(close) :]
             if after and (">" in after or OPEN in after or len(after) > _TAG_LIMIT):
                 return None
-        elif not (
-            (len(tail) < len(close) and close.startswith(tail))
-            or (len(tail) < len(CDATA_OPEN) and CDATA_OPEN.startswith(tail))
+        elif (len(tail) < len(close) and close.startswith(tail)) or (
+            len(tail) < len(CDATA_OPEN) and CDATA_OPEN.startswith(tail)
         ):
-            return None
-        else:
             after = None
+        else:
+            return None
         out: list[ParserEvent] = []
-        call = self.call
         if k:
             head = delta[:k]
-            if call.started:
-                out.append(ArgsDelta(index=call.index, id=call.id, delta=head))
-            self._take(head, call)
+            if "&" in head:
+                return None
+            self._fast_content(head, out)
         if after is None:
             self.rest = tail  # a closing tag or CDATA opener still arriving: hold
             return out
@@ -209,7 +206,11 @@ class AmXmlBody(ParamValues, CallBody):
         """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
         if ">" in delta:
             return None
-        if state == TAG and not self.undecided:
+        if state == TAG:
+            if self.undecided:
+                if delta[0] not in " \t\r\n/":
+                    return None  # the machine rejects it (a different word: text)
+                self.undecided = False  # a call: see ``_tag``
             self.rest = ""
             self.tag.append(delta)
             self.raw.append(delta)
