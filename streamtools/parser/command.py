@@ -52,6 +52,22 @@ class CommandBody(JsonCallBody):
         self.mark = pos
         return super().feed(s, pos, out)
 
+    def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
+        if (
+            self.step == _NAME_STATE
+            and " " not in delta
+            and "{" not in delta
+            and delta.isprintable()  # with the two tests above: no whitespace at all
+        ):
+            # a piece of the name, the name still arriving (what ``prefix`` does with
+            # it when no space, brace or line end follows)
+            self.rest = ""
+            self.name_parts.append(delta)
+            self.raw.append(delta)
+            self.size += len(delta)
+            return []
+        return None
+
     def _stop_here(self, s: str, i: int, failure: tuple[str, str] | None) -> int:
         """End the call just before ``s[i]`` (the newline stays text)."""
         self.record(s, self.mark, i)

@@ -138,6 +138,11 @@ class JsonCallBody(CallBody):
         self.undecided = False
         return i
 
+    def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
+        """``fast`` in the prefix phase: events for a delta the prefix takes whole
+        without deciding anything, else None for the machine."""
+        return None
+
     def prefix_end(self, finish_reason: str) -> bool:
         """The stream ended in the prefix: True if that completes a call."""
         return False
@@ -166,6 +171,8 @@ class JsonCallBody(CallBody):
             return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
+            if self.phase == PREFIX:
+                return self.fast_prefix(delta)
             if self.phase == SUFFIX:
                 # the closing marker still arriving (``</tool`` after ``}}``): hold it
                 # as the machine would, without the machine
