@@ -83,6 +83,9 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if not message.get("more_body"):
             break
     chunks = int(os.environ.get("BENCH_CHUNKS", "40"))
+    count = body.find(b"CHUNKS=")  # a per-request override (the per-request CPU row)
+    if count >= 0:
+        chunks = int(body[count + 7 : body.index(b";", count)])
     # the clients' pace travels through the proxy in the prompt: "PACE=<seconds>"
     marker = body.find(b"PACE=")
     interval = float(body[marker + 5 : body.index(b";", marker)]) if marker >= 0 else 0.0
@@ -111,6 +114,7 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 class Stats:
     def __init__(self) -> None:
         self.latencies: list[float] = []
+        self.stamps: list[float] = []  # when each measured chunk left the upstream
         self.chunks = 0
         self.errors = 0
         self.calls = 0
@@ -156,7 +160,9 @@ async def one_stream(
                 content = delta.get("content") or ""
                 for stamp in content.split("|")[:-1]:
                     if stamp and stamp[0].isdigit():
-                        stats.latencies.append(now - float(stamp))
+                        sent = float(stamp)
+                        stats.latencies.append(now - sent)
+                        stats.stamps.append(sent)
                 if delta.get("tool_calls"):
                     called = True
     except httpx.HTTPError as exc:
@@ -257,6 +263,16 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def steady(stats: Stats, skip: float) -> list[float]:
+    """Latencies of chunks sent ``skip`` seconds or more after the first one (arrivals over)."""
+    if not stats.stamps:
+        return []
+    start = min(stats.stamps)
+    return [
+        lat for lat, at in zip(stats.latencies, stats.stamps, strict=True) if at >= start + skip
+    ]
+
+
 TARGET_P99_MS = 5.0  # issue 6: p99 added latency per chunk under 5 ms
 
 
@@ -269,6 +285,14 @@ class Row:
 
     def added(self, q: float) -> float:
         return (pct(self.through.latencies, q) - pct(self.direct.latencies, q)) * 1e3
+
+    def steady_line(self, skip: float) -> str:
+        direct, through = steady(self.direct, skip), steady(self.through, skip)
+        d50, d99, p50, p99 = (pct(v, q) * 1e3 for v in (direct, through) for q in (0.5, 0.99))
+        return (
+            f"after the arrivals (chunks sent {skip:g} s on) at {self.rate:g}/s: "
+            f"added p50 {p50 - d50:.1f} ms, p99 {p99 - d99:.1f} ms"
+        )
 
     def line(self, clients: int) -> str:
         d50, d99 = (pct(self.direct.latencies, q) * 1e3 for q in (0.5, 0.99))
@@ -370,6 +394,10 @@ def main() -> int:
         cpu_before = cpu_seconds(proxy.pid)
         fast, elapsed = anyio.run(run_clients, proxy_url, n, True, 60.0, "unpaced")
         cpu = cpu_seconds(proxy.pid) - cpu_before
+        # per-request cost: streams of one text chunk (+ the call), unpaced
+        cpu_before = cpu_seconds(proxy.pid)
+        short, _ = anyio.run(run_clients, proxy_url, n, True, 60.0, "CHUNKS=1;", ramp)
+        per_request = (cpu_seconds(proxy.pid) - cpu_before) / n * 1e6
         rows = [paced(proxy, urls, n, interval, ramp) for interval in intervals]
         print(
             f"{n} concurrent streams, {args.chunks} text chunks + 1 call each, "
@@ -386,6 +414,8 @@ def main() -> int:
         for row in rows:
             print(row.line(n))
         for row in rows:
+            print(row.steady_line(ramp + 1.0))
+        for row in rows:
             proxy_cores, other_cores = row.cores
             print(
                 f"cores busy at {row.rate:g}/s (proxied phase): proxy {proxy_cores:.2f}, "
@@ -394,13 +424,17 @@ def main() -> int:
         print(f"throughput (unpaced upstream): {fast.chunks / elapsed:,.0f} chunks/s to clients")
         per_chunk = cpu / fast.chunks * 1e6 if fast.chunks else float("nan")
         print(f"proxy CPU per delivered chunk (unpaced): {per_chunk:.0f} us")
-        calls = sum(r.through.calls for r in rows) + fast.calls
-        print(f"tool calls received: {calls} of {n * (len(rows) + 1)}")
+        calls = sum(r.through.calls for r in rows) + fast.calls + short.calls
+        print(
+            f"proxy CPU per request (streams of 1 text chunk + the call, ~6 chunks): "
+            f"{per_request:.0f} us"
+        )
+        print(f"tool calls received: {calls} of {n * (len(rows) + 2)}")
         errors = ", ".join(
             f"{r.rate:g}/s direct {r.direct.errors} proxied {r.through.errors}" for r in rows
         )
-        print(f"errors: {errors}, unpaced {fast.errors}")
-        for stats in [*(r.direct for r in rows), *(r.through for r in rows), fast]:
+        print(f"errors: {errors}, unpaced {fast.errors}, short {short.errors}")
+        for stats in [*(r.direct for r in rows), *(r.through for r in rows), fast, short]:
             for kind, count in stats.kinds.items():
                 print(f"  {count} x {kind}")
         peak = sum(peak_rss_mb(p) for p in family(proxy.pid))

@@ -67,7 +67,14 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="Uvicorn's HTTP implementation (default auto: httptools when installed, else h11)",
     )
-    parser.add_argument("--log-level", default="info", help="uvicorn log level")
+    parser.add_argument(
+        "--log-level", default="warning", help="uvicorn log level (default warning)"
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every request (off by default: a log line per request costs the proxy CPU)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -100,8 +107,16 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             log_level=args.log_level,
+            access_log=args.access_log,
             http=args.http,
         )
     else:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, http=args.http)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            http=args.http,
+        )
     return 0

@@ -66,6 +66,7 @@ from streamtools.errors import ProviderError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
+from streamtools.proxy.network import corked_transport
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -104,6 +105,7 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream_retries: int = 0
     max_connections: int = 1024  # to the upstream, over all pools
     pool_size: int = 8
+    keepalive: float = 4.0  # seconds an idle upstream connection is kept
 
 
 async def _drive(
@@ -203,12 +205,17 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         size = max(1, cfg.pool_size)
         count = max(1, -(-cfg.max_connections // size))
-        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+        # idle connections are dropped before 5 s, the idle timeout of Uvicorn,
+        # Node and others: reusing one the server is closing fails the request
+        limits = httpx.Limits(
+            max_connections=size, max_keepalive_connections=size, keepalive_expiry=cfg.keepalive
+        )
         async with AsyncExitStack() as stack:
             tls = ssl.create_default_context()  # loaded once, shared by the pools
 
             def client() -> httpx.AsyncClient:
-                return httpx.AsyncClient(limits=limits, timeout=cfg.timeout, verify=tls)
+                transport = corked_transport(limits, tls)  # one send per request: network.py
+                return httpx.AsyncClient(transport=transport, timeout=cfg.timeout)
 
             clients = [await stack.enter_async_context(client()) for _ in range(count)]
             state["pools"] = _Pools(clients, size)

@@ -124,26 +124,22 @@ class BodyBuffer:
         if self._size >= self._high_water:
             await self.flush()
 
-    async def flush(self) -> None:
-        if not self._parts or self.failed:
+    async def flush(self, *, last: bool = False) -> None:
+        """Send what is buffered; ``last`` ends the body in the same ``send``
+        (one write for the server instead of two)."""
+        if self.failed or not (self._parts or last):
             return
-        data = b"".join(self._parts) if len(self._parts) > 1 else self._parts[0]
+        data = b"".join(self._parts) if len(self._parts) > 1 else b"".join(self._parts[:1])
         self._parts.clear()
         self._size = 0
         try:
             # Uvicorn's send writes at once and waits only while the client's
             # socket buffer is full: that wait is the backpressure on the turn.
-            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+            await self._send({"type": "http.response.body", "body": data, "more_body": not last})
         except OSError:
             self.failed = True
             raise
 
-
-_HEADERS = [
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 
 Drive = Callable[[Emit, Flush], Awaitable[None]]
 
@@ -209,8 +205,7 @@ class TurnResponse(Response):
                 )
             else:
                 try:
-                    await buffer.flush()
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    await buffer.flush(last=True)
                 except OSError:
                     pass
             tg.cancel_scope.cancel()

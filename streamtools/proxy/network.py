@@ -1,0 +1,118 @@
+"""The socket layer under the proxy's upstream pools: httpcore's anyio backend, writes coalesced.
+
+Theory of operation
+-------------------
+httpcore sends an HTTP/1.1 request in two writes, the head and then the body,
+and only then reads the response. On loopback or a LAN each ``send`` system
+call is costly for the proxy (the kernel does the receiver's TCP work and
+wakes it inside the sender's call), and the proxy sends one request per client
+request, so the second write was a fixed cost per request.
+
+``CorkedBackend`` wraps ``httpcore.AnyIOBackend`` (anyio only: it runs on
+asyncio and trio alike) and gives each connection a ``CorkedStream``: writes
+are held in a buffer and go out in one ``send`` just before the next read,
+which for HTTP/1.1 is right after the request is complete. The buffer is also
+sent at once beyond ``high_water`` bytes, so a large request body is streamed
+rather than gathered. Nothing is reordered: the bytes leave in the order
+written, and always before the connection waits for an answer. The write
+timeout applies to the deferred send as it did to the writes. TLS upstreams
+keep the corking after the handshake (the wrapped stream is corked again).
+"""
+
+# httpcore's stream interface takes per-call timeouts, hence the parameters
+# ruff: noqa: ASYNC109
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = ["CorkedBackend", "CorkedStream", "corked_transport"]
+
+
+class CorkedStream(httpcore.AsyncNetworkStream):
+    """A network stream whose writes leave together before the next read."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream, *, high_water: int = 64 * 1024):
+        self._stream = stream
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._timeout: float | None = None
+        self._high_water = high_water
+
+    async def _send(self) -> None:
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending.clear()
+        self._size = 0
+        await self._stream.write(data, self._timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        self._pending.append(buffer)
+        self._size += len(buffer)
+        self._timeout = timeout
+        if self._size >= self._high_water:
+            await self._send()
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._pending:
+            await self._send()
+        return await self._stream.read(max_bytes, timeout)
+
+    async def aclose(self) -> None:
+        self._pending.clear()  # a request abandoned before its answer: nothing to send
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        if self._pending:
+            await self._send()
+        stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        return CorkedStream(stream, high_water=self._high_water)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class CorkedBackend(httpcore.AsyncNetworkBackend):
+    """``httpcore.AnyIOBackend`` whose streams are ``CorkedStream``."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return CorkedStream(stream)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
+        return CorkedStream(stream)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+def corked_transport(limits: httpx.Limits, verify: Any) -> httpx.AsyncHTTPTransport:
+    """An httpx transport over ``CorkedBackend``, otherwise as httpx builds it."""
+    transport = httpx.AsyncHTTPTransport(limits=limits, verify=verify)
+    # httpx offers no way to pass a network backend to the httpcore pool it
+    # builds (its only backend-specific part); it is set on that pool instead
+    transport._pool._network_backend = CorkedBackend()
+    return transport
