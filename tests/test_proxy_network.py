@@ -9,7 +9,7 @@ import httpcore
 import httpx
 import pytest
 
-from streamtools.proxy.network import CorkedStream, corked_transport
+from streamtools.proxy.network import CorkedBackend, CorkedStream, corked_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -82,4 +82,32 @@ async def test_real_requests_through_the_corked_transport() -> None:
                 response = await client.post(f"http://127.0.0.1:{port}/x", content=b"hello")
         assert response.status_code == 200 and response.text == "ok"
         assert received[0].startswith(b"POST /x HTTP/1.1\r\n") and received[0].endswith(b"hello")
+        tg.cancel_scope.cancel()
+
+
+async def test_direct_reads_map_timeouts_eof_and_readability() -> None:
+    async def serve(client: Any) -> None:
+        async with client:
+            assert await client.receive() == b"ping"
+            await client.send(b"pong")
+            await anyio.sleep(0.3)  # silent past the client's read timeout, then closes
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, serve)
+        with anyio.fail_after(10):
+            stream = await CorkedBackend().connect_tcp("127.0.0.1", port)
+            assert isinstance(stream, CorkedStream) and stream._raw is not None
+            assert stream.get_extra_info("is_readable") is False  # idle, open
+            await stream.write(b"ping")
+            assert await stream.read(100, timeout=5) == b"pong"
+            with pytest.raises(httpcore.ReadTimeout):
+                await stream.read(100, timeout=0.05)
+            await anyio.sleep(0.5)  # the server has closed its end
+            assert stream.get_extra_info("is_readable") is True
+            assert await stream.read(100, timeout=5) == b""
+            await stream.aclose()
+            with pytest.raises(httpcore.ReadError):
+                await stream.read(100)
         tg.cancel_scope.cancel()
