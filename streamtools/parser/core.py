@@ -174,6 +174,9 @@ class Parser:
         self._fast = False  # TEXT mode, nothing held: the fast path applies
         self._one = self._lt = self._other = ""
         self._set_fast(not self.syntax.drop_outer_whitespace)
+        if others and not self._many:
+            # the entry point with the right first test for this dialect (see ``_feed_two``)
+            self.feed = self._feed_two  # type: ignore[method-assign]
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
         # measure tests use to prove linear time without timing anything
@@ -200,10 +203,43 @@ class Parser:
             # the fast path, for dialects whose only marker-start character is "<"
             self._prev = delta
             return [TextDelta(text=delta)]
+        body = self._body
+        if body is not None and delta:
+            # the call fast path: plain content inside a string value (held text
+            # included: the body stopped before it at a safe cut, in the same state)
+            fast = body.fast(self._held + delta if self._held else delta)
+            if fast is not None:
+                self._held = body.rest
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return fast
+        return self._feed(delta, body)
+
+    def _feed_two(self, delta: str) -> list[ParserEvent]:
+        """``feed`` for a dialect with one marker-start character besides "<"
+        (installed per instance by ``__init__``): ``feed`` with its first test
+        swapped for two, so neither kind of delta pays a test that cannot pass."""
         if delta and self._lt not in delta and self._other not in delta:
-            # the fast path, for dialects with one more start character
             self._prev = delta
             return [TextDelta(text=delta)]
+        body = self._body
+        if body is not None and delta:
+            fast = body.fast(self._held + delta if self._held else delta)
+            if fast is not None:
+                self._held = body.rest
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return fast
+        return self._feed(delta, body)
+
+    def _check_call_size(self, body: CallBody, limit: int) -> None:
+        if body.size + len(self._held) > limit:
+            self._closed = "ERROR"
+            self._body = None
+            raise SizeLimitExceeded(f"call text exceeds max_buffer={limit} characters")
+
+    def _feed(self, delta: str, body: CallBody | None) -> list[ParserEvent]:
+        """``feed`` past its fast paths."""
         if self._many and self._fast and delta:
             # more start characters (stop strings): a loop
             for c in self._starts:
@@ -212,23 +248,6 @@ class Parser:
             else:
                 self._prev = delta
                 return [TextDelta(text=delta)]
-        body = self._body
-        if body is not None and delta:
-            # the call fast path: plain content inside a string value (held text
-            # included: the body stopped before it at a safe cut, in the same state)
-            fast = body.fast(self._held + delta if self._held else delta)
-            if fast is not None:
-                self._held = body.rest
-                if (
-                    self._max_buffer is not None
-                    and body.size + len(self._held) > self._max_buffer
-                ):
-                    self._closed = "ERROR"
-                    self._body = None
-                    raise SizeLimitExceeded(
-                        f"call text exceeds max_buffer={self._max_buffer} characters"
-                    )
-                return fast
         if self._closed is not None:
             raise ParserStateError(f"can't feed in state {self._closed}")
         if self._stop_hit is not None or not delta:
