@@ -66,7 +66,7 @@ from streamtools.errors import ProviderError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
-from streamtools.proxy.network import corked_transport
+from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -213,9 +213,8 @@ def create_app(
         async with AsyncExitStack() as stack:
             tls = ssl.create_default_context()  # loaded once, shared by the pools
 
-            def client() -> httpx.AsyncClient:
-                transport = corked_transport(limits, tls)  # one send per request: network.py
-                return httpx.AsyncClient(transport=transport, timeout=cfg.timeout)
+            def client() -> httpx.AsyncClient:  # see network.py
+                return upstream_client(limits, tls, cfg.timeout)
 
             clients = [await stack.enter_async_context(client()) for _ in range(count)]
             state["pools"] = _Pools(clients, size)

@@ -27,6 +27,9 @@ closed stream raises ``httpcore.ReadError``, the deadline
 ``httpcore.ReadTimeout``. ``get_extra_info("is_readable")``, asked of every
 pooled connection whenever a request starts or ends, polls the cached socket
 instead of rebuilding anyio's attribute table.
+
+``upstream_client`` builds one pool over this transport with a cookie jar that
+refuses every cookie: the pools are shared by all of the proxy's clients.
 """
 
 # httpcore's stream interface takes per-call timeouts, hence the parameters
@@ -37,6 +40,7 @@ from __future__ import annotations
 import select
 import socket
 from collections.abc import Iterable
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import anyio
@@ -44,7 +48,7 @@ import anyio.abc
 import httpcore
 import httpx
 
-__all__ = ["CorkedBackend", "CorkedStream", "corked_transport"]
+__all__ = ["CorkedBackend", "CorkedStream", "corked_transport", "upstream_client"]
 
 
 class CorkedStream(httpcore.AsyncNetworkStream):
@@ -170,3 +174,16 @@ def corked_transport(limits: httpx.Limits, verify: Any) -> httpx.AsyncHTTPTransp
     # builds (its only backend-specific part); it is set on that pool instead
     transport._pool._network_backend = CorkedBackend()
     return transport
+
+
+def upstream_client(limits: httpx.Limits, verify: Any, timeout: float) -> httpx.AsyncClient:
+    """One of the proxy's upstream pools: ``corked_transport``, and no cookies.
+
+    An httpx client keeps the cookies its responses set and sends them with
+    later requests; the proxy's clients share these pools, so one client's
+    upstream cookie (a session, a sticky route) would travel with every other
+    client's requests. The jar refuses every cookie."""
+    jar = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+    return httpx.AsyncClient(
+        transport=corked_transport(limits, verify), timeout=timeout, cookies=jar
+    )
