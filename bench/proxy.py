@@ -15,7 +15,15 @@ cheap). Phases:
    each, so the knee shows;
 3. proxy, unpaced (run first, which also opens the proxy's upstream
    connections): the upstream sends as fast as it can; chunks per second
-   delivered to all clients together.
+   delivered to all clients together;
+4. proxy, short streams (one text chunk and the call, unpaced, arrivals over
+   ``--ramp``): the proxy's CPU per *request*, which a paced stream's CPU per
+   chunk carries amortised over its chunks.
+
+Each paced row also gets the added latency of the chunks sent once all
+clients have arrived (``--ramp`` + 1 s on), which separates the cost of the
+arrivals (each a new request, possibly a new upstream connection) from
+steady streaming.
 
 Each reply is text chunks followed by one tool call written in am_xml, so the
 proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
