@@ -165,8 +165,9 @@ class Parser:
         # dialect with no other; ``_lt`` and ``_other`` are "<" and the other one for
         # a dialect with two. Each is "" while it does not apply, the fast path is
         # off or there are more (then a loop over ``_starts``): "" is in every string,
-        # so the one test says both "on" and "no marker can start here". Two
-        # branches, not one, because one test more per delta is ~10% of the path.
+        # so the one test says both "on" and "no marker can start here". Two entry
+        # points, ``feed`` (``_one``) and ``_feed_two`` (``_lt``, ``_other``), not one
+        # with both branches, because one test more per delta is ~10% of the path.
         self._starts = tuple(sorted({m[0] for m in self._text.markers}))
         others = [c for c in self._starts if c != "<"]
         self._many = len(others) > 1
@@ -175,7 +176,8 @@ class Parser:
         self._one = self._lt = self._other = ""
         self._set_fast(not self.syntax.drop_outer_whitespace)
         if others and not self._many:
-            # the entry point with the right first test for this dialect (see ``_feed_two``)
+            # this dialect's entry point (a bound method in the instance: a shallow
+            # copy of a parser would feed the original; parsers are not copied)
             self.feed = self._feed_two  # type: ignore[method-assign]
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
