@@ -3,6 +3,8 @@ the ToolCatalog protocol with the real ToolRegistry, and JSON-encodable events."
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from parser_cases import feed_all, merge, run_checked
 
@@ -130,3 +132,11 @@ def test_fast_path_with_many_marker_start_characters() -> None:
     assert p.feed("a `b") == [TextDelta(text="a `b")]  # examined by the scanner: no marker
     assert p.feed("x\n\nyz") == [TextDelta(text="x")]
     assert p.stopped and p.end() == [Finish(reason="stop", stop_sequence="\n\n")]
+
+
+def test_a_parser_cannot_be_copied() -> None:
+    parser = Parser("json_action")  # a dialect with its own bound feed entry point
+    with pytest.raises(UsageError, match="cannot be copied"):
+        copy.copy(parser)
+    with pytest.raises(UsageError, match="cannot be copied"):
+        copy.deepcopy(parser)

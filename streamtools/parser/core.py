@@ -176,8 +176,8 @@ class Parser:
         self._one = self._lt = self._other = ""
         self._set_fast(not self.syntax.drop_outer_whitespace)
         if others and not self._many:
-            # this dialect's entry point (a bound method in the instance: a shallow
-            # copy of a parser would feed the original; parsers are not copied)
+            # this dialect's entry point (a bound method in the instance, which is
+            # one reason ``__copy__`` refuses: a copy would feed the original)
             self.feed = self._feed_two  # type: ignore[method-assign]
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
@@ -185,6 +185,12 @@ class Parser:
         self.examined = 0
 
     # -- public API -------------------------------------------------------------
+
+    def __copy__(self) -> Parser:
+        raise UsageError("a Parser holds one stream's state and cannot be copied; make a new one")
+
+    def __deepcopy__(self, memo: object) -> Parser:
+        return self.__copy__()
 
     @property
     def stopped(self) -> bool:
