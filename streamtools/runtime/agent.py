@@ -55,7 +55,7 @@ client-side at the first ``CallEnd`` for providers that ignore ``stop``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,17 +227,13 @@ class Agent:
     @asynccontextmanager
     async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
         """Run the loop for ``prompt``; yield its events. Leaving the block cancels the run."""
-        transcript = _as_transcript(prompt)  # on entering the block, as before the run starts
+        transcript = as_transcript(prompt)  # on entering the block, as before the run starts
         async with event_stream(lambda emit: self._loop(transcript, emit)) as events:
             yield events
 
     async def run(self, prompt: str | Transcript) -> RunResult:
         """Run to the final answer and return it with the transcript."""
-        async with self.stream(prompt) as events:
-            async for _ in events:
-                pass
-        assert events.result is not None  # the loop either set it or raised
-        return events.result
+        return await drain(self.stream(prompt))
 
     # --- the loop -------------------------------------------------------------
 
@@ -375,7 +371,17 @@ class Agent:
         return PromptDecoder(self.dialect, offered, self.stop, id_prefix=id_prefix)
 
 
-def _as_transcript(prompt: str | Transcript) -> Transcript:
+async def drain(stream: AbstractAsyncContextManager[EventStream]) -> RunResult:
+    """Consume an agent's event stream to its end and return the run's result."""
+    async with stream as events:
+        async for _ in events:
+            pass
+    assert events.result is not None  # the loop either set it or raised
+    return events.result
+
+
+def as_transcript(prompt: str | Transcript) -> Transcript:
+    """``prompt`` itself when it is a transcript, else a new one holding it as the user's turn."""
     if isinstance(prompt, Transcript):
         return prompt
     transcript = Transcript()

@@ -56,7 +56,15 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import Agent, Emit, EventStream, RunResult, event_stream
+from streamtools.runtime.agent import (
+    Agent,
+    Emit,
+    EventStream,
+    RunResult,
+    as_transcript,
+    drain,
+    event_stream,
+)
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
 
@@ -125,18 +133,13 @@ class HybridAgent:
     @asynccontextmanager
     async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
         """Run selection then work for ``prompt``; yield the events. Leaving cancels the run."""
-        transcript = prompt if isinstance(prompt, Transcript) else Transcript()
-        if not isinstance(prompt, Transcript):
-            transcript.user(prompt)
+        transcript = as_transcript(prompt)
         async with event_stream(lambda emit: self._run(transcript, emit)) as events:
             yield events
 
     async def run(self, prompt: str | Transcript) -> RunResult:
-        async with self.stream(prompt) as events:
-            async for _ in events:
-                pass
-        assert events.result is not None
-        return events.result
+        """Run to the final answer and return it with the transcript."""
+        return await drain(self.stream(prompt))
 
     async def _run(self, transcript: Transcript, emit: Emit) -> RunResult:
         await emit(TurnStart(turn=0))
