@@ -28,7 +28,6 @@ import argparse
 import ast
 import math
 import operator
-import os
 import random
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -285,10 +284,6 @@ def _run(args: argparse.Namespace) -> int:
         _banner(view, path, speed)
         anyio.run(lambda: play(path, speed=speed, out=sys.stdout, color=color))
         _footer(view)
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, as CLI tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     except KeyboardInterrupt:
         view.line("(interrupted)")
         return 130

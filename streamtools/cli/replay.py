@@ -18,7 +18,6 @@ other programs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -99,11 +98,8 @@ def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> 
 def _run(args: argparse.Namespace) -> int:
     try:
         print_recording(args.file, args.dialect, as_json=args.json, out=sys.stdout)
-        sys.stdout.flush()
     except BrokenPipeError:
-        # the reader left (`| head`): not an error; silence the flush at exit too
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        raise  # an OSError, but not ours to report: streamtools.cli.main handles it
     except (OSError, UsageError) as exc:
         print(f"streamtools replay: {exc}", file=sys.stderr)
         return 1
