@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from parser_cases import CASES, Case, chunkings, feed_all, merge, run_checked, summary
 
-from streamtools.events import CallEnd, CallError, TextDelta
+from streamtools.events import CallEnd, CallError, CallStart, TextDelta
 from streamtools.parser import Parser
 
 
@@ -171,6 +171,36 @@ def test_call_end_from_the_feed_that_closes() -> None:
     p = Parser("hermes")
     assert not any(isinstance(e, CallEnd) for e in p.feed('<tool_call>{"name": "x"}</tool_cal'))
     assert isinstance(p.feed("l>")[-1], CallEnd)
+
+
+# a call per JSON dialect, and the index of the quote that closes its tool name
+_NAMED = [
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"q": 1}}</tool_call>'),
+    ("hermes", '<tool_call> { "name" :"search" , "arguments":{"q": 1}}</tool_call>'),
+    ("hermes", '<tool_call>{"function": {"name": "search", "arguments": {}}}</tool_call>'),
+    ("json_action", '```json action\n{"tool": "search", "parameters": {"q": 1}}\n```'),
+    ("inline_json", 'see {"tool": "search", "arguments": {"q": 1}} then'),
+    ("json_object", '{"thought": "t", "action": {"tool": "search", "args": {"q": 1}}}'),
+]
+
+
+@pytest.mark.parametrize(("dialect", "text"), _NAMED)
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13])
+def test_call_start_from_the_feed_that_names_the_tool(dialect: str, text: str, size: int) -> None:
+    """Invariant 5, whatever the split: the envelope head may be held whole while
+    it arrives, but never past the quote that ends the tool name."""
+    name_end = text.index('"search"') + len('"search"') - 1
+    for offset in range(size):  # every phase of the cuts against the text
+        p = Parser(dialect, ["search"])
+        cuts = [0, *range(offset or size, len(text), size), len(text)]
+        events = []
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            out = p.feed(text[a:b])
+            started = [e for e in out if isinstance(e, CallStart)]
+            assert bool(started) == (a <= name_end < b), (text[a:b], a, b)
+            events += out
+        events += p.end()
+        assert [e.arguments for e in events if isinstance(e, CallEnd)] in ([{"q": 1}], [{}])
 
 
 def test_one_megabyte_argument() -> None:
