@@ -95,14 +95,18 @@ def proxy(
 _CLIENTS: list[openai.OpenAI | anthropic.Anthropic] = []  # closed when the proxy stops
 
 
-def _openai(url: str) -> openai.OpenAI:
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-client", max_retries=0, timeout=20)
+def _openai(url: str, retries: int = 0) -> openai.OpenAI:
+    client = openai.OpenAI(
+        base_url=f"{url}/v1", api_key="sk-client", max_retries=retries, timeout=20
+    )
     _CLIENTS.append(client)
     return client
 
 
-def _anthropic(url: str) -> anthropic.Anthropic:
-    client = anthropic.Anthropic(base_url=url, api_key="sk-ant-client", max_retries=0, timeout=20)
+def _anthropic(url: str, retries: int = 0) -> anthropic.Anthropic:
+    client = anthropic.Anthropic(
+        base_url=url, api_key="sk-ant-client", max_retries=retries, timeout=20
+    )
     _CLIENTS.append(client)
     return client
 
@@ -238,6 +242,61 @@ def test_upstream_error_in_each_clients_format() -> None:
         with pytest.raises(anthropic.RateLimitError) as ainfo:
             _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
     assert ainfo.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+
+
+def _ask(wire: str, url: str, stream: bool, retries: int = 0) -> str:
+    """One request through the proxy with the wire's SDK; the answer's text."""
+    if wire == "openai":
+        client = _openai(url, retries)
+        if stream:
+            return _stream(client, model="m", messages=USER)[1].choices[0].message.content or ""
+        return (
+            client.chat.completions.create(model="m", messages=USER).choices[0].message.content
+            or ""
+        )
+    aclient = _anthropic(url, retries)
+    if stream:
+        with aclient.messages.stream(model="c", max_tokens=50, messages=USER) as events:
+            return events.get_final_text()
+    message = aclient.messages.create(model="c", max_tokens=50, messages=USER)
+    return "".join(b.text for b in message.content if b.type == "text")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_upstream_retry_after_reaches_the_client(wire: str, stream: bool) -> None:
+    refusals = [
+        Reply(status=429, retry_after=7),
+        Reply(status=503, retry_after=0.25),  # fractional: also in milliseconds
+        Reply(status=429),
+    ]
+    errors = (openai.APIStatusError, anthropic.APIStatusError)
+    with proxy(refusals, wire=wire) as (url, upstream):
+        raised: list[openai.APIStatusError | anthropic.APIStatusError] = []
+        for _ in refusals:
+            with pytest.raises(errors) as info:
+                _ask(wire, url, stream)
+            assert isinstance(info.value, errors)
+            raised.append(info.value)
+        assert len(upstream.received) == 3  # max_retries=0: one request each
+    limited = (openai.RateLimitError, anthropic.RateLimitError)
+    assert isinstance(raised[0], limited) and raised[0].status_code == 429
+    assert raised[0].response.headers["retry-after"] == "7"
+    assert "retry-after-ms" not in raised[0].response.headers
+    assert raised[1].status_code == 503
+    assert raised[1].response.headers["retry-after"] == "1"
+    assert raised[1].response.headers["retry-after-ms"] == "250"
+    assert "retry-after" not in raised[2].response.headers
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_client_sdk_retries_a_refused_request(wire: str, stream: bool) -> None:
+    replies: list[Any] = [Reply(status=429, retry_after=0.01), "Sunny."]
+    with proxy(replies, wire=wire) as (url, upstream):
+        assert _ask(wire, url, stream, retries=1) == "Sunny."
+        assert len(upstream.received) == 2  # the SDK's retry, not the proxy's
+        assert upstream.pending == 0
 
 
 def test_upstream_cut_mid_call_is_reported() -> None:

@@ -74,7 +74,7 @@ from streamtools.proxy.response import (
     TurnResponse,
     Wire,
     error_response,
-    provider_error,
+    provider_error_response,
 )
 from streamtools.proxy.turn import Emit, Flush, run_turn
 from streamtools.proxy.upstream import LeanSSE, ProxyAnthropic, ProxyOpenAI
@@ -256,7 +256,7 @@ def create_app(
         try:
             await drive(collect)
         except ProviderError as exc:
-            return error_response(wire, *provider_error(exc))
+            return provider_error_response(wire, exc)
         except _Failed as exc:
             return error_response(wire, 502, str(exc), "upstream")
         except Exception:  # a bug of ours: log it, answer in the client's format

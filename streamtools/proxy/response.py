@@ -10,8 +10,9 @@ the two instances.
 
 * **Lazy status line.** ``http.response.start`` is sent with the first event,
   so an upstream that refuses the request before producing anything (401,
-  429, 5xx) is answered with the upstream's status and an error body in the
-  client's format instead of a 200 stream.
+  429, 5xx) is answered with the upstream's status, its ``retry-after`` and an
+  error body in the client's format instead of a 200 stream (the client's SDK
+  then retries as the upstream asked).
 * **Coalesced writes, no writer task.** Events are encoded into a
   ``BodyBuffer``; the turn calls ``flush`` after each upstream chunk (the app
   skips it while the upstream has more events already read, so under load
@@ -31,6 +32,7 @@ the two instances.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -53,7 +55,8 @@ __all__ = [
     "TurnResponse",
     "Wire",
     "error_response",
-    "provider_error",
+    "provider_error_response",
+    "retry_headers",
 ]
 
 log = logging.getLogger("streamtools.proxy")
@@ -90,15 +93,40 @@ ANTHROPIC = Wire(
 )
 
 
-def error_response(wire: Wire, status: int, message: str, kind: str | None = None) -> Response:
+def error_response(
+    wire: Wire,
+    status: int,
+    message: str,
+    kind: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     body = wire.error(status, message, kind or kind_for_status(status))
-    return Response(_encode_json(body), status_code=status, media_type="application/json")
+    return Response(
+        _encode_json(body), status_code=status, headers=headers, media_type="application/json"
+    )
 
 
-def provider_error(exc: ProviderError) -> tuple[int, str]:
-    """The status and message to answer an upstream failure with."""
+def retry_headers(retry_after: float | None) -> dict[str, str] | None:
+    """The upstream's ``retry-after``, passed on so the client's SDK waits as asked.
+
+    ``retry-after`` carries whole seconds (rounded up, as HTTP allows only
+    digits); a fractional wait also goes in ``retry-after-ms``, which the
+    OpenAI and Anthropic SDKs read first."""
+    if retry_after is None:
+        return None
+    seconds = math.ceil(retry_after)
+    headers = {"retry-after": str(seconds)}
+    if seconds != retry_after:
+        headers["retry-after-ms"] = str(round(retry_after * 1000))
+    return headers
+
+
+def provider_error_response(wire: Wire, exc: ProviderError) -> Response:
+    """The answer to an upstream failure known before the response began: the
+    upstream's status (502 for a transport failure) and its ``retry-after``."""
     status = exc.status if exc.status is not None and exc.status >= 400 else 502
-    return status, f"upstream error: {exc}"
+    headers = retry_headers(exc.retry_after)
+    return error_response(wire, status, f"upstream error: {exc}", headers=headers)
 
 
 _HEADERS = [
@@ -184,8 +212,7 @@ class TurnResponse(Response):
             try:
                 await self.drive(emit, flush)
             except ProviderError as exc:  # raised only before the first event
-                status, message = provider_error(exc)
-                await error_response(self.wire, status, message)(scope, receive, send)
+                await provider_error_response(self.wire, exc)(scope, receive, send)
                 tg.cancel_scope.cancel()
                 return
             except OSError:  # the client went away
