@@ -14,9 +14,8 @@ the two instances.
   error body in the client's format instead of a 200 stream (the client's SDK
   then retries as the upstream asked).
 * **Coalesced writes, no writer task.** Events are encoded into a
-  ``BodyBuffer``; the turn calls ``flush`` after each upstream chunk (the app
-  skips it while the upstream has more events already read, so under load
-  the events of one network read leave in one ``send``). Writing inline in
+  ``BodyBuffer``; the turn calls ``flush`` after each upstream chunk, so the
+  events of one chunk leave in one ``send``. Writing inline in
   the turn's task costs no task switch per chunk, which dominated a paced
   stream's CPU besides the HTTP layers. ``send`` waits while the client's
   socket buffer is full (backpressure), and a buffer beyond ``high_water``
