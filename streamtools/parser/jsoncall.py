@@ -182,11 +182,6 @@ class JsonCallBody(CallBody):
                 if len(tail) < len(close) and close.startswith(tail):
                     self.rest = delta
                     return []
-            elif env.waits(delta, 0):
-                # the envelope head still arriving (``{"na``): held whole, as the
-                # machine would hold it, until one regex match takes it
-                self.rest = delta
-                return []
             return None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None

@@ -232,16 +232,9 @@ class EnvelopeSink(Protocol):
 class Jumps:
     """Regexes for an envelope's common head (see ``Envelope._jump``), built once
     per role table: ``head`` reads ``{"<name key>": "<plain name>"``, ``args``
-    reads ``, "<arguments key>": {``. Whitespace as JSON allows it.
+    reads ``, "<arguments key>": {``. Whitespace as JSON allows it."""
 
-    ``head_part`` and ``args_part`` fullmatch what may still grow into a match of
-    ``head`` or ``args`` (``{"na``, ``, "argum``). The envelope holds such a tail
-    instead of stepping through it, so the head costs one regex match when it is
-    whole, however the model cut it; the hold is bounded by ``HOLD`` characters."""
-
-    __slots__ = ("args", "args_part", "head", "head_part", "shortest")
-
-    HOLD = 96  # the longest head tail held whole (a longer one is stepped through)
+    __slots__ = ("args", "head", "shortest")
 
     def __init__(self, name_keys: list[str], args_keys: list[str]) -> None:
         # the fewest characters either regex can match: ``{"":""`` + the shortest
@@ -252,18 +245,10 @@ class Jumps:
         ws = r"[ \t\r\n]*"
         names = "|".join(re.escape(k) for k in name_keys)
         self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
-        self.head_part = re.compile(
-            rf'{ws}(?:\{{{ws}(?:"(?:{_proper_prefixes(name_keys)}'
-            rf'|(?:{names})"{ws}(?::{ws}(?:"[^"\\\x00-\x1f]*)?)?))?)?'
-        )
         self.args: re.Pattern[str] | None = None
-        self.args_part: re.Pattern[str] | None = None
         if args_keys:
             keys = "|".join(re.escape(k) for k in args_keys)
             self.args = re.compile(rf'{ws},{ws}"({keys})"{ws}:{ws}\{{')
-            self.args_part = re.compile(
-                rf'{ws}(?:,{ws}(?:"(?:{_proper_prefixes(args_keys)}|(?:{keys})"{ws}(?::{ws})?))?)?'
-            )
 
     @classmethod
     def for_roles(
@@ -274,12 +259,6 @@ class Jumps:
         name_keys = [k for k, r in top if r == NAME]
         args_keys = [k for k, r in top if r == ARGS]
         return cls(name_keys, args_keys) if name_keys else None
-
-
-def _proper_prefixes(keys: list[str]) -> str:
-    """An alternation of every proper prefix of ``keys``, the empty one included."""
-    parts = sorted({k[:n] for k in keys for n in range(len(k))}, key=len, reverse=True)
-    return "|".join(re.escape(p) for p in parts)
 
 
 def role_prefixes(roles: dict[tuple[str, ...], int]) -> frozenset[tuple[str, ...]]:
@@ -338,14 +317,14 @@ class Envelope:
         n = len(s)
         while i < n:
             state = self.state
-            if (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None:
-                if n - i >= self.jumps.shortest:  # shorter: no match possible
-                    j = self._jump(s, i)
-                    if j != i:
-                        i = j
-                        continue
-                if not final and self.waits(s, i):
-                    return i  # the head still arriving: held whole, see ``Jumps``
+            if (
+                (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None
+                and n - i >= self.jumps.shortest  # tiny deltas: not worth a try
+            ):
+                j = self._jump(s, i)
+                if j != i:
+                    i = j
+                    continue
             if state == _E_IN:
                 sub = self.sub
                 j = sub.feed(s, i, final)
@@ -426,18 +405,6 @@ class Envelope:
                 return i
             i += 1
         return i
-
-    def waits(self, s: str, i: int) -> bool:
-        """``s[i:]`` may still grow into a head ``_jump`` takes whole: hold it."""
-        jumps = self.jumps
-        if jumps is None or len(s) - i > Jumps.HOLD:
-            return False
-        if self.state == _E_OPEN:
-            return jumps.head_part.fullmatch(s, i) is not None
-        return (
-            self.state == _E_AFTER and not self.path and jumps.args_part is not None
-            and jumps.args_part.fullmatch(s, i) is not None
-        )
 
     def _jump(self, s: str, i: int) -> int:
         """The common envelope head in one regex match: ``{"name": "TOOL"`` from
