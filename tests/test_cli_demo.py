@@ -85,10 +85,11 @@ def test_replay_prints_events(capsys: pytest.CaptureFixture[str]) -> None:
 def test_replay_reports_a_missing_or_bad_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 1
+    # exit 2, like argparse and `streamtools demo --fixture` for a wrong file
+    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type":"text","text":"x","t":0}\n')
-    assert main(["replay", str(bad)]) == 1
+    assert main(["replay", str(bad)]) == 2
     assert "chunk before the first header" in capsys.readouterr().err
 
 

@@ -100,9 +100,9 @@ def _run(args: argparse.Namespace) -> int:
         print_recording(args.file, args.dialect, as_json=args.json, out=sys.stdout)
     except BrokenPipeError:
         raise  # an OSError, but not ours to report: streamtools.cli.main handles it
-    except (OSError, UsageError) as exc:
+    except (OSError, UsageError) as exc:  # a wrong FILE is a usage error: exit 2, as in demo
         print(f"streamtools replay: {exc}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 
