@@ -116,7 +116,9 @@ def test_system_prompt_parts(dialect: str) -> None:
     assert prompt.index("# Tools") < prompt.index("# How to") < prompt.index("# Example")
     assert r.system_prompt(SPECS, few_shot=False).find("# Example") == -1
     if dialect == "json_object":  # every reply is JSON, tools or not
-        assert r.system_prompt([], base="Just chat.") == "Just chat.\n\n" + r.instructions()
+        bare = r.system_prompt([], base="Just chat.")
+        assert bare == "Just chat.\n\n" + r.instructions_without_tools()
+        assert r.final_form in bare and "tool" not in bare.lower()  # no tool to speak of
     else:
         assert r.system_prompt([], base="Just chat.") == "Just chat."
         assert r.system_prompt([]) == ""

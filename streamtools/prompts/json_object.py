@@ -69,6 +69,21 @@ class JsonObjectRenderer(JsonResults):
             ]
         )
 
+    def instructions_without_tools(self) -> str:
+        # no tool to call: the final-answer form only, so the model is not told
+        # about tools that are not there
+        return "\n".join(
+            [
+                "# How to reply",
+                "",
+                "Every reply must be exactly one JSON object and nothing else: no text "
+                "before or after it, no code fence:",
+                self.final_form,
+                "",
+                '- Write every string as a JSON string: a line break as \\n, a quote as \\".',
+            ]
+        )
+
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return json_text({"action": {"tool": name, "args": arguments}})
 

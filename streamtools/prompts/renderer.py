@@ -191,7 +191,7 @@ class Renderer:
             if few_shot:
                 parts.append(self.example(tools))
         elif self.format_always:
-            parts.append(self.instructions())
+            parts.append(self.instructions_without_tools())
         if more_tools:
             parts.append(self.tool_summaries(more_tools))
         return "\n\n".join(parts)
@@ -209,6 +209,11 @@ class Renderer:
 
     def instructions(self) -> str:
         raise NotImplementedError
+
+    def instructions_without_tools(self) -> str:
+        """The reply format when no tool is offered (``format_always`` dialects
+        only: the others say nothing then)."""
+        return self.instructions()
 
     def protocol(self, intro: str, *rules: str) -> str:
         """Instructions in the one shape all dialects share: heading, ``intro``, the
