@@ -7,8 +7,8 @@ msgspec); the shared opening, retry and error handling is in ``base``.
 from __future__ import annotations
 
 from streamtools.providers.anthropic import AnthropicMessages
-from streamtools.providers.base import HTTPProvider
+from streamtools.providers.base import HTTPProvider, ProviderOptions
 from streamtools.providers.ollama import OllamaChat
 from streamtools.providers.openai import OpenAIChat
 
-__all__ = ["AnthropicMessages", "HTTPProvider", "OllamaChat", "OpenAIChat"]
+__all__ = ["AnthropicMessages", "HTTPProvider", "OllamaChat", "OpenAIChat", "ProviderOptions"]
