@@ -7,12 +7,16 @@ test checks the SDK rebuilt the same text, reasoning, tool calls and results
 (and error) that the agent produced, and that our server read the history
 the SDK sent back.
 
+Both SDK majors in use are checked: ``ai`` 6 and ``ai`` 5 (installed as the
+npm alias ``ai5``; its stricter chunk schemas were the open question).
+
 Needs Node.js and ``npm ci`` in tests/js (CI does it; run here if missing).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,6 +47,8 @@ from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage
 from streamtools.ui import create_app
 
 JS = Path(__file__).parent / "js"
+# npm names in tests/js/package.json and the major each must be: ai 6, and ai 5 by alias
+SDKS = {"ai": "6.", "ai5": "5."}
 
 SCRIPT: list[Event] = [
     TurnStart(turn=1),
@@ -72,12 +78,12 @@ def node_available() -> str | None:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         return None
-    if not (JS / "node_modules" / "ai").is_dir():
+    if not all((JS / "node_modules" / sdk).is_dir() for sdk in SDKS):
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS, check=True, timeout=300)
     return node
 
 
-def run_client(url: str, *prompts: str) -> dict[str, Any]:
+def run_client(url: str, *prompts: str, sdk: str = "ai") -> dict[str, Any]:
     node = node_available()
     if node is None:
         pytest.skip("Node.js/npm not installed (CI installs them: apt-get install nodejs npm)")
@@ -86,17 +92,20 @@ def run_client(url: str, *prompts: str) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=60,
+        env={**os.environ, "AI_PACKAGE": sdk},
         check=False,
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
+    assert result["sdkVersion"].startswith(SDKS[sdk]), result["sdkVersion"]
     return result
 
 
-def test_the_ai_sdk_chat_client_rebuilds_text_tools_and_results() -> None:
+@pytest.mark.parametrize("sdk", list(SDKS))
+def test_the_ai_sdk_chat_client_rebuilds_text_tools_and_results(sdk: str) -> None:
     source = ScriptedSource(SCRIPT)
     with serve(create_app(source)) as server:
-        result = run_client(server.url + "/api/chat", "Weather in Paris?", "Thanks")
+        result = run_client(server.url + "/api/chat", "Weather in Paris?", "Thanks", sdk=sdk)
     assert result["errors"] == []
     assert result["status"] == "ready"
     user1, answer, user2, _answer2 = result["messages"]
@@ -141,7 +150,8 @@ def test_the_ai_sdk_chat_client_rebuilds_text_tools_and_results() -> None:
     ]
 
 
-def test_the_ai_sdk_client_rebuilds_what_the_demo_agent_produced() -> None:
+@pytest.mark.parametrize("sdk", list(SDKS))
+def test_the_ai_sdk_client_rebuilds_what_the_demo_agent_produced(sdk: str) -> None:
     """The real pipeline (demo replay, parser, live tools): the SDK's message
     matches our own event stream for the same run."""
     source, _subtitle, _suggestion = build_source(parse("--instant"))
@@ -151,7 +161,7 @@ def test_the_ai_sdk_client_rebuilds_what_the_demo_agent_produced() -> None:
             json={"messages": [{"role": "user", "content": "x"}]},
             timeout=60,
         )
-        result = run_client(server.url + "/api/chat", "x")
+        result = run_client(server.url + "/api/chat", "x", sdk=sdk)
     events = [decode_event(d) for d in sse_data(ours.content)]
     assert result["errors"] == []
     parts = result["messages"][1]["parts"]

@@ -6,8 +6,14 @@
 // We give it the plain state object useChat would keep, send each prompt from
 // the command line in turn, and print the resulting messages as JSON.
 //
-// usage: node chat_client.mjs URL PROMPT [PROMPT...]
-import { AbstractChat, DefaultChatTransport } from "ai";
+// usage: [AI_PACKAGE=ai5] node chat_client.mjs URL PROMPT [PROMPT...]
+// The SDK under test: "ai" (6.x) unless AI_PACKAGE names another installed
+// major, e.g. "ai5" (package.json installs ai 5 under that alias).
+import { createRequire } from "node:module";
+
+const sdk = process.env.AI_PACKAGE ?? "ai";
+const { AbstractChat, DefaultChatTransport } = await import(sdk);
+const sdkVersion = createRequire(import.meta.url)(`${sdk}/package.json`).version;
 
 class PlainState {
   constructor() {
@@ -36,4 +42,6 @@ const chat = new Chat({
 for (const text of prompts) {
   await chat.sendMessage({ text });
 }
-process.stdout.write(JSON.stringify({ status: chat.status, errors, messages: chat.messages }));
+process.stdout.write(
+  JSON.stringify({ sdkVersion, status: chat.status, errors, messages: chat.messages }),
+);
