@@ -24,8 +24,8 @@ import re
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import DONE, PROVIDER_STOP, CallBody, CallContext, DialectSyntax
+from streamtools.parser.envelope import ARGS
 from streamtools.parser.jsoncall import CUT, ENVELOPE, PREFIX, JsonCallBody
-from streamtools.parser.jsonscan import ARGS
 
 __all__ = ["COMMAND", "CommandBody"]
 

@@ -20,8 +20,8 @@ raw call. ``</tool_call>`` is the stop marker: when a provider removed it,
 from __future__ import annotations
 
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
-from streamtools.parser.jsonscan import ARGS, NAME
 
 __all__ = ["HERMES", "HermesBody"]
 

@@ -27,8 +27,8 @@ bound would otherwise be unbounded.
 from __future__ import annotations
 
 from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
+from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
-from streamtools.parser.jsonscan import ARGS, NAME
 
 __all__ = ["INLINE_JSON", "InlineJsonBody"]
 

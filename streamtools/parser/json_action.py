@@ -18,8 +18,8 @@ still completes (the fence is decoration, the JSON is the call).
 from __future__ import annotations
 
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import SKIP_TO_CLOSE, JsonCallBody
-from streamtools.parser.jsonscan import ARGS, NAME
 
 __all__ = ["JSON_ACTION", "JsonActionBody"]
 

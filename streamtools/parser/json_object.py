@@ -43,8 +43,8 @@ import re
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
+from streamtools.parser.envelope import ARGS, NAME, REASONING, TEXT
 from streamtools.parser.jsoncall import SWALLOW, JsonCallBody
-from streamtools.parser.jsonscan import ARGS, NAME, REASONING, TEXT
 
 __all__ = ["JSON_OBJECT", "FencedObjectBody", "JsonObjectBody"]
 

@@ -46,18 +46,17 @@ from streamtools.parser.calls import (
     CallBody,
     CallContext,
 )
-from streamtools.parser.jsonscan import (
+from streamtools.parser.envelope import (
     ARGS,
     ENVELOPE_DONE,
-    IN_STRING,
     IN_VALUE,
     REASONING,
     TEXT,
     Envelope,
     Jumps,
-    ValueScanner,
     role_prefixes,
 )
+from streamtools.parser.jsonscan import IN_STRING, ValueScanner
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 

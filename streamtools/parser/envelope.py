@@ -1,0 +1,302 @@
+"""The JSON envelope around a call, read incrementally by the JSON dialects.
+
+Theory of operation
+-------------------
+``Envelope`` reads the JSON object around a call (``{"name": …, "arguments":
+{…}}``) with a role per member path: the tool name, the argument object (streamed
+raw, exactly as the model wrote it), text or reasoning (decoded and streamed) and
+everything else skipped. Envelope punctuation is handled one character at a time
+(it is a few characters per call); every value is scanned by a ``ValueScanner``.
+The common head (``{"name": "TOOL", "arguments": {``) is read by two compiled
+regexes instead (``Jumps``) when it is there whole; when text arrives in tiny
+deltas the steps do it (waiting for the whole head to try the regexes cost as
+much as stepping: per-delta overhead, not per-character work, dominates there).
+Objects on the way to a role path are descended into (``json_object``'s
+``{"action": {"tool": …, "args": …}}``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+import msgspec
+
+from streamtools.parser.jsonscan import VALUE_DONE, ValueScanner
+
+__all__ = [
+    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink",
+    "Jumps", "role_prefixes",
+]
+
+_SPACE = " \t\r\n"
+
+# Member roles. NAME: the tool name (a string); ARGS: the arguments object, streamed
+# raw; TEXT/REASONING: a string streamed decoded; SKIP: read and dropped. Internal:
+# KEY reads a member's key; ARGS_STR reads arguments a model double-encoded as a
+# string of JSON (``"arguments": "{\"a\": 1}"``), emitted decoded when it closes.
+NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
+# Envelope states
+_E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
+IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
+
+
+class EnvelopeSink(Protocol):
+    """Where an envelope delivers what it finds (the JSON call body)."""
+
+    def on_name(self, name: object) -> None: ...
+    def on_args(self, text: str) -> None: ...
+    def on_text(self, text: str, reasoning: bool) -> None: ...
+
+
+class Jumps:
+    """Regexes for an envelope's common head (see ``Envelope._jump``), built once
+    per role table: ``head`` reads ``{"<name key>": "<plain name>"``, ``args``
+    reads ``, "<arguments key>": {``. Whitespace as JSON allows it."""
+
+    __slots__ = ("args", "head", "shortest")
+
+    def __init__(self, name_keys: list[str], args_keys: list[str]) -> None:
+        # the fewest characters either regex can match: ``{"":""`` + the shortest
+        # name key, ``,"":{`` + the shortest arguments key
+        self.shortest = 6 + min(map(len, name_keys))
+        if args_keys:
+            self.shortest = min(self.shortest, 5 + min(map(len, args_keys)))
+        ws = r"[ \t\r\n]*"
+        names = "|".join(re.escape(k) for k in name_keys)
+        self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
+        self.args: re.Pattern[str] | None = None
+        if args_keys:
+            keys = "|".join(re.escape(k) for k in args_keys)
+            self.args = re.compile(rf'{ws},{ws}"({keys})"{ws}:{ws}\{{')
+
+    @classmethod
+    def for_roles(
+        cls, roles: dict[tuple[str, ...], int], prefixes: frozenset[tuple[str, ...]]
+    ) -> Jumps | None:
+        """None unless the tool name is a top-level member."""
+        top = [(p[0], r) for p, r in roles.items() if len(p) == 1 and p not in prefixes]
+        name_keys = [k for k, r in top if r == NAME]
+        args_keys = [k for k, r in top if r == ARGS]
+        return cls(name_keys, args_keys) if name_keys else None
+
+
+def role_prefixes(roles: dict[tuple[str, ...], int]) -> frozenset[tuple[str, ...]]:
+    """The member paths an envelope descends into on the way to a role path."""
+    return frozenset(p[:k] for p in roles for k in range(len(p)))
+
+
+class Envelope:
+    """Reads a call's JSON envelope, dispatching member values by role."""
+
+    __slots__ = (
+        "error", "jumps", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
+        "state", "sub", "first", "root",
+    )
+
+    def __init__(
+        self,
+        roles: dict[tuple[str, ...], int],
+        sink: EnvelopeSink,
+        *,
+        opened: bool = False,
+        prefixes: frozenset[tuple[str, ...]] | None = None,
+        jumps: Jumps | None = None,
+    ) -> None:
+        self.roles = roles
+        self.jumps = jumps
+        # paths on the way to a role (``role_prefixes(roles)``; callers that open many
+        # envelopes with the same roles compute it once)
+        self.prefixes = role_prefixes(roles) if prefixes is None else prefixes
+        self.sink = sink
+        self.path: list[str] = []
+        self.state = _E_FIRST_KEY if opened else _E_OPEN
+        self.root = () in roles  # the whole value has a role (command: the arguments)
+        if self.root:
+            self.state = _E_VALUE
+        self.sub = ValueScanner()
+        self.role = SKIP
+        self.key = ""
+        self.pieces: list[str] = []
+        self.first = True
+        self.error: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state == _E_DONE
+
+    def after_value(self) -> None:
+        """Resume after the first member, which someone else read."""
+        self.state = _E_AFTER
+
+    def _fail(self, message: str) -> None:
+        self.state = _E_ERROR
+        self.error = message
+
+    def feed(self, s: str, i: int, final: bool = False) -> int:  # noqa: C901
+        n = len(s)
+        while i < n:
+            state = self.state
+            if (
+                (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None
+                and n - i >= self.jumps.shortest  # tiny deltas: not worth a try
+            ):
+                j = self._jump(s, i)
+                if j != i:
+                    i = j
+                    continue
+            if state == _E_IN:
+                sub = self.sub
+                j = sub.feed(s, i, final)
+                try:  # the scanner validated the text; this guards model text regardless
+                    if j > i:
+                        if self.role == ARGS:  # the common case, one call less
+                            self.sink.on_args(s[i:j])
+                        else:
+                            self._value_piece(s[i:j])
+                    if sub.state == VALUE_DONE:  # not the property: this runs per delta
+                        self._value_done()
+                except msgspec.DecodeError as exc:
+                    self._fail(str(exc))
+                    return j
+                i = j
+                if sub.error is not None:
+                    self._fail(sub.error)
+                    return i
+                if sub.state != VALUE_DONE:
+                    return i
+                if self.state == _E_DONE:
+                    return i
+                continue
+            c = s[i]
+            if c in _SPACE:
+                i += 1
+                continue
+            if state == _E_OPEN:
+                if c != "{":
+                    self._fail(f"expected '{{' to open the call object, found {c!r}")
+                    return i
+                self.state = _E_FIRST_KEY
+            elif state == _E_FIRST_KEY or state == _E_KEY:
+                if c == "}" and state == _E_FIRST_KEY:
+                    self._close_object()
+                    if self.state == _E_DONE:
+                        return i + 1
+                    i += 1
+                    continue
+                if c != '"':
+                    self._fail(f"expected a double-quoted key, found {c!r}")
+                    return i
+                self._start(KEY)
+                continue
+            elif state == _E_COLON:
+                if c != ":":
+                    self._fail(f"expected ':' after key {self.key!r}, found {c!r}")
+                    return i
+                self.state = _E_VALUE
+            elif state == _E_VALUE:
+                path = (*self.path, self.key) if not self.root else ()
+                if c == "{" and path in self.prefixes:
+                    self.path.append(self.key)
+                    self.state = _E_FIRST_KEY
+                else:
+                    role = self.roles.get(path, SKIP)
+                    if role == ARGS and c != "{":
+                        if c == '"':
+                            role = ARGS_STR  # double-encoded arguments: a string of JSON
+                        elif c != "n":
+                            self._fail(f"the value of {self.key!r} must be a JSON object")
+                            return i
+                        else:
+                            role = SKIP  # null arguments: none
+                    self._start(role)
+                    continue
+            elif state == _E_AFTER:
+                if c == ",":
+                    self.state = _E_KEY
+                elif c == "}":
+                    self._close_object()
+                    if self.state == _E_DONE:
+                        return i + 1
+                else:
+                    self._fail(f"expected ',' or '}}' after a member, found {c!r}")
+                    return i
+            else:  # pragma: no cover - DONE/ERROR are never fed
+                return i
+            i += 1
+        return i
+
+    def _jump(self, s: str, i: int) -> int:
+        """The common envelope head in one regex match: ``{"name": "TOOL"`` from
+        OPEN, ``, "arguments": {`` from AFTER at the top level. What matches is
+        exactly what the character steps below would accept, so this only skips
+        work; anything else is left to them."""
+        jumps = self.jumps
+        assert jumps is not None
+        if self.state == _E_OPEN:
+            m = jumps.head.match(s, i)
+            if m is None:
+                return i
+            self.key = m.group(1)
+            self.sink.on_name(m.group(2))  # no escapes matched: the text is the name
+            self.state = _E_AFTER
+            return m.end()  # the feed loop comes back here for the arguments
+        if self.path or jumps.args is None:
+            return i
+        m = jumps.args.match(s, i)
+        if m is None:
+            return i
+        self.key = m.group(1)
+        self._start(ARGS)
+        return m.end() - 1  # the scanner reads the arguments from their "{"
+
+    def _close_object(self) -> None:
+        if self.path:
+            self.path.pop()
+            self.state = _E_AFTER
+        else:
+            self.state = _E_DONE
+
+    def _start(self, role: int) -> None:
+        self.role = role
+        self.state = _E_IN
+        self.sub.restart()
+        self.pieces = []
+        self.first = True
+
+    def _value_piece(self, piece: str) -> None:
+        role = self.role
+        if role == ARGS:
+            self.sink.on_args(piece)
+        elif role == TEXT or role == REASONING:
+            if self.first and not piece.startswith('"'):
+                self.pieces.append(piece)  # not a string: emitted as JSON text when complete
+                return
+            self._stream_string(piece, role == REASONING)
+        elif role != SKIP:
+            self.pieces.append(piece)
+
+    def _stream_string(self, piece: str, reasoning: bool) -> None:
+        # the scanner never splits an escape or a surrogate pair: each piece decodes alone
+        if self.first:
+            piece = piece[1:]
+            self.first = False
+        if self.sub.state == VALUE_DONE:
+            piece = piece[:-1]
+        if piece:
+            self.sink.on_text(msgspec.json.decode(f'"{piece}"'), reasoning)
+
+    def _value_done(self) -> None:
+        role = self.role
+        self.state = _E_DONE if self.root else _E_AFTER
+        if role == KEY:
+            key = msgspec.json.decode("".join(self.pieces))
+            self.key = key if isinstance(key, str) else ""
+            self.state = _E_COLON
+        elif role == ARGS_STR:
+            value = msgspec.json.decode("".join(self.pieces))
+            self.sink.on_args(value if isinstance(value, str) else "")
+        elif role == NAME:
+            self.sink.on_name(msgspec.json.decode("".join(self.pieces)))
+        elif (role == TEXT or role == REASONING) and self.pieces:
+            self.sink.on_text("".join(self.pieces), role == REASONING)
