@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 ``client``: ``mcp_tools(*servers)`` connects to MCP servers (stdio commands or
 streamable HTTP URLs) and puts their tools in a ``ToolRegistry`` for the
-duration of an ``async with`` block; calls go to the servers.
+duration of an ``async with`` block; calls go to the servers, and the registry
+follows each server's tool list. ``connection`` drives one server: its
+sessions, its list-changed notifications, its calls and its restarts.
 
 ``server``: ``mcp_server(registry)`` exposes a registry's tools as an MCP
 server, served with ``serve_stdio`` or over streamable HTTP (``http_app`` for
@@ -17,17 +19,17 @@ so ``import mcp`` always means the SDK.
 
 from __future__ import annotations
 
-from streamtools.mcp.client import (
-    MCPConnection,
+from streamtools.mcp.client import mcp_tools
+from streamtools.mcp.connection import MCPConnection
+from streamtools.mcp.results import result_text
+from streamtools.mcp.server import http_app, mcp_server, serve_http, serve_stdio
+from streamtools.mcp.servers import (
     MCPHttp,
     MCPLoadError,
     MCPStdio,
     MCPToolError,
-    mcp_tools,
     parse_server,
 )
-from streamtools.mcp.results import result_text
-from streamtools.mcp.server import http_app, mcp_server, serve_http, serve_stdio
 
 __all__ = [
     "MCPConnection",

@@ -17,11 +17,17 @@ import uvicorn
 HERE = Path(__file__).parent
 MEMORY_SERVER = str(HERE / "memory_server.py")
 BROKEN_SERVER = str(HERE / "broken_server.py")
+CHANGING_SERVER = str(HERE / "changing_server.py")
 
 
 def memory_command() -> str:
     """The command line that starts the SDK test server over stdio."""
     return f"{sys.executable} {MEMORY_SERVER}"
+
+
+def changing_command(*args: str) -> str:
+    """The command line of the server whose tools change (``legacy``: a pre-2026 one)."""
+    return " ".join([sys.executable, CHANGING_SERVER, *args])
 
 
 def broken_command(mode: str) -> str:
@@ -56,6 +62,38 @@ def memory_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@contextmanager
+def http_server_processes(
+    script: str,
+) -> Iterator[tuple[str, Callable[[], subprocess.Popen[bytes]]]]:
+    """A test server over streamable HTTP, as many processes of it as asked for.
+
+    Yields the URL and ``spawn``, which starts a process serving it. The parent
+    keeps listening, so when a process dies, the next one serves the same port:
+    a server that was restarted (connections wait in the backlog meanwhile).
+    """
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def spawn() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [sys.executable, script, "http-fd", str(sock.fileno())],
+            pass_fds=[sock.fileno()],
+            stdin=subprocess.DEVNULL,
+        )
+        processes.append(proc)
+        return proc
+
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", spawn
+    finally:
+        for proc in processes:
+            proc.kill()
+            proc.wait(timeout=10)
+        sock.close()
 
 
 @contextmanager

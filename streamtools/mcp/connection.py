@@ -1,0 +1,400 @@
+"""One MCP server over its whole life: load, follow its tool list, call, restart.
+
+Theory of operation
+-------------------
+An ``MCPConnection`` is driven by ``run``, in a task of its own (``mcp_tools``
+starts one per server). The SDK's ``Client`` enters task groups of its own; a
+dedicated task keeps their cancel scopes nested in order whatever the caller
+does, lets a deadline cover a whole handshake, and keeps callers' code outside
+the SDK's task groups, so that a transport failing cannot cancel a caller.
+
+``run`` holds one *session* at a time (a process spoken to over stdio, or a
+streamable HTTP session). A session is: connect, list the tools, report ready,
+then wait until it ends, meanwhile re-listing the tools whenever the server
+says they changed. Only the first load may raise (``MCPLoadError``, within
+``load_timeout``); after it, ``run`` never raises: a failure is recorded in
+``failure`` and turns into tool errors or a restart.
+
+Tool-list changes reach us as ``notifications/tools/list_changed``: on a
+2026-07-28 connection only while a ``subscriptions/listen`` stream is open
+(we open one when the server offers it), on older ones unasked. Every such
+notification passes through the client's message handler, which only marks
+the list stale; the watching task re-lists and hands the new list to
+``on_tools``. Notifications coalesce: ten changes may cost one listing.
+
+A session ends when ``close()`` is called, when a call finds the connection
+closed (a crash), or when the listen stream is lost and cannot be reopened
+(the server went away while idle). It is not restarted then: a call made while
+the session is down asks ``run`` for a restart, at most ``max_restarts`` times
+in all, and waits for it. The call that met the crash stays a tool error,
+never silently retried, since tools may have side effects. When the restarts
+are used up, calls are tool errors that say the server is gone.
+
+Failures at a call (``MCPToolError``, which the runtime reports to the model
+as a tool error): ``isError`` results (with the server's own text), a
+connection closed mid-call, no answer within ``call_timeout``, a JSON-RPC
+error, a tool the server no longer offers, a server that cannot be restarted.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx2
+from anyio.abc import TaskStatus
+from mcp import Client, MCPError
+from mcp.client.session import IncomingMessage
+from mcp.client.subscriptions import SubscriptionLost
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Tool, ToolListChangedNotification
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from streamtools.mcp.results import result_text
+from streamtools.mcp.servers import (
+    MCPLoadError,
+    MCPToolError,
+    ServerLike,
+    open_client,
+    parse_server,
+)
+
+__all__ = ["MCPConnection"]
+
+logger = logging.getLogger("streamtools.mcp")
+
+# Bounds a listing that never ends (a server handing out cursors forever).
+_MAX_LIST_PAGES = 100
+# Bounds a listen stream that the server keeps acknowledging and dropping.
+_MAX_RELISTENS = 5
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    # The SDK's task groups wrap a single failure in exception groups, sometimes twice.
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an error that may arrive wrapped in exception groups."""
+    exc = _unwrap(exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _offending_input(exc: Exception) -> str:
+    # A pydantic ValidationError knows the line it could not parse: show that, short.
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+        except Exception:  # not pydantic's errors(): fall back to the message
+            first = None
+        if isinstance(first, dict) and "input" in first:
+            return repr(first["input"])[:120]
+    return _describe(exc).splitlines()[0][:120]
+
+
+def _announces_changes(client: Client) -> bool:
+    """Whether the server must be asked, on a listen stream, to say when its tools change
+    (older protocol versions send the notification unasked)."""
+    capabilities = client.server_capabilities
+    tools = capabilities.tools if capabilities is not None else None
+    modern = client.session.protocol_version in MODERN_PROTOCOL_VERSIONS
+    return modern and tools is not None and bool(tools.list_changed)
+
+
+class _Restart:
+    """One restart asked for by calls; every call that waits on it shares its outcome."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.error: str | None = None
+
+
+class MCPConnection:
+    """One MCP server for the length of an ``mcp_tools`` block (sessions come and go).
+
+    ``tools`` is the server's current tool list; ``on_tools`` is called (from the
+    connection's task) after every later listing: a change or a restart.
+    ``call`` forwards a call and returns its text or raises ``MCPToolError``.
+    ``failure`` says why the last session ended early (None while one is up or
+    after a normal close); ``restarts`` counts the restarts tried.
+    """
+
+    def __init__(
+        self,
+        server: ServerLike,
+        *,
+        load_timeout: float = 10.0,
+        call_timeout: float | None = 60.0,
+        max_restarts: int = 3,
+        on_tools: Callable[[MCPConnection], None] | None = None,
+    ) -> None:
+        self.server = parse_server(server)
+        self.load_timeout = load_timeout
+        self.call_timeout = call_timeout
+        self.max_restarts = max_restarts
+        self.on_tools = on_tools
+        self.tools: list[Tool] = []
+        self.server_name: str | None = None
+        self.failure: str | None = None
+        self.restarts = 0
+        self._client: Client | None = None
+        self._closing = anyio.Event()
+        self._session_end = anyio.Event()
+        self._stale = anyio.Event()  # the server said its tools changed
+        self._restart: _Restart | None = None
+        self._wake = anyio.Event()  # a restart was asked for, or close()
+        self._garbage: str | None = None  # the first line the server sent that was not JSON-RPC
+
+    @property
+    def label(self) -> str:
+        return self.server.label
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        # Runs inside the SDK's reader: only take note here, never call the server.
+        if isinstance(message, ToolListChangedNotification):
+            self._stale.set()
+        elif isinstance(message, Exception) and self._garbage is None:
+            # Undecodable lines come here and are otherwise dropped; remember one
+            # so that a load timeout can say what the server did send.
+            self._garbage = _offending_input(message)
+        await anyio.lowlevel.checkpoint()
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Load, report ``started``, then serve sessions and restarts until ``close()``.
+        Raises ``MCPLoadError`` before ``started`` only."""
+        await self._session(task_status.started, relisted=False)
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            request = self._restart
+            if self._closing.is_set():
+                if request is not None:
+                    request.error = "the mcp_tools block has ended"
+                    request.done.set()
+                return
+            if request is None:
+                continue
+            self.restarts += 1
+            logger.warning(
+                "MCP server %r stopped (%s); restart %d of %d",
+                self.label, self.failure, self.restarts, self.max_restarts,
+            )
+
+            def restarted(request: _Restart = request) -> None:
+                self._restart = None  # calls from now on see this session, or ask anew
+                request.done.set()
+
+            try:
+                await self._session(restarted, relisted=True)
+            except MCPLoadError as exc:
+                request.error = str(exc)
+            finally:
+                if self._restart is request:
+                    self._restart = None
+                request.done.set()
+
+    async def _session(self, ready: Callable[[], None], *, relisted: bool) -> None:
+        """One session: connect, list, call ``ready``, hold it until it ends;
+        ``relisted``: tell ``on_tools`` of the listing. Raises ``MCPLoadError``
+        before ``ready`` only."""
+        loaded = False
+        http_client: httpx2.AsyncClient | None = None
+        self._session_end = anyio.Event()
+        self._garbage = None
+        try:
+            # The deadline covers spawn + handshake + listing; once loaded it is lifted,
+            # since a cancel scope cannot be left while the SDK's task groups stay open.
+            deadline = anyio.current_time() + self.load_timeout
+            with anyio.CancelScope(deadline=deadline) as load_scope:
+                client, http_client = open_client(self.server, self._on_message)
+                async with client, anyio.create_task_group() as watching:
+                    self._stale = anyio.Event()
+                    if _announces_changes(client):
+                        # Listen before listing, so that no change can fall in between.
+                        await watching.start(self._listen, client)
+                    self.tools = await self._list_tools(client)
+                    info = client.server_info
+                    self.server_name = info.name if info is not None else None
+                    load_scope.deadline = math.inf
+                    self._client = client
+                    self.failure = None
+                    loaded = True
+                    ready()
+                    if relisted:
+                        self._announce()
+                    watching.start_soon(self._relist_when_stale, client)
+                    if not self._closing.is_set():
+                        await self._session_end.wait()
+                    watching.cancel_scope.cancel()
+            if load_scope.cancelled_caught and not loaded:
+                if self._garbage is not None:
+                    raise MCPLoadError(
+                        f"MCP server {self.label!r} answered with something that is not "
+                        f"MCP JSON-RPC: {self._garbage}"
+                    )
+                raise MCPLoadError(
+                    f"MCP server {self.label!r} did not answer the handshake and tool "
+                    f"listing within {self.load_timeout:g}s"
+                )
+        except MCPLoadError:
+            raise
+        except Exception as exc:
+            if not loaded:
+                inner = _unwrap(exc)
+                if isinstance(inner, MCPError) and inner.code == CONNECTION_CLOSED:
+                    sent = f"; it wrote {self._garbage}, not JSON-RPC" if self._garbage else ""
+                    raise MCPLoadError(
+                        f"MCP server {self.label!r} closed the connection before the "
+                        f"handshake completed (did the command exit? see its stderr){sent}"
+                    ) from exc
+                raise MCPLoadError(
+                    f"MCP server {self.label!r} could not be loaded: {_describe(exc)}"
+                ) from exc
+            # After loading, a failing transport must not cancel the caller: record it;
+            # the next call asks for a restart.
+            self.failure = self.failure or _describe(exc)
+        finally:
+            self._client = None
+            if http_client is not None:
+                with anyio.CancelScope(shield=True):
+                    await http_client.aclose()
+
+    async def _listen(
+        self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Keep a listen stream open (on 2026-07-28 connections the server sends its
+        list-changed notifications there only); ``started`` once it is acknowledged."""
+        started = False
+        for _ in range(_MAX_RELISTENS):
+            try:
+                with anyio.CancelScope(deadline=anyio.current_time() + self.load_timeout) as ack:
+                    async with client.listen(tools_list_changed=True) as subscription:
+                        ack.deadline = math.inf
+                        if started:  # nothing is replayed: what changed meanwhile is unknown
+                            self._stale.set()
+                        else:
+                            started = True
+                            task_status.started()
+                        async for _event in subscription:
+                            self._stale.set()  # the message handler sees it too; sets coalesce
+                if ack.cancelled_caught:
+                    logger.warning("MCP server %r did not acknowledge a listen request", self.label)
+                break  # or closed gracefully by the server: no more change notifications
+            except SubscriptionLost:
+                continue  # dropped: listen again; if the server is gone, that fails
+            except Exception as exc:
+                if started:
+                    self._session_broke(f"its connection dropped ({_describe(exc)})")
+                else:
+                    logger.warning(
+                        "MCP server %r: cannot follow its tool list: %s", self.label, _describe(exc)
+                    )
+                break
+        else:
+            logger.warning("MCP server %r keeps dropping its listen stream; gave up", self.label)
+        if not started:
+            task_status.started()
+
+    async def _relist_when_stale(self, client: Client) -> None:
+        while True:
+            await self._stale.wait()
+            self._stale = anyio.Event()
+            try:
+                with anyio.fail_after(self.load_timeout):
+                    tools = await self._list_tools(client)
+            except Exception as exc:  # a broken listing must not end the session
+                logger.warning(
+                    "MCP server %r: re-listing its tools failed: %s", self.label, _describe(exc)
+                )
+                continue
+            self.tools = tools
+            self._announce()
+
+    def _announce(self) -> None:
+        if self.on_tools is None:
+            return
+        try:
+            self.on_tools(self)
+        except Exception:  # the registry's side must not end the session
+            logger.exception("MCP server %r: updating the registry failed", self.label)
+
+    async def _list_tools(self, client: Client) -> list[Tool]:
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+        raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
+
+    def _session_broke(self, why: str) -> None:
+        self.failure = why
+        self._client = None
+        self._session_end.set()
+
+    def close(self) -> None:
+        """Ask the connection to end; ``run`` returns once the server is stopped."""
+        self._closing.set()
+        self._session_end.set()
+        self._wake.set()
+
+    async def _connected(self) -> Client:
+        """The live session's client, restarting the server first if it stopped."""
+        if self._closing.is_set():
+            raise MCPToolError(f"MCP server {self.label!r} is not connected (its block has ended)")
+        if self._client is not None:
+            return self._client
+        if self._restart is None:
+            if self.restarts >= self.max_restarts:
+                raise MCPToolError(
+                    f"MCP server {self.label!r} is gone: it stopped ({self.failure}) and "
+                    f"was restarted {self.restarts} times already, the most allowed"
+                )
+            self._restart = _Restart()
+            self._wake.set()
+        request = self._restart
+        await request.done.wait()
+        if request.error is not None:
+            raise MCPToolError(f"restarting a stopped MCP server failed: {request.error}")
+        if self._client is None:
+            raise MCPToolError(f"MCP server {self.label!r} stopped again right after a restart")
+        return self._client
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Call the server's tool ``name`` and return the result text."""
+        client = await self._connected()
+        if all(offered.name != name for offered in self.tools):
+            raise MCPToolError(f"MCP server {self.label!r} no longer offers the tool {name!r}")
+        try:
+            result = await client.call_tool(
+                name, dict(arguments), read_timeout_seconds=self.call_timeout
+            )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                if self._client is client:
+                    self._session_broke(f"it closed the connection during a call to {name!r}")
+                raise MCPToolError(
+                    f"MCP server {self.label!r} closed the connection during the call "
+                    f"to {name!r} (it may have crashed; the next call restarts it)"
+                ) from exc
+            if exc.code == REQUEST_TIMEOUT:
+                raise MCPToolError(
+                    f"MCP server {self.label!r} did not answer the call to {name!r} "
+                    f"within {self.call_timeout}s"
+                ) from exc
+            raise MCPToolError(f"MCP tool {name!r} failed: {exc}") from exc
+        except Exception as exc:  # a malformed answer, a transport error
+            raise MCPToolError(f"MCP tool {name!r} failed: {_describe(exc)}") from exc
+        text = result_text(result)
+        if result.is_error:
+            raise MCPToolError(text or f"MCP tool {name!r} reported an error")
+        return text

@@ -1,0 +1,122 @@
+"""Where an MCP server is, how to reach it, and the errors of MCP tools.
+
+Theory of operation
+-------------------
+A server is either a command run as a subprocess and spoken to over its
+stdin/stdout (``MCPStdio``) or a streamable HTTP endpoint (``MCPHttp``);
+``parse_server`` reads the plain strings users write (a URL or a command
+line). ``open_client`` builds the SDK's ``Client`` for one session with a
+server: not yet entered, so that the caller decides in which task and under
+which deadline the process starts or the HTTP session opens. Each restart
+of a server opens a new client here.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+from streamtools import __version__
+from streamtools.errors import StreamtoolsError
+
+__all__ = [
+    "MCPHttp",
+    "MCPLoadError",
+    "MCPStdio",
+    "MCPToolError",
+    "ServerLike",
+    "open_client",
+    "parse_server",
+]
+
+
+class MCPLoadError(StreamtoolsError):
+    """An MCP server could not be started, connected to, or listed."""
+
+
+class MCPToolError(StreamtoolsError):
+    """A call to an MCP tool failed; the message is what the model is told."""
+
+
+@dataclass(frozen=True)
+class MCPStdio:
+    """An MCP server run as a subprocess, spoken to over its stdin/stdout.
+
+    ``env`` is merged over the SDK's small safe default environment; the
+    server's stderr goes to ``errlog`` (the caller's stderr by default).
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    namespace: str | None = None
+    errlog: TextIO | None = None
+
+    @property
+    def label(self) -> str:
+        return shlex.join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class MCPHttp:
+    """An MCP server reached over streamable HTTP at ``url`` (e.g. ``http://host/mcp``)."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    namespace: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.url
+
+
+ServerLike = str | MCPStdio | MCPHttp
+
+
+def parse_server(server: ServerLike, *, namespace: str | None = None) -> MCPStdio | MCPHttp:
+    """A URL (``http://``/``https://``) means streamable HTTP; any other string
+    is a command line, split as a POSIX shell would (no shell runs it)."""
+    if isinstance(server, MCPStdio | MCPHttp):
+        return server
+    if server.startswith(("http://", "https://")):
+        return MCPHttp(server, namespace=namespace)
+    argv = shlex.split(server)
+    if not argv:
+        raise MCPLoadError("empty MCP server command")
+    return MCPStdio(argv[0], tuple(argv[1:]), namespace=namespace)
+
+
+def open_client(
+    server: MCPStdio | MCPHttp, message_handler: MessageHandlerFnT
+) -> tuple[Client, httpx2.AsyncClient | None]:
+    """A client for one session with ``server`` (enter it to connect), and the
+    HTTP client to close after it, if one was made."""
+    info = Implementation(name="streamtools", version=__version__)
+    if isinstance(server, MCPHttp):
+        # Our own httpx2 client only to pass headers; the timeouts follow the SDK's
+        # advice (a long read timeout: the server may hold an event stream open).
+        http = httpx2.AsyncClient(
+            headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+        )
+        transport = streamable_http_client(server.url, http_client=http)
+        return Client(transport, client_info=info, message_handler=message_handler), http
+    params = StdioServerParameters(
+        command=server.command,
+        args=list(server.args),
+        env=dict(server.env) if server.env is not None else None,
+        cwd=server.cwd,
+    )
+    stdio = stdio_client(params, errlog=server.errlog or sys.stderr)
+    return Client(stdio, client_info=info, message_handler=message_handler), None
+

@@ -1,0 +1,155 @@
+"""The registry follows a server's tool list (``notifications/tools/list_changed``).
+
+The server is ``mcp_servers/changing_server.py``, written with the SDK: over
+stdio and over streamable HTTP it speaks the 2026-07-28 protocol (changes come
+on a ``subscriptions/listen`` stream); ``legacy`` plays a server from before
+it (changes come as plain notifications). Runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+from mcp_servers.harness import CHANGING_SERVER, changing_command, http_server_processes
+
+from streamtools.mcp import MCPToolError, mcp_tools
+from streamtools.tools import Tool, ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+KINDS = ["stdio", "stdio-legacy", "http"]
+
+
+class WatchedRegistry(ToolRegistry):
+    """A registry that says when a tool was added, so tests wait on an event."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self.changed = anyio.Event()
+        super().__init__(tools)
+
+    def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
+        added = super().add(tool_or_fn)
+        self.changed.set()
+        self.changed = anyio.Event()
+        return added
+
+
+class RemovingRegistry(WatchedRegistry):
+    """Also the ``remove(name)`` that ``ToolRegistry`` does not have yet, built on
+    its public API only (rebuilt without the tool, order kept)."""
+
+    def remove(self, name: str) -> Tool | None:
+        found = self.get(name)
+        if found is not None:
+            kept = [t for t in (self.get(n) for n in self if n != name) if t is not None]
+            ToolRegistry.__init__(self, kept)
+            self.changed.set()
+            self.changed = anyio.Event()
+        return found
+
+
+R = TypeVar("R", bound=ToolRegistry)
+
+
+@contextmanager
+def changing_server(kind: str) -> Iterator[str]:
+    if kind == "http":
+        with http_server_processes(CHANGING_SERVER) as (url, spawn):
+            spawn()
+            yield url
+    else:
+        yield changing_command("legacy") if kind == "stdio-legacy" else changing_command()
+
+
+@asynccontextmanager
+async def changing_tools(kind: str, registry: R) -> AsyncIterator[R]:
+    with changing_server(kind) as server:
+        async with mcp_tools(server, registry=registry) as loaded:
+            assert loaded is registry
+            yield registry
+
+
+async def call(registry: ToolRegistry, name: str, /, **arguments: Any) -> Any:
+    found = registry.get(name)
+    assert found is not None, name
+    return await found.invoke(found.validate(arguments))
+
+
+async def until(registry: WatchedRegistry, condition: Callable[[], bool]) -> None:
+    """Wait (bounded) for the connection's task to change the registry so."""
+    with anyio.fail_after(10):
+        while not condition():
+            await registry.changed.wait()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_tool_the_server_adds_joins_the_registry_and_works(kind: str) -> None:
+    async with changing_tools(kind, WatchedRegistry()) as registry:
+        assert "blue" not in registry
+        assert await call(registry, "grow", name="blue") == "added blue"
+        await until(registry, lambda: "blue" in registry)
+        blue = registry.get("blue")
+        assert blue is not None and blue.description == "The tool blue."
+        assert await call(registry, "blue") == "blue"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_gone_tools_leave_and_changed_tools_are_replaced(kind: str) -> None:
+    async with changing_tools(kind, RemovingRegistry()) as registry:
+        await call(registry, "grow", name="blue")
+        await until(registry, lambda: "blue" in registry)
+        assert await call(registry, "shrink", name="blue") == "removed blue"
+        await until(registry, lambda: "blue" not in registry)
+
+        old = registry.get("echo")
+        assert old is not None and old.description == "Echo the text."
+        assert await call(registry, "reshape") == "reshaped echo"
+        await until(registry, lambda: registry.get("echo") is not old)
+        new = registry.get("echo")
+        assert new is not None
+        assert new.description == "Echo the text in capitals, several times."
+        assert new.parameters["required"] == ["text", "times"]
+        assert await call(registry, "echo", text="hi", times=2) == "HI HI"
+        assert set(registry) == {"grow", "shrink", "reshape", "pid", "crash", "echo"}
+
+
+async def test_without_remove_a_gone_tool_stays_listed_but_calling_it_says_it_is_gone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with changing_tools("stdio", WatchedRegistry()) as registry:
+        await call(registry, "grow", name="blue")
+        await until(registry, lambda: "blue" in registry)
+        blue = registry.get("blue")
+        assert blue is not None
+        await call(registry, "shrink", name="blue")
+        await call(registry, "grow", name="green")  # the listing that shows green lacks blue
+        await until(registry, lambda: "green" in registry)
+        assert "the registry has no remove(): MCP tools that change or go stay" in caplog.text
+        with pytest.raises(MCPToolError, match="no longer offers the tool 'blue'"):
+            await blue.invoke({})
+        assert await call(registry, "echo", text="still here") == "still here"
+
+
+async def test_a_new_tool_that_clashes_is_left_out_and_the_session_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @tool
+    async def blue() -> str:
+        """The caller's own tool."""
+        return "local blue"
+
+    registry = WatchedRegistry([blue])
+    caplog.set_level(logging.WARNING, logger="streamtools.mcp")
+    async with changing_tools("stdio", registry):
+        await call(registry, "grow", name="blue")
+        await call(registry, "grow", name="green")
+        await until(registry, lambda: "green" in registry)
+        assert registry.get("blue") is blue
+        assert "new tool 'blue' left out: another tool holds that name" in caplog.text
+        assert await call(registry, "green") == "green"
+        assert await call(registry, "blue") == "local blue"
