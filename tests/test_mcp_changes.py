@@ -9,48 +9,20 @@ it (changes come as plain notifications). Runs on asyncio and trio.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
-import anyio
 import pytest
 from mcp_servers.harness import CHANGING_SERVER, changing_command, http_server_processes
+from mcp_servers.registries import RemovingRegistry, WatchedRegistry, until
 
 from streamtools.mcp import MCPToolError, mcp_tools
-from streamtools.tools import Tool, ToolRegistry, tool
+from streamtools.tools import ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
 
 KINDS = ["stdio", "stdio-legacy", "http"]
-
-
-class WatchedRegistry(ToolRegistry):
-    """A registry that says when a tool was added, so tests wait on an event."""
-
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self.changed = anyio.Event()
-        super().__init__(tools)
-
-    def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
-        added = super().add(tool_or_fn)
-        self.changed.set()
-        self.changed = anyio.Event()
-        return added
-
-
-class RemovingRegistry(WatchedRegistry):
-    """Also the ``remove(name)`` that ``ToolRegistry`` does not have yet, built on
-    its public API only (rebuilt without the tool, order kept)."""
-
-    def remove(self, name: str) -> Tool | None:
-        found = self.get(name)
-        if found is not None:
-            kept = [t for t in (self.get(n) for n in self if n != name) if t is not None]
-            ToolRegistry.__init__(self, kept)
-            self.changed.set()
-            self.changed = anyio.Event()
-        return found
 
 
 R = TypeVar("R", bound=ToolRegistry)
@@ -59,7 +31,7 @@ R = TypeVar("R", bound=ToolRegistry)
 @contextmanager
 def changing_server(kind: str) -> Iterator[str]:
     if kind == "http":
-        with http_server_processes(CHANGING_SERVER) as (url, spawn):
+        with http_server_processes(CHANGING_SERVER) as (url, spawn, _):
             spawn()
             yield url
     else:
@@ -78,13 +50,6 @@ async def call(registry: ToolRegistry, name: str, /, **arguments: Any) -> Any:
     found = registry.get(name)
     assert found is not None, name
     return await found.invoke(found.validate(arguments))
-
-
-async def until(registry: WatchedRegistry, condition: Callable[[], bool]) -> None:
-    """Wait (bounded) for the connection's task to change the registry so."""
-    with anyio.fail_after(10):
-        while not condition():
-            await registry.changed.wait()
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -67,12 +67,14 @@ def memory_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 @contextmanager
 def http_server_processes(
     script: str,
-) -> Iterator[tuple[str, Callable[[], subprocess.Popen[bytes]]]]:
+) -> Iterator[tuple[str, Callable[[], subprocess.Popen[bytes]], Callable[[], None]]]:
     """A test server over streamable HTTP, as many processes of it as asked for.
 
-    Yields the URL and ``spawn``, which starts a process serving it. The parent
-    keeps listening, so when a process dies, the next one serves the same port:
-    a server that was restarted (connections wait in the backlog meanwhile).
+    Yields the URL, ``spawn``, which starts a process serving it, and ``unlisten``,
+    which closes the parent's listening socket. The parent keeps listening until
+    then, so when a process dies, the next one serves the same port: a server that
+    was restarted (connections wait in the backlog meanwhile). Once no process
+    and not the parent listens, connections are refused.
     """
     sock = _listening_socket()
     port = sock.getsockname()[1]
@@ -88,7 +90,7 @@ def http_server_processes(
         return proc
 
     try:
-        yield f"http://127.0.0.1:{port}/mcp", spawn
+        yield f"http://127.0.0.1:{port}/mcp", spawn, sock.close
     finally:
         for proc in processes:
             proc.kill()
