@@ -3,7 +3,8 @@
 The server is ``mcp_servers/changing_server.py``, written with the SDK: over
 stdio and over streamable HTTP it speaks the 2026-07-28 protocol (changes come
 on a ``subscriptions/listen`` stream); ``legacy`` plays a server from before
-it (changes come as plain notifications). Runs on asyncio and trio.
+it (changes come as plain notifications; over HTTP, on the session's GET
+stream). Runs on asyncio and trio.
 """
 
 from __future__ import annotations
@@ -22,16 +23,26 @@ from streamtools.tools import ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ["stdio", "stdio-legacy", "http"]
+KINDS = ["stdio", "stdio-legacy", "http", "http-legacy"]
 
 
 R = TypeVar("R", bound=ToolRegistry)
 
 
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest, anyio_backend: str) -> str:
+    if request.param == "http-legacy" and anyio_backend == "trio":
+        # The SDK's GET stream (legacy HTTP only) leaves httpx2 async generators to
+        # the garbage collector on trio: a ResourceWarning, an error here.
+        pytest.skip("SDK leaks httpx2 generators of the legacy GET stream on trio")
+    return str(request.param)
+
+
 @contextmanager
 def changing_server(kind: str) -> Iterator[str]:
-    if kind == "http":
-        with http_server_processes(CHANGING_SERVER) as (url, spawn, _):
+    if kind.startswith("http"):
+        args = ["legacy"] if kind == "http-legacy" else []
+        with http_server_processes(CHANGING_SERVER, *args) as (url, spawn, _):
             spawn()
             yield url
     else:
@@ -52,7 +63,6 @@ async def call(registry: ToolRegistry, name: str, /, **arguments: Any) -> Any:
     return await found.invoke(found.validate(arguments))
 
 
-@pytest.mark.parametrize("kind", KINDS)
 async def test_a_tool_the_server_adds_joins_the_registry_and_works(kind: str) -> None:
     async with changing_tools(kind, WatchedRegistry()) as registry:
         assert "blue" not in registry
@@ -63,7 +73,6 @@ async def test_a_tool_the_server_adds_joins_the_registry_and_works(kind: str) ->
         assert await call(registry, "blue") == "blue"
 
 
-@pytest.mark.parametrize("kind", KINDS)
 async def test_gone_tools_leave_and_changed_tools_are_replaced(kind: str) -> None:
     async with changing_tools(kind, RemovingRegistry()) as registry:
         await call(registry, "grow", name="blue")

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp_servers.harness import (
+    CHANGING_SERVER,
     MEMORY_SERVER,
     changing_command,
     http_server_processes,
@@ -128,3 +129,22 @@ async def test_failed_restarts_count_and_then_the_server_is_gone() -> None:
                     await call(registry, "pid")
             with pytest.raises(MCPToolError, match="is gone: .* restarted 2 times already"):
                 await call(registry, "pid")
+
+
+async def test_a_legacy_http_server_that_forgot_the_session_is_reconnected(
+    anyio_backend: str,
+) -> None:
+    if anyio_backend == "trio":
+        pytest.skip("SDK leaks httpx2 generators of the legacy GET stream on trio")
+    with http_server_processes(CHANGING_SERVER, "legacy") as (url, spawn, _):
+        old = spawn()
+        async with mcp_tools(url) as registry:
+            assert int(await call(registry, "pid")) == old.pid
+            old.kill()
+            old.wait(timeout=10)
+            new = spawn()  # knows nothing of the old session: it answers 404
+            with pytest.raises(
+                MCPToolError, match="ended the HTTP session; the call to 'pid' did not run"
+            ):
+                await call(registry, "pid")
+            assert int(await call(registry, "pid")) == new.pid

@@ -50,16 +50,27 @@ from anyio.abc import TaskStatus
 from mcp import Client, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import SubscriptionLost
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Tool, ToolListChangedNotification
+from mcp.types import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    REQUEST_TIMEOUT,
+    Tool,
+    ToolListChangedNotification,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from streamtools.mcp.results import result_text
 from streamtools.mcp.servers import (
+    MCPHttp,
     MCPLoadError,
+    MCPStdio,
     MCPToolError,
     ServerLike,
+    describe_failure,
+    offending_input,
     open_client,
     parse_server,
+    unwrap_group,
 )
 
 __all__ = ["MCPConnection"]
@@ -72,33 +83,6 @@ _MAX_LIST_PAGES = 100
 _MAX_RELISTENS = 5
 
 
-def _unwrap(exc: BaseException) -> BaseException:
-    # The SDK's task groups wrap a single failure in exception groups, sometimes twice.
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an error that may arrive wrapped in exception groups."""
-    exc = _unwrap(exc)
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _offending_input(exc: Exception) -> str:
-    # A pydantic ValidationError knows the line it could not parse: show that, short.
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            first = errors()[0]
-        except Exception:  # not pydantic's errors(): fall back to the message
-            first = None
-        if isinstance(first, dict) and "input" in first:
-            return repr(first["input"])[:120]
-    return _describe(exc).splitlines()[0][:120]
-
-
 def _announces_changes(client: Client) -> bool:
     """Whether the server must be asked, on a listen stream, to say when its tools change
     (older protocol versions send the notification unasked)."""
@@ -106,6 +90,18 @@ def _announces_changes(client: Client) -> bool:
     tools = capabilities.tools if capabilities is not None else None
     modern = client.session.protocol_version in MODERN_PROTOCOL_VERSIONS
     return modern and tools is not None and bool(tools.list_changed)
+
+
+def _session_unknown(server: MCPStdio | MCPHttp, exc: MCPError) -> bool:
+    """Whether an HTTP server refused a request because it no longer knows the session
+    (it restarted, or expired it): a 404, which the SDK turns into an invalid-request
+    error, with the server's message ("Session not found") or its own ("Session
+    terminated"). The status itself does not reach us, hence the message."""
+    return (
+        isinstance(server, MCPHttp)
+        and exc.code == INVALID_REQUEST
+        and "session" in exc.message.lower()
+    )
 
 
 class _Restart:
@@ -163,7 +159,7 @@ class MCPConnection:
         elif isinstance(message, Exception) and self._garbage is None:
             # Undecodable lines come here and are otherwise dropped; remember one
             # so that a load timeout can say what the server did send.
-            self._garbage = _offending_input(message)
+            self._garbage = offending_input(message)
         await anyio.lowlevel.checkpoint()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -247,7 +243,7 @@ class MCPConnection:
             raise
         except Exception as exc:
             if not loaded:
-                inner = _unwrap(exc)
+                inner = unwrap_group(exc)
                 if isinstance(inner, MCPError) and inner.code == CONNECTION_CLOSED:
                     sent = f"; it wrote {self._garbage}, not JSON-RPC" if self._garbage else ""
                     raise MCPLoadError(
@@ -255,11 +251,11 @@ class MCPConnection:
                         f"handshake completed (did the command exit? see its stderr){sent}"
                     ) from exc
                 raise MCPLoadError(
-                    f"MCP server {self.label!r} could not be loaded: {_describe(exc)}"
+                    f"MCP server {self.label!r} could not be loaded: {describe_failure(exc)}"
                 ) from exc
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.
-            self.failure = self.failure or _describe(exc)
+            self.failure = self.failure or describe_failure(exc)
         finally:
             self._client = None
             if http_client is not None:
@@ -291,11 +287,10 @@ class MCPConnection:
                 continue  # dropped: listen again; if the server is gone, that fails
             except Exception as exc:
                 if started:
-                    self._session_broke(f"its connection dropped ({_describe(exc)})")
+                    self._session_broke(f"its connection dropped ({describe_failure(exc)})")
                 else:
-                    logger.warning(
-                        "MCP server %r: cannot follow its tool list: %s", self.label, _describe(exc)
-                    )
+                    why = describe_failure(exc)
+                    logger.warning("MCP server %r: cannot follow its tools: %s", self.label, why)
                 break
         else:
             logger.warning("MCP server %r keeps dropping its listen stream; gave up", self.label)
@@ -310,9 +305,8 @@ class MCPConnection:
                 with anyio.fail_after(self.load_timeout):
                     tools = await self._list_tools(client)
             except Exception as exc:  # a broken listing must not end the session
-                logger.warning(
-                    "MCP server %r: re-listing its tools failed: %s", self.label, _describe(exc)
-                )
+                why = describe_failure(exc)
+                logger.warning("MCP server %r: re-listing its tools failed: %s", self.label, why)
                 continue
             self.tools = tools
             self._announce()
@@ -386,6 +380,13 @@ class MCPConnection:
                     f"MCP server {self.label!r} closed the connection during the call "
                     f"to {name!r} (it may have crashed; the next call restarts it)"
                 ) from exc
+            if _session_unknown(self.server, exc):
+                if self._client is client:
+                    self._session_broke("its HTTP session ended")
+                raise MCPToolError(
+                    f"MCP server {self.label!r} ended the HTTP session; the call to {name!r} "
+                    "did not run (the next call opens a new session)"
+                ) from exc
             if exc.code == REQUEST_TIMEOUT:
                 raise MCPToolError(
                     f"MCP server {self.label!r} did not answer the call to {name!r} "
@@ -393,7 +394,7 @@ class MCPConnection:
                 ) from exc
             raise MCPToolError(f"MCP tool {name!r} failed: {exc}") from exc
         except Exception as exc:  # a malformed answer, a transport error
-            raise MCPToolError(f"MCP tool {name!r} failed: {_describe(exc)}") from exc
+            raise MCPToolError(f"MCP tool {name!r} failed: {describe_failure(exc)}") from exc
         text = result_text(result)
         if result.is_error:
             raise MCPToolError(text or f"MCP tool {name!r} reported an error")

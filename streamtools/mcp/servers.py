@@ -1,4 +1,4 @@
-"""Where an MCP server is, how to reach it, and the errors of MCP tools.
+"""Where an MCP server is, how to reach it, and how its failures read.
 
 Theory of operation
 -------------------
@@ -9,6 +9,10 @@ line). ``open_client`` builds the SDK's ``Client`` for one session with a
 server: not yet entered, so that the caller decides in which task and under
 which deadline the process starts or the HTTP session opens. Each restart
 of a server opens a new client here.
+
+The SDK reports failures wrapped in exception groups and pydantic errors;
+``describe_failure`` and ``offending_input`` turn them into the one line that
+our ``MCPLoadError`` and ``MCPToolError`` messages quote.
 """
 
 from __future__ import annotations
@@ -35,8 +39,11 @@ __all__ = [
     "MCPStdio",
     "MCPToolError",
     "ServerLike",
+    "describe_failure",
+    "offending_input",
     "open_client",
     "parse_server",
+    "unwrap_group",
 ]
 
 
@@ -120,3 +127,29 @@ def open_client(
     stdio = stdio_client(params, errlog=server.errlog or sys.stderr)
     return Client(stdio, client_info=info, message_handler=message_handler), None
 
+
+def unwrap_group(exc: BaseException) -> BaseException:
+    # The SDK's task groups wrap a single failure in exception groups, sometimes twice.
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an error that may arrive wrapped in exception groups."""
+    exc = unwrap_group(exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def offending_input(exc: Exception) -> str:
+    # A pydantic ValidationError knows the line it could not parse: show that, short.
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+        except Exception:  # not pydantic's errors(): fall back to the message
+            first = None
+        if isinstance(first, dict) and "input" in first:
+            return repr(first["input"])[:120]
+    return describe_failure(exc).splitlines()[0][:120]

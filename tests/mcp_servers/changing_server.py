@@ -3,10 +3,10 @@
 ``python changing_server.py`` serves stdio; ``python changing_server.py
 http-fd FD`` serves streamable HTTP at ``/mcp`` on the listening socket FD.
 Both speak the 2026-07-28 protocol, where changes travel on a
-``subscriptions/listen`` stream. ``python changing_server.py legacy`` plays a
-server from before it (stdio): ``server/discover`` is answered "method not
-found", so clients fall back to the ``initialize`` handshake, and changes are
-sent as ``notifications/tools/list_changed``.
+``subscriptions/listen`` stream. With ``legacy`` (either transport) it plays a
+server from before it: ``server/discover`` is answered "method not found", so
+clients fall back to the ``initialize`` handshake (over HTTP: a session with an
+id), and changes are sent as ``notifications/tools/list_changed``.
 
 Tools: ``echo``; ``grow(name)`` adds a tool ``name`` that answers its own name;
 ``shrink(name)`` removes a tool; ``reshape`` replaces ``echo`` by one with
@@ -16,6 +16,7 @@ another description and schema; each change is announced to the client.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -113,13 +114,54 @@ async def serve_legacy_stdio(server: MCPServer[Any]) -> None:
             await lowlevel.run(receive, write, options)
 
 
+def refusing_discover(app: Any) -> Any:
+    """The ASGI app as a pre-2026 server: a ``server/discover`` POST gets "method
+    not found", so clients fall back to ``initialize`` and an HTTP session."""
+
+    async def legacy_app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if isinstance(request, dict) and request.get("method") == "server/discover":
+            error = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+            answer = {"jsonrpc": "2.0", "id": request.get("id"), "error": error}
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return legacy_app
+
+
 def main(argv: list[str]) -> None:
+    legacy = "legacy" in argv
     if argv[:1] == ["http-fd"]:
         import uvicorn
 
         app = build().streamable_http_app()
-        uvicorn.run(app, fd=int(argv[1]), log_level="warning", timeout_graceful_shutdown=1)
-    elif argv[:1] == ["legacy"]:
+        served = refusing_discover(app) if legacy else app
+        uvicorn.run(served, fd=int(argv[1]), log_level="warning", timeout_graceful_shutdown=1)
+    elif legacy:
         anyio.run(serve_legacy_stdio, build())
     else:
         build().run("stdio")

@@ -66,7 +66,7 @@ def memory_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 @contextmanager
 def http_server_processes(
-    script: str,
+    script: str, *args: str
 ) -> Iterator[tuple[str, Callable[[], subprocess.Popen[bytes]], Callable[[], None]]]:
     """A test server over streamable HTTP, as many processes of it as asked for.
 
@@ -82,7 +82,7 @@ def http_server_processes(
 
     def spawn() -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
-            [sys.executable, script, "http-fd", str(sock.fileno())],
+            [sys.executable, script, "http-fd", str(sock.fileno()), *args],
             pass_fds=[sock.fileno()],
             stdin=subprocess.DEVNULL,
         )
