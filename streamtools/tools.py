@@ -308,6 +308,12 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def remove(self, name: str) -> Tool | None:
+        """Take a tool out (a server withdrew it); return it, or None if there was
+        none. To change a tool, remove it and add the new one: ``add`` refuses a
+        second tool under a name in use. An agent sees the change at its next turn."""
+        return self._tools.pop(name, None)
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
