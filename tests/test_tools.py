@@ -218,7 +218,7 @@ def test_remove_takes_a_tool_out_and_frees_its_name() -> None:
     reg = ToolRegistry([forecast, search])
     assert reg.remove("search") is search and reg.remove("search") is None
     assert list(reg) == ["weather.v1.forecast"] and reg.specs() == [forecast.spec()]
-    assert "search" not in reg.unknown_tool_message("search")  # no longer offered
+    assert reg.unknown_tool_message("search").endswith("are: `weather.v1.forecast`.")
     changed = reg.add_schema("search", "Search, version 2", {"type": "object"})
     assert reg.get("search") is changed and changed.description == "Search, version 2"
 
