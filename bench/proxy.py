@@ -13,17 +13,18 @@ cheap). Phases:
    target (p99 < 5 ms) with PASS or MISS. Phases 1 and 2 run at a light and
    at the heavy offered load (``--light-interval``, ``--interval``), one row
    each, so the knee shows;
-3. proxy, unpaced (run first, which also opens the proxy's upstream
-   connections): the upstream sends as fast as it can; chunks per second
-   delivered to all clients together;
+3. proxy, unpaced (run first): the upstream sends as fast as it can; chunks
+   per second delivered to all clients together;
 4. proxy, short streams (one text chunk and the call, unpaced, arrivals over
    ``--ramp``): the proxy's CPU per *request*, which a paced stream's CPU per
    chunk carries amortised over its chunks.
 
-Each paced row also gets the added latency of the chunks sent once all
+Before each proxied paced phase, one short stream per client through the
+proxy (not measured) reopens its upstream connections, which expired during
+the direct phase (keep-alive 4 s), so a row measures streaming, not connection
+setup. Each paced row also gets the added latency of the chunks sent once all
 clients have arrived (``--ramp`` + 1 s on), which separates the cost of the
-arrivals (each a new request, possibly a new upstream connection) from
-steady streaming.
+arrivals (each a new request) from steady streaming.
 
 Each reply is text chunks followed by one tool call written in am_xml, so the
 proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
@@ -319,6 +320,9 @@ def paced(
 ) -> Row:
     prompt = f"Weather? PACE={interval};"
     direct, _ = anyio.run(run_clients, urls[0], n, False, 120.0, prompt, ramp)
+    # The direct phase outlasts the proxy's upstream keep-alive (4 s): open its
+    # connections again, so the row measures streaming, not connection setup.
+    anyio.run(run_clients, urls[1], n, True, 60.0, "CHUNKS=1;")
     cpu_before, others_before = cpu_seconds(proxy.pid), others()
     start = time.perf_counter()
     through, _ = anyio.run(run_clients, urls[1], n, True, 120.0, prompt, ramp)
