@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 from mcp_servers.harness import CHANGING_SERVER, changing_command, http_server_processes
-from mcp_servers.registries import RemovingRegistry, WatchedRegistry, until
+from mcp_servers.registries import WatchedRegistry, until
 
 from streamtools.mcp import MCPToolError, mcp_tools
 from streamtools.tools import ToolRegistry, tool
@@ -74,7 +74,7 @@ async def test_a_tool_the_server_adds_joins_the_registry_and_works(kind: str) ->
 
 
 async def test_gone_tools_leave_and_changed_tools_are_replaced(kind: str) -> None:
-    async with changing_tools(kind, RemovingRegistry()) as registry:
+    async with changing_tools(kind, WatchedRegistry()) as registry:
         await call(registry, "grow", name="blue")
         await until(registry, lambda: "blue" in registry)
         assert await call(registry, "shrink", name="blue") == "removed blue"
@@ -92,20 +92,18 @@ async def test_gone_tools_leave_and_changed_tools_are_replaced(kind: str) -> Non
         assert set(registry) == {"grow", "shrink", "reshape", "pid", "crash", "echo"}
 
 
-async def test_without_remove_a_gone_tool_stays_listed_but_calling_it_says_it_is_gone(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_tool_held_after_the_server_withdrew_it_says_it_is_gone() -> None:
+    # an agent may hold the Tool it looked up when the server withdraws it
     async with changing_tools("stdio", WatchedRegistry()) as registry:
         await call(registry, "grow", name="blue")
         await until(registry, lambda: "blue" in registry)
         blue = registry.get("blue")
         assert blue is not None
         await call(registry, "shrink", name="blue")
-        await call(registry, "grow", name="green")  # the listing that shows green lacks blue
-        await until(registry, lambda: "green" in registry)
-        assert "the registry has no remove(): MCP tools that change or go stay" in caplog.text
+        await until(registry, lambda: "blue" not in registry)
         with pytest.raises(MCPToolError, match="no longer offers the tool 'blue'"):
             await blue.invoke({})
+        assert registry.check_arguments("blue", {}) == registry.unknown_tool_message("blue")
         assert await call(registry, "echo", text="still here") == "still here"
 
 

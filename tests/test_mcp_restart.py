@@ -20,7 +20,7 @@ from mcp_servers.harness import (
     http_server_processes,
     memory_command,
 )
-from mcp_servers.registries import RemovingRegistry, until
+from mcp_servers.registries import WatchedRegistry, until
 
 from streamtools.mcp import MCPConnection, MCPToolError, mcp_tools
 from streamtools.tools import ToolRegistry
@@ -72,7 +72,7 @@ async def test_when_the_restarts_are_used_up_the_server_is_gone() -> None:
 
 
 async def test_a_restart_relists_the_tools() -> None:
-    registry = RemovingRegistry()
+    registry = WatchedRegistry()
     async with mcp_tools(changing_command(), registry=registry):
         await call(registry, "grow", name="blue")
         await until(registry, lambda: "blue" in registry)

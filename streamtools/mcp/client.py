@@ -22,10 +22,9 @@ logged and left out. Nothing here awaits, so the registry never shows a
 half-done update; the agent re-reads ``registry.specs()`` at every turn, so
 the model sees the change at its next turn.
 
-Removing needs ``ToolRegistry.remove(name)``. A registry without it keeps a
-gone tool listed (calling it is a tool error: the server no longer offers
-it) and a changed tool under its old description and schema (calls still go
-to the server, which checks the arguments), and says so in the log.
+A ``Tool`` taken out of the registry still forwards to its connection (the
+agent may hold one mid-turn); the connection refuses a tool the server no
+longer lists, which the model hears as a tool error.
 
 Leaving the block (normally, by an exception or by cancellation) closes every
 connection: stdin is closed and the process stopped, or the HTTP session
@@ -129,7 +128,6 @@ class MountedTools:
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
         self._owner: dict[str, tuple[MCPConnection, Tool]] = {}
-        self._warned_no_remove = False
 
     def record(self, connections: Sequence[MCPConnection]) -> None:
         """Take note of the tools ``add_tools`` put in the registry for ``connections``."""
@@ -151,11 +149,11 @@ class MountedTools:
             _, tool = self._owner[name]
             remote = wanted.get(name)
             if remote is None:
-                self._withdraw(connection, name, "is gone")
+                self._withdraw(name)  # gone
             elif tool.description != _description(remote) or tool.parameters != _parameters(
                 remote
             ):
-                self._withdraw(connection, name, "changed")
+                self._withdraw(name)  # changed: added anew below
         for name, remote in wanted.items():
             if name in self._owner:
                 continue
@@ -175,23 +173,9 @@ class MountedTools:
                 continue
             self._owner[name] = (connection, tool)
 
-    def _withdraw(self, connection: MCPConnection, name: str, why: str) -> None:
-        remove = getattr(self.registry, "remove", None)
-        if callable(remove):
-            remove(name)
-            del self._owner[name]
-            return
-        # Without ToolRegistry.remove the entry stays; its calls reach the connection,
-        # which refuses a tool the server no longer lists.
-        if not self._warned_no_remove:
-            self._warned_no_remove = True
-            logger.warning(
-                "the registry has no remove(): MCP tools that change or go stay listed as "
-                "they were (first: %r of MCP server %r %s)",
-                name,
-                connection.label,
-                why,
-            )
+    def _withdraw(self, name: str) -> None:
+        self.registry.remove(name)
+        del self._owner[name]
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

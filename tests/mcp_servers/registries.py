@@ -1,8 +1,4 @@
-"""Registries for the MCP tests: they say when they change, so tests wait on events.
-
-``RemovingRegistry`` also has the ``remove(name)`` that ``ToolRegistry`` does not
-have yet (streamtools.mcp uses it when a registry has it).
-"""
+"""A registry for the MCP tests that says when it changes, so tests wait on events."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from streamtools.tools import Tool, ToolRegistry
 
 
 class WatchedRegistry(ToolRegistry):
-    """A registry that says when a tool was added, so tests wait on an event."""
+    """A registry that says when a tool was added or removed."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self.changed = anyio.Event()
@@ -23,23 +19,17 @@ class WatchedRegistry(ToolRegistry):
 
     def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
         added = super().add(tool_or_fn)
-        self.changed.set()
-        self.changed = anyio.Event()
+        self._signal()
         return added
 
-
-class RemovingRegistry(WatchedRegistry):
-    """Also the ``remove(name)`` that ``ToolRegistry`` does not have yet, built on
-    its public API only (rebuilt without the tool, order kept)."""
-
     def remove(self, name: str) -> Tool | None:
-        found = self.get(name)
-        if found is not None:
-            kept = [t for t in (self.get(n) for n in self if n != name) if t is not None]
-            ToolRegistry.__init__(self, kept)
-            self.changed.set()
-            self.changed = anyio.Event()
-        return found
+        removed = super().remove(name)
+        self._signal()
+        return removed
+
+    def _signal(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
 
 
 async def until(registry: WatchedRegistry, condition: Callable[[], bool]) -> None:
