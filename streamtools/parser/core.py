@@ -71,6 +71,7 @@ C-level ``in`` tests only, are not counted).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -92,7 +93,8 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 class _Scan:
-    """One mode's scanning tables: full-match alternation, start chars, prefixes."""
+    """One mode's scanning tables: full-match alternation, start chars, prefixes.
+    Immutable, so parsers with the same markers share one (``_scan_for``)."""
 
     __slots__ = ("longest", "markers", "partial", "prefixes", "rx", "start_rx")
 
@@ -107,6 +109,12 @@ class _Scan:
         # that is one of these can only be held, whatever else is true
         self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
         self.longest = len(ordered[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _scan_for(markers: tuple[str, ...]) -> _Scan:
+    # a parser per model turn: building the tables each time was most of Parser()
+    return _Scan(markers)
 
 
 def _syntax(dialect: str | DialectSyntax) -> DialectSyntax:
@@ -148,8 +156,9 @@ class Parser:
         checks = not isinstance(catalog, (AnyTool, NamedTools))
         self._ctx = CallContext(catalog, id_prefix, checks=checks)
         self._stops = _stop_strings(stop)
-        self._text = _Scan((*self.syntax.markers, THINK_OPEN, *self._stops))
-        self._think = _Scan((THINK_CLOSE, *self._stops))
+        stops = tuple(sorted(self._stops))
+        self._text = _scan_for((*self.syntax.markers, THINK_OPEN, *stops))
+        self._think = _scan_for((THINK_CLOSE, *stops))
         self._max_buffer = max_buffer
         self._mode = TEXT
         self._held = ""
