@@ -181,6 +181,38 @@ async def test_connection_refused_is_mapped_and_retried(anyio_backend: str) -> N
     assert "cannot connect" in str(info.value)
 
 
+async def test_a_connection_dropped_before_any_response_is_resent_once(
+    anyio_backend: str,
+) -> None:
+    """Even with max_retries=0 (the proxy's setting): a kept-alive connection the
+    server closed as it was reused must not fail the request. Once, not forever."""
+    async with FakeServer() as server:
+        server.push(Reply(drop=True), "Hello")
+        provider = OpenAIChat("m", base_url=server.base_url, max_retries=0)
+        assert text_of(await collect(provider)) == "Hello"
+        assert len(server.requests) == 2
+        server.push(Reply(drop=True), Reply(drop=True), "never reached")
+        with pytest.raises(ProviderError, match="connection cut by the server before"):
+            await collect(provider)
+        assert len(server.requests) == 4  # the first try and one resend
+
+
+async def test_stale_connection_resend_with_mock_transport(anyio_backend: str) -> None:
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        if len(sent) == 1:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        body = sse(delta(content="ok"), finish("stop"), "data: [DONE]\n\n")
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    chunks = await collect(OpenAIChat("m", client=client, max_retries=0))
+    assert text_of(chunks) == "ok" and len(sent) == 2
+    assert sent[0].content == sent[1].content  # the same request, sent again
+
+
 # --- wire facts with MockTransport ------------------------------------------------
 
 

@@ -19,7 +19,11 @@ here, in ``HTTPProvider``:
   rather than waiting less than the server asked; ``ProviderError.retry_after``
   carries the server's figure to the caller either way. Once a 2xx response is
   accepted nothing is retried: a streamed answer that has started is never
-  silently restarted (the consumer may have shown or acted on it).
+  silently restarted (the consumer may have shown or acted on it). Apart from
+  ``max_retries``, a request whose connection broke before any response (a
+  kept-alive connection the server closed just as it was reused, the classic
+  "server disconnected without sending a response") is sent again once, at once:
+  with ``max_retries=0`` (the proxy) it would otherwise fail for the pool's sake.
 * **Failing mid-stream.** After the first byte, failures are data: a cut
   connection, a read timeout (a server that stops sending), malformed JSON in an
   event or an in-band error event end the stream with
@@ -53,7 +57,7 @@ import msgspec
 from httpx_sse import EventSource, SSEError
 
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
-from streamtools.providers.failures import status_error, transport_error
+from streamtools.providers.failures import stale_connection, status_error, transport_error
 
 __all__ = ["HTTPProvider", "ProviderOptions", "StopCutter"]
 
@@ -227,6 +231,7 @@ class HTTPProvider:
         self, client: httpx.AsyncClient, content: bytes, headers: dict[str, str]
     ) -> httpx.Response:
         attempt = 0
+        resent = False  # the one immediate resend after a stale connection
         while True:
             try:
                 req = client.build_request(
@@ -245,6 +250,9 @@ class HTTPProvider:
                 finally:
                     await response.aclose()
             except httpx.HTTPError as exc:
+                if not resent and stale_connection(exc):
+                    resent = True  # outside max_retries: the server never answered it
+                    continue
                 error = transport_error(exc)
                 wait: float | None = None
             else:

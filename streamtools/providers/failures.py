@@ -66,6 +66,13 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
     return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not streaming)
 
 
+def stale_connection(exc: httpx.HTTPError) -> bool:
+    """The connection broke before any response: most often a kept-alive
+    connection the server closed just as the pool reused it. The request reached
+    no handler that answered, so sending it again once, at once, is safe."""
+    return isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
+
+
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any."""
     ms = headers.get("retry-after-ms")

@@ -17,14 +17,14 @@ in ``stop_sequence``). ``reject_stop=True`` plays a model that refuses the
 
 A reply is a string (streamed as token-like deltas), a ``Reply`` (text,
 reasoning, native calls, finish, and faults: an error status with body and
-``retry-after``, a cut mid-stream, an in-band error event, slow chunks, a
-stall, or raw bytes sent verbatim), or a sequence of ``Chunk`` objects (a
-recorded reply, encoded as given). Every request's path, headers and JSON body
-are kept in ``received`` (bodies also in ``requests``). Running out of replies
-answers 500 with a message saying so. A test can wait for a stall
-(``wait_stalled``) and end it (``resume``), to act at a known point of a
-reply. ``stop()`` wakes stalled handlers, closes open connections and joins
-the thread.
+``retry-after``, a cut mid-stream, an in-band error event, slow chunks, a stall,
+raw bytes sent verbatim, or a connection closed with no response), or a sequence
+of ``Chunk`` objects (a recorded reply, encoded as given). Every request's path,
+headers and JSON body are kept in ``received`` (bodies also in ``requests``).
+Running out of replies answers 500 with a message saying so. A test can wait for
+a stall (``wait_stalled``) and end it (``resume``), to act at a known point of a
+reply. ``stop()`` wakes stalled handlers, closes open connections and joins the
+thread.
 """
 
 from __future__ import annotations
@@ -131,6 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, error_body(wire, 500, "FakeServer: no scripted reply left"))
             return
         reply = Reply(text=item) if isinstance(item, str) else item
+        if isinstance(reply, Reply) and reply.drop:
+            self.close_connection = True  # no status line at all: the client sees a cut
+            return
         if not isinstance(reply, Reply):
             chunks = list(reply)
             if not any(isinstance(c, FinishChunk) for c in chunks):

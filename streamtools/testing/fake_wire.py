@@ -88,7 +88,9 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     nothing for ``stall`` seconds (then goes on; ``FakeServer.resume`` or the
     server stopping ends it), ``stall_before=text`` the same before the first
     event that contains ``text``; ``delay`` sleeps before each event. ``raw``
-    is sent verbatim with ``content_type``.
+    is sent verbatim with ``content_type``. ``drop`` closes the connection
+    after reading the request, without a response (a server closing a kept-alive
+    connection just as the client reuses it).
     ``index_zero`` (openai) puts every parallel call on index 0, differing by id.
     """
 
@@ -109,6 +111,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     stall: float = 30.0
     delay: float = 0.0
     index_zero: bool = False
+    drop: bool = False
 
 
 def request_stops(wire: Wire, body: dict[str, Any]) -> list[str]:
