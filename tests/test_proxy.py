@@ -299,6 +299,15 @@ def test_client_sdk_retries_a_refused_request(wire: str, stream: bool) -> None:
         assert upstream.pending == 0
 
 
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_an_upstream_connection_dropped_before_answering_is_not_a_502(wire: str) -> None:
+    """A kept-alive upstream connection closed as the proxy reuses it: the proxy
+    sends the request again once, so the client (no retries of its own) is answered."""
+    with proxy([Reply(drop=True), "Sunny."], wire=wire) as (url, upstream):
+        assert _ask(wire, url, True, retries=0) == "Sunny."
+        assert len(upstream.received) == 2
+
+
 def test_upstream_cut_mid_call_is_reported() -> None:
     with proxy([Reply(text=f"Checking {PARIS}", cut_after=12)]) as (url, _):
         with pytest.raises(openai.APIError, match="upstream"):
