@@ -11,6 +11,9 @@ a naive baseline that re-parses the whole buffer on every delta (regex + JSON,
 the cheapest form of what many parsers do) at 4/64/256 KB, sampled at evenly
 spaced deltas because running it on every delta of 256 KB takes minutes; time
 per MB at 100 KB vs 10 MB and for one 5 MB argument; the largest hold-back seen.
+``json_object``'s corpus is one long final answer (its reply is one object);
+it is also run with CJK and emoji written as ``\\uXXXX`` escapes, the
+escape-decoding path.
 """
 
 from __future__ import annotations
@@ -64,11 +67,14 @@ def _words(r: random.Random, n: int) -> str:
     return " ".join(r.choice(PROSE_WORDS) for _ in range(n))
 
 
-def corpus(dialect: str, size: int, seed: int = 7) -> str:
-    """Prose and calls, about a third of the characters inside calls."""
+def corpus(dialect: str, size: int, seed: int = 7, *, ascii_escapes: bool = False) -> str:
+    """Prose and calls, about a third of the characters inside calls. JSON strings
+    carry CJK and emoji as themselves, as the other dialects' calls do and models
+    write them; ``ascii_escapes`` writes them as ``\\uXXXX`` (``json_object`` only)."""
     r = random.Random(seed)
     if dialect == "json_object":  # the whole reply is one object: a long final answer
-        content = json.dumps(_words(r, max(1, size // 7)))[1:-1]
+        words = _words(r, max(1, size // 7))
+        content = json.dumps(words, ensure_ascii=ascii_escapes)[1:-1]
         return '{"thought": "' + _words(r, 20) + '", "final": {"content": "' + content + '"}}'
     parts, total, make = [], 0, CALLS[dialect]
     while total < size:
@@ -227,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         measure(f"mixed {dialect}", dialect, corpus(dialect, mixed_size), ["search"], MIXED_TARGET)
         for dialect in sorted(DIALECTS)
     ]
+    # the same answer with CJK and emoji as \uXXXX escapes: the escape-decoding path
+    escaped = corpus("json_object", mixed_size, ascii_escapes=True)
+    table.append(measure("json_object, \\u escapes", "json_object", escaped, ["search"]))
     plain = " ".join(random.Random(1).choice(PROSE_WORDS) for _ in range(mixed_size // 6))
     table.append(measure("plain text (fast path)", "am_xml", plain, target=PLAIN_TARGET))
     # dialects with a second marker-start character ("`", "{", "@") test it too
