@@ -97,6 +97,16 @@ def test_schema_types_am_xml() -> None:
     assert ends[1].arguments == {"q": "42"}  # schema says string: no number heuristic
 
 
+@pytest.mark.parametrize("value", ['"', '"abc', '"a"b', "[1,", "{"])
+def test_am_xml_typed_value_that_is_not_json_is_invalid_arguments(value: str) -> None:
+    """A number parameter whose text is broken JSON is a wrong argument (the model
+    is told the type it should be), never arguments that are not JSON at all."""
+    text = f'<am:tool_call name="calc"><a>{value}</a></am:tool_call>'
+    events = run_checked("am_xml", list(text), SchemaCatalog())
+    error = next(e for e in events if isinstance(e, CallError))
+    assert error.reason == "invalid_arguments" and "number" in error.message
+
+
 def test_invalid_arguments_message_tells_what_to_fix() -> None:
     text = '<am:tool_call name="calc"><a>seven</a></am:tool_call>'
     events = run_checked("am_xml", [text], SchemaCatalog())

@@ -148,15 +148,17 @@ class ParamValues:
         value = text.strip()
         try:
             decoded = msgspec.json.decode(value)
+            as_json = value
         except msgspec.DecodeError:
+            # not JSON (``abc``, a lone ``"``): sent as a JSON string, so the
+            # arguments stay JSON and the catalog's validation says what is wrong
             decoded = value
+            as_json = msgspec.json.encode(value).decode()
         if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
             if text.startswith("\n"):
                 text = text[1:]
             if text.endswith("\n"):
                 text = text[:-1]
             self.call.add_args(msgspec.json.encode(text).decode(), self.out)
-        elif isinstance(decoded, str) and value[:1] != '"':
-            self.call.add_args(msgspec.json.encode(value).decode(), self.out)
         else:
-            self.call.add_args(value, self.out)
+            self.call.add_args(as_json, self.out)
