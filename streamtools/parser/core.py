@@ -227,6 +227,8 @@ class Parser:
             fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
                 self._held = body.rest
+                if body.undecided:  # text held back (inline_json's window): measured
+                    self._note_held(body)
                 if self._max_buffer is not None:
                     self._check_call_size(body, self._max_buffer)
                 return fast
@@ -244,10 +246,17 @@ class Parser:
             fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
                 self._held = body.rest
+                if body.undecided:  # text held back (inline_json's window): measured
+                    self._note_held(body)
                 if self._max_buffer is not None:
                     self._check_call_size(body, self._max_buffer)
                 return fast
         return self._feed(delta, body)
+
+    def _note_held(self, body: CallBody) -> None:
+        held = body.size + len(self._held)
+        if held > self.max_held:
+            self.max_held = held
 
     def _check_call_size(self, body: CallBody, limit: int) -> None:
         if body.size + len(self._held) > limit:

@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _SPACE = " \t\r\n"
+_NAME_HOLD = 64  # the longest tool name held whole while it arrives (longer: stepped)
 
 # Member roles. NAME: the tool name (a string); ARGS: the arguments object, streamed
 # raw; TEXT/REASONING: a string streamed decoded; SKIP: read and dropped. Internal:
@@ -50,11 +51,15 @@ class EnvelopeSink(Protocol):
 
 
 class Jumps:
-    """Regexes for an envelope's common head (see ``Envelope._jump``), built once
-    per role table: ``head`` reads ``{"<name key>": "<plain name>"``, ``args``
-    reads ``, "<arguments key>": {``. Whitespace as JSON allows it."""
+    """An envelope's common head, read whole (see ``Envelope._jump`` and
+    ``Envelope.waits``), built once per role table: ``head`` reads ``{"<name
+    key>": "<plain name>"``, ``args`` reads ``, "<arguments key>": {``, with
+    whitespace as JSON allows it. ``head_prefixes``, ``heads`` and
+    ``args_prefixes`` spell the same heads the way models write them (``{"name":
+    "``, ``{"name":"``): text that may still grow into one is held, by one set
+    lookup, instead of stepped through."""
 
-    __slots__ = ("args", "head", "shortest")
+    __slots__ = ("args", "args_prefixes", "head", "head_prefixes", "heads", "shortest")
 
     def __init__(self, name_keys: list[str], args_keys: list[str]) -> None:
         # the fewest characters either regex can match: ``{"":""`` + the shortest
@@ -65,10 +70,16 @@ class Jumps:
         ws = r"[ \t\r\n]*"
         names = "|".join(re.escape(k) for k in name_keys)
         self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
+        self.heads = tuple(f'{{"{k}":{sp}"' for k in name_keys for sp in ("", " "))
+        self.head_prefixes = frozenset(h[:n] for h in self.heads for n in range(1, len(h) + 1))
         self.args: re.Pattern[str] | None = None
+        self.args_prefixes: frozenset[str] = frozenset()
         if args_keys:
             keys = "|".join(re.escape(k) for k in args_keys)
             self.args = re.compile(rf'{ws},{ws}"({keys})"{ws}:{ws}\{{')
+            spelled = [f',{a}"{k}":{b}{{' for k in args_keys for a in ("", " ") for b in ("", " ")]
+            # proper prefixes only: the "{" itself is the arguments' first character
+            self.args_prefixes = frozenset(h[:n] for h in spelled for n in range(1, len(h)))
 
     @classmethod
     def for_roles(
@@ -137,14 +148,14 @@ class Envelope:
         n = len(s)
         while i < n:
             state = self.state
-            if (
-                (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None
-                and n - i >= self.jumps.shortest  # tiny deltas: not worth a try
-            ):
-                j = self._jump(s, i)
-                if j != i:
-                    i = j
-                    continue
+            if (state == _E_AFTER or state == _E_OPEN) and self.jumps is not None:
+                if n - i >= self.jumps.shortest:  # shorter: no match possible
+                    j = self._jump(s, i)
+                    if j != i:
+                        i = j
+                        continue
+                if not final and self.waits(s[i:] if i else s):
+                    return i  # a head still arriving: held whole (see ``waits``)
             if state == _E_IN:
                 sub = self.sub
                 j = sub.feed(s, i, final)
@@ -225,6 +236,25 @@ class Envelope:
                 return i
             i += 1
         return i
+
+    def waits(self, rest: str) -> bool:
+        """``rest`` may still grow into a head ``_jump`` takes whole, written
+        the common way (``{"na``, ``{"name": "sea``, ``, "argum``): hold it.
+        Nothing in a head before the name's closing quote or the arguments'
+        ``{`` makes an event, so holding it changes no event, only the work:
+        a set lookup per delta instead of the steps."""
+        jumps = self.jumps
+        if jumps is None:
+            return False
+        if self.state == _E_OPEN:
+            if rest in jumps.head_prefixes:
+                return True
+            for head in jumps.heads:  # the name itself still arriving
+                if rest.startswith(head):
+                    name = rest[len(head) :]
+                    return len(name) < _NAME_HOLD and '"' not in name and "\\" not in name
+            return False
+        return self.state == _E_AFTER and not self.path and rest in jumps.args_prefixes
 
     def _jump(self, s: str, i: int) -> int:
         """The common envelope head in one regex match: ``{"name": "TOOL"`` from

@@ -26,6 +26,10 @@ bound would otherwise be unbounded.
 
 from __future__ import annotations
 
+import functools
+import re
+
+from streamtools.events import ParserEvent
 from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
@@ -38,6 +42,17 @@ _ANY_NAME_LIMIT = 256
 # decision-window states: expecting ws/quote, the key letters, ws/colon, ws/quote, the name
 _W_KEY_QUOTE, _W_KEY, _W_COLON, _W_VALUE_QUOTE, _W_NAME = range(5)
 _KEY = 'tool"'
+# the window as models write it, read in one step when it is there whole, held
+# by one set lookup while it arrives; any other spelling takes the steps below
+_HEADS = ('"tool": "', '"tool":"')
+_HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
+_NAME_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # name characters up to a quote or worse
+
+
+@functools.lru_cache(maxsize=32)
+def _name_prefixes(names: tuple[str, ...]) -> frozenset[str]:
+    """Every prefix of every known name: "still a possible name" is one lookup."""
+    return frozenset(name[:k] for name in names for k in range(len(name) + 1))
 
 
 class InlineJsonBody(JsonCallBody):
@@ -49,34 +64,65 @@ class InlineJsonBody(JsonCallBody):
 
     def __init__(self, ctx: CallContext, marker: str, names: tuple[str, ...] | None) -> None:
         super().__init__(ctx, marker)
-        self.names = names
+        self.known = _name_prefixes(names) if names is not None else None
         self.w = _W_KEY_QUOTE
         self.k = 0  # letters of the key matched, or whitespace run length
-        self.name: list[str] = []
+        self.name = ""
+
+    def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
+        w = self.w
+        if w == _W_NAME and '"' not in delta and "\\" not in delta and delta.isprintable():
+            # a piece of the name, still a possible one: what ``prefix`` does with it
+            name = self.name + delta
+            if name in self.known if self.known is not None else len(name) <= _ANY_NAME_LIMIT:
+                self.name = name
+                self.rest = ""
+                self.raw.append(delta)
+                self.size += len(delta)
+                return []
+        elif w == _W_KEY_QUOTE and self.k == 0 and delta in _HEAD_PREFIXES:
+            self.rest = delta  # the window's head still arriving: held whole
+            return []
+        return None
 
     def prefix(self, s: str, i: int) -> int:  # noqa: C901 - the window's small machine
         n = len(s)
+        if self.w == _W_KEY_QUOTE and self.k == 0:
+            rest = s[i:] if i else s
+            if rest in _HEAD_PREFIXES:
+                return i  # held whole until it is there (see ``fast_prefix``)
+            for head in _HEADS:
+                if rest.startswith(head):
+                    self.w = _W_NAME
+                    i += len(head)
+                    break
         while i < n:
             c = s[i]
             w = self.w
+            if w == _W_NAME:
+                # the name in runs, not characters: up to a quote (the end) or worse
+                j = _NAME_RUN.match(s, i).end()  # type: ignore[union-attr]
+                if j > i:
+                    name = self.name + s[i:j]
+                    if self.known is None:
+                        if len(name) > _ANY_NAME_LIMIT:
+                            break
+                    elif name not in self.known:
+                        break
+                    self.name = name
+                    i = j
+                    if i == n:
+                        return i
+                    c = s[i]
+                if c == '"':
+                    return self._decide(i + 1)
+                break  # a backslash or a control character: not a name
             if w == _W_KEY:
                 if c != _KEY[self.k]:
                     break
                 self.k += 1
                 if self.k == len(_KEY):
                     self.w, self.k = _W_COLON, 0
-            elif w == _W_NAME:
-                if c == '"':
-                    return self._decide(i + 1)
-                if c == "\\" or c < " ":
-                    break
-                self.name.append(c)
-                sofar = "".join(self.name)
-                if self.names is None:
-                    if len(sofar) > _ANY_NAME_LIMIT:
-                        break
-                elif not any(x.startswith(sofar) for x in self.names):
-                    break
             elif c in _WS:
                 self.k += 1
                 if self.k > _WS_LIMIT:
@@ -96,7 +142,7 @@ class InlineJsonBody(JsonCallBody):
         return i
 
     def _decide(self, i: int) -> int:
-        name = "".join(self.name)
+        name = self.name
         if name not in self.ctx.catalog:
             self.status = REJECTED
             return i

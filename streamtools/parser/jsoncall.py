@@ -181,6 +181,9 @@ class JsonCallBody(CallBody):
                 if len(tail) < len(close) and close.startswith(tail):
                     self.rest = delta
                     return []
+            elif self.phase == ENVELOPE and env.waits(delta):
+                self.rest = delta  # the envelope head still arriving: held whole
+                return []
             return None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
@@ -237,13 +240,14 @@ class JsonCallBody(CallBody):
             sub.state, sub.is_key, sub.error = state, is_key, None
             return None
         self.rest = delta[j:]  # a number, literal or escape still arriving
-        self._settle()
+        call = self.call
+        # ``_settle``, inline (the body is in the arguments object, inside a value)
+        self.streaming = ARGS if sub.state == IN_STRING and call.started else 0
         if j == 0:
             return []
         piece = delta[:j] if j < len(delta) else delta
         self.raw.append(piece)
         self.size += j
-        call = self.call
         call.args.append(piece)
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
