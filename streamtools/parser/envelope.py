@@ -7,10 +7,14 @@ Theory of operation
 raw, exactly as the model wrote it), text or reasoning (decoded and streamed) and
 everything else skipped. Envelope punctuation is handled one character at a time
 (it is a few characters per call); every value is scanned by a ``ValueScanner``.
-The common head (``{"name": "TOOL", "arguments": {``) is read by two compiled
-regexes instead (``Jumps``) when it is there whole; when text arrives in tiny
-deltas the steps do it (waiting for the whole head to try the regexes cost as
-much as stepping: per-delta overhead, not per-character work, dominates there).
+The common head (``{"name": "TOOL"`` and ``, "arguments": {``) is read by two
+compiled regexes instead (``Jumps``) when it is there whole. While it arrives in
+tiny deltas, text written the way models write it (``{"na``, ``{"name": "sea``,
+``, "argu``) is held, one set lookup per delta (``waits``), instead of stepped
+through: per-delta overhead, not per-character work, dominates there. (Holding
+on a partial-match regex instead cost as much as the steps.) No event comes from
+a head before the name's closing quote or the arguments' ``{``, so holding it
+moves no event. Other spellings take the steps.
 Objects on the way to a role path are descended into (``json_object``'s
 ``{"action": {"tool": …, "args": …}}``).
 """
