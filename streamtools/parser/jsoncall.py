@@ -27,7 +27,8 @@ scanner machinery (raw for arguments, decoded for text and reasoning). An escape
 the delta cuts is left in ``rest`` for the core to hold and offer again. The
 shortest case, plain text in an argument string, is one flag (``streaming``,
 recomputed by ``_settle`` whenever the machine or the scanner moved) and three
-``in``-class tests. A closing marker still arriving is held the same way.
+``in``-class tests. A closing marker or an envelope head (``Envelope.waits``)
+still arriving is held the same way.
 """
 
 from __future__ import annotations
