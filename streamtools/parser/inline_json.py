@@ -3,14 +3,16 @@ prose; several per reply; only known tool names count.
 
 Theory of operation
 -------------------
-Every ``{`` in visible text opens a *decision window*: the body reads, one
-character at a time, the exact shape ``{`` ws ``"tool"`` ws ``:`` ws ``"NAME"``
-(``ws`` at most 8 whitespace characters each). The first character that cannot
-continue that shape rejects the window: the ``{`` is text and the rest is
-rescanned (so an inline call nested inside other JSON is still found). With a
-catalog of names, the name must stay a prefix of a known name at every
-character, so a window for an unknown name is rejected as early as possible;
-with ``tools=None`` any name (at most 256 characters) is accepted.
+Every ``{`` in visible text opens a *decision window*: the body reads the exact
+shape ``{`` ws ``"tool"`` ws ``:`` ws ``"NAME"`` (``ws`` at most 8 whitespace
+characters each): one character at a time, except that the common spellings
+``"tool": "`` / ``"tool":"`` are held while they arrive and taken in one step,
+and the name is read in runs. The first character that cannot continue that
+shape rejects the window: the ``{`` is text and the rest is rescanned (so an
+inline call nested inside other JSON is still found). With a catalog of names,
+the name must stay a prefix of a known name (one lookup in the set of their
+prefixes) after every run, so a window for an unknown name is rejected as early
+as possible; with ``tools=None`` any name (at most 256 characters) is accepted.
 
 Hold-back bound: the window is at most ``1 + 8 + 6 + 8 + 1 + 8 + 1 + L + 1``
 characters, ``L`` the longest tool name (256 without a catalog), i.e.
