@@ -71,72 +71,19 @@ C-level ``in`` tests only, are not counted).
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Sequence
 
-from streamtools.errors import (
-    ParserStateError,
-    SizeLimitExceeded,
-    UnknownDialectError,
-    UsageError,
-)
+from streamtools.errors import ParserStateError, SizeLimitExceeded, UsageError
 from streamtools.events import Finish, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
+from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 
 __all__ = ["Parser"]
 
 TEXT, THINK, CALL, STOPPED = 0, 1, 2, 3
 _MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-
-class _Scan:
-    """One mode's scanning tables: full-match alternation, start chars, prefixes.
-    Immutable, so parsers with the same markers share one (``_scan_for``)."""
-
-    __slots__ = ("longest", "markers", "partial", "prefixes", "rx", "start_rx")
-
-    def __init__(self, markers: Iterable[str]) -> None:
-        ordered = sorted(set(markers), key=len, reverse=True)
-        self.markers = frozenset(ordered)
-        self.rx = re.compile("|".join(re.escape(m) for m in ordered))
-        starts = sorted({m[0] for m in ordered})
-        self.start_rx = re.compile("[" + "".join(re.escape(c) for c in starts) + "]")
-        self.prefixes = frozenset(m[:k] for m in ordered for k in range(1, len(m)))
-        # prefixes holding no whole marker (one marker may begin another): a buffer
-        # that is one of these can only be held, whatever else is true
-        self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
-        self.longest = len(ordered[0])
-
-
-@functools.lru_cache(maxsize=64)
-def _scan_for(markers: tuple[str, ...]) -> _Scan:
-    # a parser per model turn: building the tables each time was most of Parser()
-    return _Scan(markers)
-
-
-def _syntax(dialect: str | DialectSyntax) -> DialectSyntax:
-    if isinstance(dialect, DialectSyntax):
-        return dialect
-    from streamtools.parser.dialects import DIALECTS
-
-    try:
-        return DIALECTS[dialect]
-    except KeyError:
-        known = ", ".join(sorted(DIALECTS))
-        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {known}") from None
-
-
-def _stop_strings(stop: str | Sequence[str] | None) -> frozenset[str]:
-    # a str is one stop string, not a sequence of one-character ones (the provider
-    # APIs take ``stop="..."`` the same way)
-    stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
-    for s in stops:
-        if not isinstance(s, str) or not s:
-            raise UsageError(f"stop strings must be non-empty str, got {s!r} in stop={stop!r}")
-    return frozenset(stops)
 
 
 class Parser:
@@ -151,14 +98,14 @@ class Parser:
         id_prefix: str = "call_",
         max_buffer: int | None = None,
     ) -> None:
-        self.syntax = _syntax(dialect)
+        self.syntax = syntax_of(dialect)
         catalog = as_catalog(tools)
         checks = not isinstance(catalog, (AnyTool, NamedTools))
         self._ctx = CallContext(catalog, id_prefix, checks=checks)
-        self._stops = _stop_strings(stop)
+        self._stops = stop_strings(stop)
         stops = tuple(sorted(self._stops))
-        self._text = _scan_for((*self.syntax.markers, THINK_OPEN, *stops))
-        self._think = _scan_for((THINK_CLOSE, *stops))
+        self._text = marker_scan((*self.syntax.markers, THINK_OPEN, *stops))
+        self._think = marker_scan((THINK_CLOSE, *stops))
         self._max_buffer = max_buffer
         self._mode = TEXT
         self._held = ""

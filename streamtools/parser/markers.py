@@ -1,0 +1,72 @@
+"""What the parser's text and reasoning modes scan for, built once per marker set.
+
+Theory of operation
+-------------------
+``MarkerScan`` holds one mode's tables: one compiled alternation of every
+marker (longest first), a character class of their first characters, every
+proper prefix (what may be held back at the end of a buffer) and the prefixes
+that hold no whole marker (a buffer that is one of them can only be held). The
+tables are immutable, so parsers with the same markers share one
+(``marker_scan``, cached): a parser is made per model turn, and building the
+tables was most of what ``Parser()`` cost.
+
+``stop_strings`` checks and normalises the caller's stop strings; ``syntax_of``
+resolves a dialect name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+
+from streamtools.errors import UnknownDialectError, UsageError
+from streamtools.parser.calls import DialectSyntax
+
+__all__ = ["MarkerScan", "marker_scan", "stop_strings", "syntax_of"]
+
+
+class MarkerScan:
+    """One mode's scanning tables: full-match alternation, start chars, prefixes.
+    Immutable, so parsers with the same markers share one (``marker_scan``)."""
+
+    __slots__ = ("longest", "markers", "partial", "prefixes", "rx", "start_rx")
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        ordered = sorted(set(markers), key=len, reverse=True)
+        self.markers = frozenset(ordered)
+        self.rx = re.compile("|".join(re.escape(m) for m in ordered))
+        starts = sorted({m[0] for m in ordered})
+        self.start_rx = re.compile("[" + "".join(re.escape(c) for c in starts) + "]")
+        self.prefixes = frozenset(m[:k] for m in ordered for k in range(1, len(m)))
+        # prefixes holding no whole marker (one marker may begin another): a buffer
+        # that is one of these can only be held, whatever else is true
+        self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
+        self.longest = len(ordered[0])
+
+
+@functools.lru_cache(maxsize=64)
+def marker_scan(markers: tuple[str, ...]) -> MarkerScan:
+    return MarkerScan(markers)
+
+
+def syntax_of(dialect: str | DialectSyntax) -> DialectSyntax:
+    if isinstance(dialect, DialectSyntax):
+        return dialect
+    from streamtools.parser.dialects import DIALECTS
+
+    try:
+        return DIALECTS[dialect]
+    except KeyError:
+        known = ", ".join(sorted(DIALECTS))
+        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {known}") from None
+
+
+def stop_strings(stop: str | Sequence[str] | None) -> frozenset[str]:
+    # a str is one stop string, not a sequence of one-character ones (the provider
+    # APIs take ``stop="..."`` the same way)
+    stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+    for s in stops:
+        if not isinstance(s, str) or not s:
+            raise UsageError(f"stop strings must be non-empty str, got {s!r} in stop={stop!r}")
+    return frozenset(stops)
