@@ -201,6 +201,7 @@ class Parser:
         return self._feed(delta, body)
 
     def _note_held(self, body: CallBody) -> None:
+        """An undecided body's text is held-back text: record its peak."""
         held = body.size + len(self._held)
         if held > self.max_held:
             self.max_held = held
@@ -239,8 +240,8 @@ class Parser:
                         self._hold_in_call(body, s, k)
                     elif k:  # all taken (the common case): nothing to hold
                         self._prev = s[k - 1]
-                    if body.undecided and body.size + len(self._held) > self.max_held:
-                        self.max_held = body.size + len(self._held)
+                    if body.undecided:
+                        self._note_held(body)
                     return out
                 self._run(s, out, final=False, pos=k, fed=True)
             else:

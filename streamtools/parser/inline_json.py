@@ -71,18 +71,26 @@ class InlineJsonBody(JsonCallBody):
         self.k = 0  # letters of the key matched, or whitespace run length
         self.name = ""
 
+    def _possible(self, name: str) -> bool:
+        """``name`` may still become a tool name this window accepts."""
+        return name in self.known if self.known is not None else len(name) <= _ANY_NAME_LIMIT
+
+    def _head_arriving(self, rest: str) -> bool:
+        """At the window's start, ``rest`` may still grow into a common head."""
+        return self.w == _W_KEY_QUOTE and self.k == 0 and rest in _HEAD_PREFIXES
+
     def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
-        w = self.w
-        if w == _W_NAME and '"' not in delta and "\\" not in delta and delta.isprintable():
+        if (
+            self.w == _W_NAME and '"' not in delta and "\\" not in delta and delta.isprintable()
+            and self._possible(self.name + delta)
+        ):
             # a piece of the name, still a possible one: what ``prefix`` does with it
-            name = self.name + delta
-            if name in self.known if self.known is not None else len(name) <= _ANY_NAME_LIMIT:
-                self.name = name
-                self.rest = ""
-                self.raw.append(delta)
-                self.size += len(delta)
-                return []
-        elif w == _W_KEY_QUOTE and self.k == 0 and delta in _HEAD_PREFIXES:
+            self.name += delta
+            self.rest = ""
+            self.raw.append(delta)
+            self.size += len(delta)
+            return []
+        if self._head_arriving(delta):
             self.rest = delta  # the window's head still arriving: held whole
             return []
         return None
@@ -91,7 +99,7 @@ class InlineJsonBody(JsonCallBody):
         n = len(s)
         if self.w == _W_KEY_QUOTE and self.k == 0:
             rest = s[i:] if i else s
-            if rest in _HEAD_PREFIXES:
+            if self._head_arriving(rest):
                 return i  # held whole until it is there (see ``fast_prefix``)
             for head in _HEADS:
                 if rest.startswith(head):
@@ -106,10 +114,7 @@ class InlineJsonBody(JsonCallBody):
                 j = _NAME_RUN.match(s, i).end()  # type: ignore[union-attr]
                 if j > i:
                     name = self.name + s[i:j]
-                    if self.known is None:
-                        if len(name) > _ANY_NAME_LIMIT:
-                            break
-                    elif name not in self.known:
+                    if not self._possible(name):
                         break
                     self.name = name
                     i = j

@@ -241,14 +241,13 @@ class JsonCallBody(CallBody):
             sub.state, sub.is_key, sub.error = state, is_key, None
             return None
         self.rest = delta[j:]  # a number, literal or escape still arriving
-        call = self.call
-        # ``_settle``, inline (the body is in the arguments object, inside a value)
-        self.streaming = ARGS if sub.state == IN_STRING and call.started else 0
+        self._settle()
         if j == 0:
             return []
         piece = delta[:j] if j < len(delta) else delta
         self.raw.append(piece)
         self.size += j
+        call = self.call
         call.args.append(piece)
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
