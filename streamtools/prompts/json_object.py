@@ -36,6 +36,13 @@ __all__ = ["THOUGHT_MAX", "JsonObjectRenderer"]
 THOUGHT_MAX = 200
 
 
+_ONE_OBJECT = (
+    "Every reply must be exactly one JSON object and nothing else: no text before or "
+    "after it, no code fence"
+)
+_STRINGS_RULE = '- Write every string as a JSON string: a line break as \\n, a quote as \\".'
+
+
 class JsonObjectRenderer(JsonResults):
     name = "json_object"
     format_always = True  # even without tools, a reply must be one JSON object
@@ -52,8 +59,7 @@ class JsonObjectRenderer(JsonResults):
             [
                 "# How to reply",
                 "",
-                "Every reply must be exactly one JSON object and nothing else: no text "
-                "before or after it, no code fence.",
+                _ONE_OBJECT + ".",
                 "",
                 "To call a tool:",
                 self.call_form,
@@ -62,7 +68,7 @@ class JsonObjectRenderer(JsonResults):
                 self.final_form,
                 "",
                 f"- Keep the thought under {THOUGHT_MAX} characters.",
-                '- Write every string as a JSON string: a line break as \\n, a quote as \\".',
+                _STRINGS_RULE,
                 "- One action per reply. After an action, stop: the result comes back as "
                 '{"tool": "TOOL_NAME", "result": "…"} (or "error" if the call failed).',
                 "- Call only the tools defined under # Tools, and only when you need one.",
@@ -76,11 +82,10 @@ class JsonObjectRenderer(JsonResults):
             [
                 "# How to reply",
                 "",
-                "Every reply must be exactly one JSON object and nothing else: no text "
-                "before or after it, no code fence:",
+                _ONE_OBJECT + ":",
                 self.final_form,
                 "",
-                '- Write every string as a JSON string: a line break as \\n, a quote as \\".',
+                _STRINGS_RULE,
             ]
         )
 
