@@ -451,6 +451,23 @@ def test_cli_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
         assert flag in out
 
 
+def test_cli_defaults_are_the_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI repeats ProxyConfig's defaults (so `--help` needs no Starlette
+    import); they must not drift apart."""
+    import argparse
+
+    from streamtools.cli.proxy import register
+
+    monkeypatch.delenv("STREAMTOOLS_UPSTREAM_API_KEY", raising=False)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["proxy", "--upstream", "http://x"])
+    defaults = ProxyConfig()
+    for name in ("upstream_kind", "dialect", "api_key", "model", "max_body", "max_repairs",
+                 "timeout", "upstream_retries"):
+        assert getattr(args, name) == getattr(defaults, name), name
+
+
 class _EndlessModel:
     """An upstream that streams until it is closed, and records that it was."""
 
