@@ -530,6 +530,28 @@ def test_worker_factory_reads_the_configuration(monkeypatch: pytest.MonkeyPatch)
     assert "<tool_call>" in system and "<am:tools>" not in system  # the configured dialect
 
 
+
+def test_cli_worker_app_serves_with_its_start_up_heap_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from streamtools.cli.proxy import worker_app
+    from streamtools.proxy.app import CONFIG_ENV
+
+    gc.unfreeze()
+    with FakeServer(["Frozen and serving."]) as upstream:
+        config = ProxyConfig(upstream=upstream.base_url)
+        monkeypatch.setenv(CONFIG_ENV, msgspec.json.encode(config).decode())
+        try:
+            app = worker_app()
+            assert gc.get_freeze_count() > 0  # start-up objects skip the full collections
+        finally:
+            gc.unfreeze()  # give the test process its collector back
+        with serve(app) as url:
+            response = _openai(url).chat.completions.create(model="m", messages=USER)
+    assert response.choices[0].message.content == "Frozen and serving."
+
 def test_upstream_pools_fill_in_order() -> None:
     from streamtools.proxy.app import _Pools
 
