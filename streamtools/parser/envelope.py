@@ -260,6 +260,44 @@ class Envelope:
             return False
         return self.state == _E_AFTER and not self.path and rest in jumps.args_prefixes
 
+    def take_head(self, s: str) -> int:
+        """The head that ``s`` completes, taken without the steps, for a body's fast
+        path: ``{"name": "TOOL"`` from OPEN when nothing or the start of ``,
+        "arguments": {`` follows (the sink hears the name; the rest is for the
+        caller to hold), or ``, "arguments": `` from AFTER at the top level up to
+        the ``{``, which starts the arguments (``resume`` puts that back). Returns
+        where the head ends, or -1 with nothing taken. Exactly what ``feed``
+        would do with ``s``, minus its steps."""
+        jumps = self.jumps
+        if jumps is None:
+            return -1
+        if self.state == _E_OPEN:
+            m = jumps.head.match(s)
+            if m is None:
+                return -1
+            j = m.end()
+            if j < len(s) and s[j:] not in jumps.args_prefixes:
+                return -1
+            self.key = m.group(1)
+            self.sink.on_name(m.group(2))
+            self.state = _E_AFTER
+            return j
+        if self.state != _E_AFTER or self.path or jumps.args is None:
+            return -1
+        m = jumps.args.match(s)
+        if m is None:
+            return -1
+        self.key = m.group(1)
+        self._start(ARGS)
+        return m.end() - 1
+
+    def resume(self, key: str) -> None:
+        """Undo ``take_head``'s start of the arguments (the caller's scanner
+        refused what followed): back to AFTER the member ``key``."""
+        self.key = key
+        self.role = SKIP
+        self.state = _E_AFTER
+
     def _jump(self, s: str, i: int) -> int:
         """The common envelope head in one regex match: ``{"name": "TOOL"`` from
         OPEN, ``, "arguments": {`` from AFTER at the top level. What matches is

@@ -182,9 +182,11 @@ class JsonCallBody(CallBody):
                 if len(tail) < len(close) and close.startswith(tail):
                     self.rest = delta
                     return []
-            elif self.phase == ENVELOPE and env.waits(delta):
-                self.rest = delta  # the envelope head still arriving: held whole
-                return []
+            elif self.phase == ENVELOPE:
+                if env.waits(delta):
+                    self.rest = delta  # the envelope head still arriving: held whole
+                    return []
+                return self._fast_head(env, delta)
             return None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
@@ -226,6 +228,29 @@ class JsonCallBody(CallBody):
         self.size += len(delta)
         env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
         return []
+
+    def _fast_head(self, env: Envelope, delta: str) -> list[ParserEvent] | None:
+        """The envelope head completing in ``delta`` (the name's closing quote, or
+        the arguments' ``{``), taken by ``Envelope.take_head`` without the machine;
+        what follows the name is held, what follows the ``{`` goes to
+        ``_fast_args``. None, with nothing taken, for anything else."""
+        key = env.key
+        out: Out = []
+        self.out = out  # where the name's CallStart goes
+        j = env.take_head(delta)
+        if j < 0:
+            return None
+        self.raw.append(delta[:j])
+        self.size += j
+        if env.state != IN_VALUE:  # the name: the rest (the start of the arguments) waits
+            self.rest = delta[j:]
+            return out
+        events = self._fast_args(env.sub, delta[j:])  # from the arguments' "{"
+        if events is None:  # "}" or a syntax error follows: the machine reports it
+            env.resume(key)
+            self.raw.pop()
+            self.size -= j
+        return events
 
     def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
         """Punctuation, keys and scalars inside the arguments object: the scanner
