@@ -163,8 +163,10 @@ class Parser:
 
     def feed(self, delta: str) -> list[ParserEvent]:
         """Consume one delta of model text; return the events it makes certain."""
-        if delta and self._one not in delta:
+        if self._one not in delta and delta:
             # the fast path, for dialects whose only marker-start character is "<"
+            # (the test order lets a delta inside a call, where ``_one`` is "", fail
+            # it with one test)
             self._prev = delta
             return [TextDelta(text=delta)]
         body = self._body
@@ -185,7 +187,7 @@ class Parser:
         """``feed`` for a dialect with one marker-start character besides "<"
         (installed per instance by ``__init__``): ``feed`` with its first test
         swapped for two, so neither kind of delta pays a test that cannot pass."""
-        if delta and self._lt not in delta and self._other not in delta:
+        if self._lt not in delta and self._other not in delta and delta:
             self._prev = delta
             return [TextDelta(text=delta)]
         body = self._body

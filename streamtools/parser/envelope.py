@@ -291,6 +291,15 @@ class Envelope:
         self._start(ARGS)
         return m.end() - 1
 
+    def close_args(self) -> bool:
+        """The arguments value ended and a ``}`` followed it: close the object as
+        ``feed`` would. True when that ended the envelope (the arguments were a
+        top-level member); False, with nothing changed, otherwise."""
+        if self.role != ARGS or self.path or self.root or self.state != _E_IN:
+            return False
+        self.state = _E_DONE
+        return True
+
     def resume(self, key: str) -> None:
         """Undo ``take_head``'s start of the arguments (the caller's scanner
         refused what followed): back to AFTER the member ``key``."""

@@ -57,7 +57,7 @@ from streamtools.parser.envelope import (
     Jumps,
     role_prefixes,
 )
-from streamtools.parser.jsonscan import IN_STRING, ValueScanner
+from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, ValueScanner
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
@@ -73,6 +73,9 @@ _CUT_ESCAPE = re.compile(
     r"\\(?:u[0-9a-fA-F]{0,3}|u[dD][89abAB][0-9a-fA-F]{2}"
     r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?)?)?\Z"
 )
+# the end of the arguments (no quote, so no string opens or closes on the way),
+# the envelope's "}", then whitespace and maybe the start of the closing marker
+_CLOSE_TAIL = re.compile(r'([^"\\}\]]*\})([ \t\r\n]*\})(.*)\Z', re.S)
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
 Out = list[ParserEvent]
 
@@ -258,7 +261,7 @@ class JsonCallBody(CallBody):
         machine; so does one with a syntax error, after the scanner is put back
         (without a closer its stack only grew, so the undo is exact)."""
         if "}" in delta or "]" in delta:
-            return None
+            return self._fast_close(sub, delta) if self.close is not None else None
         stack, depth, state, is_key = sub.stack, len(sub.stack), sub.state, sub.is_key
         j = sub.feed(delta, 0)
         if sub.error is not None:
@@ -272,6 +275,40 @@ class JsonCallBody(CallBody):
         piece = delta[:j] if j < len(delta) else delta
         self.raw.append(piece)
         self.size += j
+        call = self.call
+        call.args.append(piece)
+        if call.started:
+            return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
+        return []
+
+    def _fast_close(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
+        """The arguments object and the envelope closing in ``delta`` (``60}}</to``),
+        the closing marker begun or not: taken as the machine would, the marker's
+        start held. None, with nothing taken, for anything else; a marker that
+        ends the call in this delta is the machine's, so the core sees the end."""
+        m = _CLOSE_TAIL.match(delta)
+        if m is None or len(sub.stack) != 1 or sub.state == IN_STRING:
+            return None
+        close = self.close
+        assert close is not None
+        tail = m.group(3).lstrip(" \t\r\n")
+        if len(tail) >= len(close) or not close.startswith(tail):
+            return None
+        j = m.end(1)
+        state, is_key = sub.state, sub.is_key
+        if sub.feed(delta, 0) != j or sub.state != VALUE_DONE or not self.env.close_args():
+            # not the end of the arguments after all: put the scanner back (the
+            # stack held the arguments' "}" alone)
+            sub.stack[:] = ["}"]
+            sub.state, sub.is_key, sub.error = state, is_key, None
+            return None
+        self.phase = SUFFIX
+        self.streaming = 0
+        self.rest = m.group(3)
+        k = m.end(2)
+        self.raw.append(delta[:k])
+        self.size += k
+        piece = delta[:j]
         call = self.call
         call.args.append(piece)
         if call.started:
