@@ -291,11 +291,18 @@ class Envelope:
         self._start(ARGS)
         return m.end() - 1
 
-    def close_args(self) -> bool:
-        """The arguments value ended and a ``}`` followed it: close the object as
-        ``feed`` would. True when that ended the envelope (the arguments were a
-        top-level member); False, with nothing changed, otherwise."""
+    def end_args(self) -> bool:
+        """The arguments value (a top-level member) ended: AFTER it, as ``feed``
+        would be. False, with nothing changed, for any other value."""
         if self.role != ARGS or self.path or self.root or self.state != _E_IN:
+            return False
+        self.state = _E_AFTER
+        return True
+
+    def end_object(self) -> bool:
+        """A ``}`` after the top-level members: the envelope is done, as ``feed``
+        would have it. False, with nothing changed, anywhere else."""
+        if self.state != _E_AFTER or self.path or self.root:
             return False
         self.state = _E_DONE
         return True

@@ -74,8 +74,9 @@ _CUT_ESCAPE = re.compile(
     r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?)?)?\Z"
 )
 # the end of the arguments (no quote, so no string opens or closes on the way),
-# the envelope's "}", then whitespace and maybe the start of the closing marker
-_CLOSE_TAIL = re.compile(r'([^"\\}\]]*\})([ \t\r\n]*\})(.*)\Z', re.S)
+# and the envelope's "}" after them
+_ARGS_END = re.compile(r'[^"\\}\]]*\}')
+_ENVELOPE_END = re.compile(r"[ \t\r\n]*\}")
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
 Out = list[ParserEvent]
 
@@ -189,7 +190,8 @@ class JsonCallBody(CallBody):
                 if env.waits(delta):
                     self.rest = delta  # the envelope head still arriving: held whole
                     return []
-                return self._fast_head(env, delta)
+                events = self._fast_head(env, delta)
+                return events if events is not None else self._fast_end(env, delta)
             return None
         if env.sub.state != IN_STRING or '"' in delta:
             return self._fast_args(env.sub, delta) if env.role == ARGS else None
@@ -282,30 +284,31 @@ class JsonCallBody(CallBody):
         return []
 
     def _fast_close(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
-        """The arguments object and the envelope closing in ``delta`` (``60}}</to``),
-        the closing marker begun or not: taken as the machine would, the marker's
-        start held. None, with nothing taken, for anything else; a marker that
-        ends the call in this delta is the machine's, so the core sees the end."""
-        m = _CLOSE_TAIL.match(delta)
+        """The arguments object closing in ``delta`` (``60}``, ``60}}</to``), maybe
+        the envelope too, and then at most the closing marker's start: taken as
+        the machine would, what follows held. None, with nothing taken, for
+        anything else; a marker that ends the call in this delta is the
+        machine's, so the core sees the end."""
+        m = _ARGS_END.match(delta)
         if m is None or len(sub.stack) != 1 or sub.state == IN_STRING:
             return None
-        close = self.close
-        assert close is not None
-        tail = m.group(3).lstrip(" \t\r\n")
-        if len(tail) >= len(close) or not close.startswith(tail):
+        j = m.end()
+        k = self._suffix_start(delta, j)
+        if k < 0:
             return None
-        j = m.end(1)
         state, is_key = sub.state, sub.is_key
-        if sub.feed(delta, 0) != j or sub.state != VALUE_DONE or not self.env.close_args():
+        env = self.env
+        if sub.feed(delta, 0) != j or sub.state != VALUE_DONE or not env.end_args():
             # not the end of the arguments after all: put the scanner back (the
             # stack held the arguments' "}" alone)
             sub.stack[:] = ["}"]
             sub.state, sub.is_key, sub.error = state, is_key, None
             return None
-        self.phase = SUFFIX
         self.streaming = 0
-        self.rest = m.group(3)
-        k = m.end(2)
+        if k > j:  # the envelope's "}" as well
+            env.end_object()
+            self.phase = SUFFIX
+        self.rest = delta[k:]
         self.raw.append(delta[:k])
         self.size += k
         piece = delta[:j]
@@ -314,6 +317,34 @@ class JsonCallBody(CallBody):
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
         return []
+
+    def _fast_end(self, env: Envelope, delta: str) -> list[ParserEvent] | None:
+        """The envelope's ``}`` right after the arguments, then at most the closing
+        marker's start (held): ``_fast_close``'s second half, when the arguments'
+        ``}`` came in an earlier delta."""
+        if self.close is None or env.role != ARGS:
+            return None
+        k = self._suffix_start(delta, 0)
+        if k <= 0 or not env.end_object():
+            return None
+        self.phase = SUFFIX
+        self.rest = delta[k:]
+        self.raw.append(delta[:k])
+        self.size += k
+        return []
+
+    def _suffix_start(self, s: str, j: int) -> int:
+        """Where the text to hold begins, if ``s[j:]`` is whitespace (j) or the
+        envelope's ``}`` (after it) and then whitespace and at most a proper
+        start of the closing marker; else -1."""
+        close = self.close
+        assert close is not None
+        m = _ENVELOPE_END.match(s, j)
+        if m is None:
+            return j if not s[j:].strip(" \t\r\n") else -1
+        k = m.end()
+        tail = s[k:].lstrip(" \t\r\n")
+        return k if len(tail) < len(close) and close.startswith(tail) else -1
 
     def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
         self.record(s, start, stop)
