@@ -213,6 +213,42 @@ def test_call_start_from_the_feed_that_names_the_tool(dialect: str, text: str, s
         assert [e.arguments for e in events if isinstance(e, CallEnd)] in ([{"q": 1}], [{}])
 
 
+
+# calls whose arguments, envelope and closing marker end in the shapes models write
+_CLOSED = [
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"q": "a", "n": 60}}</tool_call> x'),
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"n": 6} }\n</tool_call>'),
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"n": [1]}, "id": 2}</tool_call>'),
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"n": 1, }}</tool_call>'),
+    ("json_action", '```json action\n{"tool": "search", "parameters": {"n": true}}\n```\nok'),
+    ("json_action", '```json action\n{"tool": "search", "parameters": {}}```'),
+]
+
+
+@pytest.mark.parametrize(("dialect", "text"), _CLOSED)
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13])
+def test_call_end_from_the_feed_that_closes_whatever_the_split(
+    dialect: str, text: str, size: int
+) -> None:
+    """Invariant 5 at the other end: the arguments' and the envelope's closing
+    braces may be taken and the marker's start held, but the call ends (CallEnd,
+    or CallError for a broken object) in the feed that completes the marker, with
+    the same events as one character at a time."""
+    close = "</tool_call>" if dialect == "hermes" else "```"
+    marker_end = text.rindex(close) + len(close) - 1
+    whole = merge(feed_all(Parser(dialect, ["search"]), list(text)))
+    for offset in range(size):  # every phase of the cuts against the text
+        p = Parser(dialect, ["search"])
+        cuts = [0, *range(offset or size, len(text), size), len(text)]
+        events = []
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            out = p.feed(text[a:b])
+            ended = [e for e in out if isinstance(e, (CallEnd, CallError))]
+            assert bool(ended) == (a <= marker_end < b), (text[a:b], a, b)
+            events += out
+        events += p.end()
+        assert merge(events) == whole
+
 def test_one_megabyte_argument() -> None:
     from streamtools.parser import Parser
 
