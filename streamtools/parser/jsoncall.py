@@ -21,23 +21,13 @@ text mode (inline_json, command); ``SWALLOW`` keeps everything up to the end of
 the reply (json_object, whose reply is the object). Either way the raw text of
 the failed call is kept in ``CallError.raw``.
 
-The fast path (``fast``): a delta inside a string value, with no quote, no
-control character and only whole escapes, is taken without the envelope and
-scanner machinery (raw for arguments, decoded for text and reasoning). An escape
-the delta cuts is left in ``rest`` for the core to hold and offer again. The
-shortest case, plain text in an argument string, is one flag (``streaming``,
-recomputed by ``_settle`` whenever the machine or the scanner moved) and three
-``in``-class tests. A closing marker or an envelope head (``Envelope.waits``)
-still arriving is held the same way.
+The fast paths, which take most deltas without this machine, are in
+``jsonfast`` (``JsonFastPaths``, a base of ``JsonCallBody``).
 """
 
 from __future__ import annotations
 
-import re
-
-import msgspec
-
-from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
+from streamtools.events import ArgsDelta, ReasoningDelta, TextDelta
 from streamtools.parser.calls import (
     DONE,
     PROVIDER_STOP,
@@ -48,40 +38,19 @@ from streamtools.parser.calls import (
     CallContext,
 )
 from streamtools.parser.envelope import (
-    ARGS,
     ENVELOPE_DONE,
-    IN_VALUE,
-    REASONING,
-    TEXT,
     Envelope,
     Jumps,
     role_prefixes,
 )
-from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, ValueScanner
+from streamtools.parser.jsonfast import ENVELOPE, PREFIX, SKIP, SUFFIX, JsonFastPaths, Out
 
 __all__ = ["CUT", "ENVELOPE", "PREFIX", "SKIP_TO_CLOSE", "SWALLOW", "JsonCallBody"]
 
-PREFIX, ENVELOPE, SUFFIX, SKIP = range(4)
-# string content whose escapes are all whole and valid (a surrogate pair whole):
-# the fast path takes it as it is (raw) or decoded (text and reasoning)
-_WHOLE_ESCAPES = re.compile(
-    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
-    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
-)
-# the start of an escape, up to a whole high surrogate and part of its low half
-_CUT_ESCAPE = re.compile(
-    r"\\(?:u[0-9a-fA-F]{0,3}|u[dD][89abAB][0-9a-fA-F]{2}"
-    r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?)?)?\Z"
-)
-# the end of the arguments (no quote, so no string opens or closes on the way),
-# and the envelope's "}" after them
-_ARGS_END = re.compile(r'[^"\\}\]]*\}')
-_ENVELOPE_END = re.compile(r"[ \t\r\n]*\}")
 SKIP_TO_CLOSE, CUT, SWALLOW = range(3)
-Out = list[ParserEvent]
 
 
-class JsonCallBody(CallBody):
+class JsonCallBody(JsonFastPaths, CallBody):
     """A call whose arguments are JSON; subclasses set the class attributes below."""
 
     roles: dict[tuple[str, ...], int] = {}
@@ -142,11 +111,6 @@ class JsonCallBody(CallBody):
         self.undecided = False
         return i
 
-    def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
-        """``fast`` in the prefix phase: events for a delta the prefix takes whole
-        without deciding anything, else None for the machine."""
-        return None
-
     def prefix_end(self, finish_reason: str) -> bool:
         """The stream ended in the prefix: True if that completes a call."""
         return False
@@ -158,193 +122,6 @@ class JsonCallBody(CallBody):
             self.call.complete(raw, self.out, example=self.example)
 
     # -- the machine ----------------------------------------------------------------
-
-    def fast(self, delta: str) -> list[ParserEvent] | None:
-        streaming = self.streaming
-        if streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
-            # plain text inside a string of the arguments, or of a text or reasoning
-            # member after its first piece: most deltas of a call
-            self.rest = ""
-            self.raw.append(delta)
-            self.size += len(delta)
-            if streaming == ARGS:
-                call = self.call
-                call.args.append(delta)
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            self.text_given = True
-            return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
-        env = self.env
-        if self.phase != ENVELOPE or env.state != IN_VALUE:
-            if self.phase == PREFIX:
-                return self.fast_prefix(delta)
-            if self.phase == SUFFIX:
-                # the closing marker still arriving (``</tool`` after ``}}``): hold it
-                # as the machine would, without the machine
-                close = self.close
-                assert close is not None
-                tail = delta.lstrip(" \t\r\n")
-                if len(tail) < len(close) and close.startswith(tail):
-                    self.rest = delta
-                    return []
-            elif self.phase == ENVELOPE:
-                if env.waits(delta):
-                    self.rest = delta  # the envelope head still arriving: held whole
-                    return []
-                events = self._fast_head(env, delta)
-                return events if events is not None else self._fast_end(env, delta)
-            return None
-        if env.sub.state != IN_STRING or '"' in delta:
-            return self._fast_args(env.sub, delta) if env.role == ARGS else None
-        if not delta.isprintable():
-            return None
-        escaped = "\\" in delta
-        rest = ""
-        if escaped:
-            k = _WHOLE_ESCAPES.match(delta).end()  # type: ignore[union-attr]
-            if k < len(delta):
-                # an escape cut by the delta waits for the rest (held by the core);
-                # a bad one goes to the scanner, which reports it
-                rest = delta[k:]
-                if _CUT_ESCAPE.match(rest) is None:
-                    return None
-                if k == 0:
-                    self.rest = rest
-                    return []
-                delta = delta[:k]
-        self.rest = rest
-        role = env.role
-        if role == ARGS:
-            self.raw.append(delta)
-            self.size += len(delta)
-            call = self.call
-            call.args.append(delta)
-            if call.started:
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            return []
-        if role == TEXT or role == REASONING:
-            if env.first:
-                return None
-            self.raw.append(delta)
-            self.size += len(delta)
-            self.text_given = True
-            text = msgspec.json.decode(f'"{delta}"') if escaped else delta
-            return [ReasoningDelta(text=text) if role == REASONING else TextDelta(text=text)]
-        self.raw.append(delta)
-        self.size += len(delta)
-        env.pieces.append(delta)  # a name, a key, a skipped string: kept whole
-        return []
-
-    def _fast_head(self, env: Envelope, delta: str) -> list[ParserEvent] | None:
-        """The envelope head completing in ``delta`` (the name's closing quote, or
-        the arguments' ``{``), taken by ``Envelope.take_head`` without the machine;
-        what follows the name is held, what follows the ``{`` goes to
-        ``_fast_args``. None, with nothing taken, for anything else."""
-        key = env.key
-        out: Out = []
-        self.out = out  # where the name's CallStart goes
-        j = env.take_head(delta)
-        if j < 0:
-            return None
-        self.raw.append(delta[:j])
-        self.size += j
-        if env.state != IN_VALUE:  # the name: the rest (the start of the arguments) waits
-            self.rest = delta[j:]
-            return out
-        events = self._fast_args(env.sub, delta[j:])  # from the arguments' "{"
-        if events is None:  # "}" or a syntax error follows: the machine reports it
-            env.resume(key)
-            self.raw.pop()
-            self.size -= j
-        return events
-
-    def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
-        """Punctuation, keys and scalars inside the arguments object: the scanner
-        alone checks them. A delta that may close the object goes to the full
-        machine; so does one with a syntax error, after the scanner is put back
-        (without a closer its stack only grew, so the undo is exact)."""
-        if "}" in delta or "]" in delta:
-            return self._fast_close(sub, delta) if self.close is not None else None
-        stack, depth, state, is_key = sub.stack, len(sub.stack), sub.state, sub.is_key
-        j = sub.feed(delta, 0)
-        if sub.error is not None:
-            del stack[depth:]
-            sub.state, sub.is_key, sub.error = state, is_key, None
-            return None
-        self.rest = delta[j:]  # a number, literal or escape still arriving
-        self._settle()
-        if j == 0:
-            return []
-        piece = delta[:j] if j < len(delta) else delta
-        self.raw.append(piece)
-        self.size += j
-        call = self.call
-        call.args.append(piece)
-        if call.started:
-            return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
-        return []
-
-    def _fast_close(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
-        """The arguments object closing in ``delta`` (``60}``, ``60}}</to``), maybe
-        the envelope too, and then at most the closing marker's start: taken as
-        the machine would, what follows held. None, with nothing taken, for
-        anything else; a marker that ends the call in this delta is the
-        machine's, so the core sees the end."""
-        m = _ARGS_END.match(delta)
-        if m is None or len(sub.stack) != 1 or sub.state == IN_STRING:
-            return None
-        j = m.end()
-        k = self._suffix_start(delta, j)
-        if k < 0:
-            return None
-        state, is_key = sub.state, sub.is_key
-        env = self.env
-        if sub.feed(delta, 0) != j or sub.state != VALUE_DONE or not env.end_args():
-            # not the end of the arguments after all: put the scanner back (the
-            # stack held the arguments' "}" alone)
-            sub.stack[:] = ["}"]
-            sub.state, sub.is_key, sub.error = state, is_key, None
-            return None
-        self.streaming = 0
-        if k > j:  # the envelope's "}" as well
-            env.end_object()
-            self.phase = SUFFIX
-        self.rest = delta[k:]
-        self.raw.append(delta[:k])
-        self.size += k
-        piece = delta[:j]
-        call = self.call
-        call.args.append(piece)
-        if call.started:
-            return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
-        return []
-
-    def _fast_end(self, env: Envelope, delta: str) -> list[ParserEvent] | None:
-        """The envelope's ``}`` right after the arguments, then at most the closing
-        marker's start (held): ``_fast_close``'s second half, when the arguments'
-        ``}`` came in an earlier delta."""
-        if self.close is None or env.role != ARGS:
-            return None
-        k = self._suffix_start(delta, 0)
-        if k <= 0 or not env.end_object():
-            return None
-        self.phase = SUFFIX
-        self.rest = delta[k:]
-        self.raw.append(delta[:k])
-        self.size += k
-        return []
-
-    def _suffix_start(self, s: str, j: int) -> int:
-        """Where the text to hold begins, if ``s[j:]`` is whitespace (j) or the
-        envelope's ``}`` (after it) and then whitespace and at most a proper
-        start of the closing marker; else -1."""
-        close = self.close
-        assert close is not None
-        m = _ENVELOPE_END.match(s, j)
-        if m is None:
-            return j if not s[j:].strip(" \t\r\n") else -1
-        k = m.end()
-        tail = s[k:].lstrip(" \t\r\n")
-        return k if len(tail) < len(close) and close.startswith(tail) else -1
 
     def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
         self.record(s, start, stop)
@@ -424,22 +201,6 @@ class JsonCallBody(CallBody):
             self.size += i - pos
         self._settle()
         return i
-
-    def _settle(self) -> None:
-        """After the machine or the scanner moved: is the body now inside a string
-        of a started call's arguments, or of a text or reasoning member past its
-        first piece (``streaming``, the shortest fast path)?"""
-        env = self.env
-        role = env.role
-        self.streaming = (
-            role
-            if self.phase == ENVELOPE and env.state == IN_VALUE and env.sub.state == IN_STRING
-            and (
-                (role == ARGS and self.call.started)
-                or ((role == TEXT or role == REASONING) and not env.first)
-            )
-            else 0
-        )
 
     def end(self, tail: str, finish_reason: str, out: Out) -> str | None:
         self.out = out
