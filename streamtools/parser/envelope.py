@@ -307,11 +307,12 @@ class Envelope:
         self.state = _E_DONE
         return True
 
-    def resume(self, key: str) -> None:
+    def resume(self, key: str, role: int) -> None:
         """Undo ``take_head``'s start of the arguments (the caller's scanner
-        refused what followed): back to AFTER the member ``key``."""
+        refused what followed): back to AFTER the member ``key`` read as
+        ``role``. (The scanner is for the next value, which restarts it.)"""
         self.key = key
-        self.role = SKIP
+        self.role = role
         self.state = _E_AFTER
 
     def _jump(self, s: str, i: int) -> int:

@@ -165,7 +165,7 @@ class JsonFastPaths:
         the arguments' ``{``), taken by ``Envelope.take_head`` without the machine;
         what follows the name is held, what follows the ``{`` goes to
         ``_fast_args``. None, with nothing taken, for anything else."""
-        key = env.key
+        key, role = env.key, env.role
         out: Out = []
         self.out = out  # where the name's CallStart goes
         j = env.take_head(delta)
@@ -178,7 +178,7 @@ class JsonFastPaths:
             return out
         events = self._fast_args(env.sub, delta[j:])  # from the arguments' "{"
         if events is None:  # "}" or a syntax error follows: the machine reports it
-            env.resume(key)
+            env.resume(key, role)
             self.raw.pop()
             self.size -= j
         return events
