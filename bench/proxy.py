@@ -12,7 +12,10 @@ cheap). Phases:
    the difference of the two distributions (p50, p99), printed next to the
    target (p99 < 5 ms) with PASS or MISS. Phases 1 and 2 run at a light and
    at the heavy offered load (``--light-interval``, ``--interval``), one row
-   each, so the knee shows;
+   each, so the knee shows. Each load runs ``--rounds`` times, direct and
+   proxied in turn, and a row pools its rounds, so that a spell of load from
+   outside (this machine's cores are shared) falls on both sides alike; the
+   rounds' own added p99 are printed too;
 3. proxy, unpaced (run first): the upstream sends as fast as it can; chunks
    per second delivered to all clients together;
 4. proxy, short streams (one text chunk and the call, unpaced, arrivals over
@@ -32,7 +35,8 @@ proxy parses, re-encodes text and ``tool_calls`` deltas. Errors are counted
 the proxy process's VmHWM. Everything is bounded: the run stops by itself.
 
     python bench/proxy.py [--clients 200] [--chunks 100] [--interval 0.02]
-                          [--light-interval 0.05] [--ramp 0.5] [--http auto|httptools|h11]
+                          [--light-interval 0.05] [--ramp 0.5] [--rounds 3]
+                          [--http auto|httptools|h11]
 
 Clients arrive spread over ``--ramp`` seconds. The machine's other load shows
 in the latencies; the proxy's CPU time per delivered chunk (from /proc, for the
@@ -282,6 +286,20 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def pool(rounds: list[Stats]) -> Stats:
+    """The rounds' figures together (latencies, counts, errors)."""
+    out = Stats()
+    for one in rounds:
+        out.latencies += one.latencies
+        out.stamps += one.stamps
+        out.chunks += one.chunks
+        out.errors += one.errors
+        out.calls += one.calls
+        for kind, count in one.kinds.items():
+            out.kinds[kind] = out.kinds.get(kind, 0) + count
+    return out
+
+
 def steady(stats: Stats, skip: float) -> list[float]:
     """Latencies of chunks sent ``skip`` seconds or more after the first one (arrivals over)."""
     if not stats.stamps:
@@ -296,17 +314,34 @@ TARGET_P99_MS = 5.0  # issue 6: p99 added latency per chunk under 5 ms
 
 
 class Row:
-    """One paced load: direct and proxied latencies, the proxy's CPU per chunk."""
+    """One paced load over its rounds: direct and proxied latencies, pooled; the
+    proxy's CPU per chunk."""
 
-    def __init__(self, rate: float, direct: Stats, through: Stats, cpu_us: float) -> None:
-        self.rate, self.direct, self.through, self.cpu_us = rate, direct, through, cpu_us
+    def __init__(
+        self, rate: float, directs: list[Stats], throughs: list[Stats], cpu: float
+    ) -> None:
+        self.rate, self.directs, self.throughs = rate, directs, throughs
+        self.direct, self.through = pool(directs), pool(throughs)
+        self.cpu_us = cpu / max(1, self.through.chunks) * 1e6
         self.cores = (0.0, 0.0)  # proxy, clients + upstream: cores busy while proxied
 
     def added(self, q: float) -> float:
         return (pct(self.through.latencies, q) - pct(self.direct.latencies, q)) * 1e3
 
+    def rounds_line(self) -> str:
+        each = [
+            (pct(t.latencies, 0.99) - pct(d.latencies, 0.99)) * 1e3
+            for d, t in zip(self.directs, self.throughs, strict=True)
+        ]
+        return (
+            f"added p99 at {self.rate:g}/s, round by round: "
+            + ", ".join(f"{x:.1f}" for x in each)
+            + " ms"
+        )
+
     def steady_line(self, skip: float) -> str:
-        direct, through = steady(self.direct, skip), steady(self.through, skip)
+        direct = [x for d in self.directs for x in steady(d, skip)]
+        through = [x for t in self.throughs for x in steady(t, skip)]
         d50, d99, p50, p99 = (pct(v, q) * 1e3 for v in (direct, through) for q in (0.5, 0.99))
         return (
             f"after the arrivals (chunks sent {skip:g} s on) at {self.rate:g}/s: "
@@ -326,20 +361,34 @@ class Row:
 
 
 def paced(
-    proxy: subprocess.Popen[bytes], urls: tuple[str, str], n: int, interval: float, ramp: float
+    proxy: subprocess.Popen[bytes],
+    urls: tuple[str, str],
+    n: int,
+    interval: float,
+    ramp: float,
+    rounds: int,
 ) -> Row:
+    """``rounds`` times: the clients direct, then through the proxy. Pooled over
+    the rounds, a moment of load from outside falls on both sides alike."""
     prompt = f"Weather? PACE={interval};"
-    direct, _ = clients_run(run_clients, urls[0], n, False, 120.0, prompt, ramp)
-    # The direct phase outlasts the proxy's upstream keep-alive (4 s): open its
-    # connections again, so the row measures streaming, not connection setup.
-    clients_run(run_clients, urls[1], n, True, 60.0, "CHUNKS=1;")
-    cpu_before, others_before = cpu_seconds(proxy.pid), others()
-    start = time.perf_counter()
-    through, _ = clients_run(run_clients, urls[1], n, True, 120.0, prompt, ramp)
-    wall = time.perf_counter() - start
-    cpu = cpu_seconds(proxy.pid) - cpu_before
-    row = Row(1 / interval, direct, through, cpu / max(1, through.chunks) * 1e6)
-    row.cores = (cpu / wall, (others() - others_before) / wall)
+    directs: list[Stats] = []
+    throughs: list[Stats] = []
+    cpu = wall = other = 0.0
+    for _ in range(rounds):
+        direct, _ = clients_run(run_clients, urls[0], n, False, 120.0, prompt, ramp)
+        # The direct phase outlasts the proxy's upstream keep-alive (4 s): open its
+        # connections again, so the row measures streaming, not connection setup.
+        clients_run(run_clients, urls[1], n, True, 60.0, "CHUNKS=1;")
+        cpu_before, others_before = cpu_seconds(proxy.pid), others()
+        start = time.perf_counter()
+        through, _ = clients_run(run_clients, urls[1], n, True, 120.0, prompt, ramp)
+        wall += time.perf_counter() - start
+        cpu += cpu_seconds(proxy.pid) - cpu_before
+        other += others() - others_before
+        directs.append(direct)
+        throughs.append(through)
+    row = Row(1 / interval, directs, throughs, cpu)
+    row.cores = (cpu / wall, other / wall)
     return row
 
 
@@ -365,6 +414,7 @@ def main() -> int:
     ap.add_argument("--ramp", type=float, default=0.5, help="seconds over which clients start")
     ap.add_argument("--interval", type=float, default=0.02, help="heavy row: s between chunks")
     ap.add_argument("--light-interval", type=float, default=0.05, help="light row (0: skip)")
+    ap.add_argument("--rounds", type=int, default=3, help="direct/proxied rounds per load")
     ap.add_argument("--dialect", choices=sorted(CALLS), default="am_xml")
     ap.add_argument("--workers", type=int, default=1, help="proxy worker processes")
     ap.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto")
@@ -420,10 +470,11 @@ def main() -> int:
         cpu_before = cpu_seconds(proxy.pid)
         short, _ = clients_run(run_clients, proxy_url, n, True, 60.0, "CHUNKS=1;", ramp)
         per_request = (cpu_seconds(proxy.pid) - cpu_before) / n * 1e6
-        rows = [paced(proxy, urls, n, interval, ramp) for interval in intervals]
+        rows = [paced(proxy, urls, n, interval, ramp, args.rounds) for interval in intervals]
         print(
             f"{n} concurrent streams, {args.chunks} text chunks + 1 call each, "
-            f"arrivals over {ramp} s; latencies in ms per chunk (http: {args.http})"
+            f"arrivals over {ramp} s, {args.rounds} rounds per load; latencies in ms per "
+            f"chunk (http: {args.http})"
         )
         print(
             f"{'offered load':>20} | {'direct':>13} | {'proxied':>13} | {'added by proxy':>14}"
@@ -436,6 +487,8 @@ def main() -> int:
         for row in rows:
             print(row.line(n))
         for row in rows:
+            print(row.rounds_line())
+        for row in rows:
             print(row.steady_line(ramp + 1.0))
         for row in rows:
             proxy_cores, other_cores = row.cores
@@ -447,11 +500,12 @@ def main() -> int:
         per_chunk = cpu / fast.chunks * 1e6 if fast.chunks else float("nan")
         print(f"proxy CPU per delivered chunk (unpaced): {per_chunk:.0f} us")
         calls = sum(r.through.calls for r in rows) + fast.calls + short.calls
+        wanted = n * (len(rows) * args.rounds + 2)
         print(
             f"proxy CPU per request (streams of 1 text chunk + the call, ~6 chunks): "
             f"{per_request:.0f} us"
         )
-        print(f"tool calls received: {calls} of {n * (len(rows) + 2)}")
+        print(f"tool calls received: {calls} of {wanted}")
         errors = ", ".join(
             f"{r.rate:g}/s direct {r.direct.errors} proxied {r.through.errors}" for r in rows
         )
