@@ -59,9 +59,10 @@ from streamtools.native import NativeCalls
 from streamtools.parser import DIALECTS, DialectSyntax, Parser, ToolCatalog
 from streamtools.prompts import Renderer, get_renderer, project
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+from streamtools.results import format_result
 from streamtools.runtime import Agent, ConsoleRenderer, Replay, RunResult, record
 from streamtools.runtime.hybrid import HybridAgent
-from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result, tool
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, tool
 from streamtools.transcript import (
     AssistantMessage,
     Message,

@@ -47,11 +47,12 @@ from typing import Any, overload
 
 import msgspec
 
+from streamtools.docstrings import parse_docstring
 from streamtools.errors import StreamtoolsError, ToolDefinitionError, UsageError
 from streamtools.model import ToolSpec
 from streamtools.schema import arguments_from, explain, schema_of, type_from_schema
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "format_result", "tool"]
+__all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 
@@ -147,7 +148,7 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
         return fn
     name = given_name or str(getattr(fn, "__name__", ""))
     _check_name(name)
-    summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
     try:
         sig = inspect.signature(fn)
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -226,51 +227,6 @@ def _check_name(name: str) -> None:
             f"invalid tool name {name!r}: use letters, digits, '_', '-' and '.', "
             "starting with a letter or '_', at most 128 characters"
         )
-
-
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:?\s*$")
-_NUMPY_RULE = re.compile(r"^-{3,}\s*$")
-_GOOGLE_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-_NUMPY_ITEM = re.compile(r"^(\w+)\s*(?::.*)?$")
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """First paragraph (joined into one line) and per-parameter descriptions."""
-    lines = doc.splitlines()
-    first: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION.match(line.strip()):
-            break
-        first.append(line.strip())
-    params: dict[str, str] = {}
-    for i, line in enumerate(lines):
-        if not _SECTION.match(line.strip()):
-            continue
-        numpy = i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
-        body = lines[i + (2 if numpy else 1) :]
-        base = None
-        current = None
-        for n, raw in enumerate(body):
-            if not raw.strip():
-                if numpy:
-                    continue
-                break
-            if numpy and n + 1 < len(body) and _NUMPY_RULE.match(body[n + 1].strip()):
-                break  # the next NumPy section ("Returns" over a rule) begins
-            indent = len(raw) - len(raw.lstrip())
-            if base is None:
-                base = indent
-            if indent < base or (not numpy and indent == 0 and raw.strip().endswith(":")):
-                break
-            text = raw.strip()
-            item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(text)
-            if indent == base and item:
-                current = item.group(1).lstrip("*")
-                params[current] = "" if numpy else item.group(3).strip()
-            elif current is not None:
-                params[current] = (params[current] + " " + text).strip()
-        break
-    return " ".join(first), {k: v for k, v in params.items() if v}
 
 
 class ToolRegistry:
@@ -354,71 +310,3 @@ class ToolRegistry:
             return f"Unknown tool `{name}`: no tools are available here. Answer without tools."
         allowed = ", ".join(f"`{n}`" for n in self._tools)
         return f"Unknown tool `{name}`. The only tools you may call are: {allowed}."
-
-
-def _enc_hook(obj: Any) -> Any:
-    dump = getattr(obj, "model_dump", None)  # pydantic models, without importing pydantic
-    if callable(dump):
-        try:
-            return dump(mode="json")
-        except TypeError:
-            pass
-    try:
-        return str(obj)
-    except Exception:  # a broken __str__: repr is the last resort (it may raise too)
-        return repr(obj)
-
-
-_result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic")
-
-
-def format_result(value: Any) -> str:
-    """A tool's return value as text for the model: a str as is, UTF-8 bytes as text,
-    anything else as JSON (pydantic-style models via ``model_dump``; objects msgspec
-    cannot encode fall back to ``str``, then ``repr``).
-
-    Deterministic JSON (sorted keys and sets, so equal results read the same) needs
-    str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
-    is first rewritten by ``_plain``: keys as JSON spells the scalar (``"2024"``,
-    ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
-    Only a value whose ``str`` and ``repr`` both raise makes this raise."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes | bytearray):
-        try:  # text that arrived as bytes (a subprocess, a file) reads as text
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            pass  # binary: JSON encodes it as base64
-    try:
-        return _result_encoder.encode(value).decode()
-    except (TypeError, ValueError):
-        # msgspec's complaint about keys or an unsortable set; rebuilt, then encoded.
-        return _result_encoder.encode(_plain(value)).decode()
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with str keys and sorted sets, for the deterministic encoder."""
-    if isinstance(value, dict):
-        return {_key(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, set | frozenset):
-        items = [_plain(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return sorted(items, key=_result_encoder.encode)
-    if isinstance(value, str | int | float | bool | bytes | bytearray) or value is None:
-        return value
-    try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
-        return _plain(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
-    except (TypeError, ValueError):
-        return _enc_hook(value)
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if key is None or isinstance(key, bool | int | float):
-        return msgspec.json.encode(key).decode()
-    return str(key)

@@ -24,6 +24,8 @@ CORE = [
     "model.py",
     "errors.py",
     "tools.py",
+    "docstrings.py",
+    "results.py",
     "schema.py",
     "transcript.py",
     "native.py",

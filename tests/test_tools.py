@@ -11,7 +11,8 @@ import pytest
 
 from streamtools.errors import ToolDefinitionError, UsageError
 from streamtools.model import ToolSpec
-from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result, tool
+from streamtools.results import format_result
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
 

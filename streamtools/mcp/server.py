@@ -47,7 +47,8 @@ from mcp.types import Tool as MCPTool
 from starlette.applications import Starlette
 
 from streamtools import __version__
-from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, format_result
+from streamtools.results import format_result
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = ["http_app", "mcp_server", "serve_http", "serve_stdio"]
 

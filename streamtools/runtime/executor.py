@@ -45,7 +45,8 @@ from typing import Any
 import anyio
 
 from streamtools.events import CallEnd, ToolFailed, ToolResult
-from streamtools.tools import ToolArgumentsError, ToolRegistry, format_result
+from streamtools.results import format_result
+from streamtools.tools import ToolArgumentsError, ToolRegistry
 
 __all__ = ["Executor"]
 

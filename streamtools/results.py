@@ -1,0 +1,80 @@
+"""A tool's return value as the text the model reads (``format_result``).
+
+Core module: standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["format_result"]
+
+
+def _enc_hook(obj: Any) -> Any:
+    dump = getattr(obj, "model_dump", None)  # pydantic models, without importing pydantic
+    if callable(dump):
+        try:
+            return dump(mode="json")
+        except TypeError:
+            pass
+    try:
+        return str(obj)
+    except Exception:  # a broken __str__: repr is the last resort (it may raise too)
+        return repr(obj)
+
+
+_result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic")
+
+
+def format_result(value: Any) -> str:
+    """A tool's return value as text for the model: a str as is, UTF-8 bytes as text,
+    anything else as JSON (pydantic-style models via ``model_dump``; objects msgspec
+    cannot encode fall back to ``str``, then ``repr``).
+
+    Deterministic JSON (sorted keys and sets, so equal results read the same) needs
+    str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
+    is first rewritten by ``_plain``: keys as JSON spells the scalar (``"2024"``,
+    ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
+    Only a value whose ``str`` and ``repr`` both raise makes this raise."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        try:  # text that arrived as bytes (a subprocess, a file) reads as text
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # binary: JSON encodes it as base64
+    try:
+        return _result_encoder.encode(value).decode()
+    except (TypeError, ValueError):
+        # msgspec's complaint about keys or an unsortable set; rebuilt, then encoded.
+        return _result_encoder.encode(_plain(value)).decode()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with str keys and sorted sets, for the deterministic encoder."""
+    if isinstance(value, dict):
+        return {_key(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [_plain(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=_result_encoder.encode)
+    if isinstance(value, str | int | float | bool | bytes | bytearray) or value is None:
+        return value
+    try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
+        return _plain(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
+    except (TypeError, ValueError):
+        return _enc_hook(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool | int | float):
+        return msgspec.json.encode(key).decode()
+    return str(key)
