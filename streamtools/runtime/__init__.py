@@ -10,10 +10,12 @@ so asyncio and trio both work.
 
 from __future__ import annotations
 
-from streamtools.runtime.agent import Agent, Emit, EventStream, RunResult, event_stream
+from streamtools.runtime.agent import Agent
 from streamtools.runtime.console import ConsoleRenderer
 from streamtools.runtime.executor import Executor
 from streamtools.runtime.recording import Replay, record
+from streamtools.runtime.stream import EventStream, RunResult, event_stream
+from streamtools.runtime.turn import Emit
 
 __all__ = [
     "Agent",

@@ -1,23 +1,9 @@
-"""The agent loop: turns, budgets, repair, and the event stream (DESIGN §5).
+"""The agent loop: turns, budgets and repair (DESIGN §5).
 
 Theory of operation
 -------------------
-``event_stream(run)`` is the stream plumbing, shared by ``Agent.stream`` and
-``HybridAgent.stream``. It is an async context manager: entering it starts
-``run(emit)`` in a task group it owns and hands back an async iterator of
-events; ``emit`` sends them through a memory object stream (a small buffer,
-so a slow consumer holds the model back instead of piling events up).
-Leaving the block, for any reason, cancels that task group: the model
-request (its ``stream`` context is exited, which closes the HTTP response)
-and every running tool are cancelled, and the block does not exit until they
-are gone. Nothing outlives it.
-
-The run's own exceptions (``BudgetExceeded``, ``ProviderError``, …) are not
-raised out of the task group, where they would arrive wrapped in an exception
-group and cancel the consumer mid-iteration; they are stored and raised by
-the iterator after the last event, as a plain exception. An exception raised
-by the consumer's own code in the block comes out unchanged too. What ``run``
-returns is kept as ``EventStream.result``.
+The event stream plumbing under ``Agent.stream`` (``event_stream``, ``EventStream``,
+``RunResult``) is in ``streamtools.runtime.stream``.
 
 One turn (see ``streamtools.runtime.turn``): project the transcript with
 ``streamtools.prompts.project`` (the only place that builds request
@@ -54,16 +40,14 @@ client-side at the first ``CallEnd`` for providers that ignore ``stop``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
-from streamtools.events import Event, Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
+from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolSpec
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
@@ -76,99 +60,12 @@ from streamtools.runtime.repair import (
     missing_call_reprompt,
     refusal_reprompt,
 )
+from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Decoder, Emit, Reply, TurnContext, run_turn
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage, Transcript
 
-__all__ = ["Agent", "Emit", "EventStream", "RunResult", "event_stream"]
-
-_BUFFER = 64
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """The outcome of ``Agent.run``: the final answer, the transcript, the turns used."""
-
-    text: str
-    transcript: Transcript
-    turns: int
-
-
-class EventStream:
-    """The async iterator ``Agent.stream`` yields; raises the loop's error after the last event."""
-
-    def __init__(self, receive: MemoryObjectReceiveStream[Event]) -> None:
-        self._receive = receive
-        self.error: Exception | None = None
-        self.result: RunResult | None = None
-
-    def __aiter__(self) -> EventStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        # Buffered events are taken without a checkpoint each: the consumer still
-        # yields whenever the buffer is empty, so at least every ``_BUFFER`` events.
-        try:
-            return self._receive.receive_nowait()
-        except anyio.WouldBlock:
-            try:
-                return await self._receive.receive()
-            except anyio.EndOfStream:
-                pass
-        except anyio.EndOfStream:
-            pass
-        # Raised outside the except blocks so that the error keeps its own
-        # cause and context, not EndOfStream's.
-        if self.error is not None:
-            raise self.error
-        raise StopAsyncIteration
-
-
-@asynccontextmanager
-async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIterator[EventStream]:
-    """Run ``run(emit)`` in a task group of its own and yield the events it emits.
-
-    The run's exception comes out of the iterator, plain, after the events
-    before it; leaving the block cancels the run and waits for it to end.
-    """
-    send, receive = anyio.create_memory_object_stream[Event](_BUFFER)
-    events = EventStream(receive)
-
-    async def emit(event: Event) -> None:
-        # Fast path without a scheduling round trip per event; the bounded
-        # buffer still holds the run back when the consumer falls behind.
-        try:
-            send.send_nowait(event)
-        except anyio.WouldBlock:
-            await send.send(event)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            # The consumer closed its end, which it does only after cancelling
-            # the run: take the cancellation here rather than fail a task with
-            # an error that would reach the consumer inside an exception group.
-            await anyio.lowlevel.checkpoint()
-            raise
-
-    async def drive() -> None:
-        async with send:
-            try:
-                events.result = await run(emit)
-            except Exception as exc:
-                events.error = exc
-
-    error: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(drive)
-        try:
-            yield events
-        except Exception as exc:
-            # Raised again below, outside the task group, unwrapped.
-            error = exc
-        finally:
-            tg.cancel_scope.cancel()
-            receive.close()
-    if error is not None:
-        raise error
-
+__all__ = ["Agent"]
 
 class Agent:
     """Runs a model with tools until it answers; see the module docstring."""
@@ -369,24 +266,6 @@ class Agent:
         if self.native:
             return NativeDecoder(offered, id_prefix=id_prefix)
         return PromptDecoder(self.dialect, offered, self.stop, id_prefix=id_prefix)
-
-
-async def drain(stream: AbstractAsyncContextManager[EventStream]) -> RunResult:
-    """Consume an agent's event stream to its end and return the run's result."""
-    async with stream as events:
-        async for _ in events:
-            pass
-    assert events.result is not None  # the loop either set it or raised
-    return events.result
-
-
-def as_transcript(prompt: str | Transcript) -> Transcript:
-    """``prompt`` itself when it is a transcript, else a new one holding it as the user's turn."""
-    if isinstance(prompt, Transcript):
-        return prompt
-    transcript = Transcript()
-    transcript.user(prompt)
-    return transcript
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:

@@ -56,15 +56,9 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import (
-    Agent,
-    Emit,
-    EventStream,
-    RunResult,
-    as_transcript,
-    drain,
-    event_stream,
-)
+from streamtools.runtime.agent import Agent
+from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
+from streamtools.runtime.turn import Emit
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
 
