@@ -205,7 +205,7 @@ class AmXmlBody(ParamValues, CallBody):
     def _fast_markup(self, state: int, delta: str) -> list[ParserEvent] | None:
         """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
         if ">" in delta:
-            return None
+            return self._fast_child(delta) if state == BODY else None
         if state == TAG:
             if self.undecided:
                 if delta[0] not in " \t\r\n/":
@@ -225,6 +225,29 @@ class AmXmlBody(ParamValues, CallBody):
             self.rest = delta  # a child or closing tag still arriving: hold it
             return []
         return None
+
+    def _fast_child(self, delta: str) -> list[ParserEvent] | None:
+        """A parameter's opening tag completing in ``delta`` (``<query>``), nothing
+        but plain content after it: the parameter opened and its content taken,
+        as ``_body`` and ``_param`` would, without the loop. None, with nothing
+        taken, for anything else (a new call, a stray tag, text before the tag,
+        ``<parameter name=…>``, ``<a/>``, markup or an entity after it)."""
+        if delta[0] != "<" or self.gap != len(self.stray) or delta.startswith(OPEN):
+            return None
+        e = delta.find(">")
+        content = delta[e + 1 :]
+        if "<" in content or "&" in content:
+            return None
+        m = _OPEN_TAG.match(delta[: e + 1])
+        if m is None or m.group(3) or m.group(1) == "parameter":
+            return None
+        out: list[ParserEvent] = []
+        self.out = out
+        self.rest = ""
+        self.raw.append(delta[: e + 1])
+        self.size += e + 1
+        self._open_param(m.group(1), m.group(1))
+        return self._fast_content(content, out) if content else out
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
