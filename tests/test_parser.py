@@ -249,6 +249,34 @@ def test_call_end_from_the_feed_that_closes_whatever_the_split(
         events += p.end()
         assert merge(events) == whole
 
+
+# am_xml calls whose parameters open in the shapes the fast path takes, and in
+# those it leaves to the machine
+_AM_PARAMS = [
+    '<am:tool_call name="search"><query>files calls</query><limit>60</limit></am:tool_call> ok',
+    '<am:tool_call name="search">\n  <query>\nmulti\nline\n</query>\n</am:tool_call>',
+    '<am:tool_call name="search"><q>a &amp; b</q><n/><parameter name="x">1</parameter>'
+    "</am:tool_call>",
+    '<am:tool_call name="search"><q><![CDATA[<b>]]></q>stray<r>x</r></am:tool_call>',
+    '<am:tool_call name="search"><q>a</q><am:tool_call name="search"><q>b</q></am:tool_call>',
+]
+
+
+@pytest.mark.parametrize("text", _AM_PARAMS)
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13])
+def test_am_xml_parameters_open_alike_whatever_the_split(text: str, size: int) -> None:
+    """However the deltas cut a parameter's opening tag, the events (merged) are
+    those of one character at a time, raw text included."""
+    whole = merge(feed_all(Parser("am_xml", ["search"]), list(text)))
+    for offset in range(size):
+        p = Parser("am_xml", ["search"])
+        cuts = [0, *range(offset or size, len(text), size), len(text)]
+        events = []
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            events += p.feed(text[a:b])
+        events += p.end()
+        assert merge(events) == whole, (offset, size)
+
 def test_one_megabyte_argument() -> None:
     from streamtools.parser import Parser
 
