@@ -122,6 +122,7 @@ class AmXmlBody(ParamValues, CallBody):
         self.probe_done = False
         self.fresh = True
         self.newline = False
+        self.plain = False
         self.restart = False  # a new <am:tool_call> began inside this one
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
@@ -129,6 +130,24 @@ class AmXmlBody(ParamValues, CallBody):
     # -- feeding --------------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
+        if (
+            self.plain
+            and "<" not in delta
+            and "&" not in delta
+            and '"' not in delta
+            and "\\" not in delta
+            and delta.isprintable()  # also excludes newlines (layout rule)
+        ):
+            # the shortest path: in a string parameter's text, printable text with
+            # no markup, entity, quote or backslash is its own JSON string text
+            self.rest = ""
+            self.raw.append(delta)
+            self.size += len(delta)
+            call = self.call
+            call.args.append(delta)
+            if call.started:
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            return []
         state = self.state
         if state != PARAM:
             return self._fast_markup(state, delta)
@@ -137,23 +156,6 @@ class AmXmlBody(ParamValues, CallBody):
         if "&" in delta:
             return None  # an entity, maybe cut: the machine decodes or waits
         self.rest = ""
-        if (
-            self.kind == STRING
-            and not self.fresh
-            and not self.newline
-            and '"' not in delta
-            and "\\" not in delta
-            and delta.isprintable()  # also excludes newlines (layout rule)
-        ):
-            # the shortest path: printable text with no quote or backslash is its
-            # own JSON escape
-            self.raw.append(delta)
-            self.size += len(delta)
-            call = self.call
-            call.args.append(delta)
-            if call.started:
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            return []
         return self._fast_content(delta, [])
 
     def _fast_content(self, text: str, out: list[ParserEvent]) -> list[ParserEvent]:
@@ -393,6 +395,7 @@ class AmXmlBody(ParamValues, CallBody):
                 return j + len(close)
             if s.startswith(CDATA_OPEN, j):
                 self.state = CDATA
+                self.plain = False
                 return j + len(CDATA_OPEN)
             rest = s[j:]
             if close.startswith(rest) or CDATA_OPEN.startswith(rest):

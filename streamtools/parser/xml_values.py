@@ -74,6 +74,10 @@ class ParamValues:
     probe_done: bool
     fresh: bool  # no content yet: a leading newline is layout
     newline: bool  # a trailing newline held back
+    # in a string parameter's text, past its start, no newline held: the next plain
+    # piece is its own JSON string text (the fast path's one test; False is always
+    # safe, it only sends a piece the longer way)
+    plain: bool
     param_state: int  # the element machine's state inside a parameter
     body_state: int  # … and between parameters
 
@@ -88,6 +92,7 @@ class ParamValues:
         self.probe_done = False
         self.fresh = True
         self.newline = False
+        self.plain = False
         lead = "{" if self.params == 0 else ", "
         self.params += 1
         key = f'{lead}"{_json_str(name)}": '
@@ -114,6 +119,7 @@ class ParamValues:
         if text.endswith("\n"):
             text = text[:-1]
             self.newline = True
+        self.plain = not self.newline and self.state == self.param_state
         if text:
             self.call.add_args(_json_str(text), self.out)
 
@@ -141,6 +147,7 @@ class ParamValues:
 
     def _close_param(self) -> None:
         self.state = self.body_state
+        self.plain = False
         if self.kind == STRING:
             self.call.add_args('"', self.out)
             return
