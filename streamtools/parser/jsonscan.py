@@ -126,7 +126,10 @@ class ValueScanner:
                 continue
             c = s[i]
             if c in _SPACE:
-                i = _WS.match(s, i).end()  # type: ignore[union-attr]
+                # one space (``", "``, ``": "``) without the regex; a run with it
+                i += 1
+                if i < n and s[i] in _SPACE:
+                    i = _WS.match(s, i).end()  # type: ignore[union-attr]
                 if i == n:
                     break
                 c = s[i]
