@@ -197,13 +197,14 @@ class JsonFastPaths:
             sub.state, sub.is_key, sub.error = state, is_key, None
             return None
         self.rest = delta[j:]  # a number, literal or escape still arriving
-        self._settle()
+        call = self.call
+        # ``_settle`` where it is known that the arguments' value is being read
+        self.streaming = ARGS if sub.state == IN_STRING and call.started else 0
         if j == 0:
             return []
         piece = delta[:j] if j < len(delta) else delta
         self.raw.append(piece)
         self.size += j
-        call = self.call
         call.args.append(piece)
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
