@@ -272,6 +272,7 @@ class JsonFastPaths:
         k = m.end()
         tail = s[k:].lstrip(" \t\r\n")
         return k if len(tail) < len(close) and close.startswith(tail) else -1
+
     def _settle(self) -> None:
         """After the machine or the scanner moved: is the body now inside a string
         of a started call's arguments, or of a text or reasoning member past its
