@@ -144,7 +144,7 @@ class AmXmlBody(ParamValues, CallBody):
             self.raw.append(delta)
             self.size += len(delta)
             call = self.call
-            call.args.append(delta)
+            call.args.append(delta)  # Call.add_args, inline: most deltas of a call
             if call.started:
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             return []

@@ -95,7 +95,7 @@ class JsonFastPaths:
             self.size += len(delta)
             if streaming == ARGS:
                 call = self.call
-                call.args.append(delta)
+                call.args.append(delta)  # Call.add_args, inline: most deltas of a call
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             self.text_given = True
             return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
@@ -140,13 +140,11 @@ class JsonFastPaths:
         self.rest = rest
         role = env.role
         if role == ARGS:
+            out: Out = []
             self.raw.append(delta)
             self.size += len(delta)
-            call = self.call
-            call.args.append(delta)
-            if call.started:
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            return []
+            self.call.add_args(delta, out)
+            return out
         if role == TEXT or role == REASONING:
             if env.first:
                 return None
@@ -205,7 +203,7 @@ class JsonFastPaths:
         piece = delta[:j] if j < len(delta) else delta
         self.raw.append(piece)
         self.size += j
-        call.args.append(piece)
+        call.args.append(piece)  # Call.add_args, inline: once per punctuation delta
         if call.started:
             return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
         return []
@@ -238,12 +236,9 @@ class JsonFastPaths:
         self.rest = delta[k:]
         self.raw.append(delta[:k])
         self.size += k
-        piece = delta[:j]
-        call = self.call
-        call.args.append(piece)
-        if call.started:
-            return [ArgsDelta(index=call.index, id=call.id, delta=piece)]
-        return []
+        out: Out = []
+        self.call.add_args(delta[:j], out)
+        return out
 
     def _fast_end(self, env: Envelope, delta: str) -> list[ParserEvent] | None:
         """The envelope's ``}`` right after the arguments, then at most the closing
