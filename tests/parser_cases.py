@@ -48,6 +48,14 @@ def random_cuts(text: str, rng: random.Random, low: int = 1, high: int = 6) -> l
     return out
 
 
+def phase_cuts(text: str, size: int) -> Iterator[list[tuple[int, int]]]:
+    """``text`` cut every ``size`` characters, once per phase of the cuts against
+    it: each time, the (start, end) of every piece."""
+    for offset in range(size):
+        cuts = [0, *range(offset or size, len(text), size), len(text)]
+        yield list(zip(cuts, cuts[1:], strict=False))
+
+
 def chunkings(text: str, seed: int = 0) -> Iterator[tuple[str, list[str]]]:
     yield "whole", [text]
     yield "chars", list(text)

@@ -8,7 +8,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from parser_cases import CASES, Case, chunkings, feed_all, merge, run_checked, summary
+from parser_cases import (
+    CASES,
+    Case,
+    chunkings,
+    feed_all,
+    merge,
+    phase_cuts,
+    run_checked,
+    summary,
+)
 
 from streamtools.events import CallEnd, CallError, CallStart, TextDelta
 from streamtools.parser import Parser
@@ -200,18 +209,16 @@ def test_call_start_from_the_feed_that_names_the_tool(dialect: str, text: str, s
     """Invariant 5, whatever the split: the envelope head may be held whole while
     it arrives, but never past the quote that ends the tool name."""
     name_end = text.index('"search"') + len('"search"') - 1
-    for offset in range(size):  # every phase of the cuts against the text
+    for spans in phase_cuts(text, size):
         p = Parser(dialect, ["search"])
-        cuts = [0, *range(offset or size, len(text), size), len(text)]
         events = []
-        for a, b in zip(cuts, cuts[1:], strict=False):
+        for a, b in spans:
             out = p.feed(text[a:b])
             started = [e for e in out if isinstance(e, CallStart)]
             assert bool(started) == (a <= name_end < b), (text[a:b], a, b)
             events += out
         events += p.end()
         assert [e.arguments for e in events if isinstance(e, CallEnd)] in ([{"q": 1}], [{}])
-
 
 
 # calls whose arguments, envelope and closing marker end in the shapes models write
@@ -237,11 +244,10 @@ def test_call_end_from_the_feed_that_closes_whatever_the_split(
     close = "</tool_call>" if dialect == "hermes" else "```"
     marker_end = text.rindex(close) + len(close) - 1
     whole = merge(feed_all(Parser(dialect, ["search"]), list(text)))
-    for offset in range(size):  # every phase of the cuts against the text
+    for spans in phase_cuts(text, size):
         p = Parser(dialect, ["search"])
-        cuts = [0, *range(offset or size, len(text), size), len(text)]
         events = []
-        for a, b in zip(cuts, cuts[1:], strict=False):
+        for a, b in spans:
             out = p.feed(text[a:b])
             ended = [e for e in out if isinstance(e, (CallEnd, CallError))]
             assert bool(ended) == (a <= marker_end < b), (text[a:b], a, b)
@@ -268,14 +274,9 @@ def test_am_xml_parameters_open_alike_whatever_the_split(text: str, size: int) -
     """However the deltas cut a parameter's opening tag, the events (merged) are
     those of one character at a time, raw text included."""
     whole = merge(feed_all(Parser("am_xml", ["search"]), list(text)))
-    for offset in range(size):
-        p = Parser("am_xml", ["search"])
-        cuts = [0, *range(offset or size, len(text), size), len(text)]
-        events = []
-        for a, b in zip(cuts, cuts[1:], strict=False):
-            events += p.feed(text[a:b])
-        events += p.end()
-        assert merge(events) == whole, (offset, size)
+    for spans in phase_cuts(text, size):
+        events = feed_all(Parser("am_xml", ["search"]), [text[a:b] for a, b in spans])
+        assert merge(events) == whole, spans
 
 def test_one_megabyte_argument() -> None:
     from streamtools.parser import Parser
