@@ -186,7 +186,9 @@ class Parser:
     def _feed_two(self, delta: str) -> list[ParserEvent]:
         """``feed`` for a dialect with one marker-start character besides "<"
         (installed per instance by ``__init__``): ``feed`` with its first test
-        swapped for two, so neither kind of delta pays a test that cannot pass."""
+        swapped for two, so neither kind of delta pays a test that cannot pass.
+        The in-call branch after it is ``feed``'s, copied: shared, it would cost
+        a call on every delta inside a call."""
         if self._lt not in delta and self._other not in delta and delta:
             self._prev = delta
             return [TextDelta(text=delta)]
