@@ -189,7 +189,7 @@ class JsonFastPaths:
         if "}" in delta or "]" in delta:
             return self._fast_close(sub, delta) if self.close is not None else None
         stack, depth, state, is_key = sub.stack, len(sub.stack), sub.state, sub.is_key
-        j = sub.feed(delta, 0)
+        j = sub.feed_run(delta)
         if sub.error is not None:
             del stack[depth:]
             sub.state, sub.is_key, sub.error = state, is_key, None

@@ -17,6 +17,15 @@ Only a bounded tail (an escape of at most 6 characters, a literal of at most 5,
 or a number) is ever examined twice; ``examined`` counts every character the
 scanner looked at so tests can prove linear work.
 
+``feed_run(s)`` is ``feed(s, 0)`` for a short piece with no closing bracket,
+remembered: without a closer the stack only grows, so what the scanner does with
+such a piece (where it stops, the state after it, the brackets it opens) depends
+only on the piece, the state, whether a string is a key and the innermost
+bracket. Models write the same punctuation over and over (``", "``,
+``": "``, ``", "li``), so a call's punctuation is mostly one dict lookup instead
+of the loop. The table is shared by all scanners and cleared when it reaches
+``_RUNS_MAX`` entries; a piece that fails is never remembered.
+
 The call envelope around the value (``{"name": …, "arguments": {…}}``) is
 read by ``streamtools.parser.envelope``, which uses this scanner for every value.
 """
@@ -35,6 +44,11 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _LOW_PART = re.compile(r"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]{0,2})?)?)?)?\Z")
 _SPACE = " \t\r\n"
+# feed_run's table: (piece, state, is_key, innermost closer) -> (end, state, is_key,
+# closers the piece pushed)
+_RUNS: dict[tuple[str, int, bool, str], tuple[int, int, bool, list[str]]] = {}
+_RUNS_MAX = 4096
+_RUN_LEN = 16  # longer pieces rarely repeat: scanned, not remembered
 
 # ValueScanner states
 _VALUE, _FIRST_ITEM, _FIRST_KEY, _KEY, _COLON, _AFTER, _STRING, _DONE, _ERROR = range(9)
@@ -67,6 +81,27 @@ class ValueScanner:
     def _fail(self, message: str) -> None:
         self.state = _ERROR
         self.error = message
+
+    def feed_run(self, s: str) -> int:
+        """``feed(s, 0)`` for ``s`` without ``}`` or ``]``, remembered (see the
+        module docstring): the same end, state, stack and count of examined
+        characters."""
+        stack = self.stack
+        key = (s, self.state, self.is_key, stack[-1] if stack else "")
+        hit = _RUNS.get(key)
+        if hit is not None:
+            self.examined += len(s)
+            j, self.state, self.is_key, pushed = hit
+            if pushed:
+                stack.extend(pushed)
+            return j
+        depth = len(stack)
+        j = self.feed(s, 0)
+        if self.error is None and len(s) <= _RUN_LEN:
+            if len(_RUNS) >= _RUNS_MAX:
+                _RUNS.clear()
+            _RUNS[key] = (j, self.state, self.is_key, stack[depth:])
+        return j
 
     def feed(self, s: str, i: int, final: bool = False) -> int:  # noqa: C901 - one state machine
         n = len(s)

@@ -1,0 +1,97 @@
+"""The JSON value scanner's remembered path (``feed_run``) against its loop
+(``feed``): for any text cut anywhere, two scanners, one taking each piece
+without a closing bracket through ``feed_run``, agree after every piece on
+where they stopped, their state, stack, error and examined count."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamtools.parser import jsonscan
+from streamtools.parser.jsonscan import ValueScanner
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+# broken JSON too: what a model writes by mistake
+NOISE = st.lists(
+    st.sampled_from(['"', ",", ":", " ", "{", "[", "\\", "\\u00", "tru", "1.", "x", "\n", "'"]),
+    max_size=6,
+).map("".join)
+
+
+def snapshot(scanner: ValueScanner, end: int) -> tuple[object, ...]:
+    return (end, scanner.state, scanner.is_key, list(scanner.stack), scanner.error, scanner.examined)
+
+
+def agree(text: str, steps: list[int]) -> None:
+    loop, remembered = ValueScanner(), ValueScanner()
+    held = ""
+    bounds, at = [], 0
+    for step in steps or [len(text)]:
+        at += step
+        if at >= len(text):
+            break
+        bounds.append(at)
+    bounds.append(len(text))
+    start = 0
+    for end in bounds:
+        piece = held + text[start:end]
+        start = end
+        a = loop.feed(piece, 0)
+        b = remembered.feed_run(piece) if "}" not in piece and "]" not in piece else remembered.feed(piece, 0)
+        assert snapshot(remembered, b) == snapshot(loop, a), repr(piece)
+        if loop.error is not None or loop.done:
+            return
+        held = piece[a:]
+
+
+@SETTINGS
+@given(JSON, NOISE, st.integers(0, 100), st.lists(st.integers(1, 6), max_size=60))
+def test_feed_run_does_what_feed_does(value: object, noise: str, at: int, steps: list[int]) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    if noise:
+        at %= len(text) + 1
+        text = text[:at] + noise + text[at:]
+    agree(text, steps)
+    agree(text, steps)  # the same pieces again: now from the table
+
+
+def test_same_piece_in_an_object_and_in_an_array() -> None:
+    # ", " after a value asks for a key in an object and a value in an array
+    for text in ('{"a": 1, "b": [2, 3, {"c": 4, "d": 5}], "e": 6}', '[1, {"a": 2, "b": 3}, 4]'):
+        agree(text, [1] * len(text))
+        agree(text, [2] * len(text))
+        agree(text, [3] * len(text))
+
+
+def test_table_is_bounded_and_keeps_working(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(jsonscan, "_RUNS", {})
+    monkeypatch.setattr(jsonscan, "_RUNS_MAX", 8)
+    for i in range(50):
+        scanner = ValueScanner()
+        scanner.feed("{", 0)
+        assert scanner.feed_run(f'"k{i}": "v') == len(f'"k{i}": "v')
+        assert len(jsonscan._RUNS) <= 8
+    scanner = ValueScanner()
+    scanner.feed("{", 0)
+    scanner.feed_run('"k49": "v')  # remembered: a hit gives the same state
+    assert scanner.state == jsonscan.IN_STRING and not scanner.is_key and scanner.stack == ["}"]
+
+
+def test_long_and_failing_pieces_are_not_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(jsonscan, "_RUNS", {})
+    scanner = ValueScanner()
+    scanner.feed("{", 0)
+    scanner.feed_run('"a_key_longer_than_sixteen": 1')
+    bad = ValueScanner()
+    bad.feed("{", 0)
+    bad.feed_run("'a': 1")
+    assert bad.error is not None
+    assert jsonscan._RUNS == {}
