@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,9 @@ from streamtools.parser.jsonscan import ValueScanner
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 # broken JSON too: what a model writes by mistake
@@ -27,7 +30,8 @@ NOISE = st.lists(
 
 
 def snapshot(scanner: ValueScanner, end: int) -> tuple[object, ...]:
-    return (end, scanner.state, scanner.is_key, list(scanner.stack), scanner.error, scanner.examined)
+    state = (scanner.state, scanner.is_key, list(scanner.stack), scanner.error)
+    return (end, *state, scanner.examined)
 
 
 def agree(text: str, steps: list[int]) -> None:
@@ -45,7 +49,8 @@ def agree(text: str, steps: list[int]) -> None:
         piece = held + text[start:end]
         start = end
         a = loop.feed(piece, 0)
-        b = remembered.feed_run(piece) if "}" not in piece and "]" not in piece else remembered.feed(piece, 0)
+        closes = "}" in piece or "]" in piece
+        b = remembered.feed(piece, 0) if closes else remembered.feed_run(piece)
         assert snapshot(remembered, b) == snapshot(loop, a), repr(piece)
         if loop.error is not None or loop.done:
             return
@@ -71,7 +76,7 @@ def test_same_piece_in_an_object_and_in_an_array() -> None:
         agree(text, [3] * len(text))
 
 
-def test_table_is_bounded_and_keeps_working(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_table_is_bounded_and_keeps_working(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonscan, "_RUNS", {})
     monkeypatch.setattr(jsonscan, "_RUNS_MAX", 8)
     for i in range(50):
@@ -85,7 +90,7 @@ def test_table_is_bounded_and_keeps_working(monkeypatch) -> None:  # type: ignor
     assert scanner.state == jsonscan.IN_STRING and not scanner.is_key and scanner.stack == ["}"]
 
 
-def test_long_and_failing_pieces_are_not_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_long_and_failing_pieces_are_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonscan, "_RUNS", {})
     scanner = ValueScanner()
     scanner.feed("{", 0)
