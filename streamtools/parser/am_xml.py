@@ -64,7 +64,20 @@ from __future__ import annotations
 import html
 import re
 
-from streamtools.events import ArgsDelta, ParserEvent
+from streamtools.events import ParserEvent
+from streamtools.parser.am_xml_fast import (
+    BODY,
+    CDATA,
+    CDATA_CLOSE,
+    CDATA_OPEN,
+    CLOSE,
+    OPEN,
+    OPEN_TAG,
+    PARAM,
+    TAG,
+    TAG_LIMIT,
+    AmXmlFastPaths,
+)
 from streamtools.parser.calls import (
     DONE,
     PROVIDER_STOP,
@@ -75,19 +88,14 @@ from streamtools.parser.calls import (
     DialectSyntax,
 )
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
-from streamtools.parser.xml_values import STRING, ParamValues, kinds_from_schema
+from streamtools.parser.xml_values import STRING, kinds_from_schema
 
 __all__ = ["AM_XML", "AmXmlBody"]
 
-OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
-CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
-_TAG_LIMIT = 512  # a partial child tag longer than this is stray text
 _NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_OPEN_TAG = re.compile(r"""<([A-Za-z_][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
-TAG, BODY, PARAM, CDATA = range(4)
 _EXAMPLE = (
     ' Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
     "per parameter."
@@ -98,7 +106,7 @@ _EXAMPLE = (
 # hold-back within the marker's length.
 
 
-class AmXmlBody(ParamValues, CallBody):
+class AmXmlBody(AmXmlFastPaths, CallBody):
     """The ``<am:tool_call>`` element machine (see the module docstring)."""
 
     param_state = PARAM
@@ -127,129 +135,8 @@ class AmXmlBody(ParamValues, CallBody):
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
 
-    # -- feeding --------------------------------------------------------------------
+    # -- the machine (the fast paths are in ``am_xml_fast``) ---------------------------
 
-    def fast(self, delta: str) -> list[ParserEvent] | None:
-        if (
-            self.plain
-            and "<" not in delta
-            and "&" not in delta
-            and '"' not in delta
-            and "\\" not in delta
-            and delta.isprintable()  # also excludes newlines (layout rule)
-        ):
-            # the shortest path: in a string parameter's text, printable text with
-            # no markup, entity, quote or backslash is its own JSON string text
-            self.rest = ""
-            self.raw.append(delta)
-            self.size += len(delta)
-            call = self.call
-            call.args.append(delta)  # Call.add_args, inline: most deltas of a call
-            if call.started:
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            return []
-        state = self.state
-        if state != PARAM:
-            return self._fast_markup(state, delta)
-        if "<" in delta:
-            return self._fast_close(delta)
-        if "&" in delta:
-            return None  # an entity, maybe cut: the machine decodes or waits
-        self.rest = ""
-        return self._fast_content(delta, [])
-
-    def _fast_content(self, text: str, out: list[ParserEvent]) -> list[ParserEvent]:
-        """Content with no markup or entity, taken as ``_param`` takes it (typed
-        values held, layout newlines, escaping)."""
-        self.raw.append(text)
-        self.size += len(text)
-        self.out = out
-        self._content(text)
-        return out
-
-    def _fast_close(self, delta: str) -> list[ParserEvent] | None:
-        """Content up to a ``<`` that begins this parameter's closing tag (or a CDATA
-        opener): the content taken, the closing tag still arriving held, or a whole
-        closing tag closed, as ``_param`` would, without the machine.
-
-        What follows a whole closing tag is held for the machine when it can make
-        no event yet (no ``>``, no new call marker): in BODY only a completed tag
-        or a new call acts."""
-        k = delta.index("<")
-        tail = delta[k:] if k else delta
-        close = self.pclose
-        if tail.startswith(close):
-            after = tail[len(close) :]
-            if after and (">" in after or OPEN in after or len(after) > _TAG_LIMIT):
-                return None
-        elif (len(tail) < len(close) and close.startswith(tail)) or (
-            len(tail) < len(CDATA_OPEN) and CDATA_OPEN.startswith(tail)
-        ):
-            after = None
-        else:
-            return None
-        out: list[ParserEvent] = []
-        if k:
-            head = delta[:k]
-            if "&" in head:
-                return None
-            self._fast_content(head, out)
-        if after is None:
-            self.rest = tail  # a closing tag or CDATA opener still arriving: hold
-            return out
-        self.raw.append(close)
-        self.size += len(close)
-        self.out = out
-        self._close_param()
-        self.rest = after
-        return out
-
-    def _fast_markup(self, state: int, delta: str) -> list[ParserEvent] | None:
-        """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
-        if ">" in delta:
-            return self._fast_child(delta) if state == BODY else None
-        if state == TAG:
-            if self.undecided:
-                if delta[0] not in " \t\r\n/":
-                    return None  # the machine rejects it (a different word: text)
-                self.undecided = False  # a call: see ``_tag``
-            self.rest = ""
-            self.tag.append(delta)
-            self.raw.append(delta)
-            self.size += len(delta)
-            return []
-        if (
-            state == BODY
-            and delta[0] == "<"
-            and len(delta) <= _TAG_LIMIT
-            and not (delta.startswith(OPEN) and len(delta) > len(OPEN))  # maybe a new call
-        ):
-            self.rest = delta  # a child or closing tag still arriving: hold it
-            return []
-        return None
-
-    def _fast_child(self, delta: str) -> list[ParserEvent] | None:
-        """A parameter's opening tag completing in ``delta`` (``<query>``), nothing
-        but plain content after it: the parameter opened and its content taken,
-        as ``_body`` and ``_param`` would, without the loop. None, with nothing
-        taken, for anything else (a new call, a stray tag, text before the tag,
-        ``<parameter name=…>``, ``<a/>``, markup or an entity after it)."""
-        if delta[0] != "<" or self.gap != len(self.stray) or delta.startswith(OPEN):
-            return None
-        e = delta.find(">")
-        content = delta[e + 1 :]
-        if "<" in content or "&" in content:
-            return None
-        m = _OPEN_TAG.match(delta[: e + 1])
-        if m is None or m.group(3) or m.group(1) == "parameter":
-            return None
-        out: list[ParserEvent] = []
-        self.out = out
-        self.rest = ""
-        self.raw.append(delta[: e + 1])
-        self.size += e + 1
-        self._open_param(m.group(1), m.group(1))
-        return self._fast_content(content, out) if content else out
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
@@ -322,12 +209,12 @@ class AmXmlBody(ParamValues, CallBody):
             return k
         e = s.find(">", k)
         if e < 0:
-            if len(s) - k > _TAG_LIMIT:
+            if len(s) - k > TAG_LIMIT:
                 self.stray.append(s[k:])
                 return len(s)
             return k  # wait for the whole tag
         tag = s[k : e + 1]
-        m = _OPEN_TAG.match(tag)
+        m = OPEN_TAG.match(tag)
         self._gap_done(m is not None)
         if m is None:
             if self.bad is None and tag[1] not in "!?":  # comments, declarations: layout
