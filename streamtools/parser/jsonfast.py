@@ -183,16 +183,13 @@ class JsonFastPaths:
 
     def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
         """Punctuation, keys and scalars inside the arguments object: the scanner
-        alone checks them. A delta that may close the object goes to the full
-        machine; so does one with a syntax error, after the scanner is put back
-        (without a closer its stack only grew, so the undo is exact)."""
+        alone checks them (``ValueScanner.feed_run``). A delta that may close the
+        object goes to ``_fast_close`` or the full machine; so does one with a
+        syntax error, which the scanner did not take."""
         if "}" in delta or "]" in delta:
             return self._fast_close(sub, delta) if self.close is not None else None
-        stack, depth, state, is_key = sub.stack, len(sub.stack), sub.state, sub.is_key
         j = sub.feed_run(delta)
-        if sub.error is not None:
-            del stack[depth:]
-            sub.state, sub.is_key, sub.error = state, is_key, None
+        if j < 0:  # a syntax error: the scanner is as it was, the machine reports it
             return None
         self.rest = delta[j:]  # a number, literal or escape still arriving
         call = self.call

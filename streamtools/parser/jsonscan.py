@@ -85,9 +85,11 @@ class ValueScanner:
     def feed_run(self, s: str) -> int:
         """``feed(s, 0)`` for ``s`` without ``}`` or ``]``, remembered (see the
         module docstring): the same end, state, stack and count of examined
-        characters."""
+        characters. A piece with a syntax error returns -1 and leaves the scanner
+        as it was (the caller gives it to a machine that reports the error)."""
         stack = self.stack
-        key = (s, self.state, self.is_key, stack[-1] if stack else "")
+        state, is_key = self.state, self.is_key
+        key = (s, state, is_key, stack[-1] if stack else "")
         hit = _RUNS.get(key)
         if hit is not None:
             self.examined += len(s)
@@ -97,7 +99,12 @@ class ValueScanner:
             return j
         depth = len(stack)
         j = self.feed(s, 0)
-        if self.error is None and len(s) <= _RUN_LEN:
+        if self.error is not None:
+            # without a closer the stack only grew, so the undo is exact
+            del stack[depth:]
+            self.state, self.is_key, self.error = state, is_key, None
+            return -1
+        if len(s) <= _RUN_LEN:
             if len(_RUNS) >= _RUNS_MAX:
                 _RUNS.clear()
             _RUNS[key] = (j, self.state, self.is_key, stack[depth:])
