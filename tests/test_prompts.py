@@ -8,7 +8,7 @@ from typing import Literal
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streamtools.errors import UnknownDialectError
@@ -426,7 +426,12 @@ _key = st.sampled_from(
 )
 _kind = st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object", "x"])
 _schema = st.recursive(
-    st.one_of(_leaf, _kind, st.fixed_dictionaries({"type": _kind})),
+    st.one_of(
+        _leaf,
+        _kind,
+        st.fixed_dictionaries({"type": _kind}),
+        st.fixed_dictionaries({"type": st.lists(_kind | _leaf, max_size=2)}),  # ["x", "null"]
+    ),
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
         st.dictionaries(_key, inner, max_size=4),
@@ -441,6 +446,9 @@ _schema = st.recursive(
     props=st.dictionaries(st.text(min_size=1, max_size=4), _schema, max_size=4),
     ref=st.sampled_from(["#/$defs/A", "#/nowhere", "#", "elsewhere.json"]),
 )
+# a union whose option has a list for its type: once a TypeError in am_xml's renderer
+@example(props={"0": {"anyOf": [{"type": []}]}}, ref="#/$defs/A")
+@example(props={"a": {"oneOf": [{"type": ["string", "null"]}, {"type": [[]]}]}}, ref="#")
 def test_malformed_foreign_schemas_render_and_validate(props: dict[str, object], ref: str) -> None:
     """Schemas from MCP servers or proxy clients can be anything: never a crash."""
     params = {"type": "object", "properties": props, "$defs": {"A": {"$ref": ref}}}

@@ -99,7 +99,13 @@ def _type_name(schema: dict[str, Any]) -> str:
     if "$ref" in schema or "properties" in schema:
         return "object"
     options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
-    found = {o.get("type") for o in options if isinstance(o, dict)} - {"null"}
+    found: set[str | None] = set()  # None: an option of no type, or one that is not a name
+    for option in options:
+        if isinstance(option, dict):
+            kind = option.get("type")
+            kinds = kind if isinstance(kind, list) else [kind]  # ["string", "null"]
+            found.update(k if isinstance(k, str) else None for k in kinds)
+    found.discard("null")
     only = found.pop() if len(found) == 1 else None
     return only if isinstance(only, str) else "any"
 
