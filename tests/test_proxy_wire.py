@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -263,6 +264,9 @@ def test_openai_request_decoding() -> None:
     assert call.stream and call.include_usage and call.tools[0].parameters == WEATHER
 
 
+_USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -279,6 +283,21 @@ def test_openai_request_decoding() -> None:
                 "tool_choice": "required",
             },
             "tool_choice 'required' was given but the request has no tools",
+        ),
+        # a field of the wrong JSON type is a 400 naming it, not a crash (once a 500)
+        ({**_USER, "tools": 1}, "tools must be an array"),
+        ({**_USER, "tools": [{"function": {"name": "a", "parameters": [1]}}]}, "tools[0]"),
+        ({**_USER, "tools": [{"function": {"name": "a", "description": 7}}]}, "tools[0]"),
+        ({**_USER, "stop": 5}, "stop must be a string or an array of strings"),
+        ({**_USER, "stop": ["a", None]}, "stop must be a string or an array of strings"),
+        ({**_USER, "temperature": "hot"}, "temperature must be a number"),
+        (
+            {"model": "m", "messages": [{"role": "assistant", "tool_calls": 3}]},
+            "messages[0].tool_calls must be an array",
+        ),
+        (
+            {"model": "m", "messages": [{"role": "tool", "tool_call_id": "x", "name": 1}]},
+            "messages[0].name must be a string",
         ),
     ],
 )
@@ -359,6 +378,16 @@ def test_anthropic_request_errors() -> None:
                 "tool_choice": {"type": "tool", "name": "b"},
             }
         )
+    base: dict[str, Any] = {**_USER, "max_tokens": 5}
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"tools": {"name": "a"}}, "tools must be an array"),
+        ({"tools": [{"name": "a", "input_schema": "x"}]}, "tools[0].input_schema must be"),
+        ({"stop_sequences": [1]}, "stop_sequences must be a string or an array of strings"),
+        ({"temperature": [0.5]}, "temperature must be a number"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(RequestError, match=re.escape(message)):
+            anthropic_wire.decode_request({**base, **extra})
     body = anthropic_wire.error_body(413, "too big", "too_large")
     assert body == {"type": "error", "error": {"type": "request_too_large", "message": "too big"}}
 

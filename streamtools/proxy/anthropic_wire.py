@@ -30,7 +30,17 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolSpec
-from streamtools.proxy.request import ProxyCall, Reply, RequestError, check_tool_choice
+from streamtools.proxy.request import (
+    ProxyCall,
+    Reply,
+    RequestError,
+    array,
+    check_tool_choice,
+    optional_number,
+    optional_text,
+    stop_strings,
+    tool_schema,
+)
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -139,15 +149,16 @@ def _messages(raw: Any, system: Any) -> Transcript:
 
 def _tools(raw: Any) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
-    for i, tool in enumerate(raw or []):
+    for i, tool in enumerate(array(raw, "tools")):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise RequestError(f"tools[{i}]: expected an object with a 'name'")
         if tool.get("type") not in (None, "custom"):
             raise RequestError(f"tools[{i}]: server tool type {tool['type']!r} is not supported")
-        schema = tool.get("input_schema") or {"type": "object", "properties": {}}
         specs.append(
             ToolSpec(
-                name=tool["name"], description=tool.get("description") or "", parameters=schema
+                name=tool["name"],
+                description=optional_text(tool.get("description"), f"tools[{i}].description"),
+                parameters=tool_schema(tool.get("input_schema"), f"tools[{i}].input_schema"),
             )
         )
     return specs
@@ -181,7 +192,6 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("max_tokens: Field required (a positive integer)")
     tools = _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"))
-    stops = body.get("stop_sequences") or []
     return ProxyCall(
         model=model,
         transcript=_messages(body.get("messages"), body.get("system")),
@@ -189,9 +199,9 @@ def decode_request(body: Any) -> ProxyCall:
         tool_choice=check_tool_choice(choice, tools),
         stream=bool(body.get("stream")),
         include_usage=True,
-        temperature=body.get("temperature"),
+        temperature=optional_number(body.get("temperature"), "temperature"),
         max_tokens=max_tokens,
-        stop=[s for s in stops if isinstance(s, str) and s],  # empty strings stop nothing
+        stop=stop_strings(body.get("stop_sequences"), "stop_sequences"),
         parallel=parallel,
     )
 

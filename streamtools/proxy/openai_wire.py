@@ -33,7 +33,17 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolSpec
-from streamtools.proxy.request import ProxyCall, Reply, RequestError, check_tool_choice
+from streamtools.proxy.request import (
+    ProxyCall,
+    Reply,
+    RequestError,
+    array,
+    check_tool_choice,
+    optional_number,
+    optional_text,
+    stop_strings,
+    tool_schema,
+)
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -119,7 +129,7 @@ def _messages(raw: Any) -> Transcript:
         elif role == "assistant":
             calls = tuple(
                 _tool_call(c, f"{where}.tool_calls[{j}]")
-                for j, c in enumerate(msg.get("tool_calls") or [])
+                for j, c in enumerate(array(msg.get("tool_calls"), f"{where}.tool_calls"))
             )
             names.update((c.id, c.name) for c in calls)
             transcript.add(AssistantMessage(text=_text(msg.get("content"), where), calls=calls))
@@ -127,7 +137,7 @@ def _messages(raw: Any) -> Transcript:
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str):
                 raise RequestError(f"{where}: a tool message needs 'tool_call_id'")
-            name = names.get(call_id) or msg.get("name") or "tool"
+            name = names.get(call_id) or optional_text(msg.get("name"), f"{where}.name") or "tool"
             content = _text(msg.get("content"), where)
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
         else:
@@ -137,13 +147,17 @@ def _messages(raw: Any) -> Transcript:
 
 def _tools(raw: Any) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
-    for i, tool in enumerate(raw or []):
+    for i, tool in enumerate(array(raw, "tools")):
         fn = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise RequestError(f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}}")
-        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        where = f"tools[{i}].function"
         specs.append(
-            ToolSpec(name=fn["name"], description=fn.get("description") or "", parameters=params)
+            ToolSpec(
+                name=fn["name"],
+                description=optional_text(fn.get("description"), f"{where}.description"),
+                parameters=tool_schema(fn.get("parameters"), f"{where}.parameters"),
+            )
         )
     return specs
 
@@ -170,10 +184,7 @@ def decode_request(body: Any) -> ProxyCall:
     if body.get("n") not in (None, 1):
         raise RequestError("only n=1 is supported")
     tools = _tools(body.get("tools"))
-    stop = body.get("stop")
-    # empty strings stop nothing (APIs ignore them); the parser refuses them
-    given = [stop] if isinstance(stop, str) else stop or []
-    stops = [s for s in given if isinstance(s, str) and s]
+    stops = stop_strings(body.get("stop"), "stop")
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     options = body.get("stream_options") or {}
     return ProxyCall(
@@ -183,7 +194,7 @@ def decode_request(body: Any) -> ProxyCall:
         tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools),
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
-        temperature=body.get("temperature"),
+        temperature=optional_number(body.get("temperature"), "temperature"),
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         stop=stops,
         parallel=body.get("parallel_tool_calls") is not False,

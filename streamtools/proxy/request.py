@@ -11,7 +11,10 @@ options. Everything comes from the request: the proxy keeps no state between
 requests, so replicas can sit behind any load balancer.
 
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
-and an error kind; the wire module renders it in the client's own format.
+and an error kind; the wire module renders it in the client's own format. The
+checks both wires share (``array``, ``stop_strings``, ``tool_schema``,
+``optional_text``, ``optional_number``) live here: a field of the wrong JSON
+type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so
 that a streamed and a non-streamed answer carry the same content.
@@ -27,7 +30,10 @@ from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, Tex
 from streamtools.model import ToolSpec
 from streamtools.transcript import Transcript
 
-__all__ = ["ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice"]
+__all__ = [
+    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "optional_number",
+    "optional_text", "stop_strings", "tool_schema",
+]
 
 # "auto" | "none" | "required" | the name of the one tool that must be called
 ToolChoice = str
@@ -43,6 +49,51 @@ class RequestError(Exception):
         self.message = message
         self.status = status
         self.kind = kind
+
+
+def array(raw: Any, what: str) -> list[Any]:
+    """An optional JSON array (absent or null: empty)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise RequestError(f"{what} must be an array")
+    return raw
+
+
+def stop_strings(raw: Any, what: str) -> list[str]:
+    """Stop sequences: a string or an array of strings. Empty strings stop nothing
+    (the APIs ignore them; the parser refuses them), so they are dropped."""
+    given = [raw] if isinstance(raw, str) else [] if raw is None else raw
+    if not isinstance(given, list) or not all(isinstance(s, str) for s in given):
+        raise RequestError(f"{what} must be a string or an array of strings")
+    return [s for s in given if s]
+
+
+def tool_schema(raw: Any, what: str) -> dict[str, Any]:
+    """A tool's parameters schema: an object (absent, null or empty: no parameters)."""
+    if not raw:
+        return {"type": "object", "properties": {}}
+    if not isinstance(raw, dict):
+        raise RequestError(f"{what} must be a JSON Schema object")
+    return raw
+
+
+def optional_text(raw: Any, what: str) -> str:
+    """An optional string field (absent or null: empty)."""
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise RequestError(f"{what} must be a string")
+    return raw
+
+
+def optional_number(raw: Any, what: str) -> float | None:
+    """An optional number (``temperature``)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise RequestError(f"{what} must be a number")
+    return float(raw)
 
 
 def kind_for_status(status: int) -> str:
