@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -178,7 +178,9 @@ def _object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
 def _literal(values: list[Any]) -> Any:
     if values and all(isinstance(v, str) for v in values):
         return Literal[tuple(values)]
-    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    if values and all(
+        isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 for v in values
+    ):  # msgspec's integer literals are 64-bit
         return Literal[tuple(values)]
     return Any
 
@@ -186,9 +188,8 @@ def _literal(values: list[Any]) -> Any:
 def _union(types: list[Any]) -> Any:
     if not types or Any in types:
         return Any
-    union = types[0]
-    for t in types[1:]:
-        union = union | t
+    # built at run time with Union: "None | None" has no "|"
+    union: Any = Union.__getitem__(tuple(types))
     try:  # msgspec allows only unambiguous unions; anything else validates as Any
         msgspec.json.Decoder(union)
     except TypeError:

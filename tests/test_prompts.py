@@ -445,11 +445,18 @@ _schema = st.recursive(
 @given(
     props=st.dictionaries(st.text(min_size=1, max_size=4), _schema, max_size=4),
     ref=st.sampled_from(["#/$defs/A", "#/nowhere", "#", "elsewhere.json"]),
+    drawn=st.dictionaries(st.text(max_size=4), _schema, max_size=4),  # any JSON values
 )
 # a union whose option has a list for its type: once a TypeError in am_xml's renderer
-@example(props={"0": {"anyOf": [{"type": []}]}}, ref="#/$defs/A")
-@example(props={"a": {"oneOf": [{"type": ["string", "null"]}, {"type": [[]]}]}}, ref="#")
-def test_malformed_foreign_schemas_render_and_validate(props: dict[str, object], ref: str) -> None:
+@example(props={"0": {"anyOf": [{"type": []}]}}, ref="#/$defs/A", drawn={})
+@example(props={"a": {"oneOf": [{"type": ["string", "null"]}, {"type": [[]]}]}}, ref="#", drawn={})
+# a type list naming null twice, an integer enum past 64 bits: once a TypeError and a
+# NotImplementedError while the arguments were checked
+@example(props={"0": {"type": ["null", "null"]}}, ref="#", drawn={})
+@example(props={"0": {"enum": [2**63]}}, ref="#", drawn={"0": 1})
+def test_malformed_foreign_schemas_render_and_validate(
+    props: dict[str, object], ref: str, drawn: dict[str, object]
+) -> None:
     """Schemas from MCP servers or proxy clients can be anything: never a crash."""
     params = {"type": "object", "properties": props, "$defs": {"A": {"$ref": ref}}}
     spec = ToolSpec(name="foreign.tool", description="From elsewhere.", parameters=params)
@@ -458,7 +465,7 @@ def test_malformed_foreign_schemas_render_and_validate(props: dict[str, object],
         assert "foreign.tool" in r.tool_summaries([spec])
     reg = ToolRegistry()
     reg.add_schema("foreign.tool", "From elsewhere.", params)
-    for args in ({}, {k: "1" for k in props}):
+    for args in ({}, {k: "1" for k in props}, drawn, {**drawn, **props}):
         for lenient in (False, True):
             result = reg.check_arguments("foreign.tool", args, lenient=lenient)
             assert result is None or result.startswith("Invalid arguments for tool")
