@@ -240,3 +240,24 @@ def test_registry_is_a_parser_catalog() -> None:
     errors = [e for e in events if isinstance(e, CallError)]
     assert [e.reason for e in errors] == ["unknown_tool"]
     assert REGISTRY.unknown_tool_message("nope") in errors[0].message
+
+
+# The names the APIs and MCP allow (OpenAI ``[a-zA-Z0-9_-]``, MCP also ``.``; ``:``
+# and ``/`` appear in namespaced MCP tools), including the awkward ones: a name
+# that is all digits, starts with ``-`` or ``.``, or looks like a JSON literal.
+_names = st.text(alphabet="abcXYZ0129_.-:/", min_size=1, max_size=16) | st.sampled_from(
+    ["0", "-1", "true", "null", ".", "a.b.c", "ns/tool:v1", "-", "_"]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=_names, dialect=st.sampled_from(DIALECTS), value=st.text(max_size=6))
+def test_any_api_tool_name_round_trips(name: str, dialect: str, value: str) -> None:
+    _need(dialect)
+    arguments = {"q": "v" + value}  # "v…": a string even to am_xml's no-schema heuristic
+    text = get_renderer(dialect).render_call(ToolCall(id="x", name=name, arguments=arguments))
+    parser = Parser(dialect, [name])
+    events = parser.feed(text) + parser.end()
+    ends = [e for e in events if isinstance(e, CallEnd | CallError)]
+    assert len(ends) == 1 and isinstance(ends[0], CallEnd), (text, events)
+    assert (ends[0].name, ends[0].arguments) == (name, arguments), text
