@@ -1,0 +1,91 @@
+"""Fuzz: the agent loop over model replies made of anything (prose, markers,
+whole, broken and half calls of the dialect, calls to missing tools, calls
+whose tool raises or whose arguments are wrong), in every dialect and at any
+chunking. The run ends with a result or with one of our errors, never another
+exception or a hang, and its transcript pairs every call with exactly one
+result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_parser_properties import COMMON, FRAGMENTS
+
+from streamtools import Agent, RunResult
+from streamtools.errors import StreamtoolsError
+from streamtools.prompts import get_renderer
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage
+
+
+@tool
+def search(q: str = "", n: int = 1) -> dict[str, object]:
+    """Search."""
+    if q == "boom":
+        raise RuntimeError("boom")
+    return {"q": q, "n": n}
+
+
+@tool
+def calc(a: float = 0, b: float = 0) -> float:
+    """Divide."""
+    return a / b  # b == 0: the tool raises
+
+
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("search", {"q": "x"}),
+    ("search", {"q": "boom"}),
+    ("search", {"n": "many"}),  # invalid arguments
+    ("calc", {"a": 1, "b": 0}),
+    ("calc", {"a": 1, "b": 2}),
+    ("nope", {}),  # no such tool
+]
+
+
+def _pieces(dialect: str) -> list[str]:
+    renderer = get_renderer(dialect)
+    out = COMMON + FRAGMENTS[dialect]
+    for name, arguments in CALLS:
+        text = renderer.render_call(ToolCall(id="i", name=name, arguments=arguments))
+        out += [text, text, text[: len(text) // 2], text[len(text) // 2 :]]
+    return out
+
+
+def replies(dialect: str) -> st.SearchStrategy[str]:
+    pieces = st.sampled_from(_pieces(dialect)) | st.text(max_size=4)
+    return st.lists(pieces, max_size=20).map("".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    dialect=st.sampled_from(sorted(FRAGMENTS)),
+    seed=st.integers(0, 99),
+    turns=st.integers(1, 3),
+)
+def test_any_replies_end_in_a_result_or_our_error(
+    data: st.DataObject, dialect: str, seed: int, turns: int
+) -> None:
+    script = [data.draw(replies(dialect)) for _ in range(turns)] + ["done"]
+    model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 7))
+    agent = Agent(model, [search, calc], dialect=dialect, max_turns=turns + 1, tool_timeout=5)
+
+    async def run() -> RunResult | None:
+        with anyio.fail_after(20):  # a hang fails the test instead of stalling it
+            try:
+                return await agent.run("go")
+            except StreamtoolsError:  # repairs exhausted, turn limit: ours, and typed
+                return None
+
+    result = anyio.run(run)
+    if result is None:
+        return
+    messages = result.transcript.messages
+    calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.calls]
+    answered = [m.call_id for m in messages if isinstance(m, ToolResultMessage)]
+    assert len(set(calls)) == len(calls)
+    assert sorted(calls) == sorted(answered)
