@@ -1,22 +1,40 @@
-"""Fuzz: whatever JSON body a client sends, the proxy's request decoders give a
+"""Fuzz, both sides of the proxy.
+
+Requests: whatever JSON body a client sends, the request decoders give a
 ``ProxyCall`` or a ``RequestError`` (a 4xx in the client's own format), and a
 decoded call becomes the upstream prompt in every dialect without an exception
 (anything else would be a 500). Bodies are valid requests with parts replaced
 by arbitrary JSON or removed, so the fuzz reaches deep into messages, content
-parts, tool calls and tool schemas."""
+parts, tool calls and tool schemas.
+
+Replies: whatever the upstream model writes (prose, markers, whole, cut and
+half calls, calls to missing tools, ``<am:request_tools>``), at any chunking,
+under every ``tool_choice`` and with parallel calls on or off, the events for
+the wire are what an SDK can assemble: calls numbered from 0, each call's
+fragments adding up to its arguments, only the client's own tools, and one
+``Finish`` (``tool_calls`` exactly when a call was sent) or one ``StreamError``
+for a call that broke after it was announced."""
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
-from hypothesis import example, given, settings
+import anyio
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_parser_properties import COMMON, FRAGMENTS
 
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError
+from streamtools.model import ToolSpec
 from streamtools.parser import DIALECTS
-from streamtools.prompts import project
+from streamtools.prompts import get_renderer, project
 from streamtools.proxy import anthropic_wire, openai_wire
-from streamtools.proxy.request import RequestError
+from streamtools.proxy.request import ProxyCall, RequestError
+from streamtools.proxy.turn import run_turn
+from streamtools.testing import ScriptedModel
+from streamtools.transcript import ToolCall, Transcript, UserMessage
 
 SCHEMA = {
     "type": "object",
@@ -165,3 +183,79 @@ def test_any_request_body_is_a_call_or_a_request_error(data: Any, wire: str) -> 
         assert messages and all(isinstance(m.content, str) for m in messages)
         prompt = messages[0].content
         assert all(tool.name in prompt for tool in tools), dialect
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+TOOLS = [
+    ToolSpec(name="weather", description="Weather.", parameters=CITY),
+    ToolSpec(name="kom.memory.v1.search", description="Search.", parameters=CITY),
+]
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("weather", {"city": "Paris"}),
+    ("kom.memory.v1.search", {"city": 'O"slo </city> }'}),
+    ("weather", {}),
+    ("weather", {"city": 5}),
+    ("nope", {"city": "x"}),
+]
+
+
+def _replies(dialect: str) -> st.SearchStrategy[str]:
+    renderer = get_renderer(dialect)
+    pieces = COMMON + FRAGMENTS[dialect]
+    for name, arguments in CALLS:
+        text = renderer.render_call(ToolCall(id="i", name=name, arguments=arguments))
+        pieces += [text, text, text[: len(text) // 2], text[len(text) // 2 :]]
+    return st.lists(st.sampled_from(pieces) | st.text(max_size=4), max_size=20).map("".join)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    dialect=st.sampled_from(sorted(FRAGMENTS)),
+    seed=st.integers(0, 99),
+    choice=st.sampled_from(["auto", "none", "required", "weather"]),
+    parallel=st.booleans(),
+    repairs=st.integers(0, 2),
+)
+def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
+    data: st.DataObject, dialect: str, seed: int, choice: str, parallel: bool, repairs: int
+) -> None:
+    script = [data.draw(_replies(dialect)) for _ in range(repairs + 1)]
+    model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 9))
+    transcript = Transcript(messages=[UserMessage(content="hi")])
+    call = ProxyCall(
+        model="m", transcript=transcript, tools=list(TOOLS), tool_choice=choice, parallel=parallel
+    )
+    events: list[Event] = []
+
+    async def emit(event: Event) -> None:
+        events.append(event)
+
+    async def turn() -> None:
+        with anyio.fail_after(20):
+            await run_turn(model, call, emit, dialect=dialect, max_repairs=repairs)
+
+    anyio.run(turn)
+    ends = [e for e in events if isinstance(e, Finish | StreamError)]
+    assert len(ends) == 1 and ends[0] is events[-1]
+    starts = [e for e in events if isinstance(e, CallStart)]
+    assert [s.index for s in starts] == list(range(len(starts)))
+    allowed = {"weather"} if choice == "weather" else {t.name for t in TOOLS}
+    assert {s.name for s in starts} <= (set() if choice == "none" else allowed)
+    assert parallel or len(starts) <= 1
+    fragments: dict[int, str] = {}
+    open_calls: set[int] = set()
+    for event in events:
+        if isinstance(event, CallStart):
+            open_calls.add(event.index)
+        elif isinstance(event, ArgsDelta):
+            assert event.index in open_calls
+            fragments[event.index] = fragments.get(event.index, "") + event.delta
+        elif isinstance(event, CallEnd):
+            open_calls.remove(event.index)
+            assert json.loads(fragments[event.index]) == event.arguments
+    if isinstance(ends[0], Finish):
+        assert not open_calls
+        assert (ends[0].reason == "tool_calls") == bool(starts)
+    else:
+        assert ends[0].kind == "malformed_call" and open_calls  # announced, then broke

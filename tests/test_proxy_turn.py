@@ -277,3 +277,19 @@ async def test_every_dialect_round_trips_through_the_proxy(dialect: str) -> None
     events = await _run(model, _call(), dialect=dialect)
     assert _calls(events) == [(0, "kom.memory.v1.search", {"city": "Oslo"})]
     assert events[-1] == Finish(reason="tool_calls")
+
+
+async def test_request_tools_never_reaches_the_wire() -> None:
+    # am_xml's request for more tool definitions: not a tool the client has
+    asked = "Let me see. <am:request_tools>weather</am:request_tools> and then"
+    model = ScriptedModel([asked, PARIS])
+    events = await _run(model, _call())
+    assert _calls(events) == [(0, "weather", {"city": "Paris"})]
+    assert "request_tools" not in _text(events)
+    repair = model.requests[1].messages[-1].content
+    assert "am:request_tools is not available here" in repair
+    # with no repair left, its text goes through as text
+    events = await _run(ScriptedModel([asked]), _call(), max_repairs=0)
+    assert not [e for e in events if isinstance(e, CallStart)]
+    assert _text(events) == asked
+    assert events[-1] == Finish(reason="stop")

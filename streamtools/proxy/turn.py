@@ -41,6 +41,11 @@ Decisions, each bounded:
   (dropped after a call, as all post-call text). A call whose ``CallStart``
   and fragments were already sent cannot be retracted: the response ends with
   an error in the client's format (``kind="malformed_call"``).
+* **``<am:request_tools>``** (am_xml's request for more tool definitions, a
+  call named ``am:request_tools`` to the parser) is not a tool the client has:
+  every tool is already in the prompt. It never reaches the wire; when it
+  closes it is handled as a call to an unknown tool (a repair that says to call
+  the tool directly, or its raw text as text).
 * **Reasoning** from the upstream is not forwarded.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 """
@@ -67,6 +72,7 @@ from streamtools.events import (
 )
 from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolSpec, UsageChunk
 from streamtools.parser import DIALECTS, Parser
+from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
 from streamtools.proxy.request import ProxyCall
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
@@ -199,6 +205,7 @@ class _Attempt:
         self.text: list[str] = []  # everything the model wrote, for a re-prompt
         self.wire: dict[int, int] = {}  # parser index -> wire index
         self.args_sent: set[int] = set()
+        self.requests: set[int] = set()  # parser indexes of am:request_tools calls
         self.broken: CallError | None = None
         self.failed = False  # an error was already emitted
 
@@ -261,6 +268,11 @@ class _Attempt:
             match event:
                 case TextDelta(text=text):
                     await self.text_out(text)
+                case CallStart(index=index, name=name) if name == REQUEST_NAME:
+                    self.requests.add(index)  # not the client's tool: never on the wire
+                case ArgsDelta(index=index) | CallEnd(index=index) if index in self.requests:
+                    if isinstance(event, CallEnd):
+                        await self.call_error(_no_request_tools(event))
                 case CallStart(index=index, id=call_id, name=name):
                     await self.release()
                     self.wire[index] = turn.calls
@@ -332,6 +344,18 @@ class _Attempt:
         if self.held and not self.turn.calls:
             await self.turn.out(TextDelta(text="".join(self.held)))
         self.held.clear()
+
+
+def _no_request_tools(request: CallEnd) -> CallError:
+    """An ``am:request_tools`` call, as the error the model is told about."""
+    message = (
+        f"{REQUEST_NAME} is not available here: every tool you can call is defined in "
+        "the system prompt. Call the tool you need directly."
+    )
+    return CallError(
+        index=request.index, id=request.id, name=request.name, raw=request.raw,
+        reason="unknown_tool", message=message,
+    )
 
 
 def _add(total: int | None, more: int | None) -> int | None:
