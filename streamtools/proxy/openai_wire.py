@@ -195,7 +195,7 @@ def decode_request(body: Any) -> ProxyCall:
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         temperature=optional_number(body.get("temperature"), "temperature"),
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
         stop=stops,
         parallel=body.get("parallel_tool_calls") is not False,
     )
