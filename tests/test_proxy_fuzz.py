@@ -13,7 +13,9 @@ under every ``tool_choice`` and with parallel calls on or off, the events for
 the wire are what an SDK can assemble: calls numbered from 0, each call's
 fragments adding up to its arguments, only the client's own tools, and one
 ``Finish`` (``tool_calls`` exactly when a call was sent) or one ``StreamError``
-for a call that broke after it was announced."""
+for a call that broke after it was announced. What the wire encoders write
+from those events, the official ``openai`` and ``anthropic`` SDKs' stream
+accumulators assemble into exactly the same calls and text."""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ import anyio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_parser_properties import COMMON, FRAGMENTS
+from test_proxy_wire import _anthropic_stream, _openai_stream
 
-from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
 from streamtools.model import ToolSpec
 from streamtools.parser import DIALECTS
 from streamtools.prompts import get_renderer, project
@@ -257,5 +260,17 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     if isinstance(ends[0], Finish):
         assert not open_calls
         assert (ends[0].reason == "tool_calls") == bool(starts)
+        # and the official SDKs, reading what the wire encoders write, assemble
+        # exactly these calls and this text
+        calls = [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)]
+        text = "".join(e.text for e in events if isinstance(e, TextDelta))
+        completion = _openai_stream(events, include_usage=True)[1]
+        message = completion.choices[0].message
+        tool_calls = message.tool_calls or []
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in tool_calls] == calls
+        assert (message.content or "") == text
+        blocks = _anthropic_stream(events)[1].content
+        assert [(b.name, b.input) for b in blocks if b.type == "tool_use"] == calls
+        assert "".join(b.text for b in blocks if b.type == "text") == text
     else:
         assert ends[0].kind == "malformed_call" and open_calls  # announced, then broke
