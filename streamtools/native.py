@@ -16,7 +16,9 @@ one exception: a chunk whose ``id`` differs from that call's id starts a new
 call, because some servers put every parallel call on index 0 and tell them
 apart only by id. A chunk with no id continues the latest call on its index.
 Our event ``index`` counts calls from 0 in the order they started; a call
-with no provider id (Ollama) gets ``<id_prefix><n>``.
+with no provider id (Ollama) gets ``<id_prefix><n>``, and so does a call whose
+provider id an earlier call of the same reply already has (a server bug, but
+two calls with one id cannot both be answered), so event ids are unique.
 
 Events. ``CallStart`` is emitted as soon as a call's name is known (arguments
 that arrive before the name are held, then released with it). Each argument
@@ -66,10 +68,10 @@ __all__ = ["NativeCalls"]
 class _Call:
     __slots__ = ("index", "provider_id", "id", "name", "parts", "started", "ended")
 
-    def __init__(self, index: int, provider_id: str | None, prefix: str) -> None:
+    def __init__(self, index: int, provider_id: str | None, call_id: str) -> None:
         self.index = index
         self.provider_id = provider_id
-        self.id = provider_id or f"{prefix}{index}"
+        self.id = call_id
         self.name: str | None = None
         self.parts: list[str] = []
         self.started = False
@@ -96,6 +98,7 @@ class NativeCalls:
                 self._names = frozenset(tools)
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
+        self._ids: set[str] = set()  # the event ids given out
         self._ended = False
 
     @property
@@ -114,13 +117,14 @@ class NativeCalls:
             if call.ended or (new_id and call.provider_id):
                 call = None  # a new call on an index used before
         if call is None:
-            call = _Call(len(self._calls), chunk.id or None, self._id_prefix)
-            self._calls.append(call)
+            call = self._new(chunk.id or None)
             self._by_index[chunk.index] = call
         elif chunk.id and call.provider_id is None:
             call.provider_id = chunk.id
-            if not call.started:
+            if not call.started and chunk.id not in self._ids:
+                self._ids.discard(call.id)
                 call.id = chunk.id
+                self._ids.add(call.id)
         out: list[ParserEvent] = []
         if chunk.name and call.name is None:
             call.name = chunk.name
@@ -148,14 +152,29 @@ class NativeCalls:
                 out.extend(self._finish(call))
         return out
 
+    def _new(self, provider_id: str | None) -> _Call:
+        """A new call: the provider's id for its events unless this reply already
+        gave that id out, else ``<id_prefix><n>`` (made unique if need be)."""
+        index = len(self._calls)
+        call_id = provider_id
+        if not call_id or call_id in self._ids:
+            call_id = f"{self._id_prefix}{index}"
+            extra = 0
+            while call_id in self._ids:  # a provider id spelled like ours
+                extra += 1
+                call_id = f"{self._id_prefix}{index}_{extra}"
+        self._ids.add(call_id)
+        call = _Call(index, provider_id, call_id)
+        self._calls.append(call)
+        return call
+
     def _late(self, ended: _Call, chunk: CallChunk) -> list[ParserEvent]:
         """A chunk for a call already ended: it may have run, so nothing is added to it."""
         if not chunk.arguments and not chunk.name:
             return []  # a repeated completion mark carries nothing
-        late = _Call(len(self._calls), None, self._id_prefix)
+        late = self._new(None)
         late.name, late.ended = chunk.name or ended.name, True
         late.provider_id = ended.provider_id  # more chunks with that id are late too
-        self._calls.append(late)
         self._by_index[chunk.index] = late
         message = (
             f"Part of a call to {late.name or 'a tool'} arrived after that call was complete "

@@ -65,6 +65,35 @@ def test_index_zero_reused_for_parallel_calls_with_different_ids() -> None:
     ]
 
 
+def test_two_calls_of_one_reply_never_share_an_id() -> None:
+    # a server that gives two calls one id (a bug), and one that spells an id like ours
+    events = run(
+        [
+            CallChunk(index=0, id="a", name="add", arguments='{"a": 1}'),
+            CallChunk(index=1, id="a", name="mul", arguments='{"b": 2}'),
+            CallChunk(index=2, name="add", arguments="{}"),  # no id: ours, call_2
+            CallChunk(index=3, id="call_2", name="mul", arguments="{}"),
+        ]
+    )
+    starts = [(e.index, e.id) for e in events if isinstance(e, CallStart)]
+    assert starts == [(0, "a"), (1, "call_1"), (2, "call_2"), (3, "call_3")]
+    ends = [(e.index, e.id, e.arguments) for e in events if isinstance(e, CallEnd)]
+    assert ends == [
+        (0, "a", {"a": 1}), (1, "call_1", {"b": 2}), (2, "call_2", {}), (3, "call_3", {})
+    ]
+
+
+def test_an_id_that_arrives_late_is_kept_unless_taken() -> None:
+    events = run(
+        [
+            CallChunk(index=0, id="x", name="add", arguments="{}", done=True),
+            CallChunk(index=1, arguments="{}"),  # id and name come later
+            CallChunk(index=1, id="x", name="mul"),
+        ]
+    )
+    assert [(e.index, e.id) for e in events if isinstance(e, CallEnd)] == [(0, "x"), (1, "call_1")]
+
+
 def test_repeated_id_on_every_delta_stays_one_call() -> None:
     events = run(
         [
