@@ -1,4 +1,5 @@
-"""ScriptedModel, record() and Replay: what goes in comes back out, at the right pace."""
+"""ScriptedModel, record() and Replay: what goes in comes back out, at the right pace;
+any recording reads back exactly as it was written (a hypothesis property)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamtools.errors import UsageError
 from streamtools.model import (
@@ -15,6 +18,7 @@ from streamtools.model import (
     FinishChunk,
     Model,
     ModelRequest,
+    ReasoningChunk,
     TextChunk,
     UsageChunk,
 )
@@ -152,3 +156,60 @@ def test_bad_recordings_are_reported(tmp_path: Path) -> None:
         parse(b'{"type":"header","format":"other","version":1}\n')
     with pytest.raises(UsageError, match="speed must be positive"):
         Replay(tmp_path / "x", speed=0)
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=8)
+_chunk = st.one_of(
+    st.builds(TextChunk, text=_text),
+    st.builds(ReasoningChunk, text=_text),
+    st.builds(
+        CallChunk,
+        index=st.integers(0, 2**40),
+        id=st.none() | _text,
+        name=st.none() | _text,
+        arguments=_text,
+        done=st.booleans(),
+    ),
+    st.builds(
+        UsageChunk,
+        input_tokens=st.none() | st.integers(0, 2**40),
+        output_tokens=st.none() | st.integers(0, 2**40),
+    ),
+    st.builds(
+        FinishChunk, reason=_text, stop_sequence=st.none() | _text, message=st.none() | _text
+    ),
+)
+_request = st.builds(
+    ModelRequest,
+    messages=st.lists(
+        st.builds(ChatMessage, role=st.sampled_from(["system", "user"]), content=_text),
+        max_size=3,
+    ).map(tuple),
+    stop=st.lists(_text, max_size=2).map(tuple),
+    temperature=st.none() | st.floats(0, 2),
+    max_tokens=st.none() | st.integers(1, 9999),
+    extra=st.dictionaries(_text, st.integers() | _text, max_size=2),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    segments=st.lists(
+        st.tuples(_request, st.lists(st.tuples(_chunk, st.floats(0, 1e4)), max_size=6)),
+        max_size=3,
+    ),
+    provider=_text,
+)
+def test_any_recording_reads_back_as_written(
+    segments: list[tuple[ModelRequest, list[tuple[Chunk, float]]]], provider: str
+) -> None:
+    data = b""
+    for turn, (request, chunks) in enumerate(segments, start=1):
+        data += encode_header(Header(provider=provider, turn=turn, request=request))
+        data += b"".join(encode_chunk(chunk, t) for chunk, t in chunks)
+    back = parse(data)
+    assert len(back) == len(segments)
+    for segment, (request, chunks) in zip(back, segments, strict=True):
+        assert (segment.header.request, segment.header.provider) == (request, provider)
+        assert [c.chunk for c in segment.chunks] == [chunk for chunk, _ in chunks]
+        assert [c.t for c in segment.chunks] == [round(t, 4) for _, t in chunks]
