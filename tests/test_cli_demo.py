@@ -13,7 +13,14 @@ import pytest
 
 from streamtools.cli import main
 from streamtools.cli.demo import calculator, clock, find_fixture, play, recorded_prompt
-from streamtools.events import CallEnd, TextDelta, TurnStart, decode_event
+from streamtools.events import (
+    CallEnd,
+    StreamError,
+    TextDelta,
+    ToolResult,
+    TurnStart,
+    decode_event,
+)
 from streamtools.runtime import ConsoleRenderer
 from streamtools.runtime.recording import load
 from streamtools.transcript import ToolResultMessage
@@ -140,6 +147,27 @@ def test_console_degrades_to_ascii() -> None:
     view.render(TextDelta(text="done ✓"))
     assert out.getvalue() == "--- turn 1 ---\n\ndone ?"
     assert view.color is False
+
+
+def test_console_shows_control_characters_instead_of_obeying_them() -> None:
+    # model text and a tool result (a fetched page) that try to clear the screen,
+    # set the window title, ring the bell and overwrite the line
+    hostile = "a\x1b[2Jb\x1b]0;pwned\x07c\rd\x9be\tf\n"
+
+    class Utf8(io.StringIO):
+        encoding = "utf-8"
+
+    out = Utf8()
+    view = ConsoleRenderer(out, color=True)
+    view.render(TextDelta(text=hostile))
+    view.render(ToolResult(index=0, id="c", name="fetch", content=hostile))
+    view.render(StreamError(kind="upstream", message=hostile))
+    shown = out.getvalue()
+    own = shown.replace("\x1b[32m", "").replace("\x1b[31m", "").replace("\x1b[0m", "")
+    assert "\x1b" not in own and "\x07" not in own and "\r" not in own and "\x9b" not in own
+    assert "a␛[2Jb␛]0;pwned␇cd\ufffde\tf\n" in shown  # every other character kept
+    assert "fetch: a␛[2Jb␛]0;pwned␇cd\ufffde f" in own
+    assert "\x1b[32m" in shown  # the renderer's own colours still work
 
 
 def test_replay_into_a_closed_pipe_is_quiet() -> None:

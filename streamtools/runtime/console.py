@@ -13,6 +13,13 @@ It tracks whether the cursor is at the start of a line so that a block (a
 call, a result arriving eagerly while the model is still writing) always
 starts on a fresh line without doubling blank lines.
 
+Model and tool text is shown, never obeyed: its terminal control characters
+(ESC, which starts colour, cursor, clipboard and hyperlink sequences; BEL;
+C1 controls; a carriage return that would overwrite the line) are written as
+Unicode control pictures (``␛``) or dropped (CR), so a tool result fetched from
+a web page cannot clear the screen, retitle the window or set the clipboard.
+Tabs and newlines stay.
+
 Degrading: colours are ANSI SGR codes, used only when the stream is a TTY
 and ``NO_COLOR`` is unset (or when forced with ``color=True``); the arrows
 fall back to ASCII when the stream's encoding cannot write them. Nothing
@@ -55,6 +62,10 @@ _STYLES = {
     "bold": "\x1b[1m",
 }
 _RESULT_MAX = 160
+# C0 controls but tab and newline as control pictures (U+2400 + code), DEL as its
+# picture, C1 controls as U+FFFD, CR dropped (see the module docstring)
+_VISIBLE: dict[int, int | None] = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE.update({0x0D: None, 0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
 
 
 class ConsoleRenderer:
@@ -98,6 +109,7 @@ class ConsoleRenderer:
     def render(self, event: Event) -> None:
         match event:
             case TextDelta(text=text):
+                text = _visible(text)
                 if self.after_block:
                     # The model's own line breaks between calls would double the
                     # ones a block already ends with.
@@ -105,21 +117,24 @@ class ConsoleRenderer:
                     self.after_block = not text
                 self.write(text)
             case ReasoningDelta(text=text):
-                self.write(self.style("dim", text))
+                self.write(self.style("dim", _visible(text)))
             case CallStart(name=name):
                 self.newline()
-                self.write(self.style("call", f"  {self.call_arrow} {name} "))
+                self.write(self.style("call", f"  {self.call_arrow} {_visible(name)} "))
             case ArgsDelta(delta=delta):
-                self.write(self.style("call", delta))
+                self.write(self.style("call", _visible(delta)))
             case CallEnd():
                 self.write("\n")
                 self.after_block = True
             case CallError(name=name, reason=reason, message=message):
-                text = f"  {self.cross} {name or 'call'} ({reason}): {_one_line(message)}"
+                name = _visible(name or "call")
+                text = f"  {self.cross} {name} ({reason}): {_one_line(message)}"
                 self.line(self.style("bad", text))
             case ToolResult(name=name, content=content):
-                self.line(self.style("ok", f"  {self.result_arrow} {name}: ") + _one_line(content))
+                head = f"  {self.result_arrow} {_visible(name)}: "
+                self.line(self.style("ok", head) + _one_line(content))
             case ToolFailed(name=name, kind=kind, message=message):
+                name = _visible(name)
                 text = f"  {self.result_arrow} {name} failed ({kind}): {_one_line(message)}"
                 self.line(self.style("bad", text))
             case Retry(reason=reason):
@@ -129,7 +144,7 @@ class ConsoleRenderer:
             case TurnEnd():
                 self.newline()
             case StreamError(kind=kind, message=message):
-                self.line(self.style("bad", f"  stream error ({kind}): {message}"))
+                self.line(self.style("bad", f"  stream error ({kind}): {_visible(message)}"))
             case Final(turns=turns):
                 word = "turn" if turns == 1 else "turns"
                 self.line(self.style("dim", f"{self.rule * 3} final answer after {turns} {word}"))
@@ -140,6 +155,10 @@ class ConsoleRenderer:
         self.out.flush()
 
 
+def _visible(text: str) -> str:
+    return text.translate(_VISIBLE)
+
+
 def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(_visible(text).split())
     return flat if len(flat) <= _RESULT_MAX else flat[: _RESULT_MAX - 1] + "…"
