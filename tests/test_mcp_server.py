@@ -21,7 +21,7 @@ from mcp_servers.harness import HERE, asgi_server
 from mcp_servers.registry_tools import registry
 
 from streamtools.mcp import http_app, mcp_server, mcp_tools, serve_http
-from streamtools.tools import ToolRegistry
+from streamtools.tools import ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -67,6 +67,22 @@ async def test_results_errors_and_unknown_tools() -> None:
         with pytest.raises(MCPError, match="Unknown tool `nope`") as caught:
             await client.call_tool("nope", {})
         assert caught.value.code == -32602
+
+
+async def test_a_result_that_cannot_be_written_is_a_tool_error() -> None:
+    @tool
+    def loop() -> list[object]:
+        """A list that contains itself."""
+        items: list[object] = []
+        items.append(items)
+        return items
+
+    async with Client(mcp_server(ToolRegistry([loop]))) as client:
+        result = await client.call_tool("loop", {})
+    assert result.is_error and result.structured_content is None
+    assert text_of(result.content).startswith(
+        "Tool `loop` ran, but its result could not be turned into text: RecursionError"
+    )
 
 
 async def test_served_over_stdio_with_python_m_streamtools_mcp() -> None:

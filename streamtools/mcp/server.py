@@ -73,7 +73,7 @@ async def _run(tool: Tool, kwargs: dict[str, Any]) -> Any:
 def _structured(value: Any) -> dict[str, Any] | None:
     try:
         builtins = msgspec.to_builtins(value)
-    except (TypeError, msgspec.EncodeError):
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
         return None
     return builtins if isinstance(builtins, dict) else None
 
@@ -119,9 +119,15 @@ def mcp_server(
             value = await _run(tool, kwargs)
         except Exception as exc:
             return _error(f"Tool `{tool.name}` failed: {type(exc).__name__}: {exc}")
+        try:  # outside the tool's try: it did run (as the runtime's executor reports it)
+            text = format_result(value)
+        except Exception as exc:
+            return _error(
+                f"Tool `{tool.name}` ran, but its result could not be turned into text: "
+                f"{type(exc).__name__}: {exc}"
+            )
         return CallToolResult(
-            content=[TextContent(type="text", text=format_result(value))],
-            structured_content=_structured(value),
+            content=[TextContent(type="text", text=text)], structured_content=_structured(value)
         )
 
     return Server(
