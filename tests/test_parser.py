@@ -229,6 +229,14 @@ _CLOSED = [
     ("hermes", '<tool_call>{"name": "search", "arguments": {"n": 1, }}</tool_call>'),
     ("json_action", '```json action\n{"tool": "search", "parameters": {"n": true}}\n```\nok'),
     ("json_action", '```json action\n{"tool": "search", "parameters": {}}```'),
+    # arguments that end inside a string (the common shape), with a brace in it
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"q": "in Paris"}}</tool_call>'),
+    (
+        "hermes",
+        '<tool_call>{"name": "search", "arguments": {"q": "a}b", "r": "é\\"x"} }</tool_call>',
+    ),
+    ("json_action", '```json action\n{"tool": "search", "parameters": {"q": "x]"}}\n```'),
+    ("hermes", '<tool_call>{"name": "search", "arguments": {"q": "a", "k"}}</tool_call>'),
 ]
 
 

@@ -19,8 +19,8 @@ with its envelope and scanner loops). ``fast(delta)`` tries, in order:
 * **punctuation, keys and scalars** in the arguments (``_fast_args``): the
   scanner alone checks them;
 * **the arguments and the envelope closing** (``_fast_close``, ``_fast_end``):
-  ``60}}</to``, or ``60}`` and ``}</to`` apart, for dialects with a closing
-  marker, the marker's start held.
+  ``60}}</to`` or ``ris"}}</``, or ``60}`` and ``}</to`` apart, for dialects
+  with a closing marker, the marker's start held.
 
 Each either takes the delta exactly as the machine would (the same state after
 it, the same events), with at most a tail left in ``rest``, or returns None
@@ -57,6 +57,8 @@ _CUT_ESCAPE = re.compile(
 # the end of the arguments (no quote, so no string opens or closes on the way),
 # and the envelope's "}" after them
 _ARGS_END = re.compile(r'[^"\\}\]]*\}')
+# the same from inside a string value: its plain rest, its quote, the "}"
+_STRING_ARGS_END = re.compile(r'[^"\\\x00-\x1f]*"[ \t\r\n]*\}')
 _ENVELOPE_END = re.compile(r"[ \t\r\n]*\}")
 Out = list[ParserEvent]
 
@@ -206,13 +208,14 @@ class JsonFastPaths:
         return []
 
     def _fast_close(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
-        """The arguments object closing in ``delta`` (``60}``, ``60}}</to``), maybe
-        the envelope too, and then at most the closing marker's start: taken as
-        the machine would, what follows held. None, with nothing taken, for
-        anything else; a marker that ends the call in this delta is the
-        machine's, so the core sees the end."""
-        m = _ARGS_END.match(delta)
-        if m is None or len(sub.stack) != 1 or sub.state == IN_STRING:
+        """The arguments object closing in ``delta`` (``60}``, ``60}}</to``, or
+        from inside a string value ``ris"}}</``), maybe the envelope too, and
+        then at most the closing marker's start: taken as the machine would,
+        what follows held. None, with nothing taken, for anything else; a marker
+        that ends the call in this delta is the machine's, so the core sees the
+        end."""
+        m = (_STRING_ARGS_END if sub.state == IN_STRING else _ARGS_END).match(delta)
+        if m is None or len(sub.stack) != 1:
             return None
         j = m.end()
         k = self._suffix_start(delta, j)
