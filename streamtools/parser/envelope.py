@@ -275,21 +275,13 @@ class Envelope:
             m = jumps.head.match(s)
             if m is None:
                 return -1
-            j = m.end()
-            if j < len(s) and s[j:] not in jumps.args_prefixes:
+            if m.end() < len(s) and s[m.end() :] not in jumps.args_prefixes:
                 return -1
-            self.key = m.group(1)
-            self.sink.on_name(m.group(2))
-            self.state = _E_AFTER
-            return j
+            return self._took_name(m)
         if self.state != _E_AFTER or self.path or jumps.args is None:
             return -1
         m = jumps.args.match(s)
-        if m is None:
-            return -1
-        self.key = m.group(1)
-        self._start(ARGS)
-        return m.end() - 1
+        return -1 if m is None else self._took_args(m)
 
     def end_args(self) -> bool:
         """The arguments value (a top-level member) ended: AFTER it, as ``feed``
@@ -324,20 +316,26 @@ class Envelope:
         assert jumps is not None
         if self.state == _E_OPEN:
             m = jumps.head.match(s, i)
-            if m is None:
-                return i
-            self.key = m.group(1)
-            self.sink.on_name(m.group(2))  # no escapes matched: the text is the name
-            self.state = _E_AFTER
-            return m.end()  # the feed loop comes back here for the arguments
+            # the feed loop comes back here for the arguments
+            return i if m is None else self._took_name(m)
         if self.path or jumps.args is None:
             return i
         m = jumps.args.match(s, i)
-        if m is None:
-            return i
+        return i if m is None else self._took_args(m)
+
+    def _took_name(self, m: re.Match[str]) -> int:
+        """``Jumps.head`` matched: the name key and the name read, AFTER them."""
+        self.key = m.group(1)
+        self.sink.on_name(m.group(2))  # no escapes matched: the text is the name
+        self.state = _E_AFTER
+        return m.end()
+
+    def _took_args(self, m: re.Match[str]) -> int:
+        """``Jumps.args`` matched: the arguments key read and its value started;
+        returns where the arguments' ``{`` is (the scanner reads from there)."""
         self.key = m.group(1)
         self._start(ARGS)
-        return m.end() - 1  # the scanner reads the arguments from their "{"
+        return m.end() - 1
 
     def _close_object(self) -> None:
         if self.path:
