@@ -13,15 +13,14 @@ from typing import Any
 import anyio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_parser_properties import COMMON, FRAGMENTS
+from test_parser_properties import FRAGMENTS, model_replies
 
 from streamtools import Agent, RunResult
 from streamtools.errors import StreamtoolsError
 from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk, UsageChunk
-from streamtools.prompts import get_renderer
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
-from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage
+from streamtools.transcript import AssistantMessage, ToolResultMessage
 
 
 @tool
@@ -48,20 +47,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _pieces(dialect: str) -> list[str]:
-    renderer = get_renderer(dialect)
-    out = COMMON + FRAGMENTS[dialect]
-    for name, arguments in CALLS:
-        text = renderer.render_call(ToolCall(id="i", name=name, arguments=arguments))
-        out += [text, text, text[: len(text) // 2], text[len(text) // 2 :]]
-    return out
-
-
-def replies(dialect: str) -> st.SearchStrategy[str]:
-    pieces = st.sampled_from(_pieces(dialect)) | st.text(max_size=4)
-    return st.lists(pieces, max_size=20).map("".join)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
@@ -72,7 +57,7 @@ def replies(dialect: str) -> st.SearchStrategy[str]:
 def test_any_replies_end_in_a_result_or_our_error(
     data: st.DataObject, dialect: str, seed: int, turns: int
 ) -> None:
-    script = [data.draw(replies(dialect)) for _ in range(turns)] + ["done"]
+    script = [data.draw(model_replies(dialect, CALLS)) for _ in range(turns)] + ["done"]
     model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 7))
     agent = Agent(model, [search, calc], dialect=dialect, max_turns=turns + 1, tool_timeout=5)
 

@@ -6,6 +6,7 @@ only outcomes are events or our own errors."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -17,6 +18,8 @@ from parser_cases import feed_all, merge, run_checked
 from streamtools.errors import ParserStateError, SizeLimitExceeded, StreamtoolsError
 from streamtools.events import CallEnd, CallError, Finish, ReasoningDelta, TextDelta
 from streamtools.parser import DIALECTS, Parser
+from streamtools.prompts import get_renderer
+from streamtools.transcript import ToolCall
 
 DIALECT_NAMES = sorted(DIALECTS)
 TOOLS = ["search", "calc", "kom.memory.v1.search_memory"]
@@ -58,6 +61,19 @@ FRAGMENTS = {
 def texts(dialect: str) -> st.SearchStrategy[str]:
     pieces = st.sampled_from(COMMON + FRAGMENTS[dialect]) | st.text(max_size=4)
     return st.lists(pieces, max_size=40).map("".join)
+
+
+def model_replies(
+    dialect: str, calls: Sequence[tuple[str, dict[str, Any]]]
+) -> st.SearchStrategy[str]:
+    """Whole replies for the runtime and proxy fuzz: ``texts``' pieces plus each of
+    ``calls`` rendered in the dialect, whole (twice as likely) and cut in half."""
+    renderer = get_renderer(dialect)
+    pieces = COMMON + FRAGMENTS[dialect]
+    for name, arguments in calls:
+        text = renderer.render_call(ToolCall(id="i", name=name, arguments=arguments))
+        pieces += [text, text, text[: len(text) // 2], text[len(text) // 2 :]]
+    return st.lists(st.sampled_from(pieces) | st.text(max_size=4), max_size=20).map("".join)
 
 
 def cut(text: str, points: list[int]) -> list[str]:

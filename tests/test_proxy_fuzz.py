@@ -26,18 +26,18 @@ from typing import Any
 import anyio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_parser_properties import COMMON, FRAGMENTS
+from test_parser_properties import FRAGMENTS, model_replies
 from test_proxy_wire import _anthropic_stream, _openai_stream
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
 from streamtools.model import ToolSpec
 from streamtools.parser import DIALECTS
-from streamtools.prompts import get_renderer, project
+from streamtools.prompts import project
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.request import ProxyCall, RequestError
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
-from streamtools.transcript import ToolCall, Transcript, UserMessage
+from streamtools.transcript import Transcript, UserMessage
 
 SCHEMA = {
     "type": "object",
@@ -202,15 +202,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _replies(dialect: str) -> st.SearchStrategy[str]:
-    renderer = get_renderer(dialect)
-    pieces = COMMON + FRAGMENTS[dialect]
-    for name, arguments in CALLS:
-        text = renderer.render_call(ToolCall(id="i", name=name, arguments=arguments))
-        pieces += [text, text, text[: len(text) // 2], text[len(text) // 2 :]]
-    return st.lists(st.sampled_from(pieces) | st.text(max_size=4), max_size=20).map("".join)
-
-
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
@@ -223,7 +214,7 @@ def _replies(dialect: str) -> st.SearchStrategy[str]:
 def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     data: st.DataObject, dialect: str, seed: int, choice: str, parallel: bool, repairs: int
 ) -> None:
-    script = [data.draw(_replies(dialect)) for _ in range(repairs + 1)]
+    script = [data.draw(model_replies(dialect, CALLS)) for _ in range(repairs + 1)]
     model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 9))
     transcript = Transcript(messages=[UserMessage(content="hi")])
     call = ProxyCall(
