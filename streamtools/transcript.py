@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 
+from streamtools.errors import UsageError
+
 __all__ = [
     "AssistantMessage",
     "Message",
@@ -122,5 +124,12 @@ class Transcript(msgspec.Struct, kw_only=True):
 
     @classmethod
     def decode(cls, data: bytes | str) -> Transcript:
-        """Inverse of ``encode``."""
-        return msgspec.json.decode(data, type=cls)
+        """Inverse of ``encode``. Text that is not a transcript (invalid JSON, a
+        message of an unknown role, a field of the wrong type) is a ``UsageError``
+        naming what is wrong, as for a recording."""
+        try:
+            return msgspec.json.decode(data, type=cls)
+        except msgspec.ValidationError as exc:
+            raise UsageError(f"not a transcript: {exc}") from exc
+        except msgspec.DecodeError as exc:
+            raise UsageError(f"not a transcript: invalid JSON: {exc}") from exc

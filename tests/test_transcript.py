@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, NativeCall
 from streamtools.prompts import NO_RESULT, get_renderer, project
 from streamtools.tools import tool
@@ -57,6 +58,21 @@ def test_transcript_helpers_and_json() -> None:
     t.result(C0, "boom", is_error=True)
     assert t.pending_calls() == [C1]
     assert Transcript().pending_calls() == []
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b'{"messages": [', "invalid JSON"),
+        (b'{"messages": [{"role": "robot", "content": "hi"}]}', "robot"),
+        (b'{"messages": [{"role": "user", "content": 5}]}', "content"),
+        (b"[]", "object"),
+    ],
+)
+def test_decode_names_what_is_not_a_transcript(data: bytes, says: str) -> None:
+    with pytest.raises(UsageError, match="not a transcript") as info:
+        Transcript.decode(data)
+    assert says in str(info.value)
 
 
 @pytest.mark.parametrize("dialect", ["am_xml", "json_action", "hermes", "inline_json"])
