@@ -45,9 +45,11 @@ __all__ = [
     "ModelRequest",
     "NativeCall",
     "ReasoningChunk",
+    "SAMPLING",
     "TextChunk",
     "ToolSpec",
     "UsageChunk",
+    "sampling",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -83,8 +85,10 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What the runtime asks of a model for one turn.
 
     ``tools`` is set only in native mode; ``tool_choice`` is ``auto``,
-    ``none``, ``required`` or a tool name. ``extra`` is passed through to the
-    provider's request body unchanged.
+    ``none``, ``required`` or a tool name. Sampling options left at None are
+    not sent; ``top_p`` … ``frequency_penalty`` (``SAMPLING``) go to the APIs
+    that take them and are left out for the others (see ``sampling``).
+    ``extra`` is passed through to the provider's request body unchanged.
     """
 
     messages: tuple[ChatMessage, ...]
@@ -93,7 +97,24 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     tool_choice: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
     extra: dict[str, Any] = {}
+
+
+# The sampling options besides temperature, by the names OpenAI-compatible
+# servers, Anthropic and Ollama give them (each API takes some of them).
+SAMPLING = ("top_p", "top_k", "seed", "presence_penalty", "frequency_penalty")
+
+
+def sampling(request: ModelRequest, names: tuple[str, ...] = SAMPLING) -> dict[str, Any]:
+    """The options of ``names`` that ``request`` sets, by name (a provider's
+    request body takes the ones its API knows)."""
+    values = {name: getattr(request, name) for name in names}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 class _Chunk(msgspec.Struct, tag_field="type", frozen=True, kw_only=True):

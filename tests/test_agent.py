@@ -281,10 +281,13 @@ async def test_native_mode_maps_call_chunks() -> None:
 
 async def test_request_options_and_argument_checks() -> None:
     model = ScriptedModel(["hi"])
-    agent = Agent(model, [add], dialect="hermes", temperature=0.2, max_tokens=64)
+    agent = Agent(
+        model, [add], dialect="hermes", temperature=0.2, max_tokens=64, top_p=0.9, seed=7
+    )
     await agent.run("x")
     request = model.requests[0]
     assert (request.temperature, request.max_tokens) == (0.2, 64)
+    assert (request.top_p, request.seed, request.top_k) == (0.9, 7, None)
     assert request.tools is None and request.tool_choice is None  # prompt mode
     with pytest.raises(UsageError, match="tool_choice must be"):
         Agent(model, [add], tool_choice="sometimes")

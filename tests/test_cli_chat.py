@@ -70,7 +70,7 @@ async def test_native_mode_and_reset(anyio_backend: str) -> None:
     call = Reply(calls=(FakeCall(name="clock", arguments={"timezone": "UTC"}),))
     replies: list[str | Reply] = [call, "It is now.", "Fresh start."]
     async with FakeServer(replies) as server:
-        args = args_for(server, "--native")
+        args = args_for(server, "--native", "--top-p", "0.8", "--top-k", "20", "--seed", "3")
         out = io.StringIO()
         await chat(
             make_agent(build_model(args), args),
@@ -81,6 +81,7 @@ async def test_native_mode_and_reset(anyio_backend: str) -> None:
         )
         first, _, third = server.requests
     assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "clock"]
+    assert (first["top_p"], first["top_k"], first["seed"]) == (0.8, 20, 3)
     assert "<- clock:" in out.getvalue() and "(conversation cleared)" in out.getvalue()
     assert "time?" not in str(third["messages"])
 

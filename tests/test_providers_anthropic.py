@@ -206,6 +206,11 @@ async def test_request_body(anyio_backend: str) -> None:
         tools=(ToolSpec(name="add", description="Add.", parameters={"type": "object"}),),
         tool_choice="required",
         temperature=0.5,
+        top_p=0.9,
+        top_k=40,
+        seed=7,
+        presence_penalty=0.5,
+        frequency_penalty=0.5,
         extra={"thinking": {"type": "enabled", "budget_tokens": 1024}},
     )
     provider = AnthropicMessages("claude", max_tokens=321, client=mock(STOP, seen=seen))
@@ -239,6 +244,8 @@ async def test_request_body(anyio_backend: str) -> None:
         "tools": [{"name": "add", "description": "Add.", "input_schema": {"type": "object"}}],
         "tool_choice": {"type": "any"},
         "temperature": 0.5,
+        "top_p": 0.9,
+        "top_k": 40,
         "thinking": {"type": "enabled", "budget_tokens": 1024},
     }
 

@@ -56,9 +56,14 @@ async def test_selection_then_dialect(anyio_backend: str) -> None:
     call = '<am:tool_call name="kom.math.v1.multiply"><a>6</a><b>7</b></am:tool_call>'
     replies: list[str | Reply] = [select("kom.math.v1.multiply", "nope"), call, "It is 42."]
     async with FakeServer(replies) as server:
-        agent = HybridAgent(OpenAIChat("m", base_url=server.base_url), [multiply, clock])
+        model = OpenAIChat("m", base_url=server.base_url)
+        agent = HybridAgent(model, [multiply, clock], temperature=0.1, top_p=0.8, seed=3)
         events = await collect(agent, "6*7?")
         first, second, _ = server.requests
+    # the sampling options go with both phases' requests
+    for body in (first, second):
+        assert (body["temperature"], body["top_p"], body["seed"]) == (0.1, 0.8, 3)
+        assert "top_k" not in body
     # turn 0: summaries only, one native tool with the names as an enum
     assert [t["function"]["name"] for t in first["tools"]] == [SELECT_TOOLS]
     enum = first["tools"][0]["function"]["parameters"]["properties"]["names"]["items"]["enum"]

@@ -128,6 +128,11 @@ async def test_request_body(anyio_backend: str) -> None:
         tool_choice="auto",
         temperature=0.0,
         max_tokens=64,
+        top_p=0.8,
+        top_k=20,
+        seed=7,
+        presence_penalty=1.5,
+        frequency_penalty=0.0,
         extra={"think": True},
     )
     await collect(OllamaChat("qwen3", client=mock(lines(DONE), seen=seen)), request)
@@ -144,7 +149,16 @@ async def test_request_body(anyio_backend: str) -> None:
             },
             {"role": "tool", "content": "2", "tool_name": "add"},
         ],
-        "options": {"stop": ["STOP"], "temperature": 0.0, "num_predict": 64},
+        "options": {
+            "stop": ["STOP"],
+            "temperature": 0.0,
+            "num_predict": 64,
+            "top_p": 0.8,
+            "top_k": 20,
+            "seed": 7,
+            "presence_penalty": 1.5,
+            "frequency_penalty": 0.0,
+        },
         "tools": [
             {
                 "type": "function",

@@ -359,7 +359,12 @@ async def test_request_body(anyio_backend: str) -> None:
         tool_choice="add",
         temperature=0.2,
         max_tokens=50,
-        extra={"top_p": 0.9},
+        top_p=0.9,
+        top_k=40,
+        seed=7,
+        presence_penalty=0.5,
+        frequency_penalty=-0.5,
+        extra={"logit_bias": {"50256": -100}},
     )
     provider = OpenAIChat("gpt", client=mock(sse("data: [DONE]\n\n"), seen=seen))
     await collect(provider, request)
@@ -399,6 +404,11 @@ async def test_request_body(anyio_backend: str) -> None:
         "temperature": 0.2,
         "max_tokens": 50,
         "top_p": 0.9,
+        "top_k": 40,
+        "seed": 7,
+        "presence_penalty": 0.5,
+        "frequency_penalty": -0.5,
+        "logit_bias": {"50256": -100},
     }
     assert seen[0].headers["content-type"] == "application/json"
 

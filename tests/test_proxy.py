@@ -361,6 +361,41 @@ def test_anthropic_streaming_and_non_streaming() -> None:
     assert "tools" not in sent.body
 
 
+SAMPLED: Any = {"top_p": 0.9, "seed": 7, "presence_penalty": 0.5, "frequency_penalty": -0.5}
+
+
+def test_sampling_options_reach_the_upstream_that_takes_them() -> None:
+    # OpenAI client, OpenAI-compatible upstream: all of them (top_k as vLLM's
+    # clients send it, in the body); to an Anthropic upstream only top_p and top_k
+    # (the Messages API refuses the others); to Ollama all, in its options
+    for wire, sent_as in (
+        ("openai", {**SAMPLED, "top_k": 40}),
+        ("anthropic", {"top_p": 0.9, "top_k": 40}),
+        ("ollama", {**SAMPLED, "top_k": 40}),
+    ):
+        with proxy([f"Sure. {PARIS}"], wire=wire) as (url, upstream):
+            response = _openai(url).chat.completions.create(
+                model="m", messages=USER, tools=[WEATHER], temperature=0.3,
+                extra_body={"top_k": 40}, **SAMPLED,
+            )
+            body = upstream.received[0].body
+        assert response.choices[0].finish_reason == "tool_calls"
+        given = body.get("options", body) if wire == "ollama" else body
+        assert given["temperature"] == 0.3
+        names = ("top_p", "top_k", "seed", "presence_penalty", "frequency_penalty")
+        assert {k: given[k] for k in names if k in given} == sent_as, wire
+    # Anthropic client: its top_p and top_k (no longer parameters of the SDK's
+    # create; older clients send them)
+    with proxy([f"Sure. {PARIS}"], wire="anthropic") as (url, upstream):
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=100, messages=USER, tools=[A_WEATHER],
+            extra_body={"top_p": 0.8, "top_k": 5, "seed": 1},
+        )
+        body = upstream.received[0].body
+    assert message.stop_reason == "tool_use"
+    assert (body["top_p"], body["top_k"]) == (0.8, 5) and "seed" not in body
+
+
 def test_anthropic_tool_result_round_trip() -> None:
     messages: list[Any] = [
         *USER,

@@ -24,15 +24,17 @@ import json
 from typing import Any
 
 import anyio
+import msgspec
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_parser_properties import FRAGMENTS, model_replies
 from test_proxy_wire import _anthropic_stream, _openai_stream
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
-from streamtools.model import ToolSpec
+from streamtools.model import ModelRequest, ToolSpec
 from streamtools.parser import DIALECTS
 from streamtools.prompts import project
+from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.request import ProxyCall, RequestError
 from streamtools.proxy.turn import run_turn
@@ -82,6 +84,8 @@ OPENAI: dict[str, Any] = {
     "parallel_tool_calls": True,
     "stop": ["END"],
     "temperature": 0.2,
+    "top_p": 0.9,
+    "seed": 7,
     "max_tokens": 50,
 }
 ANTHROPIC: dict[str, Any] = {
@@ -114,6 +118,7 @@ ANTHROPIC: dict[str, Any] = {
     "tools": [{"name": "weather", "description": "Forecast.", "input_schema": SCHEMA}],
     "tool_choice": {"type": "auto"},
     "stop_sequences": ["END"],
+    "top_k": 5,
     "stream": True,
 }
 WIRES = {"openai": (openai_wire, OPENAI), "anthropic": (anthropic_wire, ANTHROPIC)}
@@ -186,6 +191,16 @@ def test_any_request_body_is_a_call_or_a_request_error(data: Any, wire: str) -> 
         assert messages and all(isinstance(m.content, str) for m in messages)
         prompt = messages[0].content
         assert all(tool.name in prompt for tool in tools), dialect
+    # and every kind of upstream gets a request body that is JSON
+    request = ModelRequest(
+        messages=tuple(messages), stop=tuple(call.stop), temperature=call.temperature,
+        max_tokens=call.max_tokens, **call.sampling,
+    )
+    for upstream in (OpenAIChat("m"), AnthropicMessages("m"), OllamaChat("m")):
+        sent = json.loads(msgspec.json.encode(upstream.request_body(request)))
+        assert sent["model"] == "m"
+        if call.sampling.get("top_p") is not None:
+            assert (sent.get("options") or sent)["top_p"] == call.sampling["top_p"]
 
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

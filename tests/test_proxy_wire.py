@@ -291,6 +291,10 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ({**_USER, "stop": 5}, "stop must be a string or an array of strings"),
         ({**_USER, "stop": ["a", None]}, "stop must be a string or an array of strings"),
         ({**_USER, "temperature": "hot"}, "temperature must be a number"),
+        ({**_USER, "top_p": True}, "top_p must be a number"),
+        ({**_USER, "seed": 1.5}, "seed must be an integer"),
+        ({**_USER, "top_k": "40"}, "top_k must be an integer"),
+        ({**_USER, "frequency_penalty": [1]}, "frequency_penalty must be a number"),
         (
             {"model": "m", "messages": [{"role": "assistant", "tool_calls": 3}]},
             "messages[0].tool_calls must be an array",
@@ -384,6 +388,8 @@ def test_anthropic_request_errors() -> None:
         ({"tools": [{"name": "a", "input_schema": "x"}]}, "tools[0].input_schema must be"),
         ({"stop_sequences": [1]}, "stop_sequences must be a string or an array of strings"),
         ({"temperature": [0.5]}, "temperature must be a number"),
+        ({"top_k": 2.5}, "top_k must be an integer"),
+        ({"top_p": "0.9"}, "top_p must be a number"),
     ]
     for extra, message in cases:
         with pytest.raises(RequestError, match=re.escape(message)):

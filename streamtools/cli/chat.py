@@ -101,6 +101,9 @@ def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) 
         "system": args.system,
         "max_turns": args.max_turns,
         "temperature": args.temperature,
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "seed": args.seed,
     }
     if args.hybrid:
         from streamtools.runtime.hybrid import HybridAgent
@@ -254,6 +257,11 @@ def register(subparsers: Any) -> None:
         help="give the model the tools of a streamable HTTP MCP server; repeatable",
     )
     parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument(
+        "--top-k", type=int, default=None, help="not sent to OpenAI itself, which refuses it"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")

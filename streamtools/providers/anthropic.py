@@ -51,6 +51,7 @@ from streamtools.model import (
     ReasoningChunk,
     TextChunk,
     UsageChunk,
+    sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions
 from streamtools.providers.bodies import answerable_only
@@ -207,6 +208,8 @@ class AnthropicMessages(HTTPProvider):
                 body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        # the Messages API has top_p and top_k; seed and the penalties are left out
+        body.update(sampling(request, ("top_p", "top_k")))
         return body
 
     async def _decode(

@@ -44,6 +44,7 @@ from streamtools.model import (
     ReasoningChunk,
     TextChunk,
     UsageChunk,
+    sampling,
 )
 from streamtools.providers.base import HTTPProvider
 from streamtools.providers.bodies import function_tools
@@ -124,6 +125,7 @@ class OllamaChat(HTTPProvider):
             options["temperature"] = request.temperature
         if request.max_tokens is not None:
             options["num_predict"] = request.max_tokens
+        options.update(sampling(request))  # Ollama's options take all of them by these names
         if options:
             body["options"] = options
         if request.tools:

@@ -53,6 +53,7 @@ from streamtools.model import (
     ReasoningChunk,
     TextChunk,
     UsageChunk,
+    sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions
 from streamtools.providers.bodies import answerable_only, function_tools
@@ -211,6 +212,9 @@ class OpenAIChat(HTTPProvider):
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
             body[self.max_tokens_field] = request.max_tokens
+        # all of them by these names; top_k is an extension (vLLM, llama.cpp, Ollama,
+        # OpenRouter) that OpenAI itself refuses, so it is only sent when asked for
+        body.update(sampling(request))
         return body
 
     async def _decode(

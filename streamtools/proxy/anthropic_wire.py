@@ -38,6 +38,7 @@ from streamtools.proxy.request import (
     check_tool_choice,
     optional_number,
     optional_text,
+    sampling_options,
     stop_strings,
     tool_schema,
 )
@@ -201,6 +202,7 @@ def decode_request(body: Any) -> ProxyCall:
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),
         max_tokens=max_tokens,
+        sampling=sampling_options(body, ("top_p", "top_k")),
         stop=stop_strings(body.get("stop_sequences"), "stop_sequences"),
         parallel=parallel,
     )

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec
+from streamtools.model import SAMPLING, ToolSpec
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -41,6 +41,7 @@ from streamtools.proxy.request import (
     check_tool_choice,
     optional_number,
     optional_text,
+    sampling_options,
     stop_strings,
     tool_schema,
 )
@@ -195,6 +196,8 @@ def decode_request(body: Any) -> ProxyCall:
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         temperature=optional_number(body.get("temperature"), "temperature"),
+        # top_k is not OpenAI's, but clients of vLLM and others send it
+        sampling=sampling_options(body, SAMPLING),
         max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
         stop=stops,
         parallel=body.get("parallel_tool_calls") is not False,

@@ -96,6 +96,24 @@ def optional_number(raw: Any, what: str) -> float | None:
     return float(raw)
 
 
+def sampling_options(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The sampling options among ``names`` (``streamtools.model.SAMPLING``) that
+    the request sets: numbers, ``top_k`` and ``seed`` integers. The upstream's
+    provider sends those its API takes."""
+    options: dict[str, Any] = {}
+    for name in names:
+        raw = body.get(name)
+        if raw is None:
+            continue
+        if name in ("top_k", "seed"):
+            if isinstance(raw, bool) or not isinstance(raw, int):
+                raise RequestError(f"{name} must be an integer")
+            options[name] = raw
+        else:
+            options[name] = optional_number(raw, name)
+    return options
+
+
 def kind_for_status(status: int) -> str:
     """The wire-neutral error kind for an upstream HTTP status."""
     return {
@@ -121,6 +139,8 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     include_usage: bool = False
     temperature: float | None = None
     max_tokens: int | None = None
+    # top_p, top_k, seed, presence_penalty, frequency_penalty: the ones given
+    sampling: dict[str, Any] = msgspec.field(default_factory=dict)
     stop: list[str] = msgspec.field(default_factory=list)
     # False when the client asked for at most one call per reply
     # (OpenAI ``parallel_tool_calls: false``, Anthropic ``disable_parallel_tool_use``).

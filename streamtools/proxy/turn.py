@@ -154,6 +154,7 @@ class _Turn:
             stop=tuple(stop),
             temperature=call.temperature,
             max_tokens=call.max_tokens,
+            **call.sampling,
         )
 
     # -- the turn -------------------------------------------------------------------

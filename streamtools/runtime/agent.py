@@ -87,6 +87,11 @@ class Agent:
         stop: str | Sequence[str] = (),
         temperature: float | None = None,
         max_tokens: int | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        seed: int | None = None,
+        presence_penalty: float | None = None,
+        frequency_penalty: float | None = None,
         include_tracebacks: bool = False,
         max_repairs: int = 2,
         offer: Iterable[str] | None = None,
@@ -113,6 +118,14 @@ class Agent:
         self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
         self.temperature = temperature
         self.max_tokens = max_tokens
+        # sent to the APIs that take them (see ``streamtools.model.sampling``)
+        self.sampling: dict[str, Any] = {
+            "top_p": top_p,
+            "top_k": top_k,
+            "seed": seed,
+            "presence_penalty": presence_penalty,
+            "frequency_penalty": frequency_penalty,
+        }
         self.include_tracebacks = include_tracebacks
         self.max_repairs = max_repairs
         # ``offer``: the tools described in full at first (None: all of them);
@@ -260,6 +273,7 @@ class Agent:
             tool_choice=choice,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            **self.sampling,
         )
 
     def _decoder(self, id_prefix: str, offered: ToolRegistry) -> Decoder:

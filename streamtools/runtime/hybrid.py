@@ -45,6 +45,7 @@ from streamtools.events import (
     Usage,
 )
 from streamtools.model import (
+    SAMPLING,
     CallChunk,
     FinishChunk,
     Model,
@@ -117,11 +118,14 @@ class HybridAgent:
                 "required": ["names"],
             },
         )
+        # the work phase's sampling options (``top_p``, ``seed``…) apply here too
+        sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
         return ModelRequest(
             messages=tuple(messages),
             tools=(select,),
             tool_choice="auto",
             temperature=self.temperature,
+            **sampling,
         )
 
     @asynccontextmanager
