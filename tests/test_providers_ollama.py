@@ -171,3 +171,23 @@ async def test_request_body(anyio_backend: str) -> None:
         ],
         "think": True,
     }
+
+
+async def test_extra_body_adds_to_options_over_http(anyio_backend: str) -> None:
+    # Ollama's default context is short: num_ctx goes with every request, added to
+    # the options the request sets (stop and sampling kept); request.extra wins
+    request = ModelRequest(
+        messages=(ChatMessage(role="user", content="hi"),),
+        stop=("</am:tool_call>",),
+        temperature=0.2,
+        extra={"options": {"temperature": 0.9}, "keep_alive": "1m"},
+    )
+    async with FakeServer(["Hi."], wire="ollama") as server:
+        model = OllamaChat(
+            "qwen3", base_url=server.base_url,
+            extra_body={"options": {"num_ctx": 16384}, "keep_alive": "10m", "think": False},
+        )
+        await collect(model, request)
+        body = server.received[0].body
+    assert body["options"] == {"stop": ["</am:tool_call>"], "temperature": 0.9, "num_ctx": 16384}
+    assert (body["keep_alive"], body["think"]) == ("1m", False)

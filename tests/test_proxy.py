@@ -499,8 +499,13 @@ def test_cli_defaults_are_the_configs(monkeypatch: pytest.MonkeyPatch) -> None:
     args = parser.parse_args(["proxy", "--upstream", "http://x"])
     defaults = ProxyConfig()
     for name in ("upstream_kind", "dialect", "api_key", "model", "max_body", "max_repairs",
-                 "timeout", "upstream_retries"):
+                 "timeout", "upstream_retries", "upstream_body"):
         assert getattr(args, name) == getattr(defaults, name), name
+    given = ["proxy", "--upstream", "http://x", "--upstream-body", '{"options": {"num_ctx": 8}}']
+    assert parser.parse_args(given).upstream_body == {"options": {"num_ctx": 8}}
+    for bad in ("{nope", "[1]"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["proxy", "--upstream", "http://x", "--upstream-body", bad])
 
 
 class _EndlessModel:
@@ -535,12 +540,16 @@ def test_client_disconnect_closes_the_upstream() -> None:
 
 
 def test_ollama_upstream_and_config_checks() -> None:
-    with proxy([f"Sure. {PARIS}"], wire="ollama") as (url, upstream):
+    body = {"options": {"num_ctx": 32768}, "keep_alive": "5m"}
+    with proxy([f"Sure. {PARIS}"], wire="ollama", upstream_body=body) as (url, upstream):
         response = _openai(url).chat.completions.create(
-            model="llama3", messages=USER, tools=[WEATHER]
+            model="llama3", messages=USER, tools=[WEATHER], temperature=0.5
         )
         assert upstream.received[0].path == "/api/chat"
+        sent = upstream.received[0].body
     assert response.choices[0].finish_reason == "tool_calls"
+    # the configured fields go with the request's own options, not instead of them
+    assert sent["options"] == {"temperature": 0.5, "num_ctx": 32768} and sent["keep_alive"] == "5m"
     with pytest.raises(UnknownDialectError, match="am_xml"):
         create_app(ProxyConfig(dialect="klingon"))
     with pytest.raises(UsageError):

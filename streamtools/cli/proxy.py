@@ -14,12 +14,23 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 from typing import Any
 
 from streamtools.prompts import RENDERERS
 
 __all__ = ["register", "run"]
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
 
 
 def register(subparsers: Any) -> None:
@@ -58,6 +69,14 @@ def register(subparsers: Any) -> None:
         type=int,
         default=0,
         help="retries of a refused upstream request (default 0: the client retries)",
+    )
+    parser.add_argument(
+        "--upstream-body",
+        type=_json_object,
+        default={},
+        metavar="JSON",
+        help="fields added to every upstream request, as a JSON object merged one level deep, "
+        """e.g. '{"options": {"num_ctx": 32768}}' for Ollama""",
     )
     parser.add_argument(
         "--workers", type=int, default=1, help="worker processes (the proxy is stateless)"
@@ -102,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         max_repairs=args.max_repairs,
         timeout=args.timeout,
         upstream_retries=args.upstream_retries,
+        upstream_body=args.upstream_body,
     )
     app = create_app(config)  # also checks the configuration before serving
     if args.workers > 1:

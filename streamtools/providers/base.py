@@ -118,6 +118,7 @@ class ProviderOptions(TypedDict, total=False):
     max_retries: int
     retry_base: float
     retry_max_wait: float
+    extra_body: Mapping[str, Any] | None
 
 
 class HTTPProvider:
@@ -127,7 +128,8 @@ class HTTPProvider:
     ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
     ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
     at stop strings client-side), ``max_retries``, ``retry_base`` and
-    ``retry_max_wait`` (see the module docstring). Subclasses take them as
+    ``retry_max_wait`` (see the module docstring), and ``extra_body``: fields
+    added to every request body (``request_body``). Subclasses take them as
     ``**options: Unpack[ProviderOptions]`` next to their own.
 
     Subclasses implement ``_url``, ``_headers``, ``_body`` and ``_decode``
@@ -153,6 +155,7 @@ class HTTPProvider:
         max_retries: int = 2,
         retry_base: float = 0.5,
         retry_max_wait: float = 30.0,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
@@ -166,6 +169,7 @@ class HTTPProvider:
         self.max_retries = max_retries
         self.retry_base = retry_base
         self.retry_max_wait = retry_max_wait
+        self.extra_body = dict(extra_body or {})
         self._ssl: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:
@@ -194,9 +198,19 @@ class HTTPProvider:
     # --- the Model interface ----------------------------------------------------
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The JSON body that ``stream`` would POST for ``request``."""
+        """The JSON body that ``stream`` would POST for ``request``: the wire
+        format's, then the provider's ``extra_body``, then ``request.extra``. Each
+        is merged one level deep: an object adds to the object of the same name
+        (``{"options": {"num_ctx": 8192}}`` keeps Ollama's ``stop``), anything
+        else replaces the field."""
         body = self._body(request)
-        body.update(request.extra)
+        for extra in (self.extra_body, request.extra):
+            for name, value in extra.items():
+                old = body.get(name)
+                if isinstance(old, dict) and isinstance(value, Mapping):
+                    body[name] = {**old, **value}
+                else:
+                    body[name] = value
         return body
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:

@@ -24,7 +24,9 @@ per line (``application/x-ndjson``), each decoded by one
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
 limit); native calls are sent back with object arguments and tool results as
 ``tool`` messages with ``tool_name``. Ollama has no ``tool_choice``; it is
-not sent. Pass ``think``, ``keep_alive`` or ``format`` through ``extra``.
+not sent. Pass ``think``, ``keep_alive``, ``format`` or more ``options``
+(``num_ctx``: Ollama's default context is short for a prompt with many tools)
+through ``extra_body={"options": {"num_ctx": 16384}}``; they are merged in.
 """
 
 from __future__ import annotations

@@ -106,6 +106,9 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     max_connections: int = 1024  # to the upstream, over all pools
     pool_size: int = 8
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
+    # fields added to every upstream request body, merged one level deep
+    # (``{"options": {"num_ctx": 32768}}`` for Ollama); see ``HTTPProvider``
+    upstream_body: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 def _client_key(request: Request) -> str | None:
@@ -155,6 +158,7 @@ def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.As
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
+    common["extra_body"] = config.upstream_body
     if config.upstream_kind == "anthropic":
         return AnthropicMessages(model, api_key=key, **common)
     if config.upstream_kind == "ollama":
