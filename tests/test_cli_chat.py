@@ -66,6 +66,18 @@ async def test_session_keeps_one_conversation(anyio_backend: str, wire: Wire) ->
     assert "what is 2**10?" in str(third)  # the second question carries the first exchange
 
 
+async def test_extra_body_joins_ollamas_options(anyio_backend: str) -> None:
+    async with FakeServer(["Hi."], wire="ollama") as server:
+        body = '{"options": {"num_ctx": 16384}, "keep_alive": "30m"}'
+        args = args_for(server, "--extra-body", body, "--temperature", "0.3")
+        out = io.StringIO()
+        await chat(make_agent(build_model(args), args), reader(["hi\n"]), out, color=False)
+        sent = server.requests[0]
+    assert "Hi." in out.getvalue()
+    assert sent["options"]["num_ctx"] == 16384 and sent["keep_alive"] == "30m"
+    assert sent["options"]["temperature"] == 0.3 and sent["options"]["stop"]  # kept
+
+
 async def test_native_mode_and_reset(anyio_backend: str) -> None:
     call = Reply(calls=(FakeCall(name="clock", arguments={"timezone": "UTC"}),))
     replies: list[str | Reply] = [call, "It is now.", "Fresh start."]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["main"]
+__all__ = ["json_object", "main"]
 
 # name -> (module, one-line help); the module's register() builds the rest.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -25,6 +27,17 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "proxy": ("streamtools.cli.proxy", "serve OpenAI/Anthropic-compatible tool calling"),
     "ui": ("streamtools.cli.ui", "serve a chat page for an agent"),
 }
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """An ``argparse`` type: a JSON object (``--extra-body``, ``--upstream-body``)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
 
 
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:

@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from streamtools.cli import json_object
 from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
 from streamtools.model import Model
@@ -87,6 +88,7 @@ def build_model(args: argparse.Namespace) -> HTTPProvider:
         "api_key": key,
         "timeout": args.timeout,
         "supports_stop": not args.no_stop,
+        "extra_body": args.extra_body,
     }
     if args.provider == "anthropic":
         return AnthropicMessages(args.model, **common)
@@ -262,6 +264,14 @@ def register(subparsers: Any) -> None:
         "--top-k", type=int, default=None, help="not sent to OpenAI itself, which refuses it"
     )
     parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
+    parser.add_argument(
+        "--extra-body",
+        type=json_object,
+        default={},
+        metavar="JSON",
+        help="fields added to every request, as a JSON object merged one level deep, "
+        """e.g. '{"options": {"num_ctx": 16384}}' for Ollama""",
+    )
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")

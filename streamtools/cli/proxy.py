@@ -14,23 +14,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 from typing import Any
 
+from streamtools.cli import json_object
 from streamtools.prompts import RENDERERS
 
 __all__ = ["register", "run"]
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -72,7 +62,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--upstream-body",
-        type=_json_object,
+        type=json_object,
         default={},
         metavar="JSON",
         help="fields added to every upstream request, as a JSON object merged one level deep, "
