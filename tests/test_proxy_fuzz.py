@@ -28,14 +28,14 @@ import msgspec
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_parser_properties import FRAGMENTS, model_replies
-from test_proxy_wire import _anthropic_stream, _openai_stream
+from test_proxy_wire import _anthropic_stream, _openai_stream, _responses_stream
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
 from streamtools.model import ModelRequest, ToolSpec
 from streamtools.parser import DIALECTS
 from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
-from streamtools.proxy import anthropic_wire, openai_wire
+from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, RequestError
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
@@ -121,7 +121,34 @@ ANTHROPIC: dict[str, Any] = {
     "top_k": 5,
     "stream": True,
 }
-WIRES = {"openai": (openai_wire, OPENAI), "anthropic": (anthropic_wire, ANTHROPIC)}
+RESPONSES: dict[str, Any] = {
+    "model": "gpt-x",
+    "instructions": "Be brief.",
+    "input": [
+        {"role": "user", "content": "Weather?"},
+        {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Checking.", "annotations": []}
+        ]},
+        {"type": "function_call", "call_id": "c1", "name": "weather",
+         "arguments": '{"city": "Oslo"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"role": "user", "content": [{"type": "input_text", "text": "And tomorrow?"}]},
+    ],
+    "tools": [{"type": "function", "name": "weather", "description": "Forecast.",
+               "parameters": SCHEMA}],
+    "tool_choice": "auto",
+    "parallel_tool_calls": True,
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "max_output_tokens": 50,
+    "stream": True,
+}
+WIRES = {
+    "openai": (openai_wire, OPENAI),
+    "anthropic": (anthropic_wire, ANTHROPIC),
+    "responses": (responses_wire, RESPONSES),
+}
 
 _scalar = st.one_of(
     st.none(),
@@ -278,5 +305,13 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
         blocks = _anthropic_stream(events)[1].content
         assert [(b.name, b.input) for b in blocks if b.type == "tool_use"] == calls
         assert "".join(b.text for b in blocks if b.type == "text") == text
+        parsed, response = _responses_stream(events, call)
+        if response is None:  # a token limit before any call: incomplete, as OpenAI says
+            assert parsed[-1].type == "response.incomplete" and not calls
+        else:
+            items = [o for o in response.output if o.type == "function_call"]
+            assert [(o.name, json.loads(o.arguments)) for o in items] == calls
+            assert response.output_text == text
     else:
+        _responses_stream(events, call)  # what was sent before the break is valid too
         assert ends[0].kind == "malformed_call" and open_calls  # announced, then broke

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from typing import Any
 
 import msgspec
+import openai
 import pydantic
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
@@ -14,20 +16,23 @@ from anthropic.types import Message, RawMessageStreamEvent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionMessageFunctionToolCall,
 )
+from openai.types.responses import Response, ResponseStreamEvent
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.proxy import anthropic_wire, openai_wire
-from streamtools.proxy.request import Reply, RequestError
+from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
+from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
+    Transcript,
     UserMessage,
 )
 
@@ -65,6 +70,60 @@ def _openai_stream(events: list[Event], include_usage: bool) -> tuple[list[str],
     for data in datas[:-1]:
         state.handle_chunk(ChatCompletionChunk.model_validate_json(data))
     return datas, state.current_completion_snapshot
+
+
+# the SDK's event classes by their ``type``
+_RESPONSE_EVENTS: dict[str, Any] = {
+    typing.get_args(c.model_fields["type"].annotation)[0]: c
+    for c in typing.get_args(typing.get_args(ResponseStreamEvent)[0])
+}
+
+
+def _responses_stream(events: list[Event], call: ProxyCall | None = None) -> tuple[list[Any], Any]:
+    """The Responses encoder's output, each event validated against the SDK's own
+    types (strictly: a missing or mistyped field fails), then accumulated by the
+    SDK's stream state; the final response, or None without ``response.completed``."""
+    call = call or ProxyCall(model="m", transcript=Transcript(messages=[UserMessage(content="hi")]))
+    enc = responses_wire.EventEncoder(call)
+    raw = enc.start() + b"".join(enc.encode(e) for e in events)
+    lines = raw.decode().split("\n")
+    names = [line[len("event: ") :] for line in lines if line.startswith("event: ")]
+    state = ResponseStreamState(input_tools=openai.omit, text_format=openai.omit)
+    parsed, final = [], None
+    for name, data in zip(names, _sse_data(raw), strict=True):
+        kind = json.loads(data)["type"]
+        event = _RESPONSE_EVENTS[kind].model_validate_json(data, strict=True)
+        assert event.type == name  # the SSE event name is the data's type
+        parsed.append(event)
+        for out in state.handle_event(event):
+            if out.type == "response.completed":
+                final = out.response
+    return parsed, final
+
+
+def test_responses_stream_accumulates_to_function_calls() -> None:
+    parsed, final = _responses_stream(TWO_CALLS)
+    assert [e.sequence_number for e in parsed] == list(range(len(parsed)))
+    assert final.status == "completed" and final.output_text == "Let me check."
+    calls = [o for o in final.output if o.type == "function_call"]
+    assert [(c.call_id, c.name) for c in calls] == [
+        ("call_a", "weather"),
+        ("call_b", "kom.memory.v1.search"),
+    ]
+    assert json.loads(calls[1].arguments) == {"q": "é\n"}
+    assert final.usage.input_tokens == 12 and final.usage.total_tokens == 19
+    # fragments forwarded as given, each under its own item
+    deltas = [e for e in parsed if e.type == "response.function_call_arguments.delta"]
+    assert len(deltas) == len([e for e in TWO_CALLS if isinstance(e, ArgsDelta)])
+    assert len({e.item_id for e in deltas}) == 2
+    # the non-streaming body is the same response, and valid as the SDK's type
+    body = Response.model_validate(responses_wire.response_body(_reply(TWO_CALLS), ProxyCall(
+        model="m", transcript=Transcript(messages=[UserMessage(content="hi")])
+    )), strict=True)
+    assert [(o.type, getattr(o, "name", None)) for o in body.output] == [
+        (o.type, getattr(o, "name", None)) for o in final.output
+    ]
+    assert body.output_text == "Let me check."
 
 
 def test_openai_stream_accumulates_to_tool_calls() -> None:

@@ -72,6 +72,7 @@ from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.proxy.response import (
     ANTHROPIC,
     OPENAI,
+    RESPONSES,
     TurnResponse,
     Wire,
     error_response,
@@ -247,7 +248,7 @@ def create_app(
         except Exception:  # a bug of ours: log it, answer in the client's format
             log.exception("proxy turn failed")
             return error_response(wire, 500, "internal error in the proxy", "internal")
-        body = wire.body(reply, call.model)
+        body = wire.body(reply, call)
         return Response(_encode_json(body), media_type="application/json")
 
     async def chat_completions(request: Request) -> Response:
@@ -255,6 +256,9 @@ def create_app(
 
     async def messages(request: Request) -> Response:
         return await handle(request, ANTHROPIC)
+
+    async def responses(request: Request) -> Response:
+        return await handle(request, RESPONSES)
 
     async def models(request: Request) -> Response:
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
@@ -289,12 +293,17 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]
     app = _ProxyApp(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
     )
-    app.fast = {"/v1/chat/completions": chat_completions, "/v1/messages": messages}
+    app.fast = {
+        "/v1/chat/completions": chat_completions,
+        "/v1/messages": messages,
+        "/v1/responses": responses,
+    }
     return app
 
 

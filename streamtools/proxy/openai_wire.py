@@ -54,7 +54,7 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["ChunkEncoder", "decode_request", "error_body", "response_body"]
+__all__ = ["ChunkEncoder", "decode_request", "error_body", "response_body", "text_content"]
 
 _encode = msgspec.json.Encoder().encode
 _decode_args = msgspec.json.Decoder(dict[str, Any]).decode
@@ -71,8 +71,9 @@ _ERROR_TYPES = {
 }
 
 
-def _text(content: Any, where: str) -> str:
-    """Content as a string: a string, null, or a list of text parts."""
+def text_content(content: Any, where: str) -> str:
+    """Content as a string: a string, null, or a list of text parts (the chat
+    and the Responses wires' part types alike)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -124,22 +125,23 @@ def _messages(raw: Any) -> Transcript:
             raise RequestError(f"{where} must be an object")
         role = msg.get("role")
         if role in ("system", "developer"):
-            transcript.add(SystemMessage(content=_text(msg.get("content"), where)))
+            transcript.add(SystemMessage(content=text_content(msg.get("content"), where)))
         elif role == "user":
-            transcript.add(UserMessage(content=_text(msg.get("content"), where)))
+            transcript.add(UserMessage(content=text_content(msg.get("content"), where)))
         elif role == "assistant":
             calls = tuple(
                 _tool_call(c, f"{where}.tool_calls[{j}]")
                 for j, c in enumerate(array(msg.get("tool_calls"), f"{where}.tool_calls"))
             )
             names.update((c.id, c.name) for c in calls)
-            transcript.add(AssistantMessage(text=_text(msg.get("content"), where), calls=calls))
+            text = text_content(msg.get("content"), where)
+            transcript.add(AssistantMessage(text=text, calls=calls))
         elif role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str):
                 raise RequestError(f"{where}: a tool message needs 'tool_call_id'")
             name = names.get(call_id) or optional_text(msg.get("name"), f"{where}.name") or "tool"
-            content = _text(msg.get("content"), where)
+            content = text_content(msg.get("content"), where)
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
         else:
             raise RequestError(f"{where}: unsupported role {role!r}")

@@ -2,9 +2,9 @@
 
 Theory of operation
 -------------------
-``Wire`` bundles what differs between the two APIs (decoder, stream encoder,
-body builder, error shape, call-id prefix); ``OPENAI`` and ``ANTHROPIC`` are
-the two instances.
+``Wire`` bundles what differs between the APIs (decoder, stream encoder,
+body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
+``RESPONSES`` (OpenAI's Responses API) and ``ANTHROPIC`` are the instances.
 
 ``TurnResponse`` is an ASGI response that runs a turn and streams its events:
 
@@ -42,13 +42,14 @@ from starlette.types import Receive, Scope, Send
 
 from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
-from streamtools.proxy import anthropic_wire, openai_wire
+from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, kind_for_status
 from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
     "ANTHROPIC",
     "OPENAI",
+    "RESPONSES",
     "BodyBuffer",
     "Drive",
     "TurnResponse",
@@ -71,7 +72,7 @@ class Encoder(Protocol):
 class Wire(NamedTuple):
     decode: Callable[[Any], ProxyCall]
     encoder: Callable[[ProxyCall], Encoder]
-    body: Callable[[Reply, str], dict[str, Any]]
+    body: Callable[[Reply, ProxyCall], dict[str, Any]]
     error: Callable[[int, str, str], dict[str, Any]]
     id_prefix: str
 
@@ -79,14 +80,21 @@ class Wire(NamedTuple):
 OPENAI = Wire(
     openai_wire.decode_request,
     lambda call: openai_wire.ChunkEncoder(call.model, include_usage=call.include_usage),
-    openai_wire.response_body,
+    lambda reply, call: openai_wire.response_body(reply, call.model),
+    openai_wire.error_body,
+    "call_",
+)
+RESPONSES = Wire(
+    responses_wire.decode_request,
+    responses_wire.EventEncoder,
+    responses_wire.response_body,
     openai_wire.error_body,
     "call_",
 )
 ANTHROPIC = Wire(
     anthropic_wire.decode_request,
     lambda call: anthropic_wire.EventEncoder(call.model),
-    anthropic_wire.response_body,
+    lambda reply, call: anthropic_wire.response_body(reply, call.model),
     anthropic_wire.error_body,
     "toolu_",
 )

@@ -1,0 +1,430 @@
+"""The OpenAI Responses wire: request decoding, event and body encoding.
+
+Theory of operation
+-------------------
+``decode_request`` turns a ``POST /v1/responses`` body into a ``ProxyCall``.
+``instructions`` become the system message; ``input`` is a string (one user
+message) or a list of items: messages of any role, ``function_call`` items
+(consecutive ones, and a ``function_call`` right after an assistant message,
+form one assistant turn) and ``function_call_output`` items, paired by
+``call_id`` as the chat wire pairs ``tool_call_id``. ``reasoning`` items are
+dropped: the upstream's reasoning is not forwarded either. Function tools are
+flat (``{"type": "function", "name", "parameters"}``); built-in tools, stored
+state (``previous_response_id``, ``conversation``, ``item_reference``) and
+non-text content are refused with a 400: the proxy is stateless and the
+upstream reads text.
+
+``EventEncoder`` writes the turn's events as the Responses stream does:
+``response.created`` and ``response.in_progress``; for text, a ``message``
+output item (``output_item.added``, ``content_part.added``, then
+``output_text.delta`` per fragment, closed by ``output_text.done``,
+``content_part.done`` and ``output_item.done``); for each call a
+``function_call`` item (``output_item.added`` with the name and empty
+arguments, ``function_call_arguments.delta`` per fragment as the upstream
+produced it, ``function_call_arguments.done`` and ``output_item.done``); and
+one terminal event, ``response.completed`` (or ``response.incomplete`` when
+the upstream hit its token limit before any call), carrying the whole response
+with its usage. Every event has the next ``sequence_number``. A failure after
+the stream began is an ``error`` event followed by ``response.failed``.
+
+``response_body`` writes the same content as one ``response`` object. Errors
+before the stream are OpenAI's error object (``openai_wire.error_body``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import msgspec
+
+from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.model import ToolSpec
+from streamtools.proxy.openai_wire import error_body, text_content
+from streamtools.proxy.request import (
+    ProxyCall,
+    Reply,
+    RequestError,
+    array,
+    check_tool_choice,
+    optional_number,
+    optional_text,
+    sampling_options,
+    tool_schema,
+)
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
+
+__all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
+
+_encode = msgspec.json.Encoder().encode
+_decode_args = msgspec.json.Decoder(dict[str, Any]).decode
+_STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
+
+
+def _id(prefix: str) -> str:
+    return prefix + secrets.token_hex(12)
+
+
+# -- the request -------------------------------------------------------------------
+
+
+def _function_call(item: dict[str, Any], where: str) -> ToolCall:
+    name, call_id, args = item.get("name"), item.get("call_id"), item.get("arguments", "{}")
+    if not isinstance(name, str) or not isinstance(call_id, str):
+        raise RequestError(f"{where}: a function_call needs string 'call_id' and 'name'")
+    try:
+        arguments = _decode_args(args or "{}") if isinstance(args, str) else None
+    except msgspec.DecodeError as exc:
+        raise RequestError(f"{where}: arguments is not a JSON object: {exc}") from exc
+    if arguments is None:
+        raise RequestError(f"{where}: arguments must be a string of JSON")
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _input(raw: Any, instructions: Any) -> Transcript:
+    transcript = Transcript()
+    system = optional_text(instructions, "instructions")
+    if system:
+        transcript.add(SystemMessage(content=system))
+    if isinstance(raw, str):
+        if not raw:
+            raise RequestError("'input' must not be empty")
+        transcript.add(UserMessage(content=raw))
+        return transcript
+    items = array(raw, "input")
+    if not items:
+        raise RequestError("'input' must be a string or a non-empty array")
+    names: dict[str, str] = {}  # call id -> tool name, from this request only
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        if not isinstance(item, dict):
+            raise RequestError(f"{where} must be an object")
+        kind = item.get("type", "message")
+        if kind == "message":
+            role, text = item.get("role"), text_content(item.get("content"), where)
+            if role in ("system", "developer"):
+                transcript.add(SystemMessage(content=text))
+            elif role == "user":
+                transcript.add(UserMessage(content=text))
+            elif role == "assistant":
+                transcript.add(AssistantMessage(text=text))
+            else:
+                raise RequestError(f"{where}: unsupported role {role!r}")
+        elif kind == "function_call":
+            call = _function_call(item, where)
+            names[call.id] = call.name
+            last = transcript.messages[-1] if transcript.messages else None
+            if isinstance(last, AssistantMessage):  # the same assistant turn
+                calls = (*last.calls, call)
+                transcript.messages[-1] = AssistantMessage(text=last.text, calls=calls)
+            else:
+                transcript.add(AssistantMessage(text="", calls=(call,)))
+        elif kind == "function_call_output":
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str):
+                raise RequestError(f"{where}: a function_call_output needs 'call_id'")
+            content = text_content(item.get("output"), where)
+            name = names.get(call_id, "tool")
+            transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
+        elif kind == "reasoning":
+            continue
+        elif kind == "item_reference":
+            raise RequestError(f"{where}: item_reference is not supported ({_STATELESS})")
+        else:
+            raise RequestError(
+                f"{where}: items of type {kind!r} are not supported "
+                "(the upstream model has no built-in tools)"
+            )
+    return transcript
+
+
+def _tools(raw: Any) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    for i, tool in enumerate(array(raw, "tools")):
+        where = f"tools[{i}]"
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            raise RequestError(
+                f"{where}: only function tools are supported, not {kind!r} "
+                "(the upstream model has no built-in tools)"
+            )
+        if not isinstance(tool.get("name"), str):
+            raise RequestError(f"{where}: a function tool needs a string 'name'")
+        specs.append(
+            ToolSpec(
+                name=tool["name"],
+                description=optional_text(tool.get("description"), f"{where}.description"),
+                parameters=tool_schema(tool.get("parameters"), f"{where}.parameters"),
+            )
+        )
+    return specs
+
+
+def _tool_choice(raw: Any) -> str:
+    if raw is None:
+        return "auto"
+    if raw in ("auto", "none", "required"):
+        return str(raw)
+    if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
+        return str(raw["name"])
+    raise RequestError(f"unsupported tool_choice {raw!r}")
+
+
+def decode_request(body: Any) -> ProxyCall:
+    """Decode a Responses request body (already parsed JSON)."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise RequestError("'model' is required")
+    for stored in ("previous_response_id", "conversation"):
+        if body.get(stored) is not None:
+            raise RequestError(f"{stored} is not supported ({_STATELESS})")
+    tools = _tools(body.get("tools"))
+    max_tokens = body.get("max_output_tokens")
+    return ProxyCall(
+        model=model,
+        transcript=_input(body.get("input"), body.get("instructions")),
+        tools=tools,
+        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools),
+        stream=bool(body.get("stream")),
+        include_usage=True,
+        temperature=optional_number(body.get("temperature"), "temperature"),
+        max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
+        sampling=sampling_options(body, ("top_p",)),
+        parallel=body.get("parallel_tool_calls") is not False,
+    )
+
+
+# -- the response --------------------------------------------------------------------
+
+
+def _usage(prompt: int | None, completion: int | None) -> dict[str, Any]:
+    p, c = prompt or 0, completion or 0
+    return {
+        "input_tokens": p,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": c,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": p + c,
+    }
+
+
+def _status(finish: Finish, made_calls: bool) -> tuple[str, dict[str, str] | None]:
+    """The response's status and ``incomplete_details``: a token limit hit
+    before any call leaves the answer incomplete, as OpenAI reports it."""
+    if not made_calls and finish.reason in ("length", "max_tokens"):
+        return "incomplete", {"reason": "max_output_tokens"}
+    if not made_calls and finish.reason == "content_filter":
+        return "incomplete", {"reason": "content_filter"}
+    return "completed", None
+
+
+def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]:
+    """The response object, in progress: what every terminal state starts from."""
+    choice: Any = call.tool_choice
+    if choice not in ("auto", "none", "required"):
+        choice = {"type": "function", "name": choice}
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "status": "in_progress",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": call.max_tokens,
+        "model": call.model,
+        "output": [],
+        "parallel_tool_calls": call.parallel,
+        "temperature": call.temperature,
+        "tool_choice": choice,
+        "tools": [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+            for t in call.tools
+        ],
+        "top_p": call.sampling.get("top_p"),
+        "usage": None,
+        "metadata": {},
+    }
+
+
+def _message(item_id: str, text: str, status: str) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": []}
+    content = [part] if status == "completed" else []
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": status,
+        "role": "assistant",
+        "content": content,
+    }
+
+
+def _function_call_item(
+    item_id: str, call_id: str, name: str, arguments: str, status: str
+) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": status,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+    }
+
+
+class EventEncoder:
+    """Encodes one response's events as Responses SSE events (bytes)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, call: ProxyCall) -> None:
+        self.response = _response(call, _id("resp_"), int(time.time()))
+        self.sequence = 0
+        self.output: list[dict[str, Any]] = []  # finished items, for the last event
+        self.item: dict[str, Any] | None = None  # the item being written
+        self.parts: list[str] = []  # its text or arguments so far
+        self.made_calls = False
+        self.usage: tuple[int | None, int | None] = (None, None)
+
+    def _event(self, kind: str, data: dict[str, Any]) -> bytes:
+        data = {"type": kind, **data, "sequence_number": self.sequence}
+        self.sequence += 1
+        return b"event: " + kind.encode() + b"\ndata: " + _encode(data) + b"\n\n"
+
+    def start(self) -> bytes:
+        response = self.response
+        return self._event("response.created", {"response": response}) + self._event(
+            "response.in_progress", {"response": response}
+        )
+
+    def _where(self) -> dict[str, Any]:
+        assert self.item is not None
+        return {"item_id": self.item["id"], "output_index": len(self.output)}
+
+    def _open(self, item: dict[str, Any]) -> bytes:
+        out = self._close()
+        self.item, self.parts = item, []
+        out += self._event(
+            "response.output_item.added", {"output_index": len(self.output), "item": item}
+        )
+        if item["type"] == "message":
+            part = {"type": "output_text", "text": "", "annotations": []}
+            out += self._event(
+                "response.content_part.added", {**self._where(), "content_index": 0, "part": part}
+            )
+        return out
+
+    def _close(self) -> bytes:
+        item = self.item
+        if item is None:
+            return b""
+        where, text = self._where(), "".join(self.parts)
+        if item["type"] == "message":
+            done = _message(item["id"], text, "completed")
+            out = self._event(
+                "response.output_text.done",
+                {**where, "content_index": 0, "text": text, "logprobs": []},
+            )
+            out += self._event(
+                "response.content_part.done",
+                {**where, "content_index": 0, "part": done["content"][0]},
+            )
+        else:
+            done = {**item, "arguments": text, "status": "completed"}
+            out = self._event(
+                "response.function_call_arguments.done",
+                {**where, "name": item["name"], "arguments": text},
+            )
+        out += self._event(
+            "response.output_item.done", {"output_index": where["output_index"], "item": done}
+        )
+        self.output.append(done)
+        self.item = None
+        return out
+
+    def encode(self, event: Event) -> bytes:
+        match event:
+            case TextDelta(text=text):
+                item = self.item
+                out = b""
+                if item is None or item["type"] != "message":
+                    out = self._open(_message(_id("msg_"), "", "in_progress"))
+                self.parts.append(text)
+                return out + self._event(
+                    "response.output_text.delta",
+                    {**self._where(), "content_index": 0, "delta": text, "logprobs": []},
+                )
+            case CallStart(id=call_id, name=name):
+                self.made_calls = True
+                return self._open(_function_call_item(_id("fc_"), call_id, name, "", "in_progress"))
+            case ArgsDelta(delta=delta):
+                self.parts.append(delta)
+                return self._event(
+                    "response.function_call_arguments.delta", {**self._where(), "delta": delta}
+                )
+            case CallEnd():
+                return self._close()
+            case Usage(input_tokens=inp, output_tokens=out_tokens):
+                self.usage = (inp, out_tokens)
+                return b""
+            case Finish():
+                out = self._close()
+                status, details = _status(event, self.made_calls)
+                response = {
+                    **self.response,
+                    "status": status,
+                    "incomplete_details": details,
+                    "output": self.output,
+                    "usage": _usage(*self.usage),
+                }
+                kind = "response.completed" if status == "completed" else "response.incomplete"
+                return out + self._event(kind, {"response": response})
+            case _:
+                return b""
+
+    def error(self, status: int, message: str, kind: str) -> bytes:
+        """A failure after the stream began: an ``error`` event, then
+        ``response.failed`` with the output so far."""
+        code = error_body(status, message, kind)["error"]["type"]
+        out = self._event("error", {"code": code, "message": message, "param": None})
+        response = {
+            **self.response,
+            "status": "failed",
+            "error": {"code": code, "message": message},
+            "output": self.output,
+        }
+        return out + self._event("response.failed", {"response": response})
+
+
+def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
+    """A non-streaming ``response`` with the same content as the stream."""
+    output: list[dict[str, Any]] = []
+    if reply.text:
+        output.append(_message(_id("msg_"), reply.text, "completed"))
+    output.extend(
+        _function_call_item(_id("fc_"), c.id, c.name, c.arguments, "completed") for c in reply.calls
+    )
+    status, details = _status(reply.finish, bool(reply.calls))
+    return {
+        **_response(call, _id("resp_"), int(time.time())),
+        "status": status,
+        "incomplete_details": details,
+        "output": output,
+        "usage": _usage(reply.input_tokens, reply.output_tokens),
+    }

@@ -1,0 +1,190 @@
+"""The proxy's OpenAI Responses endpoint (``POST /v1/responses``), with the
+official ``openai`` SDK as the client (its stream accumulator included), Uvicorn
+on 127.0.0.1, and ``FakeServer`` as the plain-chat upstream."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+import pytest
+from test_proxy import PARIS, UTC, _openai, proxy
+
+from streamtools.testing.fake_server import Reply
+
+FN_WEATHER: Any = {
+    "type": "function",
+    "name": "weather",
+    "description": "Weather for a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+}
+FN_TIME: Any = {
+    "type": "function",
+    "name": "clock.now",
+    "description": "The time in a timezone.",
+    "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}},
+}
+
+
+def test_streamed_call_as_the_sdk_assembles_it() -> None:
+    with proxy([f"Let me check. {PARIS}"]) as (url, upstream):
+        with _openai(url).responses.stream(
+            model="plain-7b", input="Weather in Paris?", tools=[FN_WEATHER],
+            instructions="Be brief.",
+        ) as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+        sent = upstream.received[0].body
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"]
+    assert kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    # text first, as one message item, closed before the call's item opens
+    assert kinds.index("response.output_text.done") < kinds.index("response.output_item.done")
+    call_added = [e for e in events if e.type == "response.output_item.added"][1]
+    assert call_added.item.type == "function_call" and call_added.item.arguments == ""
+    fragments = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
+    assert fragments and json.loads("".join(fragments)) == {"city": "Paris"}
+    assert final.status == "completed" and final.output_text == "Let me check. "
+    message, call = final.output
+    assert message.type == "message" and call.type == "function_call"
+    assert call.name == "weather" and json.loads(call.arguments) == {"city": "Paris"}
+    assert call.call_id.startswith("call_") and call.status == "completed"
+    assert final.usage is not None and final.usage.total_tokens >= 0
+    assert final.tools[0].name == "weather" and final.parallel_tool_calls is True  # type: ignore[union-attr]
+    # the upstream saw a plain chat request: tools and instructions in the system prompt
+    assert "tools" not in sent and "<am:tools>" in sent["messages"][0]["content"]
+    assert "Be brief." in sent["messages"][0]["content"]
+
+
+def test_non_streaming_parallel_calls() -> None:
+    with proxy([f"{PARIS}\n{UTC}"]) as (url, _):
+        response = _openai(url).responses.create(
+            model="m", input="Weather and time?", tools=[FN_WEATHER, FN_TIME]
+        )
+    assert response.status == "completed" and response.output_text == ""
+    items = [c for c in response.output if c.type == "function_call"]
+    calls = [(c.name, json.loads(c.arguments)) for c in items]
+    assert calls == [("weather", {"city": "Paris"}), ("clock.now", {"tz": "UTC"})]
+    assert len({c.call_id for c in items}) == 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_two_step_conversation_from_the_request_alone(stream: bool) -> None:
+    with proxy([PARIS, "Paris is sunny."]) as (url, upstream):
+        client = _openai(url)
+        first = client.responses.create(model="m", input="Weather in Paris?", tools=[FN_WEATHER])
+        (call,) = [item for item in first.output if item.type == "function_call"]
+        history: list[Any] = [
+            {"role": "user", "content": "Weather in Paris?"},
+            *[item.model_dump(exclude_none=True) for item in first.output],
+            {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24 C"},
+        ]
+        if stream:
+            with client.responses.stream(model="m", input=history, tools=[FN_WEATHER]) as events:
+                second = events.get_final_response()
+        else:
+            second = client.responses.create(model="m", input=history, tools=[FN_WEATHER])
+        sent = upstream.received[1].body
+    assert second.output_text == "Paris is sunny."
+    assert not [item for item in second.output if item.type == "function_call"]
+    # the call and its result were written back as dialect text, from this request alone
+    text = json.dumps(sent["messages"])
+    assert "sunny, 24 C" in text and "am:tool_call" in text and "Paris" in text
+
+
+def test_a_turn_of_text_and_parallel_calls_is_one_assistant_message() -> None:
+    # input items as the SDK's output gives them: a message, two function_call
+    # items, then their outputs; written back as the model's own turn and results
+    with proxy([f"Checking both. {PARIS}\n{UTC}", "Sunny at noon."]) as (url, upstream):
+        client = _openai(url)
+        first = client.responses.create(
+            model="m", input="Weather and time?", tools=[FN_WEATHER, FN_TIME]
+        )
+        calls = [item for item in first.output if item.type == "function_call"]
+        results = {"weather": "sunny", "clock.now": "noon"}
+        history: list[Any] = [
+            {"role": "user", "content": "Weather and time?"},
+            *[item.model_dump(exclude_none=True) for item in first.output],
+            *[
+                {"type": "function_call_output", "call_id": c.call_id, "output": results[c.name]}
+                for c in calls
+            ],
+        ]
+        second = client.responses.create(model="m", input=history, tools=[FN_WEATHER, FN_TIME])
+        sent = upstream.received[1].body["messages"]
+    assert [item.type for item in first.output] == ["message", "function_call", "function_call"]
+    assert second.output_text == "Sunny at noon."
+    assistant = [m for m in sent if m["role"] == "assistant"]
+    assert len(assistant) == 1 and assistant[0]["content"].startswith("Checking both.")
+    assert assistant[0]["content"].count("<am:tool_call") == 2
+    after = sent[-1]["content"]  # each result under the name of the call it answers
+    assert '<am:tool_result name="weather">sunny' in after
+    assert '<am:tool_result name="clock.now">noon' in after
+
+
+def test_tool_choice_required_and_named() -> None:
+    with proxy(["It is nice out.", PARIS, PARIS]) as (url, upstream):
+        client = _openai(url)
+        required = client.responses.create(
+            model="m", input="Paris?", tools=[FN_WEATHER], tool_choice="required"
+        )
+        named = client.responses.create(
+            model="m", input="Paris?", tools=[FN_WEATHER, FN_TIME],
+            tool_choice={"type": "function", "name": "weather"},
+        )
+        assert len(upstream.received) == 3  # one re-prompt for the answer without a call
+    assert [o.type for o in required.output] == ["function_call"]  # first answer discarded
+    assert required.tool_choice == "required"
+    assert [o.type for o in named.output] == ["function_call"]
+    assert named.tool_choice.name == "weather"  # type: ignore[union-attr]
+
+
+def test_text_answer_and_token_limit() -> None:
+    with proxy(["Hello there.", Reply(text="A long story", finish="length")]) as (url, _):
+        client = _openai(url)
+        hello = client.responses.create(model="m", input="hi")
+        with client.responses.stream(model="m", input="tell", max_output_tokens=16) as events:
+            kinds = [e.type for e in events]
+            cut = events.get_final_response() if "response.completed" in kinds else None
+    assert hello.output_text == "Hello there." and hello.status == "completed"
+    assert kinds[-1] == "response.incomplete" and cut is None
+
+
+def test_requests_the_proxy_cannot_serve_are_400s() -> None:
+    with proxy(["never sent"]) as (url, upstream):
+        client = _openai(url)
+        bad: list[tuple[dict[str, Any], str]] = [
+            ({"previous_response_id": "resp_1"}, "keeps no state"),
+            ({"tools": [{"type": "web_search"}]}, "only function tools"),
+            ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
+            ({"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "text only"),
+            ({"input": []}, "non-empty array"),
+            ({"top_p": "high"}, "top_p must be a number"),
+        ]
+        for extra, says in bad:
+            body: dict[str, Any] = {"input": "hi", **extra}
+            with pytest.raises(openai.BadRequestError, match=says):
+                client.responses.create(model="m", **body)
+        assert upstream.received == []
+
+
+def test_upstream_errors_before_and_during_the_stream() -> None:
+    refuse = Reply(status=429, body='{"error": {"message": "slow down"}}', retry_after=0)
+    with proxy([refuse]) as (url, _):
+        with pytest.raises(openai.RateLimitError, match="slow down"):
+            _openai(url).responses.create(model="m", input="hi", stream=True)
+    with proxy([Reply(text=f"Checking {PARIS}", cut_after=12)]) as (url, _):
+        with _openai(url).responses.stream(
+            model="m", input="Paris?", tools=[FN_WEATHER]
+        ) as stream:
+            events = list(stream)
+    error, failed = events[-2:]
+    assert error.type == "error" and "upstream" in error.message
+    assert failed.type == "response.failed" and failed.response.status == "failed"
+    assert failed.response.error is not None and "upstream" in failed.response.error.message
