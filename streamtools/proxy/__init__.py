@@ -1,16 +1,16 @@
 """OpenAI- and Anthropic-compatible tool calling in front of any plain chat model.
 
 ``streamtools proxy --upstream URL`` (or ``create_app(ProxyConfig(...))`` under any
-ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/messages`` and
-``GET /v1/models``. Tools in a request become the dialect's system prompt; the
+ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/responses``, ``POST /v1/messages``
+and ``GET /v1/models``. Tools in a request become the dialect's system prompt; the
 upstream's text is parsed as it streams and re-encoded as native ``tool_calls``
-deltas or ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
+deltas, ``function_call`` items or ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
 
-Modules: ``request`` (the wire-neutral request and reply), ``openai_wire`` and
-``anthropic_wire`` (decoding and exact encoding per API), ``turn`` (one upstream
-turn through the parser, with bounded repairs), ``response`` (the streaming
-response, coalesced writes, errors in the client's format), ``app`` (Starlette
-routes, configuration, body limit, upstream pools).
+Modules: ``request`` (the wire-neutral request and reply), ``openai_wire``,
+``responses_wire`` and ``anthropic_wire`` (decoding and exact encoding per API),
+``turn`` (one upstream turn through the parser, with bounded repairs),
+``response`` (the streaming response, coalesced writes, errors in the client's
+format), ``app`` (Starlette routes, configuration, body limit, upstream pools).
 
 The app is imported on first use, so that the wire modules (pure functions over
 msgspec) import without the ``proxy`` extra installed.

@@ -2,10 +2,10 @@
 
 Theory of operation
 -------------------
-``create_app(ProxyConfig(...))`` returns a Starlette app with three routes:
+``create_app(ProxyConfig(...))`` returns a Starlette app with four routes:
 
-* ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages``
-  (Anthropic). The body is read up to ``max_body`` bytes (413 beyond), decoded
+* ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
+  ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body`` bytes (413 beyond), decoded
   by the wire module into a ``ProxyCall``, and one upstream turn is driven by
   ``turn.run_turn``. Streaming answers are written by
   ``response.TurnResponse`` (status line sent with the first event, so an
@@ -23,7 +23,7 @@ else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
 forwarded. The upstream model is the request's ``model`` unless
 ``ProxyConfig.model`` overrides it.
 
-The two POST endpoints bypass Starlette's middleware (``_ProxyApp``): a
+The POST endpoints bypass Starlette's middleware (``_ProxyApp``): a
 streamed answer calls ``send`` once per chunk, and each middleware added a hop.
 The upstream is read by the package's providers as they are (``OpenAIChat``,
 ``AnthropicMessages``, ``OllamaChat``). (A proxy-only SSE reader, which also let
@@ -308,7 +308,7 @@ def create_app(
 
 
 class _ProxyApp(Starlette):
-    """Starlette, with the two POST endpoints served past its middleware.
+    """Starlette, with the POST endpoints served past its middleware.
 
     Starlette's middleware wraps ``send`` twice; a streamed answer calls it once
     per chunk, so those two hops were paid per chunk. ``handle`` already answers

@@ -12,8 +12,8 @@ requests, so replicas can sit behind any load balancer.
 
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
-checks both wires share (``array``, ``stop_strings``, ``tool_schema``,
-``optional_text``, ``optional_number``) live here: a field of the wrong JSON
+checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
+``optional_text``, ``optional_number``, ``sampling_options``) live here: a field of the wrong JSON
 type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so

@@ -24,7 +24,7 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
   cancels the turn, which closes the upstream request. A write that fails
   because the client left ends the response quietly.
 * **Raw ASGI.** The response speaks ASGI itself (no ``StreamingResponse``);
-  ``app`` routes the two POST endpoints past Starlette's middleware so each
+  ``app`` routes the POST endpoints past Starlette's middleware so each
   ``send`` goes straight to the server.
 """
 
