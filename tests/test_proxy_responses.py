@@ -85,6 +85,7 @@ def test_two_step_conversation_from_the_request_alone(stream: bool) -> None:
             *[item.model_dump(exclude_none=True) for item in first.output],
             {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24 C"},
         ]
+        second: Any
         if stream:
             with client.responses.stream(model="m", input=history, tools=[FN_WEATHER]) as events:
                 second = events.get_final_response()
