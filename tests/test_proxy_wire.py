@@ -79,6 +79,18 @@ _RESPONSE_EVENTS: dict[str, Any] = {
 }
 
 
+def _extra_fields(value: Any, path: str = "") -> list[str]:
+    """Fields the SDK's types do not have, anywhere in a parsed value."""
+    if isinstance(value, pydantic.BaseModel):
+        found = [f"{path}.{name}" for name in value.model_extra or {}]
+        for name in type(value).model_fields:
+            found += _extra_fields(getattr(value, name), f"{path}.{name}")
+        return found
+    if isinstance(value, list):
+        return [f for i, v in enumerate(value) for f in _extra_fields(v, f"{path}[{i}]")]
+    return []
+
+
 def _responses_stream(events: list[Event], call: ProxyCall | None = None) -> tuple[list[Any], Any]:
     """The Responses encoder's output, each event validated against the SDK's own
     types (strictly: a missing or mistyped field fails), then accumulated by the
@@ -94,6 +106,7 @@ def _responses_stream(events: list[Event], call: ProxyCall | None = None) -> tup
         kind = json.loads(data)["type"]
         event = _RESPONSE_EVENTS[kind].model_validate_json(data, strict=True)
         assert event.type == name  # the SSE event name is the data's type
+        assert _extra_fields(event) == [], kind  # and nothing the API does not write
         parsed.append(event)
         for out in state.handle_event(event):
             if out.type == "response.completed":
@@ -123,7 +136,7 @@ def test_responses_stream_accumulates_to_function_calls() -> None:
     assert [(o.type, getattr(o, "name", None)) for o in body.output] == [
         (o.type, getattr(o, "name", None)) for o in final.output
     ]
-    assert body.output_text == "Let me check."
+    assert body.output_text == "Let me check." and _extra_fields(body) == []
 
 
 def test_openai_stream_accumulates_to_tool_calls() -> None:

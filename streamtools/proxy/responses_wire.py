@@ -349,7 +349,7 @@ class EventEncoder:
             done = {**item, "arguments": text, "status": "completed"}
             out = self._event(
                 "response.function_call_arguments.done",
-                {**where, "name": item["name"], "arguments": text},
+                {**where, "arguments": text},
             )
         out += self._event(
             "response.output_item.done", {"output_index": where["output_index"], "item": done}
