@@ -68,7 +68,9 @@ def _openai_stream(events: list[Event], include_usage: bool) -> tuple[list[str],
     assert datas[-1] == "[DONE]"
     state = ChatCompletionStreamState()
     for data in datas[:-1]:
-        state.handle_chunk(ChatCompletionChunk.model_validate_json(data))
+        chunk = ChatCompletionChunk.model_validate_json(data)
+        assert _extra_fields(chunk) == [], data  # nothing the API does not write
+        state.handle_chunk(chunk)
     return datas, state.current_completion_snapshot
 
 
@@ -234,6 +236,7 @@ def _anthropic_stream(events: list[Event]) -> tuple[list[tuple[str, dict[str, An
     bufs: dict[int, bytes] = {}
     for _, data in parsed:
         event = _ANTHROPIC_EVENT.validate_python(data)
+        assert _extra_fields(event) == [], data  # nothing the API does not write
         snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)
     return parsed, snapshot
 
