@@ -198,6 +198,7 @@ def _reply(events: list[Event]) -> Reply:
 def test_openai_body_matches_stream() -> None:
     body = openai_wire.response_body(_reply(TWO_CALLS), "m")
     completion = ChatCompletion.model_validate(body)
+    assert _extra_fields(completion) == []
     _, streamed = _openai_stream(TWO_CALLS, include_usage=True)
     assert completion.choices[0].finish_reason == "tool_calls"
     assert completion.choices[0].message.content == streamed.choices[0].message.content
@@ -268,7 +269,7 @@ def test_anthropic_stream_accumulates_to_tool_use() -> None:
     assert message.content[2].name == "kom.memory.v1.search"
     assert message.usage.output_tokens == 7
     body = Message.model_validate(anthropic_wire.response_body(_reply(TWO_CALLS), "claude-x"))
-    assert body.stop_reason == "tool_use"
+    assert body.stop_reason == "tool_use" and _extra_fields(body) == []
     assert [b.model_dump() for b in body.content] == [b.model_dump() for b in message.content]
 
 
