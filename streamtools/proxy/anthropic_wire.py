@@ -37,10 +37,9 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     optional_number,
-    optional_text,
     sampling_options,
     stop_strings,
-    tool_schema,
+    tool_spec,
 )
 from streamtools.transcript import (
     AssistantMessage,
@@ -155,13 +154,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
             raise RequestError(f"tools[{i}]: expected an object with a 'name'")
         if tool.get("type") not in (None, "custom"):
             raise RequestError(f"tools[{i}]: server tool type {tool['type']!r} is not supported")
-        specs.append(
-            ToolSpec(
-                name=tool["name"],
-                description=optional_text(tool.get("description"), f"tools[{i}].description"),
-                parameters=tool_schema(tool.get("input_schema"), f"tools[{i}].input_schema"),
-            )
-        )
+        specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
     return specs
 
 

@@ -43,7 +43,7 @@ from streamtools.proxy.request import (
     optional_text,
     sampling_options,
     stop_strings,
-    tool_schema,
+    tool_spec,
 )
 from streamtools.transcript import (
     AssistantMessage,
@@ -154,14 +154,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
         fn = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise RequestError(f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}}")
-        where = f"tools[{i}].function"
-        specs.append(
-            ToolSpec(
-                name=fn["name"],
-                description=optional_text(fn.get("description"), f"{where}.description"),
-                parameters=tool_schema(fn.get("parameters"), f"{where}.parameters"),
-            )
-        )
+        specs.append(tool_spec(fn, "parameters", f"tools[{i}].function"))
     return specs
 
 

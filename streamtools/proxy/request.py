@@ -78,6 +78,19 @@ def tool_schema(raw: Any, what: str) -> dict[str, Any]:
     return raw
 
 
+def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:
+    """A tool's string ``name``, optional ``description`` and the parameters schema
+    found under ``schema_key`` (``parameters``, Anthropic's ``input_schema``)."""
+    name = raw.get("name")
+    if not isinstance(name, str):
+        raise RequestError(f"{where}: a tool needs a string 'name'")
+    return ToolSpec(
+        name=name,
+        description=optional_text(raw.get("description"), f"{where}.description"),
+        parameters=tool_schema(raw.get(schema_key), f"{where}.{schema_key}"),
+    )
+
+
 def optional_text(raw: Any, what: str) -> str:
     """An optional string field (absent or null: empty)."""
     if raw is None:

@@ -51,7 +51,7 @@ from streamtools.proxy.request import (
     optional_number,
     optional_text,
     sampling_options,
-    tool_schema,
+    tool_spec,
 )
 from streamtools.transcript import (
     AssistantMessage,
@@ -156,15 +156,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
                 f"{where}: only function tools are supported, not {kind!r} "
                 "(the upstream model has no built-in tools)"
             )
-        if not isinstance(tool.get("name"), str):
-            raise RequestError(f"{where}: a function tool needs a string 'name'")
-        specs.append(
-            ToolSpec(
-                name=tool["name"],
-                description=optional_text(tool.get("description"), f"{where}.description"),
-                parameters=tool_schema(tool.get("parameters"), f"{where}.parameters"),
-            )
-        )
+        specs.append(tool_spec(tool, "parameters", where))
     return specs
 
 
