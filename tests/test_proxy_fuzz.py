@@ -37,6 +37,7 @@ from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, RequestError
+from streamtools.proxy.responses_wire import freeform_text
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
 from streamtools.transcript import Transcript, UserMessage
@@ -132,11 +133,15 @@ RESPONSES: dict[str, Any] = {
         {"type": "function_call", "call_id": "c1", "name": "weather",
          "arguments": '{"city": "Oslo"}'},
         {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "patch", "input": "*** Begin"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "done"},
         {"type": "reasoning", "id": "rs_1", "summary": []},
         {"role": "user", "content": [{"type": "input_text", "text": "And tomorrow?"}]},
     ],
     "tools": [{"type": "function", "name": "weather", "description": "Forecast.",
-               "parameters": SCHEMA}],
+               "parameters": SCHEMA},
+              {"type": "custom", "name": "patch", "description": "Patch files.",
+               "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}}],
     "tool_choice": "auto",
     "parallel_tool_calls": True,
     "temperature": 0.2,
@@ -252,15 +257,27 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     choice=st.sampled_from(["auto", "none", "required", "weather"]),
     parallel=st.booleans(),
     repairs=st.integers(0, 2),
+    freeform=st.booleans(),
 )
 def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
-    data: st.DataObject, dialect: str, seed: int, choice: str, parallel: bool, repairs: int
+    data: st.DataObject,
+    dialect: str,
+    seed: int,
+    choice: str,
+    parallel: bool,
+    repairs: int,
+    freeform: bool,
 ) -> None:
     script = [data.draw(model_replies(dialect, CALLS)) for _ in range(repairs + 1)]
     model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 9))
     transcript = Transcript(messages=[UserMessage(content="hi")])
     call = ProxyCall(
-        model="m", transcript=transcript, tools=list(TOOLS), tool_choice=choice, parallel=parallel
+        model="m",
+        transcript=transcript,
+        tools=list(TOOLS),
+        tool_choice=choice,
+        parallel=parallel,
+        freeform=["weather"] if freeform else [],  # a Responses custom tool
     )
     events: list[Event] = []
 
@@ -309,8 +326,16 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
         if response is None:  # a token limit before any call: incomplete, as OpenAI says
             assert parsed[-1].type == "response.incomplete" and not calls
         else:
-            items = [o for o in response.output if o.type == "function_call"]
-            assert [(o.name, json.loads(o.arguments)) for o in items] == calls
+            items = [o for o in response.output if o.type != "message"]
+            got = [
+                (o.name, o.input if o.type == "custom_tool_call" else json.loads(o.arguments))
+                for o in items
+            ]
+            want = [
+                (name, freeform_text(args) if name in call.freeform else args)
+                for name, args in calls
+            ]
+            assert got == want
             assert response.output_text == text
     else:
         _responses_stream(events, call)  # what was sent before the break is valid too

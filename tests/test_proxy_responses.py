@@ -129,6 +129,58 @@ def test_a_turn_of_text_and_parallel_calls_is_one_assistant_message() -> None:
     assert '<am:tool_result name="clock.now">noon' in after
 
 
+PATCH_GRAMMAR = 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF'
+APPLY_PATCH: Any = {
+    "type": "custom",
+    "name": "apply_patch",
+    "description": "Edit files with a patch.",
+    "format": {"type": "grammar", "syntax": "lark", "definition": PATCH_GRAMMAR},
+}
+# what a model writes for it in am_xml: raw text, no JSON escaping
+PATCH = '*** Begin Patch\n*** Update File: a.py\n-x = "1"\n+x = "2" # \\ é 😀\n*** End Patch'
+PATCH_CALL = f'<am:tool_call name="apply_patch"><input><![CDATA[{PATCH}]]></input></am:tool_call>'
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_custom_tool_gets_its_raw_text(stream: bool) -> None:
+    # Codex declares apply_patch as a custom (freeform) tool: the model is shown one
+    # string parameter with the grammar, and the client gets a custom_tool_call
+    # whose input is the text itself; its output goes back as a custom_tool_call_output
+    with proxy([f"Patching. {PATCH_CALL}", "Done."]) as (url, upstream):
+        client = _openai(url)
+        kinds: list[str] = []
+        first: Any
+        if stream:
+            with client.responses.stream(model="m", input="fix a.py", tools=[APPLY_PATCH]) as s:
+                events = list(s)
+                first = s.get_final_response()
+            kinds = [e.type for e in events]
+            deltas = [e.delta for e in events if e.type == "response.custom_tool_call_input.delta"]
+            assert len(deltas) > 1 and "".join(deltas) == PATCH  # streamed, decoded
+        else:
+            first = client.responses.create(model="m", input="fix a.py", tools=[APPLY_PATCH])
+        (call,) = [o for o in first.output if o.type == "custom_tool_call"]
+        history: list[Any] = [
+            {"role": "user", "content": "fix a.py"},
+            *[o.model_dump(exclude_none=True) for o in first.output],
+            {"type": "custom_tool_call_output", "call_id": call.call_id, "output": "applied"},
+        ]
+        second = client.responses.create(model="m", input=history, tools=[APPLY_PATCH])
+        shown, sent_back = upstream.received[0].body, upstream.received[1].body
+    assert call.name == "apply_patch" and call.input == PATCH
+    assert not stream or kinds.index("response.custom_tool_call_input.done") < kinds.index(
+        "response.completed"
+    )
+    assert first.tools[0].type == "custom"
+    assert second.output_text == "Done."
+    system = shown["messages"][0]["content"]
+    assert "apply_patch" in system and "lark grammar" in system and "*** Begin Patch" in system
+    # the call went back as the model wrote it, its result under its name
+    (assistant,) = [m["content"] for m in sent_back["messages"] if m["role"] == "assistant"]
+    assert '<am:tool_call name="apply_patch">' in assistant and "*** Update File: a.py" in assistant
+    assert '<am:tool_result name="apply_patch">applied' in sent_back["messages"][-1]["content"]
+
+
 def test_tool_choice_required_and_named() -> None:
     with proxy(["It is nice out.", PARIS, PARIS]) as (url, upstream):
         client = _openai(url)
@@ -162,7 +214,7 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
         client = _openai(url)
         bad: list[tuple[dict[str, Any], str]] = [
             ({"previous_response_id": "resp_1"}, "keeps no state"),
-            ({"tools": [{"type": "web_search"}]}, "only function tools"),
+            ({"tools": [{"type": "web_search"}]}, "only function and custom tools"),
             ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
             ({"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "text only"),
             ({"input": []}, "non-empty array"),

@@ -25,6 +25,7 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseStreamEvent
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.model import ToolSpec
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.transcript import (
@@ -139,6 +140,59 @@ def test_responses_stream_accumulates_to_function_calls() -> None:
         (o.type, getattr(o, "name", None)) for o in final.output
     ]
     assert body.output_text == "Let me check." and _extra_fields(body) == []
+
+
+def _custom_call(arguments: Any, cuts: list[int]) -> list[Event]:
+    """A call of the custom tool ``apply_patch`` whose JSON arguments arrive cut at ``cuts``."""
+    text = json.dumps(arguments)  # escapes everything past ASCII: \\uXXXX, surrogate pairs
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    fragments = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return _call(0, "call_p", "apply_patch", fragments) + [Finish(reason="tool_calls")]
+
+
+PATCHING = ProxyCall(
+    model="m",
+    transcript=Transcript(messages=[UserMessage(content="hi")]),
+    tools=[ToolSpec(name="apply_patch", description="Edit files.", parameters={})],
+    freeform=["apply_patch"],
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.lists(st.integers(0, 400), max_size=12))
+def test_custom_tool_text_streams_decoded_whatever_the_cuts(value: str, cuts: list[int]) -> None:
+    # escapes cut anywhere, a surrogate pair cut between its halves: the deltas
+    # are the text itself, nothing taken back, and the item carries all of it
+    parsed, final = _responses_stream(_custom_call({"input": value}, cuts), PATCHING)
+    deltas = [e.delta for e in parsed if e.type == "response.custom_tool_call_input.delta"]
+    assert "".join(deltas) == value and all(deltas)
+    (done,) = [e for e in parsed if e.type == "response.custom_tool_call_input.done"]
+    assert done.input == value
+    (item,) = final.output
+    assert (item.type, item.name, item.input, item.call_id) == (
+        "custom_tool_call", "apply_patch", value, "call_p"
+    )
+
+
+def test_custom_tool_text_leaves_as_soon_as_it_is_certain() -> None:
+    raw = responses_wire._RawInput()
+    pieces = ['{"inp', 'ut": "ab', 'c\\u00', 'e9d \\ud83d', '\\ude00', '!", "x": 1}', "more"]
+    assert [raw.feed(p) for p in pieces] == ["", "ab", "c", "éd ", "😀", "!", ""]
+    other = responses_wire._RawInput()
+    assert [other.feed(p) for p in ['{"pa', 'tch": "x"}']] == ["", ""]  # not this shape
+
+
+def test_custom_tool_arguments_of_another_shape_come_whole_at_the_end() -> None:
+    parsed, final = _responses_stream(_custom_call({"patch": "x", "n": 1}, [3, 9]), PATCHING)
+    deltas = [e for e in parsed if e.type == "response.custom_tool_call_input.delta"]
+    assert len(deltas) == 1 and json.loads(deltas[0].delta) == {"patch": "x", "n": 1}
+    assert json.loads(final.output[0].input) == {"patch": "x", "n": 1}
+    events = _custom_call({"input": "*** Begin Patch"}, [])
+    body: Any = Response.model_validate(
+        responses_wire.response_body(_reply(events), PATCHING), strict=True
+    )
+    assert [(o.type, o.input) for o in body.output] == [("custom_tool_call", "*** Begin Patch")]
+    assert body.tools[0].type == "custom" and _extra_fields(body) == []
 
 
 def test_openai_stream_accumulates_to_tool_calls() -> None:

@@ -158,6 +158,9 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # False when the client asked for at most one call per reply
     # (OpenAI ``parallel_tool_calls: false``, Anthropic ``disable_parallel_tool_use``).
     parallel: bool = True
+    # tools whose input is raw text (the Responses API's ``custom`` tools): the model
+    # is shown one string parameter, ``input``, and the client gets that text
+    freeform: list[str] = msgspec.field(default_factory=list)
 
 
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:

@@ -9,10 +9,14 @@ message) or a list of items: messages of any role, ``function_call`` items
 form one assistant turn) and ``function_call_output`` items, paired by
 ``call_id`` as the chat wire pairs ``tool_call_id``. ``reasoning`` items are
 dropped: the upstream's reasoning is not forwarded either. Function tools are
-flat (``{"type": "function", "name", "parameters"}``); built-in tools, stored
-state (``previous_response_id``, ``conversation``, ``item_reference``) and
-non-text content are refused with a 400: the proxy is stateless and the
-upstream reads text.
+flat (``{"type": "function", "name", "parameters"}``). A ``custom`` tool (raw
+text input, such as Codex's ``apply_patch``) is shown to the model as a tool
+with one string parameter, ``input``, described with the tool's grammar; its
+calls go back as ``custom_tool_call`` items carrying that text, and
+``custom_tool_call`` / ``custom_tool_call_output`` input items are read the
+same way. Built-in tools, stored state (``previous_response_id``,
+``conversation``, ``item_reference``) and non-text content are refused with a
+400: the proxy is stateless and the upstream reads text.
 
 ``EventEncoder`` writes the turn's events as the Responses stream does:
 ``response.created`` and ``response.in_progress``; for text, a ``message``
@@ -21,7 +25,9 @@ output item (``output_item.added``, ``content_part.added``, then
 ``content_part.done`` and ``output_item.done``); for each call a
 ``function_call`` item (``output_item.added`` with the name and empty
 arguments, ``function_call_arguments.delta`` per fragment as the upstream
-produced it, ``function_call_arguments.done`` and ``output_item.done``); and
+produced it, ``function_call_arguments.done`` and ``output_item.done``; a
+custom tool's ``custom_tool_call`` item streams its text, decoded from the
+arguments as they arrive, as ``custom_tool_call_input.delta``); and
 one terminal event, ``response.completed`` (or ``response.incomplete`` when
 the upstream hit its token limit before any call), carrying the whole response
 with its usage. Every event has the next ``sequence_number``. A failure after
@@ -33,6 +39,7 @@ before the stream are OpenAI's error object (``openai_wire.error_body``).
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from typing import Any
@@ -62,7 +69,7 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
+__all__ = ["EventEncoder", "decode_request", "error_body", "freeform_text", "response_body"]
 
 _encode = msgspec.json.Encoder().encode
 _decode_args = msgspec.json.Decoder(dict[str, Any]).decode
@@ -87,6 +94,13 @@ def _function_call(item: dict[str, Any], where: str) -> ToolCall:
     if arguments is None:
         raise RequestError(f"{where}: arguments must be a string of JSON")
     return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _custom_call(item: dict[str, Any], where: str) -> ToolCall:
+    name, call_id, text = item.get("name"), item.get("call_id"), item.get("input")
+    if not isinstance(name, str) or not isinstance(call_id, str) or not isinstance(text, str):
+        raise RequestError(f"{where}: a custom_tool_call needs string 'call_id', 'name', 'input'")
+    return ToolCall(id=call_id, name=name, arguments={"input": text})
 
 
 def _input(raw: Any, instructions: Any) -> Transcript:
@@ -118,8 +132,8 @@ def _input(raw: Any, instructions: Any) -> Transcript:
                 transcript.add(AssistantMessage(text=text))
             else:
                 raise RequestError(f"{where}: unsupported role {role!r}")
-        elif kind == "function_call":
-            call = _function_call(item, where)
+        elif kind in ("function_call", "custom_tool_call"):
+            call = (_function_call if kind == "function_call" else _custom_call)(item, where)
             names[call.id] = call.name
             last = transcript.messages[-1] if transcript.messages else None
             if isinstance(last, AssistantMessage):  # the same assistant turn
@@ -127,10 +141,10 @@ def _input(raw: Any, instructions: Any) -> Transcript:
                 transcript.messages[-1] = AssistantMessage(text=last.text, calls=calls)
             else:
                 transcript.add(AssistantMessage(text="", calls=(call,)))
-        elif kind == "function_call_output":
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
-                raise RequestError(f"{where}: a function_call_output needs 'call_id'")
+                raise RequestError(f"{where}: a {kind} needs 'call_id'")
             content = text_content(item.get("output"), where)
             name = names.get(call_id, "tool")
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
@@ -146,18 +160,42 @@ def _input(raw: Any, instructions: Any) -> Transcript:
     return transcript
 
 
-def _tools(raw: Any) -> list[ToolSpec]:
+def _freeform(tool: dict[str, Any], where: str) -> ToolSpec:
+    """A ``custom`` tool as the model sees it: one string parameter, ``input``,
+    described by the tool's format (plain text, or a grammar it must follow)."""
+    spec = tool_spec(tool, "parameters", where)  # name and description
+    fmt = tool.get("format")
+    about = "The tool's input, as raw text."
+    if isinstance(fmt, dict) and fmt.get("type") == "grammar":
+        syntax, definition = fmt.get("syntax"), fmt.get("definition")
+        if isinstance(syntax, str) and isinstance(definition, str):
+            about += f" It must match this {syntax} grammar:\n{definition}"
+    schema = {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": about}},
+        "required": ["input"],
+    }
+    return ToolSpec(name=spec.name, description=spec.description, parameters=schema)
+
+
+def _tools(raw: Any) -> tuple[list[ToolSpec], list[str]]:
+    """The tools, and the names of those whose input is raw text."""
     specs: list[ToolSpec] = []
+    freeform: list[str] = []
     for i, tool in enumerate(array(raw, "tools")):
         where = f"tools[{i}]"
+        if isinstance(tool, dict) and tool.get("type") == "custom":
+            specs.append(_freeform(tool, where))
+            freeform.append(specs[-1].name)
+            continue
         if not isinstance(tool, dict) or tool.get("type") != "function":
             kind = tool.get("type") if isinstance(tool, dict) else None
             raise RequestError(
-                f"{where}: only function tools are supported, not {kind!r} "
+                f"{where}: only function and custom tools are supported, not {kind!r} "
                 "(the upstream model has no built-in tools)"
             )
         specs.append(tool_spec(tool, "parameters", where))
-    return specs
+    return specs, freeform
 
 
 def _tool_choice(raw: Any) -> str:
@@ -180,7 +218,7 @@ def decode_request(body: Any) -> ProxyCall:
     for stored in ("previous_response_id", "conversation"):
         if body.get(stored) is not None:
             raise RequestError(f"{stored} is not supported ({_STATELESS})")
-    tools = _tools(body.get("tools"))
+    tools, freeform = _tools(body.get("tools"))
     max_tokens = body.get("max_output_tokens")
     return ProxyCall(
         model=model,
@@ -193,6 +231,7 @@ def decode_request(body: Any) -> ProxyCall:
         max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
         sampling=sampling_options(body, ("top_p",)),
         parallel=body.get("parallel_tool_calls") is not False,
+        freeform=freeform,
     )
 
 
@@ -240,7 +279,9 @@ def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]
         "temperature": call.temperature,
         "tool_choice": choice,
         "tools": [
-            {
+            {"type": "custom", "name": t.name, "description": t.description}
+            if t.name in call.freeform
+            else {
                 "type": "function",
                 "name": t.name,
                 "description": t.description,
@@ -280,6 +321,68 @@ def _function_call_item(
     }
 
 
+def _custom_call_item(item_id: str, call_id: str, name: str, text: str) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "custom_tool_call",
+        "call_id": call_id,
+        "name": name,
+        "input": text,
+    }
+
+
+def freeform_text(arguments: Any) -> str:
+    """A custom tool's text from its decoded arguments: ``input`` when it is a
+    string, else the arguments as JSON (a model that wrote another shape)."""
+    if isinstance(arguments, dict) and isinstance(arguments.get("input"), str):
+        return str(arguments["input"])
+    return _encode(arguments).decode()
+
+
+# the arguments of a custom tool's call as models and the dialects write them, up
+# to the string's first character; and a run of whole characters and escapes (a
+# surrogate pair whole) inside a JSON string
+_INPUT_START = re.compile(r'\s*\{\s*"input"\s*:\s*"')
+_WHOLE = re.compile(
+    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
+_CUT = 11  # the longest cut escape held: half of a surrogate pair and 5 more
+
+
+class _RawInput:
+    """A custom tool's ``input`` text, decoded from its arguments as they arrive
+    (``{"input": "*** Begin``…): whole characters and escapes only, so nothing
+    given out is taken back. Arguments of another shape give nothing here; the
+    call's end gives the text (``freeform_text``)."""
+
+    def __init__(self) -> None:
+        self.tail = ""  # text that cannot be decoded yet
+        self.started = False
+        self.done = False
+
+    def feed(self, fragment: str) -> str:
+        if self.done:
+            return ""
+        text = self.tail + fragment
+        if not self.started:
+            m = _INPUT_START.match(text)
+            if m is None:
+                # the start still arriving is held; anything else is another shape
+                if '{"input":"'.startswith(re.sub(r"\s", "", text)) and len(text) < 64:
+                    self.tail = text
+                else:
+                    self.done = True
+                return ""
+            self.started = True
+            text = text[m.end() :]
+        k = _WHOLE.match(text).end()  # type: ignore[union-attr]
+        piece, self.tail = text[:k], text[k:]
+        if self.tail.startswith('"') or len(self.tail) > _CUT:
+            self.done = True  # the string closed (or the text is not JSON)
+        return msgspec.json.decode(f'"{piece}"'.encode()) if piece else ""
+
+
 class EventEncoder:
     """Encodes one response's events as Responses SSE events (bytes)."""
 
@@ -293,6 +396,8 @@ class EventEncoder:
         self.parts: list[str] = []  # its text or arguments so far
         self.made_calls = False
         self.usage: tuple[int | None, int | None] = (None, None)
+        self.freeform = frozenset(call.freeform)
+        self.raw = _RawInput()  # a custom tool's text, decoded as its arguments arrive
 
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
         data = {"type": kind, **data, "sequence_number": self.sequence}
@@ -337,6 +442,9 @@ class EventEncoder:
                 "response.content_part.done",
                 {**where, "content_index": 0, "part": done["content"][0]},
             )
+        elif item["type"] == "custom_tool_call":
+            done = {**item, "input": text}
+            out = self._event("response.custom_tool_call_input.done", {**where, "input": text})
         else:
             done = {**item, "arguments": text, "status": "completed"}
             out = self._event(
@@ -364,14 +472,26 @@ class EventEncoder:
                 )
             case CallStart(id=call_id, name=name):
                 self.made_calls = True
+                if name in self.freeform:
+                    self.raw = _RawInput()
+                    return self._open(_custom_call_item(_id("ctc_"), call_id, name, ""))
                 return self._open(_function_call_item(_id("fc_"), call_id, name, "", "in_progress"))
             case ArgsDelta(delta=delta):
+                if self.item is not None and self.item["type"] == "custom_tool_call":
+                    return self._input_delta(self.raw.feed(delta))
                 self.parts.append(delta)
                 return self._event(
                     "response.function_call_arguments.delta", {**self._where(), "delta": delta}
                 )
-            case CallEnd():
-                return self._close()
+            case CallEnd(arguments=arguments):
+                out = b""
+                if self.item is not None and self.item["type"] == "custom_tool_call":
+                    # the rest of the text (all of it, for arguments of another shape)
+                    text, given = freeform_text(arguments), "".join(self.parts)
+                    if text.startswith(given):
+                        out = self._input_delta(text[len(given) :])
+                    self.parts = [text]
+                return out + self._close()
             case Usage(input_tokens=inp, output_tokens=out_tokens):
                 self.usage = (inp, out_tokens)
                 return b""
@@ -389,6 +509,14 @@ class EventEncoder:
                 return out + self._event(kind, {"response": response})
             case _:
                 return b""
+
+    def _input_delta(self, text: str) -> bytes:
+        if not text:
+            return b""
+        self.parts.append(text)
+        return self._event(
+            "response.custom_tool_call_input.delta", {**self._where(), "delta": text}
+        )
 
     def error(self, status: int, message: str, kind: str) -> bytes:
         """A failure after the stream began: an ``error`` event, then
@@ -410,7 +538,10 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     if reply.text:
         output.append(_message(_id("msg_"), reply.text, "completed"))
     output.extend(
-        _function_call_item(_id("fc_"), c.id, c.name, c.arguments, "completed") for c in reply.calls
+        _custom_call_item(_id("ctc_"), c.id, c.name, freeform_text(c.input))
+        if c.name in call.freeform
+        else _function_call_item(_id("fc_"), c.id, c.name, c.arguments, "completed")
+        for c in reply.calls
     )
     status, details = _status(reply.finish, bool(reply.calls))
     return {
