@@ -195,6 +195,21 @@ def test_custom_tool_arguments_of_another_shape_come_whole_at_the_end() -> None:
     assert body.tools[0].type == "custom" and _extra_fields(body) == []
 
 
+def test_custom_tool_named_as_the_choice() -> None:
+    call = responses_wire.decode_request({
+        "model": "m",
+        "input": "fix it",
+        "tools": [{"type": "custom", "name": "apply_patch", "format": {"type": "text"}}],
+        "tool_choice": {"type": "custom", "name": "apply_patch"},
+    })
+    assert (call.tool_choice, call.freeform) == ("apply_patch", ["apply_patch"])
+    assert call.tools[0].parameters["required"] == ["input"]
+    body: Any = Response.model_validate(
+        responses_wire.response_body(_reply(_custom_call({"input": "x"}, [])), call), strict=True
+    )
+    assert (body.tool_choice.type, body.tool_choice.name) == ("custom", "apply_patch")
+
+
 def test_openai_stream_accumulates_to_tool_calls() -> None:
     datas, completion = _openai_stream(TWO_CALLS, include_usage=True)
     choice = completion.choices[0]

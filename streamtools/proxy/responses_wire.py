@@ -203,7 +203,8 @@ def _tool_choice(raw: Any) -> str:
         return "auto"
     if raw in ("auto", "none", "required"):
         return str(raw)
-    if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
+    named = isinstance(raw, dict) and raw.get("type") in ("function", "custom")
+    if named and isinstance(raw.get("name"), str):
         return str(raw["name"])
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
@@ -263,7 +264,7 @@ def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]
     """The response object, in progress: what every terminal state starts from."""
     choice: Any = call.tool_choice
     if choice not in ("auto", "none", "required"):
-        choice = {"type": "function", "name": choice}
+        choice = {"type": "custom" if choice in call.freeform else "function", "name": choice}
     return {
         "id": response_id,
         "object": "response",
