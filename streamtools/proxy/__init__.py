@@ -1,10 +1,11 @@
 """OpenAI- and Anthropic-compatible tool calling in front of any plain chat model.
 
 ``streamtools proxy --upstream URL`` (or ``create_app(ProxyConfig(...))`` under any
-ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/responses``, ``POST /v1/messages``
-and ``GET /v1/models``. Tools in a request become the dialect's system prompt; the
-upstream's text is parsed as it streams and re-encoded as native ``tool_calls``
-deltas, ``function_call`` items or ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
+ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/responses``,
+``POST /v1/messages`` and ``GET /v1/models``. Tools in a request become the
+dialect's system prompt; the upstream's text is parsed as it streams and
+re-encoded as native ``tool_calls`` deltas, ``function_call`` items or
+``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
 
 Modules: ``request`` (the wire-neutral request and reply), ``openai_wire``,
 ``responses_wire`` and ``anthropic_wire`` (decoding and exact encoding per API),

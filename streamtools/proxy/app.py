@@ -5,8 +5,9 @@ Theory of operation
 ``create_app(ProxyConfig(...))`` returns a Starlette app with four routes:
 
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
-  ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body`` bytes (413 beyond), decoded
-  by the wire module into a ``ProxyCall``, and one upstream turn is driven by
+  ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
+  bytes (413 beyond), decoded by the wire module into a ``ProxyCall``, and
+  one upstream turn is driven by
   ``turn.run_turn``. Streaming answers are written by
   ``response.TurnResponse`` (status line sent with the first event, so an
   upstream refusal keeps its status; later failures are written in-band; a
