@@ -7,9 +7,8 @@ Theory of operation
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
   bytes (413 beyond), decoded by the wire module into a ``ProxyCall``, and
-  one upstream turn is driven by
-  ``turn.run_turn``. Streaming answers are written by
-  ``response.TurnResponse`` (status line sent with the first event, so an
+  one upstream turn is driven by ``turn.run_turn``. Streaming answers are
+  written by ``response.TurnResponse`` (status line sent with the first event, so an
   upstream refusal keeps its status; later failures are written in-band; a
   client disconnect cancels the turn and the upstream request). Non-streaming
   answers collect the same events into one body; a failure after the turn began
