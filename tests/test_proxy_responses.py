@@ -55,7 +55,10 @@ def test_streamed_call_as_the_sdk_assembles_it() -> None:
     assert message.type == "message" and call.type == "function_call"
     assert call.name == "weather" and json.loads(call.arguments) == {"city": "Paris"}
     assert call.call_id.startswith("call_") and call.status == "completed"
-    assert final.usage is not None and final.usage.total_tokens >= 0
+    usage = final.usage
+    assert usage is not None  # the upstream's count (FakeServer: its body's length / 4)
+    assert usage.input_tokens == len(json.dumps(sent)) // 4 and usage.output_tokens > 0
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     assert final.tools[0].name == "weather" and final.parallel_tool_calls is True  # type: ignore[union-attr]
     # the upstream saw a plain chat request: tools and instructions in the system prompt
     assert "tools" not in sent and "<am:tools>" in sent["messages"][0]["content"]
