@@ -221,6 +221,10 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
             ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
             ({"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "text only"),
             ({"input": []}, "non-empty array"),
+            (
+                {"input": [{"type": "function_call", "call_id": "c", "name": "a", "arguments": 5}]},
+                "input\\[0\\]: arguments must be a string of JSON",
+            ),
             ({"top_p": "high"}, "top_p must be a number"),
         ]
         for extra, says in bad:

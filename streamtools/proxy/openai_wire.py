@@ -39,6 +39,7 @@ from streamtools.proxy.request import (
     RequestError,
     array,
     check_tool_choice,
+    json_arguments,
     optional_number,
     optional_text,
     sampling_options,
@@ -57,7 +58,6 @@ from streamtools.transcript import (
 __all__ = ["ChunkEncoder", "decode_request", "error_body", "response_body", "text_content"]
 
 _encode = msgspec.json.Encoder().encode
-_decode_args = msgspec.json.Decoder(dict[str, Any]).decode
 
 _ERROR_TYPES = {
     "invalid_request": "invalid_request_error",
@@ -104,14 +104,9 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     name, args, call_id = fn.get("name"), fn.get("arguments", "{}"), raw.get("id")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise RequestError(f"{where}: a tool call needs string 'id' and 'function.name'")
-    if isinstance(args, dict):
-        arguments = args
-    else:
-        try:
-            arguments = _decode_args(args or "{}")
-        except (msgspec.DecodeError, TypeError) as exc:
-            raise RequestError(f"{where}: function.arguments is not a JSON object: {exc}") from exc
-    return ToolCall(id=call_id, name=name, arguments=arguments)
+    if not isinstance(args, dict):  # some clients send the object itself
+        args = json_arguments(args or "{}", f"{where}: function.arguments")
+    return ToolCall(id=call_id, name=name, arguments=args)
 
 
 def _messages(raw: Any) -> Transcript:

@@ -13,7 +13,8 @@ requests, so replicas can sit behind any load balancer.
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
 checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
-``optional_text``, ``optional_number``, ``sampling_options``) live here: a field of the wrong JSON
+``optional_text``, ``optional_number``, ``sampling_options``, ``tool_spec``,
+``json_arguments``) live here: a field of the wrong JSON
 type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so
@@ -31,8 +32,9 @@ from streamtools.model import ToolSpec
 from streamtools.transcript import Transcript
 
 __all__ = [
-    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "optional_number",
-    "optional_text", "stop_strings", "tool_schema",
+    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "json_arguments",
+    "optional_number", "optional_text", "sampling_options", "stop_strings", "tool_schema",
+    "tool_spec",
 ]
 
 # "auto" | "none" | "required" | the name of the one tool that must be called
@@ -76,6 +78,19 @@ def tool_schema(raw: Any, what: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise RequestError(f"{what} must be a JSON Schema object")
     return raw
+
+
+_decode_arguments = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+def json_arguments(raw: Any, what: str) -> dict[str, Any]:
+    """A past call's arguments sent as a string of JSON (empty: none): the object."""
+    if not isinstance(raw, str):
+        raise RequestError(f"{what} must be a string of JSON")
+    try:
+        return _decode_arguments(raw or "{}")
+    except msgspec.DecodeError as exc:
+        raise RequestError(f"{what} is not a JSON object: {exc}") from exc
 
 
 def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:

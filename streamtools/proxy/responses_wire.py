@@ -55,6 +55,7 @@ from streamtools.proxy.request import (
     RequestError,
     array,
     check_tool_choice,
+    json_arguments,
     optional_number,
     optional_text,
     sampling_options,
@@ -72,7 +73,6 @@ from streamtools.transcript import (
 __all__ = ["EventEncoder", "decode_request", "error_body", "freeform_text", "response_body"]
 
 _encode = msgspec.json.Encoder().encode
-_decode_args = msgspec.json.Decoder(dict[str, Any]).decode
 _STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
 
 
@@ -84,15 +84,10 @@ def _id(prefix: str) -> str:
 
 
 def _function_call(item: dict[str, Any], where: str) -> ToolCall:
-    name, call_id, args = item.get("name"), item.get("call_id"), item.get("arguments", "{}")
+    name, call_id = item.get("name"), item.get("call_id")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise RequestError(f"{where}: a function_call needs string 'call_id' and 'name'")
-    try:
-        arguments = _decode_args(args or "{}") if isinstance(args, str) else None
-    except msgspec.DecodeError as exc:
-        raise RequestError(f"{where}: arguments is not a JSON object: {exc}") from exc
-    if arguments is None:
-        raise RequestError(f"{where}: arguments must be a string of JSON")
+    arguments = json_arguments(item.get("arguments", "{}"), f"{where}: arguments")
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
