@@ -9,26 +9,13 @@ from typing import Any
 
 import openai
 import pytest
-from test_proxy import PARIS, UTC, _openai, proxy
+from test_proxy import PARIS, TIME, UTC, WEATHER, _openai, proxy
 
 from streamtools.testing.fake_server import Reply
 
-FN_WEATHER: Any = {
-    "type": "function",
-    "name": "weather",
-    "description": "Weather for a city.",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-}
-FN_TIME: Any = {
-    "type": "function",
-    "name": "clock.now",
-    "description": "The time in a timezone.",
-    "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}},
-}
+# the chat fixtures' tools, as the Responses API writes them (flat)
+FN_WEATHER: Any = {"type": "function", **WEATHER["function"]}
+FN_TIME: Any = {"type": "function", **TIME["function"]}
 
 
 def test_streamed_call_as_the_sdk_assembles_it() -> None:
