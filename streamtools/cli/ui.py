@@ -118,6 +118,9 @@ def _run(args: argparse.Namespace) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
+        # Listen before announcing the URL: a client that connects at once is queued
+        # in the backlog rather than refused while uvicorn is still starting.
+        sock.listen(2048)
     except OSError as exc:
         print(f"streamtools ui: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
