@@ -14,7 +14,15 @@ from streamtools.errors import (
     UnknownDialectError,
     UsageError,
 )
-from streamtools.events import CallEnd, CallError, CallStart, Finish, TextDelta, encode_events
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Finish,
+    TextDelta,
+    encode_events,
+)
 from streamtools.parser import DIALECTS, DialectSyntax, Parser, ToolCatalog
 
 
@@ -72,6 +80,31 @@ def test_size_cap_raises_then_refuses_input() -> None:
     with pytest.raises(SizeLimitExceeded):
         for _ in range(50):
             p2.feed("plain")  # plain string content: the call fast path counts too
+
+
+@pytest.mark.parametrize("stop", [(), ("Z!",)])  # a stop string: the other entry point
+@pytest.mark.parametrize(
+    ("dialect", "head"),
+    [
+        ("hermes", '<tool_call>{"name": "x", "arguments": {"q": "'),
+        ("am_xml", '<am:tool_call name="x"><q>a'),
+        ("inline_json", '{"tool": "x", "arguments": {"q": "'),
+    ],
+)
+def test_size_cap_counts_every_character_of_a_streaming_argument(
+    dialect: str, head: str, stop: tuple[str, ...]
+) -> None:
+    # plain argument text takes the shortest path (the lane); the cap still counts
+    # each character of the call and refuses the first one past it
+    cap = len(head) + 20
+    p = Parser(dialect, ["x"], stop, max_buffer=cap)
+    p.feed(head)
+    events = [e for _ in range(20) for e in p.feed("a")]
+    assert [e.delta for e in events if isinstance(e, ArgsDelta)][-1] == "a"
+    with pytest.raises(SizeLimitExceeded, match=f"max_buffer={cap}"):
+        p.feed("a")
+    with pytest.raises(ParserStateError, match="ERROR"):
+        p.feed("a")
 
 
 def test_prose_quoting_markers_in_backticks_stays_text() -> None:

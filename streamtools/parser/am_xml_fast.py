@@ -5,9 +5,6 @@ Theory of operation
 Most deltas of an ``am_xml`` call need none of the element machine
 (``AmXmlBody.feed`` with its per-state loop). ``fast(delta)`` tries, in order:
 
-* **plain text in a string parameter** (the shortest path): one flag
-  (``plain``, kept by ``ParamValues``) and five ``in``-class tests; the delta is
-  its own JSON string text;
 * **content without markup** in a parameter (``_fast_content``), taken as the
   machine's ``_param`` takes it: typed values held, layout newlines, escaping;
 * **the parameter closing** (``_fast_close``): content up to a ``<`` that begins
@@ -17,6 +14,11 @@ Most deltas of an ``am_xml`` call need none of the element machine
   or closing tag between parameters, held;
 * **a parameter opening** (``_fast_child``): its tag completing in the delta
   (``<query`` + ``>fi``) with only plain content after it.
+
+Shorter than all of these is the core's lane (``Parser.feed``): plain text in
+a started call's string parameter, while ``streaming`` (kept by ``ParamValues``)
+says so, is taken there with five ``in``-class tests and no call to the body;
+the delta is its own JSON string text.
 
 Each either takes the delta exactly as the machine would (the same state after
 it, the same events), with at most a tail left in ``rest`` for the core to hold,
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from streamtools.events import ArgsDelta, ParserEvent
+from streamtools.events import ParserEvent
 from streamtools.parser.xml_values import ParamValues
 
 __all__ = [
@@ -59,24 +61,8 @@ class AmXmlFastPaths(ParamValues):
     gap: int
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
-        if (
-            self.plain
-            and "<" not in delta
-            and "&" not in delta
-            and '"' not in delta
-            and "\\" not in delta
-            and delta.isprintable()  # also excludes newlines (layout rule)
-        ):
-            # the shortest path: in a string parameter's text, printable text with
-            # no markup, entity, quote or backslash is its own JSON string text
-            self.rest = ""
-            self.raw.append(delta)
-            self.size += len(delta)
-            call = self.call
-            call.args.append(delta)  # Call.add_args, inline: most deltas of a call
-            if call.started:
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            return []
+        # (plain text in a started call's string parameter never gets here: the
+        # core's lane takes it, see ``streaming``)
         state = self.state
         if state != PARAM:
             return self._fast_markup(state, delta)

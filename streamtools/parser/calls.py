@@ -37,8 +37,8 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
 __all__ = [
-    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "Call", "CallBody", "CallContext",
-    "DialectSyntax",
+    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "XML_ARGS", "Call", "CallBody",
+    "CallContext", "DialectSyntax",
 ]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
@@ -67,6 +67,9 @@ class CallContext:
         return n, f"{self.id_prefix}{n}"
 
 
+XML_ARGS = 7  # ``CallBody.streaming`` in an ``am_xml`` string parameter (ARGS and co.: envelope)
+
+
 class CallBody:
     """Base of the per-dialect call state machines (see the module docstring)."""
 
@@ -92,6 +95,12 @@ class CallBody:
 
     # what the last successful ``fast`` left for the core to hold (a cut escape)
     rest = ""
+    # What the body is streaming, for the core's lane (``Parser.feed``): 0, or the
+    # kind of string the next delta may be the plain text of (a JSON body: the
+    # envelope's role ARGS, TEXT or REASONING; ``am_xml``: XML_ARGS). Set only
+    # where the body's own state makes it true: in a started call's argument
+    # string, or in a text or reasoning member past its first piece.
+    streaming = 0
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
         """Events for ``delta`` if it is plain content the body can take (all of

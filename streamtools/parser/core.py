@@ -26,8 +26,13 @@ without a scan.
 Held text is prepended to the next delta; it is short, so re-examining it costs
 O(longest marker) per delta and the whole parse stays O(input). Call bodies use
 the same mechanism to wait for partial escapes or closing markers. Inside a call,
-``CallBody.fast`` takes string content (most of a call's deltas) without the
-body's full machine, leaving a cut escape in ``rest`` for the core to hold.
+``CallBody.fast`` takes string content, keys and punctuation without the body's
+full machine, leaving a cut escape in ``rest`` for the core to hold. Shorter
+still is the lane, for most of a call's deltas: while the body's ``streaming``
+says a string argument (or a text member) is open and nothing is held, a delta
+with no quote, backslash or unprintable character (in ``am_xml`` no markup or
+entity either) is that string's text, and ``feed`` takes it without calling the
+body.
 
 Per delta, the fast paths cost little more than what any ``feed`` returning a
 new list of one event costs in CPython (``bench/parser.py`` prints both); the
@@ -74,9 +79,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, UsageError
-from streamtools.events import Finish, ParserEvent, ReasoningDelta, TextDelta
-from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
+from streamtools.events import ArgsDelta, Finish, ParserEvent, ReasoningDelta, TextDelta
+from streamtools.parser.calls import (
+    DONE,
+    REJECTED,
+    RUNNING,
+    XML_ARGS,
+    Call,
+    CallBody,
+    CallContext,
+    DialectSyntax,
+)
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
+from streamtools.parser.envelope import ARGS
+from streamtools.parser.envelope import TEXT as TEXT_ROLE
 from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 
 __all__ = ["Parser"]
@@ -170,8 +186,32 @@ class Parser:
             self._prev = delta
             return [TextDelta(text=delta)]
         body = self._body
-        if body is not None and delta:
-            # the call fast path: plain content inside a string value (held text
+        if body is None:
+            return self._feed(delta, None)
+        streaming = body.streaming
+        if (
+            streaming
+            and '"' not in delta
+            and "\\" not in delta
+            and delta.isprintable()
+            and delta
+            and not self._held
+        ):
+            # the lane: plain text in the string the body says is open
+            if streaming == ARGS or (
+                streaming == XML_ARGS and "<" not in delta and "&" not in delta
+            ):
+                body.raw.append(delta)
+                body.size += len(delta)
+                call: Call = body.call  # type: ignore[attr-defined]
+                call.args.append(delta)  # Call.add_args, inline: most deltas of a call
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            if streaming != XML_ARGS:
+                return self._lane_text(body, streaming, delta)
+        if delta:
+            # the body's fast paths: string content, keys, punctuation (held text
             # included: the body stopped before it at a safe cut, in the same state)
             fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
@@ -187,13 +227,38 @@ class Parser:
         """``feed`` for a dialect with one marker-start character besides "<"
         (installed per instance by ``__init__``): ``feed`` with its first test
         swapped for two, so neither kind of delta pays a test that cannot pass.
-        The in-call branch after it is ``feed``'s, copied: shared, it would cost
-        a call on every delta inside a call."""
+        The in-call part after it is ``feed``'s, copied: shared, it would cost a
+        call on every delta inside a call."""
         if self._lt not in delta and self._other not in delta and delta:
             self._prev = delta
             return [TextDelta(text=delta)]
         body = self._body
-        if body is not None and delta:
+        if body is None:
+            return self._feed(delta, None)
+        streaming = body.streaming
+        if (
+            streaming
+            and '"' not in delta
+            and "\\" not in delta
+            and delta.isprintable()
+            and delta
+            and not self._held
+        ):
+            if streaming == ARGS or (
+                streaming == XML_ARGS and "<" not in delta and "&" not in delta
+            ):
+                body.raw.append(delta)
+                body.size += len(delta)
+                call: Call = body.call  # type: ignore[attr-defined]
+                call.args.append(delta)
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            if streaming != XML_ARGS:
+                return self._lane_text(body, streaming, delta)
+        if delta:
+            # the body's fast paths: string content, keys, punctuation (held text
+            # included: the body stopped before it at a safe cut, in the same state)
             fast = body.fast(self._held + delta if self._held else delta)
             if fast is not None:
                 self._held = body.rest
@@ -203,6 +268,16 @@ class Parser:
                     self._check_call_size(body, self._max_buffer)
                 return fast
         return self._feed(delta, body)
+
+    def _lane_text(self, body: CallBody, streaming: int, delta: str) -> list[ParserEvent]:
+        """The lane in a JSON body's text or reasoning member (``json_object``'s
+        answer): the delta is that text."""
+        body.raw.append(delta)
+        body.size += len(delta)
+        body.text_given = True  # type: ignore[attr-defined]
+        if self._max_buffer is not None:
+            self._check_call_size(body, self._max_buffer)
+        return [TextDelta(text=delta) if streaming == TEXT_ROLE else ReasoningDelta(text=delta)]
 
     def _note_held(self, body: CallBody) -> None:
         """An undecided body's text is held-back text: record its peak."""

@@ -8,10 +8,11 @@ with its envelope and scanner loops). ``fast(delta)`` tries, in order:
 * **string content**: inside a string of the arguments, or of a text or
   reasoning member after its first piece, a delta with no quote, no control
   character and only whole escapes is taken as it is (raw arguments) or decoded
-  (text, reasoning). The shortest case, plain text in an argument string, is one
-  flag (``streaming``, recomputed by ``_settle`` whenever the machine or the
-  scanner moved) and three ``in``-class tests. An escape the delta cuts is left
-  in ``rest`` for the core to hold and offer again;
+  (text, reasoning). An escape the delta cuts is left in ``rest`` for the core
+  to hold and offer again. The shortest case, plain text with no escape where
+  ``streaming`` (recomputed by ``_settle`` whenever the machine or the scanner
+  moved) says such a string is open, never reaches the body: the core's lane
+  (``Parser.feed``) takes it with three ``in``-class tests;
 * **held text**: an envelope head written the usual way (``{"na``, ``, "argu``;
   ``Envelope.waits``) or a closing marker still arriving is held whole;
 * **the head completing** (``_fast_head``): the tool name's closing quote
@@ -88,19 +89,8 @@ class JsonFastPaths:
     # -- the paths ------------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
-        streaming = self.streaming
-        if streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
-            # plain text inside a string of the arguments, or of a text or reasoning
-            # member after its first piece: most deltas of a call
-            self.rest = ""
-            self.raw.append(delta)
-            self.size += len(delta)
-            if streaming == ARGS:
-                call = self.call
-                call.args.append(delta)  # Call.add_args, inline: most deltas of a call
-                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            self.text_given = True
-            return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
+        # (plain text in a string that ``streaming`` names never gets here: the
+        # core's lane takes it)
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
             if self.phase == PREFIX:

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ParserEvent
-from streamtools.parser.calls import Call
+from streamtools.parser.calls import XML_ARGS, Call
 
 __all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
 
@@ -74,10 +74,10 @@ class ParamValues:
     probe_done: bool
     fresh: bool  # no content yet: a leading newline is layout
     newline: bool  # a trailing newline held back
-    # in a string parameter's text, past its start, no newline held: the next plain
-    # piece is its own JSON string text (the fast path's one test; False is always
-    # safe, it only sends a piece the longer way)
-    plain: bool
+    # ``CallBody.streaming``: XML_ARGS in a started call's string parameter text,
+    # past its start, no newline held: the next plain piece is its own JSON string
+    # text (the core's lane; 0 is always safe, it only sends a piece the longer way)
+    streaming: int
     param_state: int  # the element machine's state inside a parameter
     body_state: int  # … and between parameters
 
@@ -92,7 +92,7 @@ class ParamValues:
         self.probe_done = False
         self.fresh = True
         self.newline = False
-        self.plain = False
+        self.streaming = 0
         lead = "{" if self.params == 0 else ", "
         self.params += 1
         key = f'{lead}"{_json_str(name)}": '
@@ -119,7 +119,11 @@ class ParamValues:
         if text.endswith("\n"):
             text = text[:-1]
             self.newline = True
-        self.plain = not self.newline and self.state == self.param_state
+        self.streaming = (
+            XML_ARGS
+            if not self.newline and self.state == self.param_state and self.call.started
+            else 0
+        )
         if text:
             self.call.add_args(_json_str(text), self.out)
 
@@ -147,7 +151,7 @@ class ParamValues:
 
     def _close_param(self) -> None:
         self.state = self.body_state
-        self.plain = False
+        self.streaming = 0
         if self.kind == STRING:
             self.call.add_args('"', self.out)
             return
