@@ -244,6 +244,9 @@ CASES: list[Case] = [
          '<am:tool_call name="search"><q><![CDATA[a </am:tool_call> <q> ]] b]]></q>'
          "</am:tool_call>",
          [call(S, q="a </am:tool_call> <q> ]] b"), F]),
+    Case("am-cdata-after-text", "am_xml",
+         '<am:tool_call name="search"><q>abc <![CDATA[x y]]> def</q></am:tool_call>',
+         [call(S, q="abc x y def"), F]),
     Case("am-close-in-other-param", "am_xml",
          '<am:tool_call name="search"><code>x = "</am:tool_call>"</code></am:tool_call>',
          [call(S, code='x = "</am:tool_call>"'), F]),

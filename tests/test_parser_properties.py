@@ -129,9 +129,10 @@ def test_generated_json_calls_round_trip(dialect: str) -> None:
         sep = "\n" if dialect == "command" else ""
         text = "".join(f"{prose}{sep}{render(dialect, name, args)}{sep}"
                        for prose, name, args in calls)
-        events = run_checked(dialect, cut(text, points), TOOLS)
-        ends = [e for e in events if isinstance(e, CallEnd)]
-        assert [(e.name, e.arguments) for e in ends] == [(n, a) for _, n, a in calls]
+        for chunks in (cut(text, points), list(text)):
+            events = run_checked(dialect, chunks, TOOLS)
+            ends = [e for e in events if isinstance(e, CallEnd)]
+            assert [(e.name, e.arguments) for e in ends] == [(n, a) for _, n, a in calls]
 
     prop()
 
@@ -144,17 +145,22 @@ AM_VALUE = st.text(st.characters(blacklist_categories=["Cs", "Cc"]), max_size=10
 def test_generated_am_xml_calls_round_trip() -> None:
     @SETTINGS
     @given(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), AM_VALUE,
-                           max_size=4), st.booleans(), st.lists(st.integers(0, 10_000)))
-    def prop(args: dict[str, str], cdata: bool, points: list[int]) -> None:
+                           max_size=4), st.sampled_from(["none", "whole", "tail"]),
+           st.lists(st.integers(0, 10_000)))
+    def prop(args: dict[str, str], cdata: str, points: list[int]) -> None:
         def enc(v: str) -> str:
-            if cdata and "]]>" not in v:
-                return f"<![CDATA[{v}]]>"
-            return html.escape(v, quote=False)
+            if cdata == "none" or "]]>" in v:
+                return html.escape(v, quote=False)
+            # CDATA for the whole value, or after escaped text (a value's text
+            # streams as it comes, then the CDATA section takes over)
+            k = len(v) // 2 if cdata == "tail" else 0
+            return html.escape(v[:k], quote=False) + f"<![CDATA[{v[k:]}]]>"
 
         body = "".join(f"<{k}>{enc(v)}</{k}>" for k, v in args.items())
         text = f'Now <am:tool_call name="search">{body}</am:tool_call>'
-        events = run_checked("am_xml", cut(text, points), TOOLS)
-        assert [e.arguments for e in events if isinstance(e, CallEnd)] == [args]
+        for chunks in (cut(text, points), list(text)):
+            events = run_checked("am_xml", chunks, TOOLS)
+            assert [e.arguments for e in events if isinstance(e, CallEnd)] == [args]
 
     prop()
 

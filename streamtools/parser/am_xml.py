@@ -130,7 +130,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.probe_done = False
         self.fresh = True
         self.newline = False
-        self.plain = False
+        self.streaming = 0
         self.restart = False  # a new <am:tool_call> began inside this one
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
@@ -282,7 +282,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 return j + len(close)
             if s.startswith(CDATA_OPEN, j):
                 self.state = CDATA
-                self.plain = False
+                self.streaming = 0
                 return j + len(CDATA_OPEN)
             rest = s[j:]
             if close.startswith(rest) or CDATA_OPEN.startswith(rest):
