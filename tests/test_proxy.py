@@ -596,15 +596,27 @@ def test_cli_worker_app_serves_with_its_start_up_heap_frozen(
             response = _openai(url).chat.completions.create(model="m", messages=USER)
     assert response.choices[0].message.content == "Frozen and serving."
 
-def test_upstream_pools_fill_in_order() -> None:
-    from streamtools.proxy.app import _Pools
+def test_upstream_clients_are_made_as_needed_and_reused_warmest_first() -> None:
+    from streamtools.proxy.app import _Upstreams
 
-    pools = _Pools([httpx.AsyncClient(), httpx.AsyncClient()], size=2)
+    made: list[httpx.AsyncClient] = []
+
+    def make() -> httpx.AsyncClient:
+        made.append(httpx.AsyncClient())
+        return made[-1]
+
+    upstreams = _Upstreams(make, limit=3)
     try:
-        taken = [pools.acquire() for _ in range(5)]
-        assert taken == [0, 0, 1, 1, 0]  # then the least loaded once all are full
-        pools.release(1)
-        assert pools.acquire() == 1 and pools.load == [3, 2]
+        assert [upstreams.acquire() for _ in range(3)] == [0, 1, 2] and len(made) == 3
+        upstreams.release(0)
+        upstreams.release(2)
+        assert upstreams.acquire() == 2  # the one freed last: its connection is warmest
+        assert upstreams.acquire() == 0
+        # all busy: httpx queues it on the least loaded; never more than the limit
+        assert upstreams.acquire() == 0 and upstreams.load == [2, 1, 1] and len(made) == 3
+        upstreams.release(0)  # still busy: not idle
+        upstreams.release(1)
+        assert upstreams.acquire() == 1 and upstreams.load == [1, 1, 1]
     finally:
-        for client in pools.clients:
-            anyio.run(client.aclose)
+        anyio.run(upstreams.aclose)
+    assert all(client.is_closed for client in made)

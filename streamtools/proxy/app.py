@@ -30,14 +30,17 @@ The upstream is read by the package's providers as they are (``OpenAIChat``,
 the chunks of one network read leave in one ``send``, was measured against
 them and taken out: the bench could not tell the two apart.)
 
-Upstream connections live in several pools (``httpx.AsyncClient`` objects of
-``pool_size`` connections, opened and closed with the app's lifespan), filled in
-order: a request goes to the first pool carrying fewer than ``pool_size``
-requests. One big pool would do, but httpcore scans every pooled connection
-(polling its socket) each time a request starts or ends, which costs
-O(connections) per request with hundreds of concurrent streams; small pools
-keep the scan short, and filling them in order keeps a lightly loaded proxy on
-the warm connections of the first pool (no new TLS handshake per request).
+Each upstream connection has an ``httpx.AsyncClient`` of its own (a pool of
+one), made the first time the proxy needs one more connection and kept until
+the app shuts down, up to ``max_connections``. A request takes the idle client
+freed last (its connection is the warmest: no new TLS handshake, no expired
+keep-alive), or makes one. One shared pool would do, but httpcore scans its
+pooled connections each time a request starts or ends, polling every idle
+one's socket and, for each idle one, counting the idle ones again: with
+hundreds of concurrent streams that is most of a request's CPU. Measured in
+``bench/proxy.py``, pools of one cost a fifth less CPU per request than pools
+of eight. When all ``max_connections`` clients are busy, a request waits in
+httpx's queue of the least loaded one.
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
@@ -50,7 +53,7 @@ import logging
 import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal
 
@@ -104,8 +107,7 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
     # with its own policy (retrying here too would multiply the attempts)
     upstream_retries: int = 0
-    max_connections: int = 1024  # to the upstream, over all pools
-    pool_size: int = 8
+    max_connections: int = 1024  # to the upstream (each its own httpx client)
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
     # fields added to every upstream request body, merged one level deep
     # (``{"options": {"num_ctx": 32768}}`` for Ollama); see ``HTTPProvider``
@@ -134,23 +136,37 @@ async def _read_body(request: Request, limit: int) -> Any:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
 
 
-class _Pools:
-    """The upstream pools, filled in order (see the module docstring)."""
+class _Upstreams:
+    """The upstream clients, one connection each, made as needed (see the module
+    docstring)."""
 
-    def __init__(self, clients: list[httpx.AsyncClient], size: int) -> None:
-        self.clients = clients
-        self.size = size
-        self.load = [0] * len(clients)
+    def __init__(self, make: Callable[[], httpx.AsyncClient], limit: int) -> None:
+        self._make = make
+        self._limit = max(1, limit)
+        self.clients: list[httpx.AsyncClient] = []
+        self.load: list[int] = []  # requests on each client
+        self._idle: list[int] = []  # clients with none, the last freed on top
 
     def acquire(self) -> int:
-        index = next((i for i, load in enumerate(self.load) if load < self.size), None)
-        if index is None:  # all full: httpx queues on the least loaded one
+        if self._idle:
+            index = self._idle.pop()
+        elif len(self.clients) < self._limit:
+            index = len(self.clients)
+            self.clients.append(self._make())
+            self.load.append(0)
+        else:  # all busy: httpx queues the request on the least loaded one
             index = min(range(len(self.load)), key=self.load.__getitem__)
         self.load[index] += 1
         return index
 
     def release(self, index: int) -> None:
         self.load[index] -= 1
+        if not self.load[index]:
+            self._idle.append(index)
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
 
 
 def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient) -> Model:
@@ -181,31 +197,33 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        size = max(1, cfg.pool_size)
-        count = max(1, -(-cfg.max_connections // size))
         # idle connections are dropped before 5 s, the idle timeout of Uvicorn,
         # Node and others: reusing one the server is closing fails the request
         limits = httpx.Limits(
-            max_connections=size, max_keepalive_connections=size, keepalive_expiry=cfg.keepalive
+            max_connections=1, max_keepalive_connections=1, keepalive_expiry=cfg.keepalive
         )
-        async with AsyncExitStack() as stack:
-            tls = ssl.create_default_context()  # loaded once, shared by the pools
+        tls = ssl.create_default_context()  # loaded once, shared by the clients
 
-            def client() -> httpx.AsyncClient:  # see network.py
-                return upstream_client(limits, tls, cfg.timeout)
+        def client() -> httpx.AsyncClient:  # see network.py
+            return upstream_client(limits, tls, cfg.timeout)
 
-            clients = [await stack.enter_async_context(client()) for _ in range(count)]
-            state["pools"] = _Pools(clients, size)
+        upstreams = _Upstreams(client, cfg.max_connections)
+        upstreams.release(upstreams.acquire())  # one made now: ``/v1/models`` uses it
+        state["upstreams"] = upstreams
+        try:
             yield
+        finally:
+            await upstreams.aclose()
 
     def upstream(request: Request, call: ProxyCall) -> tuple[Model, Callable[[], None]]:
         """The upstream model for one request, and what to call when it is done."""
         name, key = cfg.model or call.model, cfg.api_key or _client_key(request)
         if model_factory is not None:
             return model_factory(name, key), lambda: None
-        pools: _Pools = state["pools"]
-        index = pools.acquire()
-        return _provider(cfg, name, key, pools.clients[index]), partial(pools.release, index)
+        upstreams: _Upstreams = state["upstreams"]
+        index = upstreams.acquire()
+        client = upstreams.clients[index]
+        return _provider(cfg, name, key, client), partial(upstreams.release, index)
 
     async def handle(request: Request, wire: Wire) -> Response:
         try:
@@ -262,7 +280,7 @@ def create_app(
 
     async def models(request: Request) -> Response:
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
-        client: httpx.AsyncClient = state["pools"].clients[0]
+        client: httpx.AsyncClient = state["upstreams"].clients[0]
         key = cfg.api_key or _client_key(request)
         base = cfg.upstream.rstrip("/")
         headers: dict[str, str] = {}
