@@ -213,6 +213,35 @@ async def test_stale_connection_resend_with_mock_transport(anyio_backend: str) -
     assert sent[0].content == sent[1].content  # the same request, sent again
 
 
+async def test_a_finished_response_is_freed_without_the_garbage_collector(
+    anyio_backend: str,
+) -> None:
+    # httpx's streamed response and its body stream refer to each other; left so,
+    # each request would wait for a full collection (a pause for every stream a
+    # proxy serves). Closed, the response must go as soon as it is dropped.
+    import gc
+    import weakref
+
+    seen: list[weakref.ref[httpx.Response]] = []
+
+    async def keep(response: httpx.Response) -> None:
+        seen.append(weakref.ref(response))
+
+    replies: list[str | Reply] = ["Done.", Reply(status=400, body='{"error": {"message": "bad"}}')]
+    async with FakeServer(replies) as server, httpx.AsyncClient(
+        event_hooks={"response": [keep]}
+    ) as client:
+        model = OpenAIChat("m", base_url=server.base_url, client=client, max_retries=0)
+        gc.disable()
+        try:
+            assert text_of(await collect(model)) == "Done."
+            with pytest.raises(ProviderError, match="bad"):
+                await collect(model)
+            assert len(seen) == 2 and [ref() for ref in seen] == [None, None]
+        finally:
+            gc.enable()
+
+
 # --- wire facts with MockTransport ------------------------------------------------
 
 

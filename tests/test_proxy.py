@@ -575,7 +575,7 @@ def test_worker_factory_reads_the_configuration(monkeypatch: pytest.MonkeyPatch)
 
 
 
-def test_cli_worker_app_serves_with_its_start_up_heap_frozen(
+def test_cli_worker_app_serves_with_its_start_up_heap_frozen_and_full_passes_rare(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import gc
@@ -584,14 +584,17 @@ def test_cli_worker_app_serves_with_its_start_up_heap_frozen(
     from streamtools.proxy.app import CONFIG_ENV
 
     gc.unfreeze()
+    thresholds = gc.get_threshold()
     with FakeServer(["Frozen and serving."]) as upstream:
         config = ProxyConfig(upstream=upstream.base_url)
         monkeypatch.setenv(CONFIG_ENV, msgspec.json.encode(config).decode())
         try:
             app = worker_app()
             assert gc.get_freeze_count() > 0  # start-up objects skip the full collections
+            assert gc.get_threshold() == (*thresholds[:2], 100)  # and full passes are rare
         finally:
             gc.unfreeze()  # give the test process its collector back
+            gc.set_threshold(*thresholds)
         with serve(app) as url:
             response = _openai(url).chat.completions.create(model="m", messages=USER)
     assert response.choices[0].message.content == "Frozen and serving."
