@@ -88,7 +88,11 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     ``none``, ``required`` or a tool name. Sampling options left at None are
     not sent; ``top_p`` … ``frequency_penalty`` (``SAMPLING``) go to the APIs
     that take them and are left out for the others (see ``sampling``).
-    ``extra`` is passed through to the provider's request body unchanged.
+    ``response_format`` asks for JSON, in OpenAI's chat shape:
+    ``{"type": "json_object"}`` or ``{"type": "json_schema", "json_schema":
+    {"name": …, "schema": {…}}}``; each provider sends it in its API's form
+    (``providers.bodies.json_schema_of``). ``extra`` is passed through to the
+    provider's request body unchanged.
     """
 
     messages: tuple[ChatMessage, ...]
@@ -102,6 +106,7 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     seed: int | None = None
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
+    response_format: dict[str, Any] | None = None
     extra: dict[str, Any] = {}
 
 

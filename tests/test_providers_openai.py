@@ -242,6 +242,37 @@ async def test_a_finished_response_is_freed_without_the_garbage_collector(
             gc.enable()
 
 
+def test_response_format_in_each_api_s_form() -> None:
+    from streamtools.errors import UsageError
+    from streamtools.providers import AnthropicMessages, OllamaChat
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    named = {"type": "json_schema", "json_schema": {"name": "n", "schema": schema}}
+    hi = (ChatMessage(role="user", content="hi"),)
+
+    def body(model: Any, response_format: dict[str, Any]) -> dict[str, Any]:
+        request = ModelRequest(messages=hi, response_format=response_format)
+        result: dict[str, Any] = model.request_body(request)
+        return result
+
+    openai_chat, ollama, claude = OpenAIChat("m"), OllamaChat("m"), AnthropicMessages("c")
+    assert body(openai_chat, named)["response_format"] == named
+    assert body(ollama, named)["format"] == schema
+    assert body(ollama, {"type": "json_object"})["format"] == "json"
+    assert body(claude, named)["output_config"] == {
+        "format": {"type": "json_schema", "schema": schema}
+    }
+    with pytest.raises(UsageError, match="not to any JSON object"):
+        body(claude, {"type": "json_object"})
+    for model in (openai_chat, ollama, claude):  # a shape no API takes: named, not sent
+        with pytest.raises(UsageError, match="response_format must be"):
+            body(model, {"type": "json_schema", "schema": schema})
+    plain = ModelRequest(messages=hi)
+    assert "response_format" not in openai_chat.request_body(plain)
+    assert "format" not in ollama.request_body(plain)
+    assert "output_config" not in claude.request_body(plain)
+
+
 # --- wire facts with MockTransport ------------------------------------------------
 
 

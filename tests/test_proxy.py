@@ -396,6 +396,71 @@ def test_sampling_options_reach_the_upstream_that_takes_them() -> None:
     assert (body["top_p"], body["top_k"]) == (0.8, 5) and "seed" not in body
 
 
+PERSON: Any = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+def test_response_format_reaches_the_upstream_when_no_tool_may_be_called() -> None:
+    as_chat: Any = {"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}}
+    # chat completions: as given; with tools offered it is left out (the dialect's
+    # calls are text no schema would let through), and tool_choice none brings it back
+    with proxy(['{"name": "Ada"}'] * 3) as (url, upstream):
+        client = _openai(url)
+        answer = client.chat.completions.create(
+            model="m", messages=USER, response_format=as_chat
+        )
+        client.chat.completions.create(
+            model="m", messages=USER, tools=[WEATHER], response_format=as_chat,
+        )
+        client.chat.completions.create(
+            model="m", messages=USER, tools=[WEATHER], tool_choice="none",
+            response_format={"type": "json_object"},
+        )
+        sent = [r.body.get("response_format") for r in upstream.received]
+    assert answer.choices[0].message.content == '{"name": "Ada"}'
+    assert sent == [as_chat, None, {"type": "json_object"}]
+    # the Responses API's text.format, in the chat shape the upstream takes
+    with proxy(['{"name": "Ada"}']) as (url, upstream):
+        response = _openai(url).responses.create(
+            model="m", input="Who?",
+            text={"format": {"type": "json_schema", "name": "person", "schema": PERSON,
+                             "strict": True}},
+        )
+        body = upstream.received[0].body
+    assert response.output_text == '{"name": "Ada"}'
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "person", "schema": PERSON, "strict": True},
+    }
+    # Ollama's format and Anthropic's output_config; Anthropic has no "any JSON" mode
+    with proxy(['{"name": "Ada"}'] * 2, wire="ollama") as (url, upstream):
+        client = _openai(url)
+        client.chat.completions.create(
+            model="m", messages=USER, response_format=as_chat
+        )
+        client.chat.completions.create(
+            model="m", messages=USER, response_format={"type": "json_object"}
+        )
+        formats = [r.body["format"] for r in upstream.received]
+    assert formats == [PERSON, "json"]
+    with proxy(['{"name": "Ada"}'], wire="anthropic") as (url, upstream):
+        client = _openai(url)
+        client.chat.completions.create(
+            model="m", messages=USER, response_format=as_chat
+        )
+        with pytest.raises(openai.BadRequestError, match="JSON schema, not to any JSON object"):
+            client.chat.completions.create(
+                model="m", messages=USER, response_format={"type": "json_object"}
+            )
+        assert len(upstream.received) == 1
+        output = upstream.received[0].body["output_config"]
+    assert output == {"format": {"type": "json_schema", "schema": PERSON}}
+
+
 def test_anthropic_tool_result_round_trip() -> None:
     messages: list[Any] = [
         *USER,

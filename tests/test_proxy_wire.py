@@ -440,6 +440,11 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ({**_USER, "seed": 1.5}, "seed must be an integer"),
         ({**_USER, "top_k": "40"}, "top_k must be an integer"),
         ({**_USER, "frequency_penalty": [1]}, "frequency_penalty must be a number"),
+        ({**_USER, "response_format": "json"}, "response_format must be an object of type"),
+        (
+            {**_USER, "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+            "response_format of type json_schema needs a JSON Schema object",
+        ),
         (
             {"model": "m", "messages": [{"role": "assistant", "tool_calls": 3}]},
             "messages[0].tool_calls must be an array",

@@ -42,6 +42,7 @@ from typing import Any, Unpack
 import msgspec
 from httpx_sse import ServerSentEvent
 
+from streamtools.errors import UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -54,7 +55,7 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions
-from streamtools.providers.bodies import answerable_only
+from streamtools.providers.bodies import answerable_only, json_schema_of
 
 __all__ = ["AnthropicMessages"]
 
@@ -210,6 +211,14 @@ class AnthropicMessages(HTTPProvider):
             body["temperature"] = request.temperature
         # the Messages API has top_p and top_k; seed and the penalties are left out
         body.update(sampling(request, ("top_p", "top_k")))
+        if request.response_format is not None:
+            schema = json_schema_of(request.response_format)
+            if schema is None:
+                raise UsageError(
+                    "the Messages API constrains a reply to a JSON schema, not to any JSON "
+                    "object: give response_format a json_schema"
+                )
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         return body
 
     async def _decode(

@@ -17,7 +17,9 @@ templates (Mistral, Gemma, …) reject two user messages in a row. Ollama takes
 tool messages as they are and does not use this.
 
 ``function_tools`` is the ``{"type": "function", "function": {...}}`` shape
-that OpenAI and Ollama share for native tool definitions.
+that OpenAI and Ollama share for native tool definitions. ``json_schema_of``
+reads a ``ModelRequest.response_format`` for the adapters that do not take
+OpenAI's shape as it is (Ollama's ``format``, Anthropic's ``output_config``).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, ToolSpec
 
-__all__ = ["answerable_only", "function_tools", "result_as_text"]
+__all__ = ["answerable_only", "function_tools", "json_schema_of", "result_as_text"]
 
 
 def result_as_text(msg: ChatMessage) -> ChatMessage:
@@ -73,3 +76,19 @@ def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
+
+
+def json_schema_of(response_format: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON Schema a ``response_format`` asks for, or None for any JSON object
+    (``json_object``). ``UsageError`` for any other shape."""
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return None
+    spec = response_format.get("json_schema")
+    if kind == "json_schema" and isinstance(spec, dict) and isinstance(spec.get("schema"), dict):
+        schema: dict[str, Any] = spec["schema"]
+        return schema
+    raise UsageError(
+        "response_format must be {'type': 'json_object'} or "
+        "{'type': 'json_schema', 'json_schema': {'name': ..., 'schema': {...}}}"
+    )

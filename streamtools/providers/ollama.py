@@ -49,7 +49,7 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers.base import HTTPProvider
-from streamtools.providers.bodies import function_tools
+from streamtools.providers.bodies import function_tools, json_schema_of
 
 __all__ = ["OllamaChat"]
 
@@ -132,6 +132,9 @@ class OllamaChat(HTTPProvider):
             body["options"] = options
         if request.tools:
             body["tools"] = function_tools(request.tools)
+        if request.response_format is not None:
+            schema = json_schema_of(request.response_format)
+            body["format"] = "json" if schema is None else schema
         return body
 
     async def _decode(

@@ -56,7 +56,7 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions
-from streamtools.providers.bodies import answerable_only, function_tools
+from streamtools.providers.bodies import answerable_only, function_tools, json_schema_of
 
 __all__ = ["OpenAIChat"]
 
@@ -215,6 +215,9 @@ class OpenAIChat(HTTPProvider):
         # all of them by these names; top_k is an extension (vLLM, llama.cpp, Ollama,
         # OpenRouter) that OpenAI itself refuses, so it is only sent when asked for
         body.update(sampling(request))
+        if request.response_format is not None:
+            json_schema_of(request.response_format)  # the shape checked: UsageError
+            body["response_format"] = request.response_format
         return body
 
     async def _decode(

@@ -71,7 +71,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
 from streamtools.proxy.network import upstream_client
-from streamtools.proxy.request import ProxyCall, Reply, RequestError
+from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
     ANTHROPIC,
     OPENAI,
@@ -134,6 +134,12 @@ async def _read_body(request: Request, limit: int) -> Any:
         return _decode_json(bytes(data))
     except msgspec.DecodeError as exc:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+
+
+_NO_JSON_OBJECT = (
+    "an Anthropic upstream constrains a reply to a JSON schema, not to any JSON object: "
+    "use response_format json_schema"
+)
 
 
 class _Upstreams:
@@ -228,6 +234,9 @@ def create_app(
     async def handle(request: Request, wire: Wire) -> Response:
         try:
             call = wire.decode(await _read_body(request, cfg.max_body))
+            asked = forwarded_format(call)
+            if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
+                raise RequestError(_NO_JSON_OBJECT)
         except RequestError as exc:
             return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:

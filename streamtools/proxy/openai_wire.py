@@ -42,6 +42,7 @@ from streamtools.proxy.request import (
     json_arguments,
     optional_number,
     optional_text,
+    response_format,
     sampling_options,
     stop_strings,
     tool_spec,
@@ -191,6 +192,7 @@ def decode_request(body: Any) -> ProxyCall:
         max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
         stop=stops,
         parallel=body.get("parallel_tool_calls") is not False,
+        response_format=response_format(body.get("response_format"), "response_format"),
     )
 
 

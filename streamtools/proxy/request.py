@@ -14,7 +14,7 @@ A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
 checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
 ``optional_text``, ``optional_number``, ``sampling_options``, ``tool_spec``,
-``json_arguments``) live here: a field of the wrong JSON
+``json_arguments``, ``response_format``) live here: a field of the wrong JSON
 type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so
@@ -32,9 +32,9 @@ from streamtools.model import ToolSpec
 from streamtools.transcript import Transcript
 
 __all__ = [
-    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "json_arguments",
-    "optional_number", "optional_text", "sampling_options", "stop_strings", "tool_schema",
-    "tool_spec",
+    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "forwarded_format",
+    "json_arguments", "optional_number", "optional_text", "response_format", "sampling_options",
+    "stop_strings", "tool_schema", "tool_spec",
 ]
 
 # "auto" | "none" | "required" | the name of the one tool that must be called
@@ -142,6 +142,32 @@ def sampling_options(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, 
     return options
 
 
+def response_format(raw: Any, what: str) -> dict[str, Any] | None:
+    """A chat ``response_format``: None for absent, null or ``text``; else
+    ``json_object`` or ``json_schema`` with its ``json_schema`` object holding a
+    ``schema`` object (``ModelRequest.response_format``)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("type") not in ("text", "json_object", "json_schema"):
+        raise RequestError(f"{what} must be an object of type text, json_object or json_schema")
+    if raw["type"] == "text":
+        return None
+    if raw["type"] == "json_schema":
+        spec = raw.get("json_schema")
+        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+            raise RequestError(f"{what} of type json_schema needs a JSON Schema object")
+    return raw
+
+
+def forwarded_format(call: ProxyCall) -> dict[str, Any] | None:
+    """The ``response_format`` the upstream gets: the client's, unless the model
+    may call tools, whose calls the dialect writes as text that no JSON schema
+    would let through."""
+    if call.tools and call.tool_choice != "none":
+        return None
+    return call.response_format
+
+
 def kind_for_status(status: int) -> str:
     """The wire-neutral error kind for an upstream HTTP status."""
     return {
@@ -176,6 +202,8 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # tools whose input is raw text (the Responses API's ``custom`` tools): the model
     # is shown one string parameter, ``input``, and the client gets that text
     freeform: list[str] = msgspec.field(default_factory=list)
+    # asked-for JSON, in the chat shape (see ``response_format``, ``forwarded_format``)
+    response_format: dict[str, Any] | None = None
 
 
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:

@@ -58,6 +58,7 @@ from streamtools.proxy.request import (
     json_arguments,
     optional_number,
     optional_text,
+    response_format,
     sampling_options,
     tool_spec,
 )
@@ -228,7 +229,22 @@ def decode_request(body: Any) -> ProxyCall:
         sampling=sampling_options(body, ("top_p",)),
         parallel=body.get("parallel_tool_calls") is not False,
         freeform=freeform,
+        response_format=_text_format(body.get("text")),
     )
+
+
+def _text_format(raw: Any) -> dict[str, Any] | None:
+    """``text.format`` in the chat shape: the Responses API writes a JSON schema's
+    ``name``, ``schema``, ``strict`` and ``description`` beside its ``type``."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise RequestError("text must be an object")
+    given = raw.get("format")
+    if isinstance(given, dict) and given.get("type") == "json_schema":
+        spec = {k: v for k, v in given.items() if k != "type"}
+        given = {"type": "json_schema", "json_schema": spec}
+    return response_format(given, "text.format")
 
 
 # -- the response --------------------------------------------------------------------

@@ -74,7 +74,7 @@ from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolS
 from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
-from streamtools.proxy.request import ProxyCall
+from streamtools.proxy.request import ProxyCall, forwarded_format
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -154,6 +154,7 @@ class _Turn:
             stop=tuple(stop),
             temperature=call.temperature,
             max_tokens=call.max_tokens,
+            response_format=forwarded_format(call),
             **call.sampling,
         )
 
