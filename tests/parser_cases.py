@@ -476,4 +476,8 @@ CASES: list[Case] = [
     Case("command-invalid", "command", '@tool calc {"a": tru} x',
          [("error", "calc", "invalid_json"), ("text", "tru} x"), F]),
     Case("command-unknown", "command", "@tool rm {}", [("error", "rm", "unknown_tool"), F]),
+    # a call that ends because the next line starts another: that line is at a line
+    # start however the deltas fell (once it was text when "@" came alone)
+    Case("command-after-a-broken-one", "command", '@tool search {\n@tool calc {"a": 1}\nok',
+         [("error", S, "invalid_json"), call("calc", a=1), ("text", "\nok"), F]),
 ]

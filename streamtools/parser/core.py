@@ -406,7 +406,9 @@ class Parser:
                     self._ws = ""
                     self._body = None
                     self._mode = TEXT
-                    self._prev = s[k - 1] if k > 0 else self._prev
+                    # the character before what follows the call: the body's last
+                    # (the in-call fast paths do not keep ``_prev``)
+                    self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
                     pos = k
                     continue
                 if body.status == REJECTED:
