@@ -79,6 +79,7 @@ class CallBody:
         self.raw: list[str] = [marker]
         self.size = len(marker)
         self.undecided = False  # True while the text may still turn out to be prose
+        self.streaming = 0  # (an instance attribute: the core reads it on every delta)
 
     def record(self, s: str, start: int, stop: int) -> None:
         if stop > start:
@@ -100,7 +101,7 @@ class CallBody:
     # envelope's role ARGS, TEXT or REASONING; ``am_xml``: XML_ARGS). Set only
     # where the body's own state makes it true: in a started call's argument
     # string, or in a text or reasoning member past its first piece.
-    streaming = 0
+    streaming: int
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
         """Events for ``delta`` if it is plain content the body can take (all of

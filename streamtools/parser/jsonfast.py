@@ -89,8 +89,20 @@ class JsonFastPaths:
     # -- the paths ------------------------------------------------------------------
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
-        # (plain text in a string that ``streaming`` names never gets here: the
-        # core's lane takes it)
+        streaming = self.streaming
+        if streaming and '"' not in delta and "\\" not in delta and delta.isprintable():
+            # plain text in the string ``streaming`` names: the core's lane takes it
+            # before calling here, so this is for a body the core does not see (the
+            # fenced json_object reply wraps one)
+            self.rest = ""
+            self.raw.append(delta)
+            self.size += len(delta)
+            if streaming == ARGS:
+                call = self.call
+                call.args.append(delta)  # Call.add_args, inline (the call has started)
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            self.text_given = True
+            return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
             if self.phase == PREFIX:
