@@ -459,6 +459,17 @@ def test_response_format_reaches_the_upstream_when_no_tool_may_be_called() -> No
         assert len(upstream.received) == 1
         output = upstream.received[0].body["output_config"]
     assert output == {"format": {"type": "json_schema", "schema": PERSON}}
+    # an Anthropic client's output_config.format, to an OpenAI-compatible upstream
+    with proxy(['{"name": "Ada"}']) as (url, upstream):
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=100, messages=USER,
+            output_config={"format": {"type": "json_schema", "schema": PERSON}},
+        )
+        body = upstream.received[0].body
+    assert message.content[0].text == '{"name": "Ada"}'  # type: ignore[union-attr]
+    assert body["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "output", "schema": PERSON},
+    }
 
 
 def test_anthropic_tool_result_round_trip() -> None:

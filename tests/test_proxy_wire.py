@@ -546,6 +546,12 @@ def test_anthropic_request_errors() -> None:
         ({"temperature": [0.5]}, "temperature must be a number"),
         ({"top_k": 2.5}, "top_k must be an integer"),
         ({"top_p": "0.9"}, "top_p must be a number"),
+        ({"output_config": []}, "output_config must be an object"),
+        ({"output_config": {"format": {"type": "json"}}}, "must be an object of type json_schema"),
+        (
+            {"output_config": {"format": {"type": "json_schema", "schema": 1}}},
+            "output_config.format of type json_schema needs a JSON Schema object",
+        ),
     ]
     for extra, message in cases:
         with pytest.raises(RequestError, match=re.escape(message)):

@@ -37,6 +37,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     optional_number,
+    response_format,
     sampling_options,
     stop_strings,
     tool_spec,
@@ -198,7 +199,23 @@ def decode_request(body: Any) -> ProxyCall:
         sampling=sampling_options(body, ("top_p", "top_k")),
         stop=stop_strings(body.get("stop_sequences"), "stop_sequences"),
         parallel=parallel,
+        response_format=_output_format(body.get("output_config")),
     )
+
+
+def _output_format(raw: Any) -> dict[str, Any] | None:
+    """``output_config.format`` (a JSON schema) in the chat shape of ``ProxyCall``."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise RequestError("output_config must be an object")
+    given = raw.get("format")
+    if given is None:
+        return None
+    if not isinstance(given, dict) or given.get("type") != "json_schema":
+        raise RequestError("output_config.format must be an object of type json_schema")
+    spec = {"name": "output", "schema": given.get("schema")}
+    return response_format({"type": "json_schema", "json_schema": spec}, "output_config.format")
 
 
 def stop_reason(finish: Finish, made_calls: bool) -> str:
