@@ -408,7 +408,7 @@ def test_response_format_reaches_the_upstream_when_no_tool_may_be_called() -> No
     as_chat: Any = {"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}}
     # chat completions: as given; with tools offered it is left out (the dialect's
     # calls are text no schema would let through), and tool_choice none brings it back
-    with proxy(['{"name": "Ada"}'] * 3) as (url, upstream):
+    with proxy(['{"name": "Ada"}'] * 4) as (url, upstream):
         client = _openai(url)
         answer = client.chat.completions.create(
             model="m", messages=USER, response_format=as_chat
@@ -420,9 +420,20 @@ def test_response_format_reaches_the_upstream_when_no_tool_may_be_called() -> No
             model="m", messages=USER, tools=[WEATHER], tool_choice="none",
             response_format={"type": "json_object"},
         )
+        client.chat.completions.create(
+            model="m", messages=USER, tools=[WEATHER], response_format={"type": "json_object"},
+        )
         sent = [r.body.get("response_format") for r in upstream.received]
+        told = [r.body["messages"][-1]["content"] for r in upstream.received]
     assert answer.choices[0].message.content == '{"name": "Ada"}'
-    assert sent == [as_chat, None, {"type": "json_object"}]
+    assert sent == [as_chat, None, {"type": "json_object"}, None]
+    # with tools the model is told instead, in the last user message
+    assert "JSON Schema" not in told[0] and "JSON Schema" not in told[2]
+    assert told[1].endswith(
+        "When you answer without calling a tool, the answer must be one JSON value that "
+        "matches this JSON Schema, and nothing else: " + json.dumps(PERSON, separators=(",", ":"))
+    )
+    assert told[3].endswith("the answer must be one JSON object and nothing else.")
     # the Responses API's text.format, in the chat shape the upstream takes
     with proxy(['{"name": "Ada"}']) as (url, upstream):
         response = _openai(url).responses.create(

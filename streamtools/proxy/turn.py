@@ -48,12 +48,18 @@ Decisions, each bounded:
   the tool directly, or its raw text as text).
 * **Reasoning** from the upstream is not forwarded.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
+* **Structured output** (``response_format``) goes to the upstream when no tool
+  may be called (``request.forwarded_format``). When one may, no schema can
+  constrain the reply (the dialect writes calls as text), so the model is told
+  instead, with the instructions above: an answer without a call is only JSON,
+  matching the schema if one was given. Best effort, as any instruction is.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -98,6 +104,19 @@ def choice_instruction(choice: str) -> str | None:
     return f"In this reply you must call the tool `{choice}`."
 
 
+def format_instruction(response_format: dict[str, Any] | None) -> str | None:
+    """What a model that may call tools is told about the client's
+    ``response_format`` (see the module docstring)."""
+    if response_format is None:
+        return None
+    start = "When you answer without calling a tool, the answer must be"
+    spec = response_format.get("json_schema")
+    if response_format["type"] == "json_schema" and isinstance(spec, dict):
+        schema = msgspec.json.encode(spec.get("schema")).decode()
+        return f"{start} one JSON value that matches this JSON Schema, and nothing else: {schema}"
+    return f"{start} one JSON object and nothing else."
+
+
 class _Stop(Exception):
     """Internal: leave the upstream stream early."""
 
@@ -139,10 +158,18 @@ class _Turn:
     def request(self, transcript: Transcript) -> ModelRequest:
         call = self.call
         tools = [] if call.tool_choice == "none" else self.tools
-        instruction = choice_instruction(call.tool_choice)
-        if instruction is not None:
+        asked = forwarded_format(call)
+        told = [
+            text
+            for text in (
+                choice_instruction(call.tool_choice),
+                format_instruction(call.response_format if asked is None and tools else None),
+            )
+            if text is not None
+        ]
+        if told:
             # Last, where it weighs most: project merges it into the final user message.
-            history = [*transcript.messages, UserMessage(content=instruction)]
+            history = [*transcript.messages, UserMessage(content=" ".join(told))]
             transcript = Transcript(messages=history)
         messages = project(transcript, self.dialect, tools)
         stop = list(call.stop)
@@ -154,7 +181,7 @@ class _Turn:
             stop=tuple(stop),
             temperature=call.temperature,
             max_tokens=call.max_tokens,
-            response_format=forwarded_format(call),
+            response_format=asked,
             **call.sampling,
         )
 
