@@ -38,8 +38,8 @@ keep-alive), or makes one. One shared pool would do, but httpcore scans its
 pooled connections each time a request starts or ends, polling every idle
 one's socket and, for each idle one, counting the idle ones again: with
 hundreds of concurrent streams that is most of a request's CPU. Measured in
-``bench/proxy.py``, pools of one cost a fifth less CPU per request than pools
-of eight. When all ``max_connections`` clients are busy, a request waits in
+a loop of short streams, pools of one cost about a tenth less CPU per request
+than pools of eight. When all ``max_connections`` clients are busy, a request waits in
 httpx's queue of the least loaded one.
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
