@@ -36,11 +36,11 @@ the app shuts down, up to ``max_connections``. A request takes the idle client
 freed last (its connection is the warmest: no new TLS handshake, no expired
 keep-alive), or makes one. One shared pool would do, but httpcore scans its
 pooled connections each time a request starts or ends, polling every idle
-one's socket and, for each idle one, counting the idle ones again: with
-hundreds of concurrent streams that is most of a request's CPU. Measured in
-a loop of short streams, pools of one cost about a tenth less CPU per request
-than pools of eight. When all ``max_connections`` clients are busy, a request waits in
-httpx's queue of the least loaded one.
+one's socket and, for each idle one, counting the idle ones again. With pools
+of eight that scan was an eighth of the proxy's profile; in a loop of short
+streams, pools of one cost about a tenth less CPU per request. When all
+``max_connections`` clients are busy, a request waits in httpx's queue of the
+least loaded one.
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
