@@ -80,6 +80,7 @@ from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolS
 from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
+from streamtools.providers.bodies import json_schema_of
 from streamtools.proxy.request import ProxyCall, forwarded_format
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
@@ -110,11 +111,11 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
     if response_format is None:
         return None
     start = "When you answer without calling a tool, the answer must be"
-    spec = response_format.get("json_schema")
-    if response_format["type"] == "json_schema" and isinstance(spec, dict):
-        schema = msgspec.json.encode(spec.get("schema")).decode()
-        return f"{start} one JSON value that matches this JSON Schema, and nothing else: {schema}"
-    return f"{start} one JSON object and nothing else."
+    schema = json_schema_of(response_format)  # checked when the request was decoded
+    if schema is None:
+        return f"{start} one JSON object and nothing else."
+    text = msgspec.json.encode(schema).decode()
+    return f"{start} one JSON value that matches this JSON Schema, and nothing else: {text}"
 
 
 class _Stop(Exception):
@@ -158,18 +159,13 @@ class _Turn:
     def request(self, transcript: Transcript) -> ModelRequest:
         call = self.call
         tools = [] if call.tool_choice == "none" else self.tools
-        asked = forwarded_format(call)
-        told = [
-            text
-            for text in (
-                choice_instruction(call.tool_choice),
-                format_instruction(call.response_format if asked is None and tools else None),
-            )
-            if text is not None
-        ]
+        instructions = [choice_instruction(call.tool_choice)]
+        if tools:  # then the format does not go upstream (``forwarded_format``): say it
+            instructions.append(format_instruction(call.response_format))
+        told = " ".join(text for text in instructions if text)
         if told:
             # Last, where it weighs most: project merges it into the final user message.
-            history = [*transcript.messages, UserMessage(content=" ".join(told))]
+            history = [*transcript.messages, UserMessage(content=told)]
             transcript = Transcript(messages=history)
         messages = project(transcript, self.dialect, tools)
         stop = list(call.stop)
@@ -181,7 +177,7 @@ class _Turn:
             stop=tuple(stop),
             temperature=call.temperature,
             max_tokens=call.max_tokens,
-            response_format=asked,
+            response_format=forwarded_format(call),
             **call.sampling,
         )
 
