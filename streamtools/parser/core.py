@@ -334,6 +334,22 @@ class Parser:
                     if len(s) > self.max_held:
                         self.max_held = len(s)
                     return out
+                if self._fast and self._max_buffer is None:
+                    # text whose first marker-start character begins a marker that is
+                    # still arriving (``prose <tool_``): the text before it, the rest
+                    # held, as the scan would have it, without the scan
+                    m = scan.start_rx.search(s)
+                    if m is not None:
+                        i = m.start()
+                        if s[i:] in scan.partial:
+                            if i:
+                                out.append(TextDelta(text=s[:i]))
+                                self._prev = s[i - 1]
+                            self._held = s[i:]
+                            self._set_fast(False)
+                            if len(s) - i > self.max_held:
+                                self.max_held = len(s) - i
+                            return out
                 self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"
@@ -410,6 +426,17 @@ class Parser:
                     # (the in-call fast paths do not keep ``_prev``)
                     self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
                     pos = k
+                    for c in self._starts:
+                        if s.find(c, k) >= 0:
+                            break
+                    else:
+                        # nothing after the call can start a marker or a stop
+                        # string (most calls end a delta, or prose follows): text,
+                        # as ``_scan`` would find it, without the scan
+                        if k < len(s):
+                            self._emit_text(s[k:], out)
+                            self._prev = s[-1]
+                        return
                     continue
                 if body.status == REJECTED:
                     s, pos = self._rejected(body.raw_text(), s[k:], out)
