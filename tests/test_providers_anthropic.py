@@ -27,6 +27,7 @@ from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
+from streamtools.testing.fake_wire import prompt_tokens
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
@@ -299,3 +300,61 @@ async def test_native_results_stay_tool_results_and_strays_become_text(anyio_bac
         {"type": "tool_result", "tool_use_id": "t1", "content": "3"},
         {"type": "text", "text": "Tool result (add):\nagain"},
     ]
+
+
+# -- count_tokens ---------------------------------------------------------------------
+
+COUNTED = ModelRequest(
+    messages=(
+        ChatMessage(role="system", content="Be brief."),
+        ChatMessage(role="user", content="What is the weather in Paris today?"),
+    ),
+    stop=("END",),
+    temperature=0.5,
+    max_tokens=99,
+    tools=(ToolSpec(name="weather", description="Weather.", parameters={"type": "object"}),),
+)
+
+
+async def test_count_tokens_over_http(anyio_backend: str) -> None:
+    async with FakeServer([], wire="anthropic") as s:
+        model = AnthropicMessages("claude-x", base_url=s.base_url, api_key="sk-ant")
+        tokens = await model.count_tokens(COUNTED)
+        (received,) = s.received
+    assert received.path == "/v1/messages/count_tokens"
+    assert received.headers["x-api-key"] == "sk-ant"
+    assert received.headers["accept"] == "application/json"
+    # the prompt's fields only: the endpoint refuses the ones that shape the answer
+    assert sorted(received.body) == ["messages", "model", "system", "tools"]
+    assert received.body["system"] == "Be brief."
+    assert tokens == prompt_tokens(received.body) > 0
+
+
+async def test_count_tokens_errors(anyio_backend: str) -> None:
+    body = '{"type":"error","error":{"type":"not_found_error","message":"no such model"}}'
+    seen: list[httpx.Request] = []
+    with pytest.raises(ProviderError) as info:
+        await AnthropicMessages("c", client=mock(body, status=404, seen=seen)).count_tokens(HI)
+    assert info.value.status == 404 and "no such model" in str(info.value)
+    assert str(seen[0].url) == "https://api.anthropic.com/v1/messages/count_tokens"
+    # a 200 that is not the count: named, not a KeyError or a zero
+    for answer, ctype in (
+        ('{"tokens": 3}', "application/json"),
+        ('{"input_tokens": "3"}', "application/json"),
+        ("not json", "application/json"),
+        ('{"input_tokens": 3}', "text/html"),
+    ):
+        with pytest.raises(ProviderError) as info:
+            await AnthropicMessages("c", client=mock(answer, ctype=ctype)).count_tokens(HI)
+        assert "count_tokens" in str(info.value) or "text/html" in str(info.value)
+
+
+async def test_count_tokens_retries_an_overloaded_api(anyio_backend: str) -> None:
+    answers = [
+        httpx.Response(529, json={"type": "error", "error": {"type": "overloaded_error"}}),
+        httpx.Response(200, json={"input_tokens": 12}),
+    ]
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    model = AnthropicMessages("c", client=client, retry_base=0)
+    assert await model.count_tokens(HI) == 12
+    assert answers == []

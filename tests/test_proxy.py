@@ -28,6 +28,7 @@ from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
+from streamtools.testing.fake_wire import prompt_tokens
 
 WEATHER: Any = {
     "type": "function",
@@ -534,6 +535,50 @@ def test_models_passed_through() -> None:
         with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
             listing = _openai(url).models.list()
     assert [(m.id, m.owned_by) for m in listing] == [("plain-7b", "Bearer sk-client")]
+
+
+def test_count_tokens_counts_what_goes_upstream() -> None:
+    with proxy([], wire="anthropic") as (url, upstream):
+        result = _anthropic(url).messages.count_tokens(
+            model="claude-x", system="Be brief.", messages=USER, tools=[A_WEATHER]
+        )
+        (sent,) = upstream.received
+    assert sent.path == "/v1/messages/count_tokens"
+    assert sent.headers["x-api-key"] == "sk-ant-client"
+    # the projected request: the tools are the dialect's prompt, nothing native
+    assert "tools" not in sent.body and "max_tokens" not in sent.body
+    assert '<am:tool name="weather"' in sent.body["system"]
+    assert "Be brief." in sent.body["system"]
+    assert result.input_tokens == prompt_tokens(sent.body)
+
+
+def test_count_tokens_is_estimated_for_other_upstreams() -> None:
+    long: Any = [{"role": "user", "content": "Is it warm in Paris? " * 60}]
+    with proxy([]) as (url, upstream):
+        client = _anthropic(url)
+        short = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
+        more = client.messages.count_tokens(model="m", messages=long)
+        with_tools = client.messages.count_tokens(model="m", messages=long, tools=[A_WEATHER])
+        assert upstream.received == []  # an OpenAI-style upstream has nothing to ask
+    assert short.headers["x-streamtools-token-count"] == "estimate"
+    assert 0 < short.parse().input_tokens < more.input_tokens < with_tools.input_tokens
+    assert more.input_tokens >= len(long[0]["content"]) // 4
+
+
+def test_count_tokens_errors_in_anthropics_format() -> None:
+    async def limited(request: Request) -> JSONResponse:
+        error = {"type": "rate_limit_error", "message": "slow down"}
+        return JSONResponse({"type": "error", "error": error}, status_code=429)
+
+    upstream = Starlette(routes=[Route("/v1/messages/count_tokens", limited, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=upstream_url, upstream_kind="anthropic", upstream_retries=0)
+        with serve(create_app(cfg)) as url:
+            client = _anthropic(url)
+            with pytest.raises(anthropic.RateLimitError, match="slow down"):
+                client.messages.count_tokens(model="c", messages=USER)
+            with pytest.raises(anthropic.BadRequestError, match="messages"):
+                client.messages.count_tokens(model="c", messages="hi")  # type: ignore[arg-type]
 
 
 def test_anthropic_stream_cut_is_an_error_event() -> None:

@@ -32,6 +32,10 @@ send, is user text instead: see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
 becomes ``stop_sequences``; ``max_tokens`` is required by the API, so the
 provider's default fills it.
+
+``count_tokens(request)`` asks ``POST /v1/messages/count_tokens`` how many
+input tokens the same request would cost (the proxy answers Anthropic
+clients' token counts with it).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Any, Unpack
 import msgspec
 from httpx_sse import ServerSentEvent
 
-from streamtools.errors import UsageError
+from streamtools.errors import ProviderError, UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -60,6 +64,9 @@ from streamtools.providers.bodies import answerable_only, json_schema_of
 __all__ = ["AnthropicMessages"]
 
 API_VERSION = "2023-06-01"
+# what ``count_tokens`` sends of a request's body: the fields that make up the
+# prompt (the endpoint refuses the ones that shape the answer, like max_tokens)
+_COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
 
 
 class _Block(msgspec.Struct):
@@ -220,6 +227,20 @@ class AnthropicMessages(HTTPProvider):
                 )
             body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         return body
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens of ``request`` as the API counts them (``POST
+        /v1/messages/count_tokens``): the model, system prompt, messages and
+        tools that ``stream`` would send. Raises ``ProviderError`` as ``stream``
+        does, and when the answer has no ``input_tokens``."""
+        sent = self.request_body(request)
+        body = {name: sent[name] for name in _COUNTED if name in sent}
+        url = f"{self._url()}/count_tokens"
+        answer = await self._post_json(url, body)
+        tokens = answer.get("input_tokens") if isinstance(answer, dict) else None
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            raise ProviderError(f"{self._name} answered {url} without input_tokens: {answer!r}")
+        return tokens
 
     async def _decode(
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest

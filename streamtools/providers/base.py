@@ -56,6 +56,7 @@ import httpx
 import msgspec
 from httpx_sse import EventSource, SSEError
 
+from streamtools.errors import ProviderError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 
@@ -65,6 +66,8 @@ _BODY_LIMIT = 64 * 1024  # an error body is for humans; never buffer a runaway o
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
 _CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancelled
 _encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+_JSON = ("application/json",)
 # A streamed httpx response and the stream httpx wraps its body in refer to each
 # other, so every response would be left to the garbage collector, with its
 # request, URL, headers and connection-pool entries: about fifty objects per
@@ -228,13 +231,7 @@ class HTTPProvider:
     async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         content = _encoder.encode(self.request_body(request))
         headers = {"content-type": "application/json", **self._headers(), **self.headers}
-        client = self.client
-        owned = client is None
-        if client is None:
-            if self._ssl is None:
-                self._ssl = ssl.create_default_context()
-            client = httpx.AsyncClient(timeout=self.timeout, verify=self._ssl)
-        try:
+        async with self._client() as client:
             response = await self._open(client, content, headers)
             chunks = self._guard(response, request)
             try:
@@ -244,28 +241,75 @@ class HTTPProvider:
                     await chunks.aclose()
                     await response.aclose()
                     response.stream = _DONE  # see ``_DONE``
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The injected client, or a fresh one closed on the way out."""
+        if self.client is not None:
+            yield self.client
+            return
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
+        client = httpx.AsyncClient(timeout=self.timeout, verify=self._ssl)
+        try:
+            yield client
         finally:
-            if owned:
-                with anyio.CancelScope(shield=True):  # closing a pool does not block
-                    await client.aclose()
+            with anyio.CancelScope(shield=True):  # closing a pool does not block
+                await client.aclose()
+
+    async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
+        """POST ``body`` to ``url`` and decode the JSON answer, with ``stream``'s
+        client, retries and errors: for a wire format's side endpoints
+        (``AnthropicMessages.count_tokens``)."""
+        content = _encoder.encode(body)
+        headers = {
+            "content-type": "application/json",
+            **self._headers(),
+            **self.headers,
+            "accept": "application/json",
+        }
+        async with self._client() as client:
+            response = await self._open(client, content, headers, url, _JSON)
+            try:
+                raw = await self._read_limited(response)
+            finally:
+                await response.aclose()
+                response.stream = _DONE
+        try:
+            return _decoder.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise ProviderError(
+                f"{self._name} answered {url} with invalid JSON ({exc})",
+                status=response.status_code,
+                body=raw.decode("utf-8", "replace"),
+            ) from None
 
     async def _open(
-        self, client: httpx.AsyncClient, content: bytes, headers: dict[str, str]
+        self,
+        client: httpx.AsyncClient,
+        content: bytes,
+        headers: dict[str, str],
+        url: str | None = None,
+        content_types: tuple[str, ...] | None = None,
     ) -> httpx.Response:
+        """POST to ``url`` (default: the wire's ``_url()``) until a 2xx answer
+        of one of ``content_types`` (default: the wire's) comes, retrying as
+        the module docstring says; else raise ``ProviderError``."""
+        accept = content_types or self._content_types
         attempt = 0
         resent = False  # the one immediate resend after a stale connection
         while True:
             try:
                 req = client.build_request(
                     "POST",
-                    self._url(),
+                    url or self._url(),
                     content=content,
                     headers=dict(headers),
                     timeout=self.timeout,
                 )
                 response = await client.send(req, stream=True)
                 status = response.status_code
-                if status < 300 and self._content_type_ok(response):
+                if status < 300 and _content_type(response) in accept:
                     return response
                 try:
                     raw = await self._read_limited(response)
@@ -279,7 +323,7 @@ class HTTPProvider:
                 error = transport_error(exc)
                 wait: float | None = None
             else:
-                error = status_error(self._name, self._content_types, response, raw)
+                error = status_error(self._name, accept, response, raw)
                 wait = error.retry_after
             if not error.retryable or attempt >= self.max_retries:
                 try:
@@ -292,10 +336,6 @@ class HTTPProvider:
                 raise error
             attempt += 1
             await anyio.sleep(wait)
-
-    def _content_type_ok(self, response: httpx.Response) -> bool:
-        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        return ctype in self._content_types
 
     async def _read_limited(self, response: httpx.Response) -> bytes:
         parts: list[bytes] = []
@@ -378,3 +418,8 @@ async def _exhaust(source: AsyncIterator[Any]) -> None:
             pass
     except Exception:  # a closed stream fails in many ways; all of them mean "done"
         pass
+
+
+def _content_type(response: httpx.Response) -> str:
+    ctype: str = response.headers.get("content-type", "")
+    return ctype.split(";")[0].strip().lower()

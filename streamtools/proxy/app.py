@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``create_app(ProxyConfig(...))`` returns a Starlette app with four routes:
+``create_app(ProxyConfig(...))`` returns a Starlette app with five routes:
 
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
@@ -13,6 +13,9 @@ Theory of operation
   client disconnect cancels the turn and the upstream request). Non-streaming
   answers collect the same events into one body; a failure after the turn began
   becomes a 502 in the client's format.
+* ``POST /v1/messages/count_tokens`` (Anthropic) counts the input tokens of
+  the request the proxy would send upstream: an Anthropic upstream counts it,
+  other upstreams get an estimate (``tokens``).
 * ``GET /v1/models`` is passed through to the upstream's model listing.
 
 Stateless: each request carries the whole conversation; nothing is cached
@@ -70,6 +73,7 @@ from streamtools.errors import ProviderError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
+from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
@@ -81,7 +85,8 @@ from streamtools.proxy.response import (
     error_response,
     provider_error_response,
 )
-from streamtools.proxy.turn import Emit, Flush, run_turn
+from streamtools.proxy.tokens import ESTIMATE_HEADER, estimate_tokens
+from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
@@ -176,8 +181,6 @@ class _Upstreams:
 
 
 def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient) -> Model:
-    from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
-
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
@@ -287,6 +290,34 @@ def create_app(
     async def responses(request: Request) -> Response:
         return await handle(request, RESPONSES)
 
+    async def count_tokens(request: Request) -> Response:
+        # see tokens.py: the count of what would go upstream
+        try:
+            body = await _read_body(request, cfg.max_body)
+            if isinstance(body, dict) and "max_tokens" not in body:
+                body = {**body, "max_tokens": 1}  # a count has no answer to bound
+            call = ANTHROPIC.decode(body)
+        except RequestError as exc:
+            return error_response(ANTHROPIC, exc.status, exc.message, exc.kind)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        model, done = upstream(request, call)
+        headers: dict[str, str] = {}
+        try:
+            sent = upstream_request(call, cfg.dialect)
+            if isinstance(model, AnthropicMessages):
+                tokens = await model.count_tokens(sent)
+            else:
+                tokens = estimate_tokens(sent)
+                headers[ESTIMATE_HEADER] = "estimate"
+        except ProviderError as exc:
+            return provider_error_response(ANTHROPIC, exc)
+        finally:
+            done()
+        return Response(
+            _encode_json({"input_tokens": tokens}), media_type="application/json", headers=headers
+        )
+
     async def models(request: Request) -> Response:
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
         client: httpx.AsyncClient = state["upstreams"].clients[0]
@@ -320,6 +351,7 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]

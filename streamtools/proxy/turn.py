@@ -118,6 +118,48 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
     return f"{start} one JSON value that matches this JSON Schema, and nothing else: {text}"
 
 
+def shown_tools(call: ProxyCall) -> list[ToolSpec]:
+    """The tools the model is shown: all of them, only the one a named
+    ``tool_choice`` names, or none for ``none``."""
+    choice = call.tool_choice
+    if choice == "none":
+        return []
+    if choice in ("auto", "required"):
+        return list(call.tools)
+    return [t for t in call.tools if t.name == choice]
+
+
+def upstream_request(
+    call: ProxyCall, dialect: str, transcript: Transcript | None = None
+) -> ModelRequest:
+    """What goes upstream for ``call``: its transcript (or ``transcript``, a
+    repair's) projected for ``dialect`` with the tools the model may call
+    (a named ``tool_choice`` shows only that one, ``none`` shows none) and the
+    instructions above, and the dialect's stop marker when the client allows
+    one call per reply."""
+    tools = shown_tools(call)
+    instructions = [choice_instruction(call.tool_choice)]
+    if tools:  # then the format does not go upstream (``forwarded_format``): say it
+        instructions.append(format_instruction(call.response_format))
+    transcript = call.transcript if transcript is None else transcript
+    told = " ".join(text for text in instructions if text)
+    if told:
+        # Last, where it weighs most: project merges it into the final user message.
+        transcript = Transcript(messages=[*transcript.messages, UserMessage(content=told)])
+    stop = list(call.stop)
+    marker = DIALECTS[dialect].stop_marker
+    if not call.parallel and marker and tools:
+        stop.append(marker)
+    return ModelRequest(
+        messages=tuple(project(transcript, dialect, tools)),
+        stop=tuple(stop),
+        temperature=call.temperature,
+        max_tokens=call.max_tokens,
+        response_format=forwarded_format(call),
+        **call.sampling,
+    )
+
+
 class _Stop(Exception):
     """Internal: leave the upstream stream early."""
 
@@ -145,41 +187,13 @@ class _Turn:
         # attempt restarts its count, but a repair only follows an attempt whose
         # calls never reached the wire.
         self.prefix = prefix + secrets.token_hex(6) + "_"
-        named = call.tool_choice not in ("auto", "none", "required")
-        self.tools: list[ToolSpec] = (
-            [t for t in call.tools if t.name == call.tool_choice] if named else list(call.tools)
-        )
+        self.tools = shown_tools(call)
 
     async def out(self, event: Event) -> None:
         self.emitted = True
         await self.emit(event)
 
     # -- request building ---------------------------------------------------------
-
-    def request(self, transcript: Transcript) -> ModelRequest:
-        call = self.call
-        tools = [] if call.tool_choice == "none" else self.tools
-        instructions = [choice_instruction(call.tool_choice)]
-        if tools:  # then the format does not go upstream (``forwarded_format``): say it
-            instructions.append(format_instruction(call.response_format))
-        told = " ".join(text for text in instructions if text)
-        if told:
-            # Last, where it weighs most: project merges it into the final user message.
-            history = [*transcript.messages, UserMessage(content=told)]
-            transcript = Transcript(messages=history)
-        messages = project(transcript, self.dialect, tools)
-        stop = list(call.stop)
-        marker = DIALECTS[self.dialect].stop_marker
-        if not call.parallel and marker and tools:
-            stop.append(marker)
-        return ModelRequest(
-            messages=tuple(messages),
-            stop=tuple(stop),
-            temperature=call.temperature,
-            max_tokens=call.max_tokens,
-            response_format=forwarded_format(call),
-            **call.sampling,
-        )
 
     # -- the turn -------------------------------------------------------------------
 
@@ -188,7 +202,7 @@ class _Turn:
         while True:
             attempt = _Attempt(self)
             try:
-                finish = await attempt.play(self.request(transcript))
+                finish = await attempt.play(upstream_request(self.call, self.dialect, transcript))
             except ProviderError as exc:
                 if not self.emitted:
                     raise
@@ -218,7 +232,7 @@ class _Attempt:
         self.turn = turn
         call = turn.call
         self.parser: Parser | None = None
-        if call.tool_choice != "none" and turn.tools:
+        if turn.tools:
             self.parser = Parser(
                 turn.dialect,
                 tools=[t.name for t in turn.tools],

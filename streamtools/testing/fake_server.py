@@ -8,7 +8,10 @@ background thread, so one server serves sync tests, asyncio and trio alike
 takes the next scripted reply and streams it in one provider's exact wire
 format (``streamtools.testing.fake_wire``), one event per HTTP chunk:
 ``wire="openai"`` answers ``/v1/chat/completions`` (``base_url`` ends in
-``/v1``), ``"anthropic"`` ``/v1/messages``, ``"ollama"`` ``/api/chat``.
+``/v1``), ``"anthropic"`` ``/v1/messages``, ``"ollama"`` ``/api/chat``. An
+``"anthropic"`` server also answers ``/v1/messages/count_tokens``, counting the
+request's text in ``token_pieces`` (``fake_wire.prompt_tokens``), without taking
+a scripted reply.
 
 Like a real server, a plain-text reply honours the request's stop strings: the
 text ends before the earliest one, which is not sent (Anthropic also names it
@@ -53,6 +56,7 @@ from streamtools.testing.fake_wire import (
     encode,
     error_body,
     inband_error,
+    prompt_tokens,
     reply_chunks,
     request_stops,
     token_pieces,
@@ -121,6 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
         wire = fake.wire
         if not isinstance(body, dict):
             self._send(400, error_body(wire, 400, "request body is not a JSON object"))
+            return
+        if wire == "anthropic" and self.path.split("?")[0].endswith("/messages/count_tokens"):
+            count = {"input_tokens": prompt_tokens(body)}  # no scripted reply taken
+            self._send(200, json.dumps(count))
             return
         if fake.reject_stop and request_stops(wire, body):
             message = "Unsupported parameter: 'stop' is not supported with this model."

@@ -57,6 +57,7 @@ __all__ = [
     "error_body",
     "inband_error",
     "reply_chunks",
+    "prompt_tokens",
     "request_stops",
     "token_pieces",
 ]
@@ -112,6 +113,27 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     delay: float = 0.0
     index_zero: bool = False
     drop: bool = False
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """A count of an Anthropic request's input tokens, as the fake counts them:
+    the ``token_pieces`` of its system prompt and of its messages' text."""
+    texts: list[str] = []
+
+    def add(content: Any) -> None:
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    add(block.get("text"))
+                    add(block.get("content"))  # a tool_result's
+
+    add(body.get("system"))
+    for message in body.get("messages") or ():
+        if isinstance(message, dict):
+            add(message.get("content"))
+    return sum(len(token_pieces(text)) for text in texts)
 
 
 def request_stops(wire: Wire, body: dict[str, Any]) -> list[str]:
