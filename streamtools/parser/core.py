@@ -19,9 +19,11 @@ or stop string: after a full-marker search (one compiled alternation, so
 ``str``-speed scanning, no per-character Python loop) only the longest suffix
 that is a proper prefix of some marker is held, i.e. at most ``longest marker -
 1`` characters. A delta with no marker-start character while nothing is held is
-returned whole as one ``TextDelta`` (the fast path: one or two ``in`` tests),
-and a buffer that is only the start of a marker (``<to`` + ``ol_c``) is held
-without a scan.
+returned whole as one ``TextDelta`` (the fast path: one or two ``in`` tests);
+a buffer that is only the start of a marker (``<to`` + ``ol_c``) is held
+without a scan, and so is one whose first marker-start character begins such a
+start (``prose <tool_``: the prose is released); text after a call's end that
+holds no marker-start character is released without a scan too.
 
 Held text is prepended to the next delta; it is short, so re-examining it costs
 O(longest marker) per delta and the whole parse stays O(input). Call bodies use
