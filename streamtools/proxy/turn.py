@@ -8,7 +8,8 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
 1. The request's transcript is projected for the dialect (``prompts.project``):
    the tools become the dialect's system prompt, past calls and results become
    text. For a ``required`` or named ``tool_choice`` an instruction is added,
-   and a named choice shows the model only that tool.
+   and a named choice shows the model only that tool (``upstream_request``,
+   which the proxy's token count uses too).
 2. The upstream streams text; the ``Parser`` turns it into events as it
    arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
    ``index`` counts the calls of the response from 0, across re-prompts), and
@@ -192,8 +193,6 @@ class _Turn:
     async def out(self, event: Event) -> None:
         self.emitted = True
         await self.emit(event)
-
-    # -- request building ---------------------------------------------------------
 
     # -- the turn -------------------------------------------------------------------
 
