@@ -75,3 +75,51 @@ def test_json_scanner_examines_each_character_about_once() -> None:
         held = s[k:]
     assert scanner.done and held == ""
     assert scanner.examined <= 3 * len(text)  # numbers and escapes are re-offered when cut
+
+
+class _CountingStr(str):
+    """A str that counts the characters its slices and concatenations copy
+    (``examined`` counts scanning; copying the rest of a large delta once per
+    call is work too). Long results count on, so a copy of a copy is seen;
+    short ones (values, names) are plain str, which msgspec can encode."""
+
+    copied = 0
+
+    @staticmethod
+    def _counted(text: str) -> str:
+        _CountingStr.copied += len(text)
+        return _CountingStr(text) if len(text) > 256 else text
+
+    def __getitem__(self, key: object) -> str:
+        piece = super().__getitem__(key)  # type: ignore[index]
+        return self._counted(piece) if isinstance(key, slice) else piece
+
+    def __add__(self, other: str) -> str:
+        return self._counted(str(self) + other)
+
+    def __radd__(self, other: str) -> str:
+        return self._counted(other + str(self))
+
+
+@pytest.mark.parametrize(
+    "dialect, unit",
+    [
+        ("hermes", '<tool_call>{"name":"search","arguments":{}}</tool_call>'),
+        ("am_xml", '<am:tool_call name="search"><q>a < b</q></am:tool_call>'),
+        # JSON that is not a call: each object opens a body that turns out to be prose
+        ("inline_json", 'Example: {"id": 1, "ok": true}\n'),
+        ("json_action", '```json action\n{"tool": "search", "parameters": {}}\nx```\n'),
+    ],
+)
+def test_one_large_delta_copies_linear_text(dialect: str, unit: str) -> None:
+    per_char = []
+    for repeat in (500, 2000):
+        text = _CountingStr(unit * repeat)
+        _CountingStr.copied = 0
+        p = Parser(dialect, ["search"])
+        p.feed(text)  # a whole reply in one delta: a non-streamed answer, a replay
+        p.end()
+        per_char.append(_CountingStr.copied / len(text))
+    # copies of the rest of the delta per call grew with the number of calls
+    assert per_char[1] <= per_char[0] * 1.1 + 0.01
+    assert per_char[1] < 3

@@ -284,9 +284,12 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 self.state = CDATA
                 self.streaming = 0
                 return j + len(CDATA_OPEN)
-            rest = s[j:]
-            if close.startswith(rest) or CDATA_OPEN.startswith(rest):
-                return j  # a partial closing tag or CDATA opener: wait
+            # a partial closing tag or CDATA opener (the rest is shorter than both:
+            # one large delta is not sliced per "<" in a value): wait
+            if len(s) - j < max(len(close), len(CDATA_OPEN)):
+                rest = s[j:]
+                if close.startswith(rest) or CDATA_OPEN.startswith(rest):
+                    return j
             self._content("<")
             i = j + 1
         return i

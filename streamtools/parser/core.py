@@ -441,7 +441,7 @@ class Parser:
                         return
                     continue
                 if body.status == REJECTED:
-                    s, pos = self._rejected(body.raw_text(), s[k:], out)
+                    s, pos = self._rejected(body.raw_text(), s, k, out)
                     continue
                 if final:
                     rest = body.end(s[k:], reason, out)
@@ -449,7 +449,7 @@ class Parser:
                     self._mode = TEXT
                     if rest is None:
                         return
-                    s, pos = self._rejected(rest, "", out)
+                    s, pos = self._rejected(rest, "", 0, out)
                     continue
                 self._hold_in_call(body, s, k)
                 return
@@ -471,15 +471,25 @@ class Parser:
         if k > 0:
             self._prev = s[k - 1]
 
-    def _rejected(self, text: str, rest: str, out: list[ParserEvent]) -> tuple[str, int]:
-        """A body turned out to be prose: its first character is text, rescan the rest."""
+    def _rejected(
+        self, text: str, s: str, k: int, out: list[ParserEvent]
+    ) -> tuple[str, int]:
+        """A body turned out to be prose: the first character of its ``text`` is
+        text, the rest is scanned again, then ``s[k:]``. Returns what to scan
+        from where. When ``text`` ends ``s[:k]`` (the body began in this input,
+        as all but the first of a delta's bodies do) the scan goes back in ``s``:
+        copying ``s[k:]`` for each rejected body would make one large delta cost
+        time quadratic in their number."""
         self._body = None
         self._mode = TEXT
         self._opened = False  # it was no call: a ``once`` dialect may still open one
         self.examined += len(text) - 1  # the rescan; bounded by the decision window
         self._emit_text(text[0], out)
         self._prev = text[0]
-        return text[1:] + rest, 0
+        start = k - len(text)
+        if start >= 0 and s.startswith(text, start):
+            return s, start + 1
+        return text[1:] + s[k:], 0
 
     def _scan(self, s: str, pos: int, out: list[ParserEvent], final: bool) -> int:
         """Text or reasoning: emit what is certain; return where a new mode starts,

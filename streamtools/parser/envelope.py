@@ -63,7 +63,9 @@ class Jumps:
     "``, ``{"name":"``): text that may still grow into one is held, by one set
     lookup, instead of stepped through."""
 
-    __slots__ = ("args", "args_prefixes", "head", "head_prefixes", "heads", "shortest")
+    __slots__ = (
+        "args", "args_prefixes", "head", "head_prefixes", "heads", "shortest", "wait_limit",
+    )
 
     def __init__(self, name_keys: list[str], args_keys: list[str]) -> None:
         # the fewest characters either regex can match: ``{"":""`` + the shortest
@@ -84,6 +86,11 @@ class Jumps:
             spelled = [f',{a}"{k}":{b}{{' for k in args_keys for a in ("", " ") for b in ("", " ")]
             # proper prefixes only: the "{" itself is the arguments' first character
             self.args_prefixes = frozenset(h[:n] for h in spelled for n in range(1, len(h)))
+        # the longest text ``Envelope.waits`` can hold: a longer rest is not even
+        # sliced (one large delta would otherwise cost time quadratic in its calls)
+        self.wait_limit = max(
+            max(map(len, self.heads)) + _NAME_HOLD, max(map(len, self.args_prefixes), default=0)
+        )
 
     @classmethod
     def for_roles(
@@ -158,7 +165,7 @@ class Envelope:
                     if j != i:
                         i = j
                         continue
-                if not final and self.waits(s[i:] if i else s):
+                if not final and n - i <= self.jumps.wait_limit and self.waits(s[i:]):
                     return i  # a head still arriving: held whole (see ``waits``)
             if state == _E_IN:
                 sub = self.sub

@@ -48,6 +48,7 @@ _KEY = 'tool"'
 # by one set lookup while it arrives; any other spelling takes the steps below
 _HEADS = ('"tool": "', '"tool":"')
 _HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
+_HEAD_LONGEST = max(map(len, _HEADS))
 _NAME_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # name characters up to a quote or worse
 
 
@@ -98,8 +99,10 @@ class InlineJsonBody(JsonCallBody):
     def prefix(self, s: str, i: int) -> int:  # noqa: C901 - the window's small machine
         n = len(s)
         if self.w == _W_KEY_QUOTE and self.k == 0:
-            rest = s[i:] if i else s
-            if self._head_arriving(rest):
+            # (a window of the rest: a head is short, and slicing all of a long
+            # delta per call would make one large delta cost quadratic time)
+            rest = s[i : i + _HEAD_LONGEST]
+            if self._head_arriving(rest) and i + len(rest) == n:
                 return i  # held whole until it is there (see ``fast_prefix``)
             for head in _HEADS:
                 if rest.startswith(head):

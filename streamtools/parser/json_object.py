@@ -142,7 +142,7 @@ class FencedObjectBody(CallBody):
                 if s.startswith(FENCE, i):
                     self.status = DONE
                     return i + len(FENCE)
-                if FENCE.startswith(s[i:]):
+                if n - i < len(FENCE) and FENCE.startswith(s[i:]):
                     return i  # a closing fence still arriving
                 self.status = DONE  # prose after the object: text again
         return i

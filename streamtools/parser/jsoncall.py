@@ -179,7 +179,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
                 if s.startswith(close, i):
                     self._finish(s, pos, i + len(close), self.failure)
                     return i + len(close)
-                if close.startswith(s[i:]):
+                if n - i < len(close) and close.startswith(s[i:]):
                     break
                 self._error("malformed", f"Expected {close} right after the JSON object.")
             else:  # SKIP
