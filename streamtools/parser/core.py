@@ -54,9 +54,13 @@ Decisions
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
   text of a call is content (a provider applying the stop server-side already cut
   the stream; see ``end``). The stop string and everything after it is dropped and
-  reported in ``Finish.stop_sequence``. ``stop`` is one string or a sequence of
-  strings (a str is never split into characters); an empty stop string is caller
-  misuse (``UsageError``: it would stop before the first character).
+  reported in ``Finish.stop_sequence``. Where stop strings overlap each other or
+  a marker, the one that ends first decides (``ST`` before ``STOP``, ``<th``
+  before ``<think>``), as it does when text arrives a character at a time and
+  as a provider cutting at its stop strings would. ``stop`` is one string or a
+  sequence of strings (a str is never split into characters); an empty stop
+  string is caller misuse (``UsageError``: it would stop before the first
+  character).
 * ``end(finish_reason)``: ``Finish.reason`` is ``finish_reason or "stop"``. A call
   still open completes only when ``finish_reason`` says the provider stopped on
   purpose (``"stop"`` or ``"stop_sequence"``: it removed the dialect's closing
@@ -502,6 +506,8 @@ class Parser:
             if m is None:
                 break
             i, tok = m.start(), m.group()
+            if self._stops:
+                i, tok = scan.first_to_end(s, i, m.end())
             if tok in self._stops:
                 self._emit(s[pos:i], think, out)
                 self._stop_hit = tok
@@ -514,13 +520,13 @@ class Parser:
                     self._emit(s[pos:i], True, out)
                     self._mode = TEXT
                     self._prev = tok[-1]
-                    return m.end()
+                    return i + len(tok)
             elif tok == THINK_OPEN:
                 if prev != "`":
                     self._emit(s[pos:i], False, out)
                     self._mode = THINK
                     self._prev = tok[-1]
-                    return m.end()
+                    return i + len(tok)
             elif (
                 (prev != "`" or tok[0] == "`")
                 and not (syntax.line_start and prev not in ("", "\n"))
@@ -532,7 +538,7 @@ class Parser:
                     self._opened = True
                     self._body = body
                     self._mode = CALL
-                    return m.end()
+                    return i + len(tok)
             # not a marker here: its first character is plain text
             self._emit(s[pos : i + 1], think, out)
             pos = i + 1

@@ -30,7 +30,7 @@ class MarkerScan:
     """One mode's scanning tables: full-match alternation, start chars, prefixes.
     Immutable, so parsers with the same markers share one (``marker_scan``)."""
 
-    __slots__ = ("longest", "markers", "partial", "prefixes", "rx", "start_rx")
+    __slots__ = ("by_length", "longest", "markers", "partial", "prefixes", "rx", "start_rx")
 
     def __init__(self, markers: Iterable[str]) -> None:
         ordered = sorted(set(markers), key=len, reverse=True)
@@ -43,6 +43,24 @@ class MarkerScan:
         # that is one of these can only be held, whatever else is true
         self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
         self.longest = len(ordered[0])
+        self.by_length = tuple(reversed(ordered))  # shortest first
+
+    def first_to_end(self, s: str, i: int, e: int) -> tuple[int, str]:
+        """Of the markers in ``s[i:e]`` (``rx`` found ``s[i:e]``: the leftmost,
+        longest there), the one that ends first, and where it starts; on a tie,
+        the one that starts first. Text arriving a character at a time meets
+        them in that order, so a whole delta must decide the same way: a stop
+        string ``ST`` ends a reply before ``STOP`` or a ``<think>`` it starts
+        could (for markers alone there is no difference: none holds another)."""
+        best, tok = i, s[i:e]
+        for j in range(i, e):
+            for t in self.by_length:
+                if j + len(t) >= e:
+                    break  # no earlier end at j (the rest are longer)
+                if s.startswith(t, j):
+                    best, tok, e = j, t, j + len(t)
+                    break
+        return best, tok
 
 
 @functools.lru_cache(maxsize=64)
