@@ -442,6 +442,14 @@ CASES: list[Case] = [
          '{"thought": "ok", "final": {"content": "The answer\\n is \\"42\\" 你好"}}  ',
          [("think", "ok"), ("text", 'The answer\n is "42" 你好'), F]),
     Case("object-final-string", "json_object", '{"final": "plain"}', [("text", "plain"), F]),
+    # a text member that is neither a string nor JSON: the scanner's message, whatever
+    # the chunking (a piece starting with a quote, after its "{", was once read as a string)
+    Case("object-final-object-broken", "json_object", '{"final":{"content":{""}}}',
+         [("error", None, "invalid_json"), F]),
+    Case("object-thought-object-broken", "json_object", '{"thought":{"a" 1}}',
+         [("error", None, "invalid_json"), F]),
+    Case("object-final-object", "json_object", '{"final":{"content":{"a": ["x", 1]}}}',
+         [("text", '{"a": ["x", 1]}'), F]),
     Case("object-neither", "json_object", '{"answer": 1}', [("error", None, "malformed"), F]),
     Case("object-invalid", "json_object", '{"action": {"tool": "search", "args": {,}}} tail',
          [("error", S, "invalid_json"), F]),

@@ -363,8 +363,10 @@ class Envelope:
         if role == ARGS:
             self.sink.on_args(piece)
         elif role == TEXT or role == REASONING:
-            if self.first and not piece.startswith('"'):
-                self.pieces.append(piece)  # not a string: emitted as JSON text when complete
+            if self.pieces or (self.first and not piece.startswith('"')):
+                # not a string (decided by its first piece): emitted as JSON text
+                # when complete
+                self.pieces.append(piece)
                 return
             self._stream_string(piece, role == REASONING)
         elif role != SKIP:
