@@ -267,6 +267,11 @@ def test_raw_calls_are_written_back_with_the_closing_marker(
         # command: a call is a line of its own, as it was when it was parsed
         ("command", "On it.\n", '@tool x {"a": 1}', 'On it.\n@tool x {"a": 1}'),
         ("command", "On it.", '@tool x {"a": 1}', 'On it.\n@tool x {"a": 1}'),
+        # after a backtick the call would read as quoted syntax: a newline between
+        ("inline_json", "I used `x`", '{"tool": "x", "arguments": {}}',
+         'I used `x`\n{"tool": "x", "arguments": {}}'),
+        ("am_xml", "See `", '<am:tool_call name="x"></am:tool_call>',
+         'See `\n<am:tool_call name="x"></am:tool_call>'),
     ],
 )
 def test_a_past_reply_with_its_raw_call_is_written_back_exactly(

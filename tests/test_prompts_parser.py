@@ -261,3 +261,17 @@ def test_any_api_tool_name_round_trips(name: str, dialect: str, value: str) -> N
     ends = [e for e in events if isinstance(e, CallEnd | CallError)]
     assert len(ends) == 1 and isinstance(ends[0], CallEnd), (text, events)
     assert (ends[0].name, ends[0].arguments) == (name, arguments), text
+
+
+@pytest.mark.parametrize("dialect", sorted(set(PARSER_DIALECTS) - {"json_object"}))
+@pytest.mark.parametrize("text", ["I used `get_weather`", "Quote: `", "Done.\n", ""])
+def test_a_reply_written_back_reads_back_with_its_call(dialect: str, text: str) -> None:
+    """parse -> render_reply -> parse keeps the call, whatever the text ends with
+    (a raw call right after a backtick would read as quoted syntax)."""
+    _need(dialect)
+    r = get_renderer(dialect)
+    call = ToolCall(id="c", name="get_weather", arguments={"city": "Oslo"})
+    ends = [e for e in _parse(dialect, r.render_call(call)) if isinstance(e, CallEnd)]
+    with_raw = ToolCall(id="c", name="get_weather", arguments=ends[0].arguments, raw=ends[0].raw)
+    written = r.render_reply(text, [with_raw])
+    assert _calls(_parse(dialect, written)) == [("get_weather", {"city": "Oslo"})]

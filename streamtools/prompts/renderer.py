@@ -295,8 +295,10 @@ class Renderer:
 
         When every call has its raw text in this dialect, the reply is written back
         as the model wrote it: ``text`` then the raw calls, nothing inserted between
-        them (a newline only where the dialect needs a call to begin a line, and
-        between two calls). Otherwise the canonical calls go on lines of their own."""
+        them (a newline only where the dialect needs a call to begin a line, between
+        two calls, and after text ending in a backtick, which would make the call
+        read as quoted syntax). Otherwise the canonical calls go on lines of their
+        own."""
         if not calls:
             return self.render_final(text)
         if not all(self._reusable(c) for c in calls):
@@ -307,7 +309,7 @@ class Renderer:
         # text apart from the calls): it is not written before them.
         out = text if text.strip() else ""
         for n, call in enumerate(calls):
-            apart = n > 0 or self.calls_start_lines
+            apart = n > 0 or self.calls_start_lines or out.endswith("`")
             if out and apart and not out.endswith("\n"):
                 out += "\n"
             out += self.render_call(call)
