@@ -326,6 +326,13 @@ CASES: list[Case] = [
     Case("am-stray-text-stop-removed-marker", "am_xml",
          '<am:tool_call name="calc"><a>1</a>oops', [("error", "calc", "malformed"), F],
          finish_reason="stop"),
+    # cut inside the opening tag: a call by then (whitespace after the marker), so
+    # an unterminated one; the bare marker at the end is still prose
+    Case("am-cut-in-opening-tag", "am_xml", 'Let me check. <am:tool_call name="sea',
+         [("text", "Let me check. "), ("error", None, "unterminated"),
+          ("finish", "length", None)], finish_reason="length"),
+    Case("am-bare-marker-at-end", "am_xml", "Write <am:tool_call",
+         [("text", "Write <am:tool_call"), F]),
     Case("am-stop-plain-string", "am_xml", "Hello Observation\nObservation: junk",
          [("text", "Hello Observation"), ("finish", "stop", "\nObservation:")],
          stop="\nObservation:"),

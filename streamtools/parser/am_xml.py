@@ -56,7 +56,9 @@ checked against the catalog (the runtime acts on it: hybrid mode adds the
 named tools' definitions and continues).
 
 ``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
-completes the call the provider cut at the marker.
+completes the call the provider cut at the marker. A reply that ends inside the
+opening tag (``<am:tool_call name="sea``) ends an unterminated call, as in the
+other dialects; ``<am:tool_call`` with nothing after it is still prose.
 """
 
 from __future__ import annotations
@@ -336,8 +338,8 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         self.out = out
-        if self.state == TAG:
-            return self.raw_text() + tail
+        if self.state == TAG and self.undecided:
+            return self.raw_text() + tail  # ``<am:tool_call`` and nothing more: prose
         self.record(tail, 0, len(tail))
         if self.state == BODY and finish_reason in PROVIDER_STOP:
             rest = tail.strip()
@@ -346,7 +348,11 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 return None
         self.status = DONE
         name = self.call.name or "the tool"
-        where = f" inside <{self.pname}>" if self.state in (PARAM, CDATA) else ""
+        where = (
+            f" inside <{self.pname}>" if self.state in (PARAM, CDATA)
+            else " in its opening tag" if self.state == TAG
+            else ""
+        )
         self.call.fail(
             self.raw_text(), "unterminated",
             f"The call to {name} was cut off{where} before {CLOSE}. Write the whole call, "
