@@ -274,6 +274,24 @@ def main(argv: list[str] | None = None) -> int:
               f"{arg_size // 10**6} MB -> ratio {large / small:.2f} (target <= {LINEAR_TARGET}: "
               f"{verdict(large / small, LINEAR_TARGET)})")
 
+    print("\none delta: a whole reply fed at once (a non-streamed answer, an instant replay)")
+    for dialect in ("hermes", "inline_json"):
+        per_mb = []
+        sizes = (big // 10, big)
+        for size in sizes:
+            text = corpus(dialect, size)
+
+            def whole(text: str = text, dialect: str = dialect) -> None:
+                p = Parser(dialect, ["search"])
+                p.feed(text)
+                p.end()
+
+            per_mb.append(best(whole, repeat=3) / (len(text) / 1e6))
+        ratio = per_mb[1] / per_mb[0]
+        print(f"  {dialect}: {per_mb[0]:.3f} s/MB at {sizes[0] / 1e6:g} MB in one delta, "
+              f"{per_mb[1]:.3f} s/MB at {sizes[1] / 1e6:g} MB -> ratio {ratio:.2f} "
+              f"(target <= {LINEAR_TARGET}: {verdict(ratio, LINEAR_TARGET)})")
+
     print("\nnaive re-parse of the whole buffer per delta (hermes, sampled) vs incremental")
     print(f"{'size':<10}{'naive µs/delta':>16}{'ours µs/delta':>15}{'speed-up':>10}")
     for kb in (4, 64, 256):

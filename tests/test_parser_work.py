@@ -4,6 +4,7 @@ never by timing: doubling the input doubles the work, whatever the split."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from parser_cases import random_cuts
@@ -100,6 +101,15 @@ class _CountingStr(str):
     def __radd__(self, other: str) -> str:
         return self._counted(other + str(self))
 
+    def find(self, sub: str, start: Any = None, end: Any = None) -> int:
+        """Counts the characters searched, as a copy would (a search to the end of
+        a large delta after each call is as quadratic as a copy of it)."""
+        at = super().find(sub, start, end)
+        first = 0 if start is None else start
+        last = len(self) if end is None else end
+        _CountingStr.copied += (at + len(sub) if at >= 0 else last) - first
+        return at
+
 
 @pytest.mark.parametrize(
     "dialect, unit",
@@ -108,6 +118,8 @@ class _CountingStr(str):
         ("am_xml", '<am:tool_call name="search"><q>a < b</q></am:tool_call>'),
         # JSON that is not a call: each object opens a body that turns out to be prose
         ("inline_json", 'Example: {"id": 1, "ok": true}\n'),
+        # calls and prose with no "<" (a marker-start character of every dialect)
+        ("inline_json", 'Found {"tool": "search", "arguments": {"q": 1}} and more.\n'),
         ("json_action", '```json action\n{"tool": "search", "parameters": {}}\nx```\n'),
     ],
 )

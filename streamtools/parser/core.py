@@ -104,6 +104,10 @@ from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 __all__ = ["Parser"]
 
 TEXT, THINK, CALL, STOPPED = 0, 1, 2, 3
+# the longest text after a call's end that is tested for marker-start characters
+# before the scan (a longer rest, from a whole reply in one delta, goes to the scan:
+# testing all of it after each call would cost time quadratic in the calls)
+_SHORT_REST = 64
 _MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
@@ -432,17 +436,18 @@ class Parser:
                     # (the in-call fast paths do not keep ``_prev``)
                     self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
                     pos = k
-                    for c in self._starts:
-                        if s.find(c, k) >= 0:
-                            break
-                    else:
-                        # nothing after the call can start a marker or a stop
-                        # string (most calls end a delta, or prose follows): text,
-                        # as ``_scan`` would find it, without the scan
-                        if k < len(s):
-                            self._emit_text(s[k:], out)
-                            self._prev = s[-1]
-                        return
+                    if len(s) - k <= _SHORT_REST:
+                        for c in self._starts:
+                            if c in s[k:]:
+                                break
+                        else:
+                            # nothing after the call can start a marker or a stop
+                            # string (most calls end a delta, or prose follows):
+                            # text, as ``_scan`` would find it, without the scan
+                            if k < len(s):
+                                self._emit_text(s[k:], out)
+                                self._prev = s[-1]
+                            return
                     continue
                 if body.status == REJECTED:
                     s, pos = self._rejected(body.raw_text(), s, k, out)
