@@ -121,6 +121,7 @@ class _CountingStr(str):
         # calls and prose with no "<" (a marker-start character of every dialect)
         ("inline_json", 'Found {"tool": "search", "arguments": {"q": 1}} and more.\n'),
         ("json_action", '```json action\n{"tool": "search", "parameters": {}}\nx```\n'),
+        ("command", '\n@tool search {"q": [1, "a"]}\nok, '),
     ],
 )
 def test_one_large_delta_copies_linear_text(dialect: str, unit: str) -> None:
