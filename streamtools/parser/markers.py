@@ -49,9 +49,10 @@ class MarkerScan:
         """Of the markers in ``s[i:e]`` (``rx`` found ``s[i:e]``: the leftmost,
         longest there), the one that ends first, and where it starts; on a tie,
         the one that starts first. Text arriving a character at a time meets
-        them in that order, so a whole delta must decide the same way: a stop
-        string ``ST`` ends a reply before ``STOP`` or a ``<think>`` it starts
-        could (for markers alone there is no difference: none holds another)."""
+        them in that order, so a whole delta must decide the same way: the stop
+        string ``ST`` stops a reply before ``STOP`` could, and ``<th`` before
+        ``<think>`` could open reasoning. (Markers alone never overlap: the core
+        calls this only when there are stop strings.)"""
         best, tok = i, s[i:e]
         for j in range(i, e):
             for t in self.by_length:
