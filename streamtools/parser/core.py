@@ -511,7 +511,7 @@ class Parser:
             if m is None:
                 break
             i, tok = m.start(), m.group()
-            if self._stops:
+            if tok in scan.holding:  # another marker may end first inside it
                 i, tok = scan.first_to_end(s, i, m.end())
             if tok in self._stops:
                 self._emit(s[pos:i], think, out)

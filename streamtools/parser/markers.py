@@ -30,7 +30,9 @@ class MarkerScan:
     """One mode's scanning tables: full-match alternation, start chars, prefixes.
     Immutable, so parsers with the same markers share one (``marker_scan``)."""
 
-    __slots__ = ("by_length", "longest", "markers", "partial", "prefixes", "rx", "start_rx")
+    __slots__ = (
+        "by_length", "holding", "longest", "markers", "partial", "prefixes", "rx", "start_rx",
+    )
 
     def __init__(self, markers: Iterable[str]) -> None:
         ordered = sorted(set(markers), key=len, reverse=True)
@@ -44,6 +46,9 @@ class MarkerScan:
         self.partial = frozenset(p for p in self.prefixes if self.rx.search(p) is None)
         self.longest = len(ordered[0])
         self.by_length = tuple(reversed(ordered))  # shortest first
+        # markers with another inside them, ending before they do (``STOP`` holds
+        # ``ST``): only where one of these matched can another end first
+        self.holding = frozenset(t for t in ordered if any(u in t[:-1] for u in ordered))
 
     def first_to_end(self, s: str, i: int, e: int) -> tuple[int, str]:
         """Of the markers in ``s[i:e]`` (``rx`` found ``s[i:e]``: the leftmost,
@@ -51,8 +56,8 @@ class MarkerScan:
         the one that starts first. Text arriving a character at a time meets
         them in that order, so a whole delta must decide the same way: the stop
         string ``ST`` stops a reply before ``STOP`` could, and ``<th`` before
-        ``<think>`` could open reasoning. (Markers alone never overlap: the core
-        calls this only when there are stop strings.)"""
+        ``<think>`` could open reasoning. Only a match in ``holding`` can have
+        another end first inside it (the text of the span is the match)."""
         best, tok = i, s[i:e]
         for j in range(i, e):
             for t in self.by_length:
