@@ -2,7 +2,8 @@
 
 ``streamtools proxy --upstream URL`` (or ``create_app(ProxyConfig(...))`` under any
 ASGI server) serves ``POST /v1/chat/completions``, ``POST /v1/responses``,
-``POST /v1/messages`` and ``GET /v1/models``. Tools in a request become the
+``POST /v1/messages``, ``POST /v1/messages/count_tokens`` and ``GET /v1/models``.
+Tools in a request become the
 dialect's system prompt; the upstream's text is parsed as it streams and
 re-encoded as native ``tool_calls`` deltas, ``function_call`` items or
 ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
@@ -10,6 +11,7 @@ re-encoded as native ``tool_calls`` deltas, ``function_call`` items or
 Modules: ``request`` (the wire-neutral request and reply), ``openai_wire``,
 ``responses_wire`` and ``anthropic_wire`` (decoding and exact encoding per API),
 ``turn`` (one upstream turn through the parser, with bounded repairs),
+``tokens`` (token counts for Anthropic clients),
 ``response`` (the streaming response, coalesced writes, errors in the client's
 format), ``app`` (Starlette routes, configuration, body limit, upstream pools).
 
