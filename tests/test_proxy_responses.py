@@ -204,7 +204,11 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
         client = _openai(url)
         bad: list[tuple[dict[str, Any], str]] = [
             ({"previous_response_id": "resp_1"}, "keeps no state"),
-            ({"tools": [{"type": "web_search"}]}, "only function and custom tools"),
+            (
+                {"tools": [{"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]},
+                "expected a function, custom or namespace tool inside namespace 'n'",
+            ),
+            ({"tools": [{"type": "namespace", "tools": [FN_WEATHER]}]}, "needs a string 'name'"),
             ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
             ({"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "text only"),
             ({"input": []}, "non-empty array"),
@@ -235,3 +239,75 @@ def test_upstream_errors_before_and_during_the_stream() -> None:
     assert error.type == "error" and "upstream" in error.message
     assert failed.type == "response.failed" and failed.response.status == "failed"
     assert failed.response.error is not None and "upstream" in failed.response.error.message
+
+
+# Codex (0.144 and later) declares its tools in an ``additional_tools`` input item, in
+# namespaces, and sends the built-in web_search tool by default
+CODEX_TOOLS: Any = {
+    "type": "additional_tools",
+    "role": "developer",
+    "tools": [
+        {"type": "namespace", "name": "functions", "description": "Codex tools",
+         "tools": [FN_WEATHER, APPLY_PATCH]},
+    ],
+}
+NS_PARIS = '<am:tool_call name="functions.weather"><city>Paris</city></am:tool_call>'
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_codex_additional_tools_in_a_namespace(stream: bool) -> None:
+    with proxy([f"Checking. {NS_PARIS}", "Sunny."]) as (url, upstream):
+        client = _openai(url)
+        asked: Any = {
+            "model": "m",
+            "input": [CODEX_TOOLS, {"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "web_search"}],  # built in: left out, not a 400
+        }
+        first: Any
+        if stream:
+            with client.responses.stream(**asked) as events:
+                added = [e.item for e in events if e.type == "response.output_item.added"]
+                first = events.get_final_response()
+            assert added[-1].model_dump()["namespace"] == "functions"
+        else:
+            first = client.responses.create(**asked)
+        (call,) = [o for o in first.output if o.type == "function_call"]
+        item = call.model_dump(exclude_none=True)
+        history: list[Any] = [
+            CODEX_TOOLS,
+            {"role": "user", "content": "Weather in Paris?"},
+            *[o.model_dump(exclude_none=True) for o in first.output],
+            {"type": "function_call_output", "call_id": call.call_id, "output": "sunny"},
+        ]
+        second = client.responses.create(model="m", input=history)
+        shown, sent_back = upstream.received[0].body, upstream.received[1].body
+    # the client gets the tool's own name and its namespace, as OpenAI writes them
+    assert (item["name"], item["namespace"]) == ("weather", "functions")
+    assert json.loads(item["arguments"]) == {"city": "Paris"}
+    assert [t.model_dump()["name"] for t in first.tools] == ["functions"]
+    # the model was shown the namespaced tools, and nothing of web_search
+    system = shown["messages"][0]["content"]
+    assert 'name="functions.weather"' in system and 'name="functions.apply_patch"' in system
+    assert "web_search" not in json.dumps(shown)
+    # the call and its result went back under the name the model knows
+    texts = [m["content"] for m in sent_back["messages"]]
+    assert any('<am:tool_call name="functions.weather">' in t for t in texts)
+    assert '<am:tool_result name="functions.weather">sunny' in texts[-1]
+    assert second.output_text == "Sunny."
+
+
+def test_a_namespaced_tool_choice_and_custom_tool() -> None:
+    patch = f'<am:tool_call name="functions.apply_patch"><input>{"x"}</input></am:tool_call>'
+    with proxy([patch]) as (url, upstream):
+        choice: Any = {"type": "custom", "name": "apply_patch", "namespace": "functions"}
+        response = _openai(url).responses.create(
+            model="m", input=[CODEX_TOOLS, {"role": "user", "content": "patch"}],
+            tool_choice=choice,
+        )
+        shown = upstream.received[0].body
+    (call,) = [o.model_dump() for o in response.output if o.type == "custom_tool_call"]
+    assert (call["name"], call["namespace"], call["input"]) == ("apply_patch", "functions", "x")
+    assert response.model_dump()["tool_choice"] == choice
+    # a named choice shows the model only that tool
+    system = shown["messages"][0]["content"]
+    assert "functions.apply_patch" in system and "functions.weather" not in system

@@ -202,6 +202,9 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # tools whose input is raw text (the Responses API's ``custom`` tools): the model
     # is shown one string parameter, ``input``, and the client gets that text
     freeform: list[str] = msgspec.field(default_factory=list)
+    # the namespace of each tool declared inside one (the Responses API's ``namespace``
+    # tools), by the name the model is shown: ``crm.lookup`` -> ``crm``
+    namespaces: dict[str, str] = msgspec.field(default_factory=dict)
     # asked-for JSON, in the chat shape (see ``response_format``, ``forwarded_format``)
     response_format: dict[str, Any] | None = None
 

@@ -14,9 +14,16 @@ text input, such as Codex's ``apply_patch``) is shown to the model as a tool
 with one string parameter, ``input``, described with the tool's grammar; its
 calls go back as ``custom_tool_call`` items carrying that text, and
 ``custom_tool_call`` / ``custom_tool_call_output`` input items are read the
-same way. Built-in tools, stored state (``previous_response_id``,
-``conversation``, ``item_reference``) and non-text content are refused with a
-400: the proxy is stateless and the upstream reads text.
+same way. Tools come from ``tools`` and from ``additional_tools`` input items
+(where Codex 0.144 and later declares them); a ``namespace`` tool's members are
+shown to the model as ``namespace.name``, and their calls go back with the
+bare ``name`` and the ``namespace``, as OpenAI writes them (``_Tools``,
+``_named``); history items carrying a ``namespace`` are read the same way.
+Built-in tools (``web_search``, ``file_search``…) are left out: the upstream
+model cannot run them, and clients such as Codex send ``web_search`` by
+default. Stored state (``previous_response_id``, ``conversation``,
+``item_reference``) and non-text content are refused with a 400: the proxy is
+stateless and the upstream reads text.
 
 ``EventEncoder`` writes the turn's events as the Responses stream does:
 ``response.created`` and ``response.in_progress``; for text, a ``message``
@@ -84,11 +91,21 @@ def _id(prefix: str) -> str:
 # -- the request -------------------------------------------------------------------
 
 
+def _qualified(name: str, namespace: Any, where: str) -> str:
+    """The name the model is shown for a tool (or a call of it) in ``namespace``."""
+    if namespace is None:
+        return name
+    if not isinstance(namespace, str) or not namespace:
+        raise RequestError(f"{where}: namespace must be a non-empty string")
+    return f"{namespace}.{name}"
+
+
 def _function_call(item: dict[str, Any], where: str) -> ToolCall:
     name, call_id = item.get("name"), item.get("call_id")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise RequestError(f"{where}: a function_call needs string 'call_id' and 'name'")
     arguments = json_arguments(item.get("arguments", "{}"), f"{where}: arguments")
+    name = _qualified(name, item.get("namespace"), where)
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
@@ -96,10 +113,59 @@ def _custom_call(item: dict[str, Any], where: str) -> ToolCall:
     name, call_id, text = item.get("name"), item.get("call_id"), item.get("input")
     if not isinstance(name, str) or not isinstance(call_id, str) or not isinstance(text, str):
         raise RequestError(f"{where}: a custom_tool_call needs string 'call_id', 'name', 'input'")
+    name = _qualified(name, item.get("namespace"), where)
     return ToolCall(id=call_id, name=name, arguments={"input": text})
 
 
-def _input(raw: Any, instructions: Any) -> Transcript:
+class _Tools:
+    """The tools of one request, from its ``tools`` and from any ``additional_tools``
+    input items (where Codex declares its tools): ``function`` and ``custom`` tools,
+    those inside a ``namespace`` shown as ``namespace.name``. Built-in tools
+    (``web_search``, ``file_search``…) are left out: the upstream model cannot run
+    them, so it is not told of them. A name declared twice counts once."""
+
+    def __init__(self) -> None:
+        self.specs: list[ToolSpec] = []
+        self.freeform: list[str] = []  # custom tools: their input is raw text
+        self.namespaces: dict[str, str] = {}
+
+    def add(self, raw: Any, where: str, namespace: str | None = None) -> None:
+        for i, tool in enumerate(array(raw, where)):
+            at = f"{where}[{i}]"
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            if kind == "namespace" and namespace is None:
+                assert isinstance(tool, dict)
+                name = tool.get("name")
+                if not isinstance(name, str) or not name:
+                    raise RequestError(f"{at}: a namespace needs a string 'name'")
+                self.add(tool.get("tools"), f"{at}.tools", name)
+            elif kind == "function" or kind == "custom":
+                assert isinstance(tool, dict)
+                if kind == "custom":
+                    spec = _freeform(tool, at)
+                else:
+                    spec = tool_spec(tool, "parameters", at)
+                name = _qualified(spec.name, namespace, at)
+                if any(s.name == name for s in self.specs):
+                    continue
+                if namespace is not None:
+                    spec = ToolSpec(
+                        name=name, description=spec.description, parameters=spec.parameters
+                    )
+                    self.namespaces[name] = namespace
+                self.specs.append(spec)
+                if kind == "custom":
+                    self.freeform.append(name)
+            elif isinstance(kind, str) and namespace is None:
+                continue  # a built-in tool: left out
+            else:
+                inside = f" inside namespace {namespace!r}" if namespace else ""
+                raise RequestError(
+                    f"{at}: expected a function, custom or namespace tool{inside}, not {kind!r}"
+                )
+
+
+def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
     transcript = Transcript()
     system = optional_text(instructions, "instructions")
     if system:
@@ -144,6 +210,8 @@ def _input(raw: Any, instructions: Any) -> Transcript:
             content = text_content(item.get("output"), where)
             name = names.get(call_id, "tool")
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
+        elif kind == "additional_tools":
+            tools.add(item.get("tools"), f"{where}.tools")  # Codex declares its tools here
         elif kind == "reasoning":
             continue
         elif kind == "item_reference":
@@ -174,26 +242,6 @@ def _freeform(tool: dict[str, Any], where: str) -> ToolSpec:
     return ToolSpec(name=spec.name, description=spec.description, parameters=schema)
 
 
-def _tools(raw: Any) -> tuple[list[ToolSpec], list[str]]:
-    """The tools, and the names of those whose input is raw text."""
-    specs: list[ToolSpec] = []
-    freeform: list[str] = []
-    for i, tool in enumerate(array(raw, "tools")):
-        where = f"tools[{i}]"
-        if isinstance(tool, dict) and tool.get("type") == "custom":
-            specs.append(_freeform(tool, where))
-            freeform.append(specs[-1].name)
-            continue
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            kind = tool.get("type") if isinstance(tool, dict) else None
-            raise RequestError(
-                f"{where}: only function and custom tools are supported, not {kind!r} "
-                "(the upstream model has no built-in tools)"
-            )
-        specs.append(tool_spec(tool, "parameters", where))
-    return specs, freeform
-
-
 def _tool_choice(raw: Any) -> str:
     if raw is None:
         return "auto"
@@ -201,7 +249,7 @@ def _tool_choice(raw: Any) -> str:
         return str(raw)
     named = isinstance(raw, dict) and raw.get("type") in ("function", "custom")
     if named and isinstance(raw.get("name"), str):
-        return str(raw["name"])
+        return _qualified(str(raw["name"]), raw.get("namespace"), "tool_choice")
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 
@@ -215,20 +263,23 @@ def decode_request(body: Any) -> ProxyCall:
     for stored in ("previous_response_id", "conversation"):
         if body.get(stored) is not None:
             raise RequestError(f"{stored} is not supported ({_STATELESS})")
-    tools, freeform = _tools(body.get("tools"))
+    tools = _Tools()
+    tools.add(body.get("tools"), "tools")
+    transcript = _input(body.get("input"), body.get("instructions"), tools)
     max_tokens = body.get("max_output_tokens")
     return ProxyCall(
         model=model,
-        transcript=_input(body.get("input"), body.get("instructions")),
-        tools=tools,
-        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools),
+        transcript=transcript,
+        tools=tools.specs,
+        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools.specs),
         stream=bool(body.get("stream")),
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),
         max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
         sampling=sampling_options(body, ("top_p",)),
         parallel=body.get("parallel_tool_calls") is not False,
-        freeform=freeform,
+        freeform=tools.freeform,
+        namespaces=tools.namespaces,
         response_format=_text_format(body.get("text")),
     )
 
@@ -271,11 +322,50 @@ def _status(finish: Finish, made_calls: bool) -> tuple[str, dict[str, str] | Non
     return "completed", None
 
 
+def _named(name: str, namespaces: dict[str, str]) -> dict[str, str]:
+    """A tool's ``name`` as the client declared it, and its ``namespace`` if it
+    had one (the model was shown ``namespace.name``)."""
+    namespace = namespaces.get(name)
+    if namespace is None:
+        return {"name": name}
+    return {"name": name[len(namespace) + 1 :], "namespace": namespace}
+
+
+def _declared_tools(call: ProxyCall) -> list[dict[str, Any]]:
+    """The request's tools as the response object echoes them: namespaced ones in
+    their namespace again."""
+    out: list[dict[str, Any]] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for t in call.tools:
+        named = _named(t.name, call.namespaces)
+        tool: dict[str, Any] = (
+            {"type": "custom", "name": named["name"], "description": t.description}
+            if t.name in call.freeform
+            else {
+                "type": "function",
+                "name": named["name"],
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+        )
+        namespace = named.get("namespace")
+        if namespace is None:
+            out.append(tool)
+        elif namespace in groups:
+            groups[namespace].append(tool)
+        else:
+            members = groups[namespace] = [tool]
+            out.append({"type": "namespace", "name": namespace, "tools": members})
+    return out
+
+
 def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]:
     """The response object, in progress: what every terminal state starts from."""
     choice: Any = call.tool_choice
     if choice not in ("auto", "none", "required"):
-        choice = {"type": "custom" if choice in call.freeform else "function", "name": choice}
+        kind = "custom" if choice in call.freeform else "function"
+        choice = {"type": kind, **_named(choice, call.namespaces)}
     return {
         "id": response_id,
         "object": "response",
@@ -290,18 +380,7 @@ def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]
         "parallel_tool_calls": call.parallel,
         "temperature": call.temperature,
         "tool_choice": choice,
-        "tools": [
-            {"type": "custom", "name": t.name, "description": t.description}
-            if t.name in call.freeform
-            else {
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
-                "strict": False,
-            }
-            for t in call.tools
-        ],
+        "tools": _declared_tools(call),
         "top_p": call.sampling.get("top_p"),
         "usage": None,
         "metadata": {},
@@ -321,24 +400,26 @@ def _message(item_id: str, text: str, status: str) -> dict[str, Any]:
 
 
 def _function_call_item(
-    item_id: str, call_id: str, name: str, arguments: str, status: str
+    item_id: str, call_id: str, named: dict[str, str], arguments: str, status: str
 ) -> dict[str, Any]:
     return {
         "id": item_id,
         "type": "function_call",
         "status": status,
         "call_id": call_id,
-        "name": name,
+        **named,  # the name, and the namespace of a namespaced tool
         "arguments": arguments,
     }
 
 
-def _custom_call_item(item_id: str, call_id: str, name: str, text: str) -> dict[str, Any]:
+def _custom_call_item(
+    item_id: str, call_id: str, named: dict[str, str], text: str
+) -> dict[str, Any]:
     return {
         "id": item_id,
         "type": "custom_tool_call",
         "call_id": call_id,
-        "name": name,
+        **named,
         "input": text,
     }
 
@@ -409,6 +490,7 @@ class EventEncoder:
         self.made_calls = False
         self.usage: tuple[int | None, int | None] = (None, None)
         self.freeform = frozenset(call.freeform)
+        self.namespaces = call.namespaces
         self.raw = _RawInput()  # a custom tool's text, decoded as its arguments arrive
 
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
@@ -484,10 +566,12 @@ class EventEncoder:
                 )
             case CallStart(id=call_id, name=name):
                 self.made_calls = True
+                named = _named(name, self.namespaces)
                 if name in self.freeform:
                     self.raw = _RawInput()
-                    return self._open(_custom_call_item(_id("ctc_"), call_id, name, ""))
-                return self._open(_function_call_item(_id("fc_"), call_id, name, "", "in_progress"))
+                    return self._open(_custom_call_item(_id("ctc_"), call_id, named, ""))
+                item = _function_call_item(_id("fc_"), call_id, named, "", "in_progress")
+                return self._open(item)
             case ArgsDelta(delta=delta):
                 if self.item is not None and self.item["type"] == "custom_tool_call":
                     return self._input_delta(self.raw.feed(delta))
@@ -549,12 +633,12 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if reply.text:
         output.append(_message(_id("msg_"), reply.text, "completed"))
-    output.extend(
-        _custom_call_item(_id("ctc_"), c.id, c.name, freeform_text(c.input))
-        if c.name in call.freeform
-        else _function_call_item(_id("fc_"), c.id, c.name, c.arguments, "completed")
-        for c in reply.calls
-    )
+    for c in reply.calls:
+        named = _named(c.name, call.namespaces)
+        if c.name in call.freeform:
+            output.append(_custom_call_item(_id("ctc_"), c.id, named, freeform_text(c.input)))
+        else:
+            output.append(_function_call_item(_id("fc_"), c.id, named, c.arguments, "completed"))
     status, details = _status(reply.finish, bool(reply.calls))
     return {
         **_response(call, _id("resp_"), int(time.time())),
