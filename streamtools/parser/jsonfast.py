@@ -39,17 +39,11 @@ import msgspec
 from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import Call
 from streamtools.parser.envelope import ARGS, IN_VALUE, REASONING, TEXT, Envelope
-from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, ValueScanner
+from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, WHOLE_ESCAPES, ValueScanner
 
 __all__ = ["ENVELOPE", "PREFIX", "SKIP", "SUFFIX", "JsonFastPaths"]
 
 PREFIX, ENVELOPE, SUFFIX, SKIP = range(4)  # the body's phases (see ``jsoncall``)
-# string content whose escapes are all whole and valid (a surrogate pair whole):
-# the fast path takes it as it is (raw) or decoded (text and reasoning)
-_WHOLE_ESCAPES = re.compile(
-    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
-    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
-)
 # the start of an escape, up to a whole high surrogate and part of its low half
 _CUT_ESCAPE = re.compile(
     r"\\(?:u[0-9a-fA-F]{0,3}|u[dD][89abAB][0-9a-fA-F]{2}"
@@ -130,7 +124,7 @@ class JsonFastPaths:
         escaped = "\\" in delta
         rest = ""
         if escaped:
-            k = _WHOLE_ESCAPES.match(delta).end()  # type: ignore[union-attr]
+            k = WHOLE_ESCAPES.match(delta).end()  # type: ignore[union-attr]
             if k < len(delta):
                 # an escape cut by the delta waits for the rest (held by the core);
                 # a bad one goes to the scanner, which reports it

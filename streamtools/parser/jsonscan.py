@@ -34,7 +34,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IN_STRING", "VALUE_DONE", "ValueScanner"]
+__all__ = ["IN_STRING", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
+
+# a run of JSON string content whose escapes are all whole and valid (a surrogate
+# pair whole): what can be taken or decoded before the rest of a string arrives
+# (the JSON body's fast path; the proxy's custom-tool text)
+WHOLE_ESCAPES = re.compile(
+    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STR = re.compile(r'[^"\\\x00-\x1f]*')

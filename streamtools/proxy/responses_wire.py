@@ -55,6 +55,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolSpec
+from streamtools.parser.jsonscan import WHOLE_ESCAPES
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
     ProxyCall,
@@ -433,13 +434,8 @@ def freeform_text(arguments: Any) -> str:
 
 
 # the arguments of a custom tool's call as models and the dialects write them, up
-# to the string's first character; and a run of whole characters and escapes (a
-# surrogate pair whole) inside a JSON string
+# to the string's first character
 _INPUT_START = re.compile(r'\s*\{\s*"input"\s*:\s*"')
-_WHOLE = re.compile(
-    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'
-    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
-)
 _CUT = 11  # the longest cut escape held: half of a surrogate pair and 5 more
 
 
@@ -469,7 +465,7 @@ class _RawInput:
                 return ""
             self.started = True
             text = text[m.end() :]
-        k = _WHOLE.match(text).end()  # type: ignore[union-attr]
+        k = WHOLE_ESCAPES.match(text).end()  # type: ignore[union-attr]
         piece, self.tail = text[:k], text[k:]
         if self.tail.startswith('"') or len(self.tail) > _CUT:
             self.done = True  # the string closed (or the text is not JSON)
