@@ -62,7 +62,7 @@ from streamtools.providers.failures import stale_connection, status_error, trans
 
 __all__ = ["HTTPProvider", "ProviderOptions", "StopCutter"]
 
-_BODY_LIMIT = 64 * 1024  # an error body is for humans; never buffer a runaway one
+_BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
 _CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancelled
 _encoder = msgspec.json.Encoder()
@@ -270,11 +270,7 @@ class HTTPProvider:
         }
         async with self._client() as client:
             response = await self._open(client, content, headers, url, _JSON)
-            try:
-                raw = await self._read_limited(response)
-            finally:
-                await response.aclose()
-                response.stream = _DONE
+            raw = await self._read_limited(response)
         try:
             return _decoder.decode(raw)
         except msgspec.DecodeError as exc:
@@ -311,11 +307,7 @@ class HTTPProvider:
                 status = response.status_code
                 if status < 300 and _content_type(response) in accept:
                     return response
-                try:
-                    raw = await self._read_limited(response)
-                finally:
-                    await response.aclose()
-                    response.stream = _DONE
+                raw = await self._read_limited(response)
             except httpx.HTTPError as exc:
                 if not resent and stale_connection(exc):
                     resent = True  # outside max_retries: the server never answered it
@@ -338,6 +330,8 @@ class HTTPProvider:
             await anyio.sleep(wait)
 
     async def _read_limited(self, response: httpx.Response) -> bytes:
+        """The body of an answer that is not a stream (an error body, a small JSON
+        answer), up to ``_BODY_LIMIT`` bytes; the response is closed and done with."""
         parts: list[bytes] = []
         size = 0
         source = response.aiter_bytes()
@@ -349,6 +343,7 @@ class HTTPProvider:
                     break
         finally:
             await _release(response, source, graceful=False)
+            response.stream = _DONE  # see ``_DONE``
         return b"".join(parts)[:_BODY_LIMIT]
 
     async def _guard(
