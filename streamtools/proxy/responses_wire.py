@@ -142,20 +142,15 @@ class _Tools:
                 self.add(tool.get("tools"), f"{at}.tools", name)
             elif kind == "function" or kind == "custom":
                 assert isinstance(tool, dict)
-                if kind == "custom":
-                    spec = _freeform(tool, at)
-                else:
-                    spec = tool_spec(tool, "parameters", at)
+                custom = kind == "custom"
+                spec = _freeform(tool, at) if custom else tool_spec(tool, "parameters", at)
                 name = _qualified(spec.name, namespace, at)
                 if any(s.name == name for s in self.specs):
                     continue
+                self.specs.append(msgspec.structs.replace(spec, name=name))
                 if namespace is not None:
-                    spec = ToolSpec(
-                        name=name, description=spec.description, parameters=spec.parameters
-                    )
                     self.namespaces[name] = namespace
-                self.specs.append(spec)
-                if kind == "custom":
+                if custom:
                     self.freeform.append(name)
             elif isinstance(kind, str) and namespace is None:
                 continue  # a built-in tool: left out
