@@ -15,6 +15,7 @@ __all__ = [
     "RepairExhausted",
     "SizeLimitExceeded",
     "StreamtoolsError",
+    "TokenCountUnavailable",
     "ToolDefinitionError",
     "UnknownDialectError",
     "UsageError",
@@ -87,3 +88,8 @@ class ProviderError(StreamtoolsError):
         self.body = body
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class TokenCountUnavailable(ProviderError):
+    """The server has no endpoint that counts tokens (``OpenAIChat.count_tokens``
+    against OpenAI itself, Ollama or a gateway): a caller estimates instead."""

@@ -14,7 +14,7 @@ import pytest
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, token_pieces
-from streamtools.testing.fake_wire import CONTENT_TYPES, encode, reply_chunks
+from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, encode, reply_chunks
 
 pytestmark = pytest.mark.anyio
 
@@ -149,6 +149,27 @@ def test_out_of_replies_and_reject_stop() -> None:
         empty = post(server, {"model": "m", "messages": []})
     assert rejected.status_code == 400 and "stop" in rejected.json()["error"]["message"]
     assert empty.status_code == 500 and "no scripted reply" in empty.text
+
+
+def test_tokenizer_endpoints_take_no_reply() -> None:
+    messages = [{"role": "user", "content": "Is it warm in Paris?"}]
+    expected = len(token_pieces(chat_template(messages)))
+    with FakeServer(["kept"], tokenizer="vllm") as vllm:
+        url = vllm.url  # the server's root, beside /v1
+        counted = httpx.post(f"{url}/tokenize", json={"messages": messages}).json()
+        missing = httpx.post(f"{url}/apply-template", json={"messages": messages})
+        assert vllm.pending == 1  # the scripted reply is still there
+    assert counted["count"] == expected == len(counted["tokens"]) and missing.status_code == 404
+    with FakeServer(tokenizer="llama.cpp") as llama:
+        url = llama.url
+        empty = httpx.post(f"{url}/tokenize", json={"messages": messages}).json()
+        prompt = httpx.post(f"{url}/apply-template", json={"messages": messages}).json()["prompt"]
+        tokens = httpx.post(f"{url}/tokenize", json={"content": prompt}).json()["tokens"]
+    assert empty == {"tokens": []} and len(tokens) == expected
+    with FakeServer() as plain:
+        assert httpx.post(f"{plain.url}/tokenize", json={}).status_code == 404
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        FakeServer(tokenizer="tiktoken")  # type: ignore[arg-type]
 
 
 def test_cut_mid_stream_is_a_protocol_error() -> None:

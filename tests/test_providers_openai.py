@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_support import HI, collect, mock, text_of
 
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.events import CallEnd
 from streamtools.model import (
     CallChunk,
@@ -33,6 +33,7 @@ from streamtools.providers.base import StopCutter
 from streamtools.providers.failures import retry_after_seconds
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
+from streamtools.testing.fake_wire import chat_template, token_pieces
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
@@ -592,3 +593,75 @@ async def test_prompt_mode_tool_messages_go_as_user_text(anyio_backend: str) -> 
         f"\n\n{messages[-1].content}\n\nTool result:\nlate",
     }
     assert not any("tool_call_id" in m for m in sent)
+
+
+# --- count_tokens: a local server's tokenizer ---------------------------------------
+
+COUNTED = ModelRequest(
+    messages=(
+        ChatMessage(role="system", content="Be brief."),
+        ChatMessage(role="user", content="What is the weather in Paris today?"),
+    ),
+    max_tokens=99,
+    tools=(ToolSpec(name="weather", description="Weather.", parameters={"type": "object"}),),
+)
+
+
+async def test_count_tokens_from_vllm_over_http(anyio_backend: str) -> None:
+    async with FakeServer([], tokenizer="vllm") as server:
+        model = OpenAIChat("qwen", base_url=server.base_url, api_key="sk-local")
+        tokens = await model.count_tokens(COUNTED)
+        (received,) = server.received
+    # at the server's root, not under /v1; the messages and tools the chat request sends
+    assert received.path == "/tokenize" and received.headers["authorization"] == "Bearer sk-local"
+    sent = OpenAIChat("qwen").request_body(COUNTED)
+    assert received.body == {
+        "model": "qwen",
+        "messages": sent["messages"],
+        "tools": sent["tools"],
+        "add_generation_prompt": True,
+    }
+    assert tokens == len(token_pieces(chat_template(sent["messages"]))) > 0
+
+
+async def test_count_tokens_from_llama_server_over_http(anyio_backend: str) -> None:
+    async with FakeServer([], tokenizer="llama.cpp") as server:
+        tokens = await OpenAIChat("m", base_url=server.base_url).count_tokens(COUNTED)
+        received = list(server.received)
+    assert [r.path for r in received] == ["/tokenize", "/apply-template", "/tokenize"]
+    sent = OpenAIChat("m").request_body(COUNTED)
+    assert received[1].body == {"messages": sent["messages"], "tools": sent["tools"]}
+    assert received[2].body == {"content": chat_template(sent["messages"])}
+    assert tokens == len(token_pieces(received[2].body["content"])) > 0
+
+
+async def test_count_tokens_without_a_tokenizer(anyio_backend: str) -> None:
+    async with FakeServer([]) as server:  # OpenAI's answer: 404
+        with pytest.raises(TokenCountUnavailable) as info:
+            await OpenAIChat("m", base_url=server.base_url).count_tokens(HI)
+        assert [r.path for r in server.received] == ["/tokenize"]
+    assert isinstance(info.value, ProviderError) and info.value.status == 404
+    for status in (405, 501):
+        client = mock('{"error": "no"}', status=status)
+        with pytest.raises(TokenCountUnavailable):
+            await OpenAIChat("m", client=client, max_retries=0).count_tokens(HI)
+
+
+async def test_count_tokens_malformed_answers(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    client = mock('{"count": "12"}', ctype="application/json", seen=seen)
+    with pytest.raises(ProviderError, match="tokenize answered without 'tokens'") as info:
+        await OpenAIChat("m", base_url="http://h:8000/v1/", client=client).count_tokens(HI)
+    assert not isinstance(info.value, TokenCountUnavailable)
+    assert str(seen[0].url) == "http://h:8000/tokenize"
+    # llama-server's first answer, then an /apply-template without a prompt
+    answers = [{"tokens": []}, {"text": "?"}]
+    replies = iter(httpx.Response(200, json=a) for a in answers)
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: next(replies)))
+    with pytest.raises(ProviderError, match="apply-template answered without 'prompt'"):
+        await OpenAIChat("m", client=client).count_tokens(HI)
+    # other failures are raised as they are (a client estimates then, without forgetting)
+    client = mock('{"object": "error", "message": "bad template"}', status=400)
+    with pytest.raises(ProviderError, match="bad template") as info:
+        await OpenAIChat("m", client=client).count_tokens(HI)
+    assert info.value.status == 400 and not isinstance(info.value, TokenCountUnavailable)

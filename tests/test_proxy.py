@@ -28,7 +28,7 @@ from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
-from streamtools.testing.fake_wire import prompt_tokens
+from streamtools.testing.fake_wire import chat_template, prompt_tokens, token_pieces
 
 WEATHER: Any = {
     "type": "function",
@@ -85,9 +85,9 @@ def serve(app: Any) -> Iterator[str]:
 
 @contextmanager
 def proxy(
-    replies: list[Any], wire: str = "openai", **config: Any
+    replies: list[Any], wire: str = "openai", tokenizer: Any = None, **config: Any
 ) -> Iterator[tuple[str, FakeServer]]:
-    with FakeServer(replies, wire=wire) as upstream:  # type: ignore[arg-type]
+    with FakeServer(replies, wire=wire, tokenizer=tokenizer) as upstream:  # type: ignore[arg-type]
         cfg = ProxyConfig(upstream=upstream.base_url, upstream_kind=wire, **config)  # type: ignore[arg-type]
         with serve(create_app(cfg)) as url:
             yield url, upstream
@@ -552,6 +552,30 @@ def test_count_tokens_counts_what_goes_upstream() -> None:
     assert result.input_tokens == prompt_tokens(sent.body)
 
 
+@pytest.mark.parametrize("tokenizer", ["vllm", "llama.cpp"])
+def test_count_tokens_asks_a_local_servers_tokenizer(tokenizer: str) -> None:
+    with proxy([], tokenizer=tokenizer) as (url, upstream):
+        answer = _anthropic(url).messages.with_raw_response.count_tokens(
+            model="m", system="Be brief.", messages=USER, tools=[A_WEATHER]
+        )
+        received = list(upstream.received)
+    assert "x-streamtools-token-count" not in answer.headers  # the server's own count
+    # at the server's root, not under /v1; the projected messages, prompt and all
+    asked = received[0].body
+    assert received[0].path == "/tokenize" and asked["add_generation_prompt"] is True
+    assert '<am:tool name="weather"' in asked["messages"][0]["content"]
+    assert "Be brief." in asked["messages"][0]["content"]
+    if tokenizer == "vllm":
+        assert len(received) == 1
+        counted = chat_template(asked["messages"])
+    else:  # llama-server: the template applied, then its prompt tokenized
+        assert [r.path for r in received] == ["/tokenize", "/apply-template", "/tokenize"]
+        assert received[1].body["messages"] == asked["messages"]
+        counted = received[2].body["content"]
+        assert counted == chat_template(asked["messages"])
+    assert answer.parse().input_tokens == len(token_pieces(counted))
+
+
 def test_count_tokens_is_estimated_for_other_upstreams() -> None:
     long: Any = [{"role": "user", "content": "Is it warm in Paris? " * 60}]
     with proxy([]) as (url, upstream):
@@ -559,10 +583,44 @@ def test_count_tokens_is_estimated_for_other_upstreams() -> None:
         short = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
         more = client.messages.count_tokens(model="m", messages=long)
         with_tools = client.messages.count_tokens(model="m", messages=long, tools=[A_WEATHER])
-        assert upstream.received == []  # an OpenAI-style upstream has nothing to ask
+        # asked once for a tokenizer (404, as OpenAI answers), then never again
+        assert [r.path for r in upstream.received] == ["/tokenize"]
     assert short.headers["x-streamtools-token-count"] == "estimate"
     assert 0 < short.parse().input_tokens < more.input_tokens < with_tools.input_tokens
-    assert more.input_tokens >= len(long[0]["content"]) // 4
+    # erring high: at least a token per three characters of English
+    assert more.input_tokens >= len(long[0]["content"]) // 3
+
+
+def test_count_tokens_estimate_errs_high_for_cjk() -> None:
+    text = "东京今天的天气怎么样？请告诉我温度和湿度。" * 20
+    with proxy([], upstream_retries=0) as (url, _):
+        counted = _anthropic(url).messages.count_tokens(
+            model="m", messages=[{"role": "user", "content": text}]
+        )
+    assert counted.input_tokens >= len(text)  # a token per character at least
+
+
+def test_count_tokens_falls_back_to_an_estimate_when_the_tokenizer_fails() -> None:
+    calls: list[str] = []
+
+    async def tokenize(request: Request) -> JSONResponse:
+        calls.append(request.url.path)
+        if len(calls) == 1:
+            return JSONResponse({"object": "error", "message": "template error"}, status_code=400)
+        return JSONResponse({"count": 7, "max_model_len": 4096, "tokens": list(range(7))})
+
+    upstream = Starlette(routes=[Route("/tokenize", tokenize, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", upstream_retries=0)
+        with serve(create_app(cfg)) as url:
+            client = _anthropic(url)
+            first = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
+            second = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
+    assert first.headers["x-streamtools-token-count"] == "estimate"
+    assert first.parse().input_tokens > 0
+    # a failure is not an absence: the tokenizer is asked again, and answers
+    assert "x-streamtools-token-count" not in second.headers
+    assert second.parse().input_tokens == 7 and calls == ["/tokenize", "/tokenize"]
 
 
 def test_count_tokens_errors_in_anthropics_format() -> None:

@@ -34,6 +34,16 @@ honoured:
   the API accepts (see ``streamtools.providers.bodies``).
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
+
+Token counts (``count_tokens``): the chat API has no counting endpoint, but
+the servers people run models on have a tokenizer beside it, at the server's
+root (``base_url`` without its ``/v1``). vLLM's ``POST /tokenize`` takes the chat
+messages, applies the model's chat template and answers ``count``. llama.cpp's
+llama-server answers the same request with no ``count`` (its ``/tokenize``
+reads ``content`` only), so the template is applied with ``POST
+/apply-template`` and its ``prompt`` tokenized; the count is the length of
+``tokens``. A server with neither (OpenAI itself, Ollama, most gateways)
+answers 404 or 405: ``TokenCountUnavailable``.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from typing import Any, Unpack
 import msgspec
 from httpx_sse import ServerSentEvent
 
+from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -98,6 +109,20 @@ class _Event(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(_Event)
 _FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop"}
+# what a chat template reads, of the body ``stream`` sends (``count_tokens``)
+_TEMPLATED = ("messages", "tools", "chat_template_kwargs")
+_NO_ENDPOINT = frozenset({404, 405, 501})
+
+
+def _field(answer: Any, name: str, kind: type, url: str = "") -> Any:
+    """``answer[name]`` if ``answer`` is an object and that is a ``kind``; else
+    None, or with ``url`` a ``ProviderError`` saying the server's answer lacked it."""
+    value = answer.get(name) if isinstance(answer, dict) else None
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    if url:
+        raise ProviderError(f"{url} answered without {name!r}: {answer!r:.200}")
+    return None
 
 
 def _message(msg: ChatMessage) -> dict[str, Any]:
@@ -219,6 +244,31 @@ class OpenAIChat(HTTPProvider):
             json_schema_of(request.response_format)  # the shape checked: UsageError
             body["response_format"] = request.response_format
         return body
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens of ``request`` as the server's own tokenizer and chat
+        template count them: vLLM's or llama.cpp's (see the module docstring).
+        Raises ``TokenCountUnavailable`` for a server that has no tokenizer
+        endpoint, and ``ProviderError`` as ``stream`` does for other failures."""
+        sent = self.request_body(request)
+        chat = {name: sent[name] for name in _TEMPLATED if name in sent}
+        root = self.base_url.removesuffix("/").removesuffix("/v1")
+        try:
+            asked = {"model": self.model, **chat, "add_generation_prompt": True}
+            answer = await self._post_json(f"{root}/tokenize", asked)
+            count: int | None = _field(answer, "count", int)
+            if count is not None:  # vLLM
+                return count
+            _field(answer, "tokens", list, f"{root}/tokenize")  # llama-server: it counted nothing
+            applied = await self._post_json(f"{root}/apply-template", chat)
+            prompt = _field(applied, "prompt", str, f"{root}/apply-template")
+            answer = await self._post_json(f"{root}/tokenize", {"content": prompt})
+            return len(_field(answer, "tokens", list, f"{root}/tokenize"))
+        except ProviderError as exc:
+            if exc.status not in _NO_ENDPOINT:
+                raise
+            message = f"{self._name} at {root} has no tokenizer endpoint ({exc.status})"
+            raise TokenCountUnavailable(message, status=exc.status, body=exc.body) from None
 
     async def _decode(
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest

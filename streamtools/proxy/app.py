@@ -85,7 +85,7 @@ from streamtools.proxy.response import (
     error_response,
     provider_error_response,
 )
-from streamtools.proxy.tokens import ESTIMATE_HEADER, estimate_tokens
+from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
 from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
@@ -203,6 +203,7 @@ def create_app(
     if cfg.upstream_kind not in ("openai", "anthropic", "ollama"):
         raise UsageError(f"unknown upstream_kind {cfg.upstream_kind!r}")
     state: dict[str, Any] = {}
+    counter = TokenCounter()  # remembers an upstream without a tokenizer endpoint
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -302,20 +303,16 @@ def create_app(
         except ClientDisconnect:
             return Response(status_code=499)
         model, done = upstream(request, call)
-        headers: dict[str, str] = {}
         try:
-            sent = upstream_request(call, cfg.dialect)
-            if isinstance(model, AnthropicMessages):
-                tokens = await model.count_tokens(sent)
-            else:
-                tokens = estimate_tokens(sent)
-                headers[ESTIMATE_HEADER] = "estimate"
+            tokens, exact = await counter.count(model, upstream_request(call, cfg.dialect))
         except ProviderError as exc:
             return provider_error_response(ANTHROPIC, exc)
         finally:
             done()
         return Response(
-            _encode_json({"input_tokens": tokens}), media_type="application/json", headers=headers
+            _encode_json({"input_tokens": tokens}),
+            media_type="application/json",
+            headers={} if exact else {ESTIMATE_HEADER: "estimate"},
         )
 
     async def models(request: Request) -> Response:

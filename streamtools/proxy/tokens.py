@@ -4,42 +4,77 @@ Theory of operation
 -------------------
 Anthropic clients ask how many input tokens a request would cost before they
 send it: Claude Code does at start-up (its VS Code extension dozens of times) and
-for ``/context``, to decide when to compact a conversation; the SDK has
-``messages.count_tokens``. A proxy without the endpoint answers 404, and the
-client is left guessing.
+for ``/context``, and decides by the answer when to compact a conversation; the
+SDK has ``messages.count_tokens``. A count that is too low is the costly error:
+the client compacts too late and the upstream refuses a prompt longer than its
+context window, which for a model run locally is often small.
 
 What the proxy counts is what it would send upstream, not what the client
 sent: the request's tools rendered as the dialect's system prompt, past calls
 and results projected into text, the ``tool_choice`` instruction
-(``turn.upstream_request``). Then:
+(``turn.upstream_request``). ``TokenCounter`` then asks, in order:
 
-* an Anthropic upstream counts that request itself
-  (``AnthropicMessages.count_tokens``), and its figure is the answer;
-* the other upstreams have no such endpoint (OpenAI's chat API, Ollama), so the
-  proxy estimates (``estimate_tokens``): a token per four characters, the usual
-  rule of thumb for English and code, plus four per message for the role and
-  separators of a chat template. The answer says so in the header
-  ``x-streamtools-token-count: estimate``. It can be off by a third either way
-  (CJK text costs more tokens per character, long identifiers fewer); a client
-  that compacts by it should leave that margin.
+* an Anthropic upstream: ``AnthropicMessages.count_tokens``, the API's count;
+* an OpenAI-style upstream: ``OpenAIChat.count_tokens``, the tokenizer and chat
+  template of a vLLM or llama.cpp server. An upstream without a tokenizer
+  endpoint (OpenAI itself, gateways; it answers 404) is asked once per
+  process, then no more. A count that fails otherwise (the server is down, it
+  refuses the messages) falls back to the estimate for that request only;
+* otherwise (Ollama has no tokenizer endpoint) ``estimate_tokens``: a token per
+  three ASCII characters and one per other character, plus four per message
+  for the role and separators of a chat template. Tokenizers of current models
+  take about four characters of English and three of code or JSON per token,
+  and one or two CJK characters, so the estimate errs high, on the side that
+  makes a client compact early rather than overflow. The answer says it is an
+  estimate in the header ``x-streamtools-token-count: estimate``.
 """
 
 from __future__ import annotations
 
-from streamtools.model import ModelRequest
+import logging
 
-__all__ = ["ESTIMATE_HEADER", "estimate_tokens"]
+from streamtools.errors import ProviderError, TokenCountUnavailable
+from streamtools.model import Model, ModelRequest
+from streamtools.providers import AnthropicMessages, OpenAIChat
+
+__all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens"]
+
+log = logging.getLogger("streamtools.proxy")
 
 ESTIMATE_HEADER = "x-streamtools-token-count"
-_CHARS_PER_TOKEN = 4
+_ASCII_PER_TOKEN = 3
 _PER_MESSAGE = 4  # the role and separators a chat template puts around a message
 
 
 def estimate_tokens(request: ModelRequest) -> int:
-    """About how many input tokens ``request`` costs an upstream that cannot
-    count them (see the module docstring). Everything in a request of the
-    proxy's is message text: calls and results are projected into it."""
-    return sum(
-        -(-len(message.content) // _CHARS_PER_TOKEN) + _PER_MESSAGE
-        for message in request.messages
-    )
+    """About how many input tokens ``request`` costs, erring high (see the module
+    docstring). Everything in a request of the proxy's is message text: calls
+    and results are projected into it."""
+    total = 0
+    for message in request.messages:
+        text = message.content
+        ascii_chars = len(text.encode("ascii", "ignore"))
+        total += -(-ascii_chars // _ASCII_PER_TOKEN) + len(text) - ascii_chars + _PER_MESSAGE
+    return total
+
+
+class TokenCounter:
+    """The proxy's counts: the upstream's own where it has one, else an estimate.
+    One per proxy process; it remembers an upstream without a tokenizer."""
+
+    def __init__(self) -> None:
+        self.tokenizer = True  # False once the upstream said it has no tokenizer endpoint
+
+    async def count(self, model: Model, request: ModelRequest) -> tuple[int, bool]:
+        """(tokens, exact). An Anthropic upstream's errors are raised as they are
+        (its count is the API's answer); an OpenAI-style upstream's mean an estimate."""
+        if isinstance(model, AnthropicMessages):
+            return await model.count_tokens(request), True
+        if isinstance(model, OpenAIChat) and self.tokenizer:
+            try:
+                return await model.count_tokens(request), True
+            except TokenCountUnavailable:
+                self.tokenizer = False
+            except ProviderError as exc:
+                log.info("upstream token count failed, estimated instead: %s", exc)
+        return estimate_tokens(request), False

@@ -11,7 +11,11 @@ format (``streamtools.testing.fake_wire``), one event per HTTP chunk:
 ``/v1``), ``"anthropic"`` ``/v1/messages``, ``"ollama"`` ``/api/chat``. An
 ``"anthropic"`` server also answers ``/v1/messages/count_tokens``, counting the
 request's text in ``token_pieces`` (``fake_wire.prompt_tokens``), without taking
-a scripted reply.
+a scripted reply. ``tokenizer="vllm"`` or ``"llama.cpp"`` gives an ``"openai"``
+server the tokenizer endpoints of that server at its root (``/tokenize``, and
+llama-server's ``/apply-template``), counting the ``token_pieces`` of the
+request's messages as ``fake_wire.chat_template`` lays them out; without one
+those paths answer 404, as OpenAI's would.
 
 Like a real server, a plain-text reply honours the request's stop strings: the
 text ends before the earliest one, which is not sent (Anthropic also names it
@@ -41,7 +45,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -53,6 +57,7 @@ from streamtools.testing.fake_wire import (
     FakeCall,
     Reply,
     Wire,
+    chat_template,
     encode,
     error_body,
     inband_error,
@@ -72,6 +77,8 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
 
 
 ScriptItem = str | Reply | Sequence[Chunk]
+Tokenizer = Literal["vllm", "llama.cpp"]
+_TOKENIZER_PATHS = frozenset({"/tokenize", "/apply-template"})
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -130,6 +137,9 @@ class _Handler(BaseHTTPRequestHandler):
             count = {"input_tokens": prompt_tokens(body)}  # no scripted reply taken
             self._send(200, json.dumps(count))
             return
+        if self.path in _TOKENIZER_PATHS and wire == "openai":
+            self._tokenizer(fake.tokenizer, body)  # no scripted reply taken
+            return
         if fake.reject_stop and request_stops(wire, body):
             message = "Unsupported parameter: 'stop' is not supported with this model."
             self._send(400, error_body(wire, 400, message))
@@ -163,6 +173,23 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             frames = encode(wire, reply_chunks(reply, wire, body), body)
         self._stream(frames, reply.content_type or CONTENT_TYPES[wire], reply)
+
+    def _tokenizer(self, kind: Tokenizer | None, body: dict[str, Any]) -> None:
+        """vLLM's ``/tokenize`` (chat messages in, ``count`` out) or llama-server's
+        ``/apply-template`` and ``/tokenize`` (``content`` in, ``tokens`` out)."""
+        answer: dict[str, Any]
+        if kind == "vllm" and self.path == "/tokenize" and "messages" in body:
+            count = len(token_pieces(chat_template(body["messages"])))
+            answer = {"count": count, "max_model_len": 32768, "tokens": list(range(count))}
+        elif kind == "llama.cpp" and self.path == "/apply-template":
+            answer = {"prompt": chat_template(body.get("messages"))}
+        elif kind == "llama.cpp":  # /tokenize: ``content`` only, as llama-server reads it
+            content = body.get("content")
+            answer = {"tokens": list(range(len(token_pieces(content)))) if content else []}
+        else:
+            self._send(404, json.dumps({"detail": "Not Found"}))
+            return
+        self._send(200, json.dumps(answer))
 
     def _send(
         self,
@@ -232,11 +259,15 @@ class FakeServer:
         *,
         wire: Wire = "openai",
         reject_stop: bool = False,
+        tokenizer: Tokenizer | None = None,
     ) -> None:
         if wire not in WIRES:
             raise ValueError(f"unknown wire format {wire!r}; expected one of {sorted(WIRES)}")
+        if tokenizer not in (None, "vllm", "llama.cpp"):
+            raise ValueError(f"unknown tokenizer {tokenizer!r}; expected 'vllm' or 'llama.cpp'")
         self.wire: Wire = wire
         self.reject_stop = reject_stop
+        self.tokenizer = tokenizer
         self.received: list[Received] = []
         self._replies: deque[ScriptItem] = deque(replies)
         self._lock = threading.Lock()

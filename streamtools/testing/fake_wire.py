@@ -54,6 +54,7 @@ __all__ = [
     "WIRES",
     "Wire",
     "encode",
+    "chat_template",
     "error_body",
     "inband_error",
     "reply_chunks",
@@ -134,6 +135,17 @@ def prompt_tokens(body: dict[str, Any]) -> int:
         if isinstance(message, dict):
             add(message.get("content"))
     return sum(len(token_pieces(text)) for text in texts)
+
+
+def chat_template(messages: Any) -> str:
+    """The prompt a chat template makes of OpenAI-style ``messages``, as the fake
+    applies one (ChatML, then the generation prompt): what a fake tokenizer
+    counts (``FakeServer(tokenizer=...)``)."""
+    turns = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    text = "".join(
+        f"<|im_start|>{m.get('role')}\n{m.get('content') or ''}<|im_end|>\n" for m in turns
+    )
+    return text + "<|im_start|>assistant\n"
 
 
 def request_stops(wire: Wire, body: dict[str, Any]) -> list[str]:
