@@ -43,7 +43,8 @@ llama-server answers the same request with no ``count`` (its ``/tokenize``
 reads ``content`` only), so the template is applied with ``POST
 /apply-template`` and its ``prompt`` tokenized; the count is the length of
 ``tokens``. A server with neither (OpenAI itself, Ollama, most gateways)
-answers 404 or 405: ``TokenCountUnavailable``.
+answers 404 or 405, or something that is not a tokenizer's answer:
+``TokenCountUnavailable``.
 """
 
 from __future__ import annotations
@@ -259,7 +260,11 @@ class OpenAIChat(HTTPProvider):
             count: int | None = _field(answer, "count", int)
             if count is not None:  # vLLM
                 return count
-            _field(answer, "tokens", list, f"{root}/tokenize")  # llama-server: it counted nothing
+            if _field(answer, "tokens", list) is None:  # not a tokenizer's answer
+                raise TokenCountUnavailable(
+                    f"{root}/tokenize answered neither count nor tokens: {answer!r:.200}"
+                )
+            # llama-server: it read no ``content``, so it counted nothing
             applied = await self._post_json(f"{root}/apply-template", chat)
             prompt = _field(applied, "prompt", str, f"{root}/apply-template")
             answer = await self._post_json(f"{root}/tokenize", {"content": prompt})
