@@ -31,9 +31,14 @@ chunk with the full JSON text and need nothing special.
 Completion. A call is complete when its chunk says ``done`` (the provider saw
 the wire mark it complete: Anthropic's ``content_block_stop``, the next call
 starting on OpenAI, every Ollama call) or, for the calls still open, at
-``end``. A ``done`` call is validated and ended by that very ``feed``, so the
-runtime can run it while the model is still writing the next one (eager
-dispatch). A call once ended takes nothing more: a later chunk on its index
+``end``, unless the finish reason says the stream was cut: after ``"error"``
+(a broken stream, an in-band error) or ``"content_filter"`` every open call is a
+``CallError(reason="unterminated")``, and after ``"length"`` / ``"max_tokens"``
+each open call whose arguments are not a whole JSON object is. A call cut
+short never runs with the arguments it happened to have (``{}`` for none).
+A ``done`` call is validated and ended by that very ``feed``, so the runtime
+can run it while the model is still writing the next one (eager dispatch).
+A call once ended takes nothing more: a later chunk on its index
 (no id, or its own id) that carries a name or arguments becomes a
 ``CallError(reason="malformed")`` of its own right away, with a fresh event
 index and id, and the ended call stays as it was (it may be running); a
@@ -63,6 +68,16 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.model import CallChunk
 
 __all__ = ["NativeCalls"]
+
+_BROKEN = frozenset({"error", "content_filter"})  # the stream did not end as the model chose
+_SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may run
+
+
+def _whole_object(raw: str) -> bool:
+    try:
+        return isinstance(msgspec.json.decode(raw), dict)
+    except msgspec.DecodeError:
+        return False
 
 
 class _Call:
@@ -142,13 +157,26 @@ class NativeCalls:
             out.extend(self._finish(call))
         return out
 
-    def end(self) -> list[ParserEvent]:
+    def end(self, finish_reason: str | None = None) -> list[ParserEvent]:
+        """End the calls still open, as the provider's ``finish_reason`` allows
+        (see the module docstring)."""
         if self._ended:
             raise ParserStateError("can't end NativeCalls twice")
         self._ended = True
+        broken = finish_reason in _BROKEN
+        short = finish_reason in _SHORT
         out: list[ParserEvent] = []
         for call in self._calls:
-            if not call.ended:
+            if call.ended:
+                continue
+            raw = "".join(call.parts)
+            if broken or (short and not _whole_object(raw)):
+                message = (
+                    f"The call to {call.name or 'a tool'} was cut off before it was complete "
+                    "and did not run. Make the whole call again."
+                )
+                out.append(self._error(call, raw, "unterminated", message))
+            else:
                 out.extend(self._finish(call))
         return out
 

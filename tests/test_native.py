@@ -303,3 +303,37 @@ def test_append_only_any_split(
         deltas = "".join(e.delta for e in events if isinstance(e, ArgsDelta) and e.id == end.id)
         assert msgspec.json.decode(deltas) == end.arguments
         assert deltas == end.raw
+
+
+@pytest.mark.parametrize("reason", ["error", "content_filter", "length", "max_tokens"])
+def test_a_call_open_when_the_stream_is_cut_does_not_run(reason: str) -> None:
+    """A call still open at a finish that cut the stream is ``unterminated``, never
+    completed with what it happened to have (no arguments yet would be ``{}``)."""
+    for arguments in ("", '{"path": "/tm', '{"path": "/tmp"'):
+        calls = NativeCalls(["wipe"])
+        started = calls.feed(CallChunk(index=0, id="c", name="wipe", arguments=arguments))
+        (error,) = calls.end(reason)
+        assert isinstance(started[0], CallStart) and isinstance(error, CallError)
+        assert (error.reason, error.raw, error.name) == ("unterminated", arguments, "wipe")
+        assert "cut off" in error.message
+
+
+def test_what_is_whole_at_a_finish_may_run() -> None:
+    whole = CallChunk(index=0, id="a", name="wipe", arguments='{"path": "/tmp"}')
+    # out of tokens: a whole object ran to its end; a broken stream: nothing open runs
+    assert isinstance(_ended(whole, "length"), CallEnd)
+    assert isinstance(_ended(whole, "error"), CallError)
+    for reason in (None, "stop", "tool_calls", "tool_use"):
+        assert _ended(CallChunk(index=0, id="a", name="clock"), reason) == CallEnd(
+            index=0, id="a", name="clock", arguments={}, raw="{}"
+        )
+    # a call the provider marked complete stays complete, whatever the finish
+    calls = NativeCalls(["wipe"])
+    done = calls.feed(CallChunk(index=0, id="a", name="wipe", arguments="{}", done=True))
+    assert isinstance(done[-1], CallEnd) and calls.end("error") == []
+
+
+def _ended(chunk: CallChunk, reason: str | None) -> ParserEvent:
+    calls = NativeCalls(["wipe", "clock"])
+    calls.feed(chunk)
+    return calls.end(reason)[-1]

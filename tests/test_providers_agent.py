@@ -7,7 +7,7 @@ import pytest
 from provider_support import provider_for
 
 from streamtools.errors import ProviderError
-from streamtools.events import CallEnd, Event, Final, ToolResult
+from streamtools.events import CallEnd, CallError, Event, Final, Retry, ToolResult
 from streamtools.model import Chunk, TextChunk
 from streamtools.runtime import Agent
 from streamtools.testing import FakeServer
@@ -107,6 +107,33 @@ async def test_native_calls_run_while_the_next_is_still_streaming(
     assert seen == [(1, True), (2, False)]
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["early", "x ZZZZ y"]
     assert events[-1] == Final(text="both ran", turns=2)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_native_call_cut_mid_stream_does_not_run(anyio_backend: str, wire: Wire) -> None:
+    """The connection drops after the call's name: the call is ``unterminated`` and
+    its tool never runs with the arguments it happened to have (none: ``{}``)."""
+    ran: list[str] = []
+
+    @tool
+    def wipe(path: str = "/") -> str:
+        """Wipe a directory (everything by default)."""
+        ran.append(path)
+        return "wiped"
+
+    # three events, then half of the first argument piece: the call is named, no more
+    cut = Reply(calls=(FakeCall(name="wipe", arguments={"path": "/tmp"}),), cut_after=3)
+    async with FakeServer([cut, "I did not wipe anything."], wire=wire) as server:
+        events = await run(Agent(provider_for(server, max_retries=0), [wipe], native=True), "go")
+        second = server.requests[1]
+    assert ran == []
+    errors = [e for e in events if isinstance(e, CallError)]
+    assert [(e.name, e.reason) for e in errors] == [("wipe", "unterminated")]
+    retry = next(e for e in events if isinstance(e, Retry))
+    # native repairs ask for a function call, not for the dialect's text format
+    assert "tool-calling interface" in retry.message and "am:tool_call" not in retry.message
+    assert "tool-calling interface" in str(second["messages"])
+    assert events[-1] == Final(text="I did not wipe anything.", turns=2)
 
 
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:

@@ -217,7 +217,7 @@ class Agent:
         self, reply: Reply, repair: RepairState, offered: ToolRegistry, final_turn: bool
     ) -> tuple[str, str | None] | None:
         """What follows ``reply``: None for the final answer, else (reason, message to add)."""
-        reminder = self.renderer.format_reminder()
+        reminder = _NATIVE_REMINDER if self.native else self.renderer.format_reminder()
         if final_turn:
             return None
         if reply.errors and repair.can_repair():
@@ -293,6 +293,13 @@ def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
     )
     if error is not None:
         raise error
+
+
+# native mode's repairs: the dialect's text format would teach calls that are not run
+_NATIVE_REMINDER = (
+    "Call the tool through your tool-calling interface (a function call, not text), "
+    "with all its arguments as one complete JSON object."
+)
 
 
 def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None:

@@ -75,7 +75,7 @@ class NativeDecoder:
         return self.calls.feed(chunk)
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        events = self.calls.end()
+        events = self.calls.end(finish.reason if finish is not None else None)
         if finish is None:
             events.append(Finish(reason="stop"))
         else:

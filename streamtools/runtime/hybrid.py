@@ -187,7 +187,8 @@ class HybridAgent:
                     )
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        ends = [e for e in ended + calls.end() if isinstance(e, CallEnd)]
+        closed = calls.end(finish.reason if finish is not None else None)
+        ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
             if finish is not None and finish.reason == "error" and not text:
                 raise ProviderError(finish.message or "the model stream ended with an error")
