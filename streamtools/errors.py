@@ -19,6 +19,7 @@ __all__ = [
     "ToolDefinitionError",
     "UnknownDialectError",
     "UsageError",
+    "describe_exception",
 ]
 
 
@@ -93,3 +94,13 @@ class ProviderError(StreamtoolsError):
 class TokenCountUnavailable(ProviderError):
     """The server has no endpoint that counts tokens (``OpenAIChat.count_tokens``
     against OpenAI itself, Ollama or a gateway): a caller estimates instead."""
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` for an exception from code that is not ours (a
+    tool, a user's validator), even when its ``__str__`` itself raises."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(its message could not be formatted)"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -48,7 +48,12 @@ from typing import Any, overload
 import msgspec
 
 from streamtools.docstrings import parse_docstring
-from streamtools.errors import StreamtoolsError, ToolDefinitionError, UsageError
+from streamtools.errors import (
+    StreamtoolsError,
+    ToolDefinitionError,
+    UsageError,
+    describe_exception,
+)
 from streamtools.model import ToolSpec
 from streamtools.schema import arguments_from, explain, schema_of, type_from_schema
 
@@ -58,8 +63,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 
 
 class ToolArgumentsError(StreamtoolsError, ValueError):
-    """Arguments do not match a tool's schema. ``str(exc)`` is the message for the
-    model; ``path`` is msgspec's path (``$.days``), ``detail`` msgspec's own error."""
+    """Arguments do not match a tool's schema, or a check of the tool's own types
+    (a Struct's ``__post_init__``) refused them. ``str(exc)`` is the message for the
+    model; ``path`` is msgspec's path (``$.days``; ``$`` for a check of the tool's
+    own), ``detail`` msgspec's error or the check's ``"TypeName: message"``."""
 
     def __init__(self, tool: str, detail: str, path: str, message: str) -> None:
         super().__init__(message)
@@ -105,6 +112,10 @@ class Tool:
             value = msgspec.convert(arguments, self._type, strict=not lenient)
         except msgspec.ValidationError as exc:
             raise self._error(str(exc)) from None
+        except Exception as exc:  # a user's own check (a Struct's __post_init__) refused them
+            detail = describe_exception(exc)
+            message = f"Invalid arguments for tool `{self.name}`: {detail}."
+            raise ToolArgumentsError(self.name, detail, "$", message) from None
         return self._wrap(value, arguments)
 
     def invoke(self, kwargs: dict[str, Any]) -> Any:

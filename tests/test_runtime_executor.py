@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from streamtools.events import CallEnd, ToolFailed, ToolResult
@@ -206,3 +207,43 @@ async def test_an_unencodable_result_is_not_reported_as_the_tool_raising() -> No
         "Tool 'unreadable' ran, but its result could not be turned into text:"
     )
     assert "raised" not in outcome.message
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("cannot render")
+
+
+class _Point(msgspec.Struct):
+    x: int
+
+    def __post_init__(self) -> None:
+        if self.x < 0:
+            raise RuntimeError("x must not be negative")
+
+
+async def test_foreign_exceptions_are_reported_not_raised() -> None:
+    """A tool's exception whose ``str()`` raises, and a check of the tool's own
+    argument types that raises something other than msgspec's errors, come back
+    to the model as a failure each: the run goes on."""
+
+    @tool
+    def unprintable() -> str:
+        """Fail oddly."""
+        raise _Unprintable()
+
+    @tool
+    def plot(p: _Point) -> int:
+        """Plot a point."""
+        return p.x
+
+    ex = Executor(ToolRegistry([unprintable, plot]), include_tracebacks=True)
+    failed = await ex.execute(call("unprintable"))
+    assert isinstance(failed, ToolFailed) and failed.kind == "exception"
+    assert failed.message.startswith("Tool 'unprintable' raised _Unprintable")
+    refused = await ex.execute(call("plot", {"x": -1}))  # one Struct: its fields
+    assert isinstance(refused, ToolFailed) and refused.kind == "invalid_arguments"
+    assert "RuntimeError: x must not be negative" in refused.message
+    assert await ex.execute(call("plot", {"x": 2})) == ToolResult(
+        index=0, id="c0", name="plot", content="2"
+    )

@@ -349,3 +349,29 @@ def test_numpy_docstring_and_no_parameters() -> None:
         "additionalProperties": False,
     }
     assert ping.invoke(ping.validate({})) == "pong"
+
+
+class _Checked(msgspec.Struct):
+    x: int
+
+    def __post_init__(self) -> None:
+        assert self.x >= 0, "x must not be negative"
+
+
+def test_a_types_own_check_is_an_arguments_error_not_a_crash() -> None:
+    """A Struct's ``__post_init__`` may raise anything (an ``assert`` here); the
+    parser checks arguments as calls close, so this must not escape ``feed``."""
+    from streamtools.events import CallError
+    from streamtools.parser import Parser
+
+    @tool
+    def plot(p: _Checked) -> int:
+        """Plot a point."""
+        return p.x
+
+    with pytest.raises(ToolArgumentsError, match="AssertionError: x must not be negative"):
+        plot.validate({"x": -1})
+    parser = Parser("am_xml", ToolRegistry([plot]))
+    events = parser.feed('<am:tool_call name="plot"><x>-1</x></am:tool_call>') + parser.end()
+    (error,) = [e for e in events if isinstance(e, CallError)]
+    assert error.reason == "invalid_arguments" and "AssertionError" in error.message

@@ -44,6 +44,7 @@ from typing import Any
 
 import anyio
 
+from streamtools.errors import describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
 from streamtools.tools import ToolArgumentsError, ToolRegistry
@@ -93,7 +94,7 @@ class Executor:
         except Exception as exc:
             message = (
                 f"Tool {call.name!r} ran, but its result could not be turned into text: "
-                f"{type(exc).__name__}: {exc}"
+                + describe_exception(exc)
             )
             return self._failed(call, "unencodable_result", message)
         return ToolResult(index=call.index, id=call.id, name=call.name, content=content)
@@ -109,7 +110,7 @@ class Executor:
         return value
 
     def _describe(self, name: str, exc: Exception) -> str:
-        text = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
+        text = f"Tool {name!r} raised {describe_exception(exc)}"
         if self.include_tracebacks:
             text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
         return text
