@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
@@ -95,6 +96,28 @@ async def test_error_line_and_cut_stream(anyio_backend: str) -> None:
     )
     cut = await collect(OllamaChat("m", client=mock(lines(msg(content="a")))))
     assert isinstance(cut[-1], FinishChunk) and cut[-1].reason == "error"
+
+
+async def test_lines_end_at_newline_only(anyio_backend: str) -> None:
+    """Go's JSON encoder leaves U+0085, U+2028 and U+2029 raw inside strings;
+    they are text, not line ends. Lines split across the body's parts (and a
+    CRLF) are joined before they are decoded."""
+    text = "a\u0085b\u2028c\u2029d 你好"
+    line = json.dumps(msg(content=text), ensure_ascii=False)  # as Go writes them: raw
+    raw = (line + "\r\n" + lines(DONE)).encode()
+    parts = [raw[i : i + 5] for i in range(0, len(raw), 5)]  # cuts inside UTF-8 too
+
+    async def body() -> AsyncIterator[bytes]:
+        for part in parts:
+            yield part
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/x-ndjson"}, content=body())
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    chunks = await collect(OllamaChat("m", client=client))
+    assert chunks[0] == TextChunk(text=text)
+    assert chunks[-1] == FinishChunk(reason="stop")
 
 
 async def test_malformed_line(anyio_backend: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from provider_support import HI, collect, mock, text_of
 
@@ -505,13 +505,7 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds({}) is None
 
 
-@settings(max_examples=150, deadline=None)
-@given(
-    text=st.text(alphabet="ab</>:xX", max_size=40),
-    cuts=st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=20),
-)
-def test_stop_cutter_is_chunking_invariant(text: str, cuts: list[int]) -> None:
-    stops = ("</x>", "XX")
+def _cut(stops: tuple[str, ...], text: str, cuts: list[int]) -> tuple[str, str | None]:
     cutter = StopCutter(stops)
     out, pos, k = [], 0, 0
     while pos < len(text) and cutter.hit is None:
@@ -520,10 +514,34 @@ def test_stop_cutter_is_chunking_invariant(text: str, cuts: list[int]) -> None:
         pos, k = pos + size, k + 1
     if cutter.hit is None:
         out.append(cutter.flush())
-    found = [(text.find(s), s) for s in stops if s in text]
-    expected = text[: min(found)[0]] if found else text
-    assert "".join(out) == expected
-    assert cutter.hit == (min(found)[1] if found else None)
+    return "".join(out), cutter.hit
+
+
+@settings(max_examples=200, deadline=None)
+@example(text="aXX", cuts=[1], stops=["XX", "X"])  # whole, XX started first; X ends first
+@example(text="ok</x>XX", cuts=[9], stops=["</x>XX", "x>"])
+@given(
+    text=st.text(alphabet="ab</>:xX", max_size=40),
+    cuts=st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=20),
+    stops=st.lists(
+        st.sampled_from(["</x>", "XX", "x>", "X", "/x", "</x>XX", "ab"]), min_size=1, max_size=3
+    ),
+)
+def test_stop_cutter_is_chunking_invariant(text: str, cuts: list[int], stops: list[str]) -> None:
+    """Any chunking cuts where text arriving a character at a time is cut: at the
+    stop string that ends first (then the one that starts first), even when one
+    stop string overlaps or contains another."""
+    given_stops = tuple(stops)
+    assert _cut(given_stops, text, cuts) == _cut(given_stops, text, [1])
+    # the first to end, by a search of every position
+    ends = [
+        (i + len(stop), i, stop)
+        for i in range(len(text))
+        for stop in given_stops
+        if text.startswith(stop, i)
+    ]
+    expected = (text[: min(ends)[1]], min(ends)[2]) if ends else (text, None)
+    assert _cut(given_stops, text, [len(text) or 1]) == expected
 
 
 def test_stop_cutter_holds_back_at_most_a_marker_prefix() -> None:
@@ -669,3 +687,13 @@ async def test_count_tokens_malformed_answers(anyio_backend: str) -> None:
     with pytest.raises(ProviderError, match="bad template") as info:
         await OpenAIChat("m", client=client).count_tokens(HI)
     assert info.value.status == 400 and not isinstance(info.value, TokenCountUnavailable)
+
+
+async def test_text_held_for_a_client_side_stop_survives_a_cut_stream(anyio_backend: str) -> None:
+    """``supports_stop=False`` holds ``S`` back (it may start ``STOP``); the stream
+    then breaks: the held text still comes out, before the error finish."""
+    body = sse(delta(content="The answer is S"))  # no finish, no [DONE]: a cut
+    request = ModelRequest(messages=HI.messages, stop=("STOP",))
+    chunks = await collect(OpenAIChat("m", client=mock(body), supports_stop=False), request)
+    assert text_of(chunks) == "The answer is S"
+    assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"

@@ -83,6 +83,9 @@ class StopCutter:
     ``feed`` returns the text that can be released; a possible start of a stop
     string is held back (at most the longest stop minus one character).
     ``hit`` is the stop string found, after which nothing more is released.
+    The first stop string to *end* decides (then the one starting first), as
+    for a server that checks its stops after every token, and as the parser
+    decides: so the cut does not depend on how the text was chunked.
     """
 
     def __init__(self, stops: tuple[str, ...]) -> None:
@@ -94,14 +97,14 @@ class StopCutter:
         if self.hit is not None:
             return ""
         buf = self._hold + text
-        cut = None
+        cut = None  # (end, start, stop) of the first stop string to end
         for stop in self._stops:
             pos = buf.find(stop)
-            if pos >= 0 and (cut is None or pos < cut[0]):
-                cut = (pos, stop)
+            if pos >= 0 and (cut is None or (pos + len(stop), pos) < cut[:2]):
+                cut = (pos + len(stop), pos, stop)
         if cut is not None:
-            self.hit, self._hold = cut[1], ""
-            return buf[: cut[0]]
+            self.hit, self._hold = cut[2], ""
+            return buf[: cut[1]]
         keep = 0
         for stop in self._stops:
             for n in range(min(len(stop) - 1, len(buf)), keep, -1):
@@ -386,6 +389,8 @@ class HTTPProvider:
             await _release(response, events, graceful=finished)
             await decoder.aclose()
         if not finished:
+            if cutter is not None and (held := cutter.flush()):
+                yield TextChunk(text=held)  # held for a stop string that never came
             yield FinishChunk(reason="error", message=message)
 
 

@@ -20,6 +20,9 @@ per line (``application/x-ndjson``), each decoded by one
   ended the text (``stop_sequence`` stays None).
 * A line ``{"error": "..."}`` (the runner crashed, the model was unloaded)
   ends the stream with an error finish.
+* Lines end at ``\n`` only (``_lines``): Go's JSON encoder leaves U+0085,
+  U+2028 and U+2029 raw inside strings, and httpx's ``aiter_lines`` would split
+  a line there, as ``str.splitlines`` does.
 
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
 limit); native calls are sent back with object arguments and tool results as
@@ -110,8 +113,8 @@ class OllamaChat(HTTPProvider):
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def _events(self, response: httpx.Response) -> AsyncIterator[str]:
-        return response.aiter_lines()
+    def _events(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        return _lines(response)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         names = {c.id: c.name for m in request.messages for c in m.tool_calls}
@@ -138,7 +141,7 @@ class OllamaChat(HTTPProvider):
         return body
 
     async def _decode(
-        self, events: AsyncIterator[str], request: ModelRequest
+        self, events: AsyncIterator[bytes], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         calls = 0
         async for line in events:
@@ -170,3 +173,23 @@ class OllamaChat(HTTPProvider):
                     reason = "tool_calls"
                 yield FinishChunk(reason=reason)
                 return
+
+
+async def _lines(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body's lines, split at ``\n`` only (see the module docstring); the
+    JSON decoder takes bytes and checks their UTF-8 itself."""
+    pending: list[bytes] = []  # the start of a line that spans parts
+    async for part in response.aiter_bytes():
+        start = 0
+        while (end := part.find(b"\n", start)) >= 0:
+            if pending:
+                pending.append(part[start:end])
+                yield b"".join(pending)
+                pending.clear()
+            else:
+                yield part[start:end]
+            start = end + 1
+        if start < len(part):
+            pending.append(part[start:])
+    if pending:
+        yield b"".join(pending)
