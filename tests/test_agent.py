@@ -11,6 +11,7 @@ import pytest
 from streamtools.errors import ProviderError, UnknownDialectError, UsageError
 from streamtools.events import (
     CallEnd,
+    CallError,
     Event,
     Final,
     Finish,
@@ -295,3 +296,34 @@ async def test_request_options_and_argument_checks() -> None:
         Agent(model, [add], max_turns=0)
     with pytest.raises(UnknownDialectError):
         Agent(model, [add], dialect="smoke_signals")
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_finish_names_the_stop_string_the_provider_cut_at(
+    anyio_backend: str, native: bool
+) -> None:
+    """The provider cut at the user's stop string (the parser never saw it): the
+    turn's ``Finish`` still names it, in prompt mode as in native mode."""
+    agent = Agent(ScriptedModel(["hello STOP more"]), [add], stop="STOP", native=native)
+    events = await collect(agent, "go")
+    (finish,) = [e for e in events if isinstance(e, Finish)]
+    assert finish == Finish(reason="stop", stop_sequence="STOP")
+    assert events[-1] == Final(text="hello ", turns=1)
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_tool_choice_none_runs_no_tool(anyio_backend: str, native: bool) -> None:
+    """No tool is shown, and a call the model writes anyway (copying its history)
+    does not run: it is an unknown tool's error, and the model is told so."""
+    call_text = '<am:tool_call name="add"><a>1</a><b>2</b></am:tool_call>'
+    native_call: list[Chunk] = [
+        CallChunk(index=0, id="c1", name="add", arguments='{"a": 1, "b": 2}'),
+        FinishChunk(reason="tool_calls"),
+    ]
+    model = ScriptedModel([native_call if native else call_text, "Three, without tools."])
+    events = await collect(Agent(model, [add], tool_choice="none", native=native), "1+2?")
+    assert not [e for e in events if isinstance(e, ToolResult | ToolFailed)]
+    (error,) = [e for e in events if isinstance(e, CallError)]
+    assert error.name == "add" and error.reason == "unknown_tool"
+    assert model.requests[0].tools is None and "add" not in str(model.requests[0].messages[0])
+    assert events[-1] == Final(text="Three, without tools.", turns=2)

@@ -169,11 +169,14 @@ class Agent:
                 turn += 1
                 final_turn = repair.stopping
                 await emit(TurnStart(turn=turn))
-                specs = [] if self.tool_choice == "none" else offered.specs()
+                # tool_choice "none": no tool is shown, and none runs: a call the model
+                # writes anyway (copying its history) is an unknown tool's CallError
+                callable_now = self.registry.subset([]) if self.tool_choice == "none" else offered
+                specs = callable_now.specs()
                 ctx = TurnContext(
                     turn=turn,
                     model=self.model,
-                    decoder=self._decoder(f"call_{earlier + turn}_", offered),
+                    decoder=self._decoder(f"call_{earlier + turn}_", callable_now),
                     executor=executor,
                     repair=repair,
                     emit=emit,

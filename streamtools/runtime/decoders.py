@@ -52,7 +52,12 @@ class PromptDecoder:
         return []
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        return self.parser.end(finish.reason if finish is not None else None)
+        events = self.parser.end(finish.reason if finish is not None else None)
+        last = events[-1]
+        if finish is not None and finish.stop_sequence and isinstance(last, Finish):
+            if last.stop_sequence is None:  # the provider cut at a stop string, not the parser
+                events[-1] = Finish(reason=last.reason, stop_sequence=finish.stop_sequence)
+        return events
 
 
 class NativeDecoder:
