@@ -92,6 +92,19 @@ async def test_stop_sequence_is_named_and_not_returned(anyio_backend: str) -> No
     assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
 
 
+@pytest.mark.parametrize(
+    ("stop_reason", "reason"),
+    [("refusal", "content_filter"), ("model_context_window_exceeded", "length")],
+)
+async def test_refusal_and_a_full_window_keep_their_meaning(
+    anyio_backend: str, stop_reason: str, reason: str
+) -> None:
+    reply = Reply(text="I can't help with that.", finish=stop_reason)
+    async with FakeServer([reply], wire="anthropic") as s:
+        chunks = await collect(AnthropicMessages("c", base_url=s.base_url))
+    assert chunks[-1] == FinishChunk(reason=reason)
+
+
 async def test_mid_stream_error_event(anyio_backend: str) -> None:
     async with FakeServer([Reply(text="a b c d e", error_after=4)], wire="anthropic") as s:
         chunks = await collect(AnthropicMessages("c", base_url=s.base_url))

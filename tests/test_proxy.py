@@ -639,6 +639,15 @@ def test_count_tokens_errors_in_anthropics_format() -> None:
                 client.messages.count_tokens(model="c", messages="hi")  # type: ignore[arg-type]
 
 
+def test_an_upstream_refusal_stays_a_refusal() -> None:
+    refusal = Reply(text="I can't help with that.", finish="refusal")
+    with proxy([refusal, refusal], wire="anthropic") as (url, _):
+        message = _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
+        chat = _openai(url).chat.completions.create(model="c", messages=USER)
+    assert message.stop_reason == "refusal"
+    assert chat.choices[0].finish_reason == "content_filter"
+
+
 def test_anthropic_stream_cut_is_an_error_event() -> None:
     with proxy([Reply(text=f"Checking {PARIS}", cut_after=6)], wire="anthropic") as (url, _):
         with pytest.raises(anthropic.APIStatusError, match="upstream"):

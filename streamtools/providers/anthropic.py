@@ -16,7 +16,8 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   tool_use block); ``signature_delta`` and ``redacted_thinking`` are not
   content and are skipped. The block index is the ``CallChunk.index``.
 * ``message_delta`` gives ``stop_reason`` (``end_turn`` and ``stop_sequence``
-  become ``stop``, ``max_tokens`` ``length``, ``tool_use`` ``tool_calls``) and
+  become ``stop``, ``max_tokens`` and ``model_context_window_exceeded``
+  ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``) and
   ``stop_sequence`` (the user stop string hit, never part of the text) and the
   output token count; the ``FinishChunk`` goes out at ``message_stop``.
 * An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
@@ -118,7 +119,9 @@ _STOP = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",  # the prompt left no room: out of tokens
     "tool_use": "tool_calls",
+    "refusal": "content_filter",  # the classifiers stopped the answer
 }
 
 

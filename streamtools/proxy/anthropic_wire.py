@@ -223,6 +223,8 @@ def stop_reason(finish: Finish, made_calls: bool) -> str:
         return "tool_use"
     if finish.stop_sequence is not None:
         return "stop_sequence"
+    if finish.reason == "content_filter":
+        return "refusal"
     return "max_tokens" if finish.reason in ("length", "max_tokens") else "end_turn"
 
 
