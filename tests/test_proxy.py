@@ -20,7 +20,7 @@ import uvicorn
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from streamtools.errors import UnknownDialectError, UsageError
@@ -535,6 +535,62 @@ def test_models_passed_through() -> None:
         with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
             listing = _openai(url).models.list()
     assert [(m.id, m.owned_by) for m in listing] == [("plain-7b", "Bearer sk-client")]
+
+
+def test_models_do_not_wait_behind_a_stream() -> None:
+    """A model list asked for while a reply streams takes its own connection."""
+    with FakeServer([Reply(text=f"Checking {PARIS}", stall_after=4, stall=30)]) as upstream:
+
+        async def models(request: Request) -> JSONResponse:
+            return JSONResponse({"object": "list", "data": [{"id": "plain-7b", "owned_by": "x"}]})
+
+        async def chat(request: Request) -> StreamingResponse:  # relayed to the stalling fake
+            client = httpx.AsyncClient(timeout=60)
+            body = await request.body()
+            reply = await client.send(
+                client.build_request("POST", f"{upstream.base_url}/chat/completions", content=body),
+                stream=True,
+            )
+
+            async def relay() -> AsyncIterator[bytes]:
+                try:
+                    async for part in reply.aiter_raw():
+                        yield part
+                finally:
+                    await reply.aclose()
+                    await client.aclose()
+
+            return StreamingResponse(relay(), media_type="text/event-stream")
+
+        routes = [
+            Route("/v1/models", models),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+        ]
+        with serve(Starlette(routes=routes)) as upstream_url:
+            cfg = ProxyConfig(upstream=f"{upstream_url}/v1", max_connections=4)
+            with serve(create_app(cfg)) as url:
+                client = _openai(url)
+                stream = client.chat.completions.create(model="m", messages=USER, stream=True)
+                assert upstream.wait_stalled(10)  # the reply is mid-stream, its connection held
+                listing = client.models.list()
+                assert upstream.pending == 0 and upstream.wait_stalled(0)  # still stalled
+                upstream.resume()
+                text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert [m.id for m in listing] == ["plain-7b"]
+    assert text.startswith("Checking")
+
+
+async def test_the_app_works_without_the_lifespan_protocol(anyio_backend: str) -> None:
+    """A host that runs no lifespan (httpx.ASGITransport here, ``uvicorn --lifespan
+    off``) still gets answers: the upstream connections are made on first use."""
+    async with FakeServer(["Hello there."]) as upstream:
+        app = create_app(ProxyConfig(upstream=upstream.base_url))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+            body = {"model": "m", "messages": USER}
+            answer = await client.post("/v1/chat/completions", json=body)
+    assert answer.status_code == 200
+    assert answer.json()["choices"][0]["message"]["content"] == "Hello there."
 
 
 def test_count_tokens_counts_what_goes_upstream() -> None:

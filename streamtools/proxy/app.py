@@ -43,7 +43,10 @@ one's socket and, for each idle one, counting the idle ones again. With pools
 of eight that scan was an eighth of the proxy's profile; in a loop of short
 streams, pools of one cost about a tenth less CPU per request. When all
 ``max_connections`` clients are busy, a request waits in httpx's queue of the
-least loaded one.
+least loaded one. ``GET /v1/models`` takes a client the same way, so it never
+waits behind a stream. The clients are made and closed by the ASGI lifespan; a
+host that runs none (``httpx.ASGITransport``, ``uvicorn --lifespan off``) gets a
+client per request instead, which nothing would otherwise close.
 
 ``create_app_from_env`` builds the same app from ``$STREAMTOOLS_PROXY_CONFIG``
 (the ``ProxyConfig`` as JSON) in each worker process of
@@ -180,7 +183,9 @@ class _Upstreams:
             await client.aclose()
 
 
-def _provider(config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient) -> Model:
+def _provider(
+    config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient | None
+) -> Model:
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
@@ -218,22 +223,31 @@ def create_app(
             return upstream_client(limits, tls, cfg.timeout)
 
         upstreams = _Upstreams(client, cfg.max_connections)
-        upstreams.release(upstreams.acquire())  # one made now: ``/v1/models`` uses it
         state["upstreams"] = upstreams
         try:
             yield
         finally:
+            del state["upstreams"]
             await upstreams.aclose()
+
+    def lease(request: Request) -> tuple[httpx.AsyncClient | None, Callable[[], None]]:
+        """A pooled upstream client for one request, and its release. A host that
+        runs no lifespan (``httpx.ASGITransport``, ``uvicorn --lifespan off``) has
+        no pool, and nothing would close one: each request gets its own client
+        then (None: the provider's own, closed when the request ends)."""
+        upstreams: _Upstreams | None = state.get("upstreams")
+        if upstreams is None:
+            return None, lambda: None
+        index = upstreams.acquire()  # an idle connection, not one a stream holds
+        return upstreams.clients[index], partial(upstreams.release, index)
 
     def upstream(request: Request, call: ProxyCall) -> tuple[Model, Callable[[], None]]:
         """The upstream model for one request, and what to call when it is done."""
         name, key = cfg.model or call.model, cfg.api_key or _client_key(request)
         if model_factory is not None:
             return model_factory(name, key), lambda: None
-        upstreams: _Upstreams = state["upstreams"]
-        index = upstreams.acquire()
-        client = upstreams.clients[index]
-        return _provider(cfg, name, key, client), partial(upstreams.release, index)
+        client, release = lease(request)
+        return _provider(cfg, name, key, client), release
 
     async def handle(request: Request, wire: Wire) -> Response:
         try:
@@ -317,7 +331,6 @@ def create_app(
 
     async def models(request: Request) -> Response:
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
-        client: httpx.AsyncClient = state["upstreams"].clients[0]
         key = cfg.api_key or _client_key(request)
         base = cfg.upstream.rstrip("/")
         headers: dict[str, str] = {}
@@ -330,12 +343,18 @@ def create_app(
             url = f"{base}/models" if cfg.upstream_kind == "openai" else f"{base}/v1/models"
             if key:
                 headers["authorization"] = f"Bearer {key}"
+        pooled, release = lease(request)
+        client = pooled or httpx.AsyncClient(timeout=cfg.timeout)
         try:
             upstream_response = await client.get(
                 url, headers=headers, params=list(request.query_params.multi_items())
             )
         except httpx.HTTPError as exc:
             return error_response(wire, 502, f"upstream unreachable: {exc!r}")
+        finally:
+            release()
+            if pooled is None:
+                await client.aclose()
         ctype = upstream_response.headers.get("content-type", "application/json")
         return Response(upstream_response.content, upstream_response.status_code, media_type=ctype)
 
