@@ -290,6 +290,27 @@ def test_upstream_retry_after_reaches_the_client(wire: str, stream: bool) -> Non
     assert "retry-after" not in raised[2].response.headers
 
 
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_refusal_during_a_repair_keeps_its_status_when_not_streaming(wire: str) -> None:
+    """The first reply had text and a call to an unknown tool; the re-prompt is
+    refused. Nothing reached a non-streaming client yet: it gets the upstream's
+    429 and retry-after, not a 502."""
+    first = 'Let me check. <am:tool_call name="nope"><q>x</q></am:tool_call>'
+    limited = (openai.RateLimitError, anthropic.RateLimitError)
+    with proxy([first, Reply(status=429, retry_after=3)], wire=wire) as (url, upstream):
+        with pytest.raises(limited) as info:
+            if wire == "openai":
+                _openai(url).chat.completions.create(model="m", messages=USER, tools=[WEATHER])
+            else:
+                _anthropic(url).messages.create(
+                    model="c", max_tokens=50, messages=USER, tools=[A_WEATHER]
+                )
+        assert len(upstream.received) == 2  # the reply, then the repair's request
+    error = info.value
+    assert isinstance(error, limited) and error.status_code == 429
+    assert error.response.headers["retry-after"] == "3"
+
+
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_client_sdk_retries_a_refused_request(wire: str, stream: bool) -> None:

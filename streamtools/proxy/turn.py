@@ -203,7 +203,7 @@ class _Turn:
             try:
                 finish = await attempt.play(upstream_request(self.call, self.dialect, transcript))
             except ProviderError as exc:
-                if not self.emitted:
+                if not self.emitted or not self.call.stream:  # the client has seen nothing
                     raise
                 await self.out(StreamError(kind="upstream", message=str(exc)))
                 return
@@ -417,8 +417,9 @@ async def run_turn(
     ``flush`` (optional) is awaited after the events of each upstream chunk, so
     that a writer may buffer ``emit`` output and send it once per chunk.
 
-    Raises ``ProviderError`` only when nothing was emitted yet (so the caller can
-    still answer with the upstream's HTTP status); later failures are emitted as
-    ``StreamError``.
+    Raises ``ProviderError`` when the upstream refuses a request before the client
+    has seen anything (so the caller can still answer with the upstream's HTTP
+    status): always for a non-streaming call, and for a stream before its first
+    event. Later failures are emitted as ``StreamError``.
     """
     await _Turn(model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush).run()
