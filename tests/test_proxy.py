@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -599,6 +600,41 @@ def test_models_do_not_wait_behind_a_stream() -> None:
                 text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert [m.id for m in listing] == ["plain-7b"]
     assert text.startswith("Checking")
+
+
+def test_a_non_streaming_client_that_leaves_ends_the_upstream_request() -> None:
+    """The client disconnects while the upstream is still generating: the proxy
+    closes the upstream request, as it does for a stream, rather than read the
+    rest of a generation nobody will get."""
+    arrived, closed = threading.Event(), threading.Event()
+
+    async def chat(request: Request) -> StreamingResponse:
+        async def generate() -> AsyncIterator[bytes]:
+            arrived.set()
+            try:
+                yield b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
+                await anyio.sleep(30)  # a long generation; bounded
+                yield b"data: [DONE]\n\n"
+            except BaseException:  # cancelled: the proxy closed the connection
+                closed.set()
+                raise
+
+        return StreamingResponse(generate(), media_type="text/event-stream")
+
+    upstream = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
+            body = json.dumps({"model": "m", "messages": USER}).encode()
+            port = int(url.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+                head = (
+                    "POST /v1/chat/completions HTTP/1.1\r\nhost: proxy\r\n"
+                    f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+                )
+                client.sendall(head.encode() + body)
+                assert arrived.wait(10)  # the upstream is generating
+            # the client has gone
+            assert closed.wait(10), "the upstream request was not closed"
 
 
 async def test_the_app_works_without_the_lifespan_protocol(anyio_backend: str) -> None:

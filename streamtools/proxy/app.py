@@ -63,6 +63,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal
 
+import anyio
 import httpx
 import msgspec
 from starlette.applications import Starlette
@@ -284,17 +285,22 @@ def create_app(
             if isinstance(event, StreamError):
                 raise _Failed(event.message)
 
-        try:
-            await drive(collect)
-        except ProviderError as exc:
-            return provider_error_response(wire, exc)
-        except _Failed as exc:
-            return error_response(wire, 502, str(exc), "upstream")
-        except Exception:  # a bug of ours: log it, answer in the client's format
-            log.exception("proxy turn failed")
-            return error_response(wire, 500, "internal error in the proxy", "internal")
-        body = wire.body(reply, call)
-        return Response(_encode_json(body), media_type="application/json")
+        async def answer() -> Response:
+            try:
+                await drive(collect)
+            except ProviderError as exc:
+                return provider_error_response(wire, exc)
+            except _Failed as exc:
+                return error_response(wire, 502, str(exc), "upstream")
+            except Exception:  # a bug of ours: log it, answer in the client's format
+                log.exception("proxy turn failed")
+                return error_response(wire, 500, "internal error in the proxy", "internal")
+            body = wire.body(reply, call)
+            return Response(_encode_json(body), media_type="application/json")
+
+        # a client that gave up (its timeout) ends the upstream request: no
+        # generating for nobody, as for a stream (see response.TurnResponse)
+        return await _unless_disconnected(request, answer) or Response(status_code=499)
 
     async def chat_completions(request: Request) -> Response:
         return await handle(request, OPENAI)
@@ -413,6 +419,25 @@ def create_app_from_env() -> Starlette:
     if not raw:
         raise UsageError(f"${CONFIG_ENV} is not set")
     return create_app(msgspec.json.decode(raw, type=ProxyConfig))
+
+
+async def _unless_disconnected(
+    request: Request, answer: Callable[[], Awaitable[Response]]
+) -> Response | None:
+    """``answer()``, or None when the client disconnects first (``answer`` is
+    cancelled then). ``answer`` must return rather than raise."""
+    answered: list[Response] = []
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        answered.append(await answer())
+        tg.cancel_scope.cancel()
+    return answered[0] if answered else None
 
 
 class _Failed(Exception):
