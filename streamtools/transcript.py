@@ -40,12 +40,16 @@ __all__ = [
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """A call an assistant made. ``raw`` is the model's own text for it, when
-    it was written in a prompt dialect (None for native calls)."""
+    it was written in a prompt dialect (None for native calls). ``offset`` is
+    where it stood in its reply: the number of characters of the reply's
+    ``text`` written before it (None: after all of it). A prompt dialect writes
+    history back in that order, as the model wrote it."""
 
     id: str
     name: str
     arguments: dict[str, Any]
     raw: str | None = None
+    offset: int | None = None
 
 
 class SystemMessage(msgspec.Struct, tag="system", tag_field="role", frozen=True, kw_only=True):

@@ -109,7 +109,11 @@ async def test_run_returns_text_and_appends_to_a_given_transcript() -> None:
     assert isinstance(call, AssistantMessage)
     assert call.calls == (
         ToolCall(
-            id="call_1_0", name="add", arguments={"a": 2, "b": 3}, raw=hermes("add", a=2, b=3)
+            id="call_1_0",
+            name="add",
+            arguments={"a": 2, "b": 3},
+            raw=hermes("add", a=2, b=3),
+            offset=0,  # the reply's first thing: no text before it
         ),
     )
     assert msgs[2] == ToolResultMessage(call_id="call_1_0", name="add", content="5")
@@ -327,3 +331,17 @@ async def test_tool_choice_none_runs_no_tool(anyio_backend: str, native: bool) -
     assert error.name == "add" and error.reason == "unknown_tool"
     assert model.requests[0].tools is None and "add" not in str(model.requests[0].messages[0])
     assert events[-1] == Final(text="Three, without tools.", turns=2)
+
+
+async def test_history_is_sent_back_as_the_model_wrote_it(anyio_backend: str) -> None:
+    """Text around a call and a second call cut off by the token limit: the next
+    request carries the reply exactly as written (the cut call after the good
+    one, not before it, where it would swallow it)."""
+    call = '<am:tool_call name="add"><a>1</a><b>2</b></am:tool_call>'
+    reply = f"Adding. {call} Then more. <am:tool_call name=\"add\"><a>4"
+    cut: list[Chunk] = [TextChunk(text=reply), FinishChunk(reason="length")]
+    model = ScriptedModel([cut, "3."])
+    events = await collect(Agent(model, [add], dialect="am_xml", max_repairs=0), "1+2?")
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["3"]
+    assistant = next(m for m in model.requests[1].messages if m.role == "assistant")
+    assert assistant.content == reply

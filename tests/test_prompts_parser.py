@@ -275,3 +275,53 @@ def test_a_reply_written_back_reads_back_with_its_call(dialect: str, text: str) 
     with_raw = ToolCall(id="c", name="get_weather", arguments=ends[0].arguments, raw=ends[0].raw)
     written = r.render_reply(text, [with_raw])
     assert _calls(_parse(dialect, written)) == [("get_weather", {"city": "Oslo"})]
+
+
+def _as_parsed(dialect: str, reply: str) -> tuple[str, list[ToolCall], list[ParserEvent]]:
+    """The transcript's view of a reply as the agent keeps it: the text (with the
+    raw of failed calls) and the calls, each with its raw text and offset."""
+    parser = Parser(dialect, REGISTRY)
+    events = parser.feed(reply) + parser.end("length")  # out of tokens: the last call cut
+    text, calls = "", []
+    for e in events:
+        if isinstance(e, TextDelta):
+            text += e.text
+        elif isinstance(e, CallError):
+            text += e.raw
+        elif isinstance(e, CallEnd):
+            call = ToolCall(id=e.id, name=e.name, arguments=e.arguments, raw=e.raw)
+            calls.append(msgspec.structs.replace(call, offset=len(text)))
+    return text, calls, events
+
+
+@pytest.mark.parametrize("dialect", sorted(set(PARSER_DIALECTS) - {"json_object"}))
+def test_a_reply_is_written_back_in_the_order_it_was_written(dialect: str) -> None:
+    """Text, a call, more text, a second call, and a call cut off at the end: written
+    back from the transcript, it reads as the model wrote it, the two calls in their
+    places and the cut call last, where it cannot swallow the others."""
+    _need(dialect)
+    r = get_renderer(dialect)
+    one = r.render_call(ToolCall(id="a", name="get_weather", arguments={"city": "Oslo"}))
+    two = r.render_call(ToolCall(id="b", name="get_weather", arguments={"city": "Rome"}))
+    cut = r.render_call(ToolCall(id="c", name="get_weather", arguments={"city": "Lima"}))[:-4]
+    reply = f"First Oslo.\n{one}\nThen Rome.\n{two}\nAnd\n{cut}"
+    text, calls, _ = _as_parsed(dialect, reply)
+    assert [c.arguments["city"] for c in calls] == ["Oslo", "Rome"]
+    written = r.render_reply(text, calls)
+    assert written == reply  # nothing moved, nothing added
+    again = Parser(dialect, REGISTRY).feed(written)
+    assert [e.arguments for e in again if isinstance(e, CallEnd)] == [c.arguments for c in calls]
+    # without offsets (a transcript from elsewhere): the text first, then the calls
+    bare = [msgspec.structs.replace(c, offset=None) for c in calls]
+    assert r.render_reply(text, bare).startswith(text.rstrip("\n"))
+
+
+def test_text_that_is_not_a_call_stays_text_when_written_back() -> None:
+    """``command``: a second ``@tool`` not at a line's start is text, and it ran
+    once; written back, it must not become a call that never ran."""
+    reply = '@tool get_weather {"city": "Oslo"}@tool get_weather {"city": "Rome"}'
+    text, calls, _ = _as_parsed("command", reply)
+    assert len(calls) == 1
+    written = get_renderer("command").render_reply(text, calls)
+    assert written == reply
+    assert _calls(_parse("command", written)) == [("get_weather", {"city": "Oslo"})]

@@ -291,29 +291,36 @@ class Renderer:
         raise NotImplementedError
 
     def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
-        """A whole past assistant reply: its visible text, then its calls.
+        """A whole past assistant reply: its visible text and its calls, each call
+        where it stood in the text (``ToolCall.offset``; after the text when None).
 
         When every call has its raw text in this dialect, the reply is written back
-        as the model wrote it: ``text`` then the raw calls, nothing inserted between
-        them (a newline only where the dialect needs a call to begin a line, between
-        two calls, and after text ending in a backtick, which would make the call
-        read as quoted syntax). Otherwise the canonical calls go on lines of their
-        own."""
+        as the model wrote it: the text and the raw calls in order, nothing inserted
+        between them (a newline only where the dialect needs a call to begin a
+        line, between two calls, and after text ending in a backtick, which would
+        make the call read as quoted syntax). Otherwise the canonical calls go on
+        lines of their own, between the pieces of text."""
         if not calls:
             return self.render_final(text)
+        pieces = _pieces(text, calls)  # the text before each call, then after the last
         if not all(self._reusable(c) for c in calls):
-            parts = [text.rstrip("\n")] if text.strip() else []
-            parts.extend(self.render_call(c) for c in calls)
+            parts = [pieces[0].rstrip("\n")] if pieces[0].strip() else []
+            for call, after in zip(calls, pieces[1:], strict=True):
+                parts.append(self.render_call(call))
+                if after.strip():
+                    parts.append(after.strip("\n"))
             return "\n".join(parts)
-        # Whitespace alone is what separated the calls (the transcript keeps the
-        # text apart from the calls): it is not written before them.
-        out = text if text.strip() else ""
+        # Whitespace alone before the first call separated it from nothing written
+        # (a transcript without offsets keeps all text apart from the calls)
+        out = pieces[0] if pieces[0].strip() else ""
         for n, call in enumerate(calls):
+            if n:
+                out += pieces[n]
             apart = n > 0 or self.calls_start_lines or out.endswith("`")
             if out and apart and not out.endswith("\n"):
                 out += "\n"
             out += self.render_call(call)
-        return out
+        return out + pieces[-1] if pieces[-1].strip() else out
 
     def _reusable(self, call: ToolCall) -> bool:
         return call.raw is not None and self.raw_start.match(call.raw) is not None
@@ -365,3 +372,16 @@ def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] |
         if isinstance(value, int | float) and not isinstance(value, bool):
             return {**arguments, key: value + 1}
     return None
+
+
+def _pieces(text: str, calls: Sequence[ToolCall]) -> list[str]:
+    """``text`` cut where the calls stood: before the first call, between each two,
+    after the last. Offsets are clamped into the text and kept in order."""
+    pieces: list[str] = []
+    start = 0
+    for call in calls:
+        at = len(text) if call.offset is None else min(max(call.offset, start), len(text))
+        pieces.append(text[start:at])
+        start = at
+    pieces.append(text[start:])
+    return pieces

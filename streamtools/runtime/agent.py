@@ -307,7 +307,13 @@ _NATIVE_REMINDER = (
 
 def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None:
     calls = tuple(
-        ToolCall(id=c.id, name=c.name, arguments=c.arguments, raw=None if native else c.raw)
+        ToolCall(
+            id=c.id,
+            name=c.name,
+            arguments=c.arguments,
+            raw=None if native else c.raw,
+            offset=reply.offsets.get(c.id),
+        )
         for c in reply.calls
     )
     transcript.add(

@@ -91,6 +91,8 @@ class Reply:
     # Visible text plus the raw text of failed calls, in order: what the
     # transcript keeps, so the model sees what it wrote when it is asked to fix it.
     written: list[str] = field(default_factory=list)
+    written_size: int = 0  # characters in ``written``
+    offsets: dict[str, int] = field(default_factory=dict)  # call id: ``written_size`` then
     reasoning: list[str] = field(default_factory=list)
     calls: list[CallEnd] = field(default_factory=list)
     errors: list[CallError] = field(default_factory=list)
@@ -173,23 +175,29 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         await _handle(ctx, event, reply, tools)
 
 
+def _write(reply: Reply, text: str) -> None:
+    reply.written.append(text)
+    reply.written_size += len(text)
+
+
 async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: TaskGroup) -> None:
     match event:
         case TextDelta(text=text):
             reply.text.append(text)
-            reply.written.append(text)
+            _write(reply, text)
         case ReasoningDelta(text=text):
             reply.reasoning.append(text)
         case CallError():
             reply.errors.append(event)
-            reply.written.append(event.raw)
+            _write(reply, event.raw)
         case CallEnd():
             await ctx.emit(event)
             requested = ctx.tool_request(event)
             if requested is not None:
                 reply.requested_tools.extend(requested)
-                reply.written.append(event.raw)
+                _write(reply, event.raw)
                 return
+            reply.offsets[event.id] = reply.written_size
             reply.calls.append(event)
             await _dispatch(ctx, event, reply, tools)
             if ctx.stop_at_call:
