@@ -325,3 +325,27 @@ def test_text_that_is_not_a_call_stays_text_when_written_back() -> None:
     written = get_renderer("command").render_reply(text, calls)
     assert written == reply
     assert _calls(_parse("command", written)) == [("get_weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["$top", "1st", "user name", "名前", "énergie", "@timestamp", 'a"b', "x&y", "<k>", "a.b"],
+)
+def test_am_xml_writes_any_parameter_name_so_that_it_reads_back(key: str) -> None:
+    """Schema property names need not be XML names (MCP and OData tools use
+    ``$top``); a key that cannot be an element's name is written
+    ``<parameter name="…">``. Letters of any script start an element's name."""
+    registry = ToolRegistry()
+    schema = {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+    registry.add_schema("search", "Search.", schema)
+    text = get_renderer("am_xml").render_call(ToolCall(id="c", name="search", arguments={key: "v"}))
+    parser = Parser("am_xml", registry)
+    ends = [e for e in parser.feed(text) + parser.end() if isinstance(e, CallEnd | CallError)]
+    assert len(ends) == 1 and isinstance(ends[0], CallEnd), ends
+    assert ends[0].arguments == {key: "v"}
+    # the system prompt's example call is written the same way, so it reads back too
+    prompt = get_renderer("am_xml").system_prompt(registry.specs())
+    example = prompt[prompt.index('<am:tool_call name="search">') :]
+    example = example[: example.index("</am:tool_call>") + len("</am:tool_call>")]
+    parsed = [e for e in Parser("am_xml", registry).feed(example) if isinstance(e, CallEnd)]
+    assert list(parsed[0].arguments) == [key]

@@ -44,7 +44,8 @@ __all__ = [
 OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 TAG_LIMIT = 512  # a partial child tag longer than this is stray text
-OPEN_TAG = re.compile(r"""<([A-Za-z_][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
+# an XML name: a letter (any script) or underscore, then letters, digits, ``.-:_``
+OPEN_TAG = re.compile(r"""<([^\W\d][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
 TAG, BODY, PARAM, CDATA = range(4)  # the element machine's states (see ``am_xml``)
 
 

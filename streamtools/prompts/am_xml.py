@@ -19,6 +19,10 @@ before the closing tag is layout, not content, so a value that starts or ends
 with a newline gets one more there. Because every value is text, arguments
 from this dialect are validated leniently (``"5"`` -> ``5``).
 
+A parameter whose name is not an XML name (``$top``, ``1st``, ``user name``)
+is written ``<parameter name="$top">…</parameter>``, the form the tool
+definitions use, which the parser reads too.
+
 Tool definitions are exactly ``<am:tools><am:tool name= description=>``
 ``<parameter name= type= description= required=/>…</am:tool></am:tools>``.
 Details a flat ``type`` cannot carry (enum values, defaults, item types,
@@ -46,6 +50,9 @@ from streamtools.schema import resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
+# the names the parser reads as parameter elements (``parser.am_xml_fast.OPEN_TAG``);
+# any other key is written ``<parameter name="KEY">``, which it reads as well
+_ELEMENT_NAME = re.compile(r"[^\W\d][\w.\-:]*")
 _RESULT = re.compile(r'\A<am:tool_(result|error) name="([^"]*)">(.*)</am:tool_\1>\Z', re.DOTALL)
 
 
@@ -206,7 +213,10 @@ class AmXmlRenderer(Renderer):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         lines = [f'<am:tool_call name="{xml_attr(name)}">']
         for key, value in arguments.items():
-            lines.append(f"<{key}>{_value_text(value)}</{key}>")
+            if _ELEMENT_NAME.fullmatch(key):
+                lines.append(f"<{key}>{_value_text(value)}</{key}>")
+            else:  # ``$top``, ``1st``, ``user name``: not an element's name
+                lines.append(f'<parameter name="{xml_attr(key)}">{_value_text(value)}</parameter>')
         lines.append("</am:tool_call>")
         return "\n".join(lines)
 
