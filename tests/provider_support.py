@@ -6,11 +6,22 @@ from typing import Any
 
 import httpx
 
-from streamtools.model import ChatMessage, Chunk, Model, ModelRequest, TextChunk
+from streamtools.model import ChatMessage, Chunk, Model, ModelRequest, TextChunk, ToolSpec
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.testing import FakeServer
 
 HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
+# a request to count tokens of: a prompt, tools, and fields that shape only the answer
+COUNTED = ModelRequest(
+    messages=(
+        ChatMessage(role="system", content="Be brief."),
+        ChatMessage(role="user", content="What is the weather in Paris today?"),
+    ),
+    stop=("END",),
+    temperature=0.5,
+    max_tokens=99,
+    tools=(ToolSpec(name="weather", description="Weather.", parameters={"type": "object"}),),
+)
 
 PROVIDERS: dict[str, type[HTTPProvider]] = {
     "openai": OpenAIChat,

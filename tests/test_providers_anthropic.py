@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from provider_support import HI, collect, mock
+from provider_support import COUNTED, HI, collect, mock
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
@@ -316,17 +316,6 @@ async def test_native_results_stay_tool_results_and_strays_become_text(anyio_bac
 
 
 # -- count_tokens ---------------------------------------------------------------------
-
-COUNTED = ModelRequest(
-    messages=(
-        ChatMessage(role="system", content="Be brief."),
-        ChatMessage(role="user", content="What is the weather in Paris today?"),
-    ),
-    stop=("END",),
-    temperature=0.5,
-    max_tokens=99,
-    tools=(ToolSpec(name="weather", description="Weather.", parameters={"type": "object"}),),
-)
 
 
 async def test_count_tokens_over_http(anyio_backend: str) -> None:

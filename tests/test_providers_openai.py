@@ -10,7 +10,7 @@ import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from provider_support import HI, collect, mock, text_of
+from provider_support import COUNTED, HI, collect, mock, text_of
 
 from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.events import CallEnd
@@ -614,15 +614,6 @@ async def test_prompt_mode_tool_messages_go_as_user_text(anyio_backend: str) -> 
 
 
 # --- count_tokens: a local server's tokenizer ---------------------------------------
-
-COUNTED = ModelRequest(
-    messages=(
-        ChatMessage(role="system", content="Be brief."),
-        ChatMessage(role="user", content="What is the weather in Paris today?"),
-    ),
-    max_tokens=99,
-    tools=(ToolSpec(name="weather", description="Weather.", parameters={"type": "object"}),),
-)
 
 
 async def test_count_tokens_from_vllm_over_http(anyio_backend: str) -> None:
