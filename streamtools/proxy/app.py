@@ -231,7 +231,7 @@ def create_app(
             del state["upstreams"]
             await upstreams.aclose()
 
-    def lease(request: Request) -> tuple[httpx.AsyncClient | None, Callable[[], None]]:
+    def lease() -> tuple[httpx.AsyncClient | None, Callable[[], None]]:
         """A pooled upstream client for one request, and its release. A host that
         runs no lifespan (``httpx.ASGITransport``, ``uvicorn --lifespan off``) has
         no pool, and nothing would close one: each request gets its own client
@@ -247,7 +247,7 @@ def create_app(
         name, key = cfg.model or call.model, cfg.api_key or _client_key(request)
         if model_factory is not None:
             return model_factory(name, key), lambda: None
-        client, release = lease(request)
+        client, release = lease()
         return _provider(cfg, name, key, client), release
 
     async def handle(request: Request, wire: Wire) -> Response:
@@ -349,7 +349,7 @@ def create_app(
             url = f"{base}/models" if cfg.upstream_kind == "openai" else f"{base}/v1/models"
             if key:
                 headers["authorization"] = f"Bearer {key}"
-        pooled, release = lease(request)
+        pooled, release = lease()
         client = pooled or httpx.AsyncClient(timeout=cfg.timeout)
         try:
             upstream_response = await client.get(
