@@ -437,16 +437,17 @@ class Parser:
                     self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
                     pos = k
                     if len(s) - k <= _SHORT_REST:
+                        after = s[k:]
                         for c in self._starts:
-                            if c in s[k:]:
+                            if c in after:
                                 break
                         else:
                             # nothing after the call can start a marker or a stop
                             # string (most calls end a delta, or prose follows):
                             # text, as ``_scan`` would find it, without the scan
-                            if k < len(s):
-                                self._emit_text(s[k:], out)
-                                self._prev = s[-1]
+                            if after:
+                                self._emit_text(after, out)
+                                self._prev = after[-1]
                             return
                     continue
                 if body.status == REJECTED:
