@@ -47,7 +47,7 @@ from typing import Any, Unpack
 import msgspec
 from httpx_sse import ServerSentEvent
 
-from streamtools.errors import ProviderError, UsageError
+from streamtools.errors import UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -59,7 +59,7 @@ from streamtools.model import (
     UsageChunk,
     sampling,
 )
-from streamtools.providers.base import HTTPProvider, ProviderOptions
+from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import answerable_only, json_schema_of
 
 __all__ = ["AnthropicMessages"]
@@ -239,10 +239,7 @@ class AnthropicMessages(HTTPProvider):
         sent = self.request_body(request)
         body = {name: sent[name] for name in _COUNTED if name in sent}
         url = f"{self._url()}/count_tokens"
-        answer = await self._post_json(url, body)
-        tokens = answer.get("input_tokens") if isinstance(answer, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool):
-            raise ProviderError(f"{self._name} answered {url} without input_tokens: {answer!r}")
+        tokens: int = answer_field(await self._post_json(url, body), "input_tokens", int, url)
         return tokens
 
     async def _decode(

@@ -60,7 +60,7 @@ from streamtools.errors import ProviderError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 
-__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter"]
+__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field"]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
@@ -75,6 +75,18 @@ _JSON = ("application/json",)
 # collections of tens of milliseconds. Once the response is closed its stream
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
+
+
+def answer_field(answer: Any, name: str, kind: type, url: str = "") -> Any:
+    """``answer[name]`` if ``answer`` (a side endpoint's decoded JSON) is an object
+    and that is a ``kind`` (a bool is no int); else None, or, given the ``url``
+    asked, a ``ProviderError`` saying the answer lacked it."""
+    value = answer.get(name) if isinstance(answer, dict) else None
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    if url:
+        raise ProviderError(f"{url} answered without {name!r}: {answer!r:.200}")
+    return None
 
 
 class StopCutter:
@@ -263,7 +275,7 @@ class HTTPProvider:
     async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
         """POST ``body`` to ``url`` and decode the JSON answer, with ``stream``'s
         client, retries and errors: for a wire format's side endpoints
-        (``AnthropicMessages.count_tokens``)."""
+        (``count_tokens`` of ``AnthropicMessages`` and ``OpenAIChat``)."""
         content = _encoder.encode(body)
         headers = {
             "content-type": "application/json",

@@ -67,7 +67,7 @@ from streamtools.model import (
     UsageChunk,
     sampling,
 )
-from streamtools.providers.base import HTTPProvider, ProviderOptions
+from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import answerable_only, function_tools, json_schema_of
 
 __all__ = ["OpenAIChat"]
@@ -113,17 +113,6 @@ _FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop"}
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
-
-
-def _field(answer: Any, name: str, kind: type, url: str = "") -> Any:
-    """``answer[name]`` if ``answer`` is an object and that is a ``kind``; else
-    None, or with ``url`` a ``ProviderError`` saying the server's answer lacked it."""
-    value = answer.get(name) if isinstance(answer, dict) else None
-    if isinstance(value, kind) and not isinstance(value, bool):
-        return value
-    if url:
-        raise ProviderError(f"{url} answered without {name!r}: {answer!r:.200}")
-    return None
 
 
 def _message(msg: ChatMessage) -> dict[str, Any]:
@@ -257,18 +246,18 @@ class OpenAIChat(HTTPProvider):
         try:
             asked = {"model": self.model, **chat, "add_generation_prompt": True}
             answer = await self._post_json(f"{root}/tokenize", asked)
-            count: int | None = _field(answer, "count", int)
+            count: int | None = answer_field(answer, "count", int)
             if count is not None:  # vLLM
                 return count
-            if _field(answer, "tokens", list) is None:  # not a tokenizer's answer
+            if answer_field(answer, "tokens", list) is None:  # not a tokenizer's answer
                 raise TokenCountUnavailable(
                     f"{root}/tokenize answered neither count nor tokens: {answer!r:.200}"
                 )
             # llama-server: it read no ``content``, so it counted nothing
             applied = await self._post_json(f"{root}/apply-template", chat)
-            prompt = _field(applied, "prompt", str, f"{root}/apply-template")
+            prompt = answer_field(applied, "prompt", str, f"{root}/apply-template")
             answer = await self._post_json(f"{root}/tokenize", {"content": prompt})
-            return len(_field(answer, "tokens", list, f"{root}/tokenize"))
+            return len(answer_field(answer, "tokens", list, f"{root}/tokenize"))
         except ProviderError as exc:
             if exc.status not in _NO_ENDPOINT:
                 raise
