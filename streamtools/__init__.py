@@ -55,6 +55,7 @@ from streamtools.model import (
     TextChunk,
     ToolSpec,
     UsageChunk,
+    UseTool,
 )
 from streamtools.native import NativeCalls
 from streamtools.parser import DIALECTS, DialectSyntax, Parser, ToolCatalog
@@ -139,6 +140,7 @@ __all__ = [
     "Usage",
     "UsageChunk",
     "UsageError",
+    "UseTool",
     "UserMessage",
     "decode_event",
     "encode_events",

@@ -47,8 +47,10 @@ __all__ = [
     "ReasoningChunk",
     "SAMPLING",
     "TextChunk",
+    "ToolChoice",
     "ToolSpec",
     "UsageChunk",
+    "UseTool",
     "sampling",
 ]
 
@@ -81,11 +83,26 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     parameters: dict[str, Any]
 
 
+class UseTool(msgspec.Struct, frozen=True):
+    """A ``tool_choice`` that names the one tool the model must call.
+
+    The keywords stay plain strings (``auto``, ``none``, ``required``), so a
+    tool may itself be called ``none`` or ``auto``: ``UseTool("none")`` means
+    "call the tool named none", never "call no tool".
+    """
+
+    name: str
+
+
+# What a request may say about tool calls: a keyword, or the tool to call.
+ToolChoice = Literal["auto", "none", "required"] | UseTool
+
+
 class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What the runtime asks of a model for one turn.
 
     ``tools`` is set only in native mode; ``tool_choice`` is ``auto``,
-    ``none``, ``required`` or a tool name. Sampling options left at None are
+    ``none``, ``required`` or ``UseTool(name)``. Sampling options left at None are
     not sent; ``top_p`` … ``frequency_penalty`` (``SAMPLING``) go to the APIs
     that take them and are left out for the others (see ``sampling``).
     ``response_format`` asks for JSON, in OpenAI's chat shape:
@@ -98,7 +115,7 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     messages: tuple[ChatMessage, ...]
     stop: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] | None = None
-    tool_choice: str | None = None
+    tool_choice: ToolChoice | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None

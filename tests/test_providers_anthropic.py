@@ -21,6 +21,7 @@ from streamtools.model import (
     TextChunk,
     ToolSpec,
     UsageChunk,
+    UseTool,
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
@@ -269,7 +270,7 @@ def test_tool_choice_by_name_and_base_url_with_v1() -> None:
     request = ModelRequest(
         messages=HI.messages,
         tools=(ToolSpec(name="t", description="", parameters={}),),
-        tool_choice="t",
+        tool_choice=UseTool("t"),
     )
     assert provider.request_body(request)["tool_choice"] == {"type": "tool", "name": "t"}
     assert provider._url() == "https://gw.example/anthropic/v1/messages"

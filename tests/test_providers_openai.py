@@ -25,6 +25,7 @@ from streamtools.model import (
     TextChunk,
     ToolSpec,
     UsageChunk,
+    UseTool,
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
@@ -417,7 +418,7 @@ async def test_request_body(anyio_backend: str) -> None:
         ),
         stop=("STOP",),
         tools=(ToolSpec(name="add", description="Add.", parameters={"type": "object"}),),
-        tool_choice="add",
+        tool_choice=UseTool("add"),
         temperature=0.2,
         max_tokens=50,
         top_p=0.9,

@@ -31,7 +31,7 @@ from test_parser_properties import FRAGMENTS, model_replies
 from test_proxy_wire import _anthropic_stream, _openai_stream, _responses_stream
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
-from streamtools.model import ModelRequest, ToolSpec
+from streamtools.model import ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.parser import DIALECTS
 from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
@@ -254,7 +254,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     data=st.data(),
     dialect=st.sampled_from(sorted(FRAGMENTS)),
     seed=st.integers(0, 99),
-    choice=st.sampled_from(["auto", "none", "required", "weather"]),
+    choice=st.sampled_from(["auto", "none", "required", UseTool("weather")]),
     parallel=st.booleans(),
     repairs=st.integers(0, 2),
     freeform=st.booleans(),
@@ -263,7 +263,7 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     data: st.DataObject,
     dialect: str,
     seed: int,
-    choice: str,
+    choice: ToolChoice,
     parallel: bool,
     repairs: int,
     freeform: bool,
@@ -293,7 +293,7 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     assert len(ends) == 1 and ends[0] is events[-1]
     starts = [e for e in events if isinstance(e, CallStart)]
     assert [s.index for s in starts] == list(range(len(starts)))
-    allowed = {"weather"} if choice == "weather" else {t.name for t in TOOLS}
+    allowed = {"weather"} if choice == UseTool("weather") else {t.name for t in TOOLS}
     assert {s.name for s in starts} <= (set() if choice == "none" else allowed)
     assert parallel or len(starts) <= 1
     fragments: dict[int, str] = {}

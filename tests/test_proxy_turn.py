@@ -22,7 +22,15 @@ from streamtools.events import (
     TextDelta,
     Usage,
 )
-from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk, ToolSpec, UsageChunk
+from streamtools.model import (
+    Chunk,
+    FinishChunk,
+    ModelRequest,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+    UseTool,
+)
 from streamtools.prompts import get_renderer
 from streamtools.proxy.request import ProxyCall
 from streamtools.proxy.turn import run_turn
@@ -134,7 +142,7 @@ async def test_required_gives_up_after_one_repair() -> None:
 
 async def test_named_choice_shows_only_that_tool() -> None:
     model = ScriptedModel([OSLO])
-    events = await _run(model, _call(tool_choice="kom.memory.v1.search"))
+    events = await _run(model, _call(tool_choice=UseTool("kom.memory.v1.search")))
     assert [c[1] for c in _calls(events)] == ["kom.memory.v1.search"]
     system = model.requests[0].messages[0].content
     assert 'name="kom.memory.v1.search"' in system and 'name="weather"' not in system

@@ -25,7 +25,7 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseStreamEvent
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec
+from streamtools.model import ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.transcript import (
@@ -202,7 +202,7 @@ def test_custom_tool_named_as_the_choice() -> None:
         "tools": [{"type": "custom", "name": "apply_patch", "format": {"type": "text"}}],
         "tool_choice": {"type": "custom", "name": "apply_patch"},
     })
-    assert (call.tool_choice, call.freeform) == ("apply_patch", ["apply_patch"])
+    assert (call.tool_choice, call.freeform) == (UseTool("apply_patch"), ["apply_patch"])
     assert call.tools[0].parameters["required"] == ["input"]
     body: Any = Response.model_validate(
         responses_wire.response_body(_reply(_custom_call({"input": "x"}, [])), call), strict=True
@@ -401,7 +401,7 @@ def test_openai_request_decoding() -> None:
         ToolResultMessage(call_id="c1", name="weather", content="rain"),
     ]
     assert (call.tool_choice, call.parallel, call.stop, call.max_tokens) == (
-        "weather",
+        UseTool("weather"),
         False,
         ["END"],
         50,

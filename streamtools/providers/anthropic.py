@@ -56,7 +56,9 @@ from streamtools.model import (
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    ToolChoice,
     UsageChunk,
+    UseTool,
     sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
@@ -162,11 +164,13 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
     return ("\n\n".join(system) if system else None), out
 
 
-def _tool_choice(choice: str) -> dict[str, Any]:
+def _tool_choice(choice: ToolChoice | str) -> dict[str, Any]:
     kinds = {"auto": "auto", "required": "any", "any": "any", "none": "none"}
-    if choice in kinds:
+    if isinstance(choice, str) and choice in kinds:
         return {"type": kinds[choice]}
-    return {"type": "tool", "name": choice}
+    # UseTool (a tool may be named "none"), or an untyped caller's bare tool name
+    name = choice.name if isinstance(choice, UseTool) else choice
+    return {"type": "tool", "name": name}
 
 
 class AnthropicMessages(HTTPProvider):

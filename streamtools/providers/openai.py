@@ -64,7 +64,9 @@ from streamtools.model import (
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    ToolChoice,
     UsageChunk,
+    UseTool,
     sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
@@ -162,10 +164,12 @@ def _call_chunks(tc: _ToolCallDelta, current: Current) -> tuple[list[CallChunk],
     return out, (tc.index, call_id)
 
 
-def _tool_choice(choice: str) -> Any:
+def _tool_choice(choice: ToolChoice | str) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
-    return {"type": "function", "function": {"name": choice}}
+    # UseTool (a tool may be named "none"), or an untyped caller's bare tool name
+    name = choice.name if isinstance(choice, UseTool) else choice
+    return {"type": "function", "function": {"name": name}}
 
 
 def _error_text(error: Any) -> str:

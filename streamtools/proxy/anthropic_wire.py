@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec
+from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -159,7 +159,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
     return specs
 
 
-def _tool_choice(raw: Any) -> tuple[str, bool]:
+def _tool_choice(raw: Any) -> tuple[ToolChoice, bool]:
     """(choice, parallel allowed)."""
     if raw is None:
         return "auto", True
@@ -167,12 +167,12 @@ def _tool_choice(raw: Any) -> tuple[str, bool]:
         raise RequestError(f"unsupported tool_choice {raw!r}")
     parallel = not raw.get("disable_parallel_tool_use")
     kind = raw.get("type")
-    if kind in ("auto", "none"):
-        return str(kind), parallel
+    if kind == "auto" or kind == "none":
+        return kind, parallel
     if kind == "any":
         return "required", parallel
     if kind == "tool" and isinstance(raw.get("name"), str):
-        return str(raw["name"]), parallel
+        return UseTool(raw["name"]), parallel  # even one called "none"
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 

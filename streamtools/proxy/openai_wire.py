@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import SAMPLING, ToolSpec
+from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -40,6 +40,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    keyword_choice,
     optional_number,
     optional_text,
     response_format,
@@ -154,15 +155,16 @@ def _tools(raw: Any) -> list[ToolSpec]:
     return specs
 
 
-def _tool_choice(raw: Any) -> str:
+def _tool_choice(raw: Any) -> ToolChoice:
     if raw is None:
         return "auto"
-    if raw in ("auto", "none", "required"):
-        return str(raw)
+    keyword = keyword_choice(raw)
+    if keyword is not None:
+        return keyword
     if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
         name = raw["function"].get("name")
         if isinstance(name, str):
-            return name
+            return UseTool(name)  # even one called "none"
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 

@@ -6,9 +6,10 @@ Each wire module (``openai_wire``, ``anthropic_wire``) decodes a client's JSON
 body into a ``ProxyCall``: the conversation as a provider-neutral
 ``Transcript`` (past native calls become ``ToolCall`` entries, tool results
 become ``ToolResultMessage``), the tools as ``ToolSpec``, the ``tool_choice``
-reduced to ``auto`` / ``none`` / ``required`` / a tool name, and the sampling
-options. Everything comes from the request: the proxy keeps no state between
-requests, so replicas can sit behind any load balancer.
+reduced to ``auto`` / ``none`` / ``required`` / ``UseTool(name)`` (a named
+choice stays a ``UseTool`` even when the tool is called ``none``), and the
+sampling options. Everything comes from the request: the proxy keeps no state
+between requests, so replicas can sit behind any load balancer.
 
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
@@ -28,17 +29,15 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec
+from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.transcript import Transcript
 
 __all__ = [
     "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "forwarded_format",
-    "json_arguments", "optional_number", "optional_text", "response_format", "sampling_options",
-    "stop_strings", "tool_schema", "tool_spec",
+    "json_arguments", "keyword_choice", "optional_number", "optional_text", "response_format",
+    "sampling_options", "stop_strings", "tool_schema", "tool_spec",
 ]
 
-# "auto" | "none" | "required" | the name of the one tool that must be called
-ToolChoice = str
 
 
 class RequestError(Exception):
@@ -209,15 +208,25 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     response_format: dict[str, Any] | None = None
 
 
+_KEYWORDS: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
+
+
+def keyword_choice(raw: Any) -> ToolChoice | None:
+    """A ``tool_choice`` keyword as the wire gave it (``auto``, ``none``,
+    ``required``), else None: a named choice is a ``UseTool`` (``check_tool_choice``)."""
+    return _KEYWORDS.get(raw) if isinstance(raw, str) else None
+
+
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:
     """Reject a choice that cannot be honoured; ``required`` with no tools is an error
     as it is for the real APIs, ``none``/``auto`` without tools mean plain chat."""
-    if choice in ("auto", "none"):
+    if choice == "auto" or choice == "none":
         return choice
+    named = choice.name if isinstance(choice, UseTool) else choice
     if not tools:
-        raise RequestError(f"tool_choice {choice!r} was given but the request has no tools")
-    if choice != "required" and choice not in {t.name for t in tools}:
-        raise RequestError(f"tool_choice names {choice!r}, which is not among the request's tools")
+        raise RequestError(f"tool_choice {named!r} was given but the request has no tools")
+    if isinstance(choice, UseTool) and named not in {t.name for t in tools}:
+        raise RequestError(f"tool_choice names {named!r}, which is not among the request's tools")
     return choice
 
 

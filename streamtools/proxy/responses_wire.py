@@ -54,7 +54,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec
+from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.parser.jsonscan import WHOLE_ESCAPES
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
@@ -64,6 +64,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    keyword_choice,
     optional_number,
     optional_text,
     response_format,
@@ -238,14 +239,15 @@ def _freeform(tool: dict[str, Any], where: str) -> ToolSpec:
     return ToolSpec(name=spec.name, description=spec.description, parameters=schema)
 
 
-def _tool_choice(raw: Any) -> str:
+def _tool_choice(raw: Any) -> ToolChoice:
     if raw is None:
         return "auto"
-    if raw in ("auto", "none", "required"):
-        return str(raw)
+    keyword = keyword_choice(raw)
+    if keyword is not None:
+        return keyword
     named = isinstance(raw, dict) and raw.get("type") in ("function", "custom")
-    if named and isinstance(raw.get("name"), str):
-        return _qualified(str(raw["name"]), raw.get("namespace"), "tool_choice")
+    if named and isinstance(raw.get("name"), str):  # even one called "none"
+        return UseTool(_qualified(str(raw["name"]), raw.get("namespace"), "tool_choice"))
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 
@@ -359,9 +361,9 @@ def _declared_tools(call: ProxyCall) -> list[dict[str, Any]]:
 def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]:
     """The response object, in progress: what every terminal state starts from."""
     choice: Any = call.tool_choice
-    if choice not in ("auto", "none", "required"):
-        kind = "custom" if choice in call.freeform else "function"
-        choice = {"type": kind, **_named(choice, call.namespaces)}
+    if isinstance(choice, UseTool):
+        kind = "custom" if choice.name in call.freeform else "function"
+        choice = {"type": kind, **_named(choice.name, call.namespaces)}
     return {
         "id": response_id,
         "object": "response",

@@ -77,7 +77,16 @@ from streamtools.events import (
     TextDelta,
     Usage,
 )
-from streamtools.model import FinishChunk, Model, ModelRequest, TextChunk, ToolSpec, UsageChunk
+from streamtools.model import (
+    FinishChunk,
+    Model,
+    ModelRequest,
+    TextChunk,
+    ToolChoice,
+    ToolSpec,
+    UsageChunk,
+    UseTool,
+)
 from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
@@ -98,12 +107,12 @@ async def _no_flush() -> None:
 _encode = msgspec.json.Encoder().encode
 
 
-def choice_instruction(choice: str) -> str | None:
+def choice_instruction(choice: ToolChoice) -> str | None:
+    if isinstance(choice, UseTool):  # a tool may be named "none"
+        return f"In this reply you must call the tool `{choice.name}`."
     if choice == "required":
         return "In this reply you must call at least one of the tools."
-    if choice in ("auto", "none"):
-        return None
-    return f"In this reply you must call the tool `{choice}`."
+    return None
 
 
 def format_instruction(response_format: dict[str, Any] | None) -> str | None:
@@ -123,11 +132,9 @@ def shown_tools(call: ProxyCall) -> list[ToolSpec]:
     """The tools the model is shown: all of them, only the one a named
     ``tool_choice`` names, or none for ``none``."""
     choice = call.tool_choice
-    if choice == "none":
-        return []
-    if choice in ("auto", "required"):
-        return list(call.tools)
-    return [t for t in call.tools if t.name == choice]
+    if isinstance(choice, UseTool):
+        return [t for t in call.tools if t.name == choice.name]
+    return [] if choice == "none" else list(call.tools)
 
 
 def upstream_request(
@@ -238,7 +245,7 @@ class _Attempt:
                 stop=call.stop,
                 id_prefix=turn.prefix,
             )
-        self.hold = call.tool_choice != "auto" and call.tool_choice != "none" and not turn.calls
+        self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
         self.text: list[str] = []  # everything the model wrote, for a re-prompt
         self.wire: dict[int, int] = {}  # parser index -> wire index

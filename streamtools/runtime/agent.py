@@ -42,13 +42,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
 from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
-from streamtools.model import Model, ModelRequest, ToolSpec
+from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
 from streamtools.runtime.executor import Executor
@@ -68,7 +68,14 @@ from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage
 __all__ = ["Agent"]
 
 class Agent:
-    """Runs a model with tools until it answers; see the module docstring."""
+    """Runs a model with tools until it answers; see the module docstring.
+
+    ``tool_choice`` is ``"auto"``, ``"none"`` (no tool is shown or run),
+    ``"required"`` (some call is required before the answer), or the tool that
+    must be called: ``UseTool(name)``, or for short the name itself. A tool
+    named like a keyword (``auto``, ``none``, ``required``) can only be chosen
+    with ``UseTool``; the bare string is the keyword.
+    """
 
     def __init__(
         self,
@@ -83,7 +90,7 @@ class Agent:
         tool_timeout: float | None = 30.0,
         max_concurrency: int = 8,
         stop_at_call: bool = False,
-        tool_choice: str = "auto",
+        tool_choice: str | UseTool = "auto",
         stop: str | Sequence[str] = (),
         temperature: float | None = None,
         max_tokens: int | None = None,
@@ -109,11 +116,7 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.max_concurrency = max_concurrency
         self.stop_at_call = stop_at_call
-        if tool_choice not in ("auto", "none", "required") and tool_choice not in self.registry:
-            raise UsageError(
-                f"tool_choice must be auto, none, required or a tool name, got {tool_choice!r}"
-            )
-        self.tool_choice = tool_choice
+        self.tool_choice = _tool_choice(tool_choice, self.registry)
         # A str is itself a Sequence[str]: taken as one stop string, not its characters.
         self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
         self.temperature = temperature
@@ -266,7 +269,7 @@ class Agent:
             more_tools=rest,
         )
         native_tools = tuple(specs) if self.native and specs else None
-        choice = None
+        choice: ToolChoice | None = None
         if native_tools is not None:
             choice = "none" if final_turn else self.tool_choice
         return ModelRequest(
@@ -283,6 +286,19 @@ class Agent:
         if self.native:
             return NativeDecoder(offered, id_prefix=id_prefix)
         return PromptDecoder(self.dialect, offered, self.stop, id_prefix=id_prefix)
+
+
+def _tool_choice(choice: str | UseTool, registry: ToolRegistry) -> ToolChoice:
+    """The agent's ``tool_choice`` as a request carries it: a keyword, or the
+    ``UseTool`` a bare tool name stands for."""
+    if isinstance(choice, str) and choice in ("auto", "none", "required"):
+        return cast(ToolChoice, choice)
+    name = choice.name if isinstance(choice, UseTool) else choice
+    if name not in registry:
+        raise UsageError(
+            f"tool_choice must be auto, none, required or a tool name, got {choice!r}"
+        )
+    return UseTool(name)
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
