@@ -20,6 +20,8 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``) and
   ``stop_sequence`` (the user stop string hit, never part of the text) and the
   output token count; the ``FinishChunk`` goes out at ``message_stop``.
+* A UTF-16 surrogate pair split across two events (a JavaScript gateway
+  escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
   an error finish carrying the API's type and message.
 * Unknown event types are skipped, as Anthropic's versioning policy asks of
@@ -63,6 +65,7 @@ from streamtools.model import (
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import answerable_only, json_schema_of
+from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["AnthropicMessages"]
 
@@ -252,19 +255,23 @@ class AnthropicMessages(HTTPProvider):
         finish: FinishChunk | None = None
         input_tokens: int | None = None
         tool_blocks: set[int] = set()  # open tool_use blocks: their stop completes the call
+        pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
             if not sse.data or sse.data.isspace():
                 continue
-            event = _decoder.decode(sse.data)
+            event = pairs.decode(sse.data)
             kind = event.type
             if kind == "content_block_delta" and event.delta is not None:
                 d = event.delta
                 if d.type == "text_delta" and d.text:
-                    yield TextChunk(text=d.text)
+                    if text := pairs.join(TEXT, d.text):
+                        yield TextChunk(text=text)
                 elif d.type == "input_json_delta" and d.partial_json:
-                    yield CallChunk(index=event.index, arguments=d.partial_json)
+                    if args := pairs.join(arguments(event.index), d.partial_json):
+                        yield CallChunk(index=event.index, arguments=args)
                 elif d.type == "thinking_delta" and d.thinking:
-                    yield ReasoningChunk(text=d.thinking)
+                    if thinking := pairs.join(REASONING, d.thinking):
+                        yield ReasoningChunk(text=thinking)
             elif kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
                 if block.type == "tool_use":
@@ -274,12 +281,15 @@ class AnthropicMessages(HTTPProvider):
                         index=event.index, id=block.id, name=block.name or None, arguments=args
                     )
                 elif block.type == "text" and block.text:
-                    yield TextChunk(text=block.text)
+                    if text := pairs.join(TEXT, block.text):
+                        yield TextChunk(text=text)
                 elif block.type == "thinking" and block.thinking:
-                    yield ReasoningChunk(text=block.thinking)
+                    if thinking := pairs.join(REASONING, block.thinking):
+                        yield ReasoningChunk(text=thinking)
             elif kind == "content_block_stop" and event.index in tool_blocks:
                 tool_blocks.discard(event.index)
-                yield CallChunk(index=event.index, done=True)
+                lost = pairs.close(arguments(event.index))
+                yield CallChunk(index=event.index, arguments=lost, done=True)
             elif kind == "message_start" and event.message and event.message.usage:
                 usage = event.message.usage
                 input_tokens = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0)
@@ -295,6 +305,8 @@ class AnthropicMessages(HTTPProvider):
                         input_tokens=input_tokens, output_tokens=event.usage.output_tokens
                     )
             elif kind == "message_stop":
+                for chunk in pairs.rest():
+                    yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
             elif kind == "error":
@@ -304,4 +316,6 @@ class AnthropicMessages(HTTPProvider):
                 return
             # ping, other blocks' stops and unknown event types carry nothing for us
         if finish is not None:
+            for chunk in pairs.rest():
+                yield chunk
             yield finish

@@ -32,6 +32,8 @@ honoured:
 * A ``tool`` message that answers no native call of the assistant message
   before it (prompt dialects send results that way) goes as user text, which
   the API accepts (see ``streamtools.providers.bodies``).
+* A UTF-16 surrogate pair split across two events (a JavaScript gateway
+  escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
 
@@ -71,6 +73,7 @@ from streamtools.model import (
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import answerable_only, function_tools, json_schema_of
+from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["OpenAIChat"]
 
@@ -143,7 +146,9 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
 Current = tuple[int, str | None] | None  # the call being streamed: (index, id)
 
 
-def _call_chunks(tc: _ToolCallDelta, current: Current) -> tuple[list[CallChunk], Current]:
+def _call_chunks(
+    tc: _ToolCallDelta, current: Current, pairs: SurrogatePairs[_Event]
+) -> tuple[list[CallChunk], Current]:
     """The chunks for one tool-call delta (a ``done`` first if it starts another
     call) and the call being streamed after it."""
     out: list[CallChunk] = []
@@ -151,7 +156,7 @@ def _call_chunks(tc: _ToolCallDelta, current: Current) -> tuple[list[CallChunk],
     if current is not None:
         index, known = current
         if index != tc.index or (call_id and known and call_id != known):
-            out.append(CallChunk(index=index, done=True))
+            out.append(CallChunk(index=index, arguments=pairs.close(arguments(index)), done=True))
         else:
             call_id = known or call_id
     fn = tc.function
@@ -159,7 +164,8 @@ def _call_chunks(tc: _ToolCallDelta, current: Current) -> tuple[list[CallChunk],
     if isinstance(args, dict):
         args = msgspec.json.encode(args).decode()
     name = (fn.name or None) if fn is not None else None
-    chunk = CallChunk(index=tc.index, id=tc.id or None, name=name, arguments=args or "")
+    args = pairs.join(arguments(tc.index), args) if args else ""
+    chunk = CallChunk(index=tc.index, id=tc.id or None, name=name, arguments=args)
     out.append(chunk)
     return out, (tc.index, call_id)
 
@@ -274,6 +280,7 @@ class OpenAIChat(HTTPProvider):
         finish: FinishChunk | None = None
         # Calls arrive one after another: a delta for another call completes this one.
         current: Current = None
+        pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
             data = sse.data
             if sse.event == "error":
@@ -282,9 +289,11 @@ class OpenAIChat(HTTPProvider):
             if not data or data.isspace():
                 continue
             if data == "[DONE]":
+                for chunk in pairs.rest():
+                    yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
-            event = _decoder.decode(data)
+            event = pairs.decode(data)
             if event.error is not None:
                 yield FinishChunk(reason="error", message=_error_text(event.error))
                 return
@@ -292,19 +301,20 @@ class OpenAIChat(HTTPProvider):
                 choice = event.choices[0]
                 delta = choice.delta
                 if delta is not None:
-                    if delta.reasoning_content:
-                        yield ReasoningChunk(text=delta.reasoning_content)
-                    elif delta.reasoning:
-                        yield ReasoningChunk(text=delta.reasoning)
-                    if delta.content:
-                        yield TextChunk(text=delta.content)
+                    reasoning = delta.reasoning_content or delta.reasoning
+                    if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
+                        yield ReasoningChunk(text=reasoning)
+                    if delta.content and (text := pairs.join(TEXT, delta.content)):
+                        yield TextChunk(text=text)
                     for tc in delta.tool_calls or ():
-                        call_chunks, current = _call_chunks(tc, current)
+                        call_chunks, current = _call_chunks(tc, current, pairs)
                         for call_chunk in call_chunks:
                             yield call_chunk
                 if choice.finish_reason:
                     if current is not None:
-                        yield CallChunk(index=current[0], done=True)
+                        index = current[0]
+                        lost = pairs.close(arguments(index))
+                        yield CallChunk(index=index, arguments=lost, done=True)
                         current = None
                     reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
                     stop_seq = choice.stop_reason if isinstance(choice.stop_reason, str) else None
@@ -315,4 +325,6 @@ class OpenAIChat(HTTPProvider):
                     output_tokens=event.usage.completion_tokens,
                 )
         if finish is not None:
+            for chunk in pairs.rest():
+                yield chunk
             yield finish
