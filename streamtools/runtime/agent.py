@@ -12,9 +12,12 @@ wait for the tools. Then the transcript gets the assistant reply (visible
 text, with the raw text of any failed call left in place so that a repair
 prompt refers to something the model can see; reasoning; calls with their
 raw text) and the results paired by call id, in call order, whatever order
-they finished in. Call ids are unique across the whole transcript
-(``call_<reply>_<n>``, counting the replies already in a transcript passed
-in), so pairing by id stays unambiguous.
+they finished in. Ids are unique within a reply, which is where results are
+paired (``prompts.project`` pairs results with the reply they follow). Ids we
+make are unique across the whole transcript (``call_<reply>_<n>``, counting
+the replies already in a transcript passed in); in native mode a provider's
+own ids are kept, as its API expects them back, and may repeat in later
+replies (``call_0`` every turn), so nothing across turns is keyed by id.
 
 Deciding what comes next, in order (``streamtools.runtime.repair`` has the
 wording and the bounds):

@@ -151,8 +151,10 @@ class RepairState:
     redirected: bool = False
     stopping: bool = False
     calls_run: int = 0
-    # signature -> id of the first call with it, to quote that call's result
-    seen: dict[str, str] = field(default_factory=dict)
+    # The signatures of the calls run so far, and their results, to quote to a
+    # repeat. By signature, not call id: a provider may reuse ids across turns
+    # (every reply's first call ``call_0``), so an id can name several calls.
+    seen: set[str] = field(default_factory=set)
     results: dict[str, str] = field(default_factory=dict)
 
     def can_repair(self) -> bool:

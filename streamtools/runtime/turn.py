@@ -25,7 +25,13 @@ exception itself, not an exception group. A stream that *finishes* with
 ladder handles.
 
 Repeated identical calls are caught here, before they run (see
-``streamtools.runtime.repair``).
+``streamtools.runtime.repair``), by their signature (name and arguments).
+
+Call ids. ``Reply.offsets`` and ``Reply.outcomes`` are keyed by call id for
+one reply only, where ids are unique: the parser numbers its calls, and
+``NativeCalls`` gives a call whose provider id an earlier call of the same
+reply has a fresh one. Nothing that outlives the turn is keyed by id, since a
+provider may use the same ids again in its next reply (``call_0`` every turn).
 """
 
 from __future__ import annotations
@@ -214,14 +220,14 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     if repair.stopping:
         await _refuse(ctx, call, reply, repeat_stop(call.name))
         return
-    first = repair.seen.get(signature)
-    if first is None:
-        repair.seen[signature] = call.id
-        tools.start_soon(_run_tool, ctx, call, reply)
+    if signature not in repair.seen:
+        repair.seen.add(signature)
+        tools.start_soon(_run_tool, ctx, call, reply, signature)
         return
     if not repair.redirected:
         repair.redirected = True
-        message = repeat_redirect(call.name, repair.results.get(first))
+        # None while the first call still runs (a repeat in the same reply)
+        message = repeat_redirect(call.name, repair.results.get(signature))
         await ctx.emit(Retry(turn=ctx.turn, reason="repeated_call", message=message))
         await _refuse(ctx, call, reply, message)
         return
@@ -237,12 +243,12 @@ async def _refuse(ctx: TurnContext, call: CallEnd, reply: Reply, message: str) -
     await ctx.emit(failed)
 
 
-async def _run_tool(ctx: TurnContext, call: CallEnd, reply: Reply) -> None:
+async def _run_tool(ctx: TurnContext, call: CallEnd, reply: Reply, signature: str) -> None:
     outcome = await ctx.executor.execute(call)
     reply.outcomes[call.id] = outcome
     ctx.repair.calls_run += 1
     if isinstance(outcome, ToolResult):
-        ctx.repair.results[call.id] = outcome.content
+        ctx.repair.results[signature] = outcome.content
     else:
-        ctx.repair.results[call.id] = outcome.message
+        ctx.repair.results[signature] = outcome.message
     await ctx.emit(outcome)
