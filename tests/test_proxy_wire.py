@@ -510,7 +510,9 @@ def test_anthropic_request_decoding() -> None:
         SystemMessage(content="Be brief."),
         UserMessage(content="Weather?"),
         AssistantMessage(
-            text="Checking.", calls=(ToolCall(id="t1", name="weather", arguments={"city": "Oslo"}),)
+            text="Checking.",
+            # after the 9 characters of text before it (``offset``)
+            calls=(ToolCall(id="t1", name="weather", arguments={"city": "Oslo"}, offset=9),),
         ),
         ToolResultMessage(call_id="t1", name="weather", content="boom", is_error=True),
         UserMessage(content="And tomorrow?"),

@@ -3,9 +3,12 @@
 Theory of operation
 -------------------
 ``decode_request`` turns a ``POST /v1/messages`` body into a ``ProxyCall``.
-``tool_use`` blocks of assistant turns become ``ToolCall`` entries and
-``tool_result`` blocks of user turns become ``ToolResultMessage`` (the tool's
-name comes from the ``tool_use`` with the same id earlier in the same request).
+``tool_use`` blocks of assistant turns become ``ToolCall`` entries, each with
+its ``offset`` (the length of the text blocks before it, joined as the reply's
+text), so a turn of [text, tool_use, text, tool_use] is written back to the
+model in that order; ``tool_result`` blocks of user turns become
+``ToolResultMessage`` (the tool's name comes from the ``tool_use`` with the
+same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
 signatures); images and documents are refused with a 400, since the upstream
 reads text only.
@@ -104,17 +107,23 @@ def _messages(raw: Any, system: Any) -> Transcript:
         blocks = _blocks(msg.get("content"), where)
         if msg["role"] == "assistant":
             texts: list[str] = []
+            written = 0  # characters of text before the next block
             calls: list[ToolCall] = []
             for block in blocks:
                 kind = block.get("type")
                 if kind == "text":
                     texts.append(str(block.get("text", "")))
+                    written += len(texts[-1])
                 elif kind == "tool_use":
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
                     if not isinstance(call_id, str) or not isinstance(name, str):
                         raise RequestError(f"{where}: tool_use needs string 'id' and 'name'")
                     arguments = args if isinstance(args, dict) else {}
-                    calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                    # offset: where the call stood among the text blocks, so that
+                    # a text dialect writes the reply back in the model's order
+                    calls.append(
+                        ToolCall(id=call_id, name=name, arguments=arguments, offset=written)
+                    )
                     names[call_id] = name
                 elif kind not in ("thinking", "redacted_thinking"):
                     raise RequestError(f"{where}: block of type {kind!r} is not supported")

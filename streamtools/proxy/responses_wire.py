@@ -5,9 +5,12 @@ Theory of operation
 ``decode_request`` turns a ``POST /v1/responses`` body into a ``ProxyCall``.
 ``instructions`` become the system message; ``input`` is a string (one user
 message) or a list of items: messages of any role, ``function_call`` items
-(consecutive ones, and a ``function_call`` right after an assistant message,
-form one assistant turn) and ``function_call_output`` items, paired by
-``call_id`` as the chat wire pairs ``tool_call_id``. ``reasoning`` items are
+(consecutive ones, a ``function_call`` right after an assistant message, and an
+assistant message right after a turn's calls, before their outputs, form one
+assistant turn, each call at its ``offset`` into the turn's joined text, so
+that interleaved text and calls are written back in order) and
+``function_call_output`` items, paired by ``call_id`` as the chat wire pairs
+``tool_call_id``. ``reasoning`` items are
 dropped: the upstream's reasoning is not forwarded either. Function tools are
 flat (``{"type": "function", "name", "parameters"}``). A ``custom`` tool (raw
 text input, such as Codex's ``apply_patch``) is shown to the model as a tool
@@ -188,7 +191,14 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             elif role == "user":
                 transcript.add(UserMessage(content=text))
             elif role == "assistant":
-                transcript.add(AssistantMessage(text=text))
+                last = transcript.messages[-1] if transcript.messages else None
+                if isinstance(last, AssistantMessage) and last.calls:
+                    # text after the turn's calls, before their outputs: the same
+                    # turn, its calls keeping their offsets into the joined text
+                    merged = AssistantMessage(text=last.text + text, calls=last.calls)
+                    transcript.messages[-1] = merged
+                else:
+                    transcript.add(AssistantMessage(text=text))
             else:
                 raise RequestError(f"{where}: unsupported role {role!r}")
         elif kind in ("function_call", "custom_tool_call"):
@@ -196,6 +206,7 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             names[call.id] = call.name
             last = transcript.messages[-1] if transcript.messages else None
             if isinstance(last, AssistantMessage):  # the same assistant turn
+                call = msgspec.structs.replace(call, offset=len(last.text))  # after its text
                 calls = (*last.calls, call)
                 transcript.messages[-1] = AssistantMessage(text=last.text, calls=calls)
             else:
