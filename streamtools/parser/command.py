@@ -78,6 +78,7 @@ class CommandBody(JsonCallBody):
             self.call.fail(raw, *failure, self.out)
         else:
             self.call.complete(raw, self.out, example=" " + self.example)
+        self.env.detach()
         return i
 
     def prefix(self, s: str, i: int) -> int:

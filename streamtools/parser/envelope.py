@@ -29,8 +29,8 @@ import msgspec
 from streamtools.parser.jsonscan import VALUE_DONE, ValueScanner
 
 __all__ = [
-    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "REASONING", "TEXT", "Envelope", "EnvelopeSink",
-    "Jumps", "role_prefixes",
+    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "REASONING", "TEXT", "Envelope",
+    "EnvelopeSink", "Jumps", "role_prefixes",
 ]
 
 _SPACE = " \t\r\n"
@@ -44,6 +44,7 @@ NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
 IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
+NO_HOLDS: frozenset[str] = frozenset()  # ``Envelope.holds`` where nothing is held whole
 
 
 class EnvelopeSink(Protocol):
@@ -52,6 +53,22 @@ class EnvelopeSink(Protocol):
     def on_name(self, name: object) -> None: ...
     def on_args(self, text: str) -> None: ...
     def on_text(self, text: str, reasoning: bool) -> None: ...
+
+
+class _Detached:
+    """The sink of an envelope whose call is over: it hears nothing."""
+
+    def on_name(self, name: object) -> None:
+        pass
+
+    def on_args(self, text: str) -> None:
+        pass
+
+    def on_text(self, text: str, reasoning: bool) -> None:
+        pass
+
+
+_DETACHED = _Detached()
 
 
 class Jumps:
@@ -146,6 +163,12 @@ class Envelope:
     @property
     def done(self) -> bool:
         return self.state == _E_DONE
+
+    def detach(self) -> None:
+        """The call is over: let go of the sink. The body and its envelope refer
+        to each other; broken, a finished call is freed as soon as the parser
+        drops it, not by the cycle collector (a few percent of a parse)."""
+        self.sink = _DETACHED
 
     def after_value(self) -> None:
         """Resume after the first member, which someone else read."""
@@ -266,6 +289,17 @@ class Envelope:
                     return len(name) < _NAME_HOLD and '"' not in name and "\\" not in name
             return False
         return self.state == _E_AFTER and not self.path and rest in jumps.args_prefixes
+
+    def holds(self) -> frozenset[str]:
+        """The texts ``waits`` holds whatever else is true, as one set (a body's
+        ``holds``: one lookup, where ``waits`` is a call and a few tests)."""
+        jumps = self.jumps
+        if jumps is not None:
+            if self.state == _E_OPEN:
+                return jumps.head_prefixes
+            if self.state == _E_AFTER and not self.path:
+                return jumps.args_prefixes
+        return NO_HOLDS
 
     def take_head(self, s: str) -> int:
         """The head that ``s`` completes, taken without the steps, for a body's fast

@@ -33,7 +33,7 @@ import re
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
-from streamtools.parser.envelope import ARGS, NAME
+from streamtools.parser.envelope import ARGS, NAME, NO_HOLDS
 from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
 
 __all__ = ["INLINE_JSON", "InlineJsonBody"]
@@ -79,6 +79,9 @@ class InlineJsonBody(JsonCallBody):
     def _head_arriving(self, rest: str) -> bool:
         """At the window's start, ``rest`` may still grow into a common head."""
         return self.w == _W_KEY_QUOTE and self.k == 0 and rest in _HEAD_PREFIXES
+
+    def prefix_holds(self) -> frozenset[str]:
+        return _HEAD_PREFIXES if self.w == _W_KEY_QUOTE and self.k == 0 else NO_HOLDS
 
     def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
         if (

@@ -39,6 +39,7 @@ from streamtools.parser.calls import (
 )
 from streamtools.parser.envelope import (
     ENVELOPE_DONE,
+    NO_HOLDS,
     Envelope,
     Jumps,
     role_prefixes,
@@ -61,10 +62,19 @@ class JsonCallBody(JsonFastPaths, CallBody):
     prefixes: frozenset[tuple[str, ...]] = frozenset()  # of ``roles``, once per class
     jumps: Jumps | None = None  # the envelope head's regexes, once per class
 
+    suffix_holds: frozenset[str] = NO_HOLDS  # ``holds`` in the suffix, once per class
+
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         cls.prefixes = role_prefixes(cls.roles)
         cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes)
+        if cls.close is not None:
+            # the closing marker still arriving, after the layout models write
+            close = cls.close
+            cls.suffix_holds = frozenset(
+                space + close[:k] for space in ("", " ", "\n", "\r\n", "\n\n")
+                for k in range(len(close))
+            ) - {""}
 
     def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
         super().__init__(ctx, marker)
@@ -79,6 +89,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.args_given = False
         self.text_given = False
         self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
+        self.holds = NO_HOLDS  # see ``_settle``: what ``fast`` holds whole by one lookup
 
     # -- envelope sink ------------------------------------------------------------
 
@@ -131,6 +142,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
             self.call.fail(raw, *failure, self.out)
         else:
             self.envelope_done(raw)
+        self.env.detach()
 
     def _error(self, reason: str, message: str) -> None:
         hint = f" {self.example}" if self.example else ""
@@ -148,6 +160,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
                 if self.status != RUNNING:  # rejected, or the prefix ended the call
                     if self.status == REJECTED:
                         self.record(s, pos, j)
+                    self.env.detach()
                     return j
                 if j == i and self.phase == PREFIX:
                     break

@@ -14,7 +14,9 @@ with its envelope and scanner loops). ``fast(delta)`` tries, in order:
   moved) says such a string is open, never reaches the body: the core's lane
   (``Parser.feed``) takes it with three ``in``-class tests;
 * **held text**: an envelope head written the usual way (``{"na``, ``, "argu``;
-  ``Envelope.waits``) or a closing marker still arriving is held whole;
+  ``Envelope.waits``) or a closing marker still arriving is held whole. The
+  commonest of these spellings are one set lookup (``holds``, kept with
+  ``streaming`` by ``_settle`` and by the paths below that move the state);
 * **the head completing** (``_fast_head``): the tool name's closing quote
   (CallStart) or the arguments' ``{``, read by the envelope's head regexes;
 * **punctuation, keys and scalars** in the arguments (``_fast_args``): the
@@ -38,7 +40,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import Call
-from streamtools.parser.envelope import ARGS, IN_VALUE, REASONING, TEXT, Envelope
+from streamtools.parser.envelope import ARGS, IN_VALUE, NO_HOLDS, REASONING, TEXT, Envelope
 from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, WHOLE_ESCAPES, ValueScanner
 
 __all__ = ["ENVELOPE", "PREFIX", "SKIP", "SUFFIX", "JsonFastPaths"]
@@ -66,6 +68,8 @@ class JsonFastPaths:
     call: Call
     phase: int
     streaming: int
+    holds: frozenset[str]
+    suffix_holds: frozenset[str]
     close: str | None
     raw: list[str]
     size: int
@@ -74,6 +78,10 @@ class JsonFastPaths:
     text_given: bool
 
     # -- dialect hook -------------------------------------------------------------
+
+    def prefix_holds(self) -> frozenset[str]:
+        """``holds`` in the prefix phase: buffers ``fast_prefix`` holds whole."""
+        return NO_HOLDS
 
     def fast_prefix(self, delta: str) -> list[ParserEvent] | None:
         """``fast`` in the prefix phase: events for a delta the prefix takes whole
@@ -99,6 +107,11 @@ class JsonFastPaths:
             return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
+            if delta in self.holds:
+                # a head or closing marker still arriving, spelled the usual way:
+                # held whole, one set lookup (the tests below hold it too, slower)
+                self.rest = delta
+                return []
             if self.phase == PREFIX:
                 return self.fast_prefix(delta)
             if self.phase == SUFFIX:
@@ -171,12 +184,15 @@ class JsonFastPaths:
         self.size += j
         if env.state != IN_VALUE:  # the name: the rest (the start of the arguments) waits
             self.rest = delta[j:]
+            self.holds = env.holds()
             return out
         events = self._fast_args(env.sub, delta[j:])  # from the arguments' "{"
         if events is None:  # "}" or a syntax error follows: the machine reports it
             env.resume(key, role)
             self.raw.pop()
             self.size -= j
+        else:
+            self.holds = NO_HOLDS
         return events
 
     def _fast_args(self, sub: ValueScanner, delta: str) -> list[ParserEvent] | None:
@@ -229,6 +245,9 @@ class JsonFastPaths:
         if k > j:  # the envelope's "}" as well
             env.end_object()
             self.phase = SUFFIX
+            self.holds = self.suffix_holds
+        else:
+            self.holds = env.holds()
         self.rest = delta[k:]
         self.raw.append(delta[:k])
         self.size += k
@@ -246,6 +265,7 @@ class JsonFastPaths:
         if k <= 0 or not env.end_object():
             return None
         self.phase = SUFFIX
+        self.holds = self.suffix_holds
         self.rest = delta[k:]
         self.raw.append(delta[:k])
         self.size += k
@@ -265,17 +285,31 @@ class JsonFastPaths:
         return k if len(tail) < len(close) and close.startswith(tail) else -1
 
     def _settle(self) -> None:
-        """After the machine or the scanner moved: is the body now inside a string
-        of a started call's arguments, or of a text or reasoning member past its
-        first piece (``streaming``, the shortest fast path)?"""
+        """After the machine moved: is the body now inside a string of a started
+        call's arguments, or of a text or reasoning member past its first piece
+        (``streaming``, the shortest fast path)? What does it hold whole
+        (``holds``)?"""
         env = self.env
-        role = env.role
-        self.streaming = (
-            role
-            if self.phase == ENVELOPE and env.state == IN_VALUE and env.sub.state == IN_STRING
-            and (
-                (role == ARGS and self.call.started)
-                or ((role == TEXT or role == REASONING) and not env.first)
+        phase = self.phase
+        if phase == ENVELOPE and env.state == IN_VALUE:
+            self.holds = NO_HOLDS
+            role = env.role
+            self.streaming = (
+                role
+                if env.sub.state == IN_STRING
+                and (
+                    (role == ARGS and self.call.started)
+                    or ((role == TEXT or role == REASONING) and not env.first)
+                )
+                else 0
             )
-            else 0
-        )
+            return
+        self.streaming = 0
+        if phase == ENVELOPE:
+            self.holds = env.holds()
+        elif phase == SUFFIX:
+            self.holds = self.suffix_holds
+        elif phase == PREFIX:
+            self.holds = self.prefix_holds()
+        else:
+            self.holds = NO_HOLDS
