@@ -21,6 +21,7 @@ from streamtools.model import (
     ReasoningChunk,
     TextChunk,
     UsageChunk,
+    UseTool,
 )
 from streamtools.runtime import Replay, record
 from streamtools.runtime.recording import Header, encode_chunk, encode_header, load, parse
@@ -156,6 +157,25 @@ def test_bad_recordings_are_reported(tmp_path: Path) -> None:
         parse(b'{"type":"header","format":"other","version":1}\n')
     with pytest.raises(UsageError, match="speed must be positive"):
         Replay(tmp_path / "x", speed=0)
+
+
+def test_a_recording_that_names_its_tool_choice_as_a_bare_string_still_loads() -> None:
+    """Recordings written before ``UseTool`` carry a named choice as a string."""
+    old = (
+        b'{"type":"header","format":"streamtools.recording","version":1,"provider":"p",'
+        b'"turn":1,"request":{"messages":[{"role":"user","content":"hi"}],'
+        b'"tool_choice":"search"},"t":0}\n{"type":"text","text":"x","t":0.1}\n'
+    )
+    [segment] = parse(old)
+    assert segment.header.request is not None
+    assert segment.header.request.tool_choice == UseTool("search")
+    assert [c.chunk for c in segment.chunks] == [TextChunk(text="x")]
+    keyword = old.replace(b'"search"', b'"required"')
+    [segment] = parse(keyword)
+    assert segment.header.request is not None
+    assert segment.header.request.tool_choice == "required"
+    with pytest.raises(UsageError, match="not a recording line"):
+        parse(old.replace(b'"search"', b"7"))
 
 
 _text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=8)

@@ -97,7 +97,10 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
         if not line.strip():
             continue
         try:
-            item = _line_decoder.decode(line)
+            try:
+                item = _line_decoder.decode(line)
+            except msgspec.ValidationError:
+                item = _named_choice_header(line)
             offset = _offset_decoder.decode(line).t
         except msgspec.ValidationError as exc:
             raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
@@ -114,6 +117,19 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
         else:
             segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
     return segments
+
+
+def _named_choice_header(line: bytes) -> Header:
+    """A header recorded before ``UseTool``, whose request names its tool choice
+    as a bare string (``"tool_choice": "search"``): read as ``UseTool("search")``.
+    Anything else raises the decoder's ``ValidationError`` again."""
+    data = msgspec.json.decode(line)
+    request = data.get("request") if isinstance(data, dict) else None
+    choice = request.get("tool_choice") if isinstance(request, dict) else None
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        request["tool_choice"] = {"name": choice}  # type: ignore[index]
+        return msgspec.convert(data, Header)
+    return _line_decoder.decode(line)  # type: ignore[return-value]
 
 
 def load(path: str | Path) -> list[Segment]:
