@@ -108,3 +108,90 @@ def test_responses_items_keep_their_order_in_one_turn() -> None:
     assert len(replies) == 1 and replies[0].text == FIRST + THEN
     assert [c.offset for c in replies[0].calls] == [len(FIRST), len(FIRST + THEN)]
     _in_order(_assistant_text(call.transcript))
+
+
+def test_responses_turn_that_opens_with_a_call_keeps_it_first() -> None:
+    # [function_call, message, function_call]: the first call stood before any text
+    call = responses_wire.decode_request(
+        {
+            "model": "m",
+            "input": [
+                {"role": "user", "content": "Weather in Paris and Oslo?"},
+                {
+                    "type": "function_call",
+                    "call_id": "c1",
+                    "name": "weather",
+                    "arguments": '{"city": "Paris"}',
+                },
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": THEN}],
+                },
+                {
+                    "type": "function_call",
+                    "call_id": "c2",
+                    "name": "weather",
+                    "arguments": '{"city": "Oslo"}',
+                },
+                {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+                {"type": "function_call_output", "call_id": "c2", "output": "rain"},
+            ],
+            "tools": [{"type": "function", "name": "weather", "parameters": SCHEMA}],
+        }
+    )
+    replies = [m for m in call.transcript.messages if isinstance(m, AssistantMessage)]
+    assert len(replies) == 1 and replies[0].text == THEN
+    assert [c.offset for c in replies[0].calls] == [0, len(THEN)]
+    text = _assistant_text(call.transcript)
+    places = [text.find(s) for s in ('"Paris"', THEN, '"Oslo"')]
+    assert -1 not in places and places == sorted(places), text
+
+
+def test_anthropic_consecutive_assistant_messages_are_one_turn() -> None:
+    # The Messages API combines consecutive turns of one role: the results that
+    # follow answer the calls of both messages.
+    call = anthropic_wire.decode_request(
+        {
+            "model": "m",
+            "max_tokens": 50,
+            "messages": [
+                {"role": "user", "content": "Weather in Paris and Oslo?"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": FIRST},
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "weather",
+                            "input": {"city": "Paris"},
+                        },
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": THEN},
+                        {
+                            "type": "tool_use",
+                            "id": "t2",
+                            "name": "weather",
+                            "input": {"city": "Oslo"},
+                        },
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "sunny"},
+                        {"type": "tool_result", "tool_use_id": "t2", "content": "rain"},
+                    ],
+                },
+            ],
+        }
+    )
+    replies = [m for m in call.transcript.messages if isinstance(m, AssistantMessage)]
+    assert len(replies) == 1 and replies[0].text == FIRST + THEN
+    assert [c.offset for c in replies[0].calls] == [len(FIRST), len(FIRST + THEN)]
+    _in_order(_assistant_text(call.transcript))

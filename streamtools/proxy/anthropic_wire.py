@@ -6,7 +6,8 @@ Theory of operation
 ``tool_use`` blocks of assistant turns become ``ToolCall`` entries, each with
 its ``offset`` (the length of the text blocks before it, joined as the reply's
 text), so a turn of [text, tool_use, text, tool_use] is written back to the
-model in that order; ``tool_result`` blocks of user turns become
+model in that order (consecutive assistant messages are one turn, as the API
+combines them); ``tool_result`` blocks of user turns become
 ``ToolResultMessage`` (the tool's name comes from the ``tool_use`` with the
 same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
@@ -109,6 +110,12 @@ def _messages(raw: Any, system: Any) -> Transcript:
             texts: list[str] = []
             written = 0  # characters of text before the next block
             calls: list[ToolCall] = []
+            last = transcript.messages[-1] if transcript.messages else None
+            if i and raw[i - 1].get("role") == "assistant" and isinstance(last, AssistantMessage):
+                # The API combines consecutive turns of one role: this message
+                # continues the one before, whose calls the next results answer.
+                transcript.messages.pop()
+                texts, written, calls = [last.text], len(last.text), list(last.calls)
             for block in blocks:
                 kind = block.get("type")
                 if kind == "text":

@@ -209,7 +209,8 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
                 call = msgspec.structs.replace(call, offset=len(last.text))  # after its text
                 calls = (*last.calls, call)
                 transcript.messages[-1] = AssistantMessage(text=last.text, calls=calls)
-            else:
+            else:  # a turn that opens with a call: before any text that follows
+                call = msgspec.structs.replace(call, offset=0)
                 transcript.add(AssistantMessage(text="", calls=(call,)))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = item.get("call_id")
