@@ -284,6 +284,26 @@ async def test_native_mode_maps_call_chunks() -> None:
     assert TurnStart(turn=2) in events
 
 
+@pytest.mark.parametrize("choice", ["required", "add"])
+async def test_native_forced_choice_is_lifted_once_a_call_has_run(
+    anyio_backend: str, choice: str
+) -> None:
+    """A native API that is sent ``required`` (or a named tool) must call a tool:
+    sent again after the call ran, the model could never answer, and the run
+    would end in ``BudgetExceeded``. The requirement holds until a call has run."""
+    call: list[Chunk] = [
+        CallChunk(index=0, id="n1", name="add", arguments='{"a": 1, "b": 2}'),
+        FinishChunk(reason="tool_calls"),
+    ]
+    model = ScriptedModel(["No call.", call, "3."])
+    events = await collect(Agent(model, [add], native=True, tool_choice=choice), "1+2?")
+    assert events[-1] == Final(text="3.", turns=3)
+    forced = model.requests[0].tool_choice
+    assert forced == choice or getattr(forced, "name", None) == choice
+    # the re-prompt after the answer without a call is still forced; the answer is not
+    assert [r.tool_choice for r in model.requests] == [forced, forced, "auto"]
+
+
 async def test_request_options_and_argument_checks() -> None:
     model = ScriptedModel(["hi"])
     agent = Agent(

@@ -77,7 +77,9 @@ class Agent:
     ``"required"`` (some call is required before the answer), or the tool that
     must be called: ``UseTool(name)``, or for short the name itself. A tool
     named like a keyword (``auto``, ``none``, ``required``) can only be chosen
-    with ``UseTool``; the bare string is the keyword.
+    with ``UseTool``; the bare string is the keyword. In native mode a forced
+    choice goes in the request until a call has run, then ``auto``: a model
+    still forced to call a tool could never give its answer.
     """
 
     def __init__(
@@ -191,7 +193,8 @@ class Agent:
                     tool_request=requested_tools,
                 )
                 try:
-                    reply = await run_turn(ctx, self._request(transcript, specs, final_turn))
+                    request = self._request(transcript, specs, final_turn, repair)
+                    reply = await run_turn(ctx, request)
                 except Exception:
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
@@ -251,7 +254,11 @@ class Agent:
         return None
 
     def _request(
-        self, transcript: Transcript, specs: Sequence[ToolSpec], final_turn: bool
+        self,
+        transcript: Transcript,
+        specs: Sequence[ToolSpec],
+        final_turn: bool,
+        repair: RepairState,
     ) -> ModelRequest:
         stop = list(self.stop)
         marker = self.renderer.stop_marker
@@ -274,7 +281,11 @@ class Agent:
         native_tools = tuple(specs) if self.native and specs else None
         choice: ToolChoice | None = None
         if native_tools is not None:
+            # A forced choice (required, a named tool) holds until a call has run:
+            # sent after that, it would leave the model no way to answer.
             choice = "none" if final_turn else self.tool_choice
+            if choice != "none" and repair.calls_run:
+                choice = "auto"
         return ModelRequest(
             messages=tuple(messages),
             stop=tuple(stop),
