@@ -12,12 +12,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["json_object", "main"]
+__all__ = [
+    "LOG_LEVELS", "at_least", "http_url", "json_object", "log_level", "main", "port",
+    "positive_number",
+]
+
+# uvicorn's log levels (``--log-level``); it fails with a KeyError on any other
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 # name -> (module, one-line help); the module's register() builds the rest.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -38,6 +46,61 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
     return value
+
+
+def at_least(low: int) -> Any:
+    """An ``argparse`` type: a whole number of at least ``low`` (``--workers``: 1)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return whole
+
+
+def positive_number(text: str) -> float:
+    """An ``argparse`` type: a finite number above zero (``--timeout``, ``--speed``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def port(text: str) -> int:
+    """An ``argparse`` type: a TCP port, 0 (any free one) to 65535."""
+    value: int = at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
+    return value
+
+
+def http_url(text: str) -> str:
+    """An ``argparse`` type: an http(s) URL with a host (``--upstream``, ``--base-url``).
+    Checked here: httpx would refuse each request, and an empty one would fall
+    back to a provider's public default."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"expected an http:// or https:// URL with a host, got {text!r}"
+        )
+    return text
+
+
+def log_level(text: str) -> str:
+    """An ``argparse`` type: one of ``LOG_LEVELS``, in any case."""
+    if text.lower() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(LOG_LEVELS)}, got {text!r}"
+        )
+    return text.lower()
 
 
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:

@@ -39,7 +39,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from streamtools.cli import json_object
+from streamtools.cli import at_least, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
 from streamtools.model import Model
@@ -205,7 +205,9 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--base-url", default=None, help="API base URL (default per provider)")
+    parser.add_argument(
+        "--base-url", type=http_url, default=None, help="API base URL (default per provider)"
+    )
     parser.add_argument("--model", required=True, help="model name as the server knows it")
     parser.add_argument(
         "--provider",
@@ -272,7 +274,9 @@ def register(subparsers: Any) -> None:
         help="fields added to every request, as a JSON object merged one level deep, "
         """e.g. '{"options": {"num_ctx": 16384}}' for Ollama""",
     )
-    parser.add_argument("--max-turns", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    parser.add_argument("--max-turns", type=at_least(1), default=8)
+    parser.add_argument(
+        "--timeout", type=positive_number, default=120.0, help="seconds (default 120)"
+    )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     parser.set_defaults(func=_run)

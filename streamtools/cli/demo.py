@@ -40,6 +40,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import anyio
 
 import streamtools
+from streamtools.cli import positive_number
 from streamtools.errors import UsageError
 from streamtools.model import Chunk, ModelRequest
 from streamtools.runtime import Agent, Replay, RunResult, record
@@ -265,9 +266,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"recorded {result.turns} turns to {args.author}")
         return 0
     speed = None if args.instant else args.speed
-    if speed is not None and speed <= 0:
-        print("streamtools demo: --speed must be positive", file=sys.stderr)
-        return 2
     try:
         path = args.fixture or find_fixture()
     except UsageError as exc:
@@ -296,7 +294,9 @@ def register(subparsers: Any) -> None:
         help="replay a recorded agent session live (no model, no network)",
         description="Replay a recorded tool-calling session through the real pipeline.",
     )
-    parser.add_argument("--speed", type=float, default=1.0, help="pace multiplier (default 1)")
+    parser.add_argument(
+        "--speed", type=positive_number, default=1.0, help="pace multiplier (default 1)"
+    )
     parser.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument("--fixture", type=Path, default=None, help="another recording to play")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")

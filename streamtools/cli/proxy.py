@@ -17,7 +17,7 @@ import gc
 import os
 from typing import Any
 
-from streamtools.cli import json_object
+from streamtools.cli import at_least, http_url, json_object, log_level, port, positive_number
 from streamtools.prompts import RENDERERS
 
 __all__ = ["register", "run"]
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         help="serve OpenAI/Anthropic-compatible tool calling",
         description="OpenAI- and Anthropic-compatible tool calling in front of a plain chat model.",
     )
-    parser.add_argument("--upstream", required=True, help="the upstream's base URL")
+    parser.add_argument("--upstream", required=True, type=http_url, help="the upstream's base URL")
     parser.add_argument(
         "--upstream-kind",
         choices=("openai", "anthropic", "ollama"),
@@ -40,7 +40,7 @@ def register(subparsers: Any) -> None:
         "--dialect", choices=sorted(RENDERERS), default="am_xml", help="tool-call dialect"
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8400, help="port (default 8400)")
+    parser.add_argument("--port", type=port, default=8400, help="port (default 8400)")
     parser.add_argument(
         "--api-key",
         default=os.environ.get("STREAMTOOLS_UPSTREAM_API_KEY"),
@@ -48,15 +48,17 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--model", default=None, help="upstream model, overriding the request's")
     parser.add_argument(
-        "--max-body", type=int, default=8 * 1024 * 1024, help="request body limit in bytes"
+        "--max-body", type=at_least(1), default=8 * 1024 * 1024, help="request body limit in bytes"
     )
     parser.add_argument(
-        "--max-repairs", type=int, default=1, help="re-prompts per request (default 1)"
+        "--max-repairs", type=at_least(0), default=1, help="re-prompts per request (default 1)"
     )
-    parser.add_argument("--timeout", type=float, default=120.0, help="upstream timeout (s)")
+    parser.add_argument(
+        "--timeout", type=positive_number, default=120.0, help="upstream timeout (s)"
+    )
     parser.add_argument(
         "--upstream-retries",
-        type=int,
+        type=at_least(0),
         default=0,
         help="retries of a refused upstream request (default 0: the client retries)",
     )
@@ -69,7 +71,7 @@ def register(subparsers: Any) -> None:
         """e.g. '{"options": {"num_ctx": 32768}}' for Ollama""",
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (the proxy is stateless)"
+        "--workers", type=at_least(1), default=1, help="worker processes (the proxy is stateless)"
     )
     parser.add_argument(
         "--http",
@@ -84,7 +86,10 @@ def register(subparsers: Any) -> None:
         help="Uvicorn's event loop (default auto: uvloop when installed, else asyncio)",
     )
     parser.add_argument(
-        "--log-level", default="warning", help="uvicorn log level (default warning)"
+        "--log-level",
+        type=log_level,
+        default="warning",
+        help="uvicorn log level (default warning)",
     )
     parser.add_argument(
         "--access-log",

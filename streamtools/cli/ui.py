@@ -37,6 +37,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from streamtools.cli import http_url, log_level, port, positive_number
 from streamtools.errors import UsageError
 from streamtools.events import Event
 from streamtools.model import Model
@@ -139,9 +140,11 @@ def register(subparsers: Any) -> None:
         "/api/chat) for an agent. Offline on the demo replay unless --base-url/--model.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8500, help="port (default 8500; 0: any)")
+    parser.add_argument("--port", type=port, default=8500, help="port (default 8500; 0: any)")
     live = parser.add_argument_group("live model (default: offline demo replay)")
-    live.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint base URL")
+    live.add_argument(
+        "--base-url", type=http_url, default=None, help="OpenAI-compatible endpoint base URL"
+    )
     live.add_argument("--model", default=None, help="model name at that endpoint")
     live.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
@@ -152,8 +155,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
     offline = parser.add_argument_group("offline replay")
     offline.add_argument("--fixture", type=Path, default=None, help="another recording to play")
-    offline.add_argument("--speed", type=float, default=1.0, help="pace multiplier (default 1)")
+    offline.add_argument(
+        "--speed", type=positive_number, default=1.0, help="pace multiplier (default 1)"
+    )
     offline.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument("--title", default="streamtools", help="page title")
-    parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+    parser.add_argument(
+        "--log-level", type=log_level, default="warning", help="uvicorn log level"
+    )
     parser.set_defaults(func=_run)

@@ -1,0 +1,51 @@
+"""A bad flag value is refused by the command line itself, with a message that
+names the flag and exit status 2: never a traceback, a server that starts
+anyway, or a run that goes on with a value it cannot use."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamtools.cli import _build_parser
+
+BAD = [
+    (["proxy", "--upstream", ""], "--upstream"),
+    (["proxy", "--upstream", "ftp://host"], "--upstream"),
+    (["proxy", "--upstream", "localhost:11434"], "--upstream"),
+    (["proxy", "--upstream", "http://x", "--port", "99999"], "--port"),
+    (["proxy", "--upstream", "http://x", "--workers", "0"], "--workers"),
+    (["proxy", "--upstream", "http://x", "--max-body", "-5"], "--max-body"),
+    (["proxy", "--upstream", "http://x", "--max-repairs", "-1"], "--max-repairs"),
+    (["proxy", "--upstream", "http://x", "--upstream-retries", "-3"], "--upstream-retries"),
+    (["proxy", "--upstream", "http://x", "--timeout", "-1"], "--timeout"),
+    (["proxy", "--upstream", "http://x", "--timeout", "nan"], "--timeout"),
+    (["proxy", "--upstream", "http://x", "--log-level", "bogus"], "--log-level"),
+    (["ui", "--log-level", "bogus"], "--log-level"),
+    (["ui", "--port", "99999"], "--port"),
+    (["ui", "--speed", "-1"], "--speed"),
+    (["demo", "--speed", "nan"], "--speed"),
+    (["demo", "--speed", "0"], "--speed"),
+    (["chat", "--model", "m", "--max-turns", "0"], "--max-turns"),
+    (["chat", "--model", "m", "--timeout", "-1"], "--timeout"),
+    (["chat", "--model", "m", "--base-url", "127.0.0.1:11434/v1"], "--base-url"),
+]
+
+
+@pytest.mark.parametrize(("argv", "flag"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_flag_value_is_a_usage_error(
+    argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # parsing alone: a value let through here would start a server or a run
+    with pytest.raises(SystemExit) as info:
+        _build_parser(argv).parse_args(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}:" in err and "Traceback" not in err
+
+
+def test_good_values_still_parse() -> None:
+    argv = ["proxy", "--upstream", "https://api.example.com/v1/", "--port", "0"]
+    argv += ["--timeout", "2.5", "--max-repairs", "0", "--log-level", "INFO"]
+    args = _build_parser(argv).parse_args(argv)
+    assert (args.upstream, args.port, args.timeout) == ("https://api.example.com/v1/", 0, 2.5)
+    assert (args.max_repairs, args.log_level) == (0, "info")
