@@ -8,6 +8,8 @@ handled (everything else). Model text never raises: malformed calls are
 
 from __future__ import annotations
 
+from streamtools.results import valid_text
+
 __all__ = [
     "BudgetExceeded",
     "ParserStateError",
@@ -100,7 +102,7 @@ def describe_exception(exc: BaseException) -> str:
     """``"TypeName: message"`` for an exception from code that is not ours (a
     tool, a user's validator), even when its ``__str__`` itself raises."""
     try:
-        text = str(exc)
+        text = valid_text(str(exc))  # it goes to the model: no lone surrogate half
     except Exception:
         text = "(its message could not be formatted)"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

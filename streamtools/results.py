@@ -5,11 +5,24 @@ Core module: standard library and msgspec only.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 
-__all__ = ["format_result"]
+__all__ = ["format_result", "valid_text"]
+
+# a UTF-16 surrogate half: a str holding one alone cannot be written as UTF-8
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` as UTF-8 can carry it: a surrogate pair joined into its character,
+    a lone half (a file name that is not UTF-8, as ``os.listdir`` decodes it) as
+    U+FFFD. A model's request, a wire body, an MCP message all refuse lone halves."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -37,9 +50,11 @@ def format_result(value: Any) -> str:
     str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
     is first rewritten by ``_plain``: keys as JSON spells the scalar (``"2024"``,
     ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
-    Only a value whose ``str`` and ``repr`` both raise makes this raise."""
+    Text is made valid by ``valid_text`` (a lone surrogate half becomes U+FFFD),
+    as the model's next request must carry it. Only a value whose ``str`` and
+    ``repr`` both raise makes this raise."""
     if isinstance(value, str):
-        return value
+        return valid_text(value)
     if isinstance(value, bytes | bytearray):
         try:  # text that arrived as bytes (a subprocess, a file) reads as text
             return bytes(value).decode("utf-8")
@@ -48,12 +63,15 @@ def format_result(value: Any) -> str:
     try:
         return _result_encoder.encode(value).decode()
     except (TypeError, ValueError):
-        # msgspec's complaint about keys or an unsortable set; rebuilt, then encoded.
+        # msgspec's complaint about keys, an unsortable set or a lone surrogate
+        # (UnicodeEncodeError); rebuilt, then encoded.
         return _result_encoder.encode(_plain(value)).decode()
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with str keys and sorted sets, for the deterministic encoder."""
+    """``value`` with valid str keys and text and sorted sets, for the deterministic encoder."""
+    if isinstance(value, str):
+        return valid_text(value)
     if isinstance(value, dict):
         return {_key(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -64,7 +82,7 @@ def _plain(value: Any) -> Any:
             return sorted(items)
         except TypeError:
             return sorted(items, key=_result_encoder.encode)
-    if isinstance(value, str | int | float | bool | bytes | bytearray) or value is None:
+    if isinstance(value, int | float | bool | bytes | bytearray) or value is None:
         return value
     try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
         return _plain(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
@@ -74,7 +92,7 @@ def _plain(value: Any) -> Any:
 
 def _key(key: Any) -> str:
     if isinstance(key, str):
-        return key
+        return valid_text(key)
     if key is None or isinstance(key, bool | int | float):
         return msgspec.json.encode(key).decode()
-    return str(key)
+    return valid_text(str(key))

@@ -47,6 +47,7 @@ from mcp.types import Tool as MCPTool
 from starlette.applications import Starlette
 
 from streamtools import __version__
+from streamtools.errors import describe_exception
 from streamtools.results import format_result
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
@@ -70,12 +71,16 @@ async def _run(tool: Tool, kwargs: dict[str, Any]) -> Any:
     return await anyio.to_thread.run_sync(tool.invoke, kwargs)
 
 
-def _structured(value: Any) -> dict[str, Any] | None:
-    try:
-        builtins = msgspec.to_builtins(value)
-    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
+def _structured(value: Any, text: str) -> dict[str, Any] | None:
+    """A JSON-object result as ``structuredContent``: its text decoded, so both
+    say the same (keys as the text spells them, lone surrogates replaced)."""
+    if isinstance(value, str | bytes | bytearray) or not text.startswith("{"):
         return None
-    return builtins if isinstance(builtins, dict) else None
+    try:
+        decoded = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
 
 
 def mcp_server(
@@ -118,16 +123,17 @@ def mcp_server(
         try:
             value = await _run(tool, kwargs)
         except Exception as exc:
-            return _error(f"Tool `{tool.name}` failed: {type(exc).__name__}: {exc}")
+            return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
         try:  # outside the tool's try: it did run (as the runtime's executor reports it)
             text = format_result(value)
         except Exception as exc:
             return _error(
                 f"Tool `{tool.name}` ran, but its result could not be turned into text: "
-                f"{type(exc).__name__}: {exc}"
+                + describe_exception(exc)
             )
         return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=_structured(value)
+            content=[TextContent(type="text", text=text)],
+            structured_content=_structured(value, text),
         )
 
     return Server(
