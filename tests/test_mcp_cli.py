@@ -6,8 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from mcp_servers.harness import memory_command, memory_http_server
 
+from streamtools.mcp.__main__ import main as mcp_main
 from streamtools.testing import FakeServer
 
 SEARCH = 'Looking. <am:tool_call name="search_memory"><query>miso</query></am:tool_call>'
@@ -55,3 +57,26 @@ def test_chat_reports_a_server_that_does_not_start() -> None:
         proc.stderr
     )
     assert model.requests == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["no_such_module_xyz:tools"], "cannot load no_such_module_xyz:tools: ModuleNotFoundError"),
+        (["os:no_such_name"], "cannot load os:no_such_name: AttributeError"),
+        (["os:getcwd"], "os:getcwd is not a ToolRegistry or a list of tools"),
+        (["no-colon"], "expected MODULE:NAME, got 'no-colon'"),
+        (["--http", "abc", "os:getcwd"], "argument --http: expected HOST:PORT, got 'abc'"),
+        (["--http", ":99999", "os:getcwd"], "argument --http: a port is 0 to 65535"),
+    ],
+)
+def test_serve_refuses_what_it_cannot_serve_with_a_usage_error(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        mcp_main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m streamtools.mcp" in err
+    assert message in err
+    assert "Traceback" not in err

@@ -19,18 +19,39 @@ from typing import Any
 
 import anyio
 
+from streamtools.cli import port
+from streamtools.errors import StreamtoolsError, describe_exception
 from streamtools.mcp.server import serve_http, serve_stdio
+from streamtools.tools import ToolRegistry
 
 
-def _load(target: str) -> Any:
+def _load(target: str) -> ToolRegistry:
+    """The tools ``MODULE:NAME`` names, as a registry; ``ValueError`` saying what
+    is wrong (the module, the name, or what it holds) otherwise."""
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
-        raise SystemExit(f"expected MODULE:NAME, got {target!r}")
+        raise ValueError(f"expected MODULE:NAME, got {target!r}")
     sys.path.insert(0, ".")  # like `python -m`, find modules of the current directory
-    value = importlib.import_module(module_name)
-    for part in attr.split("."):
-        value = getattr(value, part)
-    return value
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load {target}: {describe_exception(exc)}") from None
+    try:
+        return value if isinstance(value, ToolRegistry) else ToolRegistry(value)
+    except (TypeError, StreamtoolsError) as exc:
+        raise ValueError(
+            f"{target} is not a ToolRegistry or a list of tools: {describe_exception(exc)}"
+        ) from None
+
+
+def _address(text: str) -> tuple[str, int]:
+    """An ``argparse`` type: ``HOST:PORT`` or ``:PORT`` (host 127.0.0.1)."""
+    host, colon, number = text.rpartition(":")
+    if not colon:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host or "127.0.0.1", port(number)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,14 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("target", help="MODULE:NAME of a ToolRegistry or a list of tools")
     parser.add_argument("--name", default="streamtools", help="server name shown to clients")
-    parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
+    parser.add_argument(
+        "--http", metavar="HOST:PORT", type=_address, help="serve streamable HTTP, not stdio"
+    )
     parser.add_argument("--path", default="/mcp", help="HTTP path of the MCP endpoint")
     args = parser.parse_args(argv)
-    tools = _load(args.target)
+    try:
+        tools = _load(args.target)
+    except ValueError as exc:
+        parser.error(str(exc))  # exits 2, with the usage line
     if args.http:
-        host, _, port = args.http.rpartition(":")
-        run = partial(serve_http, tools, name=args.name, host=host or "127.0.0.1",
-                      port=int(port), path=args.path)
+        host, number = args.http
+        run = partial(serve_http, tools, name=args.name, host=host, port=number, path=args.path)
         anyio.run(run)  # uvicorn: asyncio
     else:
         anyio.run(partial(serve_stdio, tools, name=args.name))
