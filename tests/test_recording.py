@@ -155,8 +155,9 @@ def test_bad_recordings_are_reported(tmp_path: Path) -> None:
         parse(encode_header(Header()) + b"{nope\n")
     with pytest.raises(UsageError, match="unsupported recording"):
         parse(b'{"type":"header","format":"other","version":1}\n')
-    with pytest.raises(UsageError, match="speed must be positive"):
-        Replay(tmp_path / "x", speed=0)
+    for speed in (0, -1.0, float("nan")):
+        with pytest.raises(UsageError, match="speed must be positive"):
+            Replay(tmp_path / "x", speed=speed)
 
 
 def test_a_recording_that_names_its_tool_choice_as_a_bare_string_still_loads() -> None:

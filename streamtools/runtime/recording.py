@@ -142,7 +142,7 @@ class Replay:
     """A model that plays a recording back: instantly, at recorded pace, or scaled."""
 
     def __init__(self, path: str | Path, *, speed: float | None = None) -> None:
-        if speed is not None and speed <= 0:
+        if speed is not None and not speed > 0:  # (NaN is not > 0 either)
             raise UsageError(f"speed must be positive or None (instant), got {speed!r}")
         self.path = Path(path)
         self.speed = speed
