@@ -51,6 +51,7 @@ __all__ = [
     "ToolSpec",
     "UsageChunk",
     "UseTool",
+    "keyword_choice",
     "sampling",
 ]
 
@@ -96,6 +97,13 @@ class UseTool(msgspec.Struct, frozen=True):
 
 # What a request may say about tool calls: a keyword, or the tool to call.
 ToolChoice = Literal["auto", "none", "required"] | UseTool
+_KEYWORDS: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
+
+
+def keyword_choice(raw: object) -> ToolChoice | None:
+    """``raw`` as a ``tool_choice`` keyword (``auto``, ``none``, ``required``), or
+    None for anything else (a tool's name, which is a ``UseTool``)."""
+    return _KEYWORDS.get(raw) if isinstance(raw, str) else None
 
 
 class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):

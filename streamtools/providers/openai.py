@@ -69,6 +69,7 @@ from streamtools.model import (
     ToolChoice,
     UsageChunk,
     UseTool,
+    keyword_choice,
     sampling,
 )
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
@@ -171,8 +172,9 @@ def _call_chunks(
 
 
 def _tool_choice(choice: ToolChoice | str) -> Any:
-    if choice in ("auto", "none", "required"):
-        return choice
+    keyword = keyword_choice(choice)
+    if keyword is not None:
+        return keyword
     # UseTool (a tool may be named "none"), or an untyped caller's bare tool name
     name = choice.name if isinstance(choice, UseTool) else choice
     return {"type": "function", "function": {"name": name}}

@@ -35,6 +35,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from streamtools.model import CallChunk, Chunk, ReasoningChunk, TextChunk
+from streamtools.results import valid_text
 
 __all__ = ["REASONING", "TEXT", "SurrogatePairs", "arguments"]
 
@@ -43,11 +44,6 @@ T = TypeVar("T")
 # a JSON escape of a UTF-16 surrogate half (D800-DFFF)
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _REPLACEMENT = "\ufffd"
-
-
-def _whole(text: str) -> str:
-    """``text`` with each surrogate pair joined and each lone half as U+FFFD."""
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class SurrogatePairs(Generic[T]):
@@ -82,7 +78,7 @@ class SurrogatePairs(Generic[T]):
         if text and "\ud800" <= text[-1] <= "\udbff":
             self._held[field] = text[-1]
             text = text[:-1]
-        return _whole(text)
+        return valid_text(text)  # pairs joined, a lone half U+FFFD
 
     def close(self, field: Hashable) -> str:
         """U+FFFD if ``field`` ends with a half held, else ""."""

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool
+from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -40,7 +40,6 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
-    keyword_choice,
     optional_number,
     optional_text,
     response_format,

@@ -34,10 +34,9 @@ from streamtools.transcript import Transcript
 
 __all__ = [
     "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "forwarded_format",
-    "json_arguments", "keyword_choice", "optional_number", "optional_text", "response_format",
+    "json_arguments", "optional_number", "optional_text", "response_format",
     "sampling_options", "stop_strings", "tool_schema", "tool_spec",
 ]
-
 
 
 class RequestError(Exception):
@@ -206,15 +205,6 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     namespaces: dict[str, str] = msgspec.field(default_factory=dict)
     # asked-for JSON, in the chat shape (see ``response_format``, ``forwarded_format``)
     response_format: dict[str, Any] | None = None
-
-
-_KEYWORDS: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
-
-
-def keyword_choice(raw: Any) -> ToolChoice | None:
-    """A ``tool_choice`` keyword as the wire gave it (``auto``, ``none``,
-    ``required``), else None: a named choice is a ``UseTool`` (``check_tool_choice``)."""
-    return _KEYWORDS.get(raw) if isinstance(raw, str) else None
 
 
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:

@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolChoice, ToolSpec, UseTool
+from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.jsonscan import WHOLE_ESCAPES
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
@@ -67,7 +67,6 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
-    keyword_choice,
     optional_number,
     optional_text,
     response_format,

@@ -45,13 +45,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
 from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
-from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
+from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
 from streamtools.runtime.executor import Executor
@@ -305,8 +305,9 @@ class Agent:
 def _tool_choice(choice: str | UseTool, registry: ToolRegistry) -> ToolChoice:
     """The agent's ``tool_choice`` as a request carries it: a keyword, or the
     ``UseTool`` a bare tool name stands for."""
-    if isinstance(choice, str) and choice in ("auto", "none", "required"):
-        return cast(ToolChoice, choice)
+    keyword = keyword_choice(choice)
+    if keyword is not None:
+        return keyword
     name = choice.name if isinstance(choice, UseTool) else choice
     if name not in registry:
         raise UsageError(

@@ -38,7 +38,7 @@ import anyio
 import msgspec
 
 from streamtools.errors import UsageError
-from streamtools.model import Chunk, Model, ModelRequest
+from streamtools.model import Chunk, Model, ModelRequest, keyword_choice
 
 __all__ = ["FORMAT", "VERSION", "Header", "Replay", "Segment", "TimedChunk", "load", "record"]
 
@@ -126,7 +126,7 @@ def _named_choice_header(line: bytes) -> Header:
     data = msgspec.json.decode(line)
     request = data.get("request") if isinstance(data, dict) else None
     choice = request.get("tool_choice") if isinstance(request, dict) else None
-    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+    if isinstance(choice, str) and keyword_choice(choice) is None:
         request["tool_choice"] = {"name": choice}  # type: ignore[index]
         return msgspec.convert(data, Header)
     return _line_decoder.decode(line)  # type: ignore[return-value]
