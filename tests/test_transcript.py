@@ -250,3 +250,28 @@ def test_orphan_ids_cannot_carry_markup() -> None:
     assert out[0].role == "user"
     assert "<tool_call>" not in out[0].content
     assert "`__tool_response__tool_call_` of `a_b`" in out[0].content
+
+
+@pytest.mark.parametrize(("dialect", "native"), [("hermes", False), ("json_object", False),
+                                                  ("hermes", True)])
+def test_calls_sharing_an_id_take_its_results_in_order(dialect: str, native: bool) -> None:
+    # a client (or the server it copied ids from) gave two calls one id
+    first = ToolCall(id="dup", name="add", arguments={"a": 1, "b": 2})
+    second = ToolCall(id="dup", name="mul", arguments={"a": 3, "b": 4})
+    t = Transcript()
+    t.user("go")
+    t.assistant("", [first, second])
+    t.add(ToolResultMessage(call_id="dup", name="tool", content="THREE"))
+    t.add(ToolResultMessage(call_id="dup", name="tool", content="TWELVE"))
+    out = project(t, dialect, SPECS, native=native)
+    text = "\n".join(m.content for m in out[1:])
+    assert text.count("THREE") == 1 and text.count("TWELVE") == 1
+    assert NO_RESULT not in text and "no such call" not in text
+    r = get_renderer(dialect)
+    if native:
+        tools = [m for m in out if m.role == "tool"]
+        assert [(m.name, m.content) for m in tools] == [("add", "THREE"), ("mul", "TWELVE")]
+    else:  # each result under the name of the call it answers, in the calls' order
+        one = r.render_result("add", "THREE", call_id="dup")
+        two = r.render_result("mul", "TWELVE", call_id="dup")
+        assert one in text and two in text and text.index(one) < text.index(two)

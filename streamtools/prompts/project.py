@@ -22,7 +22,9 @@ one dialect and one mode. The rules, in the order they apply:
    several calls (native history) becomes one reply per call, each followed by
    its result, so that every call reads back as the model would have made it.
 3. **Results** pair with the calls of the assistant reply they follow, by
-   ``call_id``, and are written in the order of the calls:
+   ``call_id``, and are written in the order of the calls; when calls share an
+   id (APIs refuse that, but clients and servers do reuse ids), the results
+   with that id answer them in order:
    - prompt mode, dialects whose results are user text (``am_xml``,
      ``json_action``, ``hermes``, ``inline_json``): all results of the reply in
      one user message, then the continuation instruction;
@@ -34,8 +36,8 @@ one dialect and one mode. The rules, in the order they apply:
 4. **Unanswered calls** (no result with their id follows the reply) get a
    synthesized error result, ``NO_RESULT``: every call is answered, which
    native APIs require and which tells the model the call did not happen.
-5. **Orphan results** (no call with that id in the reply they follow, a second
-   result for the same id, or a result with no reply before it) are kept as
+5. **Orphan results** (no call with that id in the reply they follow, one
+   result more than the calls with its id, or a result with no reply before it) are kept as
    user text that says so: nothing is lost, nothing is attached to the wrong call.
 6. **Adjacent user messages** are merged into one (blank line between), as
    several APIs require alternating roles.
@@ -44,7 +46,10 @@ one dialect and one mode. The rules, in the order they apply:
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Sequence
+
+import msgspec
 
 from streamtools.model import ChatMessage, NativeCall, ToolSpec
 from streamtools.prompts.renderer import Renderer
@@ -125,19 +130,24 @@ def _turn(
         if content:
             out.append(ChatMessage(role="assistant", content=content))
 
-    by_id: dict[str, ToolResultMessage] = {}
-    orphans: list[ToolResultMessage] = []
-    ids = {c.id for c in reply.calls}
-    for result in results:
-        if result.call_id in ids and result.call_id not in by_id:
-            by_id[result.call_id] = result
+    # Each call takes the first result with its id not taken yet, so two calls
+    # that share an id (a client or upstream reusing one) get one result each,
+    # in order; a result takes the name of the call it answers.
+    waiting: dict[str, deque[int]] = {}
+    for n, result in enumerate(results):
+        waiting.setdefault(result.call_id, deque()).append(n)
+    taken: set[int] = set()
+    paired: list[ToolResultMessage] = []
+    for c in reply.calls:
+        queue = waiting.get(c.id)
+        if queue:
+            taken.add(queue[0])
+            paired.append(msgspec.structs.replace(results[queue.popleft()], name=c.name))
         else:
-            orphans.append(result)
-    paired = [
-        by_id.get(c.id)
-        or ToolResultMessage(call_id=c.id, name=c.name, content=NO_RESULT, is_error=True)
-        for c in reply.calls
-    ]
+            paired.append(
+                ToolResultMessage(call_id=c.id, name=c.name, content=NO_RESULT, is_error=True)
+            )
+    orphans = [r for n, r in enumerate(results) if n not in taken]
 
     if paired and native:
         for r in paired:
