@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -11,8 +12,11 @@ import msgspec
 import pytest
 
 from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.runtime import Agent
 from streamtools.runtime.executor import Executor
+from streamtools.testing import ScriptedModel
 from streamtools.tools import ToolRegistry, tool
+from streamtools.transcript import ToolResultMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -247,3 +251,114 @@ async def test_foreign_exceptions_are_reported_not_raised() -> None:
     assert await ex.execute(call("plot", {"x": 2})) == ToolResult(
         index=0, id="c0", name="plot", content="2"
     )
+
+
+async def test_a_cancelled_error_the_tool_raises_itself_is_a_failure(anyio_backend: str) -> None:
+    """A tool whose own awaitable was cancelled (a future someone else
+    cancelled) raises ``CancelledError`` while the run is not cancelled: that is
+    the tool failing, reported like any exception, not a call that vanishes
+    (the agent then had no outcome for it and crashed with a ``KeyError``)."""
+    if anyio_backend != "asyncio":
+        pytest.skip("only asyncio's cancellation exception can be raised by hand")
+    import asyncio
+
+    @tool
+    async def orphan() -> str:
+        """Await a future that was cancelled elsewhere."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future.cancel()
+        return await future
+
+    failed = await Executor(ToolRegistry([orphan])).execute(call("orphan"))
+    assert isinstance(failed, ToolFailed) and failed.kind == "exception"
+    assert failed.message.startswith("Tool 'orphan' raised CancelledError")
+
+    model = ScriptedModel(['<am:tool_call name="orphan"></am:tool_call>', "It failed."])
+    result = await Agent(model, [orphan]).run("go")
+    assert result.text == "It failed."
+    error = result.transcript.messages[2]
+    assert isinstance(error, ToolResultMessage) and error.is_error
+
+
+async def test_a_real_cancellation_still_passes_through_and_times_out() -> None:
+    """The check above does not swallow a cancellation that is real: the
+    timeout still reports ``timeout``, and a cancelled caller is cancelled."""
+
+    @tool
+    async def stubborn() -> str:
+        """Catch the cancellation, then raise it again after cleaning up."""
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class() as exc:
+            caught = exc
+        raise caught
+
+    ex = Executor(ToolRegistry([stubborn]), timeout=0.05)
+    timed_out = await ex.execute(call("stubborn"))
+    assert isinstance(timed_out, ToolFailed) and timed_out.kind == "timeout"
+    finished = False
+    with anyio.move_on_after(0.05):
+        await Executor(ToolRegistry([stubborn]), timeout=None).execute(call("stubborn"))
+        finished = True
+    assert not finished
+
+
+async def test_a_coroutine_returned_without_await_is_awaited() -> None:
+    """``return helper()`` in an async tool (the ``await`` forgotten) gives the
+    helper's value, not ``"<coroutine object …>"`` and a never-awaited warning."""
+
+    async def helper() -> int:
+        return 5
+
+    @tool
+    async def forgetful() -> int:
+        """Forget to await."""
+        return helper()  # type: ignore[return-value]
+
+    assert await Executor(ToolRegistry([forgetful])).execute(call("forgetful")) == ToolResult(
+        index=0, id="c0", name="forgetful", content="5"
+    )
+
+
+async def test_generators_give_their_items() -> None:
+    """A tool that yields its results (a generator, an async generator, a
+    ``map``) gives the model the items as a JSON array, not the object's repr
+    with a memory address; a generator that raises is the tool raising."""
+
+    @tool
+    def lines(n: int) -> Iterator[str]:
+        """Yield n lines."""
+        for i in range(n):
+            yield f"line {i}"
+
+    @tool
+    async def numbers(n: int) -> AsyncIterator[int]:
+        """Yield n numbers, asynchronously."""
+        for i in range(n):
+            await anyio.lowlevel.checkpoint()
+            yield i
+
+    @tool
+    def squares(n: int) -> Iterator[int]:
+        """Squares, lazily."""
+        return map(lambda i: i * i, range(n))
+
+    @tool
+    def broken() -> Iterator[int]:
+        """Fail half way."""
+        yield 1
+        raise OSError("disk gone")
+
+    ex = Executor(ToolRegistry([lines, numbers, squares, broken]))
+    assert await ex.execute(call("lines", {"n": 2})) == ToolResult(
+        index=0, id="c0", name="lines", content='["line 0","line 1"]'
+    )
+    assert await ex.execute(call("numbers", {"n": 3})) == ToolResult(
+        index=0, id="c0", name="numbers", content="[0,1,2]"
+    )
+    assert await ex.execute(call("squares", {"n": 3})) == ToolResult(
+        index=0, id="c0", name="squares", content="[0,1,4]"
+    )
+    failed = await ex.execute(call("broken"))
+    assert isinstance(failed, ToolFailed) and failed.kind == "exception"
+    assert failed.message == "Tool 'broken' raised OSError: disk gone"

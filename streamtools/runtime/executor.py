@@ -5,7 +5,13 @@ Theory of operation
 ``Executor.execute(call)`` turns a ``CallEnd`` into exactly one
 ``ToolResult`` or ``ToolFailed``; it never raises for anything a tool does,
 so a broken tool can never crash the agent loop. Only cancellation (the
-consumer went away) passes through, as it must.
+consumer went away, the timeout) passes through, as it must; a
+``CancelledError`` a tool raises itself while nothing cancelled it (it awaited
+a future someone else cancelled) is that tool failing.
+
+A value is what the tool finally gives: a coroutine it returned without
+``await`` is awaited, a generator's (or any iterator's) items are collected
+into a list, so the model never reads ``<generator object … at 0x…>``.
 
 The agent starts one ``execute`` per call in the turn's task group the moment
 the call's ``CallEnd`` arrives (eager dispatch), so the calls of a turn run
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from typing import Any
 
@@ -83,6 +90,12 @@ class Executor:
                     value = await self._invoke(tool.invoke, tool.is_async, kwargs)
                 except Exception as exc:
                     return self._failed(call, "exception", self._describe(call.name, exc))
+                except anyio.get_cancelled_exc_class() as exc:
+                    # Raises again when the cancellation is real (ours, the timeout's);
+                    # returns when the tool raised it itself (asyncio's CancelledError
+                    # from a future someone else cancelled): that is the tool failing.
+                    await anyio.lowlevel.checkpoint_if_cancelled()
+                    return self._failed(call, "exception", self._describe(call.name, exc))
             if scope.cancelled_caught:
                 return self._failed(
                     call, "timeout", f"Tool {call.name!r} timed out after {self.timeout:g} s."
@@ -104,12 +117,19 @@ class Executor:
             value = invoke(kwargs)
         else:
             value = await anyio.to_thread.run_sync(partial(invoke, kwargs), abandon_on_cancel=True)
-        # A sync function may still hand back an awaitable (a wrapped coroutine).
-        if inspect.isawaitable(value):
+        # A sync function may still hand back an awaitable (a wrapped coroutine),
+        # an async one a coroutine it forgot to await (``return helper()``).
+        while inspect.isawaitable(value):
             value = await value
+        # A generator's items are its result, not its repr (with a memory address);
+        # a sync one is drained in a worker thread, as its body may block.
+        if isinstance(value, AsyncIterator):
+            value = await _collect(value)
+        elif isinstance(value, Iterator):
+            value = await anyio.to_thread.run_sync(list, value, abandon_on_cancel=True)
         return value
 
-    def _describe(self, name: str, exc: Exception) -> str:
+    def _describe(self, name: str, exc: BaseException) -> str:
         text = f"Tool {name!r} raised {describe_exception(exc)}"
         if self.include_tracebacks:
             text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
@@ -118,3 +138,13 @@ class Executor:
     @staticmethod
     def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
+
+
+async def _collect(items: AsyncIterator[Any]) -> list[Any]:
+    """The items of an async iterator; an async generator is closed even when cut short."""
+    try:
+        return [item async for item in items]
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
