@@ -76,7 +76,7 @@ _SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may
 def _whole_object(raw: str) -> bool:
     try:
         return isinstance(msgspec.json.decode(raw), dict)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return False
 
 
@@ -221,9 +221,11 @@ class NativeCalls:
             raw = "{}"
         try:
             arguments = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
+            # RecursionError: nested deeper than the decoder goes (a model stuck on ``[[[``)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             message = (
-                f"The arguments of {call.name} are not valid JSON ({exc}). "
+                f"The arguments of {call.name} are not valid JSON ({why}). "
                 "Send the arguments as one JSON object."
             )
             return [*out, self._error(call, raw, "invalid_json", message)]

@@ -337,3 +337,19 @@ def _ended(chunk: CallChunk, reason: str | None) -> ParserEvent:
     calls = NativeCalls(["wipe", "clock"])
     calls.feed(chunk)
     return calls.end(reason)[-1]
+
+
+def test_arguments_nested_too_deeply_are_a_call_error() -> None:
+    """Arguments nested deeper than the JSON decoder goes (a model stuck writing
+    ``[[[[``) are invalid JSON for the model to fix, not a RecursionError."""
+    deep = '{"x": ' + "[" * 5000 + "]" * 5000 + "}"
+    for chunks, reason in (
+        ([CallChunk(index=0, id="a", name="f", arguments=deep, done=True)], None),
+        ([CallChunk(index=0, id="a", name="f", arguments=deep)], "stop"),
+        ([CallChunk(index=0, id="a", name="f", arguments=deep[:-1])], "length"),
+    ):
+        calls = NativeCalls(["f"])
+        events = [e for chunk in chunks for e in calls.feed(chunk)] + calls.end(reason)
+        error = events[-1]
+        assert isinstance(error, CallError), error
+        assert error.reason in ("invalid_json", "unterminated") and error.raw.startswith('{"x"')

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamtools.native
 from streamtools.errors import ProviderError
-from streamtools.model import ChatMessage, Chunk, FinishChunk, ModelRequest
+from streamtools.model import ChatMessage, Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 
 HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),), stop=("STOP",))
@@ -102,3 +103,47 @@ def test_native_is_core() -> None:
         for alias in node.names
     }
     assert imported <= {"__future__", "collections", "typing", "msgspec", "streamtools"}
+
+
+DEEP = "[" * 5000 + "]" * 5000  # past every JSON decoder's nesting limit (about 1000)
+DEEP_EVENTS = {
+    "openai": f'data: {{"choices":[{{"delta":{{"content":"kept"}}}}]}}\n\ndata: {{"x":{DEEP}}}\n\n',
+    "anthropic": 'data: {"type":"content_block_delta","index":0,'
+    '"delta":{"type":"text_delta","text":"kept"}}\n\n'
+    f'data: {{"type":"ping","x":{DEEP}}}\n\n',
+    "ollama": f'{{"message":{{"content":"kept"}}}}\n{{"x":{DEEP}}}\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DEEP_EVENTS))
+@pytest.mark.anyio
+async def test_json_nested_too_deeply_is_an_error_finish(kind: str, anyio_backend: str) -> None:
+    """A server's JSON nested deeper than the decoder goes raises RecursionError in
+    the decoder; it ends the stream as malformed JSON does, the text kept."""
+    body = DEEP_EVENTS[kind].encode()
+    chunks = await collect(provider(kind, body, 200, ctype_of(kind)))
+    assert chunks[0] == TextChunk(text="kept")
+    assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"
+    assert "nested too deeply" in (chunks[-1].message or "")
+
+
+@pytest.mark.parametrize("kind", sorted(DEEP_EVENTS))
+@pytest.mark.anyio
+async def test_an_error_body_nested_too_deeply_is_a_provider_error(
+    kind: str, anyio_backend: str
+) -> None:
+    model = provider(kind, f'{{"error":{DEEP}}}'.encode(), 400, "application/json")
+    with pytest.raises(ProviderError) as caught:
+        await collect(model)
+    assert caught.value.status == 400
+
+
+@pytest.mark.anyio
+async def test_a_side_answer_nested_too_deeply_is_a_provider_error(anyio_backend: str) -> None:
+    model = provider("anthropic", f'{{"input_tokens":{DEEP}}}'.encode(), 200, "application/json")
+    with pytest.raises(ProviderError, match="nested too deeply"):
+        await model.count_tokens(HI)  # type: ignore[attr-defined]
+
+
+def ctype_of(kind: str) -> str:
+    return "application/x-ndjson" if kind == "ollama" else "text/event-stream"

@@ -26,7 +26,8 @@ here, in ``HTTPProvider``:
   with ``max_retries=0`` (the proxy) it would otherwise fail for the pool's sake.
 * **Failing mid-stream.** After the first byte, failures are data: a cut
   connection, a read timeout (a server that stops sending), malformed JSON in an
-  event or an in-band error event end the stream with
+  event (JSON nested past the decoder's depth limit included: it raises
+  ``RecursionError``) or an in-band error event end the stream with
   ``FinishChunk(reason="error", message=...)``. A stream that ends without the
   wire format's own end marker ends the same way. So a consumer always sees
   exactly one ``FinishChunk``, last, within ``timeout`` of the last byte.
@@ -288,9 +289,10 @@ class HTTPProvider:
             raw = await self._read_limited(response)
         try:
             return _decoder.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
+            problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
             raise ProviderError(
-                f"{self._name} answered {url} with invalid JSON ({exc})",
+                f"{self._name} answered {url} with invalid JSON ({problem})",
                 status=response.status_code,
                 body=raw.decode("utf-8", "replace"),
             ) from None
@@ -393,6 +395,8 @@ class HTTPProvider:
             message = str(transport_error(exc, streaming=True))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             message = f"{self._name} sent malformed JSON in the stream: {exc}"
+        except RecursionError:  # what a JSON decoder raises past its nesting limit
+            message = f"{self._name} sent JSON nested too deeply in the stream"
         except (SSEError, UnicodeDecodeError) as exc:
             message = f"{self._name} sent an unreadable stream: {exc}"
         else:

@@ -128,7 +128,7 @@ def _error_detail(body: str, ctype: str) -> str:
         return ""
     try:
         data = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested too deeply: shown as text
         data = None
     if isinstance(data, dict):
         err = data.get("error", data)
