@@ -162,6 +162,32 @@ async def test_pings_thinking_signature_unknown_events(anyio_backend: str) -> No
     ]
 
 
+async def test_server_tools_run_by_the_api_are_not_our_calls(anyio_backend: str) -> None:
+    """A server tool (web search, code execution) streams its input as
+    ``input_json_delta`` of a ``server_tool_use`` block; the API runs it, so it is
+    no call of ours (it was a nameless call the agent answered with an error)."""
+    body = (
+        START
+        + block(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"})
+        + delta(0, {"type": "input_json_delta", "partial_json": '{"query": "x"}'})
+        + ev({"type": "content_block_stop", "index": 0})
+        + block(1, {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []})
+        + ev({"type": "content_block_stop", "index": 1})
+        + block(2, {"type": "text", "text": ""})
+        + delta(2, {"type": "citations_delta", "citation": {"type": "web_search_result_location"}})
+        + delta(2, {"type": "text_delta", "text": "Found it."})
+        + ev({"type": "content_block_stop", "index": 2})
+        + message_delta("end_turn")
+        + STOP
+    )
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    assert chunks == [
+        TextChunk(text="Found it."),
+        UsageChunk(input_tokens=7, output_tokens=9),
+        FinishChunk(reason="stop"),
+    ]
+
+
 async def test_tool_use_deltas_and_max_tokens(anyio_backend: str) -> None:
     body = (
         START

@@ -15,6 +15,10 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
   tool_use block); ``signature_delta`` and ``redacted_thinking`` are not
   content and are skipped. The block index is the ``CallChunk.index``.
+  A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
+  code execution, run by the API itself) streams its input as
+  ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
+  block's deltas become ``CallChunk``.
 * ``message_delta`` gives ``stop_reason`` (``end_turn`` and ``stop_sequence``
   become ``stop``, ``max_tokens`` and ``model_context_window_exceeded``
   ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``) and
@@ -266,7 +270,7 @@ class AnthropicMessages(HTTPProvider):
                 if d.type == "text_delta" and d.text:
                     if text := pairs.join(TEXT, d.text):
                         yield TextChunk(text=text)
-                elif d.type == "input_json_delta" and d.partial_json:
+                elif d.type == "input_json_delta" and d.partial_json and event.index in tool_blocks:
                     if args := pairs.join(arguments(event.index), d.partial_json):
                         yield CallChunk(index=event.index, arguments=args)
                 elif d.type == "thinking_delta" and d.thinking:
