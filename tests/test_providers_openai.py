@@ -506,6 +506,15 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds({}) is None
 
 
+@pytest.mark.parametrize("value", ["inf", "Infinity", "1e400", "nan", "-inf"])
+def test_retry_after_that_is_no_finite_number_is_none(value: str) -> None:
+    """``float`` reads these; as a wait they are nonsense (an infinite one even
+    crashed the proxy passing it on as whole seconds), so they are ignored."""
+    assert retry_after_seconds({"retry-after": value}) is None
+    assert retry_after_seconds({"retry-after-ms": value}) is None
+    assert retry_after_seconds({"retry-after-ms": value, "retry-after": "3"}) == 3.0
+
+
 def _cut(stops: tuple[str, ...], text: str, cuts: list[int]) -> tuple[str, str | None]:
     cutter = StopCutter(stops)
     out, pos, k = [], 0, 0

@@ -22,6 +22,7 @@ reads the network.
 from __future__ import annotations
 
 import email.utils
+import math
 import time
 from collections.abc import Mapping
 
@@ -74,25 +75,34 @@ def stale_connection(exc: httpx.HTTPError) -> bool:
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any."""
-    ms = headers.get("retry-after-ms")
+    """Seconds asked for by ``retry-after`` (or ``retry-after-ms``), if any.
+
+    Python's ``float`` also reads ``inf``, ``nan`` and ``1e400``; no server
+    means those as a wait (and an infinite one cannot be passed on as a
+    header's whole seconds), so they count as no ``retry-after``."""
+    ms = _number(headers.get("retry-after-ms"))
     if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
+        return max(0.0, ms / 1000.0)
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = _number(value)
+    if seconds is not None:
+        return max(0.0, seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _number(value: str | None) -> float | None:
+    """``value`` as a finite number, else None."""
+    try:
+        number = float(value) if value is not None else math.nan
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def status_error(
