@@ -24,7 +24,14 @@ are not valid native function names). ``HybridAgent`` splits the work:
 Events, errors and cancellation are ``Agent.stream``'s, from the same
 ``event_stream``: the run is a task in a task group owned by the ``stream``
 block; its exceptions are raised by the iterator after the last event;
-leaving the block cancels everything.
+leaving the block cancels everything. A selection stream that ends with an
+error is a ``ProviderError`` (after a ``StreamError`` event), as an Agent's
+reply without a call is: its text was cut off, it is not the answer.
+
+The keywords for the work phase are checked when the ``HybridAgent`` is made
+(an Agent is built from them once), not when a run first selects a tool.
+``time_budget`` bounds the whole run, selection included: the work phase gets
+what is left of it.
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from streamtools.errors import ProviderError
+import anyio
+
+from streamtools.errors import BudgetExceeded, ProviderError, UsageError
 from streamtools.events import (
     CallEnd,
     Final,
     ParserEvent,
     ReasoningDelta,
+    StreamError,
     TextDelta,
     TurnEnd,
     TurnStart,
@@ -90,6 +100,9 @@ class HybridAgent:
         temperature: float | None = None,
         **agent_kwargs: Any,
     ) -> None:
+        for own in ("native", "offer"):
+            if own in agent_kwargs:
+                raise UsageError(f"HybridAgent chooses {own!r} itself; it cannot be given")
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.dialect = dialect
@@ -97,6 +110,7 @@ class HybridAgent:
         self.system = system
         self.temperature = temperature
         self.agent_kwargs = agent_kwargs
+        self._work_agent(offer=[], time_budget=agent_kwargs.get("time_budget"))  # checks them
 
     def selection_request(self, transcript: Transcript) -> ModelRequest:
         """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool."""
@@ -139,24 +153,42 @@ class HybridAgent:
         """Run to the final answer and return it with the transcript."""
         return await drain(self.stream(prompt))
 
+    def _work_agent(self, *, offer: list[str], time_budget: float | None) -> Agent:
+        return Agent(
+            self.model,
+            self.registry,
+            dialect=self.dialect,
+            system=self.system,
+            temperature=self.temperature,
+            offer=offer,
+            **{**self.agent_kwargs, "time_budget": time_budget},
+        )
+
     async def _run(self, transcript: Transcript, emit: Emit) -> RunResult:
+        budget: float | None = self.agent_kwargs.get("time_budget")
+        deadline = None if budget is None else anyio.current_time() + budget
         await emit(TurnStart(turn=0))
-        chosen, text = await self._select(transcript, emit)
+        selected = False
+        with anyio.move_on_after(budget):
+            try:
+                chosen, text = await self._select(transcript, emit)
+            except Exception:
+                await emit(TurnEnd(turn=0, reason="error"))
+                raise
+            selected = True
+        if not selected:
+            assert budget is not None
+            raise BudgetExceeded(
+                f"time budget of {budget:g} s ran out during tool selection", turns=1
+            )
         if chosen is None:
             transcript.add(AssistantMessage(text=text))
             await emit(TurnEnd(turn=0, reason="final"))
             await emit(Final(text=text, turns=1))
             return RunResult(text=text, transcript=transcript, turns=1)
         await emit(TurnEnd(turn=0, reason="tool_calls"))
-        agent = Agent(
-            self.model,
-            self.registry,
-            dialect=self.dialect,
-            system=self.system,
-            temperature=self.temperature,
-            offer=chosen,
-            **self.agent_kwargs,
-        )
+        left = None if deadline is None else max(0.0, deadline - anyio.current_time())
+        agent = self._work_agent(offer=chosen, time_budget=left)
         async with agent.stream(transcript) as work:
             async for event in work:
                 if isinstance(event, Final):  # count the selection call too
@@ -190,8 +222,11 @@ class HybridAgent:
         closed = calls.end(finish.reason if finish is not None else None)
         ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
-            if finish is not None and finish.reason == "error" and not text:
-                raise ProviderError(finish.message or "the model stream ended with an error")
+            if finish is not None and finish.reason == "error":
+                # Text cut off by an error is not an answer (as for an Agent's reply).
+                message = finish.message or "the model stream ended with an error"
+                await emit(StreamError(kind="stream", message=message))
+                raise ProviderError(message)
             return None, "".join(text)
         names: list[str] = []
         for end in ends:

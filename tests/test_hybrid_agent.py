@@ -1,0 +1,71 @@
+"""HybridAgent without a server: what a run gives when selection goes wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamtools.errors import BudgetExceeded, ProviderError, UsageError
+from streamtools.events import Event, Final, StreamError, TurnEnd
+from streamtools.model import CallChunk, FinishChunk, TextChunk
+from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def test_a_selection_stream_cut_by_an_error_is_not_the_answer() -> None:
+    """Text, then the stream ends with an error and no ``select_tools`` call:
+    the text was cut off, so the run fails as an Agent's does (``ProviderError``
+    after a ``StreamError``), instead of ending with the fragment as ``Final``."""
+    model = ScriptedModel(
+        [[TextChunk(text="The answer is"), FinishChunk(reason="error", message="reset")]]
+    )
+    events: list[Event] = []
+    with pytest.raises(ProviderError, match="reset"):
+        async with HybridAgent(model, [add]).stream("1 + 2?") as stream:
+            async for event in stream:
+                events.append(event)
+    assert StreamError(kind="stream", message="reset") in events
+    assert events[-1] == TurnEnd(turn=0, reason="error")
+    assert not any(isinstance(e, Final) for e in events)
+
+
+def test_work_phase_keywords_are_checked_when_the_agent_is_made() -> None:
+    """A misspelt or invalid keyword fails at once, not only in runs that
+    happen to select a tool; ``native`` and ``offer`` are the hybrid's own."""
+    model = ScriptedModel([])
+    with pytest.raises(TypeError, match="max_turn"):
+        HybridAgent(model, [add], max_turn=3)
+    with pytest.raises(UsageError, match="max_turns"):
+        HybridAgent(model, [add], max_turns=0)
+    with pytest.raises(UsageError, match="tool_choice"):
+        HybridAgent(model, [add], tool_choice="nope")
+    with pytest.raises(UsageError, match="native"):
+        HybridAgent(model, [add], native=True)
+    with pytest.raises(UsageError, match="offer"):
+        HybridAgent(model, [add], offer=["add"])
+
+
+async def test_the_time_budget_covers_the_selection_turn() -> None:
+    """``time_budget`` bounds the whole run: a selection turn that streams on
+    and on ends with ``BudgetExceeded``, the work phase never starts."""
+    model = ScriptedModel(["word " * 200], chunk_sizes=(1, 1), delay=0.01)
+    with pytest.raises(BudgetExceeded, match="selection"):
+        await HybridAgent(model, [add], time_budget=0.2).run("hi")
+    assert len(model.requests) == 1
+
+
+async def test_the_work_phase_gets_what_is_left_of_the_time_budget() -> None:
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["add"]}')
+    slow = [TextChunk(text="x")] * 20
+    model = ScriptedModel([[*[TextChunk(text=".")] * 15, select], slow], delay=0.02)
+    with pytest.raises(BudgetExceeded):
+        await HybridAgent(model, [add], time_budget=0.5).run("hi")
+    assert len(model.requests) == 2  # 0.3 s of selection, then 0.4 s of work: over 0.5 s
