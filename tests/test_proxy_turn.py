@@ -244,7 +244,21 @@ async def test_client_stop_sequence_is_reported_and_marker_is_not() -> None:
     events = await _run(model, _call(stop=["END"]))
     assert _text(events) == "Count: 1, 2, "
     assert events[-1] == Finish(reason="stop", stop_sequence="END")
-    assert model.requests[0].stop == ("END",)
+    assert model.requests[0].stop == ()  # with tools, the parser applies it
+
+
+async def test_client_stop_string_inside_a_calls_arguments_does_not_cut_it() -> None:
+    # a coding agent's stop string, and a model writing a file with a blank line
+    write = '<am:tool_call name="weather"><city>line one\n\nline two</city></am:tool_call>'
+    model = ScriptedModel([f"Writing.\n{write}"])
+    events = await _run(model, _call(stop=["\n\n"]))
+    assert _calls(events) == [(0, "weather", {"city": "line one\n\nline two"})]
+    assert events[-1] == Finish(reason="tool_calls")
+    # with no tool to call, the upstream applies the stop strings itself
+    plain = ScriptedModel(["Count: 1, 2, END 3"])
+    events = await _run(plain, _call(stop=["END"], tool_choice="none"))
+    assert plain.requests[0].stop == ("END",)
+    assert _text(events) == "Count: 1, 2, "
 
 
 async def test_call_ids_differ_between_requests() -> None:

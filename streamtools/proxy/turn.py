@@ -47,6 +47,11 @@ Decisions, each bounded:
   every tool is already in the prompt. It never reaches the wire; when it
   closes it is handled as a call to an unknown tool (a repair that says to call
   the tool directly, or its raw text as text).
+* **Stop strings.** When the model may call tools, the client's stop strings
+  are not sent upstream: the parser ends the visible text at one, as an API
+  would, while a call's arguments may hold one (a blank line, a fence) without
+  being cut off. The upstream stream is closed as soon as one is seen, and the
+  finish names it (``stop_sequence``), whatever the upstream reports.
 * **Reasoning** from the upstream is not forwarded.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 * **Structured output** (``response_format``) goes to the upstream when no tool
@@ -143,8 +148,8 @@ def upstream_request(
     """What goes upstream for ``call``: its transcript (or ``transcript``, a
     repair's) projected for ``dialect`` with the tools the model may call
     (a named ``tool_choice`` shows only that one, ``none`` shows none) and the
-    instructions above, and the dialect's stop marker when the client allows
-    one call per reply."""
+    instructions above, the client's stop strings when no tool may be called,
+    and the dialect's stop marker when the client allows one call per reply."""
     tools = shown_tools(call)
     instructions = [choice_instruction(call.tool_choice)]
     if tools:  # then the format does not go upstream (``forwarded_format``): say it
@@ -154,7 +159,10 @@ def upstream_request(
     if told:
         # Last, where it weighs most: project merges it into the final user message.
         transcript = Transcript(messages=[*transcript.messages, UserMessage(content=told)])
-    stop = list(call.stop)
+    # With tools the parser applies the client's stop strings, to the visible
+    # text only: sent upstream, one inside a call's arguments (a blank line in a
+    # file being written) would cut the call in half.
+    stop = [] if tools else list(call.stop)
     marker = DIALECTS[dialect].stop_marker
     if not call.parallel and marker and tools:
         stop.append(marker)
