@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from provider_support import COUNTED, HI, collect, mock, text_of
 
 from streamtools.errors import ProviderError, TokenCountUnavailable
-from streamtools.events import CallEnd
+from streamtools.events import CallEnd, CallError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -380,6 +380,31 @@ async def test_a_call_is_done_when_the_next_starts_and_the_last_at_finish(
     assert isinstance(per_chunk[2][-1], CallEnd) and per_chunk[2][-1].id == "a"
     assert isinstance(per_chunk[5][-1], CallEnd) and per_chunk[5][-1].id == "b"
     assert native.end() == []
+
+
+async def test_an_id_that_changes_mid_call_without_a_name_continues_the_call(
+    anyio_backend: str,
+) -> None:
+    """Poolside streams a call's name under one id and its arguments under
+    another. A new id with no name is no new call: the call is not completed
+    with no arguments (it would run with ``{}``) and its arguments kept."""
+    body = sse(
+        call_delta(0, "a", "wipe", ""),
+        call_delta(0, "b", None, '{"path": '),
+        call_delta(0, "c", None, '"/tmp"}'),  # a new id on every fragment, even
+        call_delta(0, "d", "add", "{}"),  # a name with it: a parallel call on index 0
+        finish("tool_calls"),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    native = NativeCalls(["wipe", "add"])
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [(e.id, e.name, e.arguments) for e in ends] == [
+        ("a", "wipe", {"path": "/tmp"}),
+        ("d", "add", {}),
+    ]
+    assert not [e for e in events if isinstance(e, CallError)] and native.end() == []
 
 
 @pytest.mark.parametrize(

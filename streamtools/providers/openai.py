@@ -20,15 +20,18 @@ honoured:
 * Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM) or
   ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint).
 * Tool-call deltas are passed on as ``CallChunk`` with the server's ``index``
-  and ``id`` untouched; ``streamtools.native.NativeCalls`` sorts out servers
+  and ``id`` (but see below); ``streamtools.native.NativeCalls`` sorts out servers
   that reuse index 0 for parallel calls. A server that sends ``arguments`` as an
   object instead of JSON text gets it re-encoded. Calls stream one after
   another, so a delta that starts another call (a new ``index``, or a new
-  ``id`` on the same index) completes the previous one, and the finish reason
-  completes the last: each gets a ``done`` chunk then, so it can run while the
-  next is still being written. (A server that interleaved the deltas of
-  parallel calls would see its late fragments become ``malformed`` call
-  errors; none is known to.)
+  ``id`` and a name on the same index) completes the previous one, and the
+  finish reason completes the last: each gets a ``done`` chunk then, so it can
+  run while the next is still being written. A new ``id`` without a name on the
+  same index is the same call under a changed id (Poolside sends the name
+  under one id and the arguments under another): its arguments continue the
+  call, which keeps its first id, rather than completing it with none. (A
+  server that interleaved the deltas of parallel calls would see its late
+  fragments become ``malformed`` call errors; none is known to.)
 * A ``tool`` message that answers no native call of the assistant message
   before it (prompt dialects send results that way) goes as user text, which
   the API accepts (see ``streamtools.providers.bodies``).
@@ -153,20 +156,23 @@ def _call_chunks(
     """The chunks for one tool-call delta (a ``done`` first if it starts another
     call) and the call being streamed after it."""
     out: list[CallChunk] = []
-    call_id = tc.id or None
+    fn = tc.function
+    name = (fn.name or None) if fn is not None else None
+    call_id = sent_id = tc.id or None
     if current is not None:
         index, known = current
-        if index != tc.index or (call_id and known and call_id != known):
+        new_id = bool(call_id and known and call_id != known)
+        if index != tc.index or (new_id and name is not None):
             out.append(CallChunk(index=index, arguments=pairs.close(arguments(index)), done=True))
         else:
+            if new_id:  # no name: the same call under a changed id; the first id stays
+                sent_id = None
             call_id = known or call_id
-    fn = tc.function
     args = fn.arguments if fn is not None else None
     if isinstance(args, dict):
         args = msgspec.json.encode(args).decode()
-    name = (fn.name or None) if fn is not None else None
     args = pairs.join(arguments(tc.index), args) if args else ""
-    chunk = CallChunk(index=tc.index, id=tc.id or None, name=name, arguments=args)
+    chunk = CallChunk(index=tc.index, id=sent_id, name=name, arguments=args)
     out.append(chunk)
     return out, (tc.index, call_id)
 
