@@ -3,6 +3,8 @@ any recording reads back exactly as it was written (a hypothesis property)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamtools.errors import UsageError
+from streamtools.errors import ProviderError, UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -23,8 +25,16 @@ from streamtools.model import (
     UsageChunk,
     UseTool,
 )
-from streamtools.runtime import Replay, record
-from streamtools.runtime.recording import Header, encode_chunk, encode_header, load, parse
+from streamtools.runtime import Agent, Replay, record
+from streamtools.runtime.recording import (
+    Failure,
+    Header,
+    encode_chunk,
+    encode_failure,
+    encode_header,
+    load,
+    parse,
+)
 from streamtools.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -234,3 +244,68 @@ def test_any_recording_reads_back_as_written(
         assert (segment.header.request, segment.header.provider) == (request, provider)
         assert [c.chunk for c in segment.chunks] == [chunk for chunk, _ in chunks]
         assert [c.t for c in segment.chunks] == [round(t, 4) for _, t in chunks]
+
+
+class _Failing:
+    """A model that fails as providers do: on opening (an HTTP error status) or
+    after some text (a connection reset)."""
+
+    def __init__(self, *, on_open: bool) -> None:
+        self.on_open = on_open
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        if self.on_open:
+            raise ProviderError("HTTP 401: bad key", status=401, body='{"error":"bad key"}')
+
+        async def chunks() -> AsyncIterator[Chunk]:
+            yield TextChunk(text="The answer is")
+            raise ProviderError("the connection was reset")
+
+        yield chunks()
+
+
+async def test_a_failed_stream_replays_as_the_same_failure(tmp_path: Path) -> None:
+    """A recorded stream that raised replays as that ``ProviderError`` at the
+    same point, not as a stream that ended normally: an agent replaying it
+    fails as the recorded run did, instead of answering with a fragment (or
+    with nothing, for an error on opening)."""
+    for on_open in (True, False):
+        path = tmp_path / f"failed-{on_open}.jsonl"
+        with pytest.raises(ProviderError) as recorded:
+            await Agent(record(_Failing(on_open=on_open), path)).run("hi")
+        [segment] = load(path)
+        assert segment.failure is not None and segment.failure.opened is not on_open
+        with pytest.raises(ProviderError) as replayed:
+            await Agent(Replay(path)).run("hi")
+        assert str(replayed.value) == str(recorded.value)
+        assert (replayed.value.status, replayed.value.body) == (
+            recorded.value.status,
+            recorded.value.body,
+        )
+    replay = Replay(tmp_path / "failed-False.jsonl")
+    got: list[Chunk] = []
+    with pytest.raises(ProviderError, match="reset"):
+        async with replay.stream(REQ) as chunks:
+            async for chunk in chunks:
+                got.append(chunk)
+    assert got == [TextChunk(text="The answer is")]
+
+
+async def test_the_consumers_own_error_is_not_recorded_as_the_models(tmp_path: Path) -> None:
+    path = tmp_path / "consumer.jsonl"
+    recorder = record(ScriptedModel(["abc"]), path)
+    with pytest.raises(KeyError):
+        async with recorder.stream(REQ) as chunks:
+            async for _ in chunks:
+                raise KeyError("mine")
+    [segment] = load(path)
+    assert segment.failure is None and len(segment.chunks) == 1
+
+
+def test_nothing_may_follow_a_streams_error_line() -> None:
+    data = encode_header(Header(request=REQ)) + encode_failure(Failure(message="reset"))
+    [segment] = parse(data)
+    assert segment.failure == Failure(message="reset")
+    with pytest.raises(UsageError, match=":3: a line after the stream's error line"):
+        parse(data + encode_chunk(TextChunk(text="x"), 0.1))

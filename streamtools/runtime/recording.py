@@ -19,6 +19,19 @@ first offset is the time to first token. A single-call recording is exactly
 one segment per ``stream()`` call when that stream closes (normally, early,
 or on cancellation: the write is shielded, so a cut stream is still kept).
 
+A stream that *fails* (the model raised on opening, as for an HTTP 401, or
+while streaming, as for a connection reset) ends its segment with an error
+line, the exception as a ``ProviderError`` carries it::
+
+    {"type":"error","message":"connection reset","status":null,"body":null,
+     "opened":true,"t":1.204}
+
+and ``Replay`` raises that ``ProviderError`` at the same point (on opening
+the stream when ``opened`` is false, else after the chunks before it), so a
+replayed run fails as the recorded one did instead of taking the chunks it
+got for a whole reply. Only the model's own failures are recorded, not an
+exception of the code consuming the stream.
+
 ``Replay(path, speed=...)`` is a model that plays segment *n* for its *n*-th
 ``stream()`` call, whatever the request (the requests it received are kept in
 ``requests``, as ``ScriptedModel`` does). ``speed=None`` plays instantly (a
@@ -37,10 +50,20 @@ from typing import Any
 import anyio
 import msgspec
 
-from streamtools.errors import UsageError
+from streamtools.errors import ProviderError, UsageError, describe_exception
 from streamtools.model import Chunk, Model, ModelRequest, keyword_choice
 
-__all__ = ["FORMAT", "VERSION", "Header", "Replay", "Segment", "TimedChunk", "load", "record"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Failure",
+    "Header",
+    "Replay",
+    "Segment",
+    "TimedChunk",
+    "load",
+    "record",
+]
 
 FORMAT = "streamtools.recording"
 _INSTANT_BATCH = 16
@@ -68,14 +91,37 @@ class TimedChunk(msgspec.Struct, frozen=True):
     chunk: Chunk
 
 
+class Failure(msgspec.Struct, tag_field="type", tag="error", frozen=True, kw_only=True):
+    """How a recorded stream failed: raised on opening (``opened`` false) or while
+    streaming, ``t`` seconds after the request; replayed as a ``ProviderError``."""
+
+    message: str
+    status: int | None = None
+    body: str | None = None
+    opened: bool = True
+    t: float = 0.0
+
+    @classmethod
+    def of(cls, exc: Exception, *, opened: bool, t: float) -> Failure:
+        if isinstance(exc, ProviderError):
+            return cls(message=str(exc), status=exc.status, body=exc.body, opened=opened, t=t)
+        return cls(message=describe_exception(exc), opened=opened, t=t)
+
+    def error(self) -> ProviderError:
+        return ProviderError(self.message, status=self.status, body=self.body)
+
+
 class Segment(msgspec.Struct, frozen=True):
-    """One model call of a recording."""
+    """One model call of a recording; ``failure`` when its stream raised."""
 
     header: Header
     chunks: list[TimedChunk]
+    failure: Failure | None = None
 
 
-_line_decoder: msgspec.json.Decoder[Header | Chunk] = msgspec.json.Decoder(Header | Chunk)
+_line_decoder: msgspec.json.Decoder[Header | Chunk | Failure] = msgspec.json.Decoder(
+    Header | Chunk | Failure
+)
 _offset_decoder = msgspec.json.Decoder(_Offset)
 _encoder = msgspec.json.Encoder()
 
@@ -88,6 +134,10 @@ def encode_chunk(chunk: Chunk, t: float) -> bytes:
     data: dict[str, Any] = msgspec.to_builtins(chunk)
     data["t"] = round(t, 4)
     return _encoder.encode(data) + b"\n"
+
+
+def encode_failure(failure: Failure) -> bytes:
+    return _encoder.encode(msgspec.structs.replace(failure, t=round(failure.t, 4))) + b"\n"
 
 
 def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
@@ -114,6 +164,10 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
             segments.append(Segment(header=item, chunks=[]))
         elif not segments:
             raise UsageError(f"{source}:{number}: chunk before the first header line")
+        elif segments[-1].failure is not None:
+            raise UsageError(f"{source}:{number}: a line after the stream's error line")
+        elif isinstance(item, Failure):
+            segments[-1] = msgspec.structs.replace(segments[-1], failure=item)
         else:
             segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
     return segments
@@ -162,25 +216,36 @@ class Replay:
                 f"{self.path} holds {len(self.segments)} model calls; call {turn + 1} has none"
             )
         self.requests.append(request)
-        played = self._play(self.segments[turn].chunks)
+        segment = self.segments[turn]
+        start = anyio.current_time()
+        if segment.failure is not None and not segment.failure.opened:
+            await self._wait(0, start, segment.failure.t)
+            raise segment.failure.error()
+        played = self._play(segment, start)
         try:
             yield played
         finally:
             await played.aclose()
 
-    async def _play(self, chunks: list[TimedChunk]) -> AsyncGenerator[Chunk, None]:
-        start = anyio.current_time()
-        for n, timed in enumerate(chunks):
-            if self.speed is None:
-                # Instant: a checkpoint every few chunks keeps the stream
-                # cancellable and fair to other tasks without paying a
-                # scheduler round trip per chunk.
-                if n % _INSTANT_BATCH == 0:
-                    await anyio.lowlevel.checkpoint()
-            else:
-                wait = start + timed.t / self.speed - anyio.current_time()
-                await anyio.sleep(max(0.0, wait))
+    async def _play(self, segment: Segment, start: float) -> AsyncGenerator[Chunk, None]:
+        for n, timed in enumerate(segment.chunks):
+            await self._wait(n, start, timed.t)
             yield timed.chunk
+        if segment.failure is not None:
+            await self._wait(len(segment.chunks), start, segment.failure.t)
+            raise segment.failure.error()
+
+    async def _wait(self, n: int, start: float, t: float) -> None:
+        """Until offset ``t`` (item ``n`` of the segment) at the replay's speed."""
+        if self.speed is None:
+            # Instant: a checkpoint every few chunks keeps the stream
+            # cancellable and fair to other tasks without paying a
+            # scheduler round trip per chunk.
+            if n % _INSTANT_BATCH == 0:
+                await anyio.lowlevel.checkpoint()
+        else:
+            wait = start + t / self.speed - anyio.current_time()
+            await anyio.sleep(max(0.0, wait))
 
 
 class _Recorder:
@@ -197,13 +262,20 @@ class _Recorder:
         self.turns += 1
         lines = [encode_header(Header(provider=self.provider, turn=self.turns, request=request))]
         start = anyio.current_time()
+        opened = False
         try:
             async with self.model.stream(request) as chunks:
+                opened = True
                 tapped = self._tap(chunks, lines, start)
                 try:
                     yield tapped
                 finally:
                     await tapped.aclose()
+        except Exception as exc:
+            if not opened:  # the model refused the request (an HTTP error status…)
+                failure = Failure.of(exc, opened=False, t=anyio.current_time() - start)
+                lines.append(encode_failure(failure))
+            raise
         finally:
             # Shielded: a stream cut by cancellation is still worth keeping.
             with anyio.CancelScope(shield=True):
@@ -213,7 +285,16 @@ class _Recorder:
     async def _tap(
         self, chunks: AsyncIterator[Chunk], lines: list[bytes], start: float
     ) -> AsyncGenerator[Chunk, None]:
-        async for chunk in chunks:
+        iterator = aiter(chunks)
+        while True:
+            try:
+                chunk = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except Exception as exc:  # the model's stream failed (not its consumer)
+                failure = Failure.of(exc, opened=True, t=anyio.current_time() - start)
+                lines.append(encode_failure(failure))
+                raise
             lines.append(encode_chunk(chunk, anyio.current_time() - start))
             yield chunk
 
