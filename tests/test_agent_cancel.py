@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from streamtools.errors import BudgetExceeded
-from streamtools.events import CallEnd, Event, ToolFailed, TurnStart
+from streamtools.events import CallEnd, Event, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
@@ -164,3 +164,20 @@ async def test_leaving_while_results_are_arriving_is_clean() -> None:
                 if type(event).__name__ == "ToolResult":
                     break  # leave while other results are being emitted
         assert model.open_streams == 0
+
+
+async def test_a_turn_the_time_budget_cuts_short_still_ends() -> None:
+    """Out of time mid-turn (a tool still running): the turn gets its
+    ``TurnEnd(reason="error")`` before ``BudgetExceeded``, as a failed turn
+    does, so a consumer pairing turns (a UI's steps) is not left with one open."""
+    model, sleeper = ScriptedModel([hermes("sleep_forever"), "done"]), Sleeper()
+    events: list[Event] = []
+    with anyio.fail_after(5), pytest.raises(BudgetExceeded):
+        async with Agent(model, [sleeper.tool()], dialect="hermes", time_budget=0.1).stream(
+            "go"
+        ) as stream:
+            async for event in stream:
+                events.append(event)
+    turns = [e for e in events if isinstance(e, TurnStart | TurnEnd)]
+    assert turns == [TurnStart(turn=1), TurnEnd(turn=1, reason="error")]
+    assert sleeper.cancelled

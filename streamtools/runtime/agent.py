@@ -33,7 +33,8 @@ wording and the bounds):
 
 Every model call counts against ``max_turns`` (repairs included), so the
 loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
-``BudgetExceeded``.
+``BudgetExceeded``; a turn the time budget cut short still gets its
+``TurnEnd(reason="error")``, as a turn that failed does.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -168,6 +169,7 @@ class Agent:
         # Replies already in a transcript passed in (a chat's earlier runs): ids
         # continue from there, so they stay unique across the whole transcript.
         earlier = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
+        in_turn = False  # between a TurnStart and its TurnEnd
         with anyio.move_on_after(self.time_budget):
             while True:
                 if turn >= self.max_turns:
@@ -177,6 +179,7 @@ class Agent:
                 turn += 1
                 final_turn = repair.stopping
                 await emit(TurnStart(turn=turn))
+                in_turn = True
                 # tool_choice "none": no tool is shown, and none runs: a call the model
                 # writes anyway (copying its history) is an unknown tool's CallError
                 callable_now = self.registry.subset([]) if self.tool_choice == "none" else offered
@@ -211,6 +214,7 @@ class Agent:
                     raise
                 if step is None:
                     await emit(TurnEnd(turn=turn, reason="final"))
+                    in_turn = False
                     await emit(Final(text=reply.visible_text, turns=turn))
                     return RunResult(text=reply.visible_text, transcript=transcript, turns=turn)
                 reason, message = step
@@ -221,6 +225,9 @@ class Agent:
                     await emit(TurnEnd(turn=turn, reason="retry"))
                 else:
                     await emit(TurnEnd(turn=turn, reason="tool_calls"))
+                in_turn = False
+        if in_turn:  # the time ran out mid-turn: it ends as a failed turn does
+            await emit(TurnEnd(turn=turn, reason="error"))
         raise BudgetExceeded(
             f"time budget of {self.time_budget:g} s ran out during turn {turn}", turns=turn
         )
