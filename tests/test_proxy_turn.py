@@ -32,7 +32,8 @@ from streamtools.model import (
     UseTool,
 )
 from streamtools.prompts import get_renderer
-from streamtools.proxy.request import ProxyCall
+from streamtools.proxy import openai_wire, responses_wire
+from streamtools.proxy.request import ProxyCall, RequestError
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
 from streamtools.transcript import (
@@ -147,6 +148,64 @@ async def test_named_choice_shows_only_that_tool() -> None:
     system = model.requests[0].messages[0].content
     assert 'name="kom.memory.v1.search"' in system and 'name="weather"' not in system
     assert "must call the tool `kom.memory.v1.search`" in model.requests[0].messages[-1].content
+
+
+async def test_allowed_tools_choice_shows_only_those_tools_in_its_mode() -> None:
+    # OpenAI's allowed_tools, in the chat and the Responses shapes
+    chat = openai_wire.decode_request(
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "function", "function": _fn(t)} for t in TOOLS],
+            "tool_choice": {
+                "type": "allowed_tools",
+                "allowed_tools": {
+                    "mode": "required",
+                    "tools": [{"type": "function", "function": {"name": "kom.memory.v1.search"}}],
+                },
+            },
+        }
+    )
+    responses = responses_wire.decode_request(
+        {
+            "model": "m",
+            "input": "Weather in Paris?",
+            "tools": [{"type": "function", **_fn(t)} for t in TOOLS] + [{"type": "web_search"}],
+            "tool_choice": {
+                "type": "allowed_tools",
+                "mode": "required",
+                "tools": [{"type": "function", "name": "kom.memory.v1.search"},
+                          {"type": "web_search"}],
+            },
+        }
+    )
+    for call in (chat, responses):
+        assert call.tool_choice == "required" and call.allowed == ["kom.memory.v1.search"]
+        model = ScriptedModel([PARIS, OSLO])  # weather is not allowed: a re-prompt
+        events = await _run(model, call)
+        assert [c[1] for c in _calls(events)] == ["kom.memory.v1.search"]
+        system = model.requests[0].messages[0].content
+        assert 'name="kom.memory.v1.search"' in system and 'name="weather"' not in system
+        assert "must call at least one" in model.requests[0].messages[-1].content
+    with pytest.raises(RequestError, match="not among"):
+        openai_wire.decode_request(
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": "x"}],
+                "tools": [{"type": "function", "function": _fn(TOOLS[0])}],
+                "tool_choice": {
+                    "type": "allowed_tools",
+                    "allowed_tools": {
+                        "mode": "auto",
+                        "tools": [{"type": "function", "function": {"name": "rm_rf"}}],
+                    },
+                },
+            }
+        )
+
+
+def _fn(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
 async def test_none_passes_markup_through_as_text() -> None:

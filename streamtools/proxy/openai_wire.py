@@ -37,6 +37,7 @@ from streamtools.proxy.request import (
     ProxyCall,
     Reply,
     RequestError,
+    allowed_tools,
     array,
     check_tool_choice,
     json_arguments,
@@ -167,6 +168,25 @@ def _tool_choice(raw: Any) -> ToolChoice:
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 
+def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
+    """An ``allowed_tools`` tool_choice as (mode, names), else None."""
+    if not isinstance(raw, dict) or raw.get("type") != "allowed_tools":
+        return None
+    spec = raw.get("allowed_tools")
+    if not isinstance(spec, dict):
+        raise RequestError("tool_choice of type allowed_tools needs an 'allowed_tools' object")
+    names: list[str] = []
+    for i, tool in enumerate(array(spec.get("tools"), "tool_choice.allowed_tools.tools")):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise RequestError(
+                f"tool_choice.allowed_tools.tools[{i}]: expected "
+                "{'type': 'function', 'function': {'name': ...}}"
+            )
+        names.append(fn["name"])
+    return spec.get("mode"), names
+
+
 def decode_request(body: Any) -> ProxyCall:
     """Decode a chat completions request body (already parsed JSON)."""
     if not isinstance(body, dict):
@@ -180,11 +200,17 @@ def decode_request(body: Any) -> ProxyCall:
     stops = stop_strings(body.get("stop"), "stop")
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     options = body.get("stream_options") or {}
+    allowed = _allowed(body.get("tool_choice"))
+    if allowed is None:
+        choice = check_tool_choice(_tool_choice(body.get("tool_choice")), tools)
+    else:
+        choice = allowed_tools(*allowed, tools)
     return ProxyCall(
         model=model,
         transcript=_messages(body.get("messages")),
         tools=tools,
-        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools),
+        tool_choice=choice,
+        allowed=None if allowed is None else allowed[1],
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         temperature=optional_number(body.get("temperature"), "temperature"),

@@ -7,9 +7,11 @@ body into a ``ProxyCall``: the conversation as a provider-neutral
 ``Transcript`` (past native calls become ``ToolCall`` entries, tool results
 become ``ToolResultMessage``), the tools as ``ToolSpec``, the ``tool_choice``
 reduced to ``auto`` / ``none`` / ``required`` / ``UseTool(name)`` (a named
-choice stays a ``UseTool`` even when the tool is called ``none``), and the
-sampling options. Everything comes from the request: the proxy keeps no state
-between requests, so replicas can sit behind any load balancer.
+choice stays a ``UseTool`` even when the tool is called ``none``; an
+``allowed_tools`` choice is its mode, with the names it allows in
+``ProxyCall.allowed``), and the sampling options. Everything comes from the
+request: the proxy keeps no state between requests, so replicas can sit behind
+any load balancer.
 
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
@@ -33,7 +35,8 @@ from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.transcript import Transcript
 
 __all__ = [
-    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "array", "forwarded_format",
+    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "allowed_tools", "array",
+    "forwarded_format",
     "json_arguments", "optional_number", "optional_text", "response_format",
     "sampling_options", "stop_strings", "tool_schema", "tool_spec",
 ]
@@ -205,6 +208,9 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     namespaces: dict[str, str] = msgspec.field(default_factory=dict)
     # asked-for JSON, in the chat shape (see ``response_format``, ``forwarded_format``)
     response_format: dict[str, Any] | None = None
+    # the names an ``allowed_tools`` tool_choice lets the model call (None: all);
+    # ``tool_choice`` is then its mode, ``auto`` or ``required``
+    allowed: list[str] | None = None
 
 
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:
@@ -218,6 +224,23 @@ def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:
     if isinstance(choice, UseTool) and named not in {t.name for t in tools}:
         raise RequestError(f"tool_choice names {named!r}, which is not among the request's tools")
     return choice
+
+
+def allowed_tools(mode: Any, names: list[str], tools: list[ToolSpec]) -> ToolChoice:
+    """An ``allowed_tools`` tool_choice (OpenAI's chat and Responses APIs): its
+    mode, ``auto`` or ``required``, once each name it allows is checked to be
+    among the request's tools (``ProxyCall.allowed`` keeps the names)."""
+    if mode not in ("auto", "required"):
+        raise RequestError("tool_choice of type allowed_tools needs mode 'auto' or 'required'")
+    if not names:
+        raise RequestError("tool_choice of type allowed_tools needs at least one tool")
+    known = {t.name for t in tools}
+    for name in names:
+        if name not in known:
+            raise RequestError(
+                f"tool_choice allows {name!r}, which is not among the request's tools"
+            )
+    return check_tool_choice(mode, tools)
 
 
 class ReplyCall(msgspec.Struct, kw_only=True):

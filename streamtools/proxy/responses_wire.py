@@ -64,6 +64,7 @@ from streamtools.proxy.request import (
     ProxyCall,
     Reply,
     RequestError,
+    allowed_tools,
     array,
     check_tool_choice,
     json_arguments,
@@ -262,6 +263,24 @@ def _tool_choice(raw: Any) -> ToolChoice:
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 
+def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
+    """An ``allowed_tools`` tool_choice as (mode, names), else None. Built-in
+    tools among those it allows are left out, as they are from ``tools``."""
+    if not isinstance(raw, dict) or raw.get("type") != "allowed_tools":
+        return None
+    names: list[str] = []
+    for i, tool in enumerate(array(raw.get("tools"), "tool_choice.tools")):
+        where = f"tool_choice.tools[{i}]"
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or not isinstance(kind, str):
+            raise RequestError(f"{where}: expected a tool object with a 'type'")
+        if kind in ("function", "custom"):
+            if not isinstance(tool.get("name"), str):
+                raise RequestError(f"{where}: a {kind} tool needs a string 'name'")
+            names.append(_qualified(tool["name"], tool.get("namespace"), where))
+    return raw.get("mode"), names
+
+
 def decode_request(body: Any) -> ProxyCall:
     """Decode a Responses request body (already parsed JSON)."""
     if not isinstance(body, dict):
@@ -276,11 +295,17 @@ def decode_request(body: Any) -> ProxyCall:
     tools.add(body.get("tools"), "tools")
     transcript = _input(body.get("input"), body.get("instructions"), tools)
     max_tokens = body.get("max_output_tokens")
+    allowed = _allowed(body.get("tool_choice"))
+    if allowed is None:
+        choice = check_tool_choice(_tool_choice(body.get("tool_choice")), tools.specs)
+    else:
+        choice = allowed_tools(*allowed, tools.specs)
     return ProxyCall(
         model=model,
         transcript=transcript,
         tools=tools.specs,
-        tool_choice=check_tool_choice(_tool_choice(body.get("tool_choice")), tools.specs),
+        tool_choice=choice,
+        allowed=None if allowed is None else allowed[1],
         stream=bool(body.get("stream")),
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),
@@ -375,6 +400,12 @@ def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]
     if isinstance(choice, UseTool):
         kind = "custom" if choice.name in call.freeform else "function"
         choice = {"type": kind, **_named(choice.name, call.namespaces)}
+    elif call.allowed is not None:
+        allowed = [
+            {"type": "custom" if n in call.freeform else "function", **_named(n, call.namespaces)}
+            for n in call.allowed
+        ]
+        choice = {"type": "allowed_tools", "mode": choice, "tools": allowed}
     return {
         "id": response_id,
         "object": "response",

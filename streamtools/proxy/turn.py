@@ -8,8 +8,9 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
 1. The request's transcript is projected for the dialect (``prompts.project``):
    the tools become the dialect's system prompt, past calls and results become
    text. For a ``required`` or named ``tool_choice`` an instruction is added,
-   and a named choice shows the model only that tool (``upstream_request``,
-   which the proxy's token count uses too).
+   and a named choice shows the model only that tool, an ``allowed_tools``
+   choice only the tools it allows (``upstream_request``, which the proxy's
+   token count uses too).
 2. The upstream streams text; the ``Parser`` turns it into events as it
    arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
    ``index`` counts the calls of the response from 0, across re-prompts), and
@@ -135,11 +136,16 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
 
 def shown_tools(call: ProxyCall) -> list[ToolSpec]:
     """The tools the model is shown: all of them, only the one a named
-    ``tool_choice`` names, or none for ``none``."""
+    ``tool_choice`` names, only those an ``allowed_tools`` choice allows, or
+    none for ``none``."""
     choice = call.tool_choice
     if isinstance(choice, UseTool):
         return [t for t in call.tools if t.name == choice.name]
-    return [] if choice == "none" else list(call.tools)
+    if choice == "none":
+        return []
+    if call.allowed is not None:
+        return [t for t in call.tools if t.name in call.allowed]
+    return list(call.tools)
 
 
 def upstream_request(
