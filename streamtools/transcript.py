@@ -15,6 +15,13 @@ and one provider with ``project`` (see below), which returns the
 system messages, unanswered calls, orphan results) are stated in
 ``streamtools.prompts.project``.
 
+Text that UTF-8 cannot carry (a lone UTF-16 surrogate half: a file name
+that is not UTF-8, input read with ``surrogateescape``) would make every
+request, recording and saved transcript fail with ``UnicodeEncodeError``.
+The helpers that add text (``user``, ``system``, ``assistant``, ``result``)
+write such a half as U+FFFD (``results.valid_text``), and ``encode`` does the
+same for text that came in another way (a message built and ``add``-ed).
+
 This module is core: standard library and msgspec only.
 """
 
@@ -26,6 +33,7 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import UsageError
+from streamtools.results import valid_text
 
 __all__ = [
     "AssistantMessage",
@@ -92,23 +100,27 @@ class Transcript(msgspec.Struct, kw_only=True):
         self.messages.append(message)
 
     def system(self, content: str) -> None:
-        self.messages.append(SystemMessage(content=content))
+        self.messages.append(SystemMessage(content=valid_text(content)))
 
     def user(self, content: str) -> None:
-        self.messages.append(UserMessage(content=content))
+        self.messages.append(UserMessage(content=valid_text(content)))
 
     def assistant(
         self, text: str = "", calls: Sequence[ToolCall] = (), *, reasoning: str = ""
     ) -> AssistantMessage:
         """Append a model reply and return it."""
-        message = AssistantMessage(text=text, calls=tuple(calls), reasoning=reasoning)
+        message = AssistantMessage(
+            text=valid_text(text), calls=tuple(calls), reasoning=valid_text(reasoning)
+        )
         self.messages.append(message)
         return message
 
     def result(self, call: ToolCall, content: str, *, is_error: bool = False) -> None:
         """Append the result (or, with ``is_error``, the error) of ``call``."""
         self.messages.append(
-            ToolResultMessage(call_id=call.id, name=call.name, content=content, is_error=is_error)
+            ToolResultMessage(
+                call_id=call.id, name=call.name, content=valid_text(content), is_error=is_error
+            )
         )
 
     def pending_calls(self) -> list[ToolCall]:
@@ -123,8 +135,11 @@ class Transcript(msgspec.Struct, kw_only=True):
         return []
 
     def encode(self) -> bytes:
-        """JSON (msgspec) of the whole conversation."""
-        return msgspec.json.encode(self)
+        """JSON (msgspec) of the whole conversation; a lone surrogate half as U+FFFD."""
+        try:
+            return msgspec.json.encode(self)
+        except UnicodeEncodeError:
+            return msgspec.json.encode(_valid(msgspec.to_builtins(self)))
 
     @classmethod
     def decode(cls, data: bytes | str) -> Transcript:
@@ -137,3 +152,14 @@ class Transcript(msgspec.Struct, kw_only=True):
             raise UsageError(f"not a transcript: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise UsageError(f"not a transcript: invalid JSON: {exc}") from exc
+
+
+def _valid(value: Any) -> Any:
+    """``value`` (builtins) with every str, keys included, made valid UTF-8 text."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(k): _valid(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid(v) for v in value]
+    return value

@@ -23,6 +23,7 @@ from streamtools.runtime import Agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Wire
 from streamtools.tools import ToolRegistry, tool
+from streamtools.transcript import AssistantMessage, ToolCall, Transcript, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -96,3 +97,35 @@ async def test_mcp_server_answers_and_keeps_serving() -> None:
     assert _texts(first.content) == _texts(again.content) == [SHOWN]
     assert failed.is_error
     assert _texts(failed.content) == [f"Tool `open_file` failed: ValueError: cannot open {SHOWN}"]
+
+
+async def test_a_prompt_with_a_lone_half_is_sent_with_a_replacement(anyio_backend: str) -> None:
+    """A prompt that names such a file (``sys.argv`` and ``input()`` decode
+    bytes that are not UTF-8 the same way) reaches the model with U+FFFD; the
+    request failed with ``UnicodeEncodeError`` before it was sent."""
+    async with FakeServer(["It is a report."]) as server:
+        agent = Agent(provider_for(server))
+        result = await agent.run(f"What is {NAME}?")
+        sent = str(server.requests[0])
+    assert result.text == "It is a report."
+    assert f"What is {SHOWN}?" in sent
+    assert Transcript.decode(result.transcript.encode()) == result.transcript
+
+
+def test_a_transcript_with_a_lone_half_still_encodes() -> None:
+    """A message built with a lone half and ``add``-ed (not through ``user``)
+    is written with U+FFFD, not a ``UnicodeEncodeError``; pairs are kept."""
+    transcript = Transcript()
+    transcript.add(UserMessage(content=NAME))
+    transcript.add(
+        AssistantMessage(
+            calls=(ToolCall(id="c", name="open", arguments={NAME: [NAME, "\U0001f600"]}),)
+        )
+    )
+    back = Transcript.decode(transcript.encode())
+    assert back.messages == [
+        UserMessage(content=SHOWN),
+        AssistantMessage(
+            calls=(ToolCall(id="c", name="open", arguments={SHOWN: [SHOWN, "\U0001f600"]}),)
+        ),
+    ]
