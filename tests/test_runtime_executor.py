@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -362,3 +365,26 @@ async def test_generators_give_their_items() -> None:
     failed = await ex.execute(call("broken"))
     assert isinstance(failed, ToolFailed) and failed.kind == "exception"
     assert failed.message == "Tool 'broken' raised OSError: disk gone"
+
+
+async def test_a_tool_that_exits_is_a_failure_not_the_end_of_the_run() -> None:
+    """A tool wrapping a command line whose argparse refuses the arguments
+    raises ``SystemExit``: the model is told, the run goes on (it ended in an
+    exception group around ``SystemExit``)."""
+
+    @tool
+    def cli(argv: list[str]) -> str:
+        """Run the command line."""
+        parser = argparse.ArgumentParser(prog="cli", exit_on_error=True)
+        parser.add_argument("--count", type=int, required=True)
+        with contextlib.redirect_stderr(io.StringIO()):
+            return str(parser.parse_args(argv).count)
+
+    failed = await Executor(ToolRegistry([cli])).execute(call("cli", {"argv": ["--count", "x"]}))
+    assert failed == ToolFailed(
+        index=0, id="c0", name="cli", kind="exception", message="Tool 'cli' raised SystemExit: 2"
+    )
+    model = ScriptedModel(
+        ['<am:tool_call name="cli"><argv>["--nope"]</argv></am:tool_call>', "It refused."]
+    )
+    assert (await Agent(model, [cli]).run("go")).text == "It refused."

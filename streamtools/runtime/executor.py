@@ -4,8 +4,10 @@ Theory of operation
 -------------------
 ``Executor.execute(call)`` turns a ``CallEnd`` into exactly one
 ``ToolResult`` or ``ToolFailed``; it never raises for anything a tool does,
-so a broken tool can never crash the agent loop. Only cancellation (the
-consumer went away, the timeout) passes through, as it must; a
+so a broken tool can never crash the agent loop (``SystemExit`` included: a
+tool wrapping a command line whose argparse refuses the arguments). Only
+cancellation (the consumer went away, the timeout) and ``KeyboardInterrupt``
+pass through, as they must; a
 ``CancelledError`` a tool raises itself while nothing cancelled it (it awaited
 a future someone else cancelled) is that tool failing.
 
@@ -88,7 +90,9 @@ class Executor:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
                     value = await self._invoke(tool.invoke, tool.is_async, kwargs)
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
+                    # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
+                    # a tool that wraps a command line; in a thread it ends only that.
                     return self._failed(call, "exception", self._describe(call.name, exc))
                 except anyio.get_cancelled_exc_class() as exc:
                     # Raises again when the cancellation is real (ours, the timeout's);
