@@ -112,6 +112,29 @@ async def test_mid_stream_error_event(anyio_backend: str) -> None:
     assert chunks[-1] == FinishChunk(reason="error", message="overloaded_error: Overloaded")
 
 
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            '{"error": {"type": "overloaded_error", "message": "Overloaded"}}',
+            "overloaded_error: Overloaded",
+        ),
+        ("upstream connect error", "error: upstream connect error"),
+        ('{"error": "rate limited"}', 'error: {"error": "rate limited"}'),
+        ("", "error: no details"),
+    ],
+)
+async def test_a_gateway_s_error_event_keeps_its_words(
+    anyio_backend: str, data: str, message: str
+) -> None:
+    """An ``event: error`` whose data is not the API's JSON (no ``type``, plain
+    text, nothing) ended as "malformed JSON: missing field `type`" (or was skipped)."""
+    text = delta(0, {"type": "text_delta", "text": "Hel"})
+    body = START + text + f"event: error\ndata: {data}\n\n"
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    assert chunks == [TextChunk(text="Hel"), FinishChunk(reason="error", message=message)]
+
+
 async def test_overloaded_529_is_retried(anyio_backend: str) -> None:
     async with FakeServer([Reply(status=529, retry_after=0), "ok"], wire="anthropic") as s:
         chunks = await collect(AnthropicMessages("c", base_url=s.base_url))

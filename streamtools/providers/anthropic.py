@@ -27,7 +27,9 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 * A UTF-16 surrogate pair split across two events (a JavaScript gateway
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
-  an error finish carrying the API's type and message.
+  an error finish carrying the API's type and message. It is known by its SSE
+  name, so a gateway's error event that is not the API's JSON (plain text, or
+  no ``type`` field) still ends the stream with its words, not as malformed JSON.
 * Unknown event types are skipped, as Anthropic's versioning policy asks of
   clients (new event types may be added); a stream of nothing but unknown
   events still ends in an error finish because ``message_stop`` never comes.
@@ -123,7 +125,22 @@ class _Event(msgspec.Struct):
     error: _Error | None = None
 
 
+class _ErrorEvent(msgspec.Struct):
+    error: _Error | None = None
+
+
 _decoder = msgspec.json.Decoder(_Event)
+_error_decoder = msgspec.json.Decoder(_ErrorEvent)
+
+
+def _error_message(data: str) -> str:
+    """An ``error`` event's message: the API's type and words, from its JSON or
+    from what a gateway sent in its place (plain text, JSON without ``type``)."""
+    try:
+        err = _error_decoder.decode(data).error or _Error()
+    except (msgspec.DecodeError, RecursionError):
+        err = _Error()
+    return f"{err.type or 'error'}: {err.message or data or 'no details'}"
 _STOP = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -261,6 +278,9 @@ class AnthropicMessages(HTTPProvider):
         tool_blocks: set[int] = set()  # open tool_use blocks: their stop completes the call
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
+            if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
+                yield FinishChunk(reason="error", message=_error_message(sse.data))
+                return
             if not sse.data or sse.data.isspace():
                 continue
             event = pairs.decode(sse.data)
@@ -313,10 +333,8 @@ class AnthropicMessages(HTTPProvider):
                     yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
-            elif kind == "error":
-                err = event.error or _Error()
-                message = f"{err.type or 'error'}: {err.message or sse.data}"
-                yield FinishChunk(reason="error", message=message)
+            elif kind == "error":  # a stream of data lines only (no SSE event names)
+                yield FinishChunk(reason="error", message=_error_message(sse.data))
                 return
             # ping, other blocks' stops and unknown event types carry nothing for us
         if finish is not None:
