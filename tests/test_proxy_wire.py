@@ -558,6 +558,24 @@ def test_anthropic_request_errors() -> None:
     for extra, message in cases:
         with pytest.raises(RequestError, match=re.escape(message)):
             anthropic_wire.decode_request({**base, **extra})
+    # a past call's input is never dropped: an object, a string of one, or a 400
+    inputs: list[tuple[Any, Any]] = [
+        ({"city": "Oslo"}, {"city": "Oslo"}),
+        ('{"city": "Oslo"}', {"city": "Oslo"}),
+        (None, {}),
+        (["Oslo"], None),
+        ("Oslo", None),
+    ]
+    for sent, arguments in inputs:
+        use = {"type": "tool_use", "id": "t1", "name": "weather", "input": sent}
+        turn = {"role": "assistant", "content": [use]}
+        body = {**base, "messages": [*base["messages"], turn]}
+        if arguments is None:
+            with pytest.raises(RequestError, match=r"messages\[1\]: tool_use.input"):
+                anthropic_wire.decode_request(body)
+        else:
+            (reply,) = anthropic_wire.decode_request(body).transcript.messages[1:]
+            assert isinstance(reply, AssistantMessage) and reply.calls[0].arguments == arguments
     body = anthropic_wire.error_body(413, "too big", "too_large")
     assert body == {"type": "error", "error": {"type": "request_too_large", "message": "too big"}}
 

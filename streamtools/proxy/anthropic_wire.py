@@ -40,6 +40,7 @@ from streamtools.proxy.request import (
     RequestError,
     array,
     check_tool_choice,
+    json_arguments,
     optional_number,
     response_format,
     sampling_options,
@@ -94,6 +95,19 @@ def _plain(content: Any, where: str) -> str:
     return "".join(parts)
 
 
+def _tool_input(raw: Any, what: str) -> dict[str, Any]:
+    """A past ``tool_use``'s input: an object (absent or null: none), or a
+    string of one, as some clients send it. Anything else is a 400: dropped,
+    the model would read the call back without the arguments it was made with."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        return json_arguments(raw, what)
+    raise RequestError(f"{what} must be an object")
+
+
 def _messages(raw: Any, system: Any) -> Transcript:
     if not isinstance(raw, list) or not raw:
         raise RequestError("'messages' must be a non-empty array")
@@ -125,7 +139,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
                     if not isinstance(call_id, str) or not isinstance(name, str):
                         raise RequestError(f"{where}: tool_use needs string 'id' and 'name'")
-                    arguments = args if isinstance(args, dict) else {}
+                    arguments = _tool_input(args, f"{where}: tool_use.input")
                     # offset: where the call stood among the text blocks, so that
                     # a text dialect writes the reply back in the model's order
                     calls.append(
