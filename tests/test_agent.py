@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import anyio
@@ -320,6 +321,25 @@ async def test_request_options_and_argument_checks() -> None:
         Agent(model, [add], max_turns=0)
     with pytest.raises(UnknownDialectError):
         Agent(model, [add], dialect="smoke_signals")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("max_concurrency", 0),  # every call waited for a slot forever
+        ("tool_timeout", math.nan),  # an exception group from anyio, mid-run
+        ("tool_timeout", 0),
+        ("tool_timeout", -1.0),
+        ("time_budget", math.nan),  # anyio's ValueError, mid-run
+        ("time_budget", -1.0),
+    ],
+)
+def test_limits_that_cannot_work_are_refused_when_the_agent_is_made(
+    option: str, value: float
+) -> None:
+    with pytest.raises(UsageError, match=f"{option} must be"):
+        options: dict[str, Any] = {option: value}
+        Agent(ScriptedModel(["hi"]), [add], **options)
 
 
 @pytest.mark.parametrize("native", [False, True])

@@ -53,12 +53,19 @@ from typing import Any
 
 import anyio
 
-from streamtools.errors import describe_exception
+from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
 from streamtools.tools import ToolArgumentsError, ToolRegistry
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "check_seconds"]
+
+
+def check_seconds(name: str, value: float | None) -> None:
+    """Refuse a time limit that is not a positive number of seconds (None: no limit):
+    NaN fails inside anyio mid-run, zero or less cuts everything at once."""
+    if value is not None and not value > 0:
+        raise UsageError(f"{name} must be a positive number of seconds or None, got {value!r}")
 
 
 class Executor:
@@ -72,6 +79,9 @@ class Executor:
         max_concurrency: int = 8,
         include_tracebacks: bool = False,
     ) -> None:
+        check_seconds("timeout", timeout)
+        if not max_concurrency >= 1:  # a limiter of 0 would hold every call forever
+            raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency!r}")
         self.registry = registry
         self.timeout = timeout
         self.include_tracebacks = include_tracebacks

@@ -187,7 +187,11 @@ class HybridAgent:
             await emit(Final(text=text, turns=1))
             return RunResult(text=text, transcript=transcript, turns=1)
         await emit(TurnEnd(turn=0, reason="tool_calls"))
-        left = None if deadline is None else max(0.0, deadline - anyio.current_time())
+        left = None if deadline is None else deadline - anyio.current_time()
+        if left is not None and left <= 0:
+            raise BudgetExceeded(
+                f"time budget of {budget:g} s ran out during tool selection", turns=1
+            )
         agent = self._work_agent(offer=chosen, time_budget=left)
         async with agent.stream(transcript) as work:
             async for event in work:
