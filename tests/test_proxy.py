@@ -547,6 +547,33 @@ def test_request_limits_and_bad_requests() -> None:
         assert response.status_code == 404 and response.json()["type"] == "error"
 
 
+def test_a_lone_surrogate_escape_in_the_body_is_read_as_u_fffd() -> None:
+    # Claude Code (JavaScript) cut a tool output in the middle of an emoji: its
+    # JSON carries a lone \\ud83d, which a JSON parser refuses (Anthropic's API
+    # too), so the conversation could never be sent again
+    cut = '"ls: caf\\u00e9 \\ud83d", "is_error": false'
+    body = (
+        '{"model": "c", "max_tokens": 50, "messages": ['
+        '{"role": "user", "content": "List \\ud83d\\ude00 files"},'
+        '{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",'
+        ' "input": {"path": "\\\\ud83d"}}]},'
+        '{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",'
+        f' "content": {cut}}}, {{"type": "text", "text": "\\udc00 done?"}}]}}]}}'
+    )
+    with proxy(["Two files."]) as (url, upstream):
+        response = httpx.post(f"{url}/v1/messages", content=body.encode(), timeout=10)
+        sent = json.dumps(upstream.requests[0]["messages"], ensure_ascii=False)
+    assert response.status_code == 200, response.text
+    assert response.json()["content"] == [{"type": "text", "text": "Two files."}]
+    assert "List \U0001f600 files" in sent  # a whole pair is kept
+    assert "caf\u00e9 \ufffd" in sent and "\ufffd done?" in sent
+    assert "\\\\ud83d" in sent  # an escaped backslash before u is text, not an escape
+    with proxy([]) as (url, _):  # a body broken otherwise stays a 400
+        bad = body.replace('"max_tokens": 50,', '"max_tokens": 50')
+        response = httpx.post(f"{url}/v1/messages", content=bad.encode(), timeout=10)
+    assert response.status_code == 400 and "not valid JSON" in response.text
+
+
 def test_models_passed_through() -> None:
     async def models(request: Request) -> JSONResponse:
         owner = request.headers.get("authorization", "")
