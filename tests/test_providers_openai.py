@@ -10,9 +10,9 @@ import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from provider_support import COUNTED, HI, collect, mock, text_of
+from provider_support import COUNTED, HI, PROVIDERS, collect, mock, text_of
 
-from streamtools.errors import ProviderError, TokenCountUnavailable
+from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.events import CallEnd, CallError
 from streamtools.model import (
     CallChunk,
@@ -518,6 +518,20 @@ def test_tool_choice_keywords_and_options() -> None:
 
 
 # --- sans-IO pieces of the base -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["localhost:11434/v1", "http://", "ftp://host/v1", "http://[::1/v1", "http://h:99999/v1"],
+)
+@pytest.mark.parametrize("kind", sorted(PROVIDERS))
+def test_a_base_url_no_request_can_go_to_is_a_usage_error(kind: str, url: str) -> None:
+    """Found when the provider is made, not at the first request as a retried
+    transport error, a raw httpx.InvalidURL or (port 99999) an OverflowError."""
+    with pytest.raises(UsageError, match="invalid base_url"):
+        PROVIDERS[kind]("m", base_url=url)
+    model = PROVIDERS[kind]("m", base_url=" http://127.0.0.1:8000/v1/\n")  # blanks dropped
+    assert model.base_url == "http://127.0.0.1:8000/v1"
 
 
 def test_retry_after_parsing() -> None:

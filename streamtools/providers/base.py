@@ -57,7 +57,7 @@ import httpx
 import msgspec
 from httpx_sse import SSEError
 
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, UsageError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 from streamtools.providers.sse import sse_events
@@ -89,6 +89,26 @@ def answer_field(answer: Any, name: str, kind: type, url: str = "") -> Any:
     if url:
         raise ProviderError(f"{url} answered without {name!r}: {answer!r:.200}")
     return None
+
+
+def _checked_url(url: str) -> str:
+    """``url``, if a request can be sent to it; else ``UsageError`` at once. A
+    malformed base URL failed only at the first request, and not as a
+    ``ProviderError``: a missing scheme was a "transport error" retried with
+    backoff, ``http://[::1`` or a trailing newline a raw ``httpx.InvalidURL``,
+    and a port past 65535 an ``OverflowError`` from the socket layer."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        problem = str(exc)
+    else:
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            problem = "expected an http:// or https:// URL with a host"
+        elif parsed.port is not None and not 0 < parsed.port < 65536:
+            problem = f"port {parsed.port} is not between 1 and 65535"
+        else:
+            return url
+    raise UsageError(f"invalid base_url {url!r}: {problem}")
 
 
 class StopCutter:
@@ -151,8 +171,9 @@ class ProviderOptions(TypedDict, total=False):
 class HTTPProvider:
     """Base of the HTTP providers; subclasses supply the wire format.
 
-    Options: ``base_url`` (default ``default_base_url``), ``api_key``, extra
-    ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
+    Options: ``base_url`` (default ``default_base_url``; surrounding blanks
+    are dropped, and one no request can be sent to is a ``UsageError``),
+    ``api_key``, extra ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
     ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
     at stop strings client-side), ``max_retries``, ``retry_base`` and
     ``retry_max_wait`` (see the module docstring), and ``extra_body``: fields
@@ -185,7 +206,7 @@ class HTTPProvider:
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
-        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.base_url = _checked_url((base_url or self.default_base_url).strip()).rstrip("/")
         self.api_key = api_key
         self.headers = dict(headers or {})
         if not isinstance(timeout, httpx.Timeout):
