@@ -31,7 +31,7 @@ from streamtools.native import NativeCalls
 from streamtools.prompts import project
 from streamtools.providers import OpenAIChat
 from streamtools.providers.base import StopCutter
-from streamtools.providers.failures import retry_after_seconds
+from streamtools.providers.failures import retry_after_seconds, transport_error
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 from streamtools.testing.fake_wire import chat_template, token_pieces
@@ -532,6 +532,32 @@ def test_a_base_url_no_request_can_go_to_is_a_usage_error(kind: str, url: str) -
         PROVIDERS[kind]("m", base_url=url)
     model = PROVIDERS[kind]("m", base_url=" http://127.0.0.1:8000/v1/\n")  # blanks dropped
     assert model.base_url == "http://127.0.0.1:8000/v1"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"api_key": "sk-ab…"}, {"api_key": "sk-a\nb"}, {"headers": {"x-team": "é"}}],
+)
+def test_a_header_no_request_can_carry_is_a_usage_error(options: dict[str, Any]) -> None:
+    """A key pasted with a "…" was a raw UnicodeEncodeError at the first request;
+    one with a line break a retried transport error quoting the whole key."""
+    with pytest.raises(UsageError, match="HTTP header") as caught:
+        OpenAIChat("m", **options)
+    assert "sk-a" not in str(caught.value)  # the secret is not repeated
+
+
+def test_a_request_httpx_refuses_to_send_is_not_retried() -> None:
+    for exc in (httpx.LocalProtocolError("Illegal header name"), httpx.UnsupportedProtocol("x")):
+        assert transport_error(exc).retryable is False
+    assert transport_error(httpx.ConnectError("refused")).retryable is True
+
+
+async def test_an_api_key_read_with_its_newline_works(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    body = sse(delta(content="hi"), finish("stop"), "data: [DONE]\n\n")
+    model = OpenAIChat("m", api_key="sk-key\n", client=mock(body, seen=seen))
+    assert text_of(await collect(model)) == "hi"
+    assert seen[0].headers["authorization"] == "Bearer sk-key"
 
 
 def test_retry_after_parsing() -> None:

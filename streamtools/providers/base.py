@@ -47,6 +47,7 @@ event loops and backends); inject one to pool connections.
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -109,6 +110,20 @@ def _checked_url(url: str) -> str:
         else:
             return url
     raise UsageError(f"invalid base_url {url!r}: {problem}")
+
+
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what httpx and HTTP/1.1 can send
+
+
+def _check_header(name: str, value: str) -> None:
+    """``UsageError`` for a header value no request can carry (a key pasted with
+    a "…", a newline inside): it was a raw ``UnicodeEncodeError``, or a retried
+    transport error quoting the whole value, the secret key included."""
+    if not _HEADER_VALUE.fullmatch(value):
+        raise UsageError(
+            f"{name} holds a character an HTTP header cannot carry (a line break, a "
+            "control character or a non-ASCII one): check it for a pasted extra character"
+        )
 
 
 class StopCutter:
@@ -207,8 +222,10 @@ class HTTPProvider:
     ) -> None:
         self.model = model
         self.base_url = _checked_url((base_url or self.default_base_url).strip()).rstrip("/")
-        self.api_key = api_key
+        self.api_key = api_key.strip() if api_key else api_key  # a key read from a file
         self.headers = dict(headers or {})
+        for name, value in [("api_key", self.api_key or ""), *self.headers.items()]:
+            _check_header(name, value)
         if not isinstance(timeout, httpx.Timeout):
             timeout = httpx.Timeout(self.default_timeout if timeout is None else timeout)
         self.timeout = timeout

@@ -39,10 +39,14 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 52
 def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> ProviderError:
     """Map an httpx exception to ``ProviderError``: the one place that does.
 
-    Failures before a response (connect errors, timeouts) are retryable;
-    ``streaming`` marks a failure after the answer started, which never is.
+    Failures before a response (connect errors, timeouts) are retryable, but
+    for a request httpx refuses to send; ``streaming`` marks a failure after
+    the answer started, which never is.
     """
     where = "while streaming the answer" if streaming else "before a response"
+    # a request httpx refuses to send (an illegal header name, no http(s) scheme) fails
+    # the same way every time: retrying it only delays the error
+    local = isinstance(exc, (httpx.LocalProtocolError, httpx.UnsupportedProtocol))
     if isinstance(exc, httpx.TimeoutException):
         kind = {
             httpx.ConnectTimeout: "connect timeout",
@@ -64,7 +68,7 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
         url = f" ({exc.request.url})"
     except RuntimeError:  # an exception raised outside a request has no .request
         pass
-    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not streaming)
+    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not (streaming or local))
 
 
 def stale_connection(exc: httpx.HTTPError) -> bool:
