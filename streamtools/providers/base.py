@@ -56,12 +56,11 @@ from typing import Any, TypedDict
 import anyio
 import httpx
 import msgspec
-from httpx_sse import SSEError
+from httpx_sse import EventSource, SSEError
 
 from streamtools.errors import ProviderError, UsageError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
-from streamtools.providers.sse import sse_events
 
 __all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field"]
 
@@ -252,9 +251,8 @@ class HTTPProvider:
         raise NotImplementedError
 
     def _events(self, response: httpx.Response) -> AsyncIterator[Any]:
-        """The wire's event source: SSE events by default (``streamtools.providers.sse``;
-        NDJSON lines for Ollama)."""
-        return sse_events(response)
+        """The wire's event source: SSE events by default (NDJSON lines for Ollama)."""
+        return EventSource(response).aiter_sse()
 
     def _decode(
         self, events: AsyncIterator[Any], request: ModelRequest
