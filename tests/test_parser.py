@@ -303,6 +303,37 @@ def test_one_megabyte_argument() -> None:
         assert len(end.arguments["data"]) >= 1_000_000 and end.raw == text
 
 
+_DEEP = "[" * 5000 + "]" * 5000
+_DEEP_CALLS = {
+    "hermes": f'<tool_call>{{"name": "w", "arguments": {{"v": {_DEEP}}}}}</tool_call>',
+    "json_action": f'```json action\n{{"tool": "w", "parameters": {{"v": {_DEEP}}}}}\n```',
+    "inline_json": f'{{"tool": "w", "arguments": {{"v": {_DEEP}}}}}',
+    "json_object": f'{{"action": {{"tool": "w", "args": {{"v": {_DEEP}}}}}}}',
+    "command": f'@tool w {{"v": {_DEEP}}}\n',
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(_DEEP_CALLS))
+@pytest.mark.parametrize("size", [3, 100_000])
+def test_arguments_nested_past_the_decoders_depth_are_invalid_json(dialect: str, size: int) -> None:
+    # msgspec raises RecursionError past ~1000 levels: a CallError the model can act
+    # on, with the raw text, never an exception out of feed
+    text = _DEEP_CALLS[dialect]
+    events = run_checked(dialect, [text[k : k + size] for k in range(0, len(text), size)], ["w"])
+    (error,) = [e for e in events if isinstance(e, (CallEnd, CallError))]
+    assert isinstance(error, CallError) and error.reason == "invalid_json"
+    assert "nested too deeply" in error.message and _DEEP in error.raw
+
+
+def test_am_xml_value_nested_past_the_decoders_depth_is_text() -> None:
+    # a parameter's value that will not decode is passed on as a string, as any
+    # value that is not JSON is (the tool's schema then says what is wrong)
+    text = f'<am:tool_call name="w"><v>{_DEEP}</v></am:tool_call>'
+    events = run_checked("am_xml", [text[k : k + 3] for k in range(0, len(text), 3)], ["w"])
+    (end,) = [e for e in events if isinstance(e, (CallEnd, CallError))]
+    assert isinstance(end, CallEnd) and end.arguments == {"v": _DEEP}
+
+
 def test_fast_path_releases_whole_delta() -> None:
     from streamtools.parser import Parser
 

@@ -171,10 +171,14 @@ class Call:
         text = "".join(self.args)
         try:
             arguments: Any = msgspec.json.decode(text)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
+            # RecursionError: nested deeper than the decoder goes (about a thousand
+            # levels, less the caller's stack); no tool takes that, so it is the
+            # model's text to fix, not an exception out of ``feed``
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             self.fail(
                 raw, "invalid_json",
-                f"The arguments of {name} are not valid JSON ({exc}). Write them as one "
+                f"The arguments of {name} are not valid JSON ({why}). Write them as one "
                 f"JSON object with double-quoted keys and strings.{example}", out,
             )
             return

@@ -160,9 +160,10 @@ class ParamValues:
         try:
             decoded = msgspec.json.decode(value)
             as_json = value
-        except msgspec.DecodeError:
-            # not JSON (``abc``, a lone ``"``): sent as a JSON string, so the
-            # arguments stay JSON and the catalog's validation says what is wrong
+        except (msgspec.DecodeError, RecursionError):
+            # not JSON (``abc``, a lone ``"``, nesting deeper than the decoder
+            # goes): sent as a JSON string, so the arguments stay JSON and the
+            # catalog's validation says what is wrong
             decoded = value
             as_json = msgspec.json.encode(value).decode()
         if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
