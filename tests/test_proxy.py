@@ -547,6 +547,18 @@ def test_request_limits_and_bad_requests() -> None:
         assert response.status_code == 404 and response.json()["type"] == "error"
 
 
+def test_a_body_nested_past_the_decoders_depth_is_a_400() -> None:
+    deep = b'{"model": "m", "metadata": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    with proxy([]) as (url, _):
+        for path, key in (("/v1/chat/completions", "error"), ("/v1/messages", "type"),
+                          ("/v1/responses", "error")):
+            # deeper than the JSON decoder goes (RecursionError): a 400 in the
+            # client's format, not a 500 with a traceback in the log
+            response = httpx.post(f"{url}{path}", content=deep, timeout=10)
+            assert response.status_code == 400 and key in response.json()
+            assert "nested too deeply" in response.text
+
+
 def test_a_lone_surrogate_escape_in_the_body_is_read_as_u_fffd() -> None:
     # Claude Code (JavaScript) cut a tool output in the middle of an emoji: its
     # JSON carries a lone \\ud83d, which a JSON parser refuses (Anthropic's API

@@ -456,6 +456,12 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
             "messages[0].tool_calls[0]: function.arguments is not a JSON object",
         ),
         (
+            {"model": "m", "messages": [{"role": "assistant", "tool_calls": [
+                {"id": "c", "function": {"name": "a", "arguments": '{"v": ' + "[" * 5000}}
+            ]}]},
+            "messages[0].tool_calls[0]: function.arguments is nested too deeply",
+        ),
+        (
             {"model": "m", "messages": [{"role": "tool", "tool_call_id": "x", "name": 1}]},
             "messages[0].name must be a string",
         ),

@@ -142,6 +142,9 @@ async def _read_body(request: Request, limit: int) -> Any:
             raise RequestError(f"request body exceeds {limit} bytes", status=413, kind="too_large")
     try:
         return _decode_json(bytes(data))
+    except RecursionError:
+        # deeper than msgspec goes (about a thousand levels): no API's request is
+        raise RequestError("the request body is nested too deeply") from None
     except msgspec.DecodeError as exc:
         repaired = _lone_surrogates_replaced(bytes(data))
         if repaired is not None:

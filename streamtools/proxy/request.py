@@ -92,6 +92,8 @@ def json_arguments(raw: Any, what: str) -> dict[str, Any]:
         return _decode_arguments(raw or "{}")
     except msgspec.DecodeError as exc:
         raise RequestError(f"{what} is not a JSON object: {exc}") from exc
+    except RecursionError:
+        raise RequestError(f"{what} is nested too deeply") from None
 
 
 def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:
