@@ -152,6 +152,8 @@ class Transcript(msgspec.Struct, kw_only=True):
             raise UsageError(f"not a transcript: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise UsageError(f"not a transcript: invalid JSON: {exc}") from exc
+        except RecursionError:  # deeper than msgspec goes (about a thousand levels)
+            raise UsageError("not a transcript: JSON nested too deeply") from None
 
 
 def _valid(value: Any) -> Any:

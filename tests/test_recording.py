@@ -163,6 +163,8 @@ def test_bad_recordings_are_reported(tmp_path: Path) -> None:
         parse(b'{"type":"text","text":"x","t":0}\n')
     with pytest.raises(UsageError, match=":2: invalid JSON"):
         parse(encode_header(Header()) + b"{nope\n")
+    with pytest.raises(UsageError, match=":2: JSON nested too deeply"):
+        parse(encode_header(Header()) + b"[" * 5000 + b"]" * 5000 + b"\n")
     with pytest.raises(UsageError, match="unsupported recording"):
         parse(b'{"type":"header","format":"other","version":1}\n')
     for speed in (0, -1.0, float("nan")):

@@ -67,6 +67,12 @@ def test_transcript_helpers_and_json() -> None:
         (b'{"messages": [{"role": "robot", "content": "hi"}]}', "robot"),
         (b'{"messages": [{"role": "user", "content": 5}]}', "content"),
         (b"[]", "object"),
+        pytest.param(
+            b'{"messages": [{"role": "assistant", "calls": [{"id": "a", "name": "f",'
+            b' "arguments": {"v": ' + b"[" * 5000 + b"]" * 5000 + b"}}]}]}",
+            "nested too deeply",
+            id="nested-too-deeply",
+        ),
     ],
 )
 def test_decode_names_what_is_not_a_transcript(data: bytes, says: str) -> None:

@@ -79,11 +79,19 @@ def test_events_endpoint_streams_our_events_by_name() -> None:
     assert response.text.startswith("event: turn_start\ndata: ")
 
 
+# a part's ``input`` is any JSON: nested past msgspec's depth (RecursionError)
+_DEEP_PART = (
+    b'{"messages": [{"role": "user", "parts": [{"type": "text", "input": '
+    + b"[" * 5000 + b"]" * 5000 + b"}]}]}"
+)
+
+
 @pytest.mark.parametrize(
     ("content", "status", "message"),
     [
         (b"not json", 400, "request body is not valid JSON: JSON is malformed: invalid character"),
         (b'{"messages": 3}', 400, "invalid chat request: Expected `array`, got `int`"),
+        pytest.param(_DEEP_PART, 400, "request body is nested too deeply", id="nested-too-deeply"),
         (b"x" * 5_000_000, 413, "request body larger than 4194304 bytes"),
     ],
 )

@@ -110,6 +110,12 @@ def test_the_simple_form_and_structured_outputs() -> None:
     [
         (b"{", "request body is not valid JSON: Input data was truncated"),
         (b"[]", "invalid chat request: Expected `object`, got `array`"),
+        pytest.param(
+            b'{"messages": [{"role": "user", "parts": [{"type": "text", "input": '
+            + b"[" * 5000 + b"]" * 5000 + b"}]}]}",
+            "request body is nested too deeply",
+            id="nested-too-deeply",
+        ),
         (b"{}", "invalid chat request: Object missing required field `messages`"),
         (
             b'{"messages": [{"role": "robot", "content": "x"}]}',

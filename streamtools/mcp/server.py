@@ -78,7 +78,7 @@ def _structured(value: Any, text: str) -> dict[str, Any] | None:
         return None
     try:
         decoded = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # also: deeper than msgspec goes
         return None
     return decoded if isinstance(decoded, dict) else None
 

@@ -156,6 +156,8 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
             raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise UsageError(f"{source}:{number}: invalid JSON: {exc}") from exc
+        except RecursionError:  # deeper than msgspec goes (about a thousand levels)
+            raise UsageError(f"{source}:{number}: JSON nested too deeply") from None
         if isinstance(item, Header):
             if item.format != FORMAT or item.version > VERSION:
                 raise UsageError(

@@ -81,6 +81,8 @@ def parse_chat_request(body: bytes) -> Transcript:
         raise ChatRequestError(f"invalid chat request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ChatRequestError(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:  # deeper than msgspec goes (about a thousand levels)
+        raise ChatRequestError("request body is nested too deeply") from None
     transcript = Transcript()
     for n, message in enumerate(parsed.messages):
         if message.parts is not None:
