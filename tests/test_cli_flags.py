@@ -4,9 +4,11 @@ anyway, or a run that goes on with a value it cannot use."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
-from streamtools.cli import _build_parser
+from streamtools.cli import _build_parser, main
 
 BAD = [
     (["proxy", "--upstream", ""], "--upstream"),
@@ -28,6 +30,8 @@ BAD = [
     (["chat", "--model", "m", "--max-turns", "0"], "--max-turns"),
     (["chat", "--model", "m", "--timeout", "-1"], "--timeout"),
     (["chat", "--model", "m", "--base-url", "127.0.0.1:11434/v1"], "--base-url"),
+    (["chat", "--model", "m", "--base-url", "http://127.0.0.1:99999/v1"], "--base-url"),
+    (["proxy", "--upstream", "http://x:0x50"], "--upstream"),
 ]
 
 
@@ -49,3 +53,16 @@ def test_good_values_still_parse() -> None:
     args = _build_parser(argv).parse_args(argv)
     assert (args.upstream, args.port, args.timeout) == ("https://api.example.com/v1/", 0, 2.5)
     assert (args.max_repairs, args.log_level) == (0, "info")
+
+
+def test_a_value_the_provider_refuses_is_a_usage_error_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the flag parses, but no HTTP header can carry it: the provider's UsageError
+    # is said as argparse says a bad flag, exit status 2
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    argv = ["chat", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k\u20acy"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamtools chat: error: api_key holds a character")
+    assert "Traceback" not in err and "k\u20acy" not in err

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from streamtools.errors import UsageError
+
 __all__ = [
     "LOG_LEVELS", "at_least", "http_url", "json_object", "log_level", "main", "port",
     "positive_number",
@@ -91,6 +93,10 @@ def http_url(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"expected an http:// or https:// URL with a host, got {text!r}"
         )
+    try:
+        parts.port  # noqa: B018 - reading it checks it (ValueError out of range)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
     return text
 
 
@@ -142,6 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # point stdout at /dev/null so the final flush at exit cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except UsageError as exc:
+        # what the flags asked for cannot work (a provider refusing an api_key
+        # with a line break, say): said as argparse says it, not as a traceback
+        print(f"streamtools {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     return code
 
 
