@@ -217,6 +217,7 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
                 "input\\[0\\]: arguments must be a string of JSON",
             ),
             ({"top_p": "high"}, "top_p must be a number"),
+            ({"stream": "false"}, "stream must be a boolean"),
         ]
         for extra, says in bad:
             body: dict[str, Any] = {"input": "hi", **extra}

@@ -431,6 +431,7 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ),
         # a field of the wrong JSON type is a 400 naming it, not a crash (once a 500)
         ({**_USER, "tools": 1}, "tools must be an array"),
+        ({**_USER, "stream": "false"}, "stream must be a boolean"),  # truthy in Python
         ({**_USER, "tools": [{"function": {"name": "a", "parameters": [1]}}]}, "tools[0]"),
         ({**_USER, "tools": [{"function": {"name": "a", "description": 7}}]}, "tools[0]"),
         ({**_USER, "stop": 5}, "stop must be a string or an array of strings"),
@@ -553,6 +554,7 @@ def test_anthropic_request_errors() -> None:
         ({"stop_sequences": [1]}, "stop_sequences must be a string or an array of strings"),
         ({"temperature": [0.5]}, "temperature must be a number"),
         ({"top_k": 2.5}, "top_k must be an integer"),
+        ({"stream": 0}, "stream must be a boolean"),
         ({"top_p": "0.9"}, "top_p must be a number"),
         ({"output_config": []}, "output_config must be an object"),
         ({"output_config": {"format": {"type": "json"}}}, "must be an object of type json_schema"),

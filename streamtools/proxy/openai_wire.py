@@ -41,6 +41,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    optional_flag,
     optional_number,
     optional_text,
     response_format,
@@ -211,7 +212,7 @@ def decode_request(body: Any) -> ProxyCall:
         tools=tools,
         tool_choice=choice,
         allowed=None if allowed is None else allowed[1],
-        stream=bool(body.get("stream")),
+        stream=optional_flag(body.get("stream"), "stream"),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         temperature=optional_number(body.get("temperature"), "temperature"),
         # top_k is not OpenAI's, but clients of vLLM and others send it

@@ -118,6 +118,17 @@ def optional_text(raw: Any, what: str) -> str:
     return raw
 
 
+def optional_flag(raw: Any, what: str) -> bool:
+    """An optional boolean (``stream``; absent or null: false). The string
+    ``"false"`` is truthy in Python: read as true, it would stream to a client
+    that asked not to, so anything but a JSON boolean is refused, as the APIs do."""
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise RequestError(f"{what} must be a boolean")
+    return raw
+
+
 def optional_number(raw: Any, what: str) -> float | None:
     """An optional number (``temperature``)."""
     if raw is None:

@@ -68,6 +68,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    optional_flag,
     optional_number,
     optional_text,
     response_format,
@@ -306,7 +307,7 @@ def decode_request(body: Any) -> ProxyCall:
         tools=tools.specs,
         tool_choice=choice,
         allowed=None if allowed is None else allowed[1],
-        stream=bool(body.get("stream")),
+        stream=optional_flag(body.get("stream"), "stream"),
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),
         max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
