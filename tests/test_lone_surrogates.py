@@ -112,6 +112,17 @@ async def test_a_prompt_with_a_lone_half_is_sent_with_a_replacement(anyio_backen
     assert Transcript.decode(result.transcript.encode()) == result.transcript
 
 
+async def test_a_system_prompt_with_a_lone_half_is_sent_with_a_replacement(
+    anyio_backend: str,
+) -> None:
+    """``Agent(system=...)`` is the caller's own string, not a transcript's."""
+    async with FakeServer(["Noted."]) as server:
+        agent = Agent(provider_for(server), [list_files], system=f"Start from {NAME}.")
+        result = await agent.run("Go.")
+        sent = str(server.requests[0])
+    assert result.text == "Noted." and f"Start from {SHOWN}." in sent
+
+
 def test_a_transcript_with_a_lone_half_still_encodes() -> None:
     """A message built with a lone half and ``add``-ed (not through ``user``)
     is written with U+FFFD, not a ``UnicodeEncodeError``; pairs are kept."""

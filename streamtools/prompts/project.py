@@ -53,6 +53,7 @@ import msgspec
 
 from streamtools.model import ChatMessage, NativeCall, ToolSpec
 from streamtools.prompts.renderer import Renderer
+from streamtools.results import valid_text
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -90,7 +91,12 @@ def project(
         prompt = base
     else:
         prompt = renderer.system_prompt(tools, base=base or None, more_tools=more_tools)
-    out: list[ChatMessage] = [ChatMessage(role="system", content=prompt)] if prompt else []
+    # valid_text: ``system`` is the caller's own string, not a transcript's (whose
+    # texts are made valid as they are added); a lone surrogate half in it would
+    # fail the request's encoding
+    out: list[ChatMessage] = (
+        [ChatMessage(role="system", content=valid_text(prompt))] if prompt else []
+    )
 
     messages = [m for m in transcript.messages if not isinstance(m, SystemMessage)]
     i = 0
