@@ -250,3 +250,75 @@ def test_a_client_resetting_an_idle_connection_prints_no_traceback(
         sock.close()
         time.sleep(0.2)
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("wire", "path", "body"),
+    [
+        ("openai", "/chat/completions", {"stop": 7}),
+        ("openai", "/chat/completions", {"stop": [1, None]}),
+        ("openai", "/chat/completions", {"stream_options": 5}),
+        ("openai", "/chat/completions", {"model": {"name": "m"}}),
+        ("anthropic", "/v1/messages", {"stop_sequences": 7}),
+        ("anthropic", "/v1/messages/count_tokens", {"messages": 5}),
+        ("ollama", "/api/chat", {"options": [1]}),
+        ("ollama", "/api/chat", {"options": "x"}),
+        ("ollama", "/api/chat", {"options": {"stop": 7}}),
+    ],
+)
+def test_a_request_field_of_the_wrong_type_is_a_400_in_the_wire_shape(
+    wire: Any, path: str, body: dict[str, Any], capfd: pytest.CaptureFixture[str]
+) -> None:
+    with FakeServer(["kept"], wire=wire) as server:
+        r = post(server, body, path)
+        assert server.pending == 1  # a refused request takes no scripted reply
+        assert post(server, {"model": "m"}).status_code == 200
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert (error if wire == "ollama" else error["message"])  # the wire's own error shape
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_tokenizer_fields_of_the_wrong_type_are_a_400() -> None:
+    with FakeServer(tokenizer="llama.cpp") as server:
+        content = httpx.post(f"{server.url}/tokenize", json={"content": 5})
+        messages = httpx.post(f"{server.url}/apply-template", json={"messages": 5})
+    assert content.status_code == messages.status_code == 400
+
+
+def raw_request(server: FakeServer, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5.0) as sock:
+        sock.sendall(data)
+        out = b""
+        while chunk := sock.recv(65536):  # the server closes: the body's end is unknown
+            out += chunk
+    return out
+
+
+@pytest.mark.parametrize("length", [b"abc", b"-5", b"\xc2\xb2"])
+def test_a_bad_content_length_is_a_400(length: bytes, capfd: pytest.CaptureFixture[str]) -> None:
+    with FakeServer(["kept"]) as server:
+        head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %s\r\n\r\n"
+        out = raw_request(server, head % length + b"{}")
+        assert server.pending == 1
+    assert out.startswith(b"HTTP/1.1 400")
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_json_nested_too_deep_is_a_400(capfd: pytest.CaptureFixture[str]) -> None:
+    with FakeServer(["kept"]) as server:
+        r = httpx.post(server.base_url + "/chat/completions", content=b"[" * 100_000)
+    assert r.status_code == 400 and "not a JSON object" in r.json()["error"]["message"]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_chunked_request_body_is_read() -> None:
+    def body() -> Any:
+        yield b'{"model": "m", '
+        yield b'"stop": ["two"]}'
+
+    with FakeServer(["one two three"]) as server:
+        r = httpx.post(server.base_url + "/chat/completions", content=body())
+    assert r.status_code == 200 and server.requests == [{"model": "m", "stop": ["two"]}]
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in sse_data(r.text))
+    assert text == "one "

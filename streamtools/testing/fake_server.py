@@ -28,7 +28,10 @@ reasoning, native calls, finish, and faults: an error status with body and
 raw bytes sent verbatim, or a connection closed with no response), or a sequence
 of ``Chunk`` objects (a recorded reply, encoded as given). Every request's path,
 headers and JSON body are kept in ``received`` (bodies also in ``requests``).
-Running out of replies answers 500 with a message saying so. A test can wait for
+Running out of replies answers 500 with a message saying so. A request a real
+server would refuse (a body that is not a JSON object, a field the fake reads of
+the wrong type, a bad ``content-length``) is answered 400 in the wire's error
+shape without taking a reply; a chunked request body is read like any other. A test can wait for
 a stall (``wait_stalled``) and end it (``resume``), to act at a known point of a
 reply. ``stop()`` wakes stalled handlers, closes open connections and joins the
 thread.
@@ -63,6 +66,7 @@ from streamtools.testing.fake_wire import (
     inband_error,
     prompt_tokens,
     reply_chunks,
+    request_problem,
     request_stops,
     token_pieces,
 )
@@ -122,16 +126,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         fake = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        wire = fake.wire
+        raw = self._read_body()
+        if raw is None:
+            self.close_connection = True  # the body's end is unknown: nothing more can be read
+            self._send(400, error_body(wire, 400, "bad content-length or chunked body"))
+            return
         try:
             body: Any = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nesting too deep is bad JSON too
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(Received(path=self.path, headers=headers, body=body))
-        wire = fake.wire
         if not isinstance(body, dict):
             self._send(400, error_body(wire, 400, "request body is not a JSON object"))
+            return
+        problem = request_problem(wire, self.path.split("?")[0], body)
+        if problem is not None:
+            self._send(400, error_body(wire, 400, problem))
             return
         if wire == "anthropic" and self.path.split("?")[0].endswith("/messages/count_tokens"):
             count = {"input_tokens": prompt_tokens(body)}  # no scripted reply taken
@@ -173,6 +185,30 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             frames = encode(wire, reply_chunks(reply, wire, body), body)
         self._stream(frames, reply.content_type or CONTENT_TYPES[wire], reply)
+
+    def _read_body(self) -> bytes | None:
+        """The request body, by ``content-length`` or chunked transfer encoding
+        (as httpx sends a streamed upload); None when the framing is invalid."""
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            parts: list[bytes] = []
+            while True:
+                size = self.rfile.readline(1024).split(b";")[0].strip()
+                try:
+                    n = int(size, 16)
+                except ValueError:
+                    return None
+                if n < 0:
+                    return None
+                if n == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass  # trailer fields, up to the blank line
+                    return b"".join(parts)
+                parts.append(self.rfile.read(n))
+                self.rfile.readline(1024)  # the CRLF after the chunk
+        length = (self.headers.get("content-length") or "0").strip()
+        if not (length.isascii() and length.isdigit()):
+            return None
+        return self.rfile.read(int(length))
 
     def _tokenizer(self, kind: Tokenizer | None, body: dict[str, Any]) -> None:
         """vLLM's ``/tokenize`` (chat messages in, ``count`` out) or llama-server's

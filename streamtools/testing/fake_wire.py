@@ -59,6 +59,7 @@ __all__ = [
     "inband_error",
     "reply_chunks",
     "prompt_tokens",
+    "request_problem",
     "request_stops",
     "token_pieces",
 ]
@@ -148,7 +149,54 @@ def chat_template(messages: Any) -> str:
     return text + "<|im_start|>assistant\n"
 
 
+def _is_stops(value: Any, *, single: bool) -> bool:
+    """Whether ``value`` is what an API takes as stop strings: null, a list of
+    strings, or (where ``single``) one string."""
+    if value is None or (single and isinstance(value, str)):
+        return True
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def request_problem(wire: Wire, path: str, body: dict[str, Any]) -> str | None:
+    """Why a real server would refuse ``body`` with a 400, for the fields the
+    fake reads, or None.
+
+    Checked before anything is read, so that a request with ``"stop": 7`` or
+    Ollama ``options`` that are not an object is answered 400 in the wire's
+    error shape (as the API would) rather than crashing the handler thread and
+    dropping the connection. Fields the fake never reads are not checked.
+    """
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        return "'model' must be a string"
+    if wire == "openai":
+        if path in {"/tokenize", "/apply-template"}:
+            content = body.get("content")
+            if content is not None and not isinstance(content, str):
+                return "'content' must be a string"
+            if not isinstance(body.get("messages", []), list):
+                return "'messages' must be an array"
+            return None
+        if not _is_stops(body.get("stop"), single=True):
+            return "'stop' must be a string or an array of strings"
+        if not isinstance(body.get("stream_options") or {}, dict):
+            return "'stream_options' must be an object"
+    elif wire == "anthropic":
+        if not _is_stops(body.get("stop_sequences"), single=False):
+            return "stop_sequences: Input should be a valid list of strings"
+        if not isinstance(body.get("messages", []), list):
+            return "messages: Input should be a valid list"
+    else:
+        options = body.get("options")
+        if options is not None and not isinstance(options, dict):
+            return "json: cannot unmarshal options into Go value of type map[string]interface {}"
+        if not _is_stops((options or {}).get("stop"), single=True):
+            return 'option "stop" must be of type array'
+    return None
+
+
 def request_stops(wire: Wire, body: dict[str, Any]) -> list[str]:
+    """The request's stop strings (``body`` passed ``request_problem``)."""
     if wire == "openai":
         stop = body.get("stop")
     elif wire == "anthropic":
