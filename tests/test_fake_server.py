@@ -322,3 +322,27 @@ def test_a_chunked_request_body_is_read() -> None:
     assert r.status_code == 200 and server.requests == [{"model": "m", "stop": ["two"]}]
     text = "".join(e["choices"][0]["delta"].get("content") or "" for e in sse_data(r.text))
     assert text == "one "
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
+def test_a_lone_surrogate_in_a_scripted_reply_is_sent_escaped(wire: Any) -> None:
+    """A model can stream half a surrogate pair; a real server's JSON escapes it."""
+    with FakeServer([Reply(text="a\ud800b", reasoning="x\udfff")], wire=wire) as server:
+        path = {"openai": "/chat/completions", "anthropic": "/v1/messages", "ollama": "/api/chat"}
+        body = json.dumps({"model": "m\udc00"})  # ASCII, with the half escaped
+        r = httpx.post(server.base_url + path[wire], content=body, timeout=5.0)
+    assert r.status_code == 200 and "\\ud800" in r.text and "\\udfff" in r.text
+    assert "\\udc00" in r.text  # the request's model, echoed
+
+
+def test_a_reply_the_wire_cannot_carry_is_a_500_that_says_why(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    bad_args = Reply(calls=(FakeCall(name="f", arguments="{bad"),))
+    cut_args = [CallChunk(index=0, id="c", name="f"), CallChunk(index=0, arguments='{"a":')]
+    with FakeServer([bad_args, cut_args, "next"], wire="ollama") as server:
+        first, second, third = (post(server, {"model": "m"}) for _ in range(3))
+    assert first.status_code == second.status_code == 500
+    assert "'{bad' is not JSON" in first.json()["error"]
+    assert third.status_code == 200  # the script goes on
+    assert "Traceback" not in capfd.readouterr().err

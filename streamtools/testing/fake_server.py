@@ -164,27 +164,39 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Reply) and reply.drop:
             self.close_connection = True  # no status line at all: the client sees a cut
             return
-        if not isinstance(reply, Reply):
-            chunks = list(reply)
-            if not any(isinstance(c, FinishChunk) for c in chunks):
-                chunks.append(FinishChunk(reason="stop"))
-            self._stream(encode(wire, chunks, body), CONTENT_TYPES[wire], Reply())
+        try:
+            if not isinstance(reply, Reply):
+                chunks = list(reply)
+                if not any(isinstance(c, FinishChunk) for c in chunks):
+                    chunks.append(FinishChunk(reason="stop"))
+                frames, reply = encode(wire, chunks, body), Reply()
+            elif reply.status >= 400:
+                self._error(reply)
+                return
+            elif reply.raw is not None:
+                frames = reply.raw.splitlines(keepends=True)
+            else:
+                frames = encode(wire, reply_chunks(reply, wire, body), body)
+        except Exception as exc:  # noqa: BLE001 - the script's mistake, told to the client
+            # Nothing is sent yet: a reply the wire cannot carry (Ollama call
+            # arguments that are not JSON, an argument msgspec cannot encode) is
+            # a 500 that names the problem, not a dropped connection.
+            message = f"FakeServer cannot send this scripted reply: {exc}"
+            self._send(500, error_body(wire, 500, message))
             return
-        if reply.status >= 400:
-            text = reply.body if reply.body is not None else error_body(wire, reply.status, "fake")
-            extra = dict(reply.headers)
-            if reply.retry_after is not None:
-                extra["retry-after"] = f"{reply.retry_after:g}"
-            ctype = reply.content_type or (
-                "text/html" if text.lstrip().startswith("<") else "application/json"
-            )
-            self._send(reply.status, text, ctype, extra)
-            return
-        if reply.raw is not None:
-            frames = reply.raw.splitlines(keepends=True)
-        else:
-            frames = encode(wire, reply_chunks(reply, wire, body), body)
         self._stream(frames, reply.content_type or CONTENT_TYPES[wire], reply)
+
+    def _error(self, reply: Reply) -> None:
+        """A scripted error answer: its status, body, ``retry-after`` and headers."""
+        wire = self.server.fake.wire
+        text = reply.body if reply.body is not None else error_body(wire, reply.status, "fake")
+        extra = dict(reply.headers)
+        if reply.retry_after is not None:
+            extra["retry-after"] = f"{reply.retry_after:g}"
+        ctype = reply.content_type or (
+            "text/html" if text.lstrip().startswith("<") else "application/json"
+        )
+        self._send(reply.status, text, ctype, extra)
 
     def _read_body(self) -> bytes | None:
         """The request body, by ``content-length`` or chunked transfer encoding

@@ -230,9 +230,21 @@ def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json(data: Any) -> str:
+    """JSON text with non-ASCII characters as they are, except surrogate halves
+    (a scripted reply or the request's ``model`` may hold a lone one), escaped as
+    ``\\udXXX`` as a real server's JSON encoder writes them: raw, they cannot be
+    encoded as UTF-8 and the reply could not be sent at all."""
+    text = json.dumps(data, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _sse(data: Any, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    return f"{head}data: {_json(data)}\n\n".encode()
 
 
 def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
@@ -326,13 +338,22 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
     return frames
 
 
+def _object(arguments: str) -> Any:
+    """A call's arguments as Ollama sends them: decoded JSON, never a string."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        message = f"Ollama sends a call's arguments as JSON; {arguments!r} is not JSON"
+        raise ValueError(message) from None
+
+
 def _ollama_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
     model = body.get("model", "fake")
     stamp = "2026-01-01T00:00:00Z"
 
     def line(message: dict[str, Any], **extra: Any) -> bytes:
         data = {"model": model, "created_at": stamp, "message": message, "done": False, **extra}
-        return (json.dumps(data, ensure_ascii=False) + "\n").encode()
+        return (_json(data) + "\n").encode()
 
     frames: list[bytes] = []
     calls: list[tuple[int, str, list[str]]] = []  # (index, name, argument pieces)
@@ -350,7 +371,7 @@ def _ollama_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
             usage = c
         else:
             for _, name, parts in calls:
-                call = {"function": {"name": name, "arguments": json.loads("".join(parts) or "{}")}}
+                call = {"function": {"name": name, "arguments": _object("".join(parts) or "{}")}}
                 frames.append(line({"role": "assistant", "content": "", "tool_calls": [call]}))
             reason = "length" if c.reason == "length" else "stop"  # ollama never says tool_calls
             frames.append(
