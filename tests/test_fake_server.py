@@ -346,3 +346,14 @@ def test_a_reply_the_wire_cannot_carry_is_a_500_that_says_why(
     assert "'{bad' is not JSON" in first.json()["error"]
     assert third.status_code == 200  # the script goes on
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("wire", "path"),
+    [("openai", "/messages"), ("anthropic", "/v1/chat/completions"), ("ollama", "/v1/messages")],
+)
+def test_a_path_of_another_wire_is_a_404(wire: Any, path: str) -> None:
+    with FakeServer(["kept"], wire=wire) as server:
+        r = httpx.post(server.base_url + path, json={"model": "m"}, timeout=5.0)
+        assert server.pending == 1
+    assert r.status_code == 404 and path in r.text

@@ -28,6 +28,7 @@ reasoning, native calls, finish, and faults: an error status with body and
 raw bytes sent verbatim, or a connection closed with no response), or a sequence
 of ``Chunk`` objects (a recorded reply, encoded as given). Every request's path,
 headers and JSON body are kept in ``received`` (bodies also in ``requests``).
+Other paths answer 404 (a provider pointed at the wrong wire is told so).
 Running out of replies answers 500 with a message saying so. A request a real
 server would refuse (a body that is not a JSON object, a field the fake reads of
 the wrong type, a bad ``content-length``) is answered 400 in the wire's error
@@ -83,6 +84,11 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
 ScriptItem = str | Reply | Sequence[Chunk]
 Tokenizer = Literal["vllm", "llama.cpp"]
 _TOKENIZER_PATHS = frozenset({"/tokenize", "/apply-template"})
+_ENDPOINTS: dict[Wire, tuple[str, ...]] = {  # what each wire answers, under any prefix
+    "openai": ("/chat/completions",),
+    "anthropic": ("/messages", "/messages/count_tokens"),
+    "ollama": ("/api/chat",),
+}
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -138,18 +144,25 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(Received(path=self.path, headers=headers, body=body))
+        path = self.path.split("?")[0]
+        if not (path.endswith(_ENDPOINTS[wire]) or path in _TOKENIZER_PATHS and wire == "openai"):
+            # A provider pointed at the wrong wire (or base_url) is told so, as a
+            # real server's 404 would, instead of getting a stream it cannot read.
+            message = f"FakeServer(wire={wire!r}) has no endpoint POST {path}"
+            self._send(404, error_body(wire, 404, message))
+            return
         if not isinstance(body, dict):
             self._send(400, error_body(wire, 400, "request body is not a JSON object"))
             return
-        problem = request_problem(wire, self.path.split("?")[0], body)
+        problem = request_problem(wire, path, body)
         if problem is not None:
             self._send(400, error_body(wire, 400, problem))
             return
-        if wire == "anthropic" and self.path.split("?")[0].endswith("/messages/count_tokens"):
+        if wire == "anthropic" and path.endswith("/messages/count_tokens"):
             count = {"input_tokens": prompt_tokens(body)}  # no scripted reply taken
             self._send(200, json.dumps(count))
             return
-        if self.path in _TOKENIZER_PATHS and wire == "openai":
+        if path in _TOKENIZER_PATHS and wire == "openai":
             self._tokenizer(fake.tokenizer, body)  # no scripted reply taken
             return
         if fake.reject_stop and request_stops(wire, body):
