@@ -320,6 +320,11 @@ CASES: list[Case] = [
     Case("am-json-body-and-params", "am_xml",
          '<am:tool_call name="calc">{"a": 1}<b>2</b></am:tool_call>',
          [("error", "calc", "malformed"), F]),
+    # a child tag longer than the limit is stray text however the deltas fall (whole,
+    # it was once read as a parameter named by its 600 characters)
+    Case("am-child-tag-too-long", "am_xml",
+         '<am:tool_call name="search"><' + "a" * 600 + ">x</am:tool_call>",
+         [("error", S, "malformed"), F]),
     Case("am-whitespace-comment-between-params", "am_xml",
          '<am:tool_call name="calc">\n  <a>1</a>\n\t <!-- note -->\r\n<b>x</b>  \n</am:tool_call>',
          [call("calc", a=1, b="x"), F]),

@@ -286,6 +286,20 @@ def test_am_xml_parameters_open_alike_whatever_the_split(text: str, size: int) -
         events = feed_all(Parser("am_xml", ["search"]), [text[a:b] for a, b in spans])
         assert merge(events) == whole, spans
 
+@pytest.mark.parametrize("held", [1, 100, 500, 512, 513])
+def test_am_xml_child_tag_too_long_is_stray_text_whatever_the_split(held: int) -> None:
+    """A child tag longer than the limit is stray text (a malformed call), also
+    when its start was held and the rest, ``>`` and plain content, came in one
+    delta (once read as a parameter named by its 600 characters)."""
+    head = '<am:tool_call name="search"><' + "a" * 600
+    chunks = [head[: 29 + held], head[29 + held :] + ">x", "</am:tool_call>"]
+    events = run_checked("am_xml", chunks, ["search"])
+    assert [(type(e).__name__, getattr(e, "reason", None)) for e in events[1:]] == [
+        ("CallError", "malformed"), ("Finish", "stop")
+    ]
+    assert merge(events) == merge(run_checked("am_xml", ["".join(chunks)], ["search"]))
+
+
 def test_one_megabyte_argument() -> None:
     from streamtools.parser import Parser
 

@@ -209,11 +209,15 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         if s.startswith(OPEN, k) and after < len(s) and s[after] in " \t\r\n>/":
             self.restart = True  # a new call while this one is open: this one is cut off
             return k
-        e = s.find(">", k)
+        # a tag is at most TAG_LIMIT characters before its ">": a longer one is stray
+        # text up to the limit, as it is when held a character at a time (so too
+        # whole, or the split would decide what the text is)
+        limit = k + TAG_LIMIT + 1
+        e = s.find(">", k, limit)
         if e < 0:
-            if len(s) - k > TAG_LIMIT:
-                self.stray.append(s[k:])
-                return len(s)
+            if len(s) >= limit:
+                self.stray.append(s[k:limit])
+                return limit
             return k  # wait for the whole tag
         tag = s[k : e + 1]
         m = OPEN_TAG.match(tag)

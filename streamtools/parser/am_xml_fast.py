@@ -153,6 +153,8 @@ class AmXmlFastPaths(ParamValues):
         if delta[0] != "<" or self.gap != len(self.stray) or delta.startswith(OPEN):
             return None
         e = delta.find(">")
+        if e > TAG_LIMIT:
+            return None  # too long for a tag: stray text (``_body``)
         content = delta[e + 1 :]
         if "<" in content or "&" in content:
             return None
