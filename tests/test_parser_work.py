@@ -122,6 +122,9 @@ class _CountingStr(str):
         ("inline_json", 'Found {"tool": "search", "arguments": {"q": 1}} and more.\n'),
         ("json_action", '```json action\n{"tool": "search", "parameters": {}}\nx```\n'),
         ("command", '\n@tool search {"q": [1, "a"]}\nok, '),
+        # code blocks that are not the reply object: each fence opens a body that
+        # turns out to be prose (it once looked at the rest of the delta for a "{")
+        ("json_object", "Like this:\n```python\nx = 1\n```\n"),
     ],
 )
 def test_one_large_delta_copies_linear_text(dialect: str, unit: str) -> None:
@@ -134,5 +137,48 @@ def test_one_large_delta_copies_linear_text(dialect: str, unit: str) -> None:
         p.end()
         per_char.append(_CountingStr.copied / len(text))
     # copies of the rest of the delta per call grew with the number of calls
+    assert per_char[1] <= per_char[0] * 1.1 + 0.01
+    assert per_char[1] < 3
+
+
+@pytest.mark.parametrize(
+    "dialect, call, close",
+    [
+        ("hermes", '<tool_call>{"name": "search", "arguments": {}}', "</tool_call>"),
+        ("json_action", '```json action\n{"tool": "search", "parameters": {}}', "\n```"),
+    ],
+)
+def test_whitespace_before_the_closing_marker_is_taken_not_held(
+    dialect: str, call: str, close: str
+) -> None:
+    """Whitespace between the object and its closing marker is taken as it comes:
+    held, each delta would copy all of it again (quadratic: 40,000 spaces a
+    character at a time took seconds)."""
+    p = Parser(dialect, ["search"])
+    p.feed(call)
+    longest = 0
+    for ch in " \n\t\r" * 5_000:
+        assert p.feed(ch) == []
+        longest = max(longest, len(p._held))
+    events = p.feed(close) + p.end()
+    assert longest == 0
+    assert [type(e).__name__ for e in events] == ["CallEnd", "Finish"]
+    assert events[0].raw == call + " \n\t\r" * 5_000 + close  # type: ignore[union-attr]
+
+
+def test_whitespace_around_a_json_object_reply_is_not_copied_per_delta() -> None:
+    """``json_object`` drops the whitespace around its reply, so it waits to see
+    what follows; a long run is kept in pieces, not copied again with each delta."""
+    per_char = []
+    for repeat in (20, 80):
+        _CountingStr.copied = 0
+        run = [_CountingStr(" \n" * 150) for _ in range(repeat)]
+        p = Parser("json_object")
+        events = [e for delta in run for e in p.feed(delta)]
+        events += p.feed('{"final": "a"}')
+        events += [e for delta in run for e in p.feed(delta)]
+        events += p.end()
+        assert [type(e).__name__ for e in events] == ["TextDelta", "Finish"]
+        per_char.append(_CountingStr.copied / (2 * 300 * repeat))
     assert per_char[1] <= per_char[0] * 1.1 + 0.01
     assert per_char[1] < 3

@@ -139,7 +139,9 @@ class Parser:
         self._body: CallBody | None = None
         self._stop_hit: str | None = None
         self._opened = False  # a call has been opened (for ``once`` dialects)
-        self._ws = ""  # whitespace held under ``drop_outer_whitespace``
+        # whitespace held under ``drop_outer_whitespace``, in pieces (joined, a long
+        # run would be copied again with each delta)
+        self._ws: list[str] = []
         self._closed: str | None = None  # why no more input is accepted
         # The fast path tests a delta for marker-start characters with ``in``, the
         # cheapest test CPython has. Every dialect has "<" (``<think>``); some have
@@ -393,7 +395,7 @@ class Parser:
         s, self._held = self._held, ""
         if self._mode != STOPPED:
             self._run(s, out, final=True, reason=finish_reason or "")
-        self._ws = ""  # whitespace around a json_object reply is not text
+        self._ws = []  # whitespace around a json_object reply is not text
         out.append(Finish(reason=reason, stop_sequence=self._stop_hit))
         return out
 
@@ -429,7 +431,7 @@ class Parser:
                 if body.status == DONE:
                     # whitespace before the call was not text; kept until now in case
                     # the body turned out to be prose (``_rejected`` re-emits it)
-                    self._ws = ""
+                    self._ws = []
                     self._body = None
                     self._mode = TEXT
                     # the character before what follows the call: the body's last
@@ -574,11 +576,14 @@ class Parser:
     def _emit_text(self, text: str, out: list[ParserEvent]) -> None:
         if self.syntax.drop_outer_whitespace:
             # trailing whitespace waits: it is dropped if the object or the end follows
-            text = self._ws + text
             kept = text.rstrip()
-            self._ws = text[len(kept) :]
             if not kept:
+                self._ws.append(text)
                 return
+            tail = text[len(kept) :]
+            if self._ws:
+                kept = "".join(self._ws) + kept
+            self._ws = [tail] if tail else []
             text = kept
         out.append(TextDelta(text=text))
 

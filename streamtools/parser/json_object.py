@@ -112,13 +112,15 @@ class FencedObjectBody(CallBody):
         i, n = pos, len(s)
         while i < n and self.status == RUNNING:
             if self.state == OPENING:
-                k = s.find("{", i)
-                piece = s[i:] if k < 0 else s[i:k]
-                opener = self.opener + piece
-                if len(opener) > _OPENER_LIMIT or not _OPENER_SO_FAR.fullmatch(opener):
+                # the "{" is looked for only as far as the opener may reach: one large
+                # delta is not searched (and copied) to its end for each code fence
+                room = _OPENER_LIMIT - len(self.opener)
+                k = s.find("{", i, i + room + 1)
+                end = n if k < 0 else k
+                if end - i > room or not _OPENER_SO_FAR.fullmatch(self.opener + s[i:end]):
                     self.status = REJECTED  # another code block: prose
                     return i
-                self.opener = opener
+                self.opener += s[i:end]
                 self.record(s, i, n if k < 0 else k + 1)
                 if k < 0:
                     return n

@@ -69,12 +69,13 @@ class JsonCallBody(JsonFastPaths, CallBody):
         cls.prefixes = role_prefixes(cls.roles)
         cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes)
         if cls.close is not None:
-            # the closing marker still arriving, after the layout models write
+            # the closing marker still arriving, after the layout models write (the
+            # layout alone is taken, not held: see ``JsonFastPaths.fast``)
             close = cls.close
             cls.suffix_holds = frozenset(
                 space + close[:k] for space in ("", " ", "\n", "\r\n", "\n\n")
-                for k in range(len(close))
-            ) - {""}
+                for k in range(1, len(close))
+            )
 
     def __init__(self, ctx: CallContext, marker: str, *, prefix: bool = True) -> None:
         super().__init__(ctx, marker)

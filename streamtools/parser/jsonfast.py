@@ -116,10 +116,16 @@ class JsonFastPaths:
                 return self.fast_prefix(delta)
             if self.phase == SUFFIX:
                 # the closing marker still arriving (``</tool`` after ``}}``): hold it
-                # as the machine would, without the machine
+                # as the machine would, without the machine; whitespace alone is
+                # taken (held, a long run would be copied again with each delta)
                 close = self.close
                 assert close is not None
                 tail = delta.lstrip(" \t\r\n")
+                if not tail:
+                    self.rest = ""
+                    self.raw.append(delta)
+                    self.size += len(delta)
+                    return []
                 if len(tail) < len(close) and close.startswith(tail):
                     self.rest = delta
                     return []
