@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from mcp_servers.harness import memory_command, memory_http_server
@@ -80,3 +81,16 @@ def test_serve_refuses_what_it_cannot_serve_with_a_usage_error(
     assert "usage: python -m streamtools.mcp" in err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_server_printing_junk_to_stdout_is_one_warning_not_tracebacks() -> None:
+    noisy = f"{sys.executable} {Path(__file__).parent / 'mcp_servers' / 'noisy_server.py'}"
+    shout = '<am:tool_call name="shout"><word>hi</word></am:tool_call>'
+    with FakeServer([shout, "Said it."]) as model:
+        proc = run_chat(model.base_url, "--mcp", noisy)
+        result = model.requests[1]["messages"][-1]["content"]
+    assert proc.returncode == 0, proc.stderr
+    assert '<am:tool_result name="shout">HI</am:tool_result>' in result  # the call went through
+    assert "Traceback" not in proc.stderr and "validation error" not in proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "not MCP JSON-RPC" in line]
+    assert len(warnings) == 1 and "'DEBUG: shout called with hi'" in warnings[0]

@@ -21,6 +21,9 @@ is not kept); Ctrl-C cancels the answer in progress and exits.
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
+The SDK's log records print as one line each, without a traceback; a line a
+stdio server writes to stdout that is not JSON-RPC is reported once, by
+``streamtools.mcp``, and skipped.
 
 ``--record FILE`` wraps the provider with ``streamtools.runtime.record``: the
 session is written as a recording that ``streamtools replay FILE`` (or
@@ -31,6 +34,7 @@ the ``stop`` parameter (the cut happens client-side).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -155,6 +159,25 @@ def _with_user(transcript: Transcript, text: str) -> Transcript:
     return transcript
 
 
+class _SDKLogFilter(logging.Filter):
+    """For the MCP SDK's loggers in this command: each record one line, with no
+    traceback, and none for a line a server wrote that is not JSON-RPC (a stdio
+    server printing debug output): ``streamtools.mcp`` already says that, once,
+    naming the server. Otherwise every such line prints a pydantic traceback in
+    the middle of the conversation."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Failed to parse JSONRPC message"):
+            return False
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _quiet_sdk_logs() -> None:
+    for name in ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.session"):
+        logging.getLogger(name).addFilter(_SDKLogFilter())
+
+
 async def _stdin_line() -> str | None:
     line = await anyio.to_thread.run_sync(sys.stdin.readline)
     return line or None  # "" is end of input; a blank line is "\n"
@@ -180,6 +203,8 @@ def _run(args: argparse.Namespace) -> int:
         # --mcp / --mcp-url: the servers' tools join the example tools for the session
         from streamtools.mcp import MCPLoadError, mcp_tools
         from streamtools.tools import ToolRegistry
+
+        _quiet_sdk_logs()
 
         try:
             servers = [*args.mcp, *args.mcp_url]

@@ -158,8 +158,15 @@ class MCPConnection:
             self._stale.set()
         elif isinstance(message, Exception) and self._garbage is None:
             # Undecodable lines come here and are otherwise dropped; remember one
-            # so that a load timeout can say what the server did send.
+            # so that a load timeout can say what the server did send. Once loaded,
+            # say it once per session, in one line naming the server (a stdio
+            # server printing debug output to stdout, an HTTP server's HTML page).
             self._garbage = offending_input(message)
+            if self._client is not None:
+                logger.warning(
+                    "MCP server %r sent something that is not MCP JSON-RPC (ignored): %s",
+                    self.label, self._garbage,
+                )
         await anyio.lowlevel.checkpoint()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
