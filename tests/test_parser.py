@@ -348,6 +348,79 @@ def test_am_xml_value_nested_past_the_decoders_depth_is_text() -> None:
     assert isinstance(end, CallEnd) and end.arguments == {"v": _DEEP}
 
 
+# a lone UTF-16 surrogate half as a character of the text (not an escape): what a
+# stream decoded by a lenient JSON reader (the standard library's) can hold
+_LONE = "\ud83d"
+_LONE_JSON_CALLS = {
+    "hermes": f'<tool_call>{{"name": "w", "arguments": {{"v": "a{_LONE}b"}}}}</tool_call>',
+    "hermes-name": f'<tool_call>{{"name": "w{_LONE}", "arguments": {{}}}}</tool_call>',
+    "json_action": f'```json action\n{{"tool": "w", "parameters": {{"v": "{_LONE}"}}}}\n```',
+    "inline_json": f'{{"tool": "w", "arguments": {{"{_LONE}": 1}}}}',
+    "json_object": f'{{"action": {{"tool": "w", "args": {{"v": "{_LONE}"}}}}}}',
+    "json_object-final": f'{{"final": "a{_LONE}"}}',
+    "command": f'@tool w {{"v": "{_LONE}"}}\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LONE_JSON_CALLS))
+@pytest.mark.parametrize("size", [1, 4, 1_000])
+def test_a_lone_surrogate_in_a_json_string_is_invalid_json(case: str, size: int) -> None:
+    """Not text UTF-8 can carry, so not JSON: a CallError with the raw text, as a
+    raw control character is, never an exception out of ``feed`` (it was a
+    UnicodeEncodeError) nor a call whose arguments cannot be encoded."""
+    text = _LONE_JSON_CALLS[case]
+    dialect = case.split("-")[0]
+    events = run_checked(dialect, [text[k : k + size] for k in range(0, len(text), size)], ["w"])
+    (error,) = [e for e in events if isinstance(e, (CallEnd, CallError))]
+    assert isinstance(error, CallError) and error.reason == "invalid_json", error
+    assert "surrogate" in error.message
+    # the dialects that end a broken call at the offending character give the rest
+    # back as text (run_checked checks every character lands somewhere)
+    assert (_LONE in error.raw) == (dialect not in ("inline_json", "command"))
+
+
+_LONE_AM_XML = [
+    (f'<am:tool_call name="w"><v>a{_LONE}b</v></am:tool_call>', {"v": "a\ufffdb"}),
+    (f'<am:tool_call name="w"><v>\n{_LONE}\n</v></am:tool_call>', {"v": "\ufffd"}),
+    (f'<am:tool_call name="w"><n>12{_LONE}</n></am:tool_call>', {"n": "12\ufffd"}),
+    (f'<am:tool_call name="w"><l>["{_LONE}"]</l></am:tool_call>', {"l": ["\ufffd"]}),
+    (f'<am:tool_call name="w"><v><![CDATA[{_LONE}]]></v></am:tool_call>', {"v": "\ufffd"}),
+    (f'<am:tool_call name="w"><parameter name="{_LONE}">x</parameter></am:tool_call>',
+     {"\ufffd": "x"}),
+]
+
+
+@pytest.mark.parametrize(("text", "arguments"), _LONE_AM_XML)
+@pytest.mark.parametrize("size", [1, 4, 1_000])
+def test_a_lone_surrogate_in_an_am_xml_value_is_a_replacement_character(
+    text: str, arguments: dict[str, Any], size: int
+) -> None:
+    """An ``am_xml`` value is the element's text, made JSON by the parser: a lone
+    half is U+FFFD there (as in the transcript), the raw text keeps it; it was a
+    UnicodeEncodeError out of ``feed``."""
+    events = run_checked("am_xml", [text[k : k + size] for k in range(0, len(text), size)], ["w"])
+    (end,) = [e for e in events if isinstance(e, (CallEnd, CallError))]
+    assert isinstance(end, CallEnd) and end.arguments == arguments and end.raw == text
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (f'<am:tool_call name="w">{{"v": "{_LONE}"}}</am:tool_call>', "invalid_json"),
+        (f"<am:request_tools>a{_LONE}, b</am:request_tools>", None),
+    ],
+)
+def test_a_lone_surrogate_in_am_xml_json_text_or_a_tool_request(
+    text: str, reason: str | None
+) -> None:
+    events = run_checked("am_xml", list(text), ["w"])
+    (end,) = [e for e in events if isinstance(e, (CallEnd, CallError))]
+    if reason is None:
+        assert isinstance(end, CallEnd) and end.arguments == {"tools": ["a\ufffd", "b"]}
+    else:
+        assert isinstance(end, CallError) and end.reason == reason and "surrogate" in end.message
+
+
 def test_fast_path_releases_whole_delta() -> None:
     from streamtools.parser import Parser
 

@@ -171,11 +171,17 @@ class Call:
         text = "".join(self.args)
         try:
             arguments: Any = msgspec.json.decode(text)
-        except (msgspec.DecodeError, RecursionError) as exc:
+        except (msgspec.DecodeError, RecursionError, UnicodeEncodeError) as exc:
             # RecursionError: nested deeper than the decoder goes (about a thousand
             # levels, less the caller's stack); no tool takes that, so it is the
-            # model's text to fix, not an exception out of ``feed``
-            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            # model's text to fix, not an exception out of ``feed``. UnicodeEncodeError:
+            # a lone UTF-16 surrogate half in the text (``am_xml``'s JSON body; the JSON
+            # dialects' scanner refuses one where it stands)
+            why = (
+                "nested too deeply" if isinstance(exc, RecursionError)
+                else "a lone UTF-16 surrogate, which is not text"
+                if isinstance(exc, UnicodeEncodeError) else str(exc)
+            )
             self.fail(
                 raw, "invalid_json",
                 f"The arguments of {name} are not valid JSON ({why}). Write them as one "

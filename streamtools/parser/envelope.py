@@ -92,7 +92,11 @@ class Jumps:
             self.shortest = min(self.shortest, 5 + min(map(len, args_keys)))
         ws = r"[ \t\r\n]*"
         names = "|".join(re.escape(k) for k in name_keys)
-        self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f]*)"')
+        # (a name with an escape, a control character or a lone surrogate half is
+        # read by the steps, which report what is wrong)
+        self.head = re.compile(
+            rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f\ud800-\udfff]*)"'
+        )
         self.heads = tuple(f'{{"{k}":{sp}"' for k in name_keys for sp in ("", " "))
         self.head_prefixes = frozenset(h[:n] for h in self.heads for n in range(1, len(h) + 1))
         self.args: re.Pattern[str] | None = None

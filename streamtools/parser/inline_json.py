@@ -49,7 +49,8 @@ _KEY = 'tool"'
 _HEADS = ('"tool": "', '"tool":"')
 _HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
 _HEAD_LONGEST = max(map(len, _HEADS))
-_NAME_RUN = re.compile(r'[^"\\\x00-\x1f]*')  # name characters up to a quote or worse
+# name characters up to a quote or worse (a control character, a lone surrogate half)
+_NAME_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
 
 
 @functools.lru_cache(maxsize=32)

@@ -45,7 +45,9 @@ WHOLE_ESCAPES = re.compile(
 )
 
 _WS = re.compile(r"[ \t\r\n]*")
-_STR = re.compile(r'[^"\\\x00-\x1f]*')
+# string content up to a quote, a backslash, a control character or a lone UTF-16
+# surrogate half (as a character: not text UTF-8 can carry, so not JSON)
+_STR = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
 _TOKEN = re.compile(r"[-+.0-9A-Za-z]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
@@ -170,8 +172,11 @@ class ValueScanner:
                     else:
                         self._fail(f"invalid escape \\{e} in a string")
                         return j
-                else:
+                elif c < " ":
                     self._fail("raw control character in a string (escape newlines as \\n)")
+                    return j
+                else:
+                    self._fail("a lone UTF-16 surrogate in a string, which is not text")
                     return j
                 continue
             c = s[i]

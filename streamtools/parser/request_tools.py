@@ -21,6 +21,7 @@ import msgspec
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import DONE, Call, CallBody, CallContext
+from streamtools.results import valid_text
 
 __all__ = ["REQUEST_CLOSE", "REQUEST_NAME", "REQUEST_OPEN", "RequestToolsBody"]
 
@@ -58,7 +59,7 @@ class RequestToolsBody(CallBody):
 
     def _done(self, out: list[ParserEvent]) -> None:
         self.status = DONE
-        text = html.unescape("".join(self.content))
+        text = valid_text(html.unescape("".join(self.content)))  # a lone surrogate: U+FFFD
         tools = [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
         self.call.add_args(msgspec.json.encode({"tools": tools}).decode(), out)
         self.call.complete(self.raw_text(), out)

@@ -28,6 +28,7 @@ import msgspec
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import XML_ARGS, Call
+from streamtools.results import valid_text
 
 __all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
 
@@ -38,7 +39,12 @@ _PROBE = 16
 
 
 def _json_str(text: str) -> str:
-    return msgspec.json.encode(text).decode()[1:-1]
+    try:
+        return msgspec.json.encode(text).decode()[1:-1]
+    except UnicodeEncodeError:
+        # a lone UTF-16 surrogate half (not text UTF-8 can carry): U+FFFD in the
+        # arguments, as in the transcript; the call's raw text keeps it
+        return msgspec.json.encode(valid_text(text)).decode()[1:-1]
 
 
 def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
@@ -155,7 +161,7 @@ class ParamValues:
         if self.kind == STRING:
             self.call.add_args('"', self.out)
             return
-        text = "".join(self.held)
+        text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
         value = text.strip()
         try:
             decoded = msgspec.json.decode(value)
