@@ -4,6 +4,7 @@ is checked for conservation, append-only arguments, hold-back and the fast path.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,6 +124,24 @@ def test_invalid_arguments_message_tells_what_to_fix() -> None:
     assert error.reason == "invalid_arguments"
     assert "$.a" in error.message and "calc" in error.message
     assert error.raw == text
+
+
+@pytest.mark.parametrize(
+    ("dialect", "text"),
+    [
+        ("hermes", '<tool_call>{"arguments": {}}</tool_call>'),
+        ("json_action", '```json action\n{"tool": "w", "parameters": {"a": 1e999}}\n```'),
+        ("inline_json", '{"tool": "w", "arguments": {"a": 1e999}}'),
+        ("json_object", '{"action": {"args": {}}}'),
+        ("command", '@tool w {"a": 1e999}'),
+        ("am_xml", "<am:tool_call><a>1</a></am:tool_call>"),
+    ],
+)
+def test_call_error_message_and_example_are_separate_sentences(dialect: str, text: str) -> None:
+    # the dialect's example after the message, once glued on: "no tool name.Write …"
+    (error,) = [e for e in run_checked(dialect, [text], None) if isinstance(e, CallError)]
+    assert re.search(r"\.(Write|Reply)", error.message) is None, error.message
+    assert re.search(r"\. (Write|Reply)", error.message) is not None, error.message
 
 
 def test_text_outside_parameters_message_tells_what_to_fix() -> None:

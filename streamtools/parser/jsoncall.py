@@ -131,7 +131,8 @@ class JsonCallBody(JsonFastPaths, CallBody):
         if self.failure is not None:
             self.call.fail(raw, *self.failure, self.out)
         else:
-            self.call.complete(raw, self.out, example=self.example)
+            example = f" {self.example}" if self.example else ""  # a sentence of its own
+            self.call.complete(raw, self.out, example=example)
 
     # -- the machine ----------------------------------------------------------------
 
