@@ -8,6 +8,7 @@ server runs in its own thread and loop.
 
 from __future__ import annotations
 
+import logging
 import socket
 import sys
 from collections.abc import Sequence
@@ -141,3 +142,19 @@ async def test_serve_http_serves_until_cancelled(anyio_backend: str) -> None:
     assert text_of(result.content) == "3"
     with pytest.raises(OSError):
         await anyio.connect_tcp("127.0.0.1", port)
+
+
+
+async def test_a_tools_print_never_reaches_the_stdio_wire(caplog: pytest.LogCaptureFixture) -> None:
+    """print() to a pipe is buffered: what a tool printed must not be written to
+    the client's stdout when the server ends (it would read as a broken message)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "streamtools.mcp", "registry_tools:chatty_tools"],
+        cwd=str(HERE),
+    )
+    with caplog.at_level(logging.ERROR, logger="mcp.client.stdio"):
+        async with Client(params) as client:
+            result = await client.call_tool("chatty", {"word": "hi"})
+    assert text_of(result.content) == "HI"
+    assert "Failed to parse JSONRPC message" not in caplog.text  # it went to stderr

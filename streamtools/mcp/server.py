@@ -25,6 +25,7 @@ runs that app with uvicorn, so it needs the asyncio backend.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -150,7 +151,14 @@ async def serve_stdio(tools: Tools, *, name: str = "streamtools") -> None:
     """Serve ``tools`` over this process's stdin/stdout until stdin closes."""
     server = mcp_server(tools, name=name)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        try:
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            # While serving, the SDK points fd 1 at stderr, so that a tool's print()
+            # cannot corrupt the wire; but print() to a pipe is buffered, and what
+            # is still in sys.stdout's buffer would be written to the client's
+            # stdout once the SDK puts fd 1 back. Flushed now, it goes to stderr.
+            sys.stdout.flush()
 
 
 def http_app(

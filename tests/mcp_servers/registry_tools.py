@@ -39,3 +39,13 @@ def weather(city: str) -> dict[str, object]:
 
 
 registry = ToolRegistry([add, search_memory, divide, weather])
+
+
+@tool
+def chatty(word: str) -> str:
+    """Print a debug line (to stdout, the stdio transport), then answer."""
+    print("debug: chatty called with", word)
+    return word.upper()
+
+
+chatty_tools = [chatty]
