@@ -7,10 +7,11 @@ import random
 from typing import Any
 
 import pytest
-from parser_cases import random_cuts
+from parser_cases import merge, random_cuts, run_checked
 
+from streamtools.events import CallError
 from streamtools.parser import DIALECTS, Parser
-from streamtools.parser.jsonscan import ValueScanner
+from streamtools.parser.jsonscan import TOKEN_MAX, ValueScanner
 
 
 def corpus(dialect: str, size: int, seed: int = 1) -> str:
@@ -182,3 +183,23 @@ def test_whitespace_around_a_json_object_reply_is_not_copied_per_delta() -> None
         per_char.append(_CountingStr.copied / (2 * 300 * repeat))
     assert per_char[1] <= per_char[0] * 1.1 + 0.01
     assert per_char[1] < 3
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "json_object"])
+@pytest.mark.parametrize("unit", ["1", "x"])
+def test_a_runaway_number_or_word_is_refused_not_reread(dialect: str, unit: str) -> None:
+    """A number or bare word cut by each delta is held until it ends; a model
+    looping on ``1111…`` would have it read again with every delta (quadratic).
+    Over ``TOKEN_MAX`` characters it is refused, however the text is cut."""
+    value = unit * 40_000
+    text = {
+        "hermes": f'<tool_call>{{"name": "w", "arguments": {{"v": {value}}}}}</tool_call>',
+        "json_object": f'{{"action": {{"tool": "w", "args": {{"v": {value}}}}}}}',
+    }[dialect]
+    whole = run_checked(dialect, [text], ["w"])
+    p = Parser(dialect, ["w"])
+    cut = [e for ch in text for e in p.feed(ch)] + p.end()
+    assert p.examined <= 3 * len(text)
+    (error,) = [e for e in cut if isinstance(e, CallError)]
+    assert error.reason == "invalid_json" and f"over {TOKEN_MAX} characters" in error.message
+    assert merge(cut) == merge(whole)

@@ -14,8 +14,12 @@ holds that tail and offers it again with the next delta. Everything consumed is
 therefore a safe cut: the argument text streamed so far never needs retracting.
 
 Only a bounded tail (an escape of at most 6 characters, a literal of at most 5,
-or a number) is ever examined twice; ``examined`` counts every character the
-scanner looked at so tests can prove linear work.
+or a number of at most ``TOKEN_MAX`` characters) is ever examined twice;
+``examined`` counts every character the scanner looked at so tests can prove
+linear work. A longer number or bare word is refused, however it is cut (no
+JSON decoder reads a thousand-digit number as anything useful; a model that
+writes one is looping): held, it would be read again with every delta,
+quadratic in its length.
 
 ``feed_run(s)`` is ``feed(s, 0)`` for a short piece with no closing bracket,
 remembered: without a closer the stack only grows, so what the scanner does with
@@ -49,6 +53,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 # surrogate half (as a character: not text UTF-8 can carry, so not JSON)
 _STR = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
 _TOKEN = re.compile(r"[-+.0-9A-Za-z]+")
+TOKEN_MAX = 1000  # the longest number or bare word (held until it ends)
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
@@ -211,9 +216,12 @@ class ValueScanner:
                         self._fail(f"unexpected {c!r} where a value should start")
                         return i
                     j = m.end()
+                    tok = m.group()
+                    if len(tok) > TOKEN_MAX:  # whole or cut alike, so any split agrees
+                        self._fail(f"a number or word of over {TOKEN_MAX} characters")
+                        return i
                     if j == n and not final:
                         break
-                    tok = m.group()
                     if tok not in ("true", "false", "null") and _NUMBER.fullmatch(tok) is None:
                         self._fail(f"{tok!r} is not a JSON value (strings need double quotes)")
                         return i
