@@ -3,6 +3,8 @@ gets the tools of real MCP servers; ``python -m streamtools.mcp`` serves a regis
 
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +96,29 @@ def test_a_server_printing_junk_to_stdout_is_one_warning_not_tracebacks() -> Non
     assert "Traceback" not in proc.stderr and "validation error" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "not MCP JSON-RPC" in line]
     assert len(warnings) == 1 and "'DEBUG: shout called with hi'" in warnings[0]
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback() -> None:
+    argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:registry"]
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    with subprocess.Popen(
+        argv, cwd=Path(__file__).parent / "mcp_servers",
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    ) as proc:
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["id"] == 1  # serving
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=10)
+        finally:
+            proc.kill()
+    assert proc.returncode == 130
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err

@@ -72,9 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.http:
         host, number = args.http
         run = partial(serve_http, tools, name=args.name, host=host, port=number, path=args.path)
-        anyio.run(run)  # uvicorn: asyncio
     else:
-        anyio.run(partial(serve_stdio, tools, name=args.name))
+        run = partial(serve_stdio, tools, name=args.name)
+    try:
+        anyio.run(run)  # --http: uvicorn, so asyncio
+    except KeyboardInterrupt:  # Ctrl-C is how a server in a terminal is stopped
+        return 130
     return 0
 
 
