@@ -177,3 +177,27 @@ async def test_cancelling_the_pump_cancels_the_agent_and_leaves_nothing_running(
     assert source.cancelled.is_set() and not source.completed.is_set()
     chunks = [msgspec.json.decode(d) for d in sse_data(b"".join(written))]
     assert [c["type"] for c in chunks] == ["start", "start-step", "text-start", "text-delta"]
+
+
+@pytest.mark.anyio
+async def test_stop_ends_the_stream_properly_and_cancels_the_agent() -> None:
+    """A server shutting down (``Shutdown.close()``) ends an answer in progress
+    with what was made, an error saying why, ``finish`` and ``[DONE]``."""
+    import anyio
+
+    written: list[bytes] = []
+    stop = anyio.Event()
+
+    async def send(data: bytes) -> None:
+        written.append(data)
+        if b"text-delta" in data:
+            stop.set()
+
+    source = ScriptedSource([TurnStart(turn=1), TextDelta(text="Half an answer"), 30.0])
+    with anyio.fail_after(5):
+        await pump(source.stream("x"), UIMessageFramer(), send, keepalive=5, stop=stop)
+    assert source.cancelled.is_set() and not source.completed.is_set()
+    reader = read_ui_stream(b"".join(written))  # complete, in the SDK reader's terms
+    assert reader.text == "Half an answer"
+    assert reader.errors == ["the server is shutting down"]
+

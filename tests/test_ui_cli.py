@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -120,3 +122,31 @@ def test_the_command_serves_on_a_free_port_and_stops(recording: Path) -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def test_ctrl_c_mid_answer_ends_the_stream_and_exits_at_once() -> None:
+    """SIGINT while a browser waits for an answer: the stream ends properly (an
+    error saying why, ``finish``, ``[DONE]``) and the server exits without
+    waiting for the answer or printing a traceback."""
+    argv = [sys.executable, "-m", "streamtools", "ui", "--port", "0", "--speed", "0.01"]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            assert proc.stdout is not None and proc.stderr is not None
+            url = proc.stdout.readline().split()[4].rstrip("/")
+            timeout = httpx.Timeout(30, read=5)  # keep-alives come every 15 s
+            with httpx.stream("POST", url + "/api/chat", json=CHAT, timeout=timeout) as response:
+                parts = response.iter_bytes()
+                body = next(parts)  # the answer has started (the replay is 100x slower)
+                proc.send_signal(signal.SIGINT)
+                started = time.monotonic()
+                body += b"".join(parts)
+            code = proc.wait(timeout=10)
+            elapsed = time.monotonic() - started
+            err = proc.stderr.read()
+        finally:
+            proc.kill()
+    assert read_ui_stream(body).errors == ["the server is shutting down"]
+    assert code == 130 and elapsed < 5
+    assert "Traceback" not in err and "ERROR" not in err

@@ -127,8 +127,20 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     port = sock.getsockname()[1]
     print(f"streamtools ui: serving on http://{args.host}:{port}/  ({subtitle})", flush=True)
+    streams = app.state.shutdown
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # End the chat streams under way (ui.Shutdown): a graceful shutdown
+            # waits for every response, and an answer may take minutes.
+            streams.close()
+            await super().shutdown(sockets)
+
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down, then re-raises it
+        return 130
     return 0
 
 

@@ -23,7 +23,13 @@ from streamtools.ui.sse import (
 )
 
 if TYPE_CHECKING:
-    from streamtools.ui.app import EventStreamResponse, chat_endpoint, chat_page, create_app
+    from streamtools.ui.app import (
+        EventStreamResponse,
+        Shutdown,
+        chat_endpoint,
+        chat_page,
+        create_app,
+    )
 
 __all__ = [
     "KEEPALIVE",
@@ -32,6 +38,7 @@ __all__ = [
     "EventSource",
     "EventStreamResponse",
     "EventsFramer",
+    "Shutdown",
     "UIMessageFramer",
     "UIMessageStreamEncoder",
     "chat_endpoint",
@@ -43,7 +50,7 @@ __all__ = [
     "pump",
 ]
 
-_STARLETTE = {"EventStreamResponse", "chat_endpoint", "chat_page", "create_app"}
+_STARLETTE = {"EventStreamResponse", "Shutdown", "chat_endpoint", "chat_page", "create_app"}
 
 
 def __getattr__(name: str) -> Any:

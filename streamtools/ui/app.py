@@ -49,13 +49,47 @@ from streamtools.ui.sse import (
     pump,
 )
 
-__all__ = ["EventStreamResponse", "chat_endpoint", "chat_page", "create_app"]
+__all__ = ["EventStreamResponse", "Shutdown", "chat_endpoint", "chat_page", "create_app"]
 
 Protocol = Literal["ai-sdk", "events"]
 
 
+class Shutdown:
+    """Ends the streams under way when the server shuts down (``close()``).
+
+    A server shutting down gracefully waits for its responses to finish, and an
+    agent's answer (a slow model, a long tool, keep-alives) may not finish for
+    minutes: Ctrl-C on ``streamtools ui`` would hang, then force the streams off
+    with a traceback each. ``close()`` instead stops each stream's agent and ends
+    the stream properly (an error chunk that says the server is shutting down,
+    ``finish``, ``[DONE]``), so the shutdown completes at once and the page shows
+    why the answer stopped. Call it from the event loop (uvicorn: ``Server.shutdown``).
+    """
+
+    def __init__(self) -> None:
+        self.closed = False
+        self._stops: set[anyio.Event] = set()
+
+    def close(self) -> None:
+        self.closed = True
+        for stop in self._stops:
+            stop.set()
+
+    def register(self) -> anyio.Event:
+        """An event set at ``close()`` (at once, if already closed); ``release`` it after."""
+        stop = anyio.Event()
+        if self.closed:
+            stop.set()
+        self._stops.add(stop)
+        return stop
+
+    def release(self, stop: anyio.Event) -> None:
+        self._stops.discard(stop)
+
+
 class EventStreamResponse(Response):
-    """Stream ``source.stream(transcript)`` through ``framer``; cancel on disconnect."""
+    """Stream ``source.stream(transcript)`` through ``framer``; cancel on disconnect;
+    end properly at ``shutdown.close()``."""
 
     def __init__(
         self,
@@ -65,6 +99,7 @@ class EventStreamResponse(Response):
         *,
         headers: dict[str, str],
         keepalive: float = 15.0,
+        shutdown: Shutdown | None = None,
     ) -> None:
         super().__init__(status_code=200, headers=headers)
         # Response declares the (empty) body's length; a stream has none.
@@ -73,6 +108,7 @@ class EventStreamResponse(Response):
         self.transcript = transcript
         self.framer = framer
         self.keepalive = keepalive
+        self.shutdown = shutdown
         self.disconnected = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -102,7 +138,12 @@ class EventStreamResponse(Response):
             )
             tg.start_soon(watch)
             events = self.source.stream(self.transcript)
-            await pump(events, self.framer, write, keepalive=self.keepalive)
+            stop = self.shutdown.register() if self.shutdown is not None else None
+            try:
+                await pump(events, self.framer, write, keepalive=self.keepalive, stop=stop)
+            finally:
+                if stop is not None and self.shutdown is not None:
+                    self.shutdown.release(stop)
             tg.cancel_scope.cancel()  # the stream ended: stop watching
         if not self.disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -115,8 +156,10 @@ def chat_endpoint(
     keepalive: float = 15.0,
     max_body: int = 4 * 1024 * 1024,
     dynamic_tools: bool = True,
+    shutdown: Shutdown | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
-    """A Starlette endpoint that streams ``agent`` for each POSTed conversation."""
+    """A Starlette endpoint that streams ``agent`` for each POSTed conversation;
+    ``shutdown.close()`` ends the streams under way (see ``Shutdown``)."""
 
     async def endpoint(request: Request) -> Response:
         body = bytearray()
@@ -135,7 +178,8 @@ def chat_endpoint(
         else:
             framer, headers = EventsFramer(), EVENTS_HEADERS
         return EventStreamResponse(
-            agent, transcript, framer, headers=dict(headers), keepalive=keepalive
+            agent, transcript, framer, headers=dict(headers), keepalive=keepalive,
+            shutdown=shutdown,
         )
 
     return endpoint
@@ -162,7 +206,8 @@ def create_app(
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
     UI message stream) and ``/api/events`` (our events). ``suggestion`` is a first
-    message the page offers with one click."""
+    message the page offers with one click. ``app.state.shutdown`` (a ``Shutdown``)
+    ends the streams under way: the server calls its ``close()`` when it stops."""
     config = json.dumps({"suggestion": suggestion}).replace("<", "\\u003c")
     html = (
         chat_page()
@@ -174,17 +219,24 @@ def create_app(
     async def index(request: Request) -> Response:
         return HTMLResponse(html)
 
+    shutdown = Shutdown()
     routes = [
-        Route("/api/chat", chat_endpoint(agent, keepalive=keepalive), methods=["POST"]),
+        Route(
+            "/api/chat",
+            chat_endpoint(agent, keepalive=keepalive, shutdown=shutdown),
+            methods=["POST"],
+        ),
         Route(
             "/api/events",
-            chat_endpoint(agent, protocol="events", keepalive=keepalive),
+            chat_endpoint(agent, protocol="events", keepalive=keepalive, shutdown=shutdown),
             methods=["POST"],
         ),
     ]
     if page:
         routes.append(Route("/", index, methods=["GET"]))
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.state.shutdown = shutdown
+    return app
 
 
 def _escape(text: str) -> str:

@@ -129,12 +129,17 @@ async def pump(
     send: Callable[[bytes], Awaitable[None]],
     *,
     keepalive: float = 15.0,
+    stop: anyio.Event | None = None,
 ) -> None:
     """Write ``framer``'s frames for ``events`` with ``send`` until the stream ends.
 
     Exceptions from the agent become the framer's closing error frame. To stop
     early (the client is gone), cancel the task running ``pump``: the agent is
-    cancelled with it. ``send`` should not raise; see ``ui.app``.
+    cancelled with it. ``stop``, once set, ends the stream the other way, for a
+    client that is still there (the server is shutting down): the agent is
+    cancelled, the frames already made are written, then the closing frame with
+    an error saying why, so the client's reader sees a complete stream.
+    ``send`` should not raise; see ``ui.app``.
     """
     tx, rx = anyio.create_memory_object_stream[bytes](64)
 
@@ -142,13 +147,28 @@ async def pump(
         async with tx:
             await tx.send(framer.open())
             error: str | None = None
-            try:
-                async with events as stream:
-                    async for event in stream:
-                        await tx.send(framer.frame(event))
-            except Exception as exc:  # the agent failed: tell the client, end cleanly
-                error = describe_failure(exc)
-            await tx.send(framer.close(error))
+            unsent = b""  # made by the framer, not yet handed on when the agent was stopped
+            with anyio.CancelScope() as agent_scope:
+                async with anyio.create_task_group() as watching:
+                    if stop is not None:
+
+                        async def stop_agent() -> None:
+                            await stop.wait()
+                            agent_scope.cancel()
+
+                        watching.start_soon(stop_agent)
+                    try:
+                        async with events as stream:
+                            async for event in stream:
+                                unsent = framer.frame(event)
+                                await tx.send(unsent)
+                                unsent = b""
+                    except Exception as exc:  # the agent failed: tell the client, end cleanly
+                        error = describe_failure(exc)
+                    watching.cancel_scope.cancel()
+            if agent_scope.cancelled_caught:
+                error = "the server is shutting down"
+            await tx.send(unsent + framer.close(error))
 
     # rx outlives the task group, so that when this task is cancelled the
     # producer is cancelled while rx is still open (never a broken-stream error).
