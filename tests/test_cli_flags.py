@@ -5,6 +5,7 @@ anyway, or a run that goes on with a value it cannot use."""
 from __future__ import annotations
 
 import io
+import sys
 
 import pytest
 
@@ -25,6 +26,7 @@ BAD = [
     (["ui", "--log-level", "bogus"], "--log-level"),
     (["ui", "--port", "99999"], "--port"),
     (["ui", "--speed", "-1"], "--speed"),
+    (["ui", "--dialect", "bogus"], "--dialect"),
     (["demo", "--speed", "nan"], "--speed"),
     (["demo", "--speed", "0"], "--speed"),
     (["chat", "--model", "m", "--max-turns", "0"], "--max-turns"),
@@ -66,3 +68,25 @@ def test_a_value_the_provider_refuses_is_a_usage_error_not_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("streamtools chat: error: api_key holds a character")
     assert "Traceback" not in err and "k\u20acy" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "module", "extra"),
+    [
+        (["proxy", "--upstream", "http://127.0.0.1:9"], "uvicorn", "proxy"),
+        (["ui", "--instant"], "uvicorn", "ui"),
+        (["chat", "--model", "m", "--base-url", "http://x:9/v1", "--mcp", "x"], "mcp", "mcp"),
+    ],
+)
+def test_a_missing_extra_says_what_to_install(
+    argv: list[str], module: str, extra: str,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the commands import their server or the MCP SDK when they run: a plain
+    # ``pip install streamtools`` gets the install line, not a traceback
+    monkeypatch.setitem(sys.modules, module, None)  # import raises ModuleNotFoundError
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"missing optional dependency {module!r}" in err
+    assert f"pip install 'streamtools[{extra}]'" in err and "Traceback" not in err

@@ -120,12 +120,7 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             try:
                 mod = importlib.import_module(module)
             except ModuleNotFoundError as exc:
-                if exc.name is None or not exc.name.startswith("streamtools"):
-                    raise SystemExit(
-                        f"streamtools {name}: missing optional dependency {exc.name!r}; "
-                        f"install it with: pip install 'streamtools[{name}]'"
-                    ) from exc
-                raise
+                raise SystemExit(_missing(exc, name)) from exc
             mod.register(sub)
         else:
             sub.add_parser(name, help=help_text)
@@ -153,7 +148,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         # with a line break, say): said as argparse says it, not as a traceback
         print(f"streamtools {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:
+        # commands import their server (uvicorn) or MCP only when they run
+        print(_missing(exc, args.command), file=sys.stderr)
+        return 2
     return code
+
+
+# the extra that brings each optional package (a command's own extra for its server)
+_EXTRAS = {"mcp": "mcp", "starlette": None, "uvicorn": None}
+
+
+def _missing(exc: ModuleNotFoundError, command: str) -> str:
+    """What to install for a missing optional package; ``exc`` again if it is not one."""
+    top = (exc.name or "").partition(".")[0]
+    if top not in _EXTRAS or (_EXTRAS[top] is None and command not in ("proxy", "ui")):
+        raise exc
+    extra = _EXTRAS[top] or command
+    return (
+        f"streamtools {command}: error: missing optional dependency {top!r}; "
+        f"install it with: pip install 'streamtools[{extra}]'"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,6 +41,7 @@ from streamtools.cli import http_url, log_level, port, positive_number
 from streamtools.errors import UsageError
 from streamtools.events import Event
 from streamtools.model import Model
+from streamtools.parser import DIALECTS
 from streamtools.transcript import Transcript
 
 __all__ = ["PerRequestAgent", "build_source", "register"]
@@ -161,7 +162,10 @@ def register(subparsers: Any) -> None:
     live.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
     )
-    live.add_argument("--dialect", default="am_xml", help="prompt dialect (default am_xml)")
+    live.add_argument(
+        "--dialect", default="am_xml", choices=sorted(DIALECTS),
+        help="prompt dialect (default am_xml)",
+    )
     live.add_argument("--native", action="store_true", help="use the API's native tool calls")
     live.add_argument("--system", default=None, help="system prompt")
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
