@@ -15,14 +15,25 @@ from streamtools.cli import main
 from streamtools.cli.demo import calculator, clock, find_fixture, play, recorded_prompt
 from streamtools.events import (
     CallEnd,
+    CallError,
+    Finish,
     StreamError,
     TextDelta,
     ToolResult,
+    TurnEnd,
     TurnStart,
     decode_event,
 )
+from streamtools.model import TextChunk
 from streamtools.runtime import ConsoleRenderer
-from streamtools.runtime.recording import load
+from streamtools.runtime.recording import (
+    Failure,
+    Header,
+    encode_chunk,
+    encode_failure,
+    encode_header,
+    load,
+)
 from streamtools.transcript import ToolResultMessage
 
 FIXTURE = find_fixture()
@@ -183,3 +194,25 @@ def test_replay_into_a_closed_pipe_is_quiet() -> None:
         assert proc.wait(timeout=60) == 0
     assert b"turn_start" in first
     assert err == ""
+
+
+def test_replay_shows_a_call_that_raised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a recorded failure (here a connection cut inside a call) is shown with its
+    # message, and the open call is unterminated, not a reply that ended "stop"
+    data = (
+        encode_header(Header(turn=1))
+        + encode_chunk(TextChunk(text='<am:tool_call name="add"><a>2'), 0.1)
+        + encode_failure(Failure(message="connection reset", status=None, t=0.2))
+    )
+    path = tmp_path / "failed.jsonl"
+    path.write_bytes(data)
+    assert main(["replay", str(path), "--json"]) == 0
+    events = [decode_event(line) for line in capsys.readouterr().out.splitlines()]
+    error = next(e for e in events if isinstance(e, StreamError))
+    assert error.message == "connection reset"
+    (bad,) = [e for e in events if isinstance(e, CallError)]
+    assert bad.reason == "unterminated"
+    assert isinstance(events[-1], TurnEnd) and events[-1].reason == "error"
+    assert isinstance(events[-2], Finish) and events[-2].reason == "error"

@@ -2,11 +2,13 @@
 
 Theory of operation
 -------------------
-Each model call in the recording (a segment: header, then timed chunks) is
-decoded on its own, instantly, with the same decoders the agent uses: text
-through the ``Parser`` of ``--dialect`` (with no tool list, so every call
-name is accepted: a recording is shown as it was, not judged), native call
-deltas through ``NativeCalls``. No tool runs.
+Each model call in the recording (a segment: header, then timed chunks, and
+an error line if the call raised) is decoded on its own, instantly, with the
+same decoders the agent uses: text through the ``Parser`` of ``--dialect``
+(with no tool list, so every call name is accepted: a recording is shown as it
+was, not judged), native call deltas through ``NativeCalls``. No tool runs. A
+call that raised shows as a ``StreamError`` with its message, then an errored
+finish.
 
 Output: one line per event. The default is for people: the segment's turn,
 the chunk's recorded time offset, the event type and its fields. ``--json``
@@ -30,6 +32,7 @@ from streamtools.events import (
     Finish,
     ParserEvent,
     ReasoningDelta,
+    StreamError,
     TurnEnd,
     TurnStart,
     Usage,
@@ -68,6 +71,14 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
             case FinishChunk():
                 finish = timed.chunk
         out.extend((last, e) for e in events)
+    failure = segment.failure
+    if failure is not None:
+        # the call raised (an HTTP 401, a cut connection): shown, and the stream
+        # ends as an errored one, open calls unterminated
+        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        last = max(last, failure.t)
+        out.append((last, StreamError(kind="provider", message=failure.message + status)))
+        finish = finish or FinishChunk(reason="error", message=failure.message)
     tail: list[ParserEvent] = []
     if native is not None:
         tail += [e for e in native.end(finish) if not isinstance(e, Finish)]
