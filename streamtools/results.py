@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["format_result", "valid_text"]
+__all__ = ["format_result", "lone_surrogate_escapes_replaced", "valid_text"]
 
 # a UTF-16 surrogate half: a str holding one alone cannot be written as UTF-8
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -23,6 +23,40 @@ def valid_text(text: str) -> str:
     if _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+# in a JSON string: an escaped backslash (kept, so that the escape after it is
+# read from the right place), or a \u escape of a surrogate half, with its
+# low half when one follows
+_ESCAPE = re.compile(
+    rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    rb"|\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def lone_surrogate_escapes_replaced(data: bytes) -> bytes | None:
+    """JSON ``data`` with each lone UTF-16 surrogate half escaped in its strings
+    (``\\ud83d`` with no low half after it) as U+FFFD, or None if it has none.
+
+    JavaScript clients write them: Claude Code, cutting a long tool output in
+    the middle of an emoji, sends ``\\ud83d`` alone, and a conversation that
+    keeps that text could never be sent again. JSON parsers (msgspec, the
+    APIs) refuse the escape; the proxy and the chat endpoint decode the body
+    again with U+FFFD in the half's place instead, as ``valid_text`` does."""
+    if b"\\u" not in data:
+        return None
+    found = False
+
+    def fix(m: re.Match[bytes]) -> bytes:
+        nonlocal found
+        whole = m.group(0)
+        if whole == b"\\\\" or m.group(1) is not None:  # a backslash, or a whole pair
+            return whole
+        found = True
+        return b"\\ufffd"
+
+    repaired = _ESCAPE.sub(fix, data)
+    return repaired if found else None
 
 
 def _enc_hook(obj: Any) -> Any:

@@ -141,3 +141,16 @@ def test_malformed_bodies_raise_with_a_message_naming_the_problem(raw: bytes, me
     with pytest.raises(ChatRequestError) as info:
         parse_chat_request(raw)
     assert str(info.value) == message
+
+
+def test_a_lone_surrogate_escape_from_the_browser_is_read_as_u_fffd() -> None:
+    # JSON.stringify writes a string cut inside an emoji as a lone \\ud83d; a
+    # conversation keeping it could never be sent again
+    body = (
+        b'{"messages": [{"role": "user", "content": "cut \\ud83d here, whole \\ud83d\\ude00,'
+        b' escaped \\\\ud83d"}]}'
+    )
+    (message,) = parse_chat_request(body).messages
+    assert message == UserMessage(content="cut \ufffd here, whole \U0001f600, escaped \\ud83d")
+    with pytest.raises(ChatRequestError, match="not valid JSON"):  # broken otherwise: still
+        parse_chat_request(body.replace(b"]}", b"]"))

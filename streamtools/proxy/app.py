@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -92,6 +91,7 @@ from streamtools.proxy.response import (
 )
 from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
 from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
+from streamtools.results import lone_surrogate_escapes_replaced
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
@@ -146,47 +146,13 @@ async def _read_body(request: Request, limit: int) -> Any:
         # deeper than msgspec goes (about a thousand levels): no API's request is
         raise RequestError("the request body is nested too deeply") from None
     except msgspec.DecodeError as exc:
-        repaired = _lone_surrogates_replaced(bytes(data))
+        repaired = lone_surrogate_escapes_replaced(bytes(data))
         if repaired is not None:
             try:
                 return _decode_json(repaired)
             except msgspec.DecodeError:
                 pass
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-
-
-# in a JSON string: an escaped backslash (kept, so that the escape after it is
-# read from the right place), or a \u escape of a surrogate half, with its
-# low half when one follows
-_ESCAPE = re.compile(
-    rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
-    rb"|\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
-
-
-def _lone_surrogates_replaced(data: bytes) -> bytes | None:
-    """``data`` with each lone UTF-16 surrogate half escaped in its strings
-    (``\\ud83d`` with no low half after it) as U+FFFD, or None if it has none.
-
-    JavaScript clients write them: Claude Code, cutting a long tool output in
-    the middle of an emoji, sends ``\\ud83d`` alone, and the conversation, which
-    keeps that text, could never be sent again. JSON parsers refuse the escape
-    (Anthropic's API answers 400 each time); the model behind the proxy is
-    served the text with U+FFFD in the half's place instead."""
-    if b"\\u" not in data:
-        return None
-    found = False
-
-    def fix(m: re.Match[bytes]) -> bytes:
-        nonlocal found
-        whole = m.group(0)
-        if whole == b"\\\\" or m.group(1) is not None:  # a backslash, or a whole pair
-            return whole
-        found = True
-        return b"\\ufffd"
-
-    repaired = _ESCAPE.sub(fix, data)
-    return repaired if found else None
 
 
 _NO_JSON_OBJECT = (
