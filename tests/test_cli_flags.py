@@ -84,6 +84,9 @@ def test_a_missing_extra_says_what_to_install(
 ) -> None:
     # the commands import their server or the MCP SDK when they run: a plain
     # ``pip install streamtools`` gets the install line, not a traceback
+    for name in list(sys.modules):  # as if never imported, by any earlier test either
+        if name.partition(".")[0] == module or name.startswith(f"streamtools.{module}"):
+            monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, module, None)  # import raises ModuleNotFoundError
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(argv) == 2
