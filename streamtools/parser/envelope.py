@@ -26,7 +26,7 @@ from typing import Protocol
 
 import msgspec
 
-from streamtools.parser.jsonscan import VALUE_DONE, ValueScanner
+from streamtools.parser.jsonscan import STRING_RUN, VALUE_DONE, ValueScanner
 
 __all__ = [
     "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "REASONING", "TEXT", "Envelope",
@@ -94,9 +94,7 @@ class Jumps:
         names = "|".join(re.escape(k) for k in name_keys)
         # (a name with an escape, a control character or a lone surrogate half is
         # read by the steps, which report what is wrong)
-        self.head = re.compile(
-            rf'{ws}\{{{ws}"({names})"{ws}:{ws}"([^"\\\x00-\x1f\ud800-\udfff]*)"'
-        )
+        self.head = re.compile(rf'{ws}\{{{ws}"({names})"{ws}:{ws}"({STRING_RUN.pattern})"')
         self.heads = tuple(f'{{"{k}":{sp}"' for k in name_keys for sp in ("", " "))
         self.head_prefixes = frozenset(h[:n] for h in self.heads for n in range(1, len(h) + 1))
         self.args: re.Pattern[str] | None = None

@@ -29,12 +29,12 @@ bound would otherwise be unbounded.
 from __future__ import annotations
 
 import functools
-import re
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME, NO_HOLDS
 from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
+from streamtools.parser.jsonscan import STRING_RUN
 
 __all__ = ["INLINE_JSON", "InlineJsonBody"]
 
@@ -49,8 +49,6 @@ _KEY = 'tool"'
 _HEADS = ('"tool": "', '"tool":"')
 _HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
 _HEAD_LONGEST = max(map(len, _HEADS))
-# name characters up to a quote or worse (a control character, a lone surrogate half)
-_NAME_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
 
 
 @functools.lru_cache(maxsize=32)
@@ -118,7 +116,8 @@ class InlineJsonBody(JsonCallBody):
             w = self.w
             if w == _W_NAME:
                 # the name in runs, not characters: up to a quote (the end) or worse
-                j = _NAME_RUN.match(s, i).end()  # type: ignore[union-attr]
+                # (a control character, a lone surrogate half)
+                j = STRING_RUN.match(s, i).end()  # type: ignore[union-attr]
                 if j > i:
                     name = self.name + s[i:j]
                     if not self._possible(name):

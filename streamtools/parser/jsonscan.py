@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IN_STRING", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
+__all__ = ["IN_STRING", "STRING_RUN", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
 
 # a run of JSON string content whose escapes are all whole and valid (a surrogate
 # pair whole): what can be taken or decoded before the rest of a string arrives
@@ -50,8 +50,9 @@ WHOLE_ESCAPES = re.compile(
 
 _WS = re.compile(r"[ \t\r\n]*")
 # string content up to a quote, a backslash, a control character or a lone UTF-16
-# surrogate half (as a character: not text UTF-8 can carry, so not JSON)
-_STR = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
+# surrogate half (as a character: not text UTF-8 can carry, so not JSON); the
+# envelope's head and inline_json's tool name are read with it too
+STRING_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]*')
 _TOKEN = re.compile(r"[-+.0-9A-Za-z]+")
 TOKEN_MAX = 1000  # the longest number or bare word (held until it ends)
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
@@ -132,7 +133,7 @@ class ValueScanner:
         state = self.state
         while i < n:
             if state == _STRING:
-                j = _STR.match(s, i).end()  # type: ignore[union-attr]
+                j = STRING_RUN.match(s, i).end()  # type: ignore[union-attr]
                 if j == n:
                     i = n
                     break
