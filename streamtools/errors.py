@@ -22,6 +22,7 @@ __all__ = [
     "UnknownDialectError",
     "UsageError",
     "describe_exception",
+    "describe_json_error",
 ]
 
 
@@ -106,3 +107,15 @@ def describe_exception(exc: BaseException) -> str:
     except Exception:
         text = "(its message could not be formatted)"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def describe_json_error(exc: Exception) -> str:
+    """What is wrong with text a JSON decoder refused, for a message: msgspec's
+    own words, or what its ``RecursionError`` (nested deeper than it goes, about
+    a thousand levels) and ``UnicodeEncodeError`` (a lone UTF-16 surrogate half in
+    a str) mean."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, UnicodeEncodeError):
+        return "a lone UTF-16 surrogate, which is not text"
+    return str(exc)

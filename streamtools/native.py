@@ -63,7 +63,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.errors import ParserStateError
+from streamtools.errors import ParserStateError, describe_json_error
 from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
 from streamtools.model import CallChunk
 
@@ -221,11 +221,9 @@ class NativeCalls:
             raw = "{}"
         try:
             arguments = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            # RecursionError: nested deeper than the decoder goes (a model stuck on ``[[[``)
-            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        except (msgspec.DecodeError, RecursionError) as exc:  # also: a model stuck on ``[[[``
             message = (
-                f"The arguments of {call.name} are not valid JSON ({why}). "
+                f"The arguments of {call.name} are not valid JSON ({describe_json_error(exc)}). "
                 "Send the arguments as one JSON object."
             )
             return [*out, self._error(call, raw, "invalid_json", message)]

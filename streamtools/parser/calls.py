@@ -33,6 +33,7 @@ from typing import Any
 
 import msgspec
 
+from streamtools.errors import describe_json_error
 from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
@@ -172,20 +173,14 @@ class Call:
         try:
             arguments: Any = msgspec.json.decode(text)
         except (msgspec.DecodeError, RecursionError, UnicodeEncodeError) as exc:
-            # RecursionError: nested deeper than the decoder goes (about a thousand
-            # levels, less the caller's stack); no tool takes that, so it is the
-            # model's text to fix, not an exception out of ``feed``. UnicodeEncodeError:
-            # a lone UTF-16 surrogate half in the text (``am_xml``'s JSON body; the JSON
-            # dialects' scanner refuses one where it stands)
-            why = (
-                "nested too deeply" if isinstance(exc, RecursionError)
-                else "a lone UTF-16 surrogate, which is not text"
-                if isinstance(exc, UnicodeEncodeError) else str(exc)
-            )
+            # the model's text to fix, not an exception out of ``feed``: nested deeper
+            # than the decoder goes, or a lone surrogate half (``am_xml``'s JSON body;
+            # the JSON dialects' scanner refuses one where it stands)
             self.fail(
                 raw, "invalid_json",
-                f"The arguments of {name} are not valid JSON ({why}). Write them as one "
-                f"JSON object with double-quoted keys and strings.{example}", out,
+                f"The arguments of {name} are not valid JSON ({describe_json_error(exc)}). "
+                f"Write them as one JSON object with double-quoted keys and strings.{example}",
+                out,
             )
             return
         if not isinstance(arguments, dict):

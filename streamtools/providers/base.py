@@ -58,7 +58,7 @@ import httpx
 import msgspec
 from httpx_sse import EventSource, SSEError
 
-from streamtools.errors import ProviderError, UsageError
+from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 
@@ -328,9 +328,8 @@ class HTTPProvider:
         try:
             return _decoder.decode(raw)
         except (msgspec.DecodeError, RecursionError) as exc:
-            problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
             raise ProviderError(
-                f"{self._name} answered {url} with invalid JSON ({problem})",
+                f"{self._name} answered {url} with invalid JSON ({describe_json_error(exc)})",
                 status=response.status_code,
                 body=raw.decode("utf-8", "replace"),
             ) from None
