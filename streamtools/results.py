@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["format_result", "lone_surrogate_escapes_replaced", "valid_text"]
+__all__ = ["format_result", "json_ready", "lone_surrogate_escapes_replaced", "valid_text"]
 
 # a UTF-16 surrogate half: a str holding one alone cannot be written as UTF-8
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -82,7 +82,7 @@ def format_result(value: Any) -> str:
 
     Deterministic JSON (sorted keys and sets, so equal results read the same) needs
     str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
-    is first rewritten by ``_plain``: keys as JSON spells the scalar (``"2024"``,
+    is first rewritten by ``json_ready``: keys as JSON spells the scalar (``"2024"``,
     ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
     Text is made valid by ``valid_text`` (a lone surrogate half becomes U+FFFD),
     as the model's next request must carry it. Only a value whose ``str`` and
@@ -99,19 +99,20 @@ def format_result(value: Any) -> str:
     except (TypeError, ValueError):
         # msgspec's complaint about keys, an unsortable set or a lone surrogate
         # (UnicodeEncodeError); rebuilt, then encoded.
-        return _result_encoder.encode(_plain(value)).decode()
+        return _result_encoder.encode(json_ready(value)).decode()
 
 
-def _plain(value: Any) -> Any:
-    """``value`` with valid str keys and text and sorted sets, for the deterministic encoder."""
+def json_ready(value: Any) -> Any:
+    """``value`` as builtins any JSON encoder takes: str keys and text made valid
+    UTF-8 (``valid_text``), sets sorted (for the deterministic encoder)."""
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, dict):
-        return {_key(k): _plain(v) for k, v in value.items()}
+        return {_key(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [json_ready(v) for v in value]
     if isinstance(value, set | frozenset):
-        items = [_plain(v) for v in value]
+        items = [json_ready(v) for v in value]
         try:
             return sorted(items)
         except TypeError:
@@ -119,7 +120,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, int | float | bool | bytes | bytearray) or value is None:
         return value
     try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
-        return _plain(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
+        return json_ready(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
     except (TypeError, ValueError):
         return _enc_hook(value)
 

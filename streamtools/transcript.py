@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import UsageError
-from streamtools.results import valid_text
+from streamtools.results import json_ready, valid_text
 
 __all__ = [
     "AssistantMessage",
@@ -139,7 +139,7 @@ class Transcript(msgspec.Struct, kw_only=True):
         try:
             return msgspec.json.encode(self)
         except UnicodeEncodeError:
-            return msgspec.json.encode(_valid(msgspec.to_builtins(self)))
+            return msgspec.json.encode(json_ready(msgspec.to_builtins(self)))
 
     @classmethod
     def decode(cls, data: bytes | str) -> Transcript:
@@ -154,14 +154,3 @@ class Transcript(msgspec.Struct, kw_only=True):
             raise UsageError(f"not a transcript: invalid JSON: {exc}") from exc
         except RecursionError:  # deeper than msgspec goes (about a thousand levels)
             raise UsageError("not a transcript: JSON nested too deeply") from None
-
-
-def _valid(value: Any) -> Any:
-    """``value`` (builtins) with every str, keys included, made valid UTF-8 text."""
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, dict):
-        return {valid_text(k): _valid(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_valid(v) for v in value]
-    return value
