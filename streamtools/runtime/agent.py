@@ -55,7 +55,7 @@ from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, Tu
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
-from streamtools.runtime.executor import Executor, check_seconds
+from streamtools.runtime.executor import Executor, check_concurrency, check_seconds
 from streamtools.runtime.repair import (
     RepairState,
     call_error_feedback,
@@ -114,8 +114,7 @@ class Agent:
         # checked here, not when the first run makes its executor
         check_seconds("time_budget", time_budget)
         check_seconds("tool_timeout", tool_timeout)
-        if not max_concurrency >= 1:
-            raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency!r}")
+        check_concurrency(max_concurrency)
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.renderer = get_renderer(dialect)

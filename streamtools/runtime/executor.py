@@ -58,7 +58,7 @@ from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
 from streamtools.tools import ToolArgumentsError, ToolRegistry
 
-__all__ = ["Executor", "check_seconds"]
+__all__ = ["Executor", "check_concurrency", "check_seconds"]
 
 
 def check_seconds(name: str, value: float | None) -> None:
@@ -66,6 +66,12 @@ def check_seconds(name: str, value: float | None) -> None:
     NaN fails inside anyio mid-run, zero or less cuts everything at once."""
     if value is not None and not value > 0:
         raise UsageError(f"{name} must be a positive number of seconds or None, got {value!r}")
+
+
+def check_concurrency(value: int) -> None:
+    """Refuse a concurrency limit below 1: a limiter of 0 would hold every call forever."""
+    if not value >= 1:
+        raise UsageError(f"max_concurrency must be at least 1, got {value!r}")
 
 
 class Executor:
@@ -80,8 +86,7 @@ class Executor:
         include_tracebacks: bool = False,
     ) -> None:
         check_seconds("timeout", timeout)
-        if not max_concurrency >= 1:  # a limiter of 0 would hold every call forever
-            raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency!r}")
+        check_concurrency(max_concurrency)
         self.registry = registry
         self.timeout = timeout
         self.include_tracebacks = include_tracebacks
