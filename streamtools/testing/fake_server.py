@@ -57,6 +57,7 @@ import msgspec
 from streamtools.model import Chunk, FinishChunk
 from streamtools.testing.fake_wire import (
     CONTENT_TYPES,
+    TOKENIZER_PATHS,
     WIRES,
     FakeCall,
     Reply,
@@ -83,7 +84,6 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
 
 ScriptItem = str | Reply | Sequence[Chunk]
 Tokenizer = Literal["vllm", "llama.cpp"]
-_TOKENIZER_PATHS = frozenset({"/tokenize", "/apply-template"})
 _ENDPOINTS: dict[Wire, tuple[str, ...]] = {  # what each wire answers, under any prefix
     "openai": ("/chat/completions",),
     "anthropic": ("/messages", "/messages/count_tokens"),
@@ -145,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(Received(path=self.path, headers=headers, body=body))
         path = self.path.split("?")[0]
-        if not (path.endswith(_ENDPOINTS[wire]) or path in _TOKENIZER_PATHS and wire == "openai"):
+        if not (path.endswith(_ENDPOINTS[wire]) or path in TOKENIZER_PATHS and wire == "openai"):
             # A provider pointed at the wrong wire (or base_url) is told so, as a
             # real server's 404 would, instead of getting a stream it cannot read.
             message = f"FakeServer(wire={wire!r}) has no endpoint POST {path}"
@@ -162,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
             count = {"input_tokens": prompt_tokens(body)}  # no scripted reply taken
             self._send(200, json.dumps(count))
             return
-        if path in _TOKENIZER_PATHS and wire == "openai":
+        if path in TOKENIZER_PATHS and wire == "openai":
             self._tokenizer(fake.tokenizer, body)  # no scripted reply taken
             return
         if fake.reject_stop and request_stops(wire, body):

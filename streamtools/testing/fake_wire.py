@@ -49,6 +49,7 @@ from streamtools.model import (
 
 __all__ = [
     "CONTENT_TYPES",
+    "TOKENIZER_PATHS",
     "FakeCall",
     "Reply",
     "WIRES",
@@ -149,6 +150,10 @@ def chat_template(messages: Any) -> str:
     return text + "<|im_start|>assistant\n"
 
 
+# the tokenizer endpoints an "openai" fake may serve at its root (``tokenizer=``)
+TOKENIZER_PATHS = frozenset({"/tokenize", "/apply-template"})
+
+
 def _is_stops(value: Any, *, single: bool) -> bool:
     """Whether ``value`` is what an API takes as stop strings: null, a list of
     strings, or (where ``single``) one string."""
@@ -170,7 +175,7 @@ def request_problem(wire: Wire, path: str, body: dict[str, Any]) -> str | None:
     if model is not None and not isinstance(model, str):
         return "'model' must be a string"
     if wire == "openai":
-        if path in {"/tokenize", "/apply-template"}:
+        if path in TOKENIZER_PATHS:
             content = body.get("content")
             if content is not None and not isinstance(content, str):
                 return "'content' must be a string"
