@@ -30,7 +30,7 @@ from streamtools.model import (
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
 from streamtools.providers import OpenAIChat
-from streamtools.providers.base import StopCutter
+from streamtools.providers.base import StopCutter, _SSEMend
 from streamtools.providers.failures import retry_after_seconds, transport_error
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
@@ -333,6 +333,96 @@ async def test_error_event_type(anyio_backend: str) -> None:
     chunks = await collect(OpenAIChat("m", client=mock("event: error\ndata: overloaded\n\n")))
     assert chunks == [FinishChunk(reason="error", message=chunks[-1].message)]  # type: ignore[union-attr]
     assert "overloaded" in (chunks[0].message or "")  # type: ignore[union-attr]
+
+
+def parted(parts: list[bytes], ctype: str = "text/event-stream") -> httpx.AsyncClient:
+    """A client whose answer's body arrives in exactly these ``parts``."""
+
+    async def body() -> Any:
+        for part in parts:
+            yield part
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": ctype}, content=body())
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+HELLO = sse(delta(content="Hello"), delta(content=" world"), finish("stop"), "data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2, 3, 4])
+async def test_a_byte_order_mark_does_not_lose_the_first_event(
+    anyio_backend: str, cut: int
+) -> None:
+    """The SSE spec drops a leading BOM; httpx-sse read it as part of the first
+    field's name ("\ufeffdata"), so the first event ("Hello") was lost."""
+    body = b"\xef\xbb\xbf" + HELLO.encode()
+    chunks = await collect(OpenAIChat("m", client=parted([body[:cut], body[cut:]])))
+    assert text_of(chunks) == "Hello world"
+    assert chunks[-1] == FinishChunk(reason="stop")
+
+
+async def test_a_capitalised_event_stream_content_type_is_read(anyio_backend: str) -> None:
+    """Media types are case-insensitive: the answer was accepted, then httpx-sse
+    refused it ("Expected response header Content-Type to contain
+    'text/event-stream'") and the stream ended in an error."""
+    client = mock(HELLO, ctype="Text/Event-Stream; charset=utf-8")
+    chunks = await collect(OpenAIChat("m", client=client))
+    assert text_of(chunks) == "Hello world"
+    assert chunks[-1] == FinishChunk(reason="stop")
+
+
+LLAMA_ERROR = 'error: {"code":500,"message":"boom","type":"server_error"}\n\n'
+
+
+@pytest.mark.parametrize("before", ["", sse(delta(content="Hel"))], ids=["first", "mid-answer"])
+async def test_llama_cpp_error_line_ends_in_an_error(anyio_backend: str, before: str) -> None:
+    """llama.cpp builds before about September 2025 report a failure as an
+    ``error:`` line, then ``data: [DONE]``: the answer ended as a normal stop
+    (an empty one for a prompt past the context size)."""
+    body = (before + LLAMA_ERROR + "data: [DONE]\n\n").encode()
+    for cut in range(len(before), len(before) + 7):  # the "error:" split anywhere
+        chunks = await collect(OpenAIChat("m", client=parted([body[:cut], body[cut:]])))
+        last = chunks[-1]
+        assert isinstance(last, FinishChunk) and last.reason == "error", cut
+        assert "boom" in (last.message or "")
+        assert text_of(chunks) == ("Hel" if before else "")
+
+
+async def test_error_inside_data_is_text(anyio_backend: str) -> None:
+    body = sse(delta(content="error: none"), finish("stop"), "data: [DONE]\n\n")
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks == [TextChunk(text="error: none"), FinishChunk(reason="stop")]
+
+
+_SSE_PIECES = ["data: a\n", "\n", "\r\n", "\r", "error: {}\n", "data: error: x\n", ": c\n", "err"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    bom=st.booleans(),
+    pieces=st.lists(st.sampled_from(_SSE_PIECES), max_size=12),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+)
+def test_sse_mend_does_not_depend_on_the_split(
+    bom: bool, pieces: list[str], cuts: list[int]
+) -> None:
+    body = (b"\xef\xbb\xbf" if bom else b"") + "".join(pieces).encode()
+    whole = _SSEMend()
+    expected = whole.feed(body) + whole.flush()
+    mend = _SSEMend()
+    bounds = [0, *sorted(c for c in cuts if c <= len(body)), len(body)]
+    got = b"".join(mend.feed(body[a:b]) for a, b in zip(bounds, bounds[1:], strict=False))
+    assert got + mend.flush() == expected
+    assert not expected.startswith(b"\xef\xbb\xbf")
+    sent = [line for line in _lines_of("".join(pieces).encode()) if line.startswith(b"error:")]
+    assert not any(line.startswith(b"error:") for line in _lines_of(expected))
+    assert expected.count(b"event: error\ndata: {}") == len(sent)
+
+
+def _lines_of(body: bytes) -> list[bytes]:
+    return body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
 
 
 async def test_arguments_sent_as_an_object_are_reencoded(anyio_backend: str) -> None:

@@ -38,6 +38,13 @@ here, in ``HTTPProvider``:
   string exactly as a server would (the stop text is not returned, nothing after
   it is, ``FinishChunk.stop_sequence`` names it) and the response is closed, so
   the caller cannot tell the difference.
+* **Reading SSE** is httpx-sse's, from a view of the accepted response
+  (``_Body``) that mends what servers send beside the spec: a content type
+  with capitals (``Text/Event-Stream``: media types are case-insensitive, but
+  httpx-sse compares exactly, and refused the stream once it had started), a
+  leading byte-order mark (which the spec drops and httpx-sse read as part of
+  the first field's name, losing the first event), and llama.cpp's mid-answer
+  failure (see ``_SSEMend``).
 
 Providers never spawn tasks: the chunk iterator runs in the consumer's task and
 the response is closed when the consumer leaves the ``stream`` block. With no
@@ -77,6 +84,87 @@ _JSON = ("application/json",)
 # collections of tens of milliseconds. Once the response is closed its stream
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
+
+
+_BOM = b"\xef\xbb\xbf"
+_ERROR_LINE = re.compile(rb"([\r\n])error:")
+
+
+class _SSEMend:
+    """Sans-IO: the bytes of an SSE stream, mended for httpx-sse.
+
+    A leading UTF-8 byte-order mark is dropped, as the SSE spec says.
+    llama.cpp's server (builds before about September 2025) reports a failure
+    during an answer as an ``error: {json}`` line, then ``data: [DONE]``; the
+    spec ignores an ``error`` field, so the cut answer ended as a normal stop
+    (and a prompt past the context size as an empty answer). Such a line
+    becomes ``event: error`` and ``data: {json}``, the in-band error event that
+    every SSE wire format here ends with an error finish. Only a line that
+    *starts* with ``error:`` is changed: inside a ``data:`` line it is data.
+    The start of a possible ``error:`` at the end of a part is held for the
+    next one, so the result does not depend on how the body was split.
+    """
+
+    def __init__(self) -> None:
+        self._hold = b""
+        self._first = True  # before the first bytes: a byte-order mark may come
+        self._line_start = True  # the held bytes, or the next ones, begin a line
+
+    def feed(self, data: bytes) -> bytes:
+        buf = self._hold + data if self._hold else data
+        self._hold = b""
+        if self._first:
+            if len(buf) < len(_BOM) and _BOM.startswith(buf):
+                self._hold = buf
+                return b""
+            self._first = False
+            buf = buf.removeprefix(_BOM)
+        if buf.endswith(b"\n") and b"error:" not in buf:  # the usual part: whole events
+            self._line_start = True
+            return buf
+        at_start = self._line_start
+        last_end = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+        tail = buf[last_end + 1 :]
+        if len(tail) < 6 and b"error:".startswith(tail) and (last_end >= 0 or at_start):
+            self._hold, buf = tail, buf[: last_end + 1]  # tail may be b"": then held is b""
+            self._line_start = True
+        elif buf:
+            self._line_start = False
+        if b"error:" in buf:
+            head = b"\n" if at_start else b""
+            buf = _ERROR_LINE.sub(rb"\1event: error\ndata:", head + buf)[len(head) :]
+        return buf
+
+    def flush(self) -> bytes:
+        out, self._hold = self._hold, b""
+        return out
+
+
+class _Body(httpx.AsyncByteStream):
+    """The accepted answer's body as the event reader reads it: ``view()`` is
+    a response of its own over these bytes (decoded, mended by ``_SSEMend``
+    for an SSE stream), with the content type's media type in lower case."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        ctype: str = response.headers.get("content-type", "")
+        media, sep, params = ctype.partition(";")
+        self._ctype = media.strip().lower() + sep + params
+        self._mend = _SSEMend() if media.strip().lower() == "text/event-stream" else None
+
+    def view(self) -> httpx.Response:
+        headers = {"content-type": self._ctype}
+        return httpx.Response(self._response.status_code, headers=headers, stream=self)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        mend = self._mend
+        async for part in self._response.aiter_bytes():
+            if mend is not None:
+                part = mend.feed(part)
+            if part:
+                yield part
+        if mend is not None and (rest := mend.flush()):
+            yield rest
 
 
 def answer_field(answer: Any, name: str, kind: type, url: str = "") -> Any:
@@ -251,7 +339,8 @@ class HTTPProvider:
         raise NotImplementedError
 
     def _events(self, response: httpx.Response) -> AsyncIterator[Any]:
-        """The wire's event source: SSE events by default (NDJSON lines for Ollama)."""
+        """The wire's event source: SSE events by default (NDJSON lines for Ollama).
+        ``response`` is the accepted answer's ``_Body.view()``."""
         return EventSource(response).aiter_sse()
 
     def _decode(
@@ -407,7 +496,7 @@ class HTTPProvider:
         cutter = None
         if not self.supports_stop and request.stop:
             cutter = StopCutter(request.stop)
-        events = self._events(response)
+        events = self._events(_Body(response).view())
         decoder = self._decode(events, request)
         finished = False
         try:
