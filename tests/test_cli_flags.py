@@ -22,6 +22,8 @@ BAD = [
     (["proxy", "--upstream", "http://x", "--upstream-retries", "-3"], "--upstream-retries"),
     (["proxy", "--upstream", "http://x", "--timeout", "-1"], "--timeout"),
     (["proxy", "--upstream", "http://x", "--timeout", "nan"], "--timeout"),
+    (["proxy", "--upstream", "http://x", "--ping-interval", "-1"], "--ping-interval"),
+    (["proxy", "--upstream", "http://x", "--ping-interval", "inf"], "--ping-interval"),
     (["proxy", "--upstream", "http://x", "--log-level", "bogus"], "--log-level"),
     (["ui", "--log-level", "bogus"], "--log-level"),
     (["ui", "--port", "99999"], "--port"),
@@ -55,6 +57,10 @@ def test_good_values_still_parse() -> None:
     args = _build_parser(argv).parse_args(argv)
     assert (args.upstream, args.port, args.timeout) == ("https://api.example.com/v1/", 0, 2.5)
     assert (args.max_repairs, args.log_level) == (0, "info")
+    assert args.ping_interval == 15.0
+    for given, seconds in (("0", 0.0), ("0.5", 0.5)):
+        argv = ["proxy", "--upstream", "http://x", "--ping-interval", given]
+        assert _build_parser(argv).parse_args(argv).ping_interval == seconds
 
 
 def test_a_value_the_provider_refuses_is_a_usage_error_not_a_traceback(

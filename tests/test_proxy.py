@@ -264,6 +264,71 @@ def _ask(wire: str, url: str, stream: bool, retries: int = 0) -> str:
     return "".join(b.text for b in message.content if b.type == "text")
 
 
+KEEP_ALIVES = {"chat/completions": b": keep-alive\n\n", "responses": b": keep-alive\n\n"}
+KEEP_ALIVES["messages"] = b'event: ping\ndata: {"type":"ping"}\n\n'
+THINKER = Reply(reasoning="Let me think. " * 4, text="Hello there.", stall_after=3)
+
+
+def _sdk_text(api: str, url: str) -> str:
+    """One streamed answer through the API's official SDK: its text."""
+    if api == "chat/completions":
+        return _stream(_openai(url), model="m", messages=USER)[1].choices[0].message.content or ""
+    if api == "responses":
+        with _openai(url).responses.stream(model="m", input="Hi") as events:
+            return events.get_final_response().output_text
+    with _anthropic(url).messages.stream(model="c", max_tokens=50, messages=USER) as stream:
+        return stream.get_final_text()
+
+
+@pytest.mark.parametrize("api", list(KEEP_ALIVES))
+def test_a_model_that_only_reasons_keeps_the_client_alive(api: str) -> None:
+    """The upstream has answered 200 but streams only reasoning, which is not
+    forwarded: the client gets the status line at once, then a keep-alive per
+    ``ping_interval`` of silence, which the official SDK skips."""
+    body: dict[str, Any] = {"model": "m", "stream": True}
+    if api == "responses":
+        body["input"] = "Hi"
+    else:
+        body |= {"messages": USER, "max_tokens": 50}
+    with proxy([THINKER, THINKER], ping_interval=0.1) as (url, upstream):
+        with httpx.stream("POST", f"{url}/v1/{api}", json=body, timeout=20) as response:
+            assert response.status_code == 200  # while the upstream is silent
+            assert upstream.wait_stalled(10)
+            received = b""
+            chunks = response.iter_raw()
+            while received.count(KEEP_ALIVES[api]) < 2:
+                received += next(chunks)
+            upstream.resume()
+            received += b"".join(chunks)
+        assert b"Hell" in received and b"Let me think" not in received
+
+        def resume_later() -> None:
+            if upstream.wait_stalled(10):
+                time.sleep(0.5)  # several keep-alives' worth of silence
+                upstream.resume()
+
+        waker = threading.Thread(target=resume_later)
+        waker.start()
+        try:
+            assert _sdk_text(api, url) == "Hello there."
+        finally:
+            waker.join()
+
+
+def test_keep_alives_can_be_turned_off_and_bad_intervals_are_refused() -> None:
+    with proxy([THINKER], ping_interval=0) as (url, upstream):
+        body = {"model": "m", "stream": True, "messages": USER}
+        with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=20) as response:
+            assert response.status_code == 200 and upstream.wait_stalled(10)
+            time.sleep(0.3)
+            upstream.resume()
+            received = response.read()
+        assert b"keep-alive" not in received and b"Hell" in received
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(UsageError, match="ping_interval"):
+            create_app(ProxyConfig(ping_interval=bad))
+
+
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_upstream_retry_after_reaches_the_client(wire: str, stream: bool) -> None:

@@ -63,6 +63,14 @@ def register(subparsers: Any) -> None:
         help="retries of a refused upstream request (default 0: the client retries)",
     )
     parser.add_argument(
+        "--ping-interval",
+        type=seconds_or_off,
+        default=15.0,
+        metavar="SECONDS",
+        help="the longest a streaming client waits for a byte: a keep-alive is sent then "
+        "(default 15; 0: none)",
+    )
+    parser.add_argument(
         "--upstream-body",
         type=json_object,
         default={},
@@ -117,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         upstream_retries=args.upstream_retries,
         upstream_body=args.upstream_body,
+        ping_interval=args.ping_interval,
     )
     app = create_app(config)  # also checks the configuration before serving
     if args.workers > 1:
@@ -145,6 +154,16 @@ def run(args: argparse.Namespace) -> int:
             loop=args.loop,
         )
     return 0
+
+
+def seconds_or_off(text: str) -> float:
+    """An ``argparse`` type: a positive number of seconds, or 0 for off (``--ping-interval``)."""
+    try:
+        if float(text) == 0:
+            return 0.0
+    except ValueError:
+        pass  # positive_number says what is wrong
+    return positive_number(text)
 
 
 def freeze_heap() -> None:

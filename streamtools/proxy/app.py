@@ -8,9 +8,10 @@ Theory of operation
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
   bytes (413 beyond), decoded by the wire module into a ``ProxyCall``, and
   one upstream turn is driven by ``turn.run_turn``. Streaming answers are
-  written by ``response.TurnResponse`` (status line sent with the first event, so an
-  upstream refusal keeps its status; later failures are written in-band; a
-  client disconnect cancels the turn and the upstream request). Non-streaming
+  written by ``response.TurnResponse`` (status line sent once the upstream has
+  accepted the request, so an upstream refusal keeps its status; then a
+  keep-alive every ``ping_interval`` seconds of silence; later failures are
+  written in-band; a client disconnect cancels the turn and the upstream request). Non-streaming
   answers collect the same events into one body; a failure after the turn began
   becomes a 502 in the client's format.
 * ``POST /v1/messages/count_tokens`` (Anthropic) counts the input tokens of
@@ -56,6 +57,7 @@ client per request instead, which nothing would otherwise close.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -119,6 +121,9 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream_retries: int = 0
     max_connections: int = 1024  # to the upstream (each its own httpx client)
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
+    # the longest a streaming client waits for a byte once the upstream has
+    # accepted its request: a keep-alive is sent then (0: never; see ``response``)
+    ping_interval: float = 15.0
     # fields added to every upstream request body, merged one level deep
     # (``{"options": {"num_ctx": 32768}}`` for Ollama); see ``HTTPProvider``
     upstream_body: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -218,6 +223,8 @@ def create_app(
     get_renderer(cfg.dialect)  # fail now, not per request: UnknownDialectError names the choices
     if cfg.upstream_kind not in ("openai", "anthropic", "ollama"):
         raise UsageError(f"unknown upstream_kind {cfg.upstream_kind!r}")
+    if not cfg.ping_interval >= 0 or cfg.ping_interval == math.inf:
+        raise UsageError(f"ping_interval must be a number of seconds >= 0, not {cfg.ping_interval}")
     state: dict[str, Any] = {}
     counter = TokenCounter()  # remembers an upstream without a tokenizer endpoint
 
@@ -272,7 +279,7 @@ def create_app(
             return Response(status_code=499)
         model, done = upstream(request, call)
 
-        async def drive(emit: Emit, flush: Flush | None = None) -> None:
+        async def drive(emit: Emit, flush: Flush | None = None, ready: Flush | None = None) -> None:
             try:
                 await run_turn(
                     model,
@@ -282,12 +289,13 @@ def create_app(
                     max_repairs=cfg.max_repairs,
                     id_prefix=wire.id_prefix,
                     flush=flush,
+                    ready=ready,
                 )
             finally:
                 done()
 
         if call.stream:
-            return TurnResponse(wire, call, drive)
+            return TurnResponse(wire, call, drive, ping_interval=cfg.ping_interval)
         reply = Reply()
 
         async def collect(event: Event) -> None:

@@ -8,11 +8,23 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
 
 ``TurnResponse`` is an ASGI response that runs a turn and streams its events:
 
-* **Lazy status line.** ``http.response.start`` is sent with the first event,
-  so an upstream that refuses the request before producing anything (401,
-  429, 5xx) is answered with the upstream's status, its ``retry-after`` and an
-  error body in the client's format instead of a 200 stream (the client's SDK
-  then retries as the upstream asked).
+* **Status line once the upstream accepts.** ``http.response.start`` (and the
+  wire's opening event) is sent when the upstream has accepted the request
+  (the turn's ``ready``), or with the first event, whichever comes first. So an
+  upstream that refuses the request (401, 429, 5xx) is answered with the
+  upstream's status, its ``retry-after`` and an error body in the client's
+  format instead of a 200 stream (the client's SDK then retries as the upstream
+  asked); once the upstream has answered 200, nothing is gained by waiting.
+* **Keep-alives.** A model that only reasons (reasoning is not forwarded), or
+  whose text is held back until a call is known to come (``tool_choice``
+  ``required``), can leave the client without a byte for minutes, and SDKs and
+  coding agents cut an idle stream. Once the response has begun, a task wakes
+  every ``ping_interval / 2`` seconds and sends the wire's keep-alive (``Wire.ping``:
+  Anthropic's ``ping`` event, an SSE comment line for OpenAI's APIs, which the
+  SDKs skip) unless something was sent since it last woke; so the client never
+  waits ``ping_interval`` seconds for a byte. The per-chunk cost is one
+  attribute store in ``BodyBuffer.flush`` (``sent``). The pings stop before the
+  body's last write.
 * **Coalesced writes, no writer task.** Events are encoded into a
   ``BodyBuffer``; the turn calls ``flush`` after each upstream chunk, so the
   events of one chunk leave in one ``send``. Writing inline in
@@ -75,6 +87,7 @@ class Wire(NamedTuple):
     body: Callable[[Reply, ProxyCall], dict[str, Any]]
     error: Callable[[int, str, str], dict[str, Any]]
     id_prefix: str
+    ping: bytes  # a keep-alive the API's clients skip
 
 
 OPENAI = Wire(
@@ -83,6 +96,7 @@ OPENAI = Wire(
     lambda reply, call: openai_wire.response_body(reply, call.model),
     openai_wire.error_body,
     "call_",
+    b": keep-alive\n\n",
 )
 RESPONSES = Wire(
     responses_wire.decode_request,
@@ -90,6 +104,7 @@ RESPONSES = Wire(
     responses_wire.response_body,
     openai_wire.error_body,
     "call_",
+    b": keep-alive\n\n",
 )
 ANTHROPIC = Wire(
     anthropic_wire.decode_request,
@@ -97,6 +112,7 @@ ANTHROPIC = Wire(
     lambda reply, call: anthropic_wire.response_body(reply, call.model),
     anthropic_wire.error_body,
     "toolu_",
+    b'event: ping\ndata: {"type":"ping"}\n\n',
 )
 
 
@@ -152,6 +168,7 @@ class BodyBuffer:
         self._size = 0
         self._high_water = high_water
         self.failed = False  # the client went away
+        self.sent = False  # something was sent since ``keep_alive`` last looked
 
     async def write(self, data: bytes) -> None:
         self._parts.append(data)
@@ -167,6 +184,7 @@ class BodyBuffer:
         data = b"".join(self._parts) if len(self._parts) > 1 else b"".join(self._parts[:1])
         self._parts.clear()
         self._size = 0
+        self.sent = True
         try:
             # Uvicorn's send writes at once and waits only while the client's
             # socket buffer is full: that wait is the backpressure on the turn.
@@ -175,22 +193,42 @@ class BodyBuffer:
             self.failed = True
             raise
 
+    async def keep_alive(self, ping: bytes, interval: float) -> None:
+        """Send ``ping`` whenever nothing else was sent for a while, until
+        cancelled: looking every ``interval / 2`` seconds, the client never waits
+        ``interval`` seconds for a byte. A ping joins what is buffered, after it."""
+        while not self.failed:
+            await anyio.sleep(interval / 2)
+            if self.sent:
+                self.sent = False
+                continue
+            self._parts.append(ping)
+            try:
+                await self.flush()
+            except OSError:
+                return
 
-Drive = Callable[[Emit, Flush], Awaitable[None]]
+
+# drive(emit, flush, ready): ``ready`` is awaited once the upstream has accepted
+Drive = Callable[[Emit, Flush, Flush], Awaitable[None]]
 
 
 class TurnResponse(Response):
-    """Streams one turn (see the module docstring); ``drive(emit, flush)`` runs it."""
+    """Streams one turn (see the module docstring); ``drive(emit, flush, ready)``
+    runs it, and ``ping_interval`` seconds (0: never) bound the client's wait for
+    a byte once the response has begun."""
 
-    def __init__(self, wire: Wire, call: ProxyCall, drive: Drive):
+    def __init__(self, wire: Wire, call: ProxyCall, drive: Drive, *, ping_interval: float = 0):
         super().__init__(media_type="text/event-stream")
         self.wire = wire
         self.encoder = wire.encoder(call)
         self.drive = drive
+        self.ping_interval = ping_interval  # 0: no keep-alives
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         buffer: BodyBuffer | None = None
         encoder = self.encoder
+        pings = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
 
             async def watch_disconnect() -> None:
@@ -198,18 +236,31 @@ class TurnResponse(Response):
                     pass
                 tg.cancel_scope.cancel()
 
-            async def emit(event: Event) -> None:
+            async def keep_alive(buffer: BodyBuffer) -> None:
+                with pings:
+                    await buffer.keep_alive(self.wire.ping, self.ping_interval)
+
+            async def begin() -> BodyBuffer:
                 nonlocal buffer
+                await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
+                buffer = BodyBuffer(send)
+                await buffer.write(encoder.start())
+                if self.ping_interval > 0:
+                    tg.start_soon(keep_alive, buffer)
+                return buffer
+
+            async def ready() -> None:
                 if buffer is None:
-                    await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
-                    buffer = BodyBuffer(send)
-                    await buffer.write(encoder.start())
+                    await (await begin()).flush()
+
+            async def emit(event: Event) -> None:
+                out = buffer or await begin()
                 if isinstance(event, StreamError):
                     data = encoder.error(502, event.message, "upstream")
                 else:
                     data = encoder.encode(event)
                 if data:
-                    await buffer.write(data)
+                    await out.write(data)
 
             async def flush() -> None:
                 if buffer is not None:
@@ -217,8 +268,8 @@ class TurnResponse(Response):
 
             tg.start_soon(watch_disconnect)
             try:
-                await self.drive(emit, flush)
-            except ProviderError as exc:  # raised only before the first event
+                await self.drive(emit, flush, ready)
+            except ProviderError as exc:  # raised only before the response began
                 await provider_error_response(self.wire, exc)(scope, receive, send)
                 tg.cancel_scope.cancel()
                 return
@@ -233,6 +284,8 @@ class TurnResponse(Response):
                     tg.cancel_scope.cancel()
                     return
                 await buffer.write(encoder.error(500, "internal error in the proxy", "internal"))
+            finally:
+                pings.cancel()  # no ping after the body's last write
             if buffer is None:  # a turn always emits; answer rather than hang if not
                 await error_response(self.wire, 502, "the upstream produced nothing")(
                     scope, receive, send

@@ -196,11 +196,13 @@ class _Turn:
         repairs: int,
         prefix: str,
         flush: Flush,
+        ready: Flush | None,
     ) -> None:
         self.model, self.call, self.emit, self.dialect = model, call, emit, dialect
         self.flush = flush
+        self.ready = ready
         self.repairs = repairs
-        self.emitted = False
+        self.emitted = False  # the client has seen the response begin
         self.calls = 0  # calls announced on the wire
         self.usage_in: int | None = None
         self.usage_out: int | None = None
@@ -214,6 +216,14 @@ class _Turn:
     async def out(self, event: Event) -> None:
         self.emitted = True
         await self.emit(event)
+
+    async def accepted(self) -> None:
+        """The upstream has answered a request with success: a streaming
+        response may begin (``ready``); from then on a refusal of a later
+        attempt can only be reported in the stream."""
+        if self.ready is not None and not self.emitted:
+            self.emitted = True
+            await self.ready()
 
     # -- the turn -------------------------------------------------------------------
 
@@ -277,6 +287,7 @@ class _Attempt:
         stopped = False
         try:
             async with turn.model.stream(request) as chunks:
+                await turn.accepted()
                 async for chunk in chunks:
                     if isinstance(chunk, TextChunk):
                         self.text.append(chunk.text)
@@ -432,15 +443,21 @@ async def run_turn(
     max_repairs: int = 1,
     id_prefix: str = "call_",
     flush: Flush | None = None,
+    ready: Flush | None = None,
 ) -> None:
     """Drive one request's upstream turn, handing each output event to ``emit``.
 
     ``flush`` (optional) is awaited after the events of each upstream chunk, so
     that a writer may buffer ``emit`` output and send it once per chunk.
+    ``ready`` (optional, for a stream) is awaited once, when the upstream has
+    first accepted a request, before any event: the writer may then send its
+    status line and keep the client's connection alive while nothing is emitted
+    (a model that reasons, text held for a required call).
 
     Raises ``ProviderError`` when the upstream refuses a request before the client
     has seen anything (so the caller can still answer with the upstream's HTTP
     status): always for a non-streaming call, and for a stream before its first
-    event. Later failures are emitted as ``StreamError``.
+    event or ``ready``. Later failures are emitted as ``StreamError``.
     """
-    await _Turn(model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush).run()
+    turn = _Turn(model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush, ready)
+    await turn.run()
