@@ -262,6 +262,14 @@ CASES: list[Case] = [
     Case("am-parameter-form", "am_xml",
          '<am:tool_call name="search"><parameter name="q">hi</parameter></am:tool_call>',
          [call(S, q="hi"), F]),
+    Case("am-name-inside-another-attribute", "am_xml",
+         '<am:tool_call id="a name=\'calc\'" name="search"><parameter note=" name=\'x\'" '
+         'name="q">a</parameter></am:tool_call>',
+         [call(S, q="a"), F]),
+    Case("am-unquoted-name", "am_xml",
+         '<am:tool_call name=search><parameter name=q>a</parameter></am:tool_call>'
+         "<am:tool_call name=calc/>",
+         [call(S, q="a"), call("calc"), F]),
     Case("am-empty-args", "am_xml", '<am:tool_call name="search"></am:tool_call>',
          [call(S), F]),
     Case("am-self-closing", "am_xml", 'a<am:tool_call name="search"/>b',

@@ -30,7 +30,10 @@ String values are the element's text with XML entities decoded and CDATA
 unwrapped; one newline directly after the opening tag and one directly before
 the closing tag are layout, not content (``<code>\\nx = 1\\n</code>`` is
 ``"x = 1"``). Typed values are stripped. ``<parameter name="a">…</parameter>``
-(the tag the tool definitions use) is accepted as parameter ``a``. Inside a
+(the tag the tool definitions use) is accepted as parameter ``a``. A ``name``
+attribute's value may be quoted or not (``name=search``, as HTML allows), and
+only a ``name`` attribute of the tag counts, not ``name=`` inside another
+attribute's value. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
 content. A body with no child elements but a JSON object as its text is taken
 as the arguments object.
@@ -94,7 +97,13 @@ from streamtools.parser.xml_values import STRING, kinds_from_schema
 
 __all__ = ["AM_XML", "AmXmlBody"]
 
-_NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+# one attribute of a tag, its value quoted, unquoted (``name=search``, as HTML
+# allows) or absent; read one after another from the element's name on, so a
+# quoted value is skipped whole and ``name=`` inside another attribute's value is
+# not taken for the name
+_ATTR = re.compile(
+    r"""\s+([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>`=/]+)))?"""
+)
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -185,10 +194,10 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return len(s)
         tag = "".join(self.tag) + s[i : k + 1]
         self.tag = []
-        m = _NAME_ATTR.search(tag)
+        name = _name_attribute(tag, len(OPEN))
         self.state = BODY
-        if m is not None:
-            name = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
+        if name is not None:
+            name = name.strip()
             self.call.named(name, self.out)
             if self.call.started:
                 self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
@@ -232,9 +241,9 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return e + 1
         name = m.group(1)
         if name == "parameter":
-            a = _NAME_ATTR.search(tag)
-            if a is not None:
-                name = html.unescape(a.group(1) if a.group(1) is not None else a.group(2))
+            given = _name_attribute(tag, m.end(1))
+            if given is not None:
+                name = given
         self._open_param(name, m.group(1))
         if m.group(3):  # <a/>: an empty value
             self._close_param()
@@ -363,6 +372,19 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             f"closing every parameter element and ending with {CLOSE}.", out,
         )
         return None
+
+
+def _name_attribute(tag: str, pos: int) -> str | None:
+    """The ``name`` attribute of a whole tag whose attributes begin at ``pos``,
+    its entities decoded; None if absent (or after text that is no attribute)."""
+    while (m := _ATTR.match(tag, pos)) is not None:
+        if m.group(1) == "name":
+            value = m.group(2)
+            if value is None:
+                value = m.group(3) if m.group(3) is not None else m.group(4)
+            return None if value is None else html.unescape(value)
+        pos = m.end()
+    return None
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
