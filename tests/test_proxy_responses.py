@@ -218,6 +218,8 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
             ),
             ({"top_p": "high"}, "top_p must be a number"),
             ({"stream": "false"}, "stream must be a boolean"),
+            ({"max_output_tokens": "7"}, "max_output_tokens must be a positive integer"),
+            ({"parallel_tool_calls": "no"}, "parallel_tool_calls must be a boolean"),
         ]
         for extra, says in bad:
             body: dict[str, Any] = {"input": "hi", **extra}

@@ -441,6 +441,11 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ({**_USER, "seed": 1.5}, "seed must be an integer"),
         ({**_USER, "top_k": "40"}, "top_k must be an integer"),
         ({**_USER, "frequency_penalty": [1]}, "frequency_penalty must be a number"),
+        # once dropped in silence: the answer ran on, calls came in parallel
+        ({**_USER, "max_tokens": "50"}, "max_tokens must be a positive integer"),
+        ({**_USER, "max_tokens": True}, "max_tokens must be a positive integer"),
+        ({**_USER, "max_completion_tokens": 0}, "max_completion_tokens must be a positive"),
+        ({**_USER, "parallel_tool_calls": "false"}, "parallel_tool_calls must be a boolean"),
         ({**_USER, "response_format": "json"}, "response_format must be an object of type"),
         (
             {**_USER, "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
@@ -472,6 +477,17 @@ def test_openai_request_errors(body: dict[str, Any], message: str) -> None:
     with pytest.raises(RequestError) as info:
         openai_wire.decode_request(body)
     assert info.value.message.startswith(message) and info.value.status == 400
+
+
+def test_openai_token_limit_and_parallel_flag() -> None:
+    def decoded(**extra: Any) -> tuple[int | None, bool]:
+        call = openai_wire.decode_request({**_USER, **extra})
+        return call.max_tokens, call.parallel
+
+    assert decoded() == (None, True)
+    assert decoded(max_tokens=50, parallel_tool_calls=None) == (50, True)
+    assert decoded(max_tokens=50, max_completion_tokens=20) == (20, True)  # the newer name
+    assert decoded(max_completion_tokens=None, parallel_tool_calls=False) == (None, False)
 
 
 def test_anthropic_request_decoding() -> None:

@@ -43,10 +43,12 @@ from streamtools.proxy.request import (
     json_arguments,
     optional_flag,
     optional_number,
+    optional_switch,
     optional_text,
     response_format,
     sampling_options,
     stop_strings,
+    token_limit,
     tool_spec,
 )
 from streamtools.transcript import (
@@ -199,7 +201,10 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("only n=1 is supported")
     tools = _tools(body.get("tools"))
     stops = stop_strings(body.get("stop"), "stop")
-    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+    # max_tokens is the deprecated name: the newer one wins when both are given
+    max_tokens = token_limit(body.get("max_tokens"), "max_tokens")
+    if body.get("max_completion_tokens") is not None:
+        max_tokens = token_limit(body["max_completion_tokens"], "max_completion_tokens")
     options = body.get("stream_options") or {}
     allowed = _allowed(body.get("tool_choice"))
     if allowed is None:
@@ -217,9 +222,9 @@ def decode_request(body: Any) -> ProxyCall:
         temperature=optional_number(body.get("temperature"), "temperature"),
         # top_k is not OpenAI's, but clients of vLLM and others send it
         sampling=sampling_options(body, SAMPLING),
-        max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
+        max_tokens=max_tokens,
         stop=stops,
-        parallel=body.get("parallel_tool_calls") is not False,
+        parallel=optional_switch(body.get("parallel_tool_calls"), "parallel_tool_calls", True),
         response_format=response_format(body.get("response_format"), "response_format"),
     )
 

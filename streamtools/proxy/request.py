@@ -16,7 +16,8 @@ any load balancer.
 A request the proxy cannot serve raises ``RequestError`` with an HTTP status
 and an error kind; the wire module renders it in the client's own format. The
 checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
-``optional_text``, ``optional_number``, ``sampling_options``, ``tool_spec``,
+``optional_text``, ``optional_number``, ``optional_switch``, ``token_limit``,
+``sampling_options``, ``tool_spec``,
 ``json_arguments``, ``response_format``) live here: a field of the wrong JSON
 type is a 400 that names it, never a crash further on (a 500).
 
@@ -37,8 +38,8 @@ from streamtools.transcript import Transcript
 __all__ = [
     "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "allowed_tools", "array",
     "forwarded_format",
-    "json_arguments", "optional_number", "optional_text", "response_format",
-    "sampling_options", "stop_strings", "tool_schema", "tool_spec",
+    "json_arguments", "optional_number", "optional_switch", "optional_text", "response_format",
+    "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
 ]
 
 
@@ -136,6 +137,25 @@ def optional_number(raw: Any, what: str) -> float | None:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise RequestError(f"{what} must be a number")
     return float(raw)
+
+
+def token_limit(raw: Any, what: str) -> int | None:
+    """An optional limit on the answer's tokens (``max_tokens``,
+    ``max_output_tokens``): a positive integer, as the APIs take it. A string or
+    a boolean was once dropped in silence, and the answer ran to the upstream's
+    own limit."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise RequestError(f"{what} must be a positive integer")
+    return raw
+
+
+def optional_switch(raw: Any, what: str, default: bool) -> bool:
+    """An optional boolean with a default (``parallel_tool_calls``: absent or
+    null is allowed). The string ``"false"`` is not False: read as absent, it
+    let parallel calls through to a client that asked for one call per reply."""
+    return default if raw is None else optional_flag(raw, what)
 
 
 def sampling_options(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -70,9 +70,11 @@ from streamtools.proxy.request import (
     json_arguments,
     optional_flag,
     optional_number,
+    optional_switch,
     optional_text,
     response_format,
     sampling_options,
+    token_limit,
     tool_spec,
 )
 from streamtools.transcript import (
@@ -295,7 +297,7 @@ def decode_request(body: Any) -> ProxyCall:
     tools = _Tools()
     tools.add(body.get("tools"), "tools")
     transcript = _input(body.get("input"), body.get("instructions"), tools)
-    max_tokens = body.get("max_output_tokens")
+    max_tokens = token_limit(body.get("max_output_tokens"), "max_output_tokens")
     allowed = _allowed(body.get("tool_choice"))
     if allowed is None:
         choice = check_tool_choice(_tool_choice(body.get("tool_choice")), tools.specs)
@@ -310,9 +312,9 @@ def decode_request(body: Any) -> ProxyCall:
         stream=optional_flag(body.get("stream"), "stream"),
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),
-        max_tokens=max_tokens if type(max_tokens) is int else None,  # not a bool
+        max_tokens=max_tokens,
         sampling=sampling_options(body, ("top_p",)),
-        parallel=body.get("parallel_tool_calls") is not False,
+        parallel=optional_switch(body.get("parallel_tool_calls"), "parallel_tool_calls", True),
         freeform=tools.freeform,
         namespaces=tools.namespaces,
         response_format=_text_format(body.get("text")),
