@@ -5,6 +5,7 @@ Runs on asyncio and trio: the SDK's stdio client is anyio throughout.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.types import Tool
-from mcp_servers.harness import MEMORY_SERVER, broken_command, memory_command
+from mcp_servers.harness import MEMORY_SERVER, broken_command, memory_command, raw_command
 
 from streamtools.mcp import MCPConnection, MCPLoadError, MCPStdio, MCPToolError, mcp_tools
 from streamtools.mcp.client import add_tools
@@ -160,3 +161,34 @@ async def test_add_tools_is_all_or_none_and_leaves_out_names_the_registry_refuse
     with pytest.raises(MCPLoadError, match="'lookup' of MCP server 'unused' clashes"):
         add_tools(local, [connection])
     assert list(local) == ["lookup"] and local.get("lookup") is lookup
+
+
+async def test_a_malformed_answer_fails_its_call_at_once_with_the_reason() -> None:
+    # The SDK drops an answer it cannot validate; the call waited out call_timeout.
+    async with mcp_tools(raw_command(), call_timeout=60) as registry:
+        with anyio.fail_after(20):
+            with pytest.raises(MCPToolError, match=r"not valid MCP JSON-RPC \(error\.message: "):
+                await call(registry, "null_message")
+            with pytest.raises(MCPToolError, match=r"\(result: Input should be an object\)"):
+                await call(registry, "no_result")
+            assert await call(registry, "ok") == "ok ran"  # the session is still fine
+
+
+async def test_a_malformed_handshake_answer_is_a_load_error_at_once() -> None:
+    with anyio.fail_after(20), pytest.raises(MCPLoadError, match=r"error\.message: Field required"):
+        async with mcp_tools(raw_command("bad-handshake"), load_timeout=60):
+            pass
+
+
+async def test_tools_with_invalid_definitions_are_left_out_and_the_others_load(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streamtools.mcp")
+    async with mcp_tools(raw_command("invalid-tools")) as registry:
+        assert set(registry) == {"ok", "null_message", "no_result"}
+        assert await call(registry, "ok") == "ok ran"
+    assert "tool 'array_input' left out: its definition is not valid MCP (inputSchema.type: " in (
+        caplog.text
+    )
+    assert "tool 'no_schema' left out" in caplog.text
+    assert "tool without a valid name left out" in caplog.text

@@ -8,7 +8,10 @@ stdin/stdout (``MCPStdio``) or a streamable HTTP endpoint (``MCPHttp``);
 line). ``open_client`` builds the SDK's ``Client`` for one session with a
 server: not yet entered, so that the caller decides in which task and under
 which deadline the process starts or the HTTP session opens. Each restart
-of a server opens a new client here.
+of a server opens a new client here. What the server sends passes a screen
+first (``streamtools.mcp.screen``): a malformed answer fails its request at
+once, and a tool with an invalid definition is left out of the listing
+instead of failing the whole server.
 
 The SDK reports failures wrapped in exception groups and pydantic errors;
 ``describe_failure`` and ``offending_input`` turn them into the one line that
@@ -32,6 +35,7 @@ from mcp.types import Implementation
 
 from streamtools import __version__
 from streamtools.errors import StreamtoolsError
+from streamtools.mcp.screen import screened
 
 __all__ = [
     "MCPHttp",
@@ -110,6 +114,12 @@ def open_client(
     """A client for one session with ``server`` (enter it to connect), and the
     HTTP client to close after it, if one was made."""
     info = Implementation(name="streamtools", version=__version__)
+    client: Client | None = None
+
+    def version() -> str | None:  # read once the handshake has set it
+        return client.session.protocol_version if client is not None else None
+
+    http: httpx2.AsyncClient | None = None
     if isinstance(server, MCPHttp):
         # Our own httpx2 client only to pass headers; the timeouts follow the SDK's
         # advice (a long read timeout: the server may hold an event stream open).
@@ -117,15 +127,20 @@ def open_client(
             headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)
         )
         transport = streamable_http_client(server.url, http_client=http)
-        return Client(transport, client_info=info, message_handler=message_handler), http
-    params = StdioServerParameters(
-        command=server.command,
-        args=list(server.args),
-        env=dict(server.env) if server.env is not None else None,
-        cwd=server.cwd,
+    else:
+        params = StdioServerParameters(
+            command=server.command,
+            args=list(server.args),
+            env=dict(server.env) if server.env is not None else None,
+            cwd=server.cwd,
+        )
+        transport = stdio_client(params, errlog=server.errlog or sys.stderr)
+    client = Client(
+        screened(transport, server.label, version),
+        client_info=info,
+        message_handler=message_handler,
     )
-    stdio = stdio_client(params, errlog=server.errlog or sys.stderr)
-    return Client(stdio, client_info=info, message_handler=message_handler), None
+    return client, http
 
 
 def unwrap_group(exc: BaseException) -> BaseException:

@@ -18,6 +18,7 @@ HERE = Path(__file__).parent
 MEMORY_SERVER = str(HERE / "memory_server.py")
 BROKEN_SERVER = str(HERE / "broken_server.py")
 CHANGING_SERVER = str(HERE / "changing_server.py")
+RAW_SERVER = str(HERE / "raw_server.py")
 
 
 def memory_command() -> str:
@@ -33,6 +34,11 @@ def changing_command(*args: str) -> str:
 def broken_command(mode: str) -> str:
     """A command that is not a working MCP server: ``garbage``, ``silent`` or ``exit``."""
     return f"{sys.executable} {BROKEN_SERVER} {mode}"
+
+
+def raw_command(*args: str) -> str:
+    """The command line of the server that writes its JSON-RPC by hand (and wrong)."""
+    return " ".join([sys.executable, RAW_SERVER, *args])
 
 
 def _listening_socket() -> socket.socket:

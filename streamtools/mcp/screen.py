@@ -1,0 +1,228 @@
+"""Answers from an MCP server, screened before the SDK sees them: ``screened``.
+
+Theory of operation
+-------------------
+``screened(transport, label)`` wraps the SDK transport of one session (its
+read and write streams) and mends two things in what the server sends, each
+of which would otherwise cost the user far more than the one fault:
+
+A malformed answer. Over stdio the SDK drops a line it cannot validate, even
+one that is plainly the answer to a request of ours (it carries the request's
+id, but its ``error`` has no ``message``, or its ``result`` is not an object):
+the request would then wait out its whole timeout for an answer that already
+came. ``answer_to_request`` turns such a line into a JSON-RPC error for that
+id, saying what was wrong, so the call fails at once with the reason. (Over
+streamable HTTP the SDK does so itself: there the HTTP response tells which
+request an answer belongs to.) An answer whose id is missing, null or not
+one of ours is left as it was: nothing says which request it meant.
+
+A tool listing with one bad tool. The SDK validates a ``tools/list`` answer
+as a whole, so one tool with an input schema that is not an object schema
+(or without a name) would fail the listing and lose every tool of the
+server. The screen notes the ids of the ``tools/list`` requests it passes;
+when the answer to one fails the negotiated version's validation only inside
+``tools[i]`` entries, those entries are taken out, each with a warning on
+the ``streamtools.mcp`` logger naming the server, the tool and the reason.
+Any other fault in the answer is left for the SDK to report.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp.client._transport import Transport, TransportStreams
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    ListToolsResult,
+)
+from mcp_types import methods
+from pydantic import ValidationError
+
+__all__ = ["answer_to_request", "screened"]
+
+logger = logging.getLogger("streamtools.mcp")
+
+
+def _errors(exc: Exception) -> list[dict[str, Any]]:
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return []
+    try:
+        return list(errors())
+    except Exception:  # not pydantic's errors()
+        return []
+
+
+def _request_key(request_id: object) -> str | None:
+    # The SDK matches an answer's id "7" to request 7: so do we.
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return str(request_id)
+
+
+def answer_to_request(fault: Exception) -> SessionMessage | None:
+    """A JSON-RPC error for the request that a line the SDK could not validate
+    answers (see the module docstring), or None when it answers none we can name."""
+    found = _errors(fault)
+    # Every branch of the message union reports on the whole object somewhere
+    # (a request's missing "method", at least); take it from there.
+    message = next((e["input"] for e in found if isinstance(e.get("input"), dict)), None)
+    if message is None or "method" in message:
+        return None  # not JSON at all, or a request or notification: not an answer
+    request_id = message.get("id")
+    if _request_key(request_id) is None:
+        return None
+    shape = "JSONRPCError" if "error" in message else "JSONRPCResponse"
+    wrong = next((e for e in found if e["loc"][:1] == (shape,) and len(e["loc"]) > 1), None)
+    what = ""
+    if wrong is not None:
+        what = f" ({'.'.join(str(part) for part in wrong['loc'][1:])}: {wrong['msg']})"
+    error = ErrorData(
+        code=PARSE_ERROR,
+        message=f"the server's answer is not valid MCP JSON-RPC{what}: {repr(message)[:200]}",
+    )
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def _listing_faults(result: dict[str, Any], version: str | None) -> list[dict[str, Any]]:
+    """The validation errors of a ``tools/list`` result, by the negotiated version's
+    rules and then the SDK's own model (both are applied to it after us)."""
+    found: list[dict[str, Any]] = []
+    if version is not None:
+        try:
+            methods.validate_server_result("tools/list", version, result)
+        except ValidationError as exc:
+            found.extend(_errors(exc))
+        except (KeyError, ValueError):  # a version this SDK has no rules for
+            pass
+    try:
+        ListToolsResult.model_validate(result, by_name=False)
+    except ValidationError as exc:
+        found.extend(_errors(exc))
+    return found
+
+
+def _tool_label(entry: object) -> str:
+    name = entry.get("name") if isinstance(entry, dict) else None
+    return repr(name) if isinstance(name, str) else "without a valid name"
+
+
+class _Screen:
+    """The state one session's screen keeps: the open ``tools/list`` requests."""
+
+    def __init__(self, label: str, version: Callable[[], str | None]) -> None:
+        self.label = label
+        self.version = version
+        self._listings: set[str] = set()
+
+    def sent(self, item: SessionMessage) -> None:
+        message = item.message
+        if isinstance(message, JSONRPCRequest) and message.method == "tools/list":
+            key = _request_key(message.id)
+            if key is not None:
+                self._listings.add(key)
+
+    def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        if isinstance(item, Exception):
+            return answer_to_request(item) or item
+        message = item.message
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            key = _request_key(message.id)
+            if key in self._listings:
+                self._listings.discard(key)
+                if isinstance(message, JSONRPCResponse):
+                    self._drop_invalid_tools(message.result)
+        return item
+
+    def _drop_invalid_tools(self, result: dict[str, Any]) -> None:
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return
+        faults = _listing_faults(result, self.version())
+        bad: dict[int, str] = {}
+        for fault in faults:
+            loc = fault["loc"]
+            if len(loc) < 2 or loc[0] != "tools" or not isinstance(loc[1], int):
+                return  # the listing itself is wrong: the SDK says so
+            where = ".".join(str(part) for part in loc[2:])
+            bad.setdefault(loc[1], f"{where}: {fault['msg']}" if where else fault["msg"])
+        for index, why in sorted(bad.items()):
+            logger.warning(
+                "MCP server %r: tool %s left out: its definition is not valid MCP (%s)",
+                self.label, _tool_label(tools[index]), why,
+            )
+        result["tools"] = [entry for index, entry in enumerate(tools) if index not in bad]
+
+
+class _ScreenedReads:
+    """A transport's read stream, screened (``_Screen.received``)."""
+
+    def __init__(self, inner: Any, screen: _Screen) -> None:
+        self._inner = inner
+        self._screen = screen
+
+    @property
+    def last_context(self) -> Any:  # the SDK reads it off the stream it iterates, if there
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return self._screen.received(await self._inner.receive())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _ScreenedReads:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _ScreenedReads:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _ScreenedWrites:
+    """A transport's write stream; the screen notes what is sent (``_Screen.sent``)."""
+
+    def __init__(self, inner: Any, screen: _Screen) -> None:
+        self._inner = inner
+        self._screen = screen
+
+    async def send(self, item: SessionMessage, /) -> None:
+        self._screen.sent(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ScreenedWrites:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def screened(
+    transport: Transport, label: str, version: Callable[[], str | None]
+) -> AsyncIterator[TransportStreams]:
+    """``transport`` with what the server sends screened (see the module docstring);
+    ``version`` gives the protocol version negotiated, once it is known."""
+    screen = _Screen(label, version)
+    async with transport as (read_stream, write_stream):
+        yield _ScreenedReads(read_stream, screen), _ScreenedWrites(write_stream, screen)

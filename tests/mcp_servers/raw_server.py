@@ -1,0 +1,71 @@
+"""An MCP server over stdio that writes its JSON-RPC by hand, so that it can get it wrong.
+
+``python raw_server.py`` answers the handshake (protocol 2025-06-18) and lists
+its tools: ``ok`` works; ``null_message`` answers with an error whose
+``message`` is null; ``no_result`` answers with a null ``result``. With
+``invalid-tools``, the listing also holds tools whose definitions are not
+valid MCP: ``array_input`` (its input schema is an array schema),
+``no_schema`` (its input schema is a string) and one without a name. With
+``bad-handshake``, it answers the ``initialize`` request with an error that
+has no message. No SDK import.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+OBJECT = {"type": "object", "properties": {}}
+TOOLS: list[dict[str, Any]] = [
+    {"name": "ok", "description": "Works.", "inputSchema": OBJECT},
+    {"name": "null_message", "inputSchema": OBJECT},
+    {"name": "no_result", "inputSchema": OBJECT},
+]
+INVALID_TOOLS: list[dict[str, Any]] = [
+    {"name": "array_input", "inputSchema": {"type": "array", "items": {"type": "string"}}},
+    {"name": "no_schema", "inputSchema": "none at all"},
+    {"description": "A tool without a name.", "inputSchema": OBJECT},
+]
+
+
+def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
+    if "id" not in message:
+        return None  # a notification
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+    method = message.get("method")
+    if method == "initialize":
+        if mode == "bad-handshake":
+            reply["error"] = {"code": -32603}
+        else:
+            reply["result"] = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
+    elif method == "tools/list":
+        tools = TOOLS[:1] + INVALID_TOOLS + TOOLS[1:] if mode == "invalid-tools" else TOOLS
+        reply["result"] = {"tools": tools}
+    elif method == "tools/call":
+        name = message["params"]["name"]
+        if name == "null_message":
+            reply["error"] = {"code": -32000, "message": None}
+        elif name == "no_result":
+            reply["result"] = None
+        else:
+            reply["result"] = {"content": [{"type": "text", "text": f"{name} ran"}]}
+    else:
+        reply["result"] = {}
+    return reply
+
+
+def main(mode: str) -> int:
+    for line in sys.stdin:
+        reply = answer(json.loads(line), mode)
+        if reply is not None:
+            print(json.dumps(reply), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1] if len(sys.argv) > 1 else "tools"))
