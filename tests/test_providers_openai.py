@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 import pytest
 from hypothesis import example, given, settings
@@ -648,6 +652,92 @@ async def test_an_api_key_read_with_its_newline_works(anyio_backend: str) -> Non
     model = OpenAIChat("m", api_key="sk-key\n", client=mock(body, seen=seen))
     assert text_of(await collect(model)) == "hi"
     assert seen[0].headers["authorization"] == "Bearer sk-key"
+
+
+KEEP_ALIVES = {
+    "openai": (b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n', b": ping\n\n"),
+    "anthropic": (
+        b'event: message_start\ndata: {"type":"message_start","message":{"usage":{}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"Hel"}}\n\n',
+        b'event: ping\ndata: {"type": "ping"}\n\n',
+    ),
+}
+
+
+@asynccontextmanager
+async def keep_alive_server(first: bytes, keep_alive: bytes) -> AsyncIterator[str]:
+    """A real HTTP server on 127.0.0.1 that answers ``first``, then ``keep_alive``
+    every 50 ms until the client goes; yields its base URL."""
+
+    async def serve(conn: anyio.abc.SocketStream) -> None:
+        async with conn:
+            seen = b""
+            while b"\r\n\r\n" not in seen:
+                seen += await conn.receive()
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            head += b"connection: close\r\n\r\n"
+            try:
+                await conn.send(head + first)
+                while True:
+                    await anyio.sleep(0.05)
+                    await conn.send(keep_alive)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, serve)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        yield f"http://127.0.0.1:{port}/v1"
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_keep_alives_alone_end_in_an_error_after_stall_timeout(
+    anyio_backend: str, wire: str
+) -> None:
+    """httpx's read timeout is per read: a server that sent only keep-alives
+    after the first text held the stream open for ever."""
+    async with keep_alive_server(*KEEP_ALIVES[wire]) as url:
+        model = PROVIDERS[wire]("m", base_url=url, timeout=0.5, stall_timeout=1.0)
+        start = anyio.current_time()
+        with anyio.fail_after(10):
+            chunks = await collect(model)
+        took = anyio.current_time() - start
+    assert text_of(chunks) == "Hel"
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert "stall_timeout" in (last.message or "") and "keep-alives" in (last.message or "")
+    assert 1.0 <= took < 5.0
+
+
+async def test_a_slow_consumer_is_no_stall(anyio_backend: str) -> None:
+    """The bound counts the wait for content, not the consumer's time between
+    chunks: content already sent is not refused for having waited."""
+    body = sse(delta(content="a"), ": ping\n\n", delta(content="b"), finish("stop"))
+    parts = [part.encode() + b"\n\n" for part in body.split("\n\n") if part]
+    model = OpenAIChat("m", client=parted(parts), stall_timeout=0.2)
+    got: list[Chunk] = []
+    async with model.stream(HI) as chunks:
+        async for chunk in chunks:
+            got.append(chunk)
+            await anyio.sleep(0.4)
+    assert got == [TextChunk(text="a"), TextChunk(text="b"), FinishChunk(reason="stop")]
+
+
+def test_stall_timeout_default_and_bad_values() -> None:
+    """Long by default (a reasoning model may think for minutes before its first
+    token behind a gateway's keep-alives), never shorter than the read timeout."""
+    assert OpenAIChat("m").stall_timeout == 600.0
+    assert OpenAIChat("m", timeout=900).stall_timeout == 900.0
+    assert OpenAIChat("m", timeout=httpx.Timeout(10, read=None)).stall_timeout == math.inf
+    assert OpenAIChat("m", timeout=900, stall_timeout=5).stall_timeout == 5.0
+    for bad in (0.0, -1.0, math.nan):
+        with pytest.raises(UsageError, match="stall_timeout"):
+            OpenAIChat("m", stall_timeout=bad)
 
 
 def test_retry_after_parsing() -> None:

@@ -31,6 +31,19 @@ here, in ``HTTPProvider``:
   ``FinishChunk(reason="error", message=...)``. A stream that ends without the
   wire format's own end marker ends the same way. So a consumer always sees
   exactly one ``FinishChunk``, last, within ``timeout`` of the last byte.
+* **A stall behind keep-alives.** httpx's read timeout is per read, so a
+  server that sends only keep-alives (SSE comments such as ``: ping``, empty
+  events, Anthropic's ``ping``) would hold the stream open for ever.
+  ``stall_timeout`` bounds the wait for content (a chunk: text, reasoning, a
+  call, usage, the finish): the first read after it has passed, with no chunk
+  since the consumer last asked for one, ends the stream in an error. Its
+  default is long (600 s, or the read timeout if longer), because the
+  wait covers the first token too, and a reasoning model behind a gateway
+  that sends keep-alives (OpenRouter's ``: OPENROUTER PROCESSING``) may think
+  for minutes before it; a server silent for ``timeout`` is cut by the read
+  timeout as before. It is checked per read, not with a timer per chunk
+  (which would cost more than decoding the chunk), so the error comes at the
+  first keep-alive after the bound.
 * **One mapping** from httpx exceptions to ``ProviderError``:
   ``transport_error``. Nothing else in the package catches httpx exceptions.
 * **Client-side stop** (``supports_stop=False``): some models reject ``stop``.
@@ -54,8 +67,10 @@ event loops and backends); inject one to pool connections.
 
 from __future__ import annotations
 
+import math
 import re
 import ssl
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypedDict
@@ -84,6 +99,7 @@ _JSON = ("application/json",)
 # collections of tens of milliseconds. Once the response is closed its stream
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
+_STALL = 600.0  # seconds: the default bound on a wait for content (``stall_timeout``)
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -140,13 +156,21 @@ class _SSEMend:
         return out
 
 
+class _Stalled(Exception):
+    """Raised by ``_Body`` when a read comes after ``stall_timeout`` without content."""
+
+
 class _Body(httpx.AsyncByteStream):
     """The accepted answer's body as the event reader reads it: ``view()`` is
     a response of its own over these bytes (decoded, mended by ``_SSEMend``
-    for an SSE stream), with the content type's media type in lower case."""
+    for an SSE stream), with the content type's media type in lower case.
+    A read ``stall`` seconds after ``waiting`` (when the consumer last asked
+    for a chunk, set by ``_guard``) raises ``_Stalled``."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, stall: float) -> None:
         self._response = response
+        self._stall = stall
+        self.waiting = time.monotonic()
         ctype: str = response.headers.get("content-type", "")
         media, sep, params = ctype.partition(";")
         self._ctype = media.strip().lower() + sep + params
@@ -158,7 +182,11 @@ class _Body(httpx.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         mend = self._mend
-        async for part in self._response.aiter_bytes():
+        source = self._response.aiter_bytes()
+        async for part in source:
+            if time.monotonic() - self.waiting > self._stall:
+                await _release(self._response, source, graceful=False)  # see ``_release``
+                raise _Stalled
             if mend is not None:
                 part = mend.feed(part)
             if part:
@@ -268,6 +296,7 @@ class ProviderOptions(TypedDict, total=False):
     retry_base: float
     retry_max_wait: float
     extra_body: Mapping[str, Any] | None
+    stall_timeout: float | None
 
 
 class HTTPProvider:
@@ -278,8 +307,11 @@ class HTTPProvider:
     ``api_key``, extra ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
     ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
     at stop strings client-side), ``max_retries``, ``retry_base`` and
-    ``retry_max_wait`` (see the module docstring), and ``extra_body``: fields
-    added to every request body (``request_body``). Subclasses take them as
+    ``retry_max_wait`` (see the module docstring), ``extra_body``: fields
+    added to every request body (``request_body``), and ``stall_timeout``:
+    seconds an answer may go without content while the server sends only
+    keep-alives (default: 600, or the read timeout if longer; ``math.inf``
+    for no bound; see the module docstring). Subclasses take them as
     ``**options: Unpack[ProviderOptions]`` next to their own.
 
     Subclasses implement ``_url``, ``_headers``, ``_body`` and ``_decode``
@@ -306,6 +338,7 @@ class HTTPProvider:
         retry_base: float = 0.5,
         retry_max_wait: float = 30.0,
         extra_body: Mapping[str, Any] | None = None,
+        stall_timeout: float | None = None,
     ) -> None:
         self.model = model
         self.base_url = _checked_url((base_url or self.default_base_url).strip()).rstrip("/")
@@ -316,6 +349,12 @@ class HTTPProvider:
         if not isinstance(timeout, httpx.Timeout):
             timeout = httpx.Timeout(self.default_timeout if timeout is None else timeout)
         self.timeout = timeout
+        if stall_timeout is None:
+            read = timeout.read
+            stall_timeout = math.inf if read is None else max(_STALL, read)
+        elif not stall_timeout > 0:  # NaN too
+            raise UsageError(f"stall_timeout must be a positive number, not {stall_timeout}")
+        self.stall_timeout = stall_timeout
         self.client = client
         self.supports_stop = supports_stop
         self.max_retries = max_retries
@@ -496,7 +535,8 @@ class HTTPProvider:
         cutter = None
         if not self.supports_stop and request.stop:
             cutter = StopCutter(request.stop)
-        events = self._events(_Body(response).view())
+        body = _Body(response, self.stall_timeout)
+        events = self._events(body.view())
         decoder = self._decode(events, request)
         finished = False
         try:
@@ -515,8 +555,14 @@ class HTTPProvider:
                         finished = True
                         yield FinishChunk(reason="stop", stop_sequence=cutter.hit)
                         return
-                    continue
-                yield chunk
+                else:
+                    yield chunk
+                body.waiting = time.monotonic()  # the consumer's own time is no stall
+        except _Stalled:
+            message = (
+                f"{self._name} sent no content for {self.stall_timeout:g} s, only keep-alives "
+                "(stall_timeout)"
+            )
         except httpx.HTTPError as exc:
             message = str(transport_error(exc, streaming=True))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
