@@ -429,6 +429,39 @@ def _lines_of(body: bytes) -> list[bytes]:
     return body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
 
 
+async def test_n_other_than_one_is_a_usage_error(anyio_backend: str) -> None:
+    """A server streams the deltas of every one of ``n`` choices into the one
+    stream: the answers came out mixed ("A" + "B") under one finish."""
+    with pytest.raises(UsageError, match="n=2"):
+        OpenAIChat("m", extra_body={"n": 2})
+    seen: list[httpx.Request] = []
+    model = OpenAIChat("m", client=mock(HELLO, seen=seen))
+    for n in (3, 0, True):
+        with pytest.raises(UsageError, match="several answers"):
+            await collect(model, ModelRequest(messages=HI.messages, extra={"n": n}))
+    assert seen == []  # refused before anything was sent
+    assert text_of(await collect(model, ModelRequest(messages=HI.messages, extra={"n": 1}))) == (
+        "Hello world"
+    )
+    assert json.loads(seen[0].content)["n"] == 1
+
+
+async def test_choices_other_than_the_first_are_not_mixed_in(anyio_backend: str) -> None:
+    def choice(index: int, finish_reason: str | None = None, **fields: Any) -> dict[str, Any]:
+        return {"index": index, "delta": fields, "finish_reason": finish_reason}
+
+    body = sse(
+        {"choices": [choice(0, content="A")]},
+        {"choices": [choice(1, content="B")]},
+        {"choices": [choice(1, content="C"), choice(0, content="a")]},
+        {"choices": [choice(1, "length")]},
+        {"choices": [choice(0, "stop")]},
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks == [TextChunk(text="A"), TextChunk(text="a"), FinishChunk(reason="stop")]
+
+
 async def test_arguments_sent_as_an_object_are_reencoded(anyio_backend: str) -> None:
     call = {"index": 0, "id": "c", "function": {"name": "t", "arguments": {"a": 1}}}
     body = sse(delta(tool_calls=[call]), finish("tool_calls"), "data: [DONE]\n\n")

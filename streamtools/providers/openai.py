@@ -39,6 +39,10 @@ honoured:
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
+* One answer per request: ``n`` other than 1 (in ``extra_body`` or a request's
+  ``extra``) is a ``UsageError`` before anything is sent, since the server would
+  stream every choice's deltas into the one stream, mixed. A server that sends
+  other choices all the same is followed on choice 0 only.
 
 Token counts (``count_tokens``): the chat API has no counting endpoint, but
 the servers people run models on have a tokenizer beside it, at the server's
@@ -54,13 +58,13 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Unpack
 
 import msgspec
 from httpx_sse import ServerSentEvent
 
-from streamtools.errors import ProviderError, TokenCountUnavailable
+from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -101,6 +105,7 @@ class _Delta(msgspec.Struct):
 
 
 class _Choice(msgspec.Struct):
+    index: int = 0
     delta: _Delta | None = None
     finish_reason: str | None = None
     stop_reason: str | int | None = None
@@ -186,6 +191,15 @@ def _tool_choice(choice: ToolChoice | str) -> Any:
     return {"type": "function", "function": {"name": name}}
 
 
+def _check_n(body: Mapping[str, Any]) -> None:
+    """``UsageError`` for a body that asks for several answers (see the module docstring)."""
+    n = body.get("n")
+    if n is not None and (n != 1 or isinstance(n, bool)):
+        raise UsageError(
+            f"n={n!r} asks for several answers; a stream carries one (send n requests instead)"
+        )
+
+
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         msg = error.get("message") or error.get("error") or error
@@ -215,6 +229,7 @@ class OpenAIChat(HTTPProvider):
         **options: Unpack[ProviderOptions],
     ) -> None:
         super().__init__(model, **options)
+        _check_n(self.extra_body)
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
 
@@ -251,6 +266,12 @@ class OpenAIChat(HTTPProvider):
         if request.response_format is not None:
             json_schema_of(request.response_format)  # the shape checked: UsageError
             body["response_format"] = request.response_format
+        return body
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The base's body, refused if it asks for more than one answer (``n``)."""
+        body = super().request_body(request)
+        _check_n(body)
         return body
 
     async def count_tokens(self, request: ModelRequest) -> int:
@@ -305,8 +326,10 @@ class OpenAIChat(HTTPProvider):
             if event.error is not None:
                 yield FinishChunk(reason="error", message=_error_text(event.error))
                 return
-            if event.choices:
-                choice = event.choices[0]
+            choice = event.choices[0] if event.choices else None
+            if choice is not None and choice.index != 0:  # n > 1 all the same
+                choice = next((c for c in event.choices or () if c.index == 0), None)
+            if choice is not None:
                 delta = choice.delta
                 if delta is not None:
                     reasoning = delta.reasoning_content or delta.reasoning
