@@ -679,6 +679,33 @@ def test_a_request_httpx_refuses_to_send_is_not_retried() -> None:
     assert transport_error(httpx.ConnectError("refused")).retryable is True
 
 
+@pytest.mark.parametrize(
+    ("wire", "name"),
+    [("openai", "Authorization"), ("anthropic", "X-Api-Key"), ("ollama", "Authorization")],
+)
+async def test_a_header_in_another_case_replaces_the_provider_s(
+    anyio_backend: str, wire: str, name: str
+) -> None:
+    """Header names are case-insensitive: ``headers={"Authorization": …}`` with
+    an ``api_key`` sent two authorization headers, the server free to read either."""
+    seen: list[httpx.Request] = []
+    headers = {name: "mine", "Content-Type": "application/json; charset=utf-8"}
+    ctype = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
+    client = mock(b"", ctype=ctype, seen=seen)
+    await collect(PROVIDERS[wire]("m", api_key="key", headers=headers, client=client))
+    sent = seen[0].headers
+    assert sent.get_list(name) == ["mine"]
+    assert sent.get_list("content-type") == ["application/json; charset=utf-8"]
+
+
+async def test_a_side_request_asks_for_json_whatever_the_headers(anyio_backend: str) -> None:
+    seen: list[httpx.Request] = []
+    client = mock('{"count": 7}', ctype="application/json", seen=seen)
+    model = OpenAIChat("m", headers={"Accept": "text/event-stream"}, client=client)
+    assert await model.count_tokens(HI) == 7
+    assert seen[0].headers.get_list("accept") == ["application/json"]
+
+
 async def test_an_api_key_read_with_its_newline_works(anyio_backend: str) -> None:
     seen: list[httpx.Request] = []
     body = sse(delta(content="hi"), finish("stop"), "data: [DONE]\n\n")

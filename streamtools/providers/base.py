@@ -412,7 +412,7 @@ class HTTPProvider:
     @asynccontextmanager
     async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         content = _encoder.encode(self.request_body(request))
-        headers = {"content-type": "application/json", **self._headers(), **self.headers}
+        headers = self._request_headers()
         async with self._client() as client:
             response = await self._open(client, content, headers)
             chunks = self._guard(response, request)
@@ -423,6 +423,18 @@ class HTTPProvider:
                     await chunks.aclose()
                     await response.aclose()
                     response.stream = _DONE  # see ``_DONE``
+
+    def _request_headers(self, *last: tuple[str, str]) -> dict[str, str]:
+        """A request's headers: JSON content, the wire's, the user's ``headers``,
+        then ``last``. A later header replaces an earlier one of the same name in
+        any case: names are case-insensitive, and a user's ``Authorization``
+        was sent beside the provider's ``authorization`` (two of them, the
+        server free to read either)."""
+        merged: dict[str, tuple[str, str]] = {}
+        pairs = [("content-type", "application/json"), *self._headers().items()]
+        for name, value in [*pairs, *self.headers.items(), *last]:
+            merged[name.lower()] = (name, value)
+        return dict(merged.values())
 
     @asynccontextmanager
     async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -444,12 +456,7 @@ class HTTPProvider:
         client, retries and errors: for a wire format's side endpoints
         (``count_tokens`` of ``AnthropicMessages`` and ``OpenAIChat``)."""
         content = _encoder.encode(body)
-        headers = {
-            "content-type": "application/json",
-            **self._headers(),
-            **self.headers,
-            "accept": "application/json",
-        }
+        headers = self._request_headers(("accept", "application/json"))
         async with self._client() as client:
             response = await self._open(client, content, headers, url, _JSON)
             raw = await self._read_limited(response)
