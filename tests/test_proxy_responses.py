@@ -171,6 +171,17 @@ def test_custom_tool_gets_its_raw_text(stream: bool) -> None:
     assert '<am:tool_result name="apply_patch">applied' in sent_back["messages"][-1]["content"]
 
 
+def test_custom_tool_text_that_looks_like_json_stays_text() -> None:
+    # a custom tool's input is raw text: JSON-looking text was decoded, then
+    # written back as '{"input":{...}}'
+    text = '{"query": [1, 2]}'
+    call_text = f'<am:tool_call name="apply_patch"><input>{text}</input></am:tool_call>'
+    with proxy([call_text]) as (url, _):
+        response = _openai(url).responses.create(model="m", input="q", tools=[APPLY_PATCH])
+    (call,) = [o for o in response.output if o.type == "custom_tool_call"]
+    assert call.input == text
+
+
 def test_tool_choice_required_and_named() -> None:
     with proxy(["It is nice out.", PARIS, PARIS]) as (url, upstream):
         client = _openai(url)

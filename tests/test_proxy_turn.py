@@ -267,6 +267,32 @@ async def test_provider_error_before_output_is_raised() -> None:
     assert info.value.status == 429
 
 
+async def test_a_string_parameter_stays_a_string_whatever_it_looks_like() -> None:
+    """am_xml writes values as text; the client's schema says which are strings.
+    Guessed from the text, ``true`` became a boolean, which the client refused."""
+    props = {
+        "command": {"type": "string"},
+        "timeout": {"type": "integer"},
+        "env": {"type": ["string", "null"]},
+        "note": {},
+    }
+    schema = {"type": "object", "properties": props}
+    run = ToolSpec(name="run", description="Run.", parameters=schema)
+    call = ProxyCall(model="m", transcript=_call().transcript, tools=[run])
+    reply = (
+        '<am:tool_call name="run"><command>true</command><timeout>5</timeout>'
+        "<env>[1, 2]</env><note>null</note></am:tool_call>"
+    )
+    events = await _run(ScriptedModel([reply]), call)
+    assert _calls(events) == [
+        (0, "run", {"command": "true", "timeout": 5, "env": "[1, 2]", "note": None})
+    ]
+    # still no argument checks: a missing or mistyped value is the client's to refuse
+    mistyped = '<am:tool_call name="run"><timeout>x</timeout></am:tool_call>'
+    events = await _run(ScriptedModel([mistyped]), call)
+    assert _calls(events) == [(0, "run", {"timeout": "x"})]
+
+
 class _AcceptsThenRefuses:
     """Plays one reply, then refuses the next request (a repair's) with a 429."""
 

@@ -34,13 +34,17 @@ Decisions, each bounded:
   released in order). If the reply ends without a call, the held text is
   discarded and the model is re-prompted once with a stronger instruction; if
   it still makes no call, its text is passed through with ``finish: stop``.
-* **Malformed calls** (``CallError``). The parser is given the tool names only,
-  so arguments are not schema-checked here: as with a native API the client
-  validates them. A broken call that was never announced on the wire (unknown
-  tool, markup broken before the name) is repaired: while no call has been
-  emitted and a repair remains, the upstream is closed and re-prompted with
-  the parser's message; otherwise its raw text is passed through as text
-  (dropped after a call, as all post-call text). A call whose ``CallStart``
+* **Malformed calls** (``CallError``). The parser is given the tools' names
+  and schemas but checks no arguments against them (``_Shown``): as with a
+  native API the client validates them. The schemas only type what the dialect
+  writes as text: am_xml's ``<command>true</command>`` is the string ``"true"``
+  for a parameter of type string, where the JSON-literal guess made it ``true``
+  and the client refused a call the model wrote correctly. A broken call that
+  was never announced on the wire (unknown tool, markup broken before the name)
+  is repaired: while no call has been emitted and a repair remains, the
+  upstream is closed and re-prompted with the parser's message; otherwise its
+  raw text is passed through as text (dropped after a call, as all post-call
+  text). A call whose ``CallStart``
   and fragments were already sent cannot be retracted: the response ends with
   an error in the client's format (``kind="malformed_call"``).
 * **``<am:request_tools>``** (am_xml's request for more tool definitions, a
@@ -94,6 +98,7 @@ from streamtools.model import (
     UseTool,
 )
 from streamtools.parser import DIALECTS, Parser
+from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
 from streamtools.providers.bodies import json_schema_of
@@ -182,6 +187,19 @@ def upstream_request(
     )
 
 
+class _Shown(NamedTools):
+    """The parser's catalog: the tools the model is shown, by name, with their
+    parameter schemas (to type values written as text, see the module
+    docstring), and no argument checks."""
+
+    def __init__(self, tools: Sequence[ToolSpec]) -> None:
+        super().__init__(t.name for t in tools)
+        self._schemas = {t.name: t.parameters for t in tools}
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self._schemas.get(name)
+
+
 class _Stop(Exception):
     """Internal: leave the upstream stream early."""
 
@@ -212,6 +230,7 @@ class _Turn:
         # calls never reached the wire.
         self.prefix = prefix + secrets.token_hex(6) + "_"
         self.tools = shown_tools(call)
+        self.catalog = _Shown(self.tools)
 
     async def out(self, event: Event) -> None:
         self.emitted = True
@@ -265,7 +284,7 @@ class _Attempt:
         if turn.tools:
             self.parser = Parser(
                 turn.dialect,
-                tools=[t.name for t in turn.tools],
+                tools=turn.catalog,
                 stop=call.stop,
                 id_prefix=turn.prefix,
             )
