@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -216,3 +217,32 @@ def test_replay_shows_a_call_that_raised(
     assert bad.reason == "unterminated"
     assert isinstance(events[-1], TurnEnd) and events[-1].reason == "error"
     assert isinstance(events[-2], Finish) and events[-2].reason == "error"
+
+
+def test_calculator_keeps_the_commas_between_a_functions_arguments() -> None:
+    """Commas were all stripped as thousands separators, so ``round(216.5469, 2)``
+    was a syntax error, ``min(1,2)`` was ``min(12)`` and ``round(2.5,1)`` was
+    ``round(2.51)``, 3: the advertised two-argument functions never worked, or
+    silently gave a wrong answer. Only a separator outside a call's arguments goes."""
+    assert calculator.fn is not None
+    assert calculator.fn("round(216.5469, 2)") == 216.55
+    assert calculator.fn("round(2.5,1)") == 2.5
+    assert calculator.fn("min(1,2)") == 1
+    assert calculator.fn("max(3, 4)") == 4
+    with pytest.raises(TypeError):  # in a call's arguments a comma separates them
+        calculator.fn("round(1,515.828 / 7, 2)")
+    assert calculator.fn("1,000,000 + 1") == 1_000_001
+    assert calculator.fn("(1,000 + 1,284.60) * 2") == pytest.approx(4569.2)
+    assert calculator.fn("round((1,284.60 * 1.18) / 7, 2)") == 216.55
+
+
+@pytest.mark.parametrize("expression", ["((9**256)**256)**256", "round(5, -10**8)"])
+def test_calculator_refuses_work_a_model_could_make_endless(expression: str) -> None:
+    """A model (in ``chat``, or a browser's user through ``ui``) could nest powers or
+    round an integer to -10**8 digits: hours of CPU in a thread the tool timeout
+    cannot stop. They are refused at once."""
+    assert calculator.fn is not None
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="too large|round"):
+        calculator.fn(expression)
+    assert time.monotonic() - started < 1.0

@@ -29,6 +29,7 @@ import ast
 import math
 import operator
 import random
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -78,6 +79,11 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "max": max,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+# The biggest whole number a result may hold: Python writes no more than 4,300
+# digits as text, and a model can nest powers ((9**256)**256)**256 into hours of work.
+_MAX_BITS = 14_000
+# a comma between digits, three digits before the next non-digit: 1,284.60
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 def _evaluate(node: ast.AST) -> float | int:
@@ -97,12 +103,41 @@ def _evaluate(node: ast.AST) -> float | int:
             a, b = _evaluate(left), _evaluate(right)
             if isinstance(op, ast.Pow) and abs(b) > 256:
                 raise ValueError("exponent too large")
+            if isinstance(op, ast.Pow | ast.Mult) and isinstance(a, int) and isinstance(b, int):
+                if isinstance(op, ast.Pow):
+                    bits = a.bit_length() * b
+                else:
+                    bits = a.bit_length() + b.bit_length()
+                if bits > _MAX_BITS:
+                    raise ValueError("result too large")
             result: float | int = _BINARY[type(op)](a, b)
             return result
         case ast.Call(func=ast.Name(id=name), args=args, keywords=[]) if name in _FUNCTIONS:
-            called: float | int = _FUNCTIONS[name](*(_evaluate(a) for a in args))
+            values = [_evaluate(a) for a in args]
+            if name == "round" and len(values) == 2 and abs(values[1]) > 308:
+                # round(5, -10**8) works out 10**(10**8) first: hours
+                raise ValueError("round(x, n) takes n from -308 to 308")
+            called: float | int = _FUNCTIONS[name](*values)
             return called
     raise ValueError(f"unsupported expression: {ast.unparse(node)!r}")
+
+
+def _without_thousands(expression: str) -> str:
+    """``expression`` without thousands separators (``1,284.60``), except between a
+    function's arguments: ``round(216.5469, 2)`` keeps its comma, and
+    ``max(1,234)`` is max of 1 and 234, as Python reads it."""
+    out: list[str] = []
+    calls: list[bool] = []  # per open parenthesis: does it open a call's arguments?
+    for i, ch in enumerate(expression):
+        if ch == "(":
+            before = expression[:i].rstrip()
+            calls.append(bool(before) and (before[-1].isalnum() or before[-1] == "_"))
+        elif ch == ")" and calls:
+            calls.pop()
+        elif ch == "," and not (calls and calls[-1]) and _THOUSANDS.match(expression, i):
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 @tool
@@ -113,7 +148,7 @@ def calculator(expression: str) -> float | int:
         expression: Arithmetic such as ``(1284.60 * 1.18) / 7``; supports + - * / // % **,
             parentheses, sqrt, round, abs, min, max, pi and e.
     """
-    value = _evaluate(ast.parse(expression.replace(",", ""), mode="eval"))
+    value = _evaluate(ast.parse(_without_thousands(expression), mode="eval"))
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return round(value, 10) if isinstance(value, float) else value
