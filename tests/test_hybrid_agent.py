@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
-from streamtools.events import Event, Final, StreamError, TurnEnd
+from streamtools.events import Event, Final, StreamError, TurnEnd, TurnStart
 from streamtools.model import CallChunk, FinishChunk, TextChunk
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.testing import ScriptedModel
@@ -60,6 +60,20 @@ async def test_the_time_budget_covers_the_selection_turn() -> None:
     with pytest.raises(BudgetExceeded, match="selection"):
         await HybridAgent(model, [add], time_budget=0.2).run("hi")
     assert len(model.requests) == 1
+
+
+async def test_a_selection_turn_the_time_budget_cuts_short_still_ends() -> None:
+    """The selection turn started (``TurnStart(turn=0)``) and the budget ran out
+    in it: a consumer pairing turns got no ``TurnEnd``, where an Agent's cut
+    turn gets ``TurnEnd(reason="error")``."""
+    model = ScriptedModel(["word " * 200], chunk_sizes=(1, 1), delay=0.01)
+    turns: list[Event] = []
+    with pytest.raises(BudgetExceeded, match="selection"):
+        async with HybridAgent(model, [add], time_budget=0.1).stream("hi") as stream:
+            async for event in stream:
+                if isinstance(event, TurnStart | TurnEnd):
+                    turns.append(event)
+    assert turns == [TurnStart(turn=0), TurnEnd(turn=0, reason="error")]
 
 
 async def test_the_work_phase_gets_what_is_left_of_the_time_budget() -> None:

@@ -31,7 +31,8 @@ reply without a call is: its text was cut off, it is not the answer.
 The keywords for the work phase are checked when the ``HybridAgent`` is made
 (an Agent is built from them once), not when a run first selects a tool.
 ``time_budget`` bounds the whole run, selection included: the work phase gets
-what is left of it.
+what is left of it. A selection turn the budget cuts short still gets its
+``TurnEnd(turn=0, reason="error")`` before ``BudgetExceeded``, as an Agent's does.
 """
 
 from __future__ import annotations
@@ -176,8 +177,9 @@ class HybridAgent:
                 await emit(TurnEnd(turn=0, reason="error"))
                 raise
             selected = True
-        if not selected:
+        if not selected:  # the time ran out mid-turn: it ends as a failed turn does
             assert budget is not None
+            await emit(TurnEnd(turn=0, reason="error"))
             raise BudgetExceeded(
                 f"time budget of {budget:g} s ran out during tool selection", turns=1
             )
