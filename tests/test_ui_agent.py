@@ -8,12 +8,13 @@ import threading
 
 import anyio
 import httpx
+import pytest
 from test_ui_support import read_ui_stream, serve
 
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
-from streamtools.ui import create_app
+from streamtools.ui import UIMessageFramer, create_app, pump
 
 CHAT = {"messages": [{"role": "user", "content": "What is 2 + 3, and how is the news?"}]}
 
@@ -88,3 +89,39 @@ def test_a_disconnect_cancels_the_running_tool_and_closes_the_model_stream() -> 
                 break
             threading.Event().wait(0.05)
     assert model.open_streams == 0, "the model request was left open"
+
+
+@pytest.mark.anyio
+async def test_a_tool_running_when_the_server_shuts_down_ends_as_failed() -> None:
+    """The card of a tool cut off by the end of the stream must not stay running."""
+    started = anyio.Event()
+
+    @tool
+    async def slow(seconds: int) -> str:
+        """Wait a while."""
+        started.set()
+        await anyio.sleep(seconds)
+        return "done"
+
+    model = ScriptedModel(['<tool_call>{"name": "slow", "arguments": {"seconds": 60}}</tool_call>'])
+    agent = Agent(model, [slow], dialect="hermes", tool_timeout=None)
+    stop = anyio.Event()
+    written: list[bytes] = []
+
+    async def send(data: bytes) -> None:
+        written.append(data)
+
+    async def shut_down_once_the_tool_runs() -> None:
+        await started.wait()
+        stop.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(shut_down_once_the_tool_runs)
+            await pump(agent.stream("wait"), UIMessageFramer(), send, keepalive=5, stop=stop)
+    reader = read_ui_stream(b"".join(written))
+    assert [(p["toolName"], p["state"]) for p in reader.tool_parts] == [("slow", "output-error")]
+    assert reader.tool_parts[0]["errorText"] == (
+        "stopped before it finished: the server is shutting down"
+    )
+    assert reader.errors == ["the server is shutting down"]

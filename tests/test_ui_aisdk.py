@@ -260,3 +260,30 @@ def test_a_result_after_a_bare_streams_finish_still_finds_its_call() -> None:
         reader.feed(chunk)
     [part] = reader.tool_parts
     assert (part["toolCallId"], part["state"], part["output"]) == ("c", "output-available", "ok")
+
+
+def test_calls_left_open_when_the_stream_fails_end_as_errors() -> None:
+    """A call whose arguments were streaming, or whose tool was running, when the
+    agent failed would otherwise show as running forever."""
+    encoder = UIMessageStreamEncoder()
+    chunks = encoder.encode(TurnStart(turn=1))
+    chunks += encoder.encode(CallStart(index=0, id="call_0", name="slow"))
+    chunks += encoder.encode(CallEnd(index=0, id="call_0", name="slow", arguments={}, raw=""))
+    chunks += encoder.encode(CallStart(index=1, id="call_1", name="add"))
+    chunks += encoder.encode(ArgsDelta(index=1, id="call_1", delta='{"a": '))
+    chunks += encoder.encode(CallStart(index=2, id="call_2", name="done"))
+    chunks += encoder.encode(ToolResult(index=2, id="call_2", name="done", content="ok"))
+    chunks += encoder.close(error="the server is shutting down")
+    reader = UIReader()
+    for chunk in chunks:
+        reader.feed(chunk)
+    assert [(p["toolName"], p["state"], p.get("errorText")) for p in reader.tool_parts] == [
+        ("slow", "output-error", "stopped before it finished: the server is shutting down"),
+        ("add", "output-error", "stopped before it finished: the server is shutting down"),
+        ("done", "output-available", None),
+    ]
+    assert reader.errors == ["the server is shutting down"] and reader.finished
+    # Without an error, open calls stay open: a bare parser's calls are the client's to run.
+    quiet = UIMessageStreamEncoder()
+    quiet.encode(CallEnd(index=0, id="call_0", name="slow", arguments={}, raw=""))
+    assert [c["type"] for c in quiet.close()] == ["finish-step", "finish"]

@@ -25,6 +25,7 @@ from streamtools.events import (
     ArgsDelta,
     CallEnd,
     CallStart,
+    Event,
     Final,
     Finish,
     ReasoningDelta,
@@ -113,7 +114,10 @@ FIRST: list[Step] = [
 SECOND: list[Step] = [
     TurnStart(turn=1),
     TextDelta(text="Here is a long story. Once upon a time"),
-    60.0,  # the stop button ends it long before this
+    CallStart(index=0, id="call_0", name="story.next_page"),
+    ArgsDelta(index=0, id="call_0", delta='{"page": 2}'),
+    CallEnd(index=0, id="call_0", name="story.next_page", arguments={"page": 2}, raw=""),
+    60.0,  # the tool "runs"; the stop button ends it long before this
     TextDelta(text=" THE END"),
 ]
 
@@ -195,9 +199,16 @@ def test_chat_page_streams_tools_and_stops(chromium: Browser) -> None:
         page.get_by_test_id("input").fill("Tell me a long story.")
         page.get_by_test_id("send").click()
         expect(page.get_by_test_id("text-part").last).to_contain_text("Once upon a time")
+        running = page.get_by_test_id("tool-card").nth(2)
+        expect(running).to_have_attribute("data-state", "input-available")
         page.get_by_test_id("stop").click()
         expect(page.get_by_test_id("stopped")).to_be_visible()
         expect(page.get_by_test_id("status")).to_have_attribute("data-state", "stopped")
+        # The card of the tool that was running does not stay "running" forever.
+        expect(running).to_have_attribute("data-state", "output-error")
+        expect(running.get_by_test_id("tool-error")).to_have_text(
+            "stopped before it finished: the answer was stopped"
+        )
         assert source.cancelled.wait(10), "the server did not cancel the agent after stop"
         assert "THE END" not in page.content()
 
@@ -230,3 +241,45 @@ def test_the_offline_demo_runs_in_the_page(chromium: Browser) -> None:
         assert page.get_by_test_id("error").count() == 0
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "ui-demo.png"), full_page=True)
+
+
+def test_a_stream_cut_off_without_done_is_an_error_and_ends_its_tool_cards(
+    chromium: Browser,
+) -> None:
+    """A server that goes away mid-answer: the stream ends without ``[DONE]``."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+
+    from streamtools.ui import UIMessageFramer, chat_page
+
+    framer = UIMessageFramer()
+    events: list[Event] = [
+        TurnStart(turn=1),
+        TextDelta(text="Looking it up."),
+        CallStart(index=0, id="call_0", name="lookup"),
+        CallEnd(index=0, id="call_0", name="lookup", arguments={}, raw=""),
+    ]
+    cut = framer.open() + b"".join(framer.frame(e) for e in events)  # no finish, no [DONE]
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(chat_page().replace("{{config}}", "{}"))
+
+    async def chat(request: Request) -> Response:
+        return Response(cut, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/", index), Route("/api/chat", chat, methods=["POST"])])
+    expect = sync_api.expect
+    with serve(app) as server:
+        page = chromium.new_page()
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("Look it up.")
+        page.get_by_test_id("input").press("Enter")
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "error")
+        expect(page.get_by_test_id("error")).to_have_text(
+            "the connection closed before the answer was complete"
+        )
+        card = page.get_by_test_id("tool-card")
+        expect(card).to_have_attribute("data-state", "output-error")
+        expect(card.get_by_test_id("tool-error")).to_contain_text("stopped before it finished")

@@ -29,6 +29,12 @@ Mapping, and why:
   raw text and the message the model is told.
 - ``StreamError`` -> ``error``. ``Usage``, ``Retry`` and ``Final`` have no
   counterpart and are dropped (``Final``'s text was already streamed).
+- ``close(error=…)``, the stream ending because the agent failed or was
+  stopped: each call still open (its arguments streaming, or its tool
+  running) gets a ``tool-output-error`` first, since no output will ever
+  come for it and a client would otherwise show it running forever. A
+  stream that ends without an error leaves open calls as they are: a bare
+  parser's calls are for the client to run.
 
 Tools run on the server and the browser has no type for them, so tool chunks
 are marked ``dynamic`` (the SDK's ``dynamic-tool`` parts, as for MCP tools);
@@ -228,7 +234,10 @@ class UIMessageStreamEncoder:
         """Close whatever is open, optionally report ``error``, and ``finish``."""
         if self._ended:
             return []
-        out = self.start() + self._end_step()
+        out = self.start()
+        if error is not None:
+            out += self._end_parts() + self._abandon_calls(error)
+        out += self._end_step()
         if error is not None:
             out.append({"type": "error", "errorText": error})
         out.append({"type": "finish"})
@@ -271,6 +280,22 @@ class UIMessageStreamEncoder:
             return out
         call.closed = True
         out.append(self._tool_chunk("tool-input-error", call_id, input=raw, errorText=message))
+        return out
+
+    def _abandon_calls(self, error: str) -> list[UIChunk]:
+        out: list[UIChunk] = []
+        for call in [*self._previous.values(), *self._calls.values()]:
+            if not call.closed:
+                call.closed = True
+                out.append(
+                    self._flags(
+                        {
+                            "type": "tool-output-error",
+                            "toolCallId": call.ui_id,
+                            "errorText": f"stopped before it finished: {error}",
+                        }
+                    )
+                )
         return out
 
     def _ensure_step(self) -> list[UIChunk]:
