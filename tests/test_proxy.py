@@ -840,6 +840,35 @@ def test_count_tokens_falls_back_to_an_estimate_when_the_tokenizer_fails() -> No
     assert second.parse().input_tokens == 7 and calls == ["/tokenize", "/tokenize"]
 
 
+def test_a_count_for_a_model_the_upstream_lacks_leaves_other_models_counted() -> None:
+    """vLLM answers 404 for a model it does not serve, as a server without a
+    tokenizer does for the path: one client naming a wrong model made every
+    later count of the process an estimate."""
+    calls: list[str] = []
+
+    async def tokenize(request: Request) -> JSONResponse:
+        model = (await request.json())["model"]
+        calls.append(model)
+        if model != "served":
+            error = {"object": "error", "message": f"The model `{model}` does not exist."}
+            return JSONResponse(error, status_code=404)
+        return JSONResponse({"count": 7, "max_model_len": 4096, "tokens": list(range(7))})
+
+    upstream = Starlette(routes=[Route("/tokenize", tokenize, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", upstream_retries=0)
+        with serve(create_app(cfg)) as url:
+            client = _anthropic(url)
+            answers = [
+                client.messages.with_raw_response.count_tokens(model=model, messages=USER)
+                for model in ("typo", "served", "typo", "served")
+            ]
+    estimated = ["x-streamtools-token-count" in a.headers for a in answers]
+    assert estimated == [True, False, True, False]
+    assert [a.parse().input_tokens for a in answers][1::2] == [7, 7]
+    assert calls == ["typo", "served", "served"]  # the model without one is not asked again
+
+
 def test_count_tokens_errors_in_anthropics_format() -> None:
     async def limited(request: Request) -> JSONResponse:
         error = {"type": "rate_limit_error", "message": "slow down"}

@@ -18,8 +18,12 @@ and results projected into text, the ``tool_choice`` instruction
 * an OpenAI-style upstream: ``OpenAIChat.count_tokens``, the tokenizer and chat
   template of a vLLM or llama.cpp server. An upstream without a tokenizer
   endpoint (OpenAI itself, gateways; it answers 404) is asked once per
-  process, then no more. A count that fails otherwise (the server is down, it
-  refuses the messages) falls back to the estimate for that request only;
+  process and model name, then no more: vLLM answers 404 too for a model it
+  does not serve, and one request naming a wrong model turned every later
+  count of the process into an estimate. (At most ``_REMEMBERED`` names are
+  kept, so that clients naming ever new models cannot grow it.) A count that
+  fails otherwise (the server is down, it refuses the messages) falls back to
+  the estimate for that request only;
 * otherwise (Ollama has no tokenizer endpoint) ``estimate_tokens``: a token per
   three ASCII characters and one per other character, plus four per message
   for the role and separators of a chat template. Tokenizers of current models
@@ -44,6 +48,7 @@ log = logging.getLogger("streamtools.proxy")
 ESTIMATE_HEADER = "x-streamtools-token-count"
 _ASCII_PER_TOKEN = 3
 _PER_MESSAGE = 4  # the role and separators a chat template puts around a message
+_REMEMBERED = 256  # model names remembered as having no tokenizer endpoint
 
 
 def estimate_tokens(request: ModelRequest) -> int:
@@ -60,21 +65,24 @@ def estimate_tokens(request: ModelRequest) -> int:
 
 class TokenCounter:
     """The proxy's counts: the upstream's own where it has one, else an estimate.
-    One per proxy process; it remembers an upstream without a tokenizer."""
+    One per proxy process; it remembers the model names for which the upstream
+    said it has no tokenizer endpoint."""
 
     def __init__(self) -> None:
-        self.tokenizer = True  # False once the upstream said it has no tokenizer endpoint
+        self.untokenized: set[str] = set()
 
     async def count(self, model: Model, request: ModelRequest) -> tuple[int, bool]:
         """(tokens, exact). An Anthropic upstream's errors are raised as they are
         (its count is the API's answer); an OpenAI-style upstream's mean an estimate."""
         if isinstance(model, AnthropicMessages):
             return await model.count_tokens(request), True
-        if isinstance(model, OpenAIChat) and self.tokenizer:
+        if isinstance(model, OpenAIChat) and model.model not in self.untokenized:
             try:
                 return await model.count_tokens(request), True
             except TokenCountUnavailable:
-                self.tokenizer = False
+                if len(self.untokenized) >= _REMEMBERED:
+                    self.untokenized.clear()
+                self.untokenized.add(model.model)
             except ProviderError as exc:
                 log.info("upstream token count failed, estimated instead: %s", exc)
         return estimate_tokens(request), False
