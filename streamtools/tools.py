@@ -11,6 +11,12 @@ Theory of operation
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
 
+A callable object is read through its ``__call__`` (named after its class), a
+``functools.partial`` through its function (the parameters it binds are left
+out, or keep their bound value as a default). Annotations are evaluated with
+the function's globals, then, for a name only a local scope defines (``from
+__future__ import annotations`` in a test), with the locals of ``tool``'s callers.
+
 The JSON Schema the model sees is derived from that same type
 (``streamtools.schema.schema_of``: msgspec's ``schema_components``, root without
 ``$ref``, nested types under ``$defs``). Because schema and validator come from
@@ -39,8 +45,11 @@ Core module: standard library and msgspec only.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import re
+import sys
+import types
 import typing
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, overload
@@ -60,6 +69,7 @@ from streamtools.schema import arguments_from, explain, schema_of, type_from_sch
 __all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+_FRAMES = 8  # callers' scopes searched for a locally defined annotation's name
 
 
 class ToolArgumentsError(StreamtoolsError, ValueError):
@@ -157,12 +167,13 @@ def tool(
 def _from_function(fn: Callable[..., Any], given_name: str | None, description: str | None) -> Tool:
     if isinstance(fn, Tool):
         return fn
-    name = given_name or str(getattr(fn, "__name__", ""))
+    source = _annotated(fn)
+    name = given_name or _default_name(fn)
     _check_name(name)
-    summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
+    summary, param_docs = parse_docstring(_doc(fn, source))
     try:
         sig = inspect.signature(fn)
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = _type_hints(source)
     except (TypeError, ValueError, NameError) as exc:
         raise ToolDefinitionError(f"tool {name!r}: cannot read the signature: {exc}") from exc
     params = list(sig.parameters.values())
@@ -209,6 +220,59 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
             props[pname]["description"] = text
     desc = description if description is not None else summary
     return Tool(name, desc, parameters, fn, arg_type, wrap)
+
+
+def _annotated(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose annotations (and docstring) describe ``fn``'s parameters:
+    a ``functools.partial``'s function, a callable object's ``__call__``; ``fn``
+    itself for a function or method. ``inspect.signature(fn)`` still decides
+    which parameters there are (a partial's bound ones, an object's ``self``,
+    are not)."""
+    if isinstance(fn, functools.partial):
+        return _annotated(fn.func)
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return fn
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - a callable object's method
+    return call if inspect.isroutine(call) else fn
+
+
+def _default_name(fn: Callable[..., Any]) -> str:
+    """A partial's function's name; a callable object's class name."""
+    if isinstance(fn, functools.partial):
+        return _default_name(fn.func)
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) and name else type(fn).__name__
+
+
+def _doc(fn: Callable[..., Any], source: Callable[..., Any]) -> str:
+    """The docstring to read: ``fn``'s own unless it is a partial's (which describes
+    ``functools.partial``), else the annotated function's."""
+    own = None if isinstance(fn, functools.partial) else inspect.getdoc(fn)
+    return own or inspect.getdoc(source) or ""
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s annotations, evaluated. A string annotation (``from __future__
+    import annotations``) naming a class defined in a local scope (a Struct
+    declared in the function that declares the tool, as tests do) is not in
+    ``fn``'s globals: such names are then looked up in the locals of the frames
+    that called ``tool`` (the scope that defined ``fn`` among them), nearest
+    first, skipping this package's own."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        missing = exc
+    frame: types.FrameType | None = sys._getframe(1)
+    tried = 0
+    while frame is not None and tried < _FRAMES:
+        if not str(frame.f_globals.get("__name__", "")).startswith("streamtools."):
+            tried += 1
+            try:
+                return typing.get_type_hints(fn, localns=dict(frame.f_locals), include_extras=True)
+            except NameError:
+                pass
+        frame = frame.f_back
+    raise missing
 
 
 def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:

@@ -375,3 +375,88 @@ def test_a_types_own_check_is_an_arguments_error_not_a_crash() -> None:
     events = parser.feed('<am:tool_call name="plot"><x>-1</x></am:tool_call>') + parser.end()
     (error,) = [e for e in events if isinstance(e, CallError)]
     assert error.reason == "invalid_arguments" and "AssertionError" in error.message
+
+
+def test_a_struct_declared_in_the_function_that_declares_the_tool() -> None:
+    """This module has ``from __future__ import annotations``: the annotation is
+    the string ``"Point"``, a class only the enclosing function knows. It was a
+    ``ToolDefinitionError`` (name 'Point' is not defined); the callers' scopes
+    now resolve it, when the tool is declared there or registered from there."""
+
+    class Point(msgspec.Struct):
+        x: int
+        y: int = 0
+
+    @tool
+    def norm(p: Point, scale: int = 1) -> int:
+        """Manhattan norm of a point."""
+        return (abs(p.x) + abs(p.y)) * scale
+
+    assert norm.invoke(norm.validate({"p": {"x": "3", "y": -4}}, lenient=True)) == 7
+    assert norm.parameters["properties"]["p"] == {"$ref": "#/$defs/Point"}
+
+    def shift(p: Point) -> int:
+        """Shift a point."""
+        return p.x + 1
+
+    registry = ToolRegistry([shift])  # decorated inside the registry
+    found = registry.get("shift")
+    assert found is not None and found.invoke(found.validate({"x": 1})) == 2
+
+
+class _Greeter:
+    """Greet someone."""
+
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    def __call__(self, name: str, times: int = 1) -> str:
+        return " ".join([f"{self.greeting}, {name}"] * times)
+
+
+class _Annotated:
+    label: str  # a class annotation, not a parameter
+
+    def __call__(self, n: int) -> int:
+        """Double a number."""
+        return n * 2
+
+
+def test_callable_objects_and_partials_are_tools() -> None:
+    """A callable object was refused ('is not a module, class, method, or
+    function'), or, when its class had annotations of its own, read those as its
+    parameters' ('parameter n has no type annotation'); a ``functools.partial``
+    was refused too, and without ``name=`` had the name ''. Their parameters now
+    come from ``__call__`` / the wrapped function, the name from the class /
+    function, the description from the docstring that describes them."""
+    import functools
+
+    greeter = tool(_Greeter("Hello"))
+    assert greeter.name == "_Greeter" and greeter.description == "Greet someone."
+    assert greeter.parameters["required"] == ["name"]
+    assert greeter.invoke(greeter.validate({"name": "Ada", "times": 2})) == (
+        "Hello, Ada Hello, Ada"
+    )
+
+    doubler = tool(name="double")(_Annotated())
+    assert list(doubler.parameters["properties"]) == ["n"]
+    assert doubler.description == "Double a number."
+    assert doubler.invoke(doubler.validate({"n": 4})) == 8
+
+    def power(base: int, exponent: int) -> int:
+        """Raise a number to a power.
+
+        Args:
+            base: The number.
+            exponent: The power.
+        """
+        return int(base**exponent)
+
+    square = tool(functools.partial(power, exponent=2))
+    assert square.name == "power"
+    assert square.description == "Raise a number to a power."
+    assert square.parameters["properties"]["base"]["description"] == "The number."
+    assert square.invoke(square.validate({"base": 5})) == 25
+    cube = tool(name="three_to_the")(functools.partial(power, 3))
+    assert list(cube.parameters["properties"]) == ["exponent"]
+    assert cube.invoke(cube.validate({"exponent": 2})) == 9
