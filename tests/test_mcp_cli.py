@@ -62,6 +62,18 @@ def test_chat_reports_a_server_that_does_not_start() -> None:
     assert model.requests == []
 
 
+def test_chat_reports_a_command_line_with_an_unclosed_quote() -> None:
+    # shlex's ValueError came out as a traceback
+    with FakeServer(["unused"]) as model:
+        proc = run_chat(model.base_url, "--mcp", "python 'server.py")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        "streamtools chat: cannot read the MCP server command \"python 'server.py\": "
+        "No closing quotation"
+    )
+    assert model.requests == []
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

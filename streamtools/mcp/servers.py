@@ -97,12 +97,17 @@ ServerLike = str | MCPStdio | MCPHttp
 
 def parse_server(server: ServerLike, *, namespace: str | None = None) -> MCPStdio | MCPHttp:
     """A URL (``http://``/``https://``) means streamable HTTP; any other string
-    is a command line, split as a POSIX shell would (no shell runs it)."""
+    is a command line, split as a POSIX shell would (no shell runs it). A command
+    line a shell could not split either (an unclosed quote) is an ``MCPLoadError``,
+    like an empty one, so that ``streamtools chat --mcp`` reports it as such."""
     if isinstance(server, MCPStdio | MCPHttp):
         return server
     if server.startswith(("http://", "https://")):
         return MCPHttp(server, namespace=namespace)
-    argv = shlex.split(server)
+    try:
+        argv = shlex.split(server)
+    except ValueError as exc:  # shlex's words: "No closing quotation", "No escaped character"
+        raise MCPLoadError(f"cannot read the MCP server command {server!r}: {exc}") from None
     if not argv:
         raise MCPLoadError("empty MCP server command")
     return MCPStdio(argv[0], tuple(argv[1:]), namespace=namespace)
