@@ -1,11 +1,19 @@
 """Per-parameter descriptions from a function's docstring, for ``@tool``.
 
-The first paragraph is the tool's description. An ``Args:`` (also
-``Arguments``, ``Parameters``, ``Params``) section gives each parameter's: Google
-style (``name (type): text``, continued on deeper-indented lines) or NumPy style
-(the section title over a ``---`` rule, then ``name : type`` lines with the text
-indented below). The section ends at a blank line (Google), at the next titled
-section (NumPy), or where the indentation falls back.
+The first paragraph is the tool's description; it also ends where a section
+(``Args:``, ``Returns:``…) or a Sphinx field (``:param x:``) begins without a
+blank line before it. Parameter descriptions come from:
+
+* an ``Args:`` (also ``Arguments``, ``Parameters``, ``Params``, ``Keyword
+  Args``, ``Keyword Arguments``, ``Other Parameters``) section: Google style
+  (``name (type): text``, continued on deeper-indented lines) or NumPy style
+  (the section title over a ``---`` rule, then ``name : type`` lines with the
+  text indented below). The section ends at a blank line (Google), at the next
+  titled section (NumPy), or where the indentation falls back. Every such
+  section is read (keyword-only parameters often have their own);
+* Sphinx fields: ``:param name: text`` (also ``:param type name:``, ``:arg``,
+  ``:argument``, ``:key``, ``:keyword``), continued on more-indented lines,
+  up to the next field.
 
 Core module: standard library only.
 """
@@ -16,46 +24,89 @@ import re
 
 __all__ = ["parse_docstring"]
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:?\s*$")
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Keyword\s+Args|Keyword\s+Arguments"
+    r"|Other\s+Parameters)\s*:?\s*$"
+)
+# any Google/NumPy section title: ends the summary when no blank line came before it
+_ANY_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Keyword\s+Args|Keyword\s+Arguments|Other\s+Parameters"
+    r"|Returns?|Yields?|Raises|Examples?|Notes?|See\s+Also|Attributes|Warnings?)\s*:\s*$"
+)
 _NUMPY_RULE = re.compile(r"^-{3,}\s*$")
 _GOOGLE_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
 _NUMPY_ITEM = re.compile(r"^(\w+)\s*(?::.*)?$")
+_FIELD = re.compile(r"^:\w[^:]*:")
+_SPHINX_PARAM = re.compile(
+    r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+)\s*:(.*)$"
+)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """First paragraph (joined into one line) and per-parameter descriptions."""
     lines = doc.splitlines()
     first: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION.match(line.strip()):
+    for i, line in enumerate(lines):
+        text = line.strip()
+        numpy_title = i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
+        if not text or _SECTION.match(text) or _ANY_SECTION.match(text) or _FIELD.match(text):
             break
-        first.append(line.strip())
+        if first and numpy_title:
+            break
+        first.append(text)
     params: dict[str, str] = {}
     for i, line in enumerate(lines):
-        if not _SECTION.match(line.strip()):
-            continue
-        numpy = i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
-        body = lines[i + (2 if numpy else 1) :]
-        base = None
-        current = None
-        for n, raw in enumerate(body):
-            if not raw.strip():
-                if numpy:
-                    continue
-                break
-            if numpy and n + 1 < len(body) and _NUMPY_RULE.match(body[n + 1].strip()):
-                break  # the next NumPy section ("Returns" over a rule) begins
-            indent = len(raw) - len(raw.lstrip())
-            if base is None:
-                base = indent
-            if indent < base or (not numpy and indent == 0 and raw.strip().endswith(":")):
-                break
-            text = raw.strip()
-            item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(text)
-            if indent == base and item:
-                current = item.group(1).lstrip("*")
-                params[current] = "" if numpy else item.group(3).strip()
-            elif current is not None:
-                params[current] = (params[current] + " " + text).strip()
-        break
+        if _SECTION.match(line.strip()):
+            params.update(_section(lines, i))
+    params.update(_sphinx(lines))
     return " ".join(first), {k: v for k, v in params.items() if v}
+
+
+def _section(lines: list[str], i: int) -> dict[str, str]:
+    """The parameters of the Google or NumPy section whose title is ``lines[i]``."""
+    params: dict[str, str] = {}
+    numpy = i + 1 < len(lines) and bool(_NUMPY_RULE.match(lines[i + 1].strip()))
+    body = lines[i + (2 if numpy else 1) :]
+    base = None
+    current = None
+    for n, raw in enumerate(body):
+        if not raw.strip():
+            if numpy:
+                continue
+            break
+        if numpy and n + 1 < len(body) and _NUMPY_RULE.match(body[n + 1].strip()):
+            break  # the next NumPy section ("Returns" over a rule) begins
+        indent = len(raw) - len(raw.lstrip())
+        if base is None:
+            base = indent
+        if indent < base or (not numpy and indent == 0 and raw.strip().endswith(":")):
+            break
+        text = raw.strip()
+        item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(text)
+        if indent == base and item:
+            current = item.group(1).lstrip("*")
+            params[current] = "" if numpy else item.group(3).strip()
+        elif current is not None:
+            params[current] = (params[current] + " " + text).strip()
+    return params
+
+
+def _sphinx(lines: list[str]) -> dict[str, str]:
+    """The ``:param name: text`` fields, each continued on its more-indented lines."""
+    params: dict[str, str] = {}
+    current = None
+    indent = 0
+    for raw in lines:
+        text = raw.strip()
+        if _FIELD.match(text):
+            item = _SPHINX_PARAM.match(text)
+            current = None
+            if item is not None:
+                current = item.group(1)
+                params[current] = item.group(2).strip()
+            indent = len(raw) - len(raw.lstrip())
+        elif current is not None and text and len(raw) - len(raw.lstrip()) > indent:
+            params[current] = (params[current] + " " + text).strip()
+        else:
+            current = None
+    return params

@@ -5,8 +5,9 @@ Theory of operation
 ``@tool`` reads a function once, at registration, and keeps three things:
 
 * a **name** (the function's, or one given; dots allowed: ``kom.memory.v1.search``),
-* a **description** (the docstring's first paragraph; an ``Args:``/``Parameters``
-  section, Google or NumPy style, supplies per-parameter descriptions),
+* a **description** (the docstring's first paragraph; ``Args:``/``Parameters``
+  sections, Google or NumPy style, or Sphinx ``:param x:`` fields supply
+  per-parameter descriptions: ``streamtools.docstrings``),
 * an **argument type**: a msgspec Struct generated from the signature
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.

@@ -460,3 +460,48 @@ def test_callable_objects_and_partials_are_tools() -> None:
     cube = tool(name="three_to_the")(functools.partial(power, 3))
     assert list(cube.parameters["properties"]) == ["exponent"]
     assert cube.invoke(cube.validate({"exponent": 2})) == 9
+
+
+def test_sphinx_fields_and_keyword_sections_describe_parameters() -> None:
+    """Sphinx fields were not read, and with no blank line before them they
+    became part of the description (``'Book a room. :param room: …'``); a
+    Google ``Keyword Args:`` section, or a ``Returns:`` right under the
+    summary, was read the same way."""
+
+    @tool
+    def book(room: str, hours: int = 1, *, note: str = "") -> str:
+        """Book a room.
+        :param room: The room's name,
+            as on its door.
+        :param int hours: How long.
+        :returns: the booking id
+        """
+        return room
+
+    assert book.description == "Book a room."
+    props = book.parameters["properties"]
+    assert props["room"]["description"] == "The room's name, as on its door."
+    assert props["hours"]["description"] == "How long."
+    assert "description" not in props["note"]
+
+    @tool
+    def send(to: str, *, cc: str = "", urgent: bool = False) -> None:
+        """Send a message.
+        Args:
+            to: Who gets it.
+
+        Keyword Args:
+            cc: Who gets a copy.
+            urgent (bool): Flag it.
+
+        Returns:
+            Nothing.
+        """
+
+    assert send.description == "Send a message."
+    props = send.parameters["properties"]
+    assert [props[k].get("description") for k in ("to", "cc", "urgent")] == [
+        "Who gets it.",
+        "Who gets a copy.",
+        "Flag it.",
+    ]
