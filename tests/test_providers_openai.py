@@ -305,6 +305,27 @@ async def test_comments_keepalives_reasoning_usage_and_done(anyio_backend: str) 
     ]
 
 
+async def test_usage_sent_with_every_chunk_is_passed_on_once(anyio_backend: str) -> None:
+    """Gemini's OpenAI endpoint sends the answer's usage so far with every chunk:
+    a UsageChunk per event made the proxy, which adds them up, count the answer
+    once per chunk (here 1 + 2 + 3 output tokens instead of 3)."""
+
+    def counted(n: int, **fields: Any) -> dict[str, Any]:
+        usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}
+        return {**delta(**fields), "usage": usage}
+
+    body = sse(counted(1, content="a"), counted(2, content="b"), counted(3, content="c"))
+    done = body + sse(finish("stop"), "data: [DONE]\n\n")
+    chunks = await collect(OpenAIChat("m", client=mock(done)))
+    assert chunks[-2:] == [UsageChunk(input_tokens=5, output_tokens=3), FinishChunk(reason="stop")]
+    assert text_of(chunks) == "abc" and len(chunks) == 5
+    failed = await collect(OpenAIChat("m", client=mock(body + sse({"error": {"message": "x"}}))))
+    assert [c for c in failed if isinstance(c, UsageChunk)] == [
+        UsageChunk(input_tokens=5, output_tokens=3)
+    ]
+    assert failed[-1] == FinishChunk(reason="error", message="x")
+
+
 async def test_vllm_stop_reason_names_the_stop_sequence(anyio_backend: str) -> None:
     body = sse(delta(content="a"), finish("stop", stop_reason="\nObservation:"), "data: [DONE]\n\n")
     chunks = await collect(OpenAIChat("m", client=mock(body)))

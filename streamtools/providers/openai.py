@@ -39,6 +39,11 @@ honoured:
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
+* ``usage`` counts the whole answer so far, so only the latest is passed on,
+  once, just before the finish: OpenAI sends it once, after the finish reason,
+  but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
+  with every chunk, and a ``UsageChunk`` per event made a consumer that adds
+  them up (the proxy, a cost meter) count the answer once per chunk.
 * One answer per request: ``n`` other than 1 (in ``extra_body`` or a request's
   ``extra``) is a ``UsageError`` before anything is sent, since the server would
   stream every choice's deltas into the one stream, mixed. A server that sends
@@ -307,23 +312,28 @@ class OpenAIChat(HTTPProvider):
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
+        usage: list[Chunk] = []  # none, or the latest UsageChunk (see the module docstring)
         # Calls arrive one after another: a delta for another call completes this one.
         current: Current = None
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
             data = sse.data
             if sse.event == "error":
+                for chunk in usage:
+                    yield chunk
                 yield FinishChunk(reason="error", message=f"{self._name} error event: {data}")
                 return
             if not data or data.isspace():
                 continue
             if data == "[DONE]":
-                for chunk in pairs.rest():
+                for chunk in [*pairs.rest(), *usage]:
                     yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
             event = pairs.decode(data)
             if event.error is not None:
+                for chunk in usage:
+                    yield chunk
                 yield FinishChunk(reason="error", message=_error_text(event.error))
                 return
             choice = event.choices[0] if event.choices else None
@@ -351,11 +361,13 @@ class OpenAIChat(HTTPProvider):
                     stop_seq = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                     finish = FinishChunk(reason=reason, stop_sequence=stop_seq)
             if event.usage is not None:
-                yield UsageChunk(
-                    input_tokens=event.usage.prompt_tokens,
-                    output_tokens=event.usage.completion_tokens,
-                )
+                usage[:] = [
+                    UsageChunk(
+                        input_tokens=event.usage.prompt_tokens,
+                        output_tokens=event.usage.completion_tokens,
+                    )
+                ]
         if finish is not None:
-            for chunk in pairs.rest():
+            for chunk in [*pairs.rest(), *usage]:
                 yield chunk
             yield finish
