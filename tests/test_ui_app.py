@@ -92,6 +92,12 @@ _DEEP_PART = (
         (b"not json", 400, "request body is not valid JSON: JSON is malformed: invalid character"),
         (b'{"messages": 3}', 400, "invalid chat request: Expected `array`, got `int`"),
         pytest.param(_DEEP_PART, 400, "request body is nested too deeply", id="nested-too-deeply"),
+        pytest.param(  # msgspec raises UnicodeDecodeError for it: it was a 500
+            b'{"messages": [{"role": "user", "content": "caf\xc3"}]}',
+            400,
+            "request body is not valid UTF-8: unexpected end of data",
+            id="not-utf-8",
+        ),
         (b"x" * 5_000_000, 413, "request body larger than 4194304 bytes"),
     ],
 )

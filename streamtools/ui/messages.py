@@ -99,6 +99,8 @@ def parse_chat_request(body: bytes) -> Transcript:
         raise ChatRequestError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:  # deeper than msgspec goes (about a thousand levels)
         raise ChatRequestError("request body is nested too deeply") from None
+    except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
+        raise ChatRequestError(f"request body is not valid UTF-8: {exc.reason}") from None
     transcript = Transcript()
     for n, message in enumerate(parsed.messages):
         if message.parts is not None:
