@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import msgspec
 import pytest
+from starlette.types import Message, Scope
 from test_ui_support import ScriptedSource, read_ui_stream, serve, sse_data
 
 from streamtools.errors import BudgetExceeded
@@ -211,3 +212,46 @@ async def test_stop_ends_the_stream_properly_and_cancels_the_agent() -> None:
     assert reader.text == "Half an answer"
     assert reader.errors == ["the server is shutting down"]
 
+
+
+@pytest.mark.anyio
+async def test_a_client_gone_before_its_request_body_ended_is_not_a_server_error() -> None:
+    """Starlette raises ``ClientDisconnect`` from the body; it escaped the endpoint
+    (a traceback in the server's log for every such client)."""
+    import anyio
+
+    source = ScriptedSource(SCRIPT)
+    app = create_app(source)
+    incoming: list[Message] = [
+        {"type": "http.request", "body": b'{"messages": [', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> Message:
+        if not incoming:
+            await anyio.sleep_forever()
+        return incoming.pop(0)
+
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope: Scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/chat",
+        "raw_path": b"/api/chat",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8500),
+    }
+    with anyio.fail_after(5):
+        await app(scope, receive, send)
+    assert source.prompts == []  # the agent never ran
+    assert sent[0]["status"] == 400

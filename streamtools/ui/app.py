@@ -32,7 +32,7 @@ from typing import Literal
 
 import anyio
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
@@ -163,10 +163,15 @@ def chat_endpoint(
 
     async def endpoint(request: Request) -> Response:
         body = bytearray()
-        async for piece in request.stream():
-            body += piece
-            if len(body) > max_body:
-                return _error(413, f"request body larger than {max_body} bytes")
+        try:
+            async for piece in request.stream():
+                body += piece
+                if len(body) > max_body:
+                    return _error(413, f"request body larger than {max_body} bytes")
+        except ClientDisconnect:
+            # Gone before the whole request arrived: nothing to run and nobody to
+            # answer; without this, each such client logged a server traceback.
+            return Response(status_code=400)
         try:
             transcript = parse_chat_request(bytes(body))
         except ChatRequestError as exc:
