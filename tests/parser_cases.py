@@ -259,6 +259,15 @@ CASES: list[Case] = [
     Case("am-layout-newlines", "am_xml",
          '<am:tool_call name="calc">\n  <code>\n  x = 1\n\n</code>\n</am:tool_call>',
          [call("calc", code="  x = 1\n"), F]),
+    # a model writing CRLF: the layout newline is "\r\n", not its "\n" half (the value
+    # was '\r\nls -la\r', a command with a stray CR); a CR that ends no newline is content
+    Case("am-layout-crlf", "am_xml",
+         '<am:tool_call name="search">\r\n<q>\r\nls -la\r\n</q>\r\n<p><![CDATA[\r\na\r\nb\r\n]]>'
+         "</p><r>x\r</r><t>\r\n\r\n</t></am:tool_call>",
+         [call(S, q="ls -la", p="a\r\nb", r="x\r", t=""), F]),
+    Case("am-layout-crlf-string-schema", "am_xml",
+         '<am:tool_call name="search"><q>\r\n  ls\r\n\r\n</q></am:tool_call>',
+         [call(S, q="  ls\r\n"), F], extra={"catalog": True}),
     Case("am-parameter-form", "am_xml",
          '<am:tool_call name="search"><parameter name="q">hi</parameter></am:tool_call>',
          [call(S, q="hi"), F]),

@@ -27,13 +27,13 @@ closes and kept as JSON if it decodes to a non-string; anything else streams as
 a string at once.
 
 String values are the element's text with XML entities decoded and CDATA
-unwrapped; one newline directly after the opening tag and one directly before
-the closing tag are layout, not content (``<code>\\nx = 1\\n</code>`` is
-``"x = 1"``). Typed values are stripped. ``<parameter name="a">…</parameter>``
-(the tag the tool definitions use) is accepted as parameter ``a``. A ``name``
-attribute's value may be quoted or not (``name=search``, as HTML allows), and
-only a ``name`` attribute of the tag counts, not ``name=`` inside another
-attribute's value. Inside a
+unwrapped; one newline (``\\n`` or ``\\r\\n``) directly after the opening tag
+and one directly before the closing tag are layout, not content
+(``<code>\\nx = 1\\n</code>`` is ``"x = 1"``). Typed values are stripped.
+``<parameter name="a">…</parameter>`` (the tag the tool definitions use) is
+accepted as parameter ``a``. A ``name`` attribute's value may be quoted or not
+(``name=search``, as HTML allows), and only a ``name`` attribute of the tag
+counts, not ``name=`` inside another attribute's value. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
 content. A body with no child elements but a JSON object as its text is taken
 as the arguments object.
@@ -140,7 +140,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.probe = ""
         self.probe_done = False
         self.fresh = True
-        self.newline = False
+        self.newline = ""
         self.streaming = 0
         self.restart = False  # a new <am:tool_call> began inside this one
         self.gap = 0  # index in ``stray`` where the text since the last tag begins

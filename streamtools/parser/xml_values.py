@@ -10,7 +10,11 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   opens, each decoded piece of content is JSON-escaped and emitted at once, ``"``
   when it closes. One newline right after the opening tag and one right before
   the closing tag are layout and dropped (the trailing one is held back until
-  the next piece shows it was not the last).
+  the next piece shows it was not the last). A newline is ``\n`` or ``\r\n``: a
+  model writing CRLF lays a value out the same way, and dropping only the ``\n``
+  half left a stray CR in a path or command (``'\r\nls\r'``). A CR at the end of
+  a piece is held back too, since the ``\n`` may follow in the next delta; a CR
+  that ends no newline is content.
 * ``TYPED`` (any other schema type): the content is held and emitted when the
   element closes: its stripped text if that is JSON, else as a JSON string so the
   catalog's validation can say what is wrong.
@@ -79,7 +83,7 @@ class ParamValues:
     probe: str  # the start of an AUTO value while undecided
     probe_done: bool
     fresh: bool  # no content yet: a leading newline is layout
-    newline: bool  # a trailing newline held back
+    newline: str  # a trailing newline ("\n", "\r\n") or CR held back, or ""
     # ``CallBody.streaming``: XML_ARGS in a started call's string parameter text,
     # past its start, no newline held: the next plain piece is its own JSON string
     # text (the core's lane; 0 is always safe, it only sends a piece the longer way)
@@ -97,7 +101,7 @@ class ParamValues:
         self.probe = ""
         self.probe_done = False
         self.fresh = True
-        self.newline = False
+        self.newline = ""
         self.streaming = 0
         lead = "{" if self.params == 0 else ", "
         self.params += 1
@@ -115,16 +119,25 @@ class ParamValues:
                 self.call.add_args('"', self.out)
                 self._content(held)
             return
+        if self.newline:
+            text = self.newline + text
+            self.newline = ""
         if self.fresh:
+            if text == "\r":  # half a leading CRLF, maybe: held (and still fresh)
+                self.newline = text
+                return
             self.fresh = False
             if text.startswith("\n"):
                 text = text[1:]
-        if self.newline:
-            text = "\n" + text
-            self.newline = False
+            elif text.startswith("\r\n"):
+                text = text[2:]
         if text.endswith("\n"):
+            cut = 2 if text.endswith("\r\n") else 1
+            self.newline = text[-cut:]
+            text = text[:-cut]
+        elif text.endswith("\r"):
+            self.newline = "\r"
             text = text[:-1]
-            self.newline = True
         self.streaming = (
             XML_ARGS
             if not self.newline and self.state == self.param_state and self.call.started
@@ -159,7 +172,9 @@ class ParamValues:
         self.state = self.body_state
         self.streaming = 0
         if self.kind == STRING:
-            self.call.add_args('"', self.out)
+            # a held CR that no LF followed is content; a held newline is layout
+            close = '\\r"' if self.newline == "\r" else '"'
+            self.call.add_args(close, self.out)
             return
         text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
         value = text.strip()
@@ -175,8 +190,10 @@ class ParamValues:
         if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
             if text.startswith("\n"):
                 text = text[1:]
+            elif text.startswith("\r\n"):
+                text = text[2:]
             if text.endswith("\n"):
-                text = text[:-1]
+                text = text[: -2 if text.endswith("\r\n") else -1]
             self.call.add_args(msgspec.json.encode(text).decode(), self.out)
         else:
             self.call.add_args(as_json, self.out)
