@@ -414,6 +414,20 @@ CASES: list[Case] = [
     Case("hermes-trailing-junk", "hermes",
          '<tool_call>{"name": "search", "arguments": {}} junk</tool_call>',
          [("error", S, "malformed"), F]),
+    # the model forgot </tool_call> and went on to its next call: that call is parsed
+    # (it was swallowed into the first one's error), the first is unterminated (as in
+    # am_xml); a <tool_call> inside a broken object's strings still is not a call
+    Case("hermes-unclosed-then-next", "hermes",
+         '<tool_call>\n{"name": "search", "arguments": {"q": "a"}}\n<tool_call>\n'
+         '{"name": "calc", "arguments": {"a": 1}}\n</tool_call>ok',
+         [("error", S, "unterminated"), call("calc", a=1), ("text", "ok"), F]),
+    Case("hermes-unclosed-then-next-at-stop", "hermes",
+         _hermes(S, "{}")[:-12] + "<tool_call>" + _hermes("calc", "{}")[11:-12],
+         [("error", S, "unterminated"), call("calc"), F], finish_reason="stop"),
+    Case("hermes-broken-then-open-in-string", "hermes",
+         '<tool_call>{"name": "search", "arguments": {\'q\': "<tool_call>'
+         + '{\\"name\\": \\"calc\\"}"}}</tool_call>',
+         [("error", S, "invalid_json"), F]),
     Case("hermes-two-in-one", "hermes", _hermes(S, '{"q": 1}') + "\n" + _hermes("calc", "{}"),
          [call(S, q=1), ("text", "\n"), call("calc"), F]),
     Case("hermes-unicode-escapes", "hermes", _hermes(S, '{"q": "\\ud83d\\ude00 \\u00e9 \\n"}'),

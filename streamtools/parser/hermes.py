@@ -8,7 +8,9 @@ optional whitespace, a JSON object; anything else is ``CallError(reason=
 "malformed")`` reaching to the next ``</tool_call>``. The envelope's ``name`` starts the call,
 ``arguments`` (also ``parameters``, or OpenAI's nested ``{"function": {"name",
 "arguments"}}``; a double-encoded string of JSON is accepted too) streams as
-``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow.
+``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow;
+a ``<tool_call>`` there (the model forgot ``</tool_call>`` and began its next
+call) makes this one ``CallError(reason="unterminated")`` and opens the next.
 
 ``</tool_call>`` inside a JSON string is content: the closing tag is looked for
 only once the object is complete. On a JSON error the body skips to the next
@@ -37,6 +39,7 @@ class HermesBody(JsonCallBody):
         ("function", "arguments"): ARGS,
     }
     close = CLOSE
+    reopen = OPEN
     on_error = SKIP_TO_CLOSE
     example = (
         'Write exactly <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}'

@@ -12,7 +12,13 @@ A JSON call has up to three phases, each a few lines of state:
               turns everything it consumed back into text.
 ``ENVELOPE``  an ``Envelope`` reads the JSON object; the tool name starts the call,
               the arguments object streams out as ``ArgsDelta`` at the model's pace.
-``SUFFIX``    whitespace and the closing marker, for dialects that have one.
+``SUFFIX``    whitespace and the closing marker, for dialects that have one. The
+              dialect's opening marker there instead (``reopen``: the model
+              forgot the closing marker and went on to its next call) ends the
+              call as ``CallError(reason="unterminated")`` and is left for the
+              core, which opens the next call, as ``am_xml`` does. Only here,
+              after a complete object: after a JSON error the text may be inside
+              a string, so ``SKIP`` looks for the closing marker alone.
 
 Failure handling is per dialect (``on_error``): ``SKIP`` drops to the closing
 marker (hermes, json_action), so one broken call never eats the next;
@@ -56,6 +62,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
 
     roles: dict[tuple[str, ...], int] = {}
     close: str | None = None
+    reopen: str | None = None  # the opening marker, where ``close`` is due (see above)
     on_error = SKIP_TO_CLOSE
     example = ""
     opened = False  # the marker itself opened the envelope object (``{``)
@@ -196,7 +203,22 @@ class JsonCallBody(JsonFastPaths, CallBody):
                     return i + len(close)
                 if n - i < len(close) and close.startswith(s[i:]):
                     break
-                self._error("malformed", f"Expected {close} right after the JSON object.")
+                reopen = self.reopen
+                if reopen is not None:
+                    if s.startswith(reopen, i):
+                        name = self.call.name or "the tool"
+                        self._finish(s, pos, i, (
+                            "unterminated",
+                            f"The call to {name} was not closed before the next call began. "
+                            f"End every call with {close}.",
+                        ))
+                        return i
+                    if n - i < len(reopen) and reopen.startswith(s[i:]):
+                        break
+                message = f"Expected {close} right after the JSON object."
+                if s[i] == "{":
+                    message += " Write each call in a block of its own."
+                self._error("malformed", message)
             else:  # SKIP
                 close = self.close
                 if close is None or self.on_error == SWALLOW:
