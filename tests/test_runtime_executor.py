@@ -388,3 +388,35 @@ async def test_a_tool_that_exits_is_a_failure_not_the_end_of_the_run() -> None:
         ['<am:tool_call name="cli"><argv>["--nope"]</argv></am:tool_call>', "It refused."]
     )
     assert (await Agent(model, [cli]).run("go")).text == "It refused."
+
+
+async def test_an_endless_generator_stops_being_drained_when_its_call_times_out() -> None:
+    """The generator's items were taken by ``list`` in a worker thread that the
+    timeout abandons but cannot stop: an endless one (a ``tail -f``) went on
+    being drained into memory after the call had failed, until memory ran out.
+    The thread now stops at the next item and closes the generator."""
+    pulled = 0
+    closed = threading.Event()
+
+    @tool
+    def follow() -> Iterator[str]:
+        """Follow a log."""
+
+        def lines() -> Iterator[str]:
+            nonlocal pulled
+            try:
+                while True:
+                    pulled += 1
+                    time.sleep(0.002)
+                    yield "line"
+            finally:
+                closed.set()
+
+        return lines()
+
+    outcome = await Executor(ToolRegistry([follow]), timeout=0.2).execute(call("follow"))
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert await anyio.to_thread.run_sync(closed.wait, 2.0)
+    before = pulled
+    await anyio.sleep(0.1)
+    assert pulled == before

@@ -13,7 +13,8 @@ a future someone else cancelled) is that tool failing.
 
 A value is what the tool finally gives: a coroutine it returned without
 ``await`` is awaited, a generator's (or any iterator's) items are collected
-into a list, so the model never reads ``<generator object … at 0x…>``.
+into a list, so the model never reads ``<generator object … at 0x…>``; an
+endless one stops being drained when its call times out or is cancelled.
 
 The agent starts one ``execute`` per call in the turn's task group the moment
 the call's ``CallEnd`` arrives (eager dispatch), so the calls of a turn run
@@ -46,6 +47,7 @@ parser has already checked them against the schema.
 from __future__ import annotations
 
 import inspect
+import threading
 import traceback
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
@@ -145,7 +147,7 @@ class Executor:
         if isinstance(value, AsyncIterator):
             value = await _collect(value)
         elif isinstance(value, Iterator):
-            value = await anyio.to_thread.run_sync(list, value, abandon_on_cancel=True)
+            value = await _drain(value)
         return value
 
     def _describe(self, name: str, exc: BaseException) -> str:
@@ -157,6 +159,34 @@ class Executor:
     @staticmethod
     def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
+
+
+async def _drain(items: Iterator[Any]) -> list[Any]:
+    """The items of an iterator, taken in a worker thread (its ``next`` may block).
+
+    The thread is abandoned on cancellation (the timeout, the run cancelled) like
+    a sync tool's, but it stops taking items at the next one and closes a
+    generator: an endless one (``itertools.count()``, a ``tail -f``) would
+    otherwise be drained into a list in the background until memory ran out."""
+    stop = threading.Event()
+
+    def take() -> list[Any]:
+        out: list[Any] = []
+        try:
+            for item in items:
+                if stop.is_set():
+                    break
+                out.append(item)
+        finally:
+            close = getattr(items, "close", None)
+            if stop.is_set() and callable(close):
+                close()
+        return out
+
+    try:
+        return await anyio.to_thread.run_sync(take, abandon_on_cancel=True)
+    finally:
+        stop.set()
 
 
 async def _collect(items: AsyncIterator[Any]) -> list[Any]:
