@@ -142,6 +142,22 @@ async def test_repeated_call_is_redirected_then_stopped() -> None:
     assert events[-1] == Final(text="Anyway. ", turns=4)
 
 
+async def test_a_call_refused_after_the_stop_is_not_called_a_repeat() -> None:
+    """After tool use stopped, a call with other arguments was refused with
+    "`add` was called again with the same arguments", which it was not: the
+    model (and a consumer showing ``ToolFailed``) was told something false."""
+    same = hermes("add", a=1, b=1)
+    model = ScriptedModel([same, same, same, "Anyway. " + hermes("add", a=9, b=9) + same])
+    events = await collect(Agent(model, [add], dialect="hermes"), "1+1")
+    last_turn = [e for e in events if isinstance(e, ToolFailed)][-2:]
+    assert [e.kind for e in last_turn] == ["refused", "refused"]
+    other, repeat = last_turn
+    assert "same arguments" not in other.message
+    assert other.message.startswith("`add` was not run: tool use is stopped")
+    assert "`add` was called again with the same arguments" in repeat.message
+    assert events[-1] == Final(text="Anyway. ", turns=4)
+
+
 def test_refusal_detection() -> None:
     refusals = [
         "I don't have access to real-time data.",

@@ -133,8 +133,15 @@ def repeat_redirect(name: str, previous: str | None) -> str:
     return text + " Use that result, call a tool with different arguments, or give your answer."
 
 
-def repeat_stop(name: str) -> str:
-    """The tool error once repeats go on: tools are over for this run."""
+def repeat_stop(name: str, *, repeated: bool = True) -> str:
+    """The tool error once repeats go on: tools are over for this run. ``repeated``
+    false: a call made after that which is not a repeat (other arguments, another
+    tool), refused all the same, and not told it repeated anything."""
+    if not repeated:
+        return (
+            f"`{name}` was not run: tool use is stopped for this request after repeated "
+            "identical calls. Do not call any more tools: answer now with what you have."
+        )
     return (
         f"`{name}` was called again with the same arguments; tool use is stopped for this "
         "request. Do not call any more tools: answer now with what you have."

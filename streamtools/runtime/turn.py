@@ -218,7 +218,8 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     repair = ctx.repair
     signature = call_signature(call.name, call.arguments)
     if repair.stopping:
-        await _refuse(ctx, call, reply, repeat_stop(call.name))
+        repeated = signature in repair.seen
+        await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
         return
     if signature not in repair.seen:
         repair.seen.add(signature)
