@@ -70,6 +70,26 @@ async def test_results_errors_and_unknown_tools() -> None:
         assert caught.value.code == -32602
 
 
+async def test_tools_known_by_schema_alone_are_not_served() -> None:
+    """A tool without a function was listed, then refused as unknown by a message
+    that named it among the tools one may call."""
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    mixed = ToolRegistry([echo])
+    mixed.add_schema("remote_only", "Runs elsewhere.", {"type": "object", "properties": {}})
+    async with Client(mcp_server(mixed)) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("remote_only", {})
+    assert caught.value.message == (
+        "Unknown tool `remote_only`. The only tools you may call are: `echo`."
+    )
+
+
 async def test_a_result_that_cannot_be_written_is_a_tool_error() -> None:
     @tool
     def loop() -> list[object]:

@@ -17,6 +17,10 @@ calling model can act on. Only an unknown tool name is a JSON-RPC error
 (``INVALID_PARAMS``), as the spec shows for it; its message lists the names
 that exist.
 
+Only tools with a function are served: a registry may also hold tools known
+by their schema alone (``add_schema`` without ``fn``), which this server
+could list but never run. They are neither listed nor named as callable.
+
 Transports: ``serve_stdio`` (any anyio backend) for clients that start the
 server as a subprocess; ``http_app`` returns a Starlette ASGI app for any ASGI
 server (its lifespan must run: it owns the session manager); ``serve_http``
@@ -97,12 +101,18 @@ def mcp_server(
     """
     registry = _registry(tools)
 
+    def runnable() -> ToolRegistry:
+        return ToolRegistry(
+            tool for name in registry if (tool := registry.get(name)) and tool.fn is not None
+        )
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
+        served = runnable()
         listed = []
-        for tool_name in registry:
-            tool = registry.get(tool_name)
+        for tool_name in served:
+            tool = served.get(tool_name)
             assert tool is not None  # iterating the registry's own names
             listed.append(
                 MCPTool(
@@ -116,7 +126,8 @@ def mcp_server(
     ) -> CallToolResult:
         tool = registry.get(params.name)
         if tool is None or tool.fn is None:
-            raise MCPError(code=INVALID_PARAMS, message=registry.unknown_tool_message(params.name))
+            message = runnable().unknown_tool_message(params.name)
+            raise MCPError(code=INVALID_PARAMS, message=message)
         try:
             kwargs = tool.validate(dict(params.arguments or {}))
         except ToolArgumentsError as exc:
