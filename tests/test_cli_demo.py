@@ -25,7 +25,7 @@ from streamtools.events import (
     TurnStart,
     decode_event,
 )
-from streamtools.model import TextChunk
+from streamtools.model import CallChunk, FinishChunk, TextChunk
 from streamtools.runtime import ConsoleRenderer
 from streamtools.runtime.recording import (
     Failure,
@@ -217,6 +217,27 @@ def test_replay_shows_a_call_that_raised(
     assert bad.reason == "unterminated"
     assert isinstance(events[-1], TurnEnd) and events[-1].reason == "error"
     assert isinstance(events[-2], Finish) and events[-2].reason == "error"
+
+
+def test_replay_shows_a_native_call_as_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A native-mode recording's call was decoded against an empty tool list,
+    so ``replay`` showed every native call as ``call_error`` (unknown_tool, "The
+    tools you can call are: (none)"); it is shown as it was, as text calls are."""
+    data = (
+        encode_header(Header(turn=1))
+        + encode_chunk(CallChunk(index=0, id="x", name="add", arguments='{"a": 1,'), 0.1)
+        + encode_chunk(CallChunk(index=0, arguments=' "b": 2}'), 0.2)
+        + encode_chunk(FinishChunk(reason="tool_calls"), 0.3)
+    )
+    path = tmp_path / "native.jsonl"
+    path.write_bytes(data)
+    assert main(["replay", str(path), "--json"]) == 0
+    events = [decode_event(line) for line in capsys.readouterr().out.splitlines()]
+    assert not any(isinstance(e, CallError) for e in events)
+    (end,) = [e for e in events if isinstance(e, CallEnd)]
+    assert (end.id, end.name, end.arguments) == ("x", "add", {"a": 1, "b": 2})
 
 
 def test_calculator_keeps_the_commas_between_a_functions_arguments() -> None:

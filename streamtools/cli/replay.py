@@ -6,7 +6,8 @@ Each model call in the recording (a segment: header, then timed chunks, and
 an error line if the call raised) is decoded on its own, instantly, with the
 same decoders the agent uses: text through the ``Parser`` of ``--dialect``
 (with no tool list, so every call name is accepted: a recording is shown as it
-was, not judged), native call deltas through ``NativeCalls``. No tool runs. A
+was, not judged), native call deltas through ``NativeCalls`` (likewise with no
+tool list). No tool runs. A
 call that raised shows as a ``StreamError`` with its message, then an errored
 finish.
 
@@ -42,7 +43,6 @@ from streamtools.model import CallChunk, FinishChunk, ReasoningChunk, TextChunk,
 from streamtools.parser import DIALECTS
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder
 from streamtools.runtime.recording import Segment, load
-from streamtools.tools import ToolRegistry
 
 __all__ = ["register", "segment_events"]
 
@@ -64,7 +64,7 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
             case ReasoningChunk(text=text):
                 events = [ReasoningDelta(text=text)]
             case CallChunk():
-                native = native or NativeDecoder(ToolRegistry(), id_prefix=f"native_{turn}_")
+                native = native or NativeDecoder(None, id_prefix=f"native_{turn}_")
                 events = list(native.call(timed.chunk))
             case UsageChunk(input_tokens=i, output_tokens=o):
                 events = [Usage(input_tokens=i, output_tokens=o)]

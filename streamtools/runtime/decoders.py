@@ -63,11 +63,12 @@ class PromptDecoder:
 class NativeDecoder:
     """Native call deltas through ``NativeCalls``; text passes straight through."""
 
-    def __init__(self, tools: ToolRegistry, *, id_prefix: str = "call_") -> None:
+    def __init__(self, tools: ToolRegistry | None, *, id_prefix: str = "call_") -> None:
         from streamtools.native import NativeCalls
 
         # NativeCalls takes names; the executor validates arguments itself.
-        self.calls = NativeCalls(list(tools), id_prefix=id_prefix)
+        # None: every call name is accepted, as by ``PromptDecoder``.
+        self.calls = NativeCalls(None if tools is None else list(tools), id_prefix=id_prefix)
 
     @property
     def stopped(self) -> bool:
