@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamtools.events import CallEnd, Event, Final, TextDelta, ToolResult, TurnEnd
+from streamtools.errors import RepairExhausted
+from streamtools.events import CallEnd, Event, Final, Retry, TextDelta, ToolResult, TurnEnd
 from streamtools.runtime import Agent, Replay, record
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
@@ -104,6 +105,42 @@ async def test_request_tools_adds_definitions_for_the_next_turn() -> None:
         in events
     )
     assert events[-1] == Final(text="Found a note.", turns=3)
+
+
+async def test_a_request_for_tools_that_grants_nothing_is_bounded_and_true() -> None:
+    """``am:request_tools`` naming no tool that exists was answered "These tools are
+    now available: (none found)." every time, up to ``max_turns``, where an unknown
+    tool's call is repaired ``max_repairs`` times; under ``tool_choice="none"``
+    the model was told "These tools are now available: search", none of which it
+    could call. Now both are told the truth, as a bounded call-error repair."""
+    ask = "<am:request_tools>nope</am:request_tools>"
+    model = ScriptedModel([ask] * 8)
+    agent = Agent(model, [weather, search], offer=["weather"], max_turns=8)
+    events: list[Event] = []
+    with pytest.raises(RepairExhausted) as info:
+        async with agent.stream("Hi") as stream:
+            async for event in stream:
+                events.append(event)
+    assert info.value.reason == "call_error" and info.value.turns == 3
+    assert [e.reason for e in events if isinstance(e, Retry)] == ["call_error", "call_error"]
+    assert model.requests[1].messages[-1].content == (
+        "Unknown tool `nope`. The only tools you may call are: `weather`, "
+        "`kom.memory.v1.search`."
+    )
+    assert events[-1] == TurnEnd(turn=3, reason="error")
+
+    # with something to say beside it, the reply is the answer once repairs are spent
+    model = ScriptedModel(["Let me look. " + ask] * 3)
+    events = await collect(Agent(model, [weather, search], offer=["weather"]), "Hi")
+    assert events[-1] == Final(text="Let me look. ", turns=3)
+
+    ask = "<am:request_tools>kom.memory.v1.search</am:request_tools>"
+    model = ScriptedModel([ask, "No tools, then."])
+    agent = Agent(model, [weather, search], tool_choice="none")
+    events = await collect(agent, "Hi")
+    told = model.requests[1].messages[-1].content
+    assert "now available" not in told and "no tools are available here" in told
+    assert events[-1] == Final(text="No tools, then.", turns=2)
 
 
 async def test_record_a_session_then_replay_it_identically(tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ wording and the bounds):
 
 1. call errors, while ``max_repairs`` allows: feedback, ``Retry(call_error)``;
 2. calls: their results are in the transcript, the model is called again;
-3. ``am:request_tools`` only: the named tools join the offer, continue;
+3. ``am:request_tools`` only: the named tools join the offer, continue; a
+   request that names no tool there is (none exists by that name, or
+   ``tool_choice`` is ``"none"``) is told so, as rung 1, within ``max_repairs``;
 4. a stream that failed and produced nothing usable: ``ProviderError``;
 5. a refusal, or no call when one is required: one stronger re-prompt;
 6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
@@ -50,7 +52,7 @@ from typing import Any
 
 import anyio
 
-from streamtools.errors import BudgetExceeded, ProviderError, UsageError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.prompts import get_renderer, project
@@ -210,7 +212,7 @@ class Agent:
                     if name in self.registry and name not in offered:
                         offered = self.registry.subset([*offered, name])
                 try:
-                    step = self._next_step(reply, repair, offered, final_turn)
+                    step = self._next_step(reply, repair, offered, final_turn, turn)
                     if step is None:
                         _check_exhausted(reply, repair, turn)
                 except Exception:
@@ -237,7 +239,7 @@ class Agent:
         )
 
     def _next_step(
-        self, reply: Reply, repair: RepairState, offered: ToolRegistry, final_turn: bool
+        self, reply: Reply, repair: RepairState, offered: ToolRegistry, final_turn: bool, turn: int
     ) -> tuple[str, str | None] | None:
         """What follows ``reply``: None for the final answer, else (reason, message to add)."""
         reminder = _NATIVE_REMINDER if self.native else self.renderer.format_reminder()
@@ -249,8 +251,26 @@ class Agent:
         if reply.calls:
             return "tool_calls", None
         if reply.requested_tools:
-            found = ", ".join(n for n in reply.requested_tools if n in self.registry)
-            return "tool_calls", f"These tools are now available: {found or '(none found)'}."
+            # Under tool_choice "none" nothing is granted: no tool is shown or runs.
+            grantable = self.registry.subset([]) if self.tool_choice == "none" else self.registry
+            found = [n for n in dict.fromkeys(reply.requested_tools) if n in grantable]
+            if found:
+                return "tool_calls", f"These tools are now available: {', '.join(found)}."
+            # Nothing to grant: repaired as an unknown tool's call is, and as boundedly;
+            # past the bound the reply is taken as it stands.
+            told = "\n".join(
+                grantable.unknown_tool_message(n) for n in dict.fromkeys(reply.requested_tools)
+            )
+            if repair.can_repair():
+                repair.call_error_repairs += 1
+                return "call_error", told
+            if not reply.visible_text.strip():  # nothing but the request: no answer
+                raise RepairExhausted(
+                    f"the model's tool requests still failed after {repair.call_error_repairs} "
+                    f"repairs: {told}",
+                    reason="call_error",
+                    turns=turn,
+                )
         if reply.finish is not None and reply.finish.reason == "error":
             raise ProviderError(reply.finish.message or "the model stream ended with an error")
         if repair.reprompted or not len(offered) or self.tool_choice == "none":
