@@ -451,6 +451,26 @@ CASES: list[Case] = [
          '```json action\n{"tool": "search", "parameters": {}}\n```\n'
          '```json action\r\n{"tool": "calc", "arguments": {"a": 1}}\n```',
          [call(S), ("text", "\n"), call("calc", a=1), F]),
+    # a block left open, then the next one: its opening fence ended the first call and
+    # the rest of its line, the call and the fence were text (the call lost)
+    Case("action-unclosed-then-next", "json_action",
+         '```json action\n{"tool": "search", "parameters": {"q": "a"}}\n```json action\n'
+         '{"tool": "calc", "parameters": {"a": 1}}\n```json action\r\n{"tool": "search"}'
+         "\n```\nok",
+         [call(S, q="a"), call("calc", a=1), call(S), ("text", "\nok"), F]),
+    Case("action-broken-then-next", "json_action",
+         '```json action\n{"tool": "search", "parameters": {q: 1}}\n```json action\n'
+         '{"tool": "calc", "parameters": {}}\n```',
+         [("error", S, "invalid_json"), call("calc"), F]),
+    Case("action-fence-then-json-prose", "json_action",
+         '```json action\n{"tool": "search"}\n```json actions\n```json action',
+         [call(S), ("text", "json actions\n```json action"), F]),
+    Case("action-fence-then-think", "json_action",
+         '```json action\n{"tool": "search"}\n```<think>x</think>y',
+         [call(S), ("text", "<think>x</think>y"), F]),
+    Case("action-fence-then-cut", "json_action",
+         '```json action\n{"tool": "search"}\n```json act',
+         [call(S), ("text", "json act"), F]),
     Case("action-plain-fence", "json_action", "```json\n{}\n```\n```json actions\n{}\n```",
          [("text", "```json\n{}\n```\n```json actions\n{}\n```"), F]),
     Case("action-invalid", "json_action",
