@@ -30,7 +30,8 @@ answers the questions the rest of the package asks of a schema:
   keys, such as a ``description``, laid over it).
 
 * **explanations** (``explain``): from msgspec's error text, the path and a
-  hint for the model: the schema snippet at that path (bounded), or, for an
+  hint for the model: the schema snippet at that path (bounded, its local
+  ``$ref`` written out, since the snippet carries no ``$defs``), or, for an
   unknown field, the names it may use instead.
 
 Nothing here knows about tools, functions or dialects. Core module: standard
@@ -241,6 +242,22 @@ def at_path(root: dict[str, Any], path: str) -> dict[str, Any] | None:
 # --- explanations ----------------------------------------------------------------
 
 
+def _inlined(root: dict[str, Any], node: Any, depth: int) -> Any:
+    """``node`` with its local ``$ref`` replaced by what they point at, nested ones
+    too (``{"items": {"$ref": "#/$defs/Item"}}`` shows the item's fields): a snippet
+    quoted to the model has no ``$defs`` to look them up in. A reference deeper
+    than ``MAX_DEPTH`` (a recursive type) is left as it is."""
+    if depth > MAX_DEPTH:
+        return node
+    if isinstance(node, dict):
+        if "$ref" in node:
+            node = resolve(root, node)
+        return {k: _inlined(root, v, depth + 1) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inlined(root, v, depth + 1) for v in node]
+    return node
+
+
 def explain(schema: dict[str, Any], detail: str) -> tuple[str, str]:
     """The path named by a msgspec error (``detail``) and a hint for the model:
     the names allowed there (unknown field) or the schema at that path, bounded.
@@ -258,7 +275,7 @@ def explain(schema: dict[str, Any], detail: str) -> tuple[str, str]:
         return path, f"Allowed parameters at `{path}`: {names}."
     if where is None:
         return path, ""
-    snippet = json.dumps(resolve(schema, where), ensure_ascii=False)
+    snippet = json.dumps(_inlined(schema, where, 0), ensure_ascii=False)
     if len(snippet) > _SNIPPET_MAX:
         snippet = snippet[:_SNIPPET_MAX] + " …"
     return path, f"`{path}` must match this schema: {snippet}"

@@ -246,3 +246,32 @@ def test_schema_module_is_core() -> None:
         )
     }
     assert imported <= {"__future__", "json", "re", "typing", "msgspec"}
+
+
+def test_explain_writes_out_the_references_in_its_snippet() -> None:
+    """The snippet for ``$.items`` was ``{"type": "array", "items": {"$ref":
+    "#/$defs/Item"}}``: a reference the model cannot follow, as the snippet
+    carries no ``$defs``. The item's own schema is written out in its place;
+    a recursive type stops expanding, within the snippet's bound."""
+    root = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+            "tree": {"$ref": "#/$defs/Node"},
+        },
+        "$defs": {
+            "Item": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            "Node": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            },
+        },
+    }
+    path, hint = explain(root, "Expected `array`, got `object` - at `$.items`")
+    assert path == "$.items" and "$ref" not in hint
+    assert hint.endswith(
+        '{"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}'
+    )
+    path, hint = explain(root, "Expected `object`, got `int` - at `$.tree`")
+    assert hint.startswith('`$.tree` must match this schema: {"type": "object", "properties": ')
+    assert len(hint) < 700
