@@ -141,6 +141,18 @@ def test_native_and_hybrid_exclude_each_other(capsys: pytest.CaptureFixture[str]
     assert code == 2 and "exclude" in capsys.readouterr().err
 
 
+def test_a_record_file_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--record`` into a missing directory raised FileNotFoundError out of the
+    command, a traceback; it is a one-line error and exit 2, before any request."""
+    target = tmp_path / "missing" / "session.jsonl"
+    code = main(["chat", "--model", "m", "--record", str(target)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"streamtools chat: cannot write {target}: ")
+
+
 def test_subprocess_with_piped_stdin_and_record(tmp_path: Path) -> None:
     recording = tmp_path / "session.jsonl"
     with FakeServer([CALL, "2**10 is 1024."]) as server:

@@ -189,7 +189,12 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     model: Model = build_model(args)
     if args.record is not None:
-        model = record(model, args.record)
+        try:
+            model = record(model, args.record)  # creates (truncates) the file now
+        except OSError as exc:  # a file the flag names but cannot be written: a usage error
+            message = f"cannot write {args.record}: {exc.strerror or exc}"
+            print(f"streamtools chat: {message}", file=sys.stderr)
+            return 2
     color = {"auto": None, "always": True, "never": False}[args.color]
     interactive = sys.stdin.isatty()
     if interactive:
