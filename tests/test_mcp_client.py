@@ -174,6 +174,19 @@ async def test_a_malformed_answer_fails_its_call_at_once_with_the_reason() -> No
             assert await call(registry, "ok") == "ok ran"  # the session is still fine
 
 
+async def test_an_answer_under_an_unknown_id_is_a_warning_then_a_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Nothing says which request it meant; the log says why the call times out.
+    caplog.set_level(logging.WARNING, logger="streamtools.mcp")
+    async with mcp_tools(raw_command(), call_timeout=0.5) as registry:
+        with pytest.raises(MCPToolError, match=r"did not answer the call to 'wrong_id' within"):
+            await call(registry, "wrong_id")
+    assert "sent an answer no request is waiting for (id 9999); ignored: lost track" in (
+        caplog.text
+    )
+
+
 async def test_a_malformed_handshake_answer_is_a_load_error_at_once() -> None:
     with anyio.fail_after(20), pytest.raises(MCPLoadError, match=r"error\.message: Field required"):
         async with mcp_tools(raw_command("bad-handshake"), load_timeout=60):
@@ -185,7 +198,7 @@ async def test_tools_with_invalid_definitions_are_left_out_and_the_others_load(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="streamtools.mcp")
     async with mcp_tools(raw_command("invalid-tools")) as registry:
-        assert set(registry) == {"ok", "null_message", "no_result"}
+        assert set(registry) == {"ok", "null_message", "no_result", "wrong_id"}
         assert await call(registry, "ok") == "ok ran"
     assert "tool 'array_input' left out: its definition is not valid MCP (inputSchema.type: " in (
         caplog.text

@@ -14,7 +14,10 @@ came. ``answer_to_request`` turns such a line into a JSON-RPC error for that
 id, saying what was wrong, so the call fails at once with the reason. (Over
 streamable HTTP the SDK does so itself: there the HTTP response tells which
 request an answer belongs to.) An answer whose id is missing, null or not
-one of ours is left as it was: nothing says which request it meant.
+one of ours cannot be given to any request: the SDK drops it, and the
+request it was meant for waits for its timeout. The screen logs a warning
+for it then (with the server's error message, if it sent one), so that the
+timeout that follows has an explanation in the log.
 
 A tool listing with one bad tool. The SDK validates a ``tools/list`` answer
 as a whole, so one tool with an input schema that is not an object schema
@@ -117,19 +120,24 @@ def _tool_label(entry: object) -> str:
 
 
 class _Screen:
-    """The state one session's screen keeps: the open ``tools/list`` requests."""
+    """The state one session's screen keeps: the ids of the requests sent and not
+    answered yet (a request that timed out stays: its answer may still come),
+    and which of them are ``tools/list`` requests."""
 
     def __init__(self, label: str, version: Callable[[], str | None]) -> None:
         self.label = label
         self.version = version
+        self._unanswered: set[str] = set()
         self._listings: set[str] = set()
 
     def sent(self, item: SessionMessage) -> None:
         message = item.message
-        if isinstance(message, JSONRPCRequest) and message.method == "tools/list":
+        if isinstance(message, JSONRPCRequest):
             key = _request_key(message.id)
             if key is not None:
-                self._listings.add(key)
+                self._unanswered.add(key)
+                if message.method == "tools/list":
+                    self._listings.add(key)
 
     def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, Exception):
@@ -137,6 +145,14 @@ class _Screen:
         message = item.message
         if isinstance(message, JSONRPCResponse | JSONRPCError):
             key = _request_key(message.id)
+            if key not in self._unanswered:
+                said = f": {message.error.message}" if isinstance(message, JSONRPCError) else ""
+                logger.warning(
+                    "MCP server %r sent an answer no request is waiting for (id %r); ignored%s",
+                    self.label, message.id, said,
+                )
+                return item
+            self._unanswered.discard(key)
             if key in self._listings:
                 self._listings.discard(key)
                 if isinstance(message, JSONRPCResponse):

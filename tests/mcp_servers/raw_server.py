@@ -2,7 +2,8 @@
 
 ``python raw_server.py`` answers the handshake (protocol 2025-06-18) and lists
 its tools: ``ok`` works; ``null_message`` answers with an error whose
-``message`` is null; ``no_result`` answers with a null ``result``. With
+``message`` is null; ``no_result`` answers with a null ``result``;
+``wrong_id`` answers under an id that no request had. With
 ``invalid-tools``, the listing also holds tools whose definitions are not
 valid MCP: ``array_input`` (its input schema is an array schema),
 ``no_schema`` (its input schema is a string) and one without a name. With
@@ -21,6 +22,7 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "ok", "description": "Works.", "inputSchema": OBJECT},
     {"name": "null_message", "inputSchema": OBJECT},
     {"name": "no_result", "inputSchema": OBJECT},
+    {"name": "wrong_id", "inputSchema": OBJECT},
 ]
 INVALID_TOOLS: list[dict[str, Any]] = [
     {"name": "array_input", "inputSchema": {"type": "array", "items": {"type": "string"}}},
@@ -52,6 +54,9 @@ def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
             reply["error"] = {"code": -32000, "message": None}
         elif name == "no_result":
             reply["result"] = None
+        elif name == "wrong_id":
+            reply["id"] = 9999
+            reply["error"] = {"code": -32603, "message": "lost track"}
         else:
             reply["result"] = {"content": [{"type": "text", "text": f"{name} ran"}]}
     else:
