@@ -342,6 +342,13 @@ def test_limits_that_cannot_work_are_refused_when_the_agent_is_made(
         Agent(ScriptedModel(["hi"]), [add], **options)
 
 
+@pytest.mark.parametrize("stop", ["", ["STOP", ""], [7]])
+def test_a_stop_string_that_cannot_work_is_refused_when_the_agent_is_made(stop: Any) -> None:
+    """It was refused only by the first run's parser."""
+    with pytest.raises(UsageError, match="stop strings must be non-empty str"):
+        Agent(ScriptedModel(["hi"]), [add], stop=stop)
+
+
 @pytest.mark.parametrize("native", [False, True])
 async def test_finish_names_the_stop_string_the_provider_cut_at(
     anyio_backend: str, native: bool

@@ -55,6 +55,7 @@ import anyio
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
+from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
 from streamtools.runtime.executor import Executor, check_concurrency, check_seconds
@@ -131,6 +132,7 @@ class Agent:
         self.tool_choice = _tool_choice(tool_choice, self.registry)
         # A str is itself a Sequence[str]: taken as one stop string, not its characters.
         self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
+        stop_strings(self.stop)  # an empty or non-str one is refused now, not at a run
         self.temperature = temperature
         self.max_tokens = max_tokens
         # sent to the APIs that take them (see ``streamtools.model.sampling``)
