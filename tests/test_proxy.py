@@ -624,6 +624,24 @@ def test_a_body_nested_past_the_decoders_depth_is_a_400() -> None:
             assert "nested too deeply" in response.text
 
 
+def test_a_body_whose_strings_are_not_utf8_is_a_400() -> None:
+    # msgspec raises UnicodeDecodeError (not a DecodeError) for such bytes in a
+    # string or a key: it was a 500 with a traceback in the log
+    head = b'{"model": "m", "max_tokens": 5, "input": "x", '
+    body = head + b'"messages": [{"role": "user", "content": "\xff"}]}'
+    key = head + b'"messages": [], "\xfe": 1}'
+    # a lone surrogate escape first: the body is decoded again with it replaced
+    both = head + b'"messages": [{"role": "user", "content": "\\ud800 \xff"}]}'
+    with proxy([]) as (url, upstream):
+        for path, field in (("/v1/chat/completions", "error"), ("/v1/messages", "type"),
+                            ("/v1/responses", "error"), ("/v1/messages/count_tokens", "type")):
+            for content in (body, key, both):
+                response = httpx.post(f"{url}{path}", content=content, timeout=10)
+                assert response.status_code == 400 and field in response.json(), response.text
+                assert "not valid UTF-8" in response.text
+        assert upstream.requests == []
+
+
 def test_a_lone_surrogate_escape_in_the_body_is_read_as_u_fffd() -> None:
     # Claude Code (JavaScript) cut a tool output in the middle of an emoji: its
     # JSON carries a lone \\ud83d, which a JSON parser refuses (Anthropic's API

@@ -150,6 +150,8 @@ async def _read_body(request: Request, limit: int) -> Any:
     except RecursionError:
         # deeper than msgspec goes (about a thousand levels): no API's request is
         raise RequestError("the request body is nested too deeply") from None
+    except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
+        raise _not_utf8(exc) from None
     except msgspec.DecodeError as exc:
         repaired = lone_surrogate_escapes_replaced(bytes(data))
         if repaired is not None:
@@ -157,7 +159,13 @@ async def _read_body(request: Request, limit: int) -> Any:
                 return _decode_json(repaired)
             except msgspec.DecodeError:
                 pass
+            except UnicodeDecodeError as second:
+                raise _not_utf8(second) from None
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> RequestError:
+    return RequestError(f"the request body is not valid UTF-8: {exc.reason}")
 
 
 _NO_JSON_OBJECT = (
