@@ -136,6 +136,34 @@ async def test_native_call_cut_mid_stream_does_not_run(anyio_backend: str, wire:
     assert events[-1] == Final(text="I did not wipe anything.", turns=2)
 
 
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_a_failed_native_call_is_not_sent_back_as_text(
+    anyio_backend: str, wire: Wire
+) -> None:
+    """A native call whose arguments are not JSON never was text: the reply sent
+    back holds the model's text and its good call, not the broken arguments (which
+    would show the model writing calls as text, right before it is told not to)."""
+    calls = (
+        FakeCall(name="multiply", arguments={"a": 6, "b": 7}),
+        FakeCall(name="multiply", arguments='{"a": 1, "b":'),
+    )
+    async with FakeServer([Reply(text="Let me.", calls=calls), "42."], wire=wire) as server:
+        result = await Agent(provider_for(server), [multiply], native=True).run("go")
+        second = server.requests[1]
+    assert result.text == "42."
+    reply = second["messages"][1]
+    assert reply["role"] == "assistant"
+    if wire == "openai":
+        assert reply["content"] == "Let me."
+        assert [c["function"]["arguments"] for c in reply["tool_calls"]] == ['{"a":6,"b":7}']
+    else:
+        assert reply["content"][0] == {"type": "text", "text": "Let me."}
+        assert [b["input"] for b in reply["content"][1:]] == [{"a": 6, "b": 7}]
+    # the feedback still quotes what was sent, so the model can fix it
+    assert '{"a": 1, "b":' in str(second["messages"][2:])
+    assert "tool-calling interface" in str(second["messages"][2:])
+
+
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:
     calls = (
         FakeCall(name="multiply", arguments={"a": 6, "b": 7}),

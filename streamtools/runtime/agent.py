@@ -12,7 +12,10 @@ wait for the tools. Then the transcript gets the assistant reply (visible
 text, with the raw text of any failed call left in place so that a repair
 prompt refers to something the model can see; reasoning; calls with their
 raw text) and the results paired by call id, in call order, whatever order
-they finished in. Ids are unique within a reply, which is where results are
+they finished in. In native mode a failed call's raw text (its argument JSON)
+is left out: the call was never text, and a reply that showed the model
+writing calls as text would teach it just that; the repair prompt quotes it.
+Ids are unique within a reply, which is where results are
 paired (``prompts.project`` pairs results with the reply they follow). Ids we
 make are unique across the whole transcript (``call_<reply>_<n>``, counting
 the replies already in a transcript passed in); in native mode a provider's
@@ -380,11 +383,9 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
         )
         for c in reply.calls
     )
-    transcript.add(
-        AssistantMessage(
-            text="".join(reply.written), calls=calls, reasoning="".join(reply.reasoning)
-        )
-    )
+    # native: the visible text only (see the module docstring)
+    text = reply.visible_text if native else "".join(reply.written)
+    transcript.add(AssistantMessage(text=text, calls=calls, reasoning="".join(reply.reasoning)))
     for call in reply.calls:
         outcome = reply.outcomes[call.id]
         if isinstance(outcome, ToolResult):
