@@ -34,10 +34,9 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp.client._transport import Transport, TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     PARSE_ERROR,
@@ -46,9 +45,13 @@ from mcp.types import (
     JSONRPCRequest,
     JSONRPCResponse,
     ListToolsResult,
+    methods,
 )
-from mcp_types import methods
 from pydantic import ValidationError
+
+if TYPE_CHECKING:  # the SDK's public Transport; its streams' type has no public name
+    from mcp.client import Transport
+    from mcp.client._transport import TransportStreams
 
 __all__ = ["answer_to_request", "screened"]
 
