@@ -471,6 +471,11 @@ CASES: list[Case] = [
     Case("action-fence-then-cut", "json_action",
          '```json action\n{"tool": "search"}\n```json act',
          [call(S), ("text", "json act"), F]),
+    # a stop string in the text held after a call's fence, when the stream ends there:
+    # that text was never scanned and its first character was let through unchecked
+    Case("action-fence-then-stop-at-end", "json_action",
+         '```json action\n{"tool": "search"}\n```json action\r',
+         [call(S), ("finish", "stop", "json action\r")], stop="json action\r"),
     Case("action-plain-fence", "json_action", "```json\n{}\n```\n```json actions\n{}\n```",
          [("text", "```json\n{}\n```\n```json actions\n{}\n```"), F]),
     Case("action-invalid", "json_action",

@@ -113,7 +113,9 @@ class CallBody:
         """The stream ended inside this body with ``tail`` unconsumed.
 
         Emit the call's last event and return None, or return the whole text of a
-        rejected body for the core to rescan as text.
+        rejected body for the core to rescan as text, or, with ``status`` DONE, the
+        text after the call's end (``tail`` or part of it), which the core scans
+        as text from its first character.
         """
         raise NotImplementedError
 

@@ -461,6 +461,12 @@ class Parser:
                     self._mode = TEXT
                     if rest is None:
                         return
+                    if body.status == DONE:
+                        # text after the call's end, none of it scanned yet (stop
+                        # strings included), as after a call that ends in ``feed``
+                        self._prev = body.raw_text()[-1:]
+                        s, pos = rest, 0
+                        continue
                     s, pos = self._rejected(rest, "", 0, out)
                     continue
                 self._hold_in_call(body, s, k)

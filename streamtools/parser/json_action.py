@@ -86,7 +86,8 @@ class JsonActionBody(JsonCallBody):
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         if self.phase == AFTER:
-            return tail or None  # text after the last call's fence
+            self.status = DONE  # the call ended at its fence: ``tail`` is text after it
+            return tail or None
         return super().end(tail, finish_reason, out)
 
 

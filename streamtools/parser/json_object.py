@@ -150,9 +150,10 @@ class FencedObjectBody(CallBody):
         return i
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
-        self.status = DONE
         if self.state == OPENING:
+            self.status = REJECTED
             return self.raw_text() + tail  # a fence never followed by an object
+        self.status = DONE
         if self.state == INNER:
             assert self.inner is not None
             return self.inner.end(tail, finish_reason, out)
