@@ -47,6 +47,7 @@ __all__ = [
     "ReasoningChunk",
     "SAMPLING",
     "TextChunk",
+    "Thinking",
     "ToolChoice",
     "ToolSpec",
     "UsageChunk",
@@ -66,14 +67,28 @@ class NativeCall(msgspec.Struct, frozen=True, kw_only=True):
     arguments: dict[str, Any]
 
 
+class Thinking(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A reasoning block the provider signed: Anthropic's ``thinking`` block
+    (``text`` and its ``signature``) or ``redacted_thinking`` (``redacted``: its
+    opaque data). With extended thinking and tool use the API requires the
+    reply's blocks back, unchanged, on the assistant message with its
+    ``tool_use`` blocks; other APIs have no such blocks and ignore them."""
+
+    text: str = ""
+    signature: str = ""
+    redacted: str | None = None
+
+
 class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
-    """One message of a request, as every chat API understands it."""
+    """One message of a request, as every chat API understands it. ``thinking``:
+    an assistant message's signed reasoning blocks, sent back in native mode."""
 
     role: Role
     content: str
     tool_calls: tuple[NativeCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    thinking: tuple[Thinking, ...] = ()
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -155,8 +170,14 @@ class TextChunk(_Chunk, tag="text", frozen=True, kw_only=True):
     text: str
 
 
-class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True):
+class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True, omit_defaults=True):
+    """Reasoning text. A ``signature`` ends a signed thinking block: the reasoning
+    text since the last one (this chunk's included) is that block, to be sent
+    back as it was (``Thinking``); ``redacted`` is a whole redacted block's data."""
+
     text: str
+    signature: str | None = None
+    redacted: str | None = None
 
 
 class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):

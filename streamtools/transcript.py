@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import UsageError
+from streamtools.model import Thinking
 from streamtools.results import json_ready, valid_text
 
 __all__ = [
@@ -72,11 +73,14 @@ class AssistantMessage(
     msgspec.Struct, tag="assistant", tag_field="role", frozen=True, kw_only=True
 ):
     """One model reply: its visible text, its reasoning, and the calls it made
-    (in order). ``text`` is the visible text with the calls' markup removed."""
+    (in order). ``text`` is the visible text with the calls' markup removed.
+    ``thinking``: the reasoning blocks the provider signed (Anthropic's extended
+    thinking), which its API needs back with the reply's native calls."""
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
+    thinking: tuple[Thinking, ...] = ()
 
 
 class ToolResultMessage(msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True):

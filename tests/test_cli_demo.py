@@ -18,6 +18,7 @@ from streamtools.events import (
     CallEnd,
     CallError,
     Finish,
+    ReasoningDelta,
     StreamError,
     TextDelta,
     ToolResult,
@@ -25,7 +26,7 @@ from streamtools.events import (
     TurnStart,
     decode_event,
 )
-from streamtools.model import CallChunk, FinishChunk, TextChunk
+from streamtools.model import CallChunk, FinishChunk, ReasoningChunk, TextChunk
 from streamtools.runtime import ConsoleRenderer
 from streamtools.runtime.recording import (
     Failure,
@@ -238,6 +239,25 @@ def test_replay_shows_a_native_call_as_recorded(
     assert not any(isinstance(e, CallError) for e in events)
     (end,) = [e for e in events if isinstance(e, CallEnd)]
     assert (end.id, end.name, end.arguments) == ("x", "add", {"a": 1, "b": 2})
+
+
+def test_replay_shows_signed_thinking_as_its_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Anthropic thinking block ends with a chunk that carries its signature
+    and no text: replay shows the reasoning, with no empty delta for it."""
+    data = (
+        encode_header(Header(turn=1))
+        + encode_chunk(ReasoningChunk(text="hmm"), 0.1)
+        + encode_chunk(ReasoningChunk(text="", signature="sig"), 0.2)
+        + encode_chunk(TextChunk(text="Hi"), 0.3)
+        + encode_chunk(FinishChunk(reason="stop"), 0.4)
+    )
+    path = tmp_path / "thinking.jsonl"
+    path.write_bytes(data)
+    assert main(["replay", str(path), "--json"]) == 0
+    events = [decode_event(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["hmm"]
 
 
 def test_calculator_keeps_the_commas_between_a_functions_arguments() -> None:

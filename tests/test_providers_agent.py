@@ -8,11 +8,12 @@ from provider_support import provider_for
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd, CallError, Event, Final, Retry, ToolResult
-from streamtools.model import Chunk, TextChunk
+from streamtools.model import Chunk, TextChunk, Thinking
 from streamtools.runtime import Agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, Wire
 from streamtools.tools import tool
+from streamtools.transcript import AssistantMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -162,6 +163,34 @@ async def test_a_failed_native_call_is_not_sent_back_as_text(
     # the feedback still quotes what was sent, so the model can fix it
     assert '{"a": 1, "b":' in str(second["messages"][2:])
     assert "tool-calling interface" in str(second["messages"][2:])
+
+
+async def test_signed_thinking_goes_back_with_the_native_calls(anyio_backend: str) -> None:
+    """Anthropic with extended thinking: the API refuses a request whose assistant
+    message has tool_use blocks but not the thinking block (with its signature)
+    that came before them. The reply's thinking goes back first, unchanged."""
+    calls = (FakeCall(name="multiply", arguments={"a": 6, "b": 7}),)
+    first = Reply(reasoning="Six times seven: use the tool.", text="Multiplying.", calls=calls)
+    async with FakeServer([first, "42."], wire="anthropic") as server:
+        agent = Agent(provider_for(server), [multiply], native=True)
+        result = await agent.run("What is 6*7?")
+        second = server.requests[1]
+    assert result.text == "42."
+    reply = second["messages"][1]
+    assert reply["role"] == "assistant"
+    assert reply["content"] == [
+        {
+            "type": "thinking",
+            "thinking": "Six times seven: use the tool.",
+            "signature": "fake-signature",  # as FakeServer signs its thinking blocks
+        },
+        {"type": "text", "text": "Multiplying."},
+        {"type": "tool_use", "id": "toolu_fake_0", "name": "multiply", "input": {"a": 6, "b": 7}},
+    ]
+    kept = result.transcript.messages[1]
+    assert isinstance(kept, AssistantMessage)
+    signed = Thinking(text="Six times seven: use the tool.", signature="fake-signature")
+    assert kept.thinking == (signed,)
 
 
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:

@@ -19,6 +19,7 @@ from streamtools.model import (
     NativeCall,
     ReasoningChunk,
     TextChunk,
+    Thinking,
     ToolSpec,
     UsageChunk,
     UseTool,
@@ -159,7 +160,7 @@ async def test_api_error_body_reaches_the_user(anyio_backend: str) -> None:
     assert "max_tokens: too big" in str(info.value)
 
 
-async def test_pings_thinking_signature_unknown_events(anyio_backend: str) -> None:
+async def test_pings_thinking_signatures_unknown_events(anyio_backend: str) -> None:
     body = (
         ev({"type": "ping"})
         + START
@@ -179,6 +180,8 @@ async def test_pings_thinking_signature_unknown_events(anyio_backend: str) -> No
     chunks = await collect(AnthropicMessages("c", client=mock(body)))
     assert chunks == [
         ReasoningChunk(text="hmm"),
+        ReasoningChunk(text="", signature="sig"),  # ends the block: it goes back signed
+        ReasoningChunk(text="", redacted="xx"),
         TextChunk(text="Hi"),
         UsageChunk(input_tokens=7, output_tokens=9),
         FinishChunk(reason="stop"),
@@ -312,6 +315,27 @@ async def test_request_body(anyio_backend: str) -> None:
         "top_k": 40,
         "thinking": {"type": "enabled", "budget_tokens": 1024},
     }
+
+
+def test_signed_thinking_goes_first_in_the_assistant_message() -> None:
+    """Thinking blocks go back as they came, before the text and tool_use blocks;
+    a redacted one as its data."""
+    thinking = (Thinking(text="hmm", signature="sig"), Thinking(redacted="xx"))
+    call = NativeCall(id="t1", name="add", arguments={"a": 1})
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="user", content="add"),
+            ChatMessage(role="assistant", content="Adding.", tool_calls=(call,), thinking=thinking),
+            ChatMessage(role="tool", content="1", tool_call_id="t1"),
+        )
+    )
+    body = AnthropicMessages("c").request_body(request)
+    assert body["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+        {"type": "redacted_thinking", "data": "xx"},
+        {"type": "text", "text": "Adding."},
+        {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1}},
+    ]
 
 
 def test_tool_choice_by_name_and_base_url_with_v1() -> None:

@@ -7,8 +7,16 @@ from typing import Any
 import pytest
 
 from streamtools.errors import ProviderError
-from streamtools.events import Event, Final, TextDelta, ToolResult, TurnEnd, TurnStart
-from streamtools.providers import OpenAIChat
+from streamtools.events import (
+    Event,
+    Final,
+    ReasoningDelta,
+    TextDelta,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+from streamtools.providers import AnthropicMessages, OpenAIChat
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
@@ -117,3 +125,16 @@ async def test_selection_failure_raises(anyio_backend: str) -> None:
 def transcript_with(transcript: Transcript, text: str) -> Transcript:
     transcript.user(text)
     return transcript
+
+
+async def test_a_signed_thinking_block_shows_its_text_only(anyio_backend: str) -> None:
+    """Anthropic ends a thinking block with its signature (a chunk with no text);
+    the selection turn shows the reasoning, not an empty delta for the signature."""
+    calls = (FakeCall(name=SELECT_TOOLS, arguments={"names": ["clock"]}),)
+    replies: list[str | Reply] = [Reply(reasoning="Time.", calls=calls), "Noon."]
+    async with FakeServer(replies, wire="anthropic") as server:
+        agent = HybridAgent(AnthropicMessages("m", base_url=server.base_url), [clock])
+        events = await collect(agent, "What time is it?")
+    reasoning = [e.text for e in events if isinstance(e, ReasoningDelta)]
+    assert "".join(reasoning) == "Time." and all(reasoning)
+    assert events[-1] == Final(text="Noon.", turns=2)

@@ -62,7 +62,8 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
             case TextChunk(text=text):
                 events = list(prompt.text(text))
             case ReasoningChunk(text=text):
-                events = [ReasoningDelta(text=text)]
+                # a chunk that only signs a thinking block carries no text
+                events = [ReasoningDelta(text=text)] if text else []
             case CallChunk():
                 native = native or NativeDecoder(None, id_prefix=f"native_{turn}_")
                 events = list(native.call(timed.chunk))

@@ -16,7 +16,9 @@ one dialect and one mode. The rules, in the order they apply:
    by each call's ``raw`` text as written, with its closing marker restored
    when a stop sequence removed it; or, without a raw, the canonical form on a
    line of its own). Native mode puts
-   the calls in ``tool_calls``. Reasoning is not sent back. A reply with
+   the calls in ``tool_calls``, and the reasoning blocks the provider signed in
+   ``thinking`` (Anthropic requires them back with the calls when extended
+   thinking is on); other reasoning is not sent back. A reply with
    neither text nor calls is dropped (APIs reject empty assistant messages).
    In a dialect with one call per reply (``json_object``) a past reply with
    several calls (native history) becomes one reply per call, each followed by
@@ -130,7 +132,11 @@ def _turn(
             calls = tuple(
                 NativeCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls
             )
-            out.append(ChatMessage(role="assistant", content=reply.text, tool_calls=calls))
+            out.append(
+                ChatMessage(
+                    role="assistant", content=reply.text, tool_calls=calls, thinking=reply.thinking
+                )
+            )
     elif not (renderer.one_call_per_reply and len(reply.calls) > 1):
         content = renderer.render_reply(reply.text, reply.calls)
         if content:

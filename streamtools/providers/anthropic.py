@@ -13,8 +13,13 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   ``CallStart`` is early; its ``content_block_stop`` is a ``done`` chunk, so the
   call can run before the reply ends); ``content_block_delta`` carries ``text_delta``,
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
-  tool_use block); ``signature_delta`` and ``redacted_thinking`` are not
-  content and are skipped. The block index is the ``CallChunk.index``.
+  tool_use block). The block index is the ``CallChunk.index``.
+  A thinking block's ``signature_delta`` becomes a ``ReasoningChunk`` with
+  that ``signature`` (ending the block), a ``redacted_thinking`` block one with
+  its ``redacted`` data: with extended thinking and tool use, the API refuses
+  the next request (400, "Expected `thinking` or `redacted_thinking`, but found
+  `tool_use`") unless the reply's thinking blocks come back unchanged with its
+  ``tool_use`` blocks.
   A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
   code execution, run by the API itself) streams its input as
   ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
@@ -34,8 +39,9 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   clients (new event types may be added); a stream of nothing but unknown
   events still ends in an error finish because ``message_stop`` never comes.
 
-Request: system messages are joined into the top-level ``system``; native
-calls become ``tool_use`` blocks and tool results ``tool_result`` blocks in a
+Request: system messages are joined into the top-level ``system``; an
+assistant message's signed ``thinking`` blocks go first in its content, as they
+came; native calls become ``tool_use`` blocks and tool results ``tool_result`` blocks in a
 user message (a tool message that answers no ``tool_use``, as prompt dialects
 send, is user text instead: see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
@@ -64,6 +70,7 @@ from streamtools.model import (
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    Thinking,
     ToolChoice,
     UsageChunk,
     UseTool,
@@ -88,12 +95,14 @@ class _Block(msgspec.Struct):
     input: dict[str, Any] | None = None
     text: str | None = None
     thinking: str | None = None
+    data: str | None = None  # redacted_thinking
 
 
 class _Delta(msgspec.Struct):
     type: str | None = None
     text: str | None = None
     thinking: str | None = None
+    signature: str | None = None
     partial_json: str | None = None
     stop_reason: str | None = None
     stop_sequence: str | None = None
@@ -151,10 +160,16 @@ _STOP = {
 }
 
 
+def _thinking(block: Thinking) -> dict[str, Any]:
+    if block.redacted is not None:
+        return {"type": "redacted_thinking", "data": block.redacted}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+
+
 def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     if msg.role == "tool":
         return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
-    blocks: list[dict[str, Any]] = []
+    blocks = [_thinking(t) for t in msg.thinking] if msg.role == "assistant" else []
     if msg.content:  # the API rejects empty text blocks
         blocks.append({"type": "text", "text": msg.content})
     for call in msg.tool_calls:
@@ -171,7 +186,7 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
         if msg.role == "system":
             continue
         role = "assistant" if msg.role == "assistant" else "user"
-        simple = msg.role != "tool" and not msg.tool_calls
+        simple = msg.role != "tool" and not msg.tool_calls and not msg.thinking
         if simple and not msg.content:
             continue  # the API rejects empty messages; an empty reply carries nothing
         if out and out[-1]["role"] == role:
@@ -296,6 +311,9 @@ class AnthropicMessages(HTTPProvider):
                 elif d.type == "thinking_delta" and d.thinking:
                     if thinking := pairs.join(REASONING, d.thinking):
                         yield ReasoningChunk(text=thinking)
+                elif d.type == "signature_delta" and d.signature:
+                    lost = pairs.close(REASONING)
+                    yield ReasoningChunk(text=lost, signature=d.signature)
             elif kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
                 if block.type == "tool_use":
@@ -310,6 +328,8 @@ class AnthropicMessages(HTTPProvider):
                 elif block.type == "thinking" and block.thinking:
                     if thinking := pairs.join(REASONING, block.thinking):
                         yield ReasoningChunk(text=thinking)
+                elif block.type == "redacted_thinking" and block.data:
+                    yield ReasoningChunk(text="", redacted=block.data)
             elif kind == "content_block_stop" and event.index in tool_blocks:
                 tool_blocks.discard(event.index)
                 lost = pairs.close(arguments(event.index))

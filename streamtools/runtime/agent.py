@@ -385,7 +385,9 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
     )
     # native: the visible text only (see the module docstring)
     text = reply.visible_text if native else "".join(reply.written)
-    transcript.add(AssistantMessage(text=text, calls=calls, reasoning="".join(reply.reasoning)))
+    reasoning = "".join(reply.reasoning)
+    thinking = tuple(reply.thinking)
+    transcript.add(AssistantMessage(text=text, calls=calls, reasoning=reasoning, thinking=thinking))
     for call in reply.calls:
         outcome = reply.outcomes[call.id]
         if isinstance(outcome, ToolResult):

@@ -216,7 +216,8 @@ class HybridAgent:
                     text.append(chunk.text)
                     await emit(TextDelta(text=chunk.text))
                 elif isinstance(chunk, ReasoningChunk):
-                    await emit(ReasoningDelta(text=chunk.text))
+                    if chunk.text:  # a chunk that only signs a thinking block has none
+                        await emit(ReasoningDelta(text=chunk.text))
                 elif isinstance(chunk, CallChunk):
                     ended += calls.feed(chunk)
                 elif isinstance(chunk, UsageChunk):

@@ -66,6 +66,7 @@ from streamtools.model import (
     ModelRequest,
     ReasoningChunk,
     TextChunk,
+    Thinking,
     UsageChunk,
 )
 from streamtools.runtime.executor import Executor
@@ -100,6 +101,10 @@ class Reply:
     written_size: int = 0  # characters in ``written``
     offsets: dict[str, int] = field(default_factory=dict)  # call id: ``written_size`` then
     reasoning: list[str] = field(default_factory=list)
+    # Signed reasoning blocks (``ReasoningChunk.signature`` / ``redacted``), and the
+    # reasoning text since the last one: the text of the block its signature ends.
+    thinking: list[Thinking] = field(default_factory=list)
+    unsigned: list[str] = field(default_factory=list)
     calls: list[CallEnd] = field(default_factory=list)
     errors: list[CallError] = field(default_factory=list)
     outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
@@ -153,6 +158,7 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
                     events = ctx.decoder.text(text)
                 case ReasoningChunk(text=text):
                     events = [ReasoningDelta(text=text)] if text else []
+                    _sign(reply, chunk)
                 case CallChunk():
                     events = ctx.decoder.call(chunk)
                 case UsageChunk(input_tokens=i, output_tokens=o):
@@ -179,6 +185,17 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         return
     for event in ctx.decoder.end(reply.finish):
         await _handle(ctx, event, reply, tools)
+
+
+def _sign(reply: Reply, chunk: ReasoningChunk) -> None:
+    """Keep the provider's signed reasoning blocks, to be sent back as they came."""
+    reply.unsigned.append(chunk.text)
+    if chunk.redacted is not None:
+        reply.thinking.append(Thinking(redacted=chunk.redacted))
+    elif chunk.signature is not None:
+        text = "".join(reply.unsigned)
+        reply.thinking.append(Thinking(text=text, signature=chunk.signature))
+        reply.unsigned.clear()
 
 
 def _write(reply: Reply, text: str) -> None:
