@@ -268,6 +268,11 @@ CASES: list[Case] = [
     Case("am-layout-crlf-string-schema", "am_xml",
          '<am:tool_call name="search"><q>\r\n  ls\r\n\r\n</q></am:tool_call>',
          [call(S, q="  ls\r\n"), F], extra={"catalog": True}),
+    # a surrogate pair as two code units (an emoji a provider sent as two escaped
+    # halves): one character whether a delta cuts it or not; a lone half is U+FFFD
+    Case("am-surrogate-pair-halves", "am_xml",
+         '<am:tool_call name="search"><q>a\ud83d\ude00b \ud83d</q></am:tool_call>',
+         [call(S, q="a\U0001f600b \ufffd"), F]),
     Case("am-parameter-form", "am_xml",
          '<am:tool_call name="search"><parameter name="q">hi</parameter></am:tool_call>',
          [call(S, q="hi"), F]),

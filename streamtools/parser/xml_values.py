@@ -14,7 +14,9 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   model writing CRLF lays a value out the same way, and dropping only the ``\n``
   half left a stray CR in a path or command (``'\r\nls\r'``). A CR at the end of
   a piece is held back too, since the ``\n`` may follow in the next delta; a CR
-  that ends no newline is content.
+  that ends no newline is content. A high surrogate half ending a piece is
+  held back the same way, since its low half may follow (the pair is one
+  character, as ``valid_text`` makes it, whatever the cut).
 * ``TYPED`` (any other schema type): the content is held and emitted when the
   element closes: its stripped text if that is JSON, else as a JSON string so the
   catalog's validation can say what is wrong.
@@ -83,7 +85,7 @@ class ParamValues:
     probe: str  # the start of an AUTO value while undecided
     probe_done: bool
     fresh: bool  # no content yet: a leading newline is layout
-    newline: str  # a trailing newline ("\n", "\r\n") or CR held back, or ""
+    newline: str  # a trailing newline ("\n", "\r\n"), CR or high surrogate held back, or ""
     # ``CallBody.streaming``: XML_ARGS in a started call's string parameter text,
     # past its start, no newline held: the next plain piece is its own JSON string
     # text (the core's lane; 0 is always safe, it only sends a piece the longer way)
@@ -144,7 +146,22 @@ class ParamValues:
             else 0
         )
         if text:
-            self.call.add_args(_json_str(text), self.out)
+            try:
+                piece = msgspec.json.encode(text).decode()[1:-1]
+            except UnicodeEncodeError:
+                piece = self._with_surrogates(text)
+            self.call.add_args(piece, self.out)
+
+    def _with_surrogates(self, text: str) -> str:
+        """``_json_str`` of a piece with a lone surrogate half in it; a high half
+        that ends the piece is held (in ``newline``): its low half may begin the
+        next piece, and the pair is one character (``valid_text``), however the
+        deltas cut it."""
+        if not self.newline and "\ud800" <= text[-1] <= "\udbff":  # (else a newline ends it)
+            self.newline = text[-1]
+            self.streaming = 0
+            text = text[:-1]
+        return _json_str(text)
 
     def _probe(self, text: str) -> bool:
         """AUTO kind: True once the value's start rules out a JSON non-string.
@@ -172,8 +189,10 @@ class ParamValues:
         self.state = self.body_state
         self.streaming = 0
         if self.kind == STRING:
-            # a held CR that no LF followed is content; a held newline is layout
-            close = '\\r"' if self.newline == "\r" else '"'
+            # a held CR that no LF followed is content (a held high surrogate half
+            # with no low half too: U+FFFD); a held newline is layout
+            held = self.newline
+            close = _json_str(held) + '"' if held and held[-1] != "\n" else '"'
             self.call.add_args(close, self.out)
             return
         text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
