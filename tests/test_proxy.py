@@ -595,6 +595,23 @@ def test_anthropic_tool_result_round_trip() -> None:
     assert any('<am:tool_result name="weather">9C</am:tool_result>' in t for t in texts)
 
 
+@pytest.mark.parametrize("tools", [[], [A_WEATHER]])
+def test_an_anthropic_client_is_told_which_stop_sequence_ended_the_text(tools: Any) -> None:
+    # an OpenAI-compatible upstream (Ollama, llama.cpp, OpenAI) cuts at a stop
+    # string but does not say which, or that it did: with no tools the Anthropic
+    # client was told end_turn, and a client that puts the stop sequence back
+    # (an XML agent's "</invoke>") could not know it had to
+    with proxy(["Hello END more", "Hello END more"]) as (url, upstream):
+        client = _anthropic(url)
+        kw: Any = {"model": "c", "max_tokens": 50, "messages": USER, "stop_sequences": ["END"]}
+        message = client.messages.create(tools=tools, **kw)
+        with client.messages.stream(tools=tools, **kw) as stream:
+            streamed = stream.get_final_message()
+    for answer in (message, streamed):
+        assert (answer.stop_reason, answer.stop_sequence) == ("stop_sequence", "END")
+        assert [block.text for block in answer.content] == ["Hello "]  # type: ignore[union-attr]
+
+
 def test_request_limits_and_bad_requests() -> None:
     with proxy([], max_body=2000) as (url, _):
         big: Any = [{"role": "user", "content": "x" * 5000}]

@@ -384,11 +384,17 @@ async def test_client_stop_string_inside_a_calls_arguments_does_not_cut_it() -> 
     events = await _run(model, _call(stop=["\n\n"]))
     assert _calls(events) == [(0, "weather", {"city": "line one\n\nline two"})]
     assert events[-1] == Finish(reason="tool_calls")
-    # with no tool to call, the upstream applies the stop strings itself
+    # with no tool to call, the turn cuts the text itself and names the stop
+    # (an OpenAI-compatible upstream would not say which it met, nor that it did)
     plain = ScriptedModel(["Count: 1, 2, END 3"])
     events = await _run(plain, _call(stop=["END"], tool_choice="none"))
-    assert plain.requests[0].stop == ("END",)
+    assert plain.requests[0].stop == ()
     assert _text(events) == "Count: 1, 2, "
+    assert events[-1] == Finish(reason="stop", stop_sequence="END")
+    # text held as the possible start of a stop string is released at the end
+    plain = ScriptedModel(["Count: 1, 2, EN"])
+    events = await _run(plain, _call(stop=["END"], tool_choice="none"))
+    assert _text(events) == "Count: 1, 2, EN" and events[-1] == Finish(reason="stop")
 
 
 async def test_call_ids_differ_between_requests() -> None:

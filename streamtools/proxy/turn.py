@@ -52,11 +52,15 @@ Decisions, each bounded:
   every tool is already in the prompt. It never reaches the wire; when it
   closes it is handled as a call to an unknown tool (a repair that says to call
   the tool directly, or its raw text as text).
-* **Stop strings.** When the model may call tools, the client's stop strings
-  are not sent upstream: the parser ends the visible text at one, as an API
-  would, while a call's arguments may hold one (a blank line, a fence) without
-  being cut off. The upstream stream is closed as soon as one is seen, and the
-  finish names it (``stop_sequence``), whatever the upstream reports.
+* **Stop strings.** The client's stop strings are not sent upstream: the
+  parser ends the visible text at one, as an API would, while a call's
+  arguments may hold one (a blank line, a fence) without being cut off. The
+  upstream stream is closed as soon as one is seen, and the finish names it
+  (``stop_sequence``), whatever the upstream reports. With no tool to call
+  there is no parser, and a ``StopCutter`` ends the text instead: an
+  OpenAI-compatible upstream (Ollama, llama.cpp, OpenAI; vLLM aside) that
+  applied them itself would not say that it stopped at one, or at which, and
+  an Anthropic client is told both (``stop_reason: stop_sequence``).
 * **Reasoning** from the upstream is not forwarded.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 * **Structured output** (``response_format``) goes to the upstream when no tool
@@ -101,6 +105,7 @@ from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
+from streamtools.providers.base import StopCutter
 from streamtools.providers.bodies import json_schema_of
 from streamtools.proxy.request import ProxyCall, forwarded_format
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
@@ -159,8 +164,9 @@ def upstream_request(
     """What goes upstream for ``call``: its transcript (or ``transcript``, a
     repair's) projected for ``dialect`` with the tools the model may call
     (a named ``tool_choice`` shows only that one, ``none`` shows none) and the
-    instructions above, the client's stop strings when no tool may be called,
-    and the dialect's stop marker when the client allows one call per reply."""
+    instructions above, and the dialect's stop marker when the client allows
+    one call per reply (the client's stop strings are applied here, see the
+    module docstring)."""
     tools = shown_tools(call)
     instructions = [choice_instruction(call.tool_choice)]
     if tools:  # then the format does not go upstream (``forwarded_format``): say it
@@ -170,10 +176,10 @@ def upstream_request(
     if told:
         # Last, where it weighs most: project merges it into the final user message.
         transcript = Transcript(messages=[*transcript.messages, UserMessage(content=told)])
-    # With tools the parser applies the client's stop strings, to the visible
-    # text only: sent upstream, one inside a call's arguments (a blank line in a
-    # file being written) would cut the call in half.
-    stop = [] if tools else list(call.stop)
+    # The parser applies the client's stop strings, to the visible text only:
+    # sent upstream, one inside a call's arguments (a blank line in a file being
+    # written) would cut the call in half. With no tools, a StopCutter does.
+    stop: list[str] = []
     marker = DIALECTS[dialect].stop_marker
     if not call.parallel and marker and tools:
         stop.append(marker)
@@ -296,6 +302,8 @@ class _Attempt:
         self.requests: set[int] = set()  # parser indexes of am:request_tools calls
         self.broken: CallError | None = None
         self.failed = False  # an error was already emitted
+        # no parser: the client's stop strings are cut here (see the module docstring)
+        self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
 
     def written(self) -> str:
         return "".join(self.text)
@@ -324,7 +332,8 @@ class _Attempt:
                         finish = chunk
                         break
         except _Stop:
-            finish, stopped = FinishChunk(reason="stop"), True
+            hit = None if self.cutter is None else self.cutter.hit
+            finish, stopped = FinishChunk(reason="stop", stop_sequence=hit), True
         if self.failed:
             return None
         if finish is None:
@@ -335,6 +344,10 @@ class _Attempt:
             message = finish.message or "the upstream stream failed"
             await turn.out(StreamError(kind="upstream", message=f"upstream failed: {message}"))
             return None
+        if self.cutter is not None and not stopped:
+            held = self.cutter.flush()  # held as the possible start of a stop string
+            if held:
+                await turn.out(TextDelta(text=held))
         if self.parser is not None and not stopped:
             # end() completes a call the upstream cut at its stop marker
             ending = self.parser.end(finish.reason)
@@ -350,8 +363,12 @@ class _Attempt:
     async def handle(self, events: Sequence[ParserEvent] | None, raw: str | None) -> None:
         turn = self.turn
         if events is None:  # no parser: text is the answer
+            if self.cutter is not None and raw:
+                raw = self.cutter.feed(raw)
             if raw:
                 await turn.out(TextDelta(text=raw))
+            if self.cutter is not None and self.cutter.hit is not None:
+                raise _Stop
             return
         for event in events:
             match event:
