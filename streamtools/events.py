@@ -87,14 +87,17 @@ class ArgsDelta(_Event, tag="args_delta", frozen=True, kw_only=True, gc=False):
     delta: str
 
 
-class CallEnd(_Event, tag="call_end", frozen=True, kw_only=True):
-    """A complete, well-formed call. ``raw`` is the exact text the model wrote for it."""
+class CallEnd(_Event, tag="call_end", frozen=True, kw_only=True, omit_defaults=True):
+    """A complete, well-formed call. ``raw`` is the exact text the model wrote for it.
+    ``extra``: what a native API attached to the call and needs back with it
+    (``CallChunk.extra``), else None."""
 
     index: int
     id: str
     name: str
     arguments: dict[str, Any]
     raw: str
+    extra: dict[str, Any] | None = None
 
 
 class CallError(_Event, tag="call_error", frozen=True, kw_only=True):

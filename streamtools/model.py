@@ -60,11 +60,13 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 class NativeCall(msgspec.Struct, frozen=True, kw_only=True):
-    """A past tool call carried natively on an assistant message."""
+    """A past tool call carried natively on an assistant message; ``extra`` is
+    what the API attached to it (``CallChunk.extra``), sent back with it."""
 
     id: str
     name: str
     arguments: dict[str, Any]
+    extra: dict[str, Any] | None = None
 
 
 class Thinking(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -185,13 +187,16 @@ class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):
     ``name`` appear on the first delta of a call (some servers repeat them, some
     reuse index 0 for parallel calls and differ only by ``id``). ``done`` says the
     wire marked the call complete (with this delta's arguments, if any), so it can
-    run before the reply ends."""
+    run before the reply ends. ``extra`` is data the API attached to the call and
+    requires back with it on the next request (Gemini 3's ``extra_content`` with
+    its thought signature, on its OpenAI-compatible endpoint)."""
 
     index: int
     id: str | None = None
     name: str | None = None
     arguments: str = ""
     done: bool = False
+    extra: dict[str, Any] | None = None
 
 
 class UsageChunk(_Chunk, tag="usage", frozen=True, kw_only=True):

@@ -50,7 +50,9 @@ then): arguments that are not a JSON object give
 ``CallError(reason="invalid_json")``; with a catalog, an unknown name gives
 ``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
 call that never got a name is ``malformed``.
-``raw`` is the argument text as the provider sent it. ``end`` returns no
+``raw`` is the argument text as the provider sent it. ``extra`` (data the API
+attached to the call, such as Gemini's thought signature) is merged over the
+call's chunks and carried on its ``CallEnd``. ``end`` returns no
 ``Finish``: the provider's finish reason belongs to the caller.
 
 Core module: standard library and msgspec only.
@@ -81,7 +83,7 @@ def _whole_object(raw: str) -> bool:
 
 
 class _Call:
-    __slots__ = ("index", "provider_id", "id", "name", "parts", "started", "ended")
+    __slots__ = ("index", "provider_id", "id", "name", "parts", "started", "ended", "extra")
 
     def __init__(self, index: int, provider_id: str | None, call_id: str) -> None:
         self.index = index
@@ -91,6 +93,7 @@ class _Call:
         self.parts: list[str] = []
         self.started = False
         self.ended = False
+        self.extra: dict[str, Any] | None = None
 
 
 class NativeCalls:
@@ -145,6 +148,8 @@ class NativeCalls:
             call.name = chunk.name
         if chunk.arguments:
             call.parts.append(chunk.arguments)
+        if chunk.extra is not None:
+            call.extra = {**(call.extra or {}), **chunk.extra}
         if call.started:
             if chunk.arguments:
                 out.append(ArgsDelta(index=call.index, id=call.id, delta=chunk.arguments))
@@ -233,7 +238,14 @@ class NativeCalls:
         problem = self._check(call.name, arguments)
         if problem is not None:
             return [*out, self._error(call, raw, *problem)]
-        end = CallEnd(index=call.index, id=call.id, name=call.name, arguments=arguments, raw=raw)
+        end = CallEnd(
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            arguments=arguments,
+            raw=raw,
+            extra=call.extra,
+        )
         return [*out, end]
 
     def _check(self, name: str, arguments: dict[str, Any]) -> tuple[str, str] | None:

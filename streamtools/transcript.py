@@ -59,6 +59,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     arguments: dict[str, Any]
     raw: str | None = None
     offset: int | None = None
+    extra: dict[str, Any] | None = None  # a native API's data for the call (CallEnd.extra)
 
 
 class SystemMessage(msgspec.Struct, tag="system", tag_field="role", frozen=True, kw_only=True):

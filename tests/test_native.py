@@ -353,3 +353,15 @@ def test_arguments_nested_too_deeply_are_a_call_error() -> None:
         error = events[-1]
         assert isinstance(error, CallError), error
         assert error.reason in ("invalid_json", "unterminated") and error.raw.startswith('{"x"')
+
+
+def test_extra_rides_on_the_call_end() -> None:
+    """Data an API attached to a call (Gemini's thought signature), on any of its
+    chunks, is on its CallEnd; a call without any encodes as before."""
+    calls = NativeCalls(["f"])
+    calls.feed(CallChunk(index=0, id="a", name="f", extra={"google": {"x": 1}}))
+    calls.feed(CallChunk(index=0, arguments="{}", extra={"more": 2}))
+    calls.feed(CallChunk(index=1, id="b", name="f", arguments="{}"))
+    ends = [e for e in calls.end("stop") if isinstance(e, CallEnd)]
+    assert [e.extra for e in ends] == [{"google": {"x": 1}, "more": 2}, None]
+    assert b"extra" not in msgspec.json.encode(ends[1])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import anyio
 import pytest
 from provider_support import provider_for
@@ -191,6 +194,38 @@ async def test_signed_thinking_goes_back_with_the_native_calls(anyio_backend: st
     assert isinstance(kept, AssistantMessage)
     signed = Thinking(text="Six times seven: use the tool.", signature="fake-signature")
     assert kept.thinking == (signed,)
+
+
+async def test_a_call_s_extra_content_goes_back_with_it(anyio_backend: str) -> None:
+    """Gemini 3 on its OpenAI-compatible endpoint attaches the call's thought
+    signature as ``extra_content`` (here on a delta of its own) and refuses the
+    next request if the call comes back without it."""
+    signature = {"google": {"thought_signature": "c2lnbmVk"}}
+    later = {"google": {"thought_signature": "bW9yZQ=="}}
+    six = {"name": "multiply", "arguments": '{"a": 6, "b": 7}'}
+    two = {"name": "multiply", "arguments": '{"a": 2, "b": 3}'}
+    deltas: list[dict[str, Any]] = [  # the first with no index, as Gemini sends it
+        {"id": "function-call-1", "type": "function", "extra_content": signature, "function": six},
+        {"index": 1, "id": "function-call-2", "type": "function", "function": two},
+        {"index": 1, "extra_content": later},
+    ]
+    data = [{"choices": [{"index": 0, "delta": {"tool_calls": [d]}}]} for d in deltas]
+    data.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    raw = "".join(f"data: {json.dumps(d)}\n\n" for d in data) + "data: [DONE]\n\n"
+    first = Reply(raw=raw.encode(), content_type="text/event-stream")
+    async with FakeServer([first, "42 and 6."]) as server:
+        result = await Agent(provider_for(server), [multiply], native=True).run("go")
+        second = server.requests[1]
+    assert result.text == "42 and 6."
+    sent = second["messages"][1]["tool_calls"]
+    assert [(c["id"], c.get("extra_content")) for c in sent] == [
+        ("function-call-1", signature),
+        ("function-call-2", later),
+    ]
+    assert [m.get("tool_call_id") for m in second["messages"][2:4]] == [
+        "function-call-1",
+        "function-call-2",
+    ]
 
 
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:

@@ -130,7 +130,8 @@ def _turn(
     if native:
         if reply.text or reply.calls:
             calls = tuple(
-                NativeCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls
+                NativeCall(id=c.id, name=c.name, arguments=c.arguments, extra=c.extra)
+                for c in reply.calls
             )
             out.append(
                 ChatMessage(

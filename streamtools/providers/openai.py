@@ -32,6 +32,10 @@ honoured:
   call, which keeps its first id, rather than completing it with none. (A
   server that interleaved the deltas of parallel calls would see its late
   fragments become ``malformed`` call errors; none is known to.)
+* A call's ``extra_content`` is kept (``CallChunk.extra``) and sent back on
+  that call in the assistant message: Gemini 3's OpenAI-compatible endpoint
+  puts the call's thought signature there and refuses the next request (400,
+  "Function call is missing a thought_signature") without it.
 * A ``tool`` message that answers no native call of the assistant message
   before it (prompt dialects send results that way) goes as user text, which
   the API accepts (see ``streamtools.providers.bodies``).
@@ -76,6 +80,7 @@ from streamtools.model import (
     Chunk,
     FinishChunk,
     ModelRequest,
+    NativeCall,
     ReasoningChunk,
     TextChunk,
     ToolChoice,
@@ -100,6 +105,7 @@ class _ToolCallDelta(msgspec.Struct):
     index: int = 0
     id: str | None = None
     function: _Function | None = None
+    extra_content: dict[str, Any] | None = None  # Gemini: the call's thought signature
 
 
 class _Delta(msgspec.Struct):
@@ -134,20 +140,21 @@ _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
 
 
+def _tool_call(call: NativeCall) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
+    }
+    if call.extra is not None:  # as the server attached it (see the module docstring)
+        out["extra_content"] = call.extra
+    return out
+
+
 def _message(msg: ChatMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": msg.role, "content": msg.content}
     if msg.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": msgspec.json.encode(call.arguments).decode(),
-                },
-            }
-            for call in msg.tool_calls
-        ]
+        out["tool_calls"] = [_tool_call(call) for call in msg.tool_calls]
         if not msg.content:
             out["content"] = None
     if msg.tool_call_id is not None:
@@ -182,7 +189,9 @@ def _call_chunks(
     if isinstance(args, dict):
         args = msgspec.json.encode(args).decode()
     args = pairs.join(arguments(tc.index), args) if args else ""
-    chunk = CallChunk(index=tc.index, id=sent_id, name=name, arguments=args)
+    chunk = CallChunk(
+        index=tc.index, id=sent_id, name=name, arguments=args, extra=tc.extra_content or None
+    )
     out.append(chunk)
     return out, (tc.index, call_id)
 

@@ -380,6 +380,7 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
             arguments=c.arguments,
             raw=None if native else c.raw,
             offset=reply.offsets.get(c.id),
+            extra=c.extra,
         )
         for c in reply.calls
     )
