@@ -548,6 +548,57 @@ def test_anthropic_request_decoding() -> None:
     )
 
 
+def test_separate_text_blocks_stay_apart() -> None:
+    # Blocks were joined with nothing between them: a tool result of two blocks
+    # (an MCP tool's two content items) reached the model as "9Csunny", and
+    # Claude Code's <system-reminder> block ran into the user's own words. They
+    # are joined with a newline, as vLLM joins a message's text parts.
+    tool_use = {"type": "tool_use", "id": "t1", "name": "weather", "input": {}}
+    two = [{"type": "text", "text": "9C"}, {"type": "text", "text": "sunny"}]
+    call = anthropic_wire.decode_request(
+        {
+            "model": "m",
+            "max_tokens": 5,
+            "system": [
+                {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Answer in French."},
+            ],
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                    {"type": "text", "text": "Weather?"},
+                ]},
+                {"role": "assistant", "content": [tool_use]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": two, "is_error": True},
+                ]},
+            ],
+        }
+    )
+    assert call.transcript.messages[0] == SystemMessage(content="Be brief.\nAnswer in French.")
+    assert call.transcript.messages[1] == UserMessage(
+        content="<system-reminder>x</system-reminder>\nWeather?"
+    )
+    assert call.transcript.messages[3] == ToolResultMessage(
+        call_id="t1", name="weather", content="9C\nsunny", is_error=True
+    )
+    parts = [{"type": "text", "text": "9C"}, {"type": "text", "text": "sunny"}]
+    chat = openai_wire.decode_request(
+        {
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": parts},
+                {"role": "tool", "tool_call_id": "c1", "content": parts},
+            ],
+        }
+    )
+    assert [m.content for m in chat.transcript.messages] == ["9C\nsunny", "9C\nsunny"]  # type: ignore[union-attr]
+    inputs = [{"type": "input_text", "text": "9C"}, {"type": "input_text", "text": "sunny"}]
+    output = {"type": "function_call_output", "call_id": "c1", "output": inputs}
+    responses = responses_wire.decode_request({"model": "m", "input": [output]})
+    assert responses.transcript.messages[0].content == "9C\nsunny"  # type: ignore[union-attr]
+
+
 def test_anthropic_request_errors() -> None:
     with pytest.raises(RequestError, match="max_tokens"):
         anthropic_wire.decode_request(

@@ -82,7 +82,8 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _plain(content: Any, where: str) -> str:
-    """Text of a system prompt or a tool result: a string or text blocks."""
+    """Text of a system prompt or a tool result: a string or text blocks, joined
+    by a newline (see ``openai_wire.text_content``)."""
     if content is None:
         return ""
     parts: list[str] = []
@@ -93,7 +94,7 @@ def _plain(content: Any, where: str) -> str:
                 "(the upstream model reads text only)"
             )
         parts.append(block["text"])
-    return "".join(parts)
+    return "\n".join(parts)
 
 
 def _tool_input(raw: Any, what: str) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
                     "(the upstream model reads text only)"
                 )
         if pending:
-            transcript.add(UserMessage(content="".join(pending)))
+            transcript.add(UserMessage(content="\n".join(pending)))
     return transcript
 
 

@@ -78,7 +78,9 @@ _ERROR_TYPES = {
 
 def text_content(content: Any, where: str) -> str:
     """Content as a string: a string, null, or a list of text parts (the chat
-    and the Responses wires' part types alike)."""
+    and the Responses wires' part types alike). Parts are joined by a newline,
+    as vLLM joins them: joined by nothing, two parts ran together ("9C" and
+    "sunny", two items of one tool result, became "9Csunny")."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -98,7 +100,7 @@ def text_content(content: Any, where: str) -> str:
                     f"{where}: content part of type {kind!r} is not supported "
                     "(the upstream model reads text only)"
                 )
-        return "".join(parts)
+        return "\n".join(parts)
     raise RequestError(f"{where}: content must be a string or a list of parts")
 
 
