@@ -530,6 +530,32 @@ async def test_a_call_is_done_when_the_next_starts_and_the_last_at_finish(
     assert native.end() == []
 
 
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+async def test_a_call_open_when_tokens_ran_out_is_unterminated(
+    anyio_backend: str, reason: str
+) -> None:
+    """A finish that may cut a call short does not mark it complete: its
+    arguments were cut off, which is ``unterminated`` (made again whole), not
+    ``invalid_json`` (told its JSON was wrong)."""
+    body = sse(
+        call_delta(0, "a", "add", '{"x": 1}'),
+        call_delta(1, "b", "add", '{"x": '),
+        finish(reason),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    native = NativeCalls(["add"])
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    finish_chunk = chunks[-1]
+    assert isinstance(finish_chunk, FinishChunk) and finish_chunk.reason == reason
+    events += native.end(finish_chunk.reason)
+    ended = [e for e in events if isinstance(e, CallEnd | CallError)]
+    assert [(e.id, getattr(e, "reason", "ran")) for e in ended] == [
+        ("a", "ran"),  # complete when the next call began
+        ("b", "unterminated"),
+    ]
+
+
 async def test_an_id_that_changes_mid_call_without_a_name_continues_the_call(
     anyio_backend: str,
 ) -> None:

@@ -26,7 +26,10 @@ honoured:
   another, so a delta that starts another call (a new ``index``, or a new
   ``id`` and a name on the same index) completes the previous one, and the
   finish reason completes the last: each gets a ``done`` chunk then, so it can
-  run while the next is still being written. A new ``id`` without a name on the
+  run while the next is still being written. A ``length`` or
+  ``content_filter`` finish does not: the call open then may have been cut
+  short, and ``NativeCalls.end`` makes it ``unterminated`` unless its
+  arguments are a whole object. A new ``id`` without a name on the
   same index is the same call under a changed id (Poolside sends the name
   under one id and the arguments under another): its arguments continue the
   call, which keeps its first id, rather than completing it with none. (A
@@ -135,6 +138,7 @@ class _Event(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(_Event)
 _FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop"}
+_CUT = frozenset({"length", "content_filter"})  # finishes that may cut a call short
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
@@ -361,12 +365,14 @@ class OpenAIChat(HTTPProvider):
                         for call_chunk in call_chunks:
                             yield call_chunk
                 if choice.finish_reason:
-                    if current is not None:
-                        index = current[0]
-                        lost = pairs.close(arguments(index))
-                        yield CallChunk(index=index, arguments=lost, done=True)
-                        current = None
                     reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
+                    if current is not None:
+                        # out of tokens or filtered: not complete by the wire's say-so;
+                        # the finish reason decides (``NativeCalls.end``: unterminated)
+                        index, whole = current[0], reason not in _CUT
+                        lost = pairs.close(arguments(index))
+                        yield CallChunk(index=index, arguments=lost, done=whole)
+                        current = None
                     stop_seq = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                     finish = FinishChunk(reason=reason, stop_sequence=stop_seq)
             if event.usage is not None:
