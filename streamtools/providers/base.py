@@ -567,7 +567,7 @@ class HTTPProvider:
                 body.waiting = time.monotonic()  # the consumer's own time is no stall
         except _Stalled:
             message = (
-                f"{self._name} sent no content for {self.stall_timeout:g} s, only keep-alives "
+                f"{self._name} sent no content for over {self.stall_timeout:g} s "
                 "(stall_timeout)"
             )
         except httpx.HTTPError as exc:
