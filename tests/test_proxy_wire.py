@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import typing
 from typing import Any
 
@@ -28,6 +29,7 @@ from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, Tex
 from streamtools.model import ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
+from streamtools.proxy.turn import shown_tools
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -666,3 +668,24 @@ def test_empty_stop_strings_are_dropped_from_requests() -> None:
         {"model": "m", "max_tokens": 5, "messages": messages, "stop_sequences": ["", "END"]}
     )
     assert anthropic_call.stop == ["END"]
+
+
+def test_a_huge_tool_list_is_decoded_in_linear_time() -> None:
+    # Each Responses tool was checked against every one before it (a name declared
+    # twice counts once), and an allowed_tools choice scanned its list per tool:
+    # 20k tools took about 10 s, while the proxy's event loop served no other
+    # stream. (About 0.1 s now; the bound leaves room for a slow machine.)
+    n = 20_000
+    tools = [{"type": "function", "name": f"t{i}", "parameters": {}} for i in range(n)]
+    allowed = [{"type": "function", "name": f"t{i}"} for i in range(n)]
+    body = {
+        "model": "m",
+        "input": "x",
+        "tools": tools,
+        "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": allowed},
+    }
+    began = time.perf_counter()
+    call = responses_wire.decode_request(body)
+    shown = shown_tools(call)
+    assert time.perf_counter() - began < 2.0
+    assert len(shown) == n and shown[-1].name == f"t{n - 1}"

@@ -154,7 +154,8 @@ def shown_tools(call: ProxyCall) -> list[ToolSpec]:
     if choice == "none":
         return []
     if call.allowed is not None:
-        return [t for t in call.tools if t.name in call.allowed]
+        allowed = set(call.allowed)  # not the list: a scan per tool is quadratic
+        return [t for t in call.tools if t.name in allowed]
     return list(call.tools)
 
 
