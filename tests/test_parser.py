@@ -4,6 +4,7 @@ is checked for conservation, append-only arguments, hold-back and the fast path.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from parser_cases import (
 
 from streamtools.events import CallEnd, CallError, CallStart, TextDelta
 from streamtools.parser import Parser
+from streamtools.tools import ToolRegistry, tool
 
 
 class SchemaCatalog:
@@ -105,6 +107,34 @@ def test_schema_types_am_xml() -> None:
     assert [e.reason for e in errors] == []  # b is not checked as integer by the stand-in
     assert ends[0].arguments == {"a": 7, "b": "x"}
     assert ends[1].arguments == {"q": "42"}  # schema says string: no number heuristic
+
+
+class Unit(enum.Enum):
+    C = "C"
+    F = "F"
+
+
+@tool
+def note(
+    text: str | None = None, unit: Unit = Unit.C, count: int | None = None, any_: int | str = 0
+) -> str:
+    """Write a note."""
+    return ""
+
+
+def test_am_xml_reads_types_through_any_of_ref_and_enum() -> None:
+    """``str | None`` is ``anyOf: [string, null]`` and an enum a ``$ref`` (msgspec
+    and pydantic write them so): their values were typed by the number heuristic,
+    so ``<text>123</text>`` became 123 and failed validation."""
+    text = (
+        '<am:tool_call name="note"><text>123</text><unit>F</unit><count>5</count>'
+        "<any_>7</any_></am:tool_call>"
+    )
+    events = run_checked("am_xml", list(text), ToolRegistry([note]))
+    assert [e for e in events if isinstance(e, CallError)] == []
+    (end,) = [e for e in events if isinstance(e, CallEnd)]
+    # int | str says neither: the heuristic still decides
+    assert end.arguments == {"text": "123", "unit": "F", "count": 5, "any_": 7}
 
 
 @pytest.mark.parametrize("value", ['"', '"abc', '"a"b', "[1,", "{"])
