@@ -601,6 +601,52 @@ def test_separate_text_blocks_stay_apart() -> None:
     assert responses.transcript.messages[0].content == "9C\nsunny"  # type: ignore[union-attr]
 
 
+def test_an_image_in_a_tool_result_is_a_placeholder_not_a_400() -> None:
+    # A coding agent that reads an image file puts the image in a tool result;
+    # refused with a 400, every later request of the conversation was refused
+    # too. In a tool result it is now a placeholder the model reads; in a
+    # user's own message it is still a 400 (the upstream reads text only).
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    image = {"type": "image", "source": png}
+    tool_use = {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [
+        {"type": "text", "text": "logo.png:"}, image,
+    ]}
+    call = anthropic_wire.decode_request({
+        "model": "m", "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": "Look at logo.png"},
+            {"role": "assistant", "content": [tool_use]},
+            {"role": "user", "content": [result]},
+        ],
+    })
+    assert call.transcript.messages[2] == ToolResultMessage(
+        call_id="t1", name="read", content="logo.png:\n[image omitted: this model reads text only]"
+    )
+    with pytest.raises(RequestError, match="block of type 'image' is not supported"):
+        anthropic_wire.decode_request(
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [image]}]}
+        )
+    url = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    chat = openai_wire.decode_request({
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "tool", "tool_call_id": "c1", "content": [url]},
+        ],
+    })
+    assert chat.transcript.messages[1].content == (  # type: ignore[union-attr]
+        "[image_url omitted: this model reads text only]"
+    )
+    output = {"type": "function_call_output", "call_id": "c1", "output": [
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+    ]}
+    responses = responses_wire.decode_request({"model": "m", "input": [output]})
+    assert responses.transcript.messages[0].content == (  # type: ignore[union-attr]
+        "[input_image omitted: this model reads text only]"
+    )
+
+
 def test_anthropic_request_errors() -> None:
     with pytest.raises(RequestError, match="max_tokens"):
         anthropic_wire.decode_request(

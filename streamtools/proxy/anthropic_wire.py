@@ -12,7 +12,8 @@ combines them); ``tool_result`` blocks of user turns become
 same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
 signatures); images and documents are refused with a 400, since the upstream
-reads text only.
+reads text only, except in a tool result, where they are a placeholder
+(``request.omitted``; see ``openai_wire.text_content``).
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -41,6 +42,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    omitted,
     optional_flag,
     optional_number,
     response_format,
@@ -81,19 +83,23 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
     return content
 
 
-def _plain(content: Any, where: str) -> str:
+def _plain(content: Any, where: str, *, result: bool = False) -> str:
     """Text of a system prompt or a tool result: a string or text blocks, joined
-    by a newline (see ``openai_wire.text_content``)."""
+    by a newline; in a ``result`` another block is a placeholder (see
+    ``openai_wire.text_content``)."""
     if content is None:
         return ""
     parts: list[str] = []
     for block in _blocks(content, where):
-        if block.get("type") != "text" or not isinstance(block.get("text"), str):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif result:
+            parts.append(omitted(block.get("type")))
+        else:
             raise RequestError(
                 f"{where}: block of type {block.get('type')!r} is not supported here "
                 "(the upstream model reads text only)"
             )
-        parts.append(block["text"])
     return "\n".join(parts)
 
 
@@ -161,7 +167,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
                 call_id = block.get("tool_use_id")
                 if not isinstance(call_id, str):
                     raise RequestError(f"{where}: tool_result needs 'tool_use_id'")
-                content = _plain(block.get("content"), f"{where}.tool_result")
+                content = _plain(block.get("content"), f"{where}.tool_result", result=True)
                 transcript.add(
                     ToolResultMessage(
                         call_id=call_id,

@@ -41,6 +41,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     json_arguments,
+    omitted,
     optional_flag,
     optional_number,
     optional_switch,
@@ -76,11 +77,16 @@ _ERROR_TYPES = {
 }
 
 
-def text_content(content: Any, where: str) -> str:
+def text_content(content: Any, where: str, *, result: bool = False) -> str:
     """Content as a string: a string, null, or a list of text parts (the chat
     and the Responses wires' part types alike). Parts are joined by a newline,
     as vLLM joins them: joined by nothing, two parts ran together ("9C" and
-    "sunny", two items of one tool result, became "9Csunny")."""
+    "sunny", two items of one tool result, became "9Csunny").
+
+    Any other part (an image, a file) is a 400: the upstream reads text only.
+    In a tool's ``result`` it is a placeholder instead (``omitted``): a coding
+    agent that reads an image file puts the image in its history, and a 400
+    would refuse every later request of that conversation."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -95,6 +101,8 @@ def text_content(content: Any, where: str) -> str:
                 parts.append(part["text"])
             elif kind == "refusal" and isinstance(part.get("refusal"), str):
                 parts.append(part["refusal"])
+            elif result:
+                parts.append(omitted(kind))
             else:
                 raise RequestError(
                     f"{where}: content part of type {kind!r} is not supported "
@@ -143,7 +151,7 @@ def _messages(raw: Any) -> Transcript:
             if not isinstance(call_id, str):
                 raise RequestError(f"{where}: a tool message needs 'tool_call_id'")
             name = names.get(call_id) or optional_text(msg.get("name"), f"{where}.name") or "tool"
-            content = text_content(msg.get("content"), where)
+            content = text_content(msg.get("content"), where, result=True)
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
         else:
             raise RequestError(f"{where}: unsupported role {role!r}")

@@ -38,7 +38,8 @@ from streamtools.transcript import Transcript
 __all__ = [
     "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "allowed_tools", "array",
     "forwarded_format",
-    "json_arguments", "optional_number", "optional_switch", "optional_text", "response_format",
+    "json_arguments", "omitted", "optional_number", "optional_switch", "optional_text",
+    "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
 ]
 
@@ -108,6 +109,12 @@ def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:
         description=optional_text(raw.get("description"), f"{where}.description"),
         parameters=tool_schema(raw.get(schema_key), f"{where}.{schema_key}"),
     )
+
+
+def omitted(kind: Any) -> str:
+    """What the model reads in place of a part of a tool's result it cannot read
+    (an image, a file): the upstream reads text only (``openai_wire.text_content``)."""
+    return f"[{kind if isinstance(kind, str) else 'a part'} omitted: this model reads text only]"
 
 
 def optional_text(raw: Any, what: str) -> str:

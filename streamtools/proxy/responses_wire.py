@@ -223,7 +223,7 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
                 raise RequestError(f"{where}: a {kind} needs 'call_id'")
-            content = text_content(item.get("output"), where)
+            content = text_content(item.get("output"), where, result=True)
             name = names.get(call_id, "tool")
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
         elif kind == "additional_tools":
