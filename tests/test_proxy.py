@@ -852,6 +852,17 @@ def test_count_tokens_estimate_errs_high_for_cjk() -> None:
     assert counted.input_tokens >= len(text)  # a token per character at least
 
 
+@contextmanager
+def _tokenizer_upstream(tokenize: Any) -> Iterator[anthropic.Anthropic]:
+    """An Anthropic client of a proxy whose upstream serves only ``/tokenize``
+    (vLLM's, answered by ``tokenize``)."""
+    upstream = Starlette(routes=[Route("/tokenize", tokenize, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", upstream_retries=0)
+        with serve(create_app(cfg)) as url:
+            yield _anthropic(url)
+
+
 def test_count_tokens_falls_back_to_an_estimate_when_the_tokenizer_fails() -> None:
     calls: list[str] = []
 
@@ -861,13 +872,9 @@ def test_count_tokens_falls_back_to_an_estimate_when_the_tokenizer_fails() -> No
             return JSONResponse({"object": "error", "message": "template error"}, status_code=400)
         return JSONResponse({"count": 7, "max_model_len": 4096, "tokens": list(range(7))})
 
-    upstream = Starlette(routes=[Route("/tokenize", tokenize, methods=["POST"])])
-    with serve(upstream) as upstream_url:
-        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", upstream_retries=0)
-        with serve(create_app(cfg)) as url:
-            client = _anthropic(url)
-            first = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
-            second = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
+    with _tokenizer_upstream(tokenize) as client:
+        first = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
+        second = client.messages.with_raw_response.count_tokens(model="m", messages=USER)
     assert first.headers["x-streamtools-token-count"] == "estimate"
     assert first.parse().input_tokens > 0
     # a failure is not an absence: the tokenizer is asked again, and answers
@@ -889,15 +896,11 @@ def test_a_count_for_a_model_the_upstream_lacks_leaves_other_models_counted() ->
             return JSONResponse(error, status_code=404)
         return JSONResponse({"count": 7, "max_model_len": 4096, "tokens": list(range(7))})
 
-    upstream = Starlette(routes=[Route("/tokenize", tokenize, methods=["POST"])])
-    with serve(upstream) as upstream_url:
-        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", upstream_retries=0)
-        with serve(create_app(cfg)) as url:
-            client = _anthropic(url)
-            answers = [
-                client.messages.with_raw_response.count_tokens(model=model, messages=USER)
-                for model in ("typo", "served", "typo", "served")
-            ]
+    with _tokenizer_upstream(tokenize) as client:
+        answers = [
+            client.messages.with_raw_response.count_tokens(model=model, messages=USER)
+            for model in ("typo", "served", "typo", "served")
+        ]
     estimated = ["x-streamtools-token-count" in a.headers for a in answers]
     assert estimated == [True, False, True, False]
     assert [a.parse().input_tokens for a in answers][1::2] == [7, 7]
