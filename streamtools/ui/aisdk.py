@@ -190,33 +190,14 @@ class UIMessageStreamEncoder:
                     out += self._open_call(call_id, name)
                     out.append(self._tool_chunk("tool-input-available", call_id, input={}))
                     call = self._calls[call_id]
-                if not call.closed:
-                    call.closed = True
-                    out.append(
-                        self._flags(
-                            {
-                                "type": "tool-output-available",
-                                "toolCallId": call.ui_id,
-                                "output": content,
-                            }
-                        )
-                    )
+                out += self._output(call, "tool-output-available", output=content)
             case ToolFailed(id=call_id, name=name, message=message):
                 out += self._ensure_step() + self._end_parts()
                 found = self._known(call_id)
                 if found is None:
                     out += self._call_error(call_id, name, None, message)
-                elif not found.closed:
-                    found.closed = True
-                    out.append(
-                        self._flags(
-                            {
-                                "type": "tool-output-error",
-                                "toolCallId": found.ui_id,
-                                "errorText": message,
-                            }
-                        )
-                    )
+                else:
+                    out += self._output(found, "tool-output-error", errorText=message)
             case Finish():
                 out += self._end_parts()
                 if self._implicit_step:
@@ -261,6 +242,14 @@ class UIMessageStreamEncoder:
             {"type": kind, "toolCallId": call.ui_id, "toolName": call.name, **fields}
         )
 
+    def _output(self, call: _Call, kind: str, **fields: Any) -> list[UIChunk]:
+        """The call's one output chunk (``tool-output-available`` or
+        ``tool-output-error``); nothing once it has had one."""
+        if call.closed:
+            return []
+        call.closed = True
+        return [self._flags({"type": kind, "toolCallId": call.ui_id, **fields})]
+
     def _open_call(self, call_id: str, name: str) -> list[UIChunk]:
         ui_id, n = call_id, 1
         while ui_id in self._used_ids:
@@ -283,19 +272,10 @@ class UIMessageStreamEncoder:
         return out
 
     def _abandon_calls(self, error: str) -> list[UIChunk]:
+        text = f"stopped before it finished: {error}"
         out: list[UIChunk] = []
         for call in [*self._previous.values(), *self._calls.values()]:
-            if not call.closed:
-                call.closed = True
-                out.append(
-                    self._flags(
-                        {
-                            "type": "tool-output-error",
-                            "toolCallId": call.ui_id,
-                            "errorText": f"stopped before it finished: {error}",
-                        }
-                    )
-                )
+            out += self._output(call, "tool-output-error", errorText=text)
         return out
 
     def _ensure_step(self) -> list[UIChunk]:
