@@ -24,6 +24,10 @@ answers the questions the rest of the package asks of a schema:
   published the schema validates again. ``arguments_from`` turns the converted
   value back into the keyword arguments, with undeclared keys kept as sent.
 
+* **a value's one type** (``json_type``): what a dialect that writes every
+  value as text (am_xml) needs to know to read it back, ``str | None`` being
+  ``anyOf: [string, null]`` and an enum a ``$ref``.
+
 * **paths** (``at_path``, ``resolve``): msgspec's errors name a path such as
   ``$.items[0].id``; ``at_path`` finds the sub-schema there, following local
   ``$ref`` on the way (``resolve``: the target, with the referring node's own
@@ -50,6 +54,7 @@ __all__ = [
     "MAX_DEPTH",
     "arguments_from",
     "at_path",
+    "json_type",
     "explain",
     "resolve",
     "schema_of",
@@ -221,6 +226,35 @@ def resolve(root: dict[str, Any], node: Any) -> dict[str, Any]:
         own = {k: v for k, v in node.items() if k != "$ref"}
         node = {**(_ref(root, node["$ref"]) or {}), **own}
     return node if isinstance(node, dict) else {}
+
+
+def json_type(root: dict[str, Any], node: Any, depth: int = 0) -> str | None:
+    """The one JSON type ``node`` (a schema inside ``root``) allows besides null,
+    or None if it allows several or does not say. Read through local ``$ref``
+    (``resolve``) and the options of ``anyOf``/``oneOf``: ``str | None`` is
+    ``anyOf: [string, null]`` (msgspec and pydantic both write it so). A string
+    ``enum`` is a string."""
+    node = resolve(root, node)
+    if not node or depth > MAX_DEPTH:
+        return None
+    t = node.get("type")
+    if isinstance(t, str):
+        return t
+    if isinstance(t, list):
+        types = {x for x in t if x != "null"}
+        return types.pop() if len(types) == 1 else None
+    for options in (node.get("anyOf"), node.get("oneOf")):
+        if isinstance(options, list) and options:
+            found = {
+                json_type(root, o, depth + 1)
+                for o in options
+                if not (isinstance(o, dict) and o.get("type") == "null")
+            }
+            return found.pop() if len(found) == 1 else None
+    enum = node.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+        return "string"
+    return None
 
 
 def at_path(root: dict[str, Any], path: str) -> dict[str, Any] | None:

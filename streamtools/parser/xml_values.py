@@ -35,6 +35,7 @@ import msgspec
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import XML_ARGS, Call
 from streamtools.results import valid_text
+from streamtools.schema import json_type
 
 __all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
 
@@ -42,8 +43,6 @@ STRING, TYPED, AUTO = range(3)
 _JSON_START = frozenset('{["-0123456789')
 _LITERALS = ("true", "false", "null")
 _PROBE = 16
-_LOCAL_REFS = ("#/$defs", "#/definitions")
-_REF_DEPTH = 16  # a recursive $ref is given up on, not followed for ever
 
 
 def _json_str(text: str) -> str:
@@ -61,47 +60,13 @@ def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
     schema = schema or {}
     props = schema.get("properties")
     if isinstance(props, dict):
-        defs = schema.get("$defs", schema.get("definitions"))
-        defs = defs if isinstance(defs, dict) else {}
         for name, prop in props.items():
-            t = _json_type(prop, defs, 0)
+            t = json_type(schema, prop)  # through anyOf and $ref: ``str | None`` is a string
             if t == "string":
                 kinds[name] = STRING
             elif t is not None:
                 kinds[name] = TYPED
     return kinds
-
-
-def _json_type(prop: Any, defs: dict[str, Any], depth: int) -> str | None:
-    """The one JSON type a property's schema allows besides null, or None if it
-    allows several or does not say. Read through a local ``$ref`` and the
-    branches of ``anyOf``/``oneOf``: ``str | None`` is ``anyOf: [string, null]``
-    (msgspec and pydantic both write it so), and a value of it that looks like a
-    number must stay a string. A string ``enum`` is a string."""
-    if not isinstance(prop, dict) or depth > _REF_DEPTH:
-        return None
-    t = prop.get("type")
-    if isinstance(t, str):
-        return t
-    if isinstance(t, list):
-        types = {x for x in t if x != "null"}
-        return types.pop() if len(types) == 1 else None
-    ref = prop.get("$ref")
-    if isinstance(ref, str):
-        head, _, key = ref.rpartition("/")
-        return _json_type(defs.get(key), defs, depth + 1) if head in _LOCAL_REFS else None
-    for branches in (prop.get("anyOf"), prop.get("oneOf")):
-        if isinstance(branches, list) and branches:
-            found = {
-                _json_type(b, defs, depth + 1)
-                for b in branches
-                if not (isinstance(b, dict) and b.get("type") == "null")
-            }
-            return found.pop() if len(found) == 1 else None
-    enum = prop.get("enum")
-    if isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
-        return "string"
-    return None
 
 
 class ParamValues:
