@@ -240,9 +240,9 @@ def json_type(root: dict[str, Any], node: Any, depth: int = 0) -> str | None:
     t = node.get("type")
     if isinstance(t, str):
         return t
-    if isinstance(t, list):
-        types = {x for x in t if x != "null"}
-        return types.pop() if len(types) == 1 else None
+    if isinstance(t, list):  # a foreign schema's list may hold anything
+        types = [x for x in t if x != "null"]
+        return types[0] if len(types) == 1 and isinstance(types[0], str) else None
     for options in (node.get("anyOf"), node.get("oneOf")):
         if isinstance(options, list) and options:
             found = {

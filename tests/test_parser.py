@@ -137,6 +137,38 @@ def test_am_xml_reads_types_through_any_of_ref_and_enum() -> None:
     assert end.arguments == {"text": "123", "unit": "F", "count": 5, "any_": 7}
 
 
+class _ForeignCatalog:
+    """A tool whose schema came from elsewhere (a proxy client, an MCP server)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
+
+    def __contains__(self, name: object) -> bool:
+        return name == "t"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["t"])
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self._schema
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [{"type": [[]]}, {"type": [{}, "null"]}, {"oneOf": [{"type": ["string"]}, {"type": [[]]}]}],
+)
+def test_am_xml_malformed_foreign_schema_types_are_no_type(prop: dict[str, Any]) -> None:
+    """A ``type`` list holding a list or an object is no type (the heuristic
+    decides), not a TypeError out of ``feed``."""
+    catalog = _ForeignCatalog({"type": "object", "properties": {"a": prop}})
+    events = run_checked("am_xml", ['<am:tool_call name="t"><a>5</a></am:tool_call>'], catalog)
+    (end,) = [e for e in events if isinstance(e, CallEnd)]
+    assert end.arguments == {"a": 5}
+
+
 @pytest.mark.parametrize("value", ['"', '"abc', '"a"b', "[1,", "{"])
 def test_am_xml_typed_value_that_is_not_json_is_invalid_arguments(value: str) -> None:
     """A number parameter whose text is broken JSON is a wrong argument (the model
