@@ -105,6 +105,29 @@ def test_am_xml_tool_definitions_exact() -> None:
     ) in nested
 
 
+def test_am_xml_parameter_type_is_the_one_the_parser_reads() -> None:
+    """An enum behind a ``$ref`` was shown as ``type="object"`` (the parser reads
+    its values as strings) and ``S | None`` as ``type="any"``."""
+    defs = {
+        "Color": {"enum": ["red", "blue"]},
+        "S": {"type": "object", "properties": {"a": {"type": "integer"}}},
+    }
+    params = {
+        "type": "object",
+        "properties": {
+            "c": {"$ref": "#/$defs/Color"},
+            "s": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]},
+            "n": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        },
+        "$defs": defs,
+    }
+    text = get_renderer("am_xml").tool_definitions(
+        [ToolSpec(name="paint", description="Paint.", parameters=params)]
+    )
+    types = re.findall(r'<parameter name="(\w+)" type="(\w+)"', text)
+    assert types == [("c", "string"), ("s", "object"), ("n", "any")]
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_system_prompt_parts(dialect: str) -> None:
     r = get_renderer(dialect)

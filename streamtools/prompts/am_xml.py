@@ -46,7 +46,7 @@ from typing import Any
 
 from streamtools.model import ToolSpec
 from streamtools.prompts.renderer import ReadResult, Renderer, listed, mapping
-from streamtools.schema import resolve
+from streamtools.schema import json_type, resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
@@ -93,28 +93,14 @@ def _value_text(value: Any) -> str:
     return text
 
 
-def _type_name(schema: dict[str, Any]) -> str:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    if isinstance(kind, str):
+def _type_name(schema: dict[str, Any], root: dict[str, Any]) -> str:
+    """The ``type`` a parameter is shown with: its one JSON type as the parser
+    reads the value back (``json_type``), else ``object`` for an object schema,
+    else ``any``."""
+    kind = json_type(root, schema)
+    if kind is not None:
         return kind
-    if "enum" in schema:
-        values = listed(schema["enum"])
-        return "string" if all(isinstance(v, str) for v in values) else "any"
-    if "$ref" in schema or "properties" in schema:
-        return "object"
-    options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
-    found: set[str | None] = set()  # None: an option of no type, or one that is not a name
-    for option in options:
-        if isinstance(option, dict):
-            kind = option.get("type")
-            kinds = kind if isinstance(kind, list) else [kind]  # ["string", "null"]
-            found.update(k if isinstance(k, str) else None for k in kinds)
-    found.discard("null")
-    only = found.pop() if len(found) == 1 else None
-    return only if isinstance(only, str) else "any"
+    return "object" if "$ref" in schema or "properties" in schema else "any"
 
 
 def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
@@ -149,7 +135,7 @@ def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
 def _describe(schema: dict[str, Any], root: dict[str, Any]) -> str:
     text = " ".join(str(schema.get("description", "")).split())
     shape = _shape(schema, root)
-    extra = [] if shape == _type_name(schema) else [shape]
+    extra = [] if shape == _type_name(schema, root) else [shape]
     if "default" in schema:
         default = schema["default"]
         shown = default if isinstance(default, str) else json.dumps(default, ensure_ascii=False)
@@ -185,8 +171,9 @@ class AmXmlRenderer(Renderer):
             required = {k for k in listed(spec.parameters.get("required")) if isinstance(k, str)}
             for pname, pschema in props.items():
                 schema = pschema if isinstance(pschema, dict) else {}
+                kind = _type_name(schema, spec.parameters)
                 lines.append(
-                    f'<parameter name="{xml_attr(pname)}" type="{_type_name(schema)}" '
+                    f'<parameter name="{xml_attr(pname)}" type="{kind}" '
                     f'description="{xml_attr(_describe(schema, spec.parameters))}" '
                     f'required="{"true" if pname in required else "false"}"/>'
                 )
