@@ -16,7 +16,8 @@ A callable object is read through its ``__call__`` (named after its class), a
 ``functools.partial`` through its function (the parameters it binds are left
 out, or keep their bound value as a default). Annotations are evaluated with
 the function's globals, then, for a name only a local scope defines (``from
-__future__ import annotations`` in a test), with the locals of ``tool``'s callers.
+__future__ import annotations`` in a test), with the locals of the scopes the
+function is defined in, when they are among ``tool``'s callers.
 
 The JSON Schema the model sees is derived from that same type
 (``streamtools.schema.schema_of``: msgspec's ``schema_components``, root without
@@ -70,7 +71,6 @@ from streamtools.schema import arguments_from, explain, schema_of, type_from_sch
 __all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
-_FRAMES = 8  # callers' scopes searched for a locally defined annotation's name
 
 
 class ToolArgumentsError(StreamtoolsError, ValueError):
@@ -147,7 +147,9 @@ class Tool:
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
+def tool(
+    fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+) -> Tool: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None
@@ -256,24 +258,44 @@ def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """``fn``'s annotations, evaluated. A string annotation (``from __future__
     import annotations``) naming a class defined in a local scope (a Struct
     declared in the function that declares the tool, as tests do) is not in
-    ``fn``'s globals: such names are then looked up in the locals of the frames
-    that called ``tool`` (the scope that defined ``fn`` among them), nearest
-    first, skipping this package's own."""
+    ``fn``'s globals: such names are then looked up as Python itself would
+    have, in the scopes that enclose ``fn``'s definition, when one of them is
+    still running among the callers of ``tool`` (the function that declares
+    the tool, or registers it right there). Only those: an unrelated local of
+    the same name in some other caller (a ``Point`` of its own, where a tool
+    made by a factory that has returned is registered) would give the tool a
+    wrong schema without a word; the name is then left undefined."""
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except NameError as exc:
         missing = exc
+    module, scopes = _enclosing_scopes(fn)
+    found: dict[str, dict[str, Any]] = {}
     frame: types.FrameType | None = sys._getframe(1)
-    tried = 0
-    while frame is not None and tried < _FRAMES:
-        if not str(frame.f_globals.get("__name__", "")).startswith("streamtools."):
-            tried += 1
-            try:
-                return typing.get_type_hints(fn, localns=dict(frame.f_locals), include_extras=True)
-            except NameError:
-                pass
+    while frame is not None:
+        code = frame.f_code
+        if frame.f_globals.get("__name__") == module and code.co_qualname in scopes:
+            found.setdefault(code.co_qualname, dict(frame.f_locals))  # the nearest call
         frame = frame.f_back
-    raise missing
+    if not found:
+        raise missing
+    localns: dict[str, Any] = {}
+    for qualname in scopes:  # outermost first: an inner scope's name shadows
+        localns.update(found.get(qualname, {}))
+    try:
+        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+    except NameError:
+        raise missing from None
+
+
+def _enclosing_scopes(fn: Callable[..., Any]) -> tuple[str | None, list[str]]:
+    """The name of ``fn``'s module and the qualified names of the scopes
+    ``fn`` is defined in, outermost first: ``make.<locals>.norm`` is defined in
+    ``make``, a method ``f.<locals>.C.m`` in ``f`` and in the class body ``f.<locals>.C``."""
+    target = inspect.unwrap(getattr(fn, "__func__", fn))
+    parts = str(getattr(target, "__qualname__", "")).split(".")[:-1]
+    scopes = [".".join(parts[: i + 1]) for i, part in enumerate(parts) if part != "<locals>"]
+    return getattr(target, "__module__", None), scopes
 
 
 def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import socket
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -505,3 +506,61 @@ def test_sphinx_fields_and_keyword_sections_describe_parameters() -> None:
         "Who gets a copy.",
         "Flag it.",
     ]
+
+
+def _make_norm() -> Callable[..., int]:
+    """A tool whose annotation names a Struct of this factory's own, returned undecorated."""
+
+    class Point(msgspec.Struct):
+        x: int
+
+    def norm(p: Point) -> int:
+        """The x of a point."""
+        return p.x
+
+    return norm
+
+
+def test_a_callers_unrelated_local_does_not_resolve_an_annotation() -> None:
+    """The string annotation ``"Point"`` of a tool made by a factory that has
+    returned was looked up in any caller's locals: registered where another
+    ``Point`` (``name: str``) was a local, the tool took that one's schema and
+    refused ``{"p": {"x": 3}}``. Only the scopes that enclose the tool's
+    definition are consulted now; none is running, so the name is undefined."""
+
+    class Point(msgspec.Struct):
+        name: str
+
+    assert Point(name="unrelated").name == "unrelated"
+    with pytest.raises(ToolDefinitionError, match="name 'Point' is not defined"):
+        tool(_make_norm())
+
+
+def test_a_struct_of_an_enclosing_scope_and_of_the_defining_one() -> None:
+    class Outer(msgspec.Struct):
+        x: int
+
+    def declare() -> Tool:
+        class Inner(msgspec.Struct):
+            y: int
+
+        def add(a: Outer, b: Inner) -> int:
+            """Add."""
+            return a.x + b.y
+
+        return tool(add)
+
+    added = declare()
+    assert added.invoke(added.validate({"a": {"x": 1}, "b": {"y": 2}})) == 3
+
+
+def test_tool_takes_a_function_with_options() -> None:
+    """``tool(fn, name=...)`` works at run time and, since its overload was
+    added, type-checks (``mypy --strict`` over the tests, in test_static)."""
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    named: Tool = tool(add, name="math.add", description="Add two numbers.")
+    assert (named.name, named.description) == ("math.add", "Add two numbers.")
+    assert named.invoke(named.validate({"a": 1, "b": 2})) == 3
