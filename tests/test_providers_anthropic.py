@@ -10,7 +10,7 @@ import pytest
 from provider_support import COUNTED, HI, collect, mock
 
 from streamtools.errors import ProviderError
-from streamtools.events import CallEnd
+from streamtools.events import CallEnd, CallError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -237,6 +237,38 @@ async def test_tool_use_deltas_and_max_tokens(anyio_backend: str) -> None:
         CallChunk(index=2, id="toolu_2", name="get"),  # cut by max_tokens: never done
     ]
     assert chunks[-1] == FinishChunk(reason="length")
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "expect"), [("max_tokens", "unterminated"), ("tool_use", "invalid_json")]
+)
+async def test_an_input_cut_by_max_tokens_is_unterminated(
+    anyio_backend: str, stop_reason: str, expect: str
+) -> None:
+    """The API closes a tool_use block (content_block_stop) before message_delta
+    says max_tokens: a cut input is ``unterminated`` (make the call again), not
+    ``invalid_json`` (told its JSON was wrong). A whole input still completes at
+    its block's stop, and a broken one with any other stop reason is invalid."""
+    body = (
+        START
+        + block(0, {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {}})
+        + delta(0, {"type": "input_json_delta", "partial_json": '{"k": 1}'})
+        + ev({"type": "content_block_stop", "index": 0})
+        + block(1, {"type": "tool_use", "id": "toolu_2", "name": "get", "input": {}})
+        + delta(1, {"type": "input_json_delta", "partial_json": '{"k": "cut'})
+        + ev({"type": "content_block_stop", "index": 1})
+        + message_delta(stop_reason)
+        + STOP
+    )
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    native = NativeCalls(["get"])
+    per_chunk = [native.feed(c) for c in chunks if isinstance(c, CallChunk)]
+    assert isinstance(per_chunk[2][-1], CallEnd)  # whole at its stop: runs at once
+    finish = chunks[-1]
+    assert isinstance(finish, FinishChunk)
+    ended = [e for es in per_chunk for e in es] + native.end(finish.reason)
+    errors = [e for e in ended if isinstance(e, CallError)]
+    assert [(e.id, e.reason) for e in errors] == [("toolu_2", expect)]
 
 
 async def test_stream_without_message_stop_or_with_bad_json(anyio_backend: str) -> None:

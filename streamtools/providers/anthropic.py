@@ -11,7 +11,14 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 * ``content_block_start`` opens block ``index``: ``text``, ``thinking`` or
   ``tool_use`` (with ``id`` and ``name``: a ``CallChunk`` right away, so the
   ``CallStart`` is early; its ``content_block_stop`` is a ``done`` chunk, so the
-  call can run before the reply ends); ``content_block_delta`` carries ``text_delta``,
+  call can run before the reply ends, if its input is then a whole JSON object:
+  the API closes every block before ``message_delta`` says why it stopped, so
+  an input cut off by ``max_tokens`` (fine-grained tool streaming sends what
+  was written) is closed too. Such a call is left open until the stop reason
+  comes, and completed then unless that reason is ``length`` or
+  ``content_filter``, when ``NativeCalls.end`` makes it ``unterminated``
+  (cut off, to be made again) rather than ``invalid_json``);
+  ``content_block_delta`` carries ``text_delta``,
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
   tool_use block). The block index is the ``CallChunk.index``.
   A thinking block's ``signature_delta`` becomes a ``ReasoningChunk`` with
@@ -86,6 +93,13 @@ API_VERSION = "2023-06-01"
 # what ``count_tokens`` sends of a request's body: the fields that make up the
 # prompt (the endpoint refuses the ones that shape the answer, like max_tokens)
 _COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
+
+
+def _whole_object(raw: str) -> bool:
+    try:
+        return isinstance(msgspec.json.decode(raw), dict)
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 class _Block(msgspec.Struct):
@@ -290,7 +304,8 @@ class AnthropicMessages(HTTPProvider):
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
         input_tokens: int | None = None
-        tool_blocks: set[int] = set()  # open tool_use blocks: their stop completes the call
+        tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
+        unsure: list[int] = []  # stopped tool_use blocks whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
             if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
@@ -307,6 +322,7 @@ class AnthropicMessages(HTTPProvider):
                         yield TextChunk(text=text)
                 elif d.type == "input_json_delta" and d.partial_json and event.index in tool_blocks:
                     if args := pairs.join(arguments(event.index), d.partial_json):
+                        tool_blocks[event.index].append(args)
                         yield CallChunk(index=event.index, arguments=args)
                 elif d.type == "thinking_delta" and d.thinking:
                     if thinking := pairs.join(REASONING, d.thinking):
@@ -317,8 +333,8 @@ class AnthropicMessages(HTTPProvider):
             elif kind == "content_block_start" and event.content_block is not None:
                 block = event.content_block
                 if block.type == "tool_use":
-                    tool_blocks.add(event.index)
                     args = msgspec.json.encode(block.input).decode() if block.input else ""
+                    tool_blocks[event.index] = [args]
                     yield CallChunk(
                         index=event.index, id=block.id, name=block.name or None, arguments=args
                     )
@@ -331,19 +347,23 @@ class AnthropicMessages(HTTPProvider):
                 elif block.type == "redacted_thinking" and block.data:
                     yield ReasoningChunk(text="", redacted=block.data)
             elif kind == "content_block_stop" and event.index in tool_blocks:
-                tool_blocks.discard(event.index)
                 lost = pairs.close(arguments(event.index))
-                yield CallChunk(index=event.index, arguments=lost, done=True)
+                whole = _whole_object("".join(tool_blocks.pop(event.index)) + lost)
+                if not whole:
+                    unsure.append(event.index)
+                yield CallChunk(index=event.index, arguments=lost, done=whole)
             elif kind == "message_start" and event.message and event.message.usage:
                 usage = event.message.usage
                 input_tokens = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0)
                 input_tokens += usage.cache_creation_input_tokens or 0
             elif kind == "message_delta":
                 if event.delta is not None and event.delta.stop_reason is not None:
-                    reason = event.delta.stop_reason
-                    finish = FinishChunk(
-                        reason=_STOP.get(reason, reason), stop_sequence=event.delta.stop_sequence
-                    )
+                    reason = _STOP.get(event.delta.stop_reason, event.delta.stop_reason)
+                    if reason not in ("length", "content_filter"):  # not cut off: complete
+                        for index in unsure:
+                            yield CallChunk(index=index, done=True)
+                    unsure.clear()
+                    finish = FinishChunk(reason=reason, stop_sequence=event.delta.stop_sequence)
                 if event.usage is not None:
                     yield UsageChunk(
                         input_tokens=input_tokens, output_tokens=event.usage.output_tokens
