@@ -311,3 +311,24 @@ def test_nothing_may_follow_a_streams_error_line() -> None:
     assert segment.failure == Failure(message="reset")
     with pytest.raises(UsageError, match=":3: a line after the stream's error line"):
         parse(data + encode_chunk(TextChunk(text="x"), 0.1))
+
+
+async def test_concurrent_streams_are_recorded_in_the_order_they_were_opened(
+    tmp_path: Path,
+) -> None:
+    """Segments were appended as their streams closed: two streams open at once
+    (two agents sharing a recorded model), the second finishing first, were
+    written second-first, and ``Replay``, which plays segment n for its n-th
+    call, gave the first call the second's reply. Segments now follow the
+    order of the calls, as the header's ``turn`` numbers them."""
+    path = tmp_path / "both.jsonl"
+    recorder = record(ScriptedModel(["first reply", "second reply"]), path)
+    async with recorder.stream(REQ) as first:
+        async with recorder.stream(REQ) as second:
+            assert text_of([c async for c in second]) == "second reply"
+        assert load(path) == []  # held until the call opened before it is done
+        assert text_of([c async for c in first]) == "first reply"
+    assert [s.header.turn for s in load(path)] == [1, 2]
+    replay = Replay(path)
+    assert text_of(await collect(replay)) == "first reply"
+    assert text_of(await collect(replay)) == "second reply"

@@ -18,6 +18,8 @@ first offset is the time to first token. A single-call recording is exactly
 ``record(model, path)`` wraps any model: it truncates ``path`` and appends
 one segment per ``stream()`` call when that stream closes (normally, early,
 or on cancellation: the write is shielded, so a cut stream is still kept).
+Segments are in the order of the calls (the header's ``turn``): a stream
+that closes while one opened before it is still open is written after it.
 
 A stream that *fails* (the model raised on opening, as for an HTTP 401, or
 while streaming, as for a connection reset) ends its segment with an error
@@ -251,18 +253,25 @@ class Replay:
 
 
 class _Recorder:
-    """Wraps a model; appends one segment per stream to ``path``."""
+    """Wraps a model; appends one segment per stream to ``path``, in the order of the
+    calls. Streams open at once (two agents sharing the model) may close in another
+    order: a closed one waits for those opened before it, since ``Replay`` plays
+    segment n for its n-th call."""
 
     def __init__(self, model: Model, path: Path, provider: str | None) -> None:
         self.model = model
         self.path = path
         self.turns = 0
         self.provider = provider or type(model).__name__
+        self._closed: dict[int, bytes] = {}  # by turn: segments not written yet
+        self._written = 0  # turns written
+        self._writing = False
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         self.turns += 1
-        lines = [encode_header(Header(provider=self.provider, turn=self.turns, request=request))]
+        turn = self.turns
+        lines = [encode_header(Header(provider=self.provider, turn=turn, request=request))]
         start = anyio.current_time()
         opened = False
         try:
@@ -281,8 +290,26 @@ class _Recorder:
         finally:
             # Shielded: a stream cut by cancellation is still worth keeping.
             with anyio.CancelScope(shield=True):
+                self._closed[turn] = b"".join(lines)
+                await self._flush()
+
+    async def _flush(self) -> None:
+        """Append the closed segments that no stream opened before them holds back.
+        One writer at a time (the one running takes what closes meanwhile), so that
+        two appends never race past each other."""
+        if self._writing:
+            return
+        self._writing = True
+        try:
+            while self._written + 1 in self._closed:
+                ready: list[bytes] = []
+                while self._written + 1 in self._closed:
+                    self._written += 1
+                    ready.append(self._closed.pop(self._written))
                 async with await anyio.open_file(self.path, "ab") as f:
-                    await f.write(b"".join(lines))
+                    await f.write(b"".join(ready))
+        finally:
+            self._writing = False
 
     async def _tap(
         self, chunks: AsyncIterator[Chunk], lines: list[bytes], start: float
