@@ -698,6 +698,44 @@ def test_models_passed_through() -> None:
     assert [(m.id, m.owned_by) for m in listing] == [("plain-7b", "Bearer sk-client")]
 
 
+def test_models_are_listed_in_the_clients_format() -> None:
+    """An Anthropic client (the SDK sends ``anthropic-version``) in front of an
+    OpenAI-style upstream gets Anthropic's pages, and an OpenAI client in front of
+    an Anthropic upstream gets OpenAI's list."""
+
+    async def openai_models(request: Request) -> JSONResponse:
+        data = [{"id": f"m{i}", "object": "model", "created": 1700000000 + i} for i in range(3)]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def anthropic_models(request: Request) -> JSONResponse:
+        assert request.headers["x-api-key"] == "sk-client"
+        model = {"type": "model", "id": "claude-x", "display_name": "Claude X",
+                 "created_at": "2025-02-19T00:00:00Z"}
+        return JSONResponse({"data": [model], "has_more": False, "first_id": "claude-x",
+                             "last_id": "claude-x"})
+
+    upstream = Starlette(routes=[Route("/v1/models", openai_models)])
+    with serve(upstream) as upstream_url:
+        with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
+            client = _anthropic(url)
+            first = client.models.list(limit=2)
+            paged = [m.id for m in first]  # the SDK asks for the next page by last_id
+    assert first.has_more is True and first.last_id == "m1"
+    assert paged == ["m0", "m1", "m2"]
+    model = first.data[0]
+    assert model.type == "model" and model.display_name == "m0"
+    assert model.created_at.timestamp() == 1700000000
+
+    upstream = Starlette(routes=[Route("/v1/models", anthropic_models)])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=upstream_url, upstream_kind="anthropic")
+        with serve(create_app(cfg)) as url:
+            listing = list(_openai(url).models.list())
+    (openai_model,) = listing
+    assert openai_model.id == "claude-x" and openai_model.object == "model"
+    assert openai_model.created == 1739923200
+
+
 def test_models_do_not_wait_behind_a_stream() -> None:
     """A model list asked for while a reply streams takes its own connection."""
     with FakeServer([Reply(text=f"Checking {PARIS}", stall_after=4, stall=30)]) as upstream:

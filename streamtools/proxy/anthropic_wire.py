@@ -24,11 +24,16 @@ empty ``input``), ``content_block_delta`` (``text_delta`` or
 stream began becomes an ``error`` event, which the official SDK raises.
 
 ``response_body`` writes the same content as one ``message`` object.
+
+``model_list`` writes an OpenAI-style upstream's model list as Anthropic's
+``GET /v1/models`` page, which the anthropic SDK reads.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -59,7 +64,7 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
+__all__ = ["EventEncoder", "decode_request", "error_body", "model_list", "response_body"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -380,3 +385,58 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
             "output_tokens": reply.output_tokens or 0,
         },
     }
+
+
+def model_list(listing: Any, query: Mapping[str, str]) -> dict[str, Any]:
+    """An OpenAI-style model list (``{"data": [{"id", "created"}]}``, as an
+    OpenAI-compatible or Ollama upstream answers ``GET /models``) as one page of
+    Anthropic's ``GET /v1/models``: passed through, the anthropic SDK's
+    ``models.list()`` gave models with no ``type``, ``display_name`` or
+    ``created_at``. The page honours ``limit`` (20 by default, at most 1000),
+    ``after_id`` and ``before_id`` as the API does, so the SDK's pages by
+    ``has_more`` and ``last_id`` list every model once. Raises ``ValueError``
+    for a listing of another shape, ``RequestError`` for a bad ``limit``."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):
+        raise ValueError("the upstream's model list has no 'data' array")
+    models = [
+        {
+            "type": "model",
+            "id": m["id"],
+            "display_name": m["id"],
+            "created_at": _rfc3339(m.get("created")),
+        }
+        for m in data
+        if isinstance(m, dict) and isinstance(m.get("id"), str)
+    ]
+    raw_limit = query.get("limit", "20")
+    limit = int(raw_limit) if raw_limit.isdigit() else 0
+    if not 1 <= limit <= 1000:
+        raise RequestError("limit: must be an integer between 1 and 1000")
+    ids = [m["id"] for m in models]
+    start, end = 0, len(models)
+    if "after_id" in query:
+        start = ids.index(query["after_id"]) + 1 if query["after_id"] in ids else end
+    if "before_id" in query:
+        end = ids.index(query["before_id"]) if query["before_id"] in ids else start
+    if "before_id" in query and "after_id" not in query:  # the page just before the cursor
+        page, has_more = models[max(start, end - limit) : end], end - limit > start
+    else:
+        page, has_more = models[start : start + limit], start + limit < end
+    return {
+        "data": page,
+        "has_more": has_more,
+        "first_id": page[0]["id"] if page else None,
+        "last_id": page[-1]["id"] if page else None,
+    }
+
+
+def _rfc3339(created: Any) -> str:
+    """A Unix time in seconds (an OpenAI model's ``created``) as Anthropic's
+    ``created_at``; the epoch when there is none."""
+    seconds = created if isinstance(created, int) and not isinstance(created, bool) else 0
+    try:
+        moment = datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        moment = datetime.fromtimestamp(0, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -17,7 +17,11 @@ Theory of operation
 * ``POST /v1/messages/count_tokens`` (Anthropic) counts the input tokens of
   the request the proxy would send upstream: an Anthropic upstream counts it,
   other upstreams get an estimate (``tokens``).
-* ``GET /v1/models`` is passed through to the upstream's model listing.
+* ``GET /v1/models`` is the upstream's model listing: passed through when the
+  client speaks the upstream's API, else converted to the client's format (an
+  Anthropic client, known by its ``anthropic-version`` header, gets Anthropic's
+  pages of ``type: "model"`` entries from an OpenAI-style upstream, and an OpenAI
+  client OpenAI's list from an Anthropic upstream).
 
 Stateless: each request carries the whole conversation; nothing is cached
 between requests, so replicas scale behind any load balancer.
@@ -60,7 +64,7 @@ import logging
 import math
 import os
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal
@@ -80,6 +84,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
@@ -362,33 +367,43 @@ def create_app(
         )
 
     async def models(request: Request) -> Response:
+        # the anthropic SDK sends anthropic-version with every request, the openai SDK never
         wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
+        # the upstream's list is in its own API's format: converted when the client's differs
+        convert = (wire is ANTHROPIC) != (cfg.upstream_kind == "anthropic")
         key = cfg.api_key or _client_key(request)
         base = cfg.upstream.rstrip("/")
         headers: dict[str, str] = {}
+        params = httpx.QueryParams(str(request.query_params))
         if cfg.upstream_kind == "anthropic":
             url = f"{base}/v1/models"
             headers["anthropic-version"] = request.headers.get("anthropic-version", "2023-06-01")
             if key:
                 headers["x-api-key"] = key
+            if convert:  # an OpenAI client gets the whole list: one page of 1000 (the most)
+                params = httpx.QueryParams(limit=1000)
         else:
             url = f"{base}/models" if cfg.upstream_kind == "openai" else f"{base}/v1/models"
             if key:
                 headers["authorization"] = f"Bearer {key}"
+            if convert:  # no pages: the client's are cut from the whole list
+                params = httpx.QueryParams()
         pooled, release = lease()
         client = pooled or httpx.AsyncClient(timeout=cfg.timeout)
         try:
-            upstream_response = await client.get(
-                url, headers=headers, params=list(request.query_params.multi_items())
-            )
+            upstream_response = await client.get(url, headers=headers, params=params)
         except httpx.HTTPError as exc:
             return error_response(wire, 502, f"upstream unreachable: {exc!r}")
         finally:
             release()
             if pooled is None:
                 await client.aclose()
-        ctype = upstream_response.headers.get("content-type", "application/json")
-        return Response(upstream_response.content, upstream_response.status_code, media_type=ctype)
+        if not convert:
+            ctype = upstream_response.headers.get("content-type", "application/json")
+            return Response(
+                upstream_response.content, upstream_response.status_code, media_type=ctype
+            )
+        return _converted_models(wire, upstream_response, request.query_params)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         # unknown paths and wrong methods, answered as the client's API would
@@ -464,6 +479,27 @@ async def _unless_disconnected(
         answered.append(await answer())
         tg.cancel_scope.cancel()
     return answered[0] if answered else None
+
+
+def _converted_models(
+    wire: Wire, upstream: httpx.Response, query: Mapping[str, str]
+) -> Response:
+    """An upstream's model list (or its refusal) in the client's API format
+    (see ``anthropic_wire.model_list``, ``openai_wire.model_list``)."""
+    if upstream.status_code >= 400:
+        message = f"upstream error: HTTP {upstream.status_code}: {upstream.text[:1000]}"
+        return error_response(wire, upstream.status_code, message)
+    try:
+        listing = _decode_json(upstream.content)
+        if wire is ANTHROPIC:
+            body = anthropic_wire.model_list(listing, query)
+        else:
+            body = openai_wire.model_list(listing)
+    except RequestError as exc:
+        return error_response(wire, exc.status, exc.message, exc.kind)
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        return error_response(wire, 502, f"upstream model list unreadable: {exc}", "upstream")
+    return Response(_encode_json(body), media_type="application/json")
 
 
 class _Failed(Exception):

@@ -21,12 +21,16 @@ stream began is written as ``data: {"error": …}``, which the official SDK
 raises as ``APIError``.
 
 ``response_body`` writes the same content as one ``chat.completion`` object.
+
+``model_list`` writes an Anthropic upstream's model list as OpenAI's
+``GET /v1/models`` answer, which the openai SDK reads.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -61,7 +65,9 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["ChunkEncoder", "decode_request", "error_body", "response_body", "text_content"]
+__all__ = [
+    "ChunkEncoder", "decode_request", "error_body", "model_list", "response_body", "text_content",
+]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -369,3 +375,38 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
         ],
         "usage": _usage(reply.input_tokens, reply.output_tokens),
     }
+
+
+def model_list(listing: Any) -> dict[str, Any]:
+    """An Anthropic model list page (``{"data": [{"id", "created_at"}]}``) as
+    OpenAI's ``GET /v1/models`` answer: passed through, the openai SDK's
+    ``models.list()`` gave models with no ``created`` or ``owned_by``. Raises
+    ``ValueError`` for a listing of another shape."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):
+        raise ValueError("the upstream's model list has no 'data' array")
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": m["id"],
+                "object": "model",
+                "created": _unix_time(m.get("created_at")),
+                "owned_by": "anthropic",
+            }
+            for m in data
+            if isinstance(m, dict) and isinstance(m.get("id"), str)
+        ],
+    }
+
+
+def _unix_time(created_at: Any) -> int:
+    """An RFC 3339 time (an Anthropic model's ``created_at``) in Unix seconds; 0
+    when there is none."""
+    try:
+        moment = datetime.fromisoformat(created_at)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp())
+    except (TypeError, ValueError, OverflowError, OSError):
+        return 0
