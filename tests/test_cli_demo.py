@@ -287,3 +287,21 @@ def test_calculator_refuses_work_a_model_could_make_endless(expression: str) -> 
     with pytest.raises(ValueError, match="too large|round"):
         calculator.fn(expression)
     assert time.monotonic() - started < 1.0
+
+
+def test_demo_of_a_session_that_failed_says_so_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording whose model call raised (a ``chat --record`` session that hit
+    an HTTP 401) replays as that ``ProviderError``; ``demo --fixture`` printed
+    it as a traceback and exited 1. It is now said in one line, as ``chat``
+    says a provider's error, and the command still exits 1."""
+    data = encode_header(Header(turn=1)) + encode_failure(
+        Failure(message="invalid api key", status=401, opened=False)
+    )
+    path = tmp_path / "failed.jsonl"
+    path.write_bytes(data)
+    assert main(["demo", "--instant", "--color", "never", "--fixture", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "streamtools demo: error: invalid api key" in captured.err
+    assert "Traceback" not in captured.err + captured.out

@@ -42,7 +42,7 @@ import anyio
 
 import streamtools
 from streamtools.cli import positive_number
-from streamtools.errors import UsageError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.model import Chunk, ModelRequest
 from streamtools.runtime import Agent, Replay, RunResult, record
 from streamtools.runtime.console import ConsoleRenderer
@@ -317,6 +317,12 @@ def _run(args: argparse.Namespace) -> int:
         _banner(view, path, speed)
         anyio.run(lambda: play(path, speed=speed, out=sys.stdout, color=color))
         _footer(view)
+    except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
+        # how the recorded session ended (a ``chat --record`` that hit an HTTP 401):
+        # said in one line, as ``chat`` says it, not as a traceback
+        view.newline()
+        print(f"streamtools demo: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         view.line("(interrupted)")
         return 130
