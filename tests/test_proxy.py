@@ -686,6 +686,37 @@ def test_a_lone_surrogate_escape_in_the_body_is_read_as_u_fffd() -> None:
     assert response.status_code == 400 and "not valid JSON" in response.text
 
 
+def test_a_lone_surrogate_escape_in_a_calls_arguments_is_read_as_u_fffd() -> None:
+    # the arguments string of a past call is JSON inside JSON: a JavaScript
+    # client's JSON.stringify of a string cut inside an emoji writes a lone
+    # \\ud83d in it, which was a 400 for every later request of the conversation
+    arguments = '{"path": "notes \\ud83d", "n": 1}'
+    chat = {
+        "model": "m",
+        "messages": [
+            *USER,
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+             "function": {"name": "weather", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "done"},
+        ],
+    }
+    responses = {
+        "model": "m",
+        "input": [
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "c1", "name": "weather",
+             "arguments": arguments},
+            {"type": "function_call_output", "call_id": "c1", "output": "done"},
+        ],
+    }
+    with proxy(["Done.", "Done."]) as (url, upstream):
+        for path, body in (("/v1/chat/completions", chat), ("/v1/responses", responses)):
+            response = httpx.post(f"{url}{path}", json=body, timeout=10)
+            assert response.status_code == 200, response.text
+        sent = [json.dumps(r["messages"], ensure_ascii=False) for r in upstream.requests]
+    assert all("notes \ufffd" in s for s in sent) and len(sent) == 2
+
+
 def test_models_passed_through() -> None:
     async def models(request: Request) -> JSONResponse:
         owner = request.headers.get("authorization", "")
