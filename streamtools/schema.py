@@ -151,7 +151,25 @@ def _type(schema: Any, root: dict[str, Any], depth: int) -> Any:
         return _object(schema, root, depth)
     else:
         return Any
-    return Annotated[py, msgspec.Meta(**meta)] if meta else py
+    return _bounded(py, meta)
+
+
+def _bounded(py: Any, meta: dict[str, Any]) -> Any:
+    """``py`` with the bounds in ``meta`` that msgspec can check. One it refuses
+    (``true`` as a minimum, a negative or huge length, NaN or infinity, an integer
+    beyond 64 bits, ``exclusiveMinimum`` beside ``minimum``) is left out, as an
+    unknown keyword is: the server that published the schema validates again.
+    Kept, it would raise out of ``add_schema``, or (64-bit bounds, checked only
+    when a decoder is built) fail every call's validation."""
+    kept: dict[str, Any] = {}
+    for arg, value in meta.items():
+        trial = {**kept, arg: value}
+        try:
+            msgspec.json.Decoder(Annotated[py, msgspec.Meta(**trial)])
+        except (TypeError, ValueError):
+            continue
+        kept = trial
+    return Annotated[py, msgspec.Meta(**kept)] if kept else py
 
 
 def _object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:

@@ -275,3 +275,36 @@ def test_explain_writes_out_the_references_in_its_snippet() -> None:
     path, hint = explain(root, "Expected `object`, got `int` - at `$.tree`")
     assert hint.startswith('`$.tree` must match this schema: {"type": "object", "properties": ')
     assert len(hint) < 700
+
+
+@pytest.mark.parametrize(
+    ("bounds", "kept"),
+    [
+        ({"type": "integer", "minimum": True, "maximum": 9}, {"a": 10}),
+        ({"type": "string", "maxLength": -1, "minLength": 2}, {"a": "x"}),
+        ({"type": "string", "maxLength": 2**70, "minLength": 2}, {"a": "x"}),
+        ({"type": "number", "minimum": float("nan"), "maximum": 9}, {"a": 10}),
+        ({"type": "number", "minimum": float("inf"), "maximum": 9}, {"a": 10}),
+        ({"type": "integer", "minimum": 2**70, "maximum": 9}, {"a": 10}),
+        ({"type": "array", "minItems": True, "maxItems": 1}, {"a": [1, 2]}),
+        ({"type": "integer", "minimum": 0, "exclusiveMinimum": 0, "maximum": 9}, {"a": 10}),
+    ],
+)
+def test_a_bound_msgspec_cannot_check_is_left_out_not_raised(
+    bounds: dict[str, Any], kept: dict[str, Any]
+) -> None:
+    """A foreign schema's bound msgspec refuses (``true`` as a minimum, a negative
+    or 2**70 length, NaN or infinity, an integer beyond 64 bits, both kinds of
+    minimum) made ``add_schema`` raise ``TypeError``/``ValueError`` out of an MCP
+    server's tool list or a proxy request, or (the 64-bit integer) made every
+    call fail its validation. Such a bound is now left out, as an unknown
+    keyword is; the tool's other bounds still hold."""
+    from streamtools.tools import ToolRegistry
+
+    registry = ToolRegistry()
+    schema = {"type": "object", "properties": {"a": bounds}, "required": ["a"]}
+    registry.add_schema("t", "A tool.", schema, fn=lambda **kw: kw)
+    ok = {"a": [1] if bounds["type"] == "array" else "xy" if bounds["type"] == "string" else 5}
+    assert registry.check_arguments("t", ok) is None
+    refused = registry.check_arguments("t", kept)
+    assert refused is not None and "$.a" in refused
