@@ -332,6 +332,8 @@ async def test_request_options_and_argument_checks() -> None:
         ("tool_timeout", -1.0),
         ("time_budget", math.nan),  # anyio's ValueError, mid-run
         ("time_budget", -1.0),
+        ("max_concurrency", 2.5),  # anyio's TypeError, at the first run
+        ("max_turns", math.nan),  # no turn was ever the last: the loop had no bound
     ],
 )
 def test_limits_that_cannot_work_are_refused_when_the_agent_is_made(

@@ -115,7 +115,7 @@ class Agent:
         max_repairs: int = 2,
         offer: Iterable[str] | None = None,
     ) -> None:
-        if max_turns < 1:
+        if not max_turns >= 1:  # NaN too: no turn would ever be the last
             raise UsageError(f"max_turns must be at least 1, got {max_turns}")
         # checked here, not when the first run makes its executor
         check_seconds("time_budget", time_budget)

@@ -47,6 +47,7 @@ parser has already checked them against the schema.
 from __future__ import annotations
 
 import inspect
+import math
 import threading
 import traceback
 from collections.abc import AsyncIterator, Iterator
@@ -71,9 +72,11 @@ def check_seconds(name: str, value: float | None) -> None:
 
 
 def check_concurrency(value: int) -> None:
-    """Refuse a concurrency limit below 1: a limiter of 0 would hold every call forever."""
-    if not value >= 1:
-        raise UsageError(f"max_concurrency must be at least 1, got {value!r}")
+    """Refuse a concurrency limit below 1 (a limiter of 0 would hold every call
+    forever) or that is not a whole number (``math.inf``: no limit), which anyio
+    refuses only when the first run makes its limiter."""
+    if not (value >= 1 and (isinstance(value, int) or value == math.inf)):
+        raise UsageError(f"max_concurrency must be a whole number of at least 1, got {value!r}")
 
 
 class Executor:
