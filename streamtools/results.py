@@ -5,6 +5,7 @@ Core module: standard library and msgspec only.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -85,8 +86,10 @@ def format_result(value: Any) -> str:
     is first rewritten by ``json_ready``: keys as JSON spells the scalar (``"2024"``,
     ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
     Text is made valid by ``valid_text`` (a lone surrogate half becomes U+FFFD),
-    as the model's next request must carry it. Only a value whose ``str`` and
-    ``repr`` both raise makes this raise."""
+    as the model's next request must carry it. NaN and the infinities, which
+    JSON lacks, are ``NaN``, ``Infinity``, ``-Infinity`` (strings inside JSON),
+    not the ``null`` msgspec writes. Only a value whose ``str`` and ``repr``
+    both raise makes this raise."""
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, bytes | bytearray):
@@ -94,12 +97,46 @@ def format_result(value: Any) -> str:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             pass  # binary: JSON encodes it as base64
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NON_FINITE[repr(value)]
     try:
-        return _result_encoder.encode(value).decode()
+        data = _result_encoder.encode(value)
     except (TypeError, ValueError):
         # msgspec's complaint about keys, an unsortable set or a lone surrogate
         # (UnicodeEncodeError); rebuilt, then encoded.
-        return _result_encoder.encode(json_ready(value)).decode()
+        return _result_encoder.encode(_spelled(json_ready(value))).decode()
+    if b"null" in data:  # perhaps a NaN or an infinity, which msgspec writes as null
+        ready = json_ready(value)
+        if _non_finite(ready):
+            return _result_encoder.encode(_spelled(ready)).decode()
+    return data.decode()
+
+
+# NaN and the infinities as JavaScript (and Python's ``json``) spell them: JSON
+# has no such numbers, and the ``null`` msgspec writes would tell the model nothing.
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether ``json_ready``'s output holds a NaN or an infinity."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    return False
+
+
+def _spelled(value: Any) -> Any:
+    """``json_ready``'s output with each NaN or infinity as its name, a string."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NON_FINITE[repr(value)]
+    if isinstance(value, dict):
+        return {k: _spelled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spelled(v) for v in value]
+    return value
 
 
 def json_ready(value: Any) -> Any:

@@ -564,3 +564,27 @@ def test_tool_takes_a_function_with_options() -> None:
     named: Tool = tool(add, name="math.add", description="Add two numbers.")
     assert (named.name, named.description) == ("math.add", "Add two numbers.")
     assert named.invoke(named.validate({"a": 1, "b": 2})) == 3
+
+
+def test_format_result_spells_infinities_and_nan_instead_of_null() -> None:
+    """JSON has no NaN or infinity, and msgspec writes them as ``null``: a
+    calculator's ``1e308 * 10`` reached the model as ``null``, a mean over no
+    data as nothing at all. They are now spelled as JavaScript and Python's
+    ``json`` spell them: bare for a number alone, as strings inside JSON."""
+    import math
+    from dataclasses import dataclass
+
+    @dataclass
+    class Stats:
+        mean: float
+        n: int | None
+
+    assert format_result(math.inf) == "Infinity"
+    assert format_result(-math.inf) == "-Infinity"
+    assert format_result(math.nan) == "NaN"
+    assert format_result({"lo": -math.inf, "none": None, "x": 1.5}) == (
+        '{"lo":"-Infinity","none":null,"x":1.5}'
+    )
+    assert format_result([Stats(mean=math.nan, n=None)]) == '[{"mean":"NaN","n":null}]'
+    assert format_result({2024: math.inf}) == '{"2024":"Infinity"}'  # rebuilt keys too
+    assert format_result({"n": None, "x": 0.5}) == '{"n":null,"x":0.5}'  # nulls stay null
