@@ -183,7 +183,9 @@ class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True, omit_de
 
 
 class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):
-    """A native tool-call delta. ``index`` as the provider sent it; ``id`` and
+    """A native tool-call delta. ``index`` tells the calls of a reply apart (the
+    provider's own, or, where the wire's is not enough, the call's place in
+    the reply, as ``OpenAIChat`` numbers them); ``id`` and
     ``name`` appear on the first delta of a call (some servers repeat them, some
     reuse index 0 for parallel calls and differ only by ``id``). ``done`` says the
     wire marked the call complete (with this delta's arguments, if any), so it can

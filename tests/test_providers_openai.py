@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from provider_support import COUNTED, HI, PROVIDERS, collect, mock, text_of
 
 from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
-from streamtools.events import CallEnd, CallError
+from streamtools.events import CallEnd, CallError, CallStart
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -516,12 +516,12 @@ async def test_a_call_is_done_when_the_next_starts_and_the_last_at_finish(
     )
     chunks = await collect(OpenAIChat("m", client=mock(body)))
     assert [c for c in chunks if isinstance(c, CallChunk)] == [
-        CallChunk(index=0, id="a", name="add"),
-        CallChunk(index=0, arguments='{"x": 1}'),
+        CallChunk(index=0, id="a"),  # the name goes out with the first arguments
+        CallChunk(index=0, name="add", arguments='{"x": 1}'),
         CallChunk(index=0, done=True),
-        CallChunk(index=second, id="b", name="mul", arguments="{}"),
-        CallChunk(index=second, id="b"),
-        CallChunk(index=second, done=True),
+        CallChunk(index=1, id="b", name="mul", arguments="{}"),  # calls are numbered
+        CallChunk(index=1, id="b"),
+        CallChunk(index=1, done=True),
     ]
     native = NativeCalls(["add", "mul"])
     per_chunk = [native.feed(c) for c in chunks if isinstance(c, CallChunk)]
@@ -579,6 +579,58 @@ async def test_an_id_that_changes_mid_call_without_a_name_continues_the_call(
         ("d", "add", {}),
     ]
     assert not [e for e in events if isinstance(e, CallError)] and native.end() == []
+
+
+def named_delta(name: str | None, args: str = "", call_id: str | None = None) -> Any:
+    """A delta on index 0 whose function carries ``name`` (if any) and ``args``."""
+    return call_delta(0, call_id, name, args)
+
+
+@pytest.mark.parametrize(
+    ("deltas", "expect"),
+    [
+        pytest.param(  # Gemini: a long name in pieces, before the arguments
+            [named_delta("get_wea", "", "c1"), named_delta("ther"), named_delta(None, '{"c": 1}')],
+            [("get_weather", {"c": 1})],
+            id="name-in-pieces",
+        ),
+        pytest.param(  # MiniMax: the whole name with every delta
+            [named_delta("read", '{"p": '), named_delta("read", "1}"), named_delta("read")],
+            [("read", {"p": 1})],
+            id="name-repeated",
+        ),
+        pytest.param(  # every call on index 0, no ids: told apart by their names
+            [named_delta("add"), named_delta(None, '{"a": 1}'), named_delta("mul", '{"b": 2}')],
+            [("add", {"a": 1}), ("mul", {"b": 2})],
+            id="index-zero-other-name",
+        ),
+        pytest.param(  # the same tool twice: its name again once the arguments were whole
+            [named_delta("add", '{"a": 1}'), named_delta("add"), named_delta(None, '{"a": 2}')],
+            [("add", {"a": 1}), ("add", {"a": 2})],
+            id="index-zero-same-name",
+        ),
+        pytest.param(  # both at once: the name repeated, the same tool twice
+            [named_delta("add", '{"a": '), named_delta("add", "1}"), named_delta("add", "{}")],
+            [("add", {"a": 1}), ("add", {})],
+            id="index-zero-name-repeated",
+        ),
+    ],
+)
+async def test_calls_are_told_apart_and_named_whole(
+    anyio_backend: str, deltas: list[Any], expect: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """Servers that put every call on index 0 with no ids had their calls joined
+    into one (``{"a": 1}{"b": 2}``: invalid JSON); a name streamed in pieces
+    started the call under its first piece (an unknown tool)."""
+    body = sse(*deltas, finish("tool_calls"), "data: [DONE]\n\n")
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    native = NativeCalls()
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    events += native.end("tool_calls")
+    assert [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)] == expect
+    assert not [e for e in events if isinstance(e, CallError)]
+    starts = [e.name for e in events if isinstance(e, CallStart)]
+    assert starts == [name for name, _ in expect]  # each started once, by its whole name
 
 
 @pytest.mark.parametrize(
