@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from parser_cases import merge, random_cuts, run_checked
 
-from streamtools.events import CallError
+from streamtools.events import CallError, TextDelta
 from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.jsonscan import TOKEN_MAX, ValueScanner
 
@@ -203,3 +203,24 @@ def test_a_runaway_number_or_word_is_refused_not_reread(dialect: str, unit: str)
     (error,) = [e for e in cut if isinstance(e, CallError)]
     assert error.reason == "invalid_json" and f"over {TOKEN_MAX} characters" in error.message
     assert merge(cut) == merge(whole)
+
+
+@pytest.mark.parametrize("unit", ['Example: {"zz": 1}\n', 'Example: {"a": 1}\n'])
+def test_prose_markers_with_a_stop_string_that_begins_with_one_stay_linear(unit: str) -> None:
+    """A stop string that begins with a marker (``{"zzz`` in ``inline_json``) is
+    looked for where the marker turns out to be prose, and its start is held
+    meanwhile: bounded by the stop string's length, whatever the split."""
+    examined, copied = [], []
+    for repeat in (500, 2000):
+        text = _CountingStr(unit * repeat)
+        _CountingStr.copied = 0
+        p = Parser("inline_json", ["search"], stop='{"zzz')
+        whole = p.feed(text) + p.end()
+        copied.append(_CountingStr.copied / len(text))
+        p = Parser("inline_json", ["search"], stop='{"zzz')
+        chars = [e for ch in unit * repeat for e in p.feed(ch)] + p.end()
+        examined.append(p.examined / len(text))
+        assert merge(chars) == merge(whole)
+        assert "".join(e.text for e in whole if isinstance(e, TextDelta)) == unit * repeat
+    assert copied[1] <= copied[0] * 1.1 + 0.01 and copied[1] < 3
+    assert examined[1] <= examined[0] * 1.1 and examined[1] < 8

@@ -57,7 +57,9 @@ Decisions
   reported in ``Finish.stop_sequence``. Where stop strings overlap each other or
   a marker, the one that ends first decides (``ST`` before ``STOP``, ``<th``
   before ``<think>``), as it does when text arrives a character at a time and
-  as a provider cutting at its stop strings would. ``stop`` is one string or a
+  as a provider cutting at its stop strings would; a marker that turns out to
+  be prose (its body rejected, a backtick before it) does not hide a stop
+  string that begins with it (``{"`` in ``inline_json``). ``stop`` is one string or a
   sequence of strings (a str is never split into characters); an empty stop
   string is caller misuse (``UsageError``: it would stop before the first
   character).
@@ -99,7 +101,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.envelope import TEXT as TEXT_ROLE
-from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
+from streamtools.parser.markers import MarkerScan, marker_scan, stop_strings, syntax_of
 
 __all__ = ["Parser"]
 
@@ -132,6 +134,13 @@ class Parser:
         stops = tuple(sorted(self._stops))
         self._text = marker_scan((*self.syntax.markers, THINK_OPEN, *stops))
         self._think = marker_scan((THINK_CLOSE, *stops))
+        # stop strings that begin with a whole marker, shortest first: the marker ends
+        # first and wins, so one of these is looked for where the marker turns out to
+        # be prose (``_stop_after_prose``); usually there are none
+        tags = (*self.syntax.markers, THINK_OPEN, THINK_CLOSE)
+        self._marker_stops = tuple(
+            sorted((t for t in stops if t not in tags and t.startswith(tags)), key=len)
+        )
         self._max_buffer = max_buffer
         self._mode = TEXT
         self._held = ""
@@ -453,7 +462,9 @@ class Parser:
                             return
                     continue
                 if body.status == REJECTED:
-                    s, pos = self._rejected(body.raw_text(), s, k, out)
+                    s, pos = self._rejected(body.raw_text(), s, k, out, final)
+                    if pos < 0:
+                        return
                     continue
                 if final:
                     rest = body.end(s[k:], reason, out)
@@ -467,7 +478,9 @@ class Parser:
                         self._prev = body.raw_text()[-1:]
                         s, pos = rest, 0
                         continue
-                    s, pos = self._rejected(rest, "", 0, out)
+                    s, pos = self._rejected(rest, "", 0, out, final)
+                    if pos < 0:
+                        return
                     continue
                 self._hold_in_call(body, s, k)
                 return
@@ -490,22 +503,32 @@ class Parser:
             self._prev = s[k - 1]
 
     def _rejected(
-        self, text: str, s: str, k: int, out: list[ParserEvent]
+        self, text: str, s: str, k: int, out: list[ParserEvent], final: bool
     ) -> tuple[str, int]:
         """A body turned out to be prose: the first character of its ``text`` is
         text, the rest is scanned again, then ``s[k:]``. Returns what to scan
-        from where. When ``text`` ends ``s[:k]`` (the body began in this input,
-        as all but the first of a delta's bodies do) the scan goes back in ``s``:
-        copying ``s[k:]`` for each rejected body would make one large delta cost
-        time quadratic in their number."""
+        from where (-1: nothing, a stop string that begins with the marker was
+        hit or is held, see ``_stop_after_prose``). When ``text`` ends ``s[:k]``
+        (the body began in this input, as all but the first of a delta's bodies
+        do) the scan goes back in ``s``: copying ``s[k:]`` for each rejected body
+        would make one large delta cost time quadratic in their number."""
         self._body = None
         self._mode = TEXT
         self._opened = False  # it was no call: a ``once`` dialect may still open one
         self.examined += len(text) - 1  # the rescan; bounded by the decision window
+        start = k - len(text)
+        inside = start >= 0 and s.startswith(text, start)
+        if self._marker_stops:
+            r, j = (s, start) if inside else (text + s[k:], 0)
+            if self._stop_after_prose(r, j, self._text, final):
+                if self._held:
+                    # the marker opens a body again when the held text comes back:
+                    # what came before it allowed that ("" allows every marker)
+                    self._prev = ""
+                return r, -1
         self._emit_text(text[0], out)
         self._prev = text[0]
-        start = k - len(text)
-        if start >= 0 and s.startswith(text, start):
+        if inside:
             return s, start + 1
         return text[1:] + s[k:], 0
 
@@ -554,6 +577,11 @@ class Parser:
                     self._mode = CALL
                     return i + len(tok)
             # not a marker here: its first character is plain text
+            if self._marker_stops and self._stop_after_prose(s, i, scan, final):
+                self._emit(s[pos:i], think, out)
+                if not self.stopped:
+                    self._hold(s, i)
+                return -1
             self._emit(s[pos : i + 1], think, out)
             pos = i + 1
         n = len(s)
@@ -571,6 +599,29 @@ class Parser:
         if self._max_buffer is not None and n - h > self._max_buffer:
             raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
         return -1
+
+    def _stop_after_prose(self, s: str, j: int, scan: MarkerScan, final: bool) -> bool:
+        """The marker at ``s[j]`` is prose (a backtick before it, or its body
+        rejected), so a stop string beginning with it (``{"`` in ``inline_json``),
+        which lost to the marker because the marker ends first, counts after all,
+        as it would for a provider: True if one is there (the parser stops) or
+        may still arrive (``s[j:]`` is its start: the caller holds it, at most the
+        stop string's length, re-examined like a held marker). A marker or stop
+        string that ends inside it first is left to the scan from ``s[j + 1]``."""
+        n = len(s)
+        for t in self._marker_stops:
+            e = j + len(t)
+            if s.startswith(t, j):
+                if scan.rx.search(s, j + 1, e - 1) is not None:
+                    return False  # something ends before it: the scan finds that
+                self._stop_hit = t
+                self._mode = STOPPED
+                self._held = ""
+                return True
+            if not final and e > n and s.startswith(t[: n - j], j):
+                self._held = s[j:]
+                return True
+        return False
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
         if text:
