@@ -186,3 +186,19 @@ async def test_any_chunking_gives_the_same_run(seed: int, high: int) -> None:
         ("call_1_0", "Rome: sunny for 3 day(s)"),
         ("call_1_1", "Oslo: sunny for 1 day(s)"),
     ]
+
+
+async def test_the_tool_that_must_be_called_is_offered_in_full() -> None:
+    """``tool_choice`` naming a tool left out of ``offer`` (a ``HybridAgent`` told
+    to use one its selection did not pick) forced a tool the model was not
+    given: its definition was only summarised, the re-prompt listed the other
+    tools, and the call itself was refused as an unknown tool. The tool that
+    must be called is now offered in full from the first turn."""
+    model = ScriptedModel([am("kom.memory.v1.search", query="paris"), "A note."])
+    agent = Agent(model, [weather, search], offer=["weather"], tool_choice="kom.memory.v1.search")
+    events = await collect(agent, "What do I know about Paris?")
+    assert '<am:tool name="kom.memory.v1.search"' in model.requests[0].messages[0].content
+    assert ToolResult(
+        index=0, id="call_1_0", name="kom.memory.v1.search", content='["note about paris"]'
+    ) in events
+    assert events[-1] == Final(text="A note.", turns=2)

@@ -86,7 +86,8 @@ class Agent:
     named like a keyword (``auto``, ``none``, ``required``) can only be chosen
     with ``UseTool``; the bare string is the keyword. In native mode a forced
     choice goes in the request until a call has run, then ``auto``: a model
-    still forced to call a tool could never give its answer.
+    still forced to call a tool could never give its answer. The tool that
+    must be called is offered in full even if ``offer`` leaves it out.
     """
 
     def __init__(
@@ -151,6 +152,11 @@ class Agent:
         # ``offer``: the tools described in full at first (None: all of them);
         # ``am:request_tools`` adds more from the registry during a run.
         self.offer = None if offer is None else list(offer)
+        forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
+        if self.offer is not None and forced is not None and forced not in self.offer:
+            # The tool that must be called, left out (a HybridAgent's selection did
+            # not pick it), could only be refused as unknown: it is offered in full.
+            self.offer.append(forced)
 
     # --- public API ------------------------------------------------------------
 
