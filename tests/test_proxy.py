@@ -21,7 +21,7 @@ import uvicorn
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from streamtools.errors import UnknownDialectError, UsageError
@@ -313,6 +313,65 @@ def test_a_model_that_only_reasons_keeps_the_client_alive(api: str) -> None:
             assert _sdk_text(api, url) == "Hello there."
         finally:
             waker.join()
+
+
+_SLOW_TEXT = b"".join(
+    b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    for chunk in (
+        {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+         "choices": [{"index": 0, "delta": {"content": "Loaded."}, "finish_reason": None}]},
+        {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    )
+) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("api", list(KEEP_ALIVES))
+def test_an_upstream_slow_to_answer_gets_the_stream_begun_and_kept_alive(api: str) -> None:
+    """The upstream sends no status line for a long while (Ollama loading a
+    model): once ``ping_interval`` has passed, the client gets its own, the
+    opening event and keep-alives, rather than nothing until a gateway's idle
+    timeout cuts it. A refusal that comes after that is an error in the stream."""
+    gates = [threading.Event(), threading.Event()]
+    answers: list[Response] = [
+        Response(_SLOW_TEXT, media_type="text/event-stream"),
+        JSONResponse({"error": {"message": "no capacity"}}, status_code=503),
+    ]
+
+    async def chat(request: Request) -> Response:
+        await request.body()
+        await anyio.to_thread.run_sync(gates[0].wait, 10)
+        gates.pop(0)
+        return answers.pop(0)
+
+    body: dict[str, Any] = {"model": "m", "stream": True}
+    if api == "responses":
+        body["input"] = "Hi"
+    else:
+        body |= {"messages": USER, "max_tokens": 50}
+    upstream = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    with serve(upstream) as upstream_url:
+        cfg = ProxyConfig(upstream=f"{upstream_url}/v1", ping_interval=0.2)
+        with serve(create_app(cfg)) as url:
+            received: list[bytes] = []
+            try:
+                for gate in list(gates):
+                    # (the status line used to wait for the upstream's: a read timeout)
+                    with httpx.stream("POST", f"{url}/v1/{api}", json=body, timeout=5) as response:
+                        assert response.status_code == 200  # while the upstream is silent
+                        chunks = response.iter_raw()
+                        got = b""
+                        while got.count(KEEP_ALIVES[api]) < 2:
+                            got += next(chunks)
+                        assert not gate.is_set()
+                        gate.set()
+                        received.append(got + b"".join(chunks))
+            finally:
+                for gate in gates:
+                    gate.set()
+    loaded, refused = received
+    assert b"Loaded." in loaded and b"upstream error" not in loaded
+    assert b"upstream error" in refused and b"503" in refused and b"Loaded." not in refused
 
 
 def test_keep_alives_can_be_turned_off_and_bad_intervals_are_refused() -> None:

@@ -9,7 +9,8 @@ Theory of operation
   bytes (413 beyond), decoded by the wire module into a ``ProxyCall``, and
   one upstream turn is driven by ``turn.run_turn``. Streaming answers are
   written by ``response.TurnResponse`` (status line sent once the upstream has
-  accepted the request, so an upstream refusal keeps its status; then a
+  accepted the request, so an upstream refusal keeps its status, or once
+  ``ping_interval`` seconds have passed without its answer; then a
   keep-alive every ``ping_interval`` seconds of silence; later failures are
   written in-band; a client disconnect cancels the turn and the upstream request). Non-streaming
   answers collect the same events into one body; a failure after the turn began
@@ -126,8 +127,9 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream_retries: int = 0
     max_connections: int = 1024  # to the upstream (each its own httpx client)
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
-    # the longest a streaming client waits for a byte once the upstream has
-    # accepted its request: a keep-alive is sent then (0: never; see ``response``)
+    # the longest a streaming client waits for a byte: the answer begins then if
+    # the upstream has not answered yet, else a keep-alive is sent (0: never;
+    # see ``response``)
     ping_interval: float = 15.0
     # fields added to every upstream request body, merged one level deep
     # (``{"options": {"num_ctx": 32768}}`` for Ollama); see ``HTTPProvider``

@@ -15,6 +15,15 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
   upstream's status, its ``retry-after`` and an error body in the client's
   format instead of a 200 stream (the client's SDK then retries as the upstream
   asked); once the upstream has answered 200, nothing is gained by waiting.
+* **Or once ``ping_interval`` has passed.** An upstream can take minutes to
+  answer at all (Ollama loading a model, a queue in front of a busy server),
+  and a client or a gateway with an idle timeout gives up on a request that
+  gets no byte. So when the upstream has not answered within ``ping_interval``
+  seconds, the response begins anyway and keep-alives follow. The trade-off: a
+  refusal that comes later than that reaches the client as an error in the
+  stream (its status and ``retry-after`` only in the message), as the APIs
+  report an overload once their stream has begun. Refusals come at once; a
+  slow first answer is the case the wait exists for.
 * **Keep-alives.** A model that only reasons (reasoning is not forwarded), or
   whose text is held back until a call is known to come (``tool_choice``
   ``required``), can leave the client without a byte for minutes, and SDKs and
@@ -22,7 +31,8 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
   every ``ping_interval / 2`` seconds and sends the wire's keep-alive (``Wire.ping``:
   Anthropic's ``ping`` event, an SSE comment line for OpenAI's APIs, which the
   SDKs skip) unless something was sent since it last woke; so the client never
-  waits ``ping_interval`` seconds for a byte. The per-chunk cost is one
+  waits ``ping_interval`` seconds for a byte. The same task begins the response
+  when the upstream is slow to answer (above). The per-chunk cost is one
   attribute store in ``BodyBuffer.flush`` (``sent``). The pings stop before the
   body's last write.
 * **Coalesced writes, no writer task.** Events are encoded into a
@@ -229,6 +239,8 @@ class TurnResponse(Response):
         buffer: BodyBuffer | None = None
         encoder = self.encoder
         pings = anyio.CancelScope()
+        begun = anyio.Event()
+        opening = anyio.Lock()  # the turn and the keep-alive task may both begin
         async with anyio.create_task_group() as tg:
 
             async def watch_disconnect() -> None:
@@ -236,18 +248,30 @@ class TurnResponse(Response):
                     pass
                 tg.cancel_scope.cancel()
 
-            async def keep_alive(buffer: BodyBuffer) -> None:
+            async def keep_alive() -> None:
                 with pings:
-                    await buffer.keep_alive(self.wire.ping, self.ping_interval)
+                    with anyio.move_on_after(self.ping_interval):
+                        await begun.wait()
+                    out = buffer
+                    if out is None:  # the upstream has not answered yet: begin anyway
+                        out = await begin()
+                        await out.flush()
+                    await out.keep_alive(self.wire.ping, self.ping_interval)
 
             async def begin() -> BodyBuffer:
                 nonlocal buffer
-                await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
-                buffer = BodyBuffer(send)
-                await buffer.write(encoder.start())
-                if self.ping_interval > 0:
-                    tg.start_soon(keep_alive, buffer)
-                return buffer
+                async with opening:
+                    if buffer is not None:  # the other task began it meanwhile
+                        return buffer
+                    # shielded: a status line sent is a response begun, whatever
+                    # cancels the task that sent it
+                    with anyio.CancelScope(shield=True):
+                        start = {"type": "http.response.start", "status": 200}
+                        await send({**start, "headers": _HEADERS})
+                        buffer = out = BodyBuffer(send)
+                        await out.write(encoder.start())
+                    begun.set()
+                    return out
 
             async def ready() -> None:
                 if buffer is None:
@@ -267,30 +291,42 @@ class TurnResponse(Response):
                     await buffer.flush()
 
             tg.start_soon(watch_disconnect)
+            if self.ping_interval > 0:
+                tg.start_soon(keep_alive)
+            refused: ProviderError | None = None
+            broken = False
             try:
                 await self.drive(emit, flush, ready)
-            except ProviderError as exc:  # raised only before the response began
-                await provider_error_response(self.wire, exc)(scope, receive, send)
-                tg.cancel_scope.cancel()
-                return
+            except ProviderError as exc:  # raised only before the turn emitted
+                refused = exc
             except OSError:  # the client went away
                 tg.cancel_scope.cancel()
                 return
             except Exception:  # a bug of ours: log it, tell the client in its format
                 log.exception("proxy turn failed")
-                if buffer is None:
-                    response = error_response(self.wire, 500, "internal error in the proxy")
-                    await response(scope, receive, send)
-                    tg.cancel_scope.cancel()
-                    return
-                await buffer.write(encoder.error(500, "internal error in the proxy", "internal"))
+                broken = True
             finally:
-                pings.cancel()  # no ping after the body's last write
-            if buffer is None:  # a turn always emits; answer rather than hang if not
-                await error_response(self.wire, 502, "the upstream produced nothing")(
-                    scope, receive, send
-                )
+                pings.cancel()  # no ping after the body's last write, and no late begin
+            async with opening:  # a begin under way in the keep-alive task is done
+                pass
+            if buffer is None:
+                if refused is not None:
+                    response = provider_error_response(self.wire, refused)
+                elif broken:
+                    response = error_response(self.wire, 500, "internal error in the proxy")
+                else:  # a turn always emits; answer rather than hang if not
+                    response = error_response(self.wire, 502, "the upstream produced nothing")
+                await response(scope, receive, send)
             else:
+                if refused is not None:  # begun while the upstream was slow to answer
+                    status = refused.status or 502
+                    status = status if status >= 400 else 502
+                    message = f"upstream error: {refused}"
+                    await buffer.write(encoder.error(status, message, kind_for_status(status)))
+                elif broken:
+                    await buffer.write(
+                        encoder.error(500, "internal error in the proxy", "internal")
+                    )
                 try:
                     await buffer.flush(last=True)
                 except OSError:
