@@ -271,6 +271,40 @@ async def test_an_input_cut_by_max_tokens_is_unterminated(
     assert [(e.id, e.reason) for e in errors] == [("toolu_2", expect)]
 
 
+@pytest.mark.parametrize("stop_reason", ["tool_use", "max_tokens"])
+async def test_a_call_without_arguments_completes_in_its_place(
+    anyio_backend: str, stop_reason: str
+) -> None:
+    """An empty input is not whole at its block's stop (the API may have been cut
+    off before sending any), but the next block shows it was not: the call
+    completes then, before the next call, whatever the stop reason; only the
+    last block can be cut, and an empty one under max_tokens never runs."""
+    no_args = {"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}
+    body = (
+        START
+        + block(0, no_args)
+        + delta(0, {"type": "input_json_delta", "partial_json": ""})
+        + ev({"type": "content_block_stop", "index": 0})
+        + block(1, {"type": "tool_use", "id": "toolu_2", "name": "get", "input": {}})
+        + delta(1, {"type": "input_json_delta", "partial_json": '{"k": 1}'})
+        + ev({"type": "content_block_stop", "index": 1})
+        + block(2, {**no_args, "id": "toolu_3"})
+        + ev({"type": "content_block_stop", "index": 2})
+        + message_delta(stop_reason)
+        + STOP
+    )
+    chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    native = NativeCalls(["now", "get"])
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    finish = chunks[-1]
+    assert isinstance(finish, FinishChunk)
+    events += native.end(finish.reason)
+    ended = [e for e in events if isinstance(e, CallEnd | CallError)]
+    outcomes = [(e.id, getattr(e, "reason", "ran")) for e in ended]
+    last = "ran" if stop_reason == "tool_use" else "unterminated"
+    assert outcomes == [("toolu_1", "ran"), ("toolu_2", "ran"), ("toolu_3", last)]
+
+
 async def test_stream_without_message_stop_or_with_bad_json(anyio_backend: str) -> None:
     cut = await collect(
         AnthropicMessages("c", client=mock(START + delta(0, {"type": "text_delta", "text": "a"})))

@@ -14,10 +14,13 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   call can run before the reply ends, if its input is then a whole JSON object:
   the API closes every block before ``message_delta`` says why it stopped, so
   an input cut off by ``max_tokens`` (fine-grained tool streaming sends what
-  was written) is closed too. Such a call is left open until the stop reason
-  comes, and completed then unless that reason is ``length`` or
-  ``content_filter``, when ``NativeCalls.end`` makes it ``unterminated``
-  (cut off, to be made again) rather than ``invalid_json``);
+  was written; an input buffered whole by the API may be empty) is closed
+  too. Such a call is left open until the next block starts (then it was not
+  cut off: only the last block can be) or the stop reason comes, and
+  completed then unless that reason is ``length`` or ``content_filter``, when
+  ``NativeCalls.end`` makes it ``unterminated`` (cut off, to be made again)
+  rather than ``invalid_json``, or run with ``{}``. So calls still complete in
+  the order they came, a tool without arguments included);
   ``content_block_delta`` carries ``text_delta``,
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
   tool_use block). The block index is the ``CallChunk.index``.
@@ -305,7 +308,7 @@ class AnthropicMessages(HTTPProvider):
         finish: FinishChunk | None = None
         input_tokens: int | None = None
         tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
-        unsure: list[int] = []  # stopped tool_use blocks whose input is not whole (see above)
+        unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         async for sse in events:
             if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
@@ -331,6 +334,9 @@ class AnthropicMessages(HTTPProvider):
                     lost = pairs.close(REASONING)
                     yield ReasoningChunk(text=lost, signature=d.signature)
             elif kind == "content_block_start" and event.content_block is not None:
+                for index in unsure:  # another block follows: it was not cut off
+                    yield CallChunk(index=index, done=True)
+                unsure.clear()
                 block = event.content_block
                 if block.type == "tool_use":
                     args = msgspec.json.encode(block.input).decode() if block.input else ""
