@@ -677,6 +677,15 @@ def test_anthropic_request_errors() -> None:
             {"output_config": {"format": {"type": "json_schema", "schema": 1}}},
             "output_config.format of type json_schema needs a JSON Schema object",
         ),
+        # a text that is not a string was str()'d: the model read "None" for null
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": None}]}]},
+            "messages[0]: a text block needs a string 'text'",
+        ),
+        (
+            {"messages": [{"role": "assistant", "content": [{"type": "text"}]}]},
+            "messages[0]: a text block needs a string 'text'",
+        ),
     ]
     for extra, message in cases:
         with pytest.raises(RequestError, match=re.escape(message)):

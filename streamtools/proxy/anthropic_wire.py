@@ -108,6 +108,15 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
     return "\n".join(parts)
 
 
+def _text(block: dict[str, Any], where: str) -> str:
+    """A text block's ``text``, a string as the API requires: ``str()`` of it
+    gave the model ``None`` for a ``null`` text."""
+    text = block.get("text")
+    if not isinstance(text, str):
+        raise RequestError(f"{where}: a text block needs a string 'text'")
+    return text
+
+
 def _tool_input(raw: Any, what: str) -> dict[str, Any]:
     """A past ``tool_use``'s input: an object (absent or null: none), or a
     string of one, as some clients send it. Anything else is a 400: dropped,
@@ -146,7 +155,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
             for block in blocks:
                 kind = block.get("type")
                 if kind == "text":
-                    texts.append(str(block.get("text", "")))
+                    texts.append(_text(block, where))
                     written += len(texts[-1])
                 elif kind == "tool_use":
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
@@ -167,7 +176,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                pending.append(str(block.get("text", "")))
+                pending.append(_text(block, where))
             elif kind == "tool_result":
                 call_id = block.get("tool_use_id")
                 if not isinstance(call_id, str):
