@@ -442,6 +442,23 @@ CASES: list[Case] = [
     # the model forgot </tool_call> and went on to its next call: that call is parsed
     # (it was swallowed into the first one's error), the first is unterminated (as in
     # am_xml); a <tool_call> inside a broken object's strings still is not a call
+    # model quirks: a stuttered opening tag, whitespace before the closing tag's ">",
+    # a chat template's special token where </tool_call> is due
+    Case("hermes-stuttered-open", "hermes", "<tool_call>\n" + _hermes(S, '{"q": 1}') + " ok",
+         [call(S, q=1), ("text", " ok"), F]),
+    Case("hermes-close-with-space", "hermes",
+         _hermes(S, '{"q": 1}')[:-1] + " >" + _hermes("calc", "{}")[:-1] + "\n\t>!",
+         [call(S, q=1), call("calc"), ("text", "!"), F]),
+    Case("hermes-close-with-too-much-space", "hermes",
+         _hermes(S, "{}")[:-1] + " " * 9 + ">", [("error", S, "malformed"), F]),
+    Case("hermes-special-token-before-close", "hermes",
+         _hermes(S, '{"q": 1}')[:-12] + "<|im_end|>\n</tool_call>",
+         [call(S, q=1), F]),
+    Case("hermes-special-token-ends-the-turn", "hermes",
+         "<tool_call>\n" + _hermes(S, '{"q": 1}')[11:-12] + "\n<|im_end|>",
+         [call(S, q=1), F], finish_reason="stop"),
+    Case("hermes-special-token-then-prose", "hermes",
+         _hermes(S, "{}")[:-12] + "<|im_end|>Done.", [("error", S, "malformed"), F]),
     Case("hermes-unclosed-then-next", "hermes",
          '<tool_call>\n{"name": "search", "arguments": {"q": "a"}}\n<tool_call>\n'
          '{"name": "calc", "arguments": {"a": 1}}\n</tool_call>ok',

@@ -5,12 +5,20 @@ Theory of operation
 Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
 quotes the tag in backticks stays text, see the core). The body expects, after
 optional whitespace, a JSON object; anything else is ``CallError(reason=
-"malformed")`` reaching to the next ``</tool_call>``. The envelope's ``name`` starts the call,
+"malformed")`` reaching to the next ``</tool_call>``, except ``<tool_call>``
+again (``<tool_call><tool_call>{…}``, a stutter small models write), which is
+part of the call's markup. The envelope's ``name`` starts the call,
 ``arguments`` (also ``parameters``, or OpenAI's nested ``{"function": {"name",
 "arguments"}}``; a double-encoded string of JSON is accepted too) streams as
-``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow;
-a ``<tool_call>`` there (the model forgot ``</tool_call>`` and began its next
-call) makes this one ``CallError(reason="unterminated")`` and opens the next.
+``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow,
+the tag also written ``</tool_call >`` as XML allows (at most 8 whitespace
+characters, so a run of them is not held on and on), and chat-template special
+tokens such as ``<|im_end|>`` (a server that does not strip them, a model
+ending its turn where the closing tag is due): they are layout, so the call
+completes when ``</tool_call>`` follows or, the provider having stopped there,
+at ``end("stop")``. A ``<tool_call>`` there (the model forgot ``</tool_call>``
+and began its next call) makes this one ``CallError(reason="unterminated")``
+and opens the next.
 
 ``</tool_call>`` inside a JSON string is content: the closing tag is looked for
 only once the object is complete. On a JSON error the body skips to the next
@@ -21,6 +29,8 @@ raw call. ``</tool_call>`` is the stop marker: when a provider removed it,
 
 from __future__ import annotations
 
+import re
+
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
@@ -28,6 +38,11 @@ from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 __all__ = ["HERMES", "HermesBody"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
+# where </tool_call> is due (``loose_suffix``): a special token, the closing tag with
+# whitespace before its ">", and the start of either
+_SPECIAL = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>")
+_LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
+_LOOSE_START = re.compile(r"(?:<\|[A-Za-z0-9_]{0,32}\|?|</tool_call[ \t\r\n]{0,8})\Z")
 
 
 class HermesBody(JsonCallBody):
@@ -48,14 +63,30 @@ class HermesBody(JsonCallBody):
 
     def prefix(self, s: str, i: int) -> int:
         n = len(s)
-        while i < n and s[i] in " \t\r\n":
-            i += 1
-        if i < n:
+        while True:
+            while i < n and s[i] in " \t\r\n":
+                i += 1
+            if i == n:
+                return i
             if s[i] == "{":
                 self.phase = ENVELOPE
+            elif s.startswith(OPEN, i):
+                i += len(OPEN)  # <tool_call> again: a stutter, part of the markup
+                continue
+            elif n - i < len(OPEN) and OPEN.startswith(s[i:]):
+                pass  # maybe that stutter: wait for the rest
             else:
                 self._error("malformed", "<tool_call> must contain one JSON object.")
-        return i
+            return i
+
+    def loose_suffix(self, s: str, i: int) -> tuple[int, bool] | None:
+        m = _LOOSE_CLOSE.match(s, i)
+        if m is not None:
+            return m.end(), True
+        m = _SPECIAL.match(s, i)
+        if m is not None:
+            return m.end(), False
+        return (i, False) if _LOOSE_START.match(s, i) is not None else None
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:

@@ -130,6 +130,14 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.undecided = False
         return i
 
+    def loose_suffix(self, s: str, i: int) -> tuple[int, bool] | None:
+        """Where ``close`` is due and ``s[i:]`` is neither it nor ``reopen``: text
+        the dialect still takes, as layout or as its closing marker written
+        loosely. ``(end, closes)``: taken up to ``end``, ``closes`` if it was the
+        closing marker; ``(i, False)``: it may still be, wait; None: the call is
+        malformed. (Reached only where the call would otherwise fail.)"""
+        return None
+
     def prefix_end(self, finish_reason: str) -> bool:
         """The stream ended in the prefix: True if that completes a call."""
         return False
@@ -215,6 +223,16 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         return i
                     if n - i < len(reopen) and reopen.startswith(s[i:]):
                         break
+                loose = self.loose_suffix(s, i)
+                if loose is not None:
+                    j, closes = loose
+                    if closes:
+                        self._finish(s, pos, j, self.failure)
+                        return j
+                    if j == i:
+                        break  # may still be one: wait
+                    i = j
+                    continue
                 message = f"Expected {close} right after the JSON object."
                 if s[i] == "{":
                     message += " Write each call in a block of its own."
