@@ -74,11 +74,16 @@ class Thinking(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     (``text`` and its ``signature``) or ``redacted_thinking`` (``redacted``: its
     opaque data). With extended thinking and tool use the API requires the
     reply's blocks back, unchanged, on the assistant message with its
-    ``tool_use`` blocks; other APIs have no such blocks and ignore them."""
+    ``tool_use`` blocks; other APIs have no such blocks and ignore them.
+    ``calls`` is how many of the reply's calls came before the block: with
+    interleaved thinking (thinking, tool_use, thinking, tool_use) the blocks go
+    back in their places, which the API checks ("thinking blocks in the latest
+    assistant message cannot be modified")."""
 
     text: str = ""
     signature: str = ""
     redacted: str | None = None
+    calls: int = 0
 
 
 class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):

@@ -196,6 +196,61 @@ async def test_signed_thinking_goes_back_with_the_native_calls(anyio_backend: st
     assert kept.thinking == (signed,)
 
 
+async def test_interleaved_thinking_goes_back_in_its_places(anyio_backend: str) -> None:
+    """Interleaved thinking (thinking, tool_use, thinking, tool_use): each thinking
+    block goes back where it was; all moved to the front, the API refuses the
+    request ("thinking blocks in the latest assistant message cannot be modified")."""
+
+    def ev(data: dict[str, Any]) -> str:
+        return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n"
+
+    def delta(index: int, d: dict[str, Any]) -> str:
+        return ev({"type": "content_block_delta", "index": index, "delta": d})
+
+    def thinking(index: int, text: str) -> str:
+        block = {"type": "thinking", "thinking": ""}
+        deltas = [
+            {"type": "thinking_delta", "thinking": text},
+            {"type": "signature_delta", "signature": f"sig{index}"},
+        ]
+        return (
+            ev({"type": "content_block_start", "index": index, "content_block": block})
+            + "".join(delta(index, d) for d in deltas)
+            + ev({"type": "content_block_stop", "index": index})
+        )
+
+    def use(index: int, a: int) -> str:
+        block = {"type": "tool_use", "id": f"toolu_{index}", "name": "multiply", "input": {}}
+        args = {"type": "input_json_delta", "partial_json": json.dumps({"a": a, "b": 7})}
+        return (
+            ev({"type": "content_block_start", "index": index, "content_block": block})
+            + delta(index, args)
+            + ev({"type": "content_block_stop", "index": index})
+        )
+
+    raw = (
+        ev({"type": "message_start", "message": {"usage": {"input_tokens": 5}}})
+        + thinking(0, "First six.")
+        + use(1, 6)
+        + thinking(2, "Now two.")
+        + use(3, 2)
+        + ev({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}})
+        + ev({"type": "message_stop"})
+    )
+    first = Reply(raw=raw.encode(), content_type="text/event-stream")
+    async with FakeServer([first, "42 and 14."], wire="anthropic") as server:
+        result = await Agent(provider_for(server), [multiply], native=True).run("go")
+        second = server.requests[1]
+    assert result.text == "42 and 14."
+    sent = second["messages"][1]["content"]
+    assert [(b["type"], b.get("signature") or b.get("id")) for b in sent] == [
+        ("thinking", "sig0"),
+        ("tool_use", "toolu_1"),
+        ("thinking", "sig2"),
+        ("tool_use", "toolu_3"),
+    ]
+
+
 async def test_a_call_s_extra_content_goes_back_with_it(anyio_backend: str) -> None:
     """Gemini 3 on its OpenAI-compatible endpoint attaches the call's thought
     signature as ``extra_content`` (here on a delta of its own) and refuses the

@@ -404,6 +404,28 @@ def test_signed_thinking_goes_first_in_the_assistant_message() -> None:
     ]
 
 
+def test_interleaved_thinking_goes_back_in_its_places() -> None:
+    """Each thinking block goes before the call that followed it (``calls``), one
+    after more calls than were sent back (a failed call is not) goes last."""
+    thinking = (
+        Thinking(text="a", signature="s0"),
+        Thinking(text="b", signature="s1", calls=1),
+        Thinking(redacted="r", calls=1),
+        Thinking(text="c", signature="s3", calls=3),
+    )
+    calls = tuple(NativeCall(id=f"t{n}", name="add", arguments={}) for n in range(2))
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="user", content="add"),
+            ChatMessage(role="assistant", content="Hm.", tool_calls=calls, thinking=thinking),
+        )
+    )
+    content = AnthropicMessages("c").request_body(request)["messages"][1]["content"]
+    assert [b.get("signature") or b.get("data") or b.get("id") or b["text"] for b in content] == [
+        "s0", "Hm.", "t0", "s1", "r", "t1", "s3"
+    ]  # fmt: skip
+
+
 def test_tool_choice_by_name_and_base_url_with_v1() -> None:
     provider = AnthropicMessages("c", base_url="https://gw.example/anthropic/v1")
     request = ModelRequest(

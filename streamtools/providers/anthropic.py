@@ -50,10 +50,11 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   events still ends in an error finish because ``message_stop`` never comes.
 
 Request: system messages are joined into the top-level ``system``; an
-assistant message's signed ``thinking`` blocks go first in its content, as they
-came; native calls become ``tool_use`` blocks and tool results ``tool_result`` blocks in a
-user message (a tool message that answers no ``tool_use``, as prompt dialects
-send, is user text instead: see ``streamtools.providers.bodies``); consecutive
+assistant message's signed ``thinking`` blocks go back as they came, each in
+its place among the ``tool_use`` blocks (``_blocks``); native calls become
+``tool_use`` blocks and tool results ``tool_result`` blocks in a user message
+(a tool message that answers no ``tool_use``, as prompt dialects send, is
+user text instead: see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
 becomes ``stop_sequences``; ``max_tokens`` is required by the API, so the
 provider's default fills it.
@@ -184,15 +185,25 @@ def _thinking(block: Thinking) -> dict[str, Any]:
 
 
 def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
+    """A message's content blocks. An assistant message's thinking blocks go in
+    their places among its tool_use blocks (``Thinking.calls``; the ones
+    before any call first, then the text), as interleaved thinking wrote them:
+    the API refuses them moved. A block placed after more calls than the
+    message carries (a call that failed is not sent back) goes last."""
     if msg.role == "tool":
         return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
-    blocks = [_thinking(t) for t in msg.thinking] if msg.role == "assistant" else []
+    thinking = msg.thinking if msg.role == "assistant" else ()
+    blocks = [_thinking(t) for t in thinking if t.calls <= 0]
     if msg.content:  # the API rejects empty text blocks
         blocks.append({"type": "text", "text": msg.content})
-    for call in msg.tool_calls:
+    for n, call in enumerate(msg.tool_calls):
+        if n:
+            blocks.extend(_thinking(t) for t in thinking if t.calls == n)
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
         )
+    last = max(len(msg.tool_calls), 1)
+    blocks.extend(_thinking(t) for t in thinking if t.calls >= last)
     return blocks
 
 

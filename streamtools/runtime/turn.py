@@ -188,13 +188,15 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
 
 
 def _sign(reply: Reply, chunk: ReasoningChunk) -> None:
-    """Keep the provider's signed reasoning blocks, to be sent back as they came."""
+    """Keep the provider's signed reasoning blocks, to be sent back as they came,
+    each with the number of calls before it (its place among them)."""
     reply.unsigned.append(chunk.text)
     if chunk.redacted is not None:
-        reply.thinking.append(Thinking(redacted=chunk.redacted))
+        reply.thinking.append(Thinking(redacted=chunk.redacted, calls=len(reply.calls)))
     elif chunk.signature is not None:
         text = "".join(reply.unsigned)
-        reply.thinking.append(Thinking(text=text, signature=chunk.signature))
+        block = Thinking(text=text, signature=chunk.signature, calls=len(reply.calls))
+        reply.thinking.append(block)
         reply.unsigned.clear()
 
 
