@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Literal
 
@@ -448,9 +449,10 @@ def test_raw_from_another_dialect_is_not_reused() -> None:
         assert r.raw_start.match(own), dialect  # canonical output is always reusable as raw
 
 
-_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4))
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=4))
 _key = st.sampled_from(
     ["type", "properties", "required", "items", "enum", "anyOf", "oneOf", "$ref", "default"]
+    + ["minimum", "exclusiveMinimum", "maximum", "minLength", "maxLength", "minItems"]
 )
 _kind = st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object", "x"])
 _schema = st.recursive(
@@ -482,6 +484,13 @@ _schema = st.recursive(
 # NotImplementedError while the arguments were checked
 @example(props={"0": {"type": ["null", "null"]}}, ref="#", drawn={})
 @example(props={"0": {"enum": [2**63]}}, ref="#", drawn={"0": 1})
+# an infinite bound (an MCP client's JSON parser reads 1e400 so): once an
+# OverflowError from every dialect's example call; bounds msgspec refuses (true,
+# a negative length): once a TypeError or ValueError out of add_schema
+@example(props={"0": {"type": "integer", "minimum": -math.inf}}, ref="#", drawn={})
+@example(props={"0": {"type": "integer", "exclusiveMinimum": math.inf}}, ref="#", drawn={})
+@example(props={"0": {"type": "string", "maxLength": -1}}, ref="#", drawn={"0": "x"})
+@example(props={"0": {"type": "integer", "minimum": True}}, ref="#", drawn={"0": 1})
 def test_malformed_foreign_schemas_render_and_validate(
     props: dict[str, object], ref: str, drawn: dict[str, object]
 ) -> None:

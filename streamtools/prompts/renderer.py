@@ -36,6 +36,7 @@ Core module: standard library and msgspec only.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -115,7 +116,9 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "integer":
         low = node.get("minimum", node.get("exclusiveMinimum", 0))
-        return max(3, int(low) + 1) if isinstance(low, int | float) else 3
+        # an infinite bound has no integer after it (a JSON parser reads 1e400 so)
+        finite = isinstance(low, int | float) and math.isfinite(low)
+        return max(3, int(low) + 1) if finite else 3
     if kind == "number":
         return 2.5
     if kind == "boolean":
