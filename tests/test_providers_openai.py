@@ -305,6 +305,44 @@ async def test_comments_keepalives_reasoning_usage_and_done(anyio_backend: str) 
     ]
 
 
+async def test_mistral_content_parts_are_reasoning_and_text(anyio_backend: str) -> None:
+    """Mistral's reasoning models stream ``content`` as a list of parts; it was
+    refused as malformed JSON, so the answer ended in an error at once."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "A greeting."}]}
+    body = sse(
+        delta(role="assistant", content=[thinking]),
+        delta(content=[{"type": "text", "text": "Hello"}]),
+        delta(content=" there"),
+        finish("stop"),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks == [
+        ReasoningChunk(text="A greeting."),
+        TextChunk(text="Hello"),
+        TextChunk(text=" there"),
+        FinishChunk(reason="stop"),
+    ]
+
+
+async def test_openrouter_reasoning_details_are_reasoning(anyio_backend: str) -> None:
+    """OpenRouter's structured ``reasoning_details`` (text, summaries) become
+    reasoning; where ``reasoning`` carries the same text, it is read once."""
+    body = sse(
+        delta(reasoning_details=[{"type": "reasoning.text", "text": "Step one. ", "index": 0}]),
+        delta(reasoning_details=[{"type": "reasoning.summary", "summary": "In short."}]),
+        delta(reasoning_details=[{"type": "reasoning.encrypted", "data": "opaque"}]),
+        delta(reasoning=" Both.", reasoning_details=[{"type": "reasoning.text", "text": " Both."}]),
+        delta(content="Hi"),
+        finish("stop"),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    reasoning = "".join(c.text for c in chunks if isinstance(c, ReasoningChunk))
+    assert reasoning == "Step one. In short. Both."
+    assert text_of(chunks) == "Hi" and chunks[-1] == FinishChunk(reason="stop")
+
+
 async def test_usage_sent_with_every_chunk_is_passed_on_once(anyio_backend: str) -> None:
     """Gemini's OpenAI endpoint sends the answer's usage so far with every chunk:
     a UsageChunk per event made the proxy, which adds them up, count the answer

@@ -17,8 +17,13 @@ honoured:
   ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
   ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
   client-side (see ``streamtools.providers.base``).
-* Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM) or
-  ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint).
+* Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM),
+  ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint), OpenRouter's
+  ``delta.reasoning_details`` (text and summaries; read only when the delta
+  has neither of the others, which carry the same text), or, from Mistral's
+  reasoning models, as ``thinking`` parts of a ``content`` that is a list of
+  parts (its ``text`` parts are the text): such a list was refused as
+  malformed, ending the answer in an error at its first token.
 * Tool-call deltas are passed on as ``CallChunk``, one ``index`` per call in
   the order the calls began (``_Calls`` decides which call a delta belongs
   to: servers reuse index 0 for parallel calls, with or without ids, repeat
@@ -112,11 +117,56 @@ class _ToolCallDelta(msgspec.Struct):
     extra_content: dict[str, Any] | None = None  # Gemini: the call's thought signature
 
 
+class _Part(msgspec.Struct):
+    """A part of a ``content`` list (Mistral's reasoning models): ``text``, or
+    ``thinking`` whose own parts (or string) are the reasoning."""
+
+    type: str = ""
+    text: str | None = None
+    thinking: list[_Part] | str | None = None
+
+
+class _Detail(msgspec.Struct):
+    """One of OpenRouter's ``reasoning_details``: ``reasoning.text`` (``text``),
+    ``reasoning.summary`` (``summary``) or ``reasoning.encrypted`` (no text)."""
+
+    type: str = ""
+    text: str | None = None
+    summary: str | None = None
+
+
 class _Delta(msgspec.Struct):
-    content: str | None = None
+    content: str | list[_Part] | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
+    reasoning_details: list[_Detail] | None = None
     tool_calls: list[_ToolCallDelta] | None = None
+
+
+def _reasoning(delta: _Delta) -> str | None:
+    """A delta's reasoning text: ``reasoning_content``, ``reasoning``, or (only
+    when neither is there: OpenRouter sends its text in both ``reasoning`` and
+    ``reasoning_details``) the text and summaries of ``reasoning_details``."""
+    text = delta.reasoning_content or delta.reasoning
+    if text or not delta.reasoning_details:
+        return text
+    pieces = [d.text if d.type == "reasoning.text" else d.summary for d in delta.reasoning_details]
+    return "".join(piece for piece in pieces if piece)
+
+
+def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
+    """A ``content`` list as (is reasoning, text) pieces, in order."""
+    out: list[tuple[bool, str]] = []
+    for part in parts:
+        if part.type == "text" and part.text:
+            out.append((False, part.text))
+        elif part.type == "thinking" and part.thinking:
+            thought = part.thinking
+            if not isinstance(thought, str):
+                thought = "".join(p.text or "" for p in thought if p.type == "text")
+            if thought:
+                out.append((True, thought))
+    return out
 
 
 class _Choice(msgspec.Struct):
@@ -496,10 +546,17 @@ class OpenAIChat(HTTPProvider):
                 if choice is not None:
                     delta = choice.delta
                     if delta is not None:
-                        reasoning = delta.reasoning_content or delta.reasoning
+                        reasoning = _reasoning(delta)
                         if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
                             yield ReasoningChunk(text=reasoning)
-                        if delta.content and (text := pairs.join(TEXT, delta.content)):
+                        content = delta.content
+                        if isinstance(content, list):  # Mistral: thinking and text parts
+                            for thought, piece in _parts(content):
+                                if thought and (piece := pairs.join(REASONING, piece)):
+                                    yield ReasoningChunk(text=piece)
+                                elif not thought and (piece := pairs.join(TEXT, piece)):
+                                    yield TextChunk(text=piece)
+                        elif content and (text := pairs.join(TEXT, content)):
                             yield TextChunk(text=text)
                         for tc in delta.tool_calls or ():
                             for call_chunk in calls.feed(tc):
