@@ -35,11 +35,16 @@ accepted as parameter ``a``. A ``name`` attribute's value may be quoted or not
 (``name=search``, as HTML allows), and only a ``name`` attribute of the tag
 counts, not ``name=`` inside another attribute's value. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
-content. A body with no child elements but a JSON object as its text is taken
-as the arguments object.
+content. A closing tag may have whitespace before its ``>`` (``</q >``,
+``</am:tool_call >``), as XML allows: at most 8 characters of it, so that a
+run of them is not held on and on (``</q`` and a longer run is content). A
+body with no child elements but a JSON object as its text is taken as the
+arguments object.
 
 Between, before and after the parameter elements only whitespace, comments
-(``<!-- … -->``) and declarations are allowed. Any other text there, or a stray
+(``<!-- … -->``), declarations and chat-template special tokens (``<|im_end|>``:
+a server that does not strip them, a model ending its turn where
+``</am:tool_call>`` is due) are allowed. Any other text there, or a stray
 closing tag, means a value was cut short (``<a>{"s": "</a>"}</a>``: the value's
 own ``</a>`` closed the element and ``"}`` fell outside) or is not where the
 model meant it: the call ends as ``CallError(reason="malformed")`` naming the
@@ -87,6 +92,7 @@ from streamtools.parser.calls import (
     DONE,
     PROVIDER_STOP,
     REJECTED,
+    SPECIAL_TOKEN,
     Call,
     CallBody,
     CallContext,
@@ -107,6 +113,10 @@ _ATTR = re.compile(
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
+# the whitespace XML allows before a closing tag's ">" (``</q >``), at most 8
+# characters (a longer run is content, not held on and on), and the ">" if there
+_TAG_END = re.compile(r"[ \t\r\n]{1,8}(>)?")
+_LOOSE_CLOSE = re.compile(re.escape(CLOSE[:-1]) + r"[ \t\r\n]{1,8}>\Z")
 _EXAMPLE = (
     ' Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
     "per parameter."
@@ -232,7 +242,13 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         m = OPEN_TAG.match(tag)
         self._gap_done(m is not None)
         if m is None:
-            if self.bad is None and tag[1] not in "!?":  # comments, declarations: layout
+            if _LOOSE_CLOSE.match(tag) is not None:
+                return -(e + 1)  # </am:tool_call >
+            if (
+                self.bad is None
+                and tag[1] not in "!?"  # comments, declarations: layout
+                and SPECIAL_TOKEN.fullmatch(tag) is None  # <|im_end|>: layout too
+            ):
                 self.bad = (
                     f"Stray {'closing tag' if tag[1] == '/' else 'tag'} {tag[:40]!r}"
                     f"{self._after()} is outside a parameter "
@@ -299,6 +315,15 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 self.state = CDATA
                 self.streaming = 0
                 return j + len(CDATA_OPEN)
+            if s.startswith(close[:-1], j):
+                e = _TAG_END.match(s, j + len(close) - 1)
+                if e is not None:
+                    if e.group(1) is not None:  # </q >
+                        self._close_param()
+                        self.state = BODY
+                        return e.end()
+                    if e.end() == n:
+                        return j  # maybe </q >: wait
             # a partial closing tag or CDATA opener (the rest is shorter than both:
             # one large delta is not sliced per "<" in a value): wait
             if len(s) - j < max(len(close), len(CDATA_OPEN)):

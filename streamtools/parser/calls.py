@@ -27,6 +27,7 @@ no ``CallStart``: its first and only event is the ``CallError``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,8 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
 __all__ = [
-    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "XML_ARGS", "Call", "CallBody",
-    "CallContext", "DialectSyntax",
+    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN", "XML_ARGS", "Call",
+    "CallBody", "CallContext", "DialectSyntax",
 ]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
@@ -48,6 +49,10 @@ RUNNING, DONE, REJECTED = 0, 1, 2
 # whose closing marker is missing. ``None`` (a stream that broke before its
 # finish) and ``length`` do not.
 PROVIDER_STOP = frozenset({"stop", "stop_sequence"})
+# a chat template's special token as text (``<|im_end|>``, ``<|eot_id|>``): a server
+# that does not strip them shows the one a model ended its turn with; where a
+# call's closing marker is due it is layout (``hermes``, ``am_xml``)
+SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>")
 Out = list[ParserEvent]
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import SPECIAL_TOKEN, CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 
@@ -40,7 +40,6 @@ __all__ = ["HERMES", "HermesBody"]
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 # where </tool_call> is due (``loose_suffix``): a special token, the closing tag with
 # whitespace before its ">", and the start of either
-_SPECIAL = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>")
 _LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
 _LOOSE_START = re.compile(r"(?:<\|[A-Za-z0-9_]{0,32}\|?|</tool_call[ \t\r\n]{0,8})\Z")
 
@@ -83,7 +82,7 @@ class HermesBody(JsonCallBody):
         m = _LOOSE_CLOSE.match(s, i)
         if m is not None:
             return m.end(), True
-        m = _SPECIAL.match(s, i)
+        m = SPECIAL_TOKEN.match(s, i)
         if m is not None:
             return m.end(), False
         return (i, False) if _LOOSE_START.match(s, i) is not None else None
