@@ -14,7 +14,7 @@ import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from provider_support import COUNTED, HI, PROVIDERS, collect, mock, text_of
+from provider_support import COUNTED, HI, PROVIDERS, collect, mock, provider_for, text_of
 
 from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.events import CallEnd, CallError, CallStart
@@ -33,12 +33,12 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
-from streamtools.providers import OpenAIChat
+from streamtools.providers import OpenAIChat, base
 from streamtools.providers.base import StopCutter, _SSEMend
 from streamtools.providers.failures import retry_after_seconds, transport_error
 from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import FakeCall, Reply
-from streamtools.testing.fake_wire import chat_template, token_pieces
+from streamtools.testing.fake_server import FakeCall, Reply, Wire
+from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, token_pieces
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
@@ -890,6 +890,29 @@ async def keep_alive_server(first: bytes, keep_alive: bytes) -> AsyncIterator[st
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         yield f"http://127.0.0.1:{port}/v1"
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
+async def test_a_record_that_never_ends_is_cut_at_the_limit(
+    anyio_backend: str, wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx-sse (and the NDJSON reader) keep an unfinished line whole: a server
+    that never ended one took memory without bound. Past the limit the stream
+    ends in an error; ordinary events, however many, are no record of their own."""
+    monkeypatch.setattr(base, "_RECORD_LIMIT", 64 * 1024)
+    text = "word " * 20_000  # 100 kB of text in ordinary events: no cut
+    async with FakeServer([text], wire=wire) as server:
+        chunks = await collect(provider_for(server))
+    assert text_of(chunks) == text and isinstance(chunks[-1], FinishChunk)
+    assert chunks[-1].reason == "stop"
+    start = {"openai": b"data: ", "anthropic": b"event: ping\ndata: ", "ollama": b"{"}[wire]
+    endless = Reply(raw=start + b"x" * (200 * 1024), content_type=CONTENT_TYPES[wire])
+    async with FakeServer([endless], wire=wire) as server:
+        chunks = await collect(provider_for(server))
+    record = "a line" if wire == "ollama" else "an event"
+    assert len(chunks) == 1 and isinstance(chunks[0], FinishChunk)
+    assert chunks[0].reason == "error"
+    assert f"sent {record} longer than 65536 bytes" in (chunks[0].message or "")
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])

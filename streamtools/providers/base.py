@@ -160,12 +160,28 @@ class _Stalled(Exception):
     """Raised by ``_Body`` when a read comes after ``stall_timeout`` without content."""
 
 
+class _Oversized(Exception):
+    """Raised by ``_Body`` when one record (an SSE event, an NDJSON line) passes
+    ``_RECORD_LIMIT`` bytes before it ends."""
+
+
+_RECORD_LIMIT = 16 * 1024 * 1024  # bytes: far above any one event a model's answer needs
+_SSE_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")  # the blank line that ends an event
+_LINE_ENDS = (b"\n",)
+
+
 class _Body(httpx.AsyncByteStream):
     """The accepted answer's body as the event reader reads it: ``view()`` is
     a response of its own over these bytes (decoded, mended by ``_SSEMend``
     for an SSE stream), with the content type's media type in lower case.
     A read ``stall`` seconds after ``waiting`` (when the consumer last asked
-    for a chunk, set by ``_guard``) raises ``_Stalled``."""
+    for a chunk, set by ``_guard``) raises ``_Stalled``. A record (an SSE
+    event, an NDJSON line) still open after ``_RECORD_LIMIT`` bytes raises
+    ``_Oversized``: the readers keep an unfinished record whole (httpx-sse a
+    line and an event's data, ``_lines`` a line), so a server that never ends
+    one (a hostile one, or one gone wrong) would take memory without bound,
+    and keep-alives would not even come to stop it. Only the last blank line
+    (SSE) or newline (NDJSON) of each part is looked for, from its end."""
 
     def __init__(self, response: httpx.Response, stall: float) -> None:
         self._response = response
@@ -174,7 +190,10 @@ class _Body(httpx.AsyncByteStream):
         ctype: str = response.headers.get("content-type", "")
         media, sep, params = ctype.partition(";")
         self._ctype = media.strip().lower() + sep + params
-        self._mend = _SSEMend() if media.strip().lower() == "text/event-stream" else None
+        sse = media.strip().lower() == "text/event-stream"
+        self._mend = _SSEMend() if sse else None
+        self._ends = _SSE_ENDS if sse else _LINE_ENDS
+        self._record = "an event" if sse else "a line"
 
     def view(self) -> httpx.Response:
         headers = {"content-type": self._ctype}
@@ -183,6 +202,8 @@ class _Body(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         mend = self._mend
         source = self._response.aiter_bytes()
+        open_bytes = 0  # bytes since the last record ended
+        tail = b""  # the end of the previous part: a record's end may be split
         async for part in source:
             if time.monotonic() - self.waiting > self._stall:
                 await _release(self._response, source, graceful=False)  # see ``_release``
@@ -190,6 +211,16 @@ class _Body(httpx.AsyncByteStream):
             if mend is not None:
                 part = mend.feed(part)
             if part:
+                seen = tail + part
+                end = 0
+                for mark in self._ends:
+                    if (at := seen.rfind(mark)) >= 0:
+                        end = max(end, at + len(mark))
+                open_bytes = len(seen) - end if end else open_bytes + len(part)
+                if open_bytes > _RECORD_LIMIT:
+                    await _release(self._response, source, graceful=False)
+                    raise _Oversized(self._record)
+                tail = seen[-3:]
                 yield part
         if mend is not None and (rest := mend.flush()):
             yield rest
@@ -570,6 +601,8 @@ class HTTPProvider:
                 f"{self._name} sent no content for over {self.stall_timeout:g} s "
                 "(stall_timeout)"
             )
+        except _Oversized as exc:
+            message = f"{self._name} sent {exc} longer than {_RECORD_LIMIT} bytes"
         except httpx.HTTPError as exc:
             message = str(transport_error(exc, streaming=True))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
