@@ -29,7 +29,7 @@ from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, Tex
 from streamtools.model import ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
-from streamtools.proxy.turn import shown_tools
+from streamtools.proxy.turn import shown_tools, upstream_request
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -744,3 +744,34 @@ def test_a_huge_tool_list_is_decoded_in_linear_time() -> None:
     shown = shown_tools(call)
     assert time.perf_counter() - began < 2.0
     assert len(shown) == n and shown[-1].name == f"t{n - 1}"
+
+
+def test_long_runs_of_messages_are_read_and_projected_in_linear_time() -> None:
+    # Consecutive assistant messages (Anthropic) and a message's function_call
+    # items (Responses) were merged into the turn so far at each part, and
+    # adjacent user messages (short ones, or orphan results) were joined pairwise:
+    # quadratic, each of these bodies took 2-7 s of the event loop (an 8 MiB body
+    # of them minutes), while the proxy served no other stream. (About 0.1 s now.)
+    n = 40_000
+    tool_use = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+    bodies: list[tuple[Any, dict[str, Any]]] = [
+        (anthropic_wire, {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "go"},
+            *({"role": "assistant", "content": [{**tool_use, "id": f"t{i}"}]} for i in range(n)),
+        ]}),
+        (responses_wire, {"model": "m", "input": [
+            {"role": "user", "content": "go"},
+            *({"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"}
+              for i in range(n)),
+        ]}),
+        (openai_wire, {"model": "m", "messages": [{"role": "user", "content": "go"}] * n}),
+        (openai_wire, {"model": "m", "messages": [
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "x"} for i in range(n)
+        ]}),
+    ]
+    for wire, body in bodies:
+        began = time.perf_counter()
+        call = wire.decode_request(body)
+        messages = upstream_request(call, "am_xml").messages
+        assert time.perf_counter() - began < 2.0, wire.__name__
+        assert len(messages) <= 3  # (a system prompt,) the user's, one assistant turn

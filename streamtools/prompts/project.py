@@ -205,10 +205,25 @@ def _orphan(renderer: Renderer, result: ToolResultMessage, native: bool) -> Chat
 
 
 def _merge_users(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Each run of adjacent user messages as one. A run's texts are joined once
+    at its end: joined pairwise as they came, the run's text so far was copied
+    per message, and a proxy request of many short user messages or orphan
+    results (tens of thousands fit in its body) held the event loop for minutes."""
     out: list[ChatMessage] = []
+    run: list[str] = []  # the texts of the user messages since the last other one
+
+    def close_run() -> None:
+        if len(run) > 1:
+            out[-1] = ChatMessage(role="user", content="\n\n".join(run))
+        run.clear()
+
     for m in messages:
-        if out and m.role == "user" and out[-1].role == "user":
-            out[-1] = ChatMessage(role="user", content=out[-1].content + "\n\n" + m.content)
-        else:
-            out.append(m)
+        if m.role == "user" and run:
+            run.append(m.content)
+            continue
+        close_run()
+        out.append(m)
+        if m.role == "user":
+            run.append(m.content)
+    close_run()
     return out

@@ -41,6 +41,7 @@ import msgspec
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.request import (
+    AssistantTurn,
     ProxyCall,
     Reply,
     RequestError,
@@ -56,7 +57,6 @@ from streamtools.proxy.request import (
     tool_spec,
 )
 from streamtools.transcript import (
-    AssistantMessage,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
@@ -137,41 +137,35 @@ def _messages(raw: Any, system: Any) -> Transcript:
     if system:
         transcript.add(SystemMessage(content=_plain(system, "system")))
     names: dict[str, str] = {}  # tool_use id -> name, from this request only
+    # The API combines consecutive turns of one role: an assistant message right
+    # after another continues its turn, whose calls the next results answer.
+    turn: AssistantTurn | None = None
     for i, msg in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
             raise RequestError(f"{where}: expected an object with role 'user' or 'assistant'")
         blocks = _blocks(msg.get("content"), where)
         if msg["role"] == "assistant":
-            texts: list[str] = []
-            written = 0  # characters of text before the next block
-            calls: list[ToolCall] = []
-            last = transcript.messages[-1] if transcript.messages else None
-            if i and raw[i - 1].get("role") == "assistant" and isinstance(last, AssistantMessage):
-                # The API combines consecutive turns of one role: this message
-                # continues the one before, whose calls the next results answer.
-                transcript.messages.pop()
-                texts, written, calls = [last.text], len(last.text), list(last.calls)
+            turn = turn or AssistantTurn()
             for block in blocks:
                 kind = block.get("type")
                 if kind == "text":
-                    texts.append(_text(block, where))
-                    written += len(texts[-1])
+                    turn.text(_text(block, where))
                 elif kind == "tool_use":
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
                     if not isinstance(call_id, str) or not isinstance(name, str):
                         raise RequestError(f"{where}: tool_use needs string 'id' and 'name'")
                     arguments = _tool_input(args, f"{where}: tool_use.input")
-                    # offset: where the call stood among the text blocks, so that
-                    # a text dialect writes the reply back in the model's order
-                    calls.append(
-                        ToolCall(id=call_id, name=name, arguments=arguments, offset=written)
-                    )
+                    # at its offset among the text blocks, so that a text dialect
+                    # writes the reply back in the model's order
+                    turn.call(ToolCall(id=call_id, name=name, arguments=arguments))
                     names[call_id] = name
                 elif kind not in ("thinking", "redacted_thinking"):
                     raise RequestError(f"{where}: block of type {kind!r} is not supported")
-            transcript.add(AssistantMessage(text="".join(texts), calls=tuple(calls)))
             continue
+        if turn is not None:
+            transcript.add(turn.message())
+            turn = None
         pending: list[str] = []
         for block in blocks:
             kind = block.get("type")
@@ -197,6 +191,8 @@ def _messages(raw: Any, system: Any) -> Transcript:
                 )
         if pending:
             transcript.add(UserMessage(content="\n".join(pending)))
+    if turn is not None:
+        transcript.add(turn.message())
     return transcript
 
 

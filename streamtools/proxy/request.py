@@ -34,10 +34,11 @@ import msgspec
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.results import lone_surrogate_escapes_replaced
-from streamtools.transcript import Transcript
+from streamtools.transcript import AssistantMessage, ToolCall, Transcript
 
 __all__ = [
-    "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice", "allowed_tools", "array",
+    "AssistantTurn", "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice",
+    "allowed_tools", "array",
     "forwarded_format",
     "json_arguments", "omitted", "optional_number", "optional_switch", "optional_text",
     "response_format",
@@ -293,6 +294,33 @@ def allowed_tools(mode: Any, names: list[str], tools: list[ToolSpec]) -> ToolCho
                 f"tool_choice allows {name!r}, which is not among the request's tools"
             )
     return check_tool_choice(mode, tools)
+
+
+class AssistantTurn:
+    """One assistant turn read from several parts, as the APIs combine them
+    (consecutive Anthropic assistant messages, a Responses message and the
+    ``function_call`` items after it): its text pieces, and its calls, each at
+    its ``offset`` into the joined text, so that a text dialect writes the reply
+    back in the model's order. The parts are collected and joined once, by
+    ``message``: joining the text so far (or copying the calls so far) at each
+    part was quadratic, and the tens of thousands of parts that fit in a body
+    held the event loop, and every other stream, for seconds."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.written = 0  # characters of text so far
+        self.calls: list[ToolCall] = []
+
+    def text(self, text: str) -> None:
+        self.texts.append(text)
+        self.written += len(text)
+
+    def call(self, call: ToolCall) -> None:
+        """``call``, after the text so far."""
+        self.calls.append(msgspec.structs.replace(call, offset=self.written))
+
+    def message(self) -> AssistantMessage:
+        return AssistantMessage(text="".join(self.texts), calls=tuple(self.calls))
 
 
 class ReplyCall(msgspec.Struct, kw_only=True):

@@ -61,6 +61,7 @@ from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.jsonscan import WHOLE_ESCAPES
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
+    AssistantTurn,
     ProxyCall,
     Reply,
     RequestError,
@@ -78,7 +79,7 @@ from streamtools.proxy.request import (
     tool_spec,
 )
 from streamtools.transcript import (
-    AssistantMessage,
+    Message,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
@@ -186,6 +187,15 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
     if not items:
         raise RequestError("'input' must be a string or a non-empty array")
     names: dict[str, str] = {}  # call id -> tool name, from this request only
+    turn: AssistantTurn | None = None  # the assistant turn being read (module docstring)
+
+    def add(message: Message) -> None:
+        nonlocal turn
+        if turn is not None:  # a message of another role ends the turn
+            transcript.add(turn.message())
+            turn = None
+        transcript.add(message)
+
     for i, item in enumerate(items):
         where = f"input[{i}]"
         if not isinstance(item, dict):
@@ -194,38 +204,32 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
         if kind == "message":
             role, text = item.get("role"), text_content(item.get("content"), where)
             if role in ("system", "developer"):
-                transcript.add(SystemMessage(content=text))
+                add(SystemMessage(content=text))
             elif role == "user":
-                transcript.add(UserMessage(content=text))
+                add(UserMessage(content=text))
             elif role == "assistant":
-                last = transcript.messages[-1] if transcript.messages else None
-                if isinstance(last, AssistantMessage) and last.calls:
-                    # text after the turn's calls, before their outputs: the same
-                    # turn, its calls keeping their offsets into the joined text
-                    merged = AssistantMessage(text=last.text + text, calls=last.calls)
-                    transcript.messages[-1] = merged
-                else:
-                    transcript.add(AssistantMessage(text=text))
+                # text after the turn's calls, before their outputs, is the same
+                # turn; text after text is a turn of its own
+                if turn is None or not turn.calls:
+                    if turn is not None:
+                        transcript.add(turn.message())
+                    turn = AssistantTurn()
+                turn.text(text)
             else:
                 raise RequestError(f"{where}: unsupported role {role!r}")
         elif kind in ("function_call", "custom_tool_call"):
             call = (_function_call if kind == "function_call" else _custom_call)(item, where)
             names[call.id] = call.name
-            last = transcript.messages[-1] if transcript.messages else None
-            if isinstance(last, AssistantMessage):  # the same assistant turn
-                call = msgspec.structs.replace(call, offset=len(last.text))  # after its text
-                calls = (*last.calls, call)
-                transcript.messages[-1] = AssistantMessage(text=last.text, calls=calls)
-            else:  # a turn that opens with a call: before any text that follows
-                call = msgspec.structs.replace(call, offset=0)
-                transcript.add(AssistantMessage(text="", calls=(call,)))
+            # after the turn's text; a turn that opens with a call: before any text
+            turn = turn or AssistantTurn()
+            turn.call(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
                 raise RequestError(f"{where}: a {kind} needs 'call_id'")
             content = text_content(item.get("output"), where, result=True)
             name = names.get(call_id, "tool")
-            transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
+            add(ToolResultMessage(call_id=call_id, name=name, content=content))
         elif kind == "additional_tools":
             tools.add(item.get("tools"), f"{where}.tools")  # Codex declares its tools here
         elif kind == "reasoning":
@@ -237,6 +241,8 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
                 f"{where}: items of type {kind!r} are not supported "
                 "(the upstream model has no built-in tools)"
             )
+    if turn is not None:
+        transcript.add(turn.message())
     return transcript
 
 
