@@ -528,6 +528,12 @@ CASES: list[Case] = [
          [call(S), ("text", "json act"), F]),
     # a stop string in the text held after a call's fence, when the stream ends there:
     # that text was never scanned and its first character was let through unchecked
+    Case("action-special-token-ends-the-turn", "json_action",
+         '```json action\n{"tool": "search", "parameters": {"q": 1}}\n<|im_end|>',
+         [call(S, q=1), F], finish_reason="stop"),
+    Case("action-special-token-then-fence", "json_action",
+         '```json action\n{"tool": "search", "parameters": {}}<|eot_id|>\n```<|x', [call(S),
+         ("text", "<|x"), F]),
     Case("action-fence-then-stop-at-end", "json_action",
          '```json action\n{"tool": "search"}\n```json action\r',
          [call(S), ("finish", "stop", "json action\r")], stop="json action\r"),

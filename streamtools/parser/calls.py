@@ -39,8 +39,8 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
 __all__ = [
-    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN", "XML_ARGS", "Call",
-    "CallBody", "CallContext", "DialectSyntax",
+    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN", "SPECIAL_TOKEN_START",
+    "XML_ARGS", "Call", "CallBody", "CallContext", "DialectSyntax",
 ]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
@@ -51,8 +51,9 @@ RUNNING, DONE, REJECTED = 0, 1, 2
 PROVIDER_STOP = frozenset({"stop", "stop_sequence"})
 # a chat template's special token as text (``<|im_end|>``, ``<|eot_id|>``): a server
 # that does not strip them shows the one a model ended its turn with; where a
-# call's closing marker is due it is layout (``hermes``, ``am_xml``)
+# call's closing marker is due it is layout (``am_xml`` and the JSON dialects)
 SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>")
+SPECIAL_TOKEN_START = re.compile(r"<(?:\|[A-Za-z0-9_]{0,32}\|?)?\Z")  # one still arriving
 Out = list[ParserEvent]
 
 

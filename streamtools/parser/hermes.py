@@ -31,17 +31,17 @@ from __future__ import annotations
 
 import re
 
-from streamtools.parser.calls import SPECIAL_TOKEN, CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 
 __all__ = ["HERMES", "HermesBody"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
-# where </tool_call> is due (``loose_suffix``): a special token, the closing tag with
-# whitespace before its ">", and the start of either
+# where </tool_call> is due (``loose_suffix``): the closing tag with whitespace
+# before its ">", and its start
 _LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
-_LOOSE_START = re.compile(r"(?:<\|[A-Za-z0-9_]{0,32}\|?|</tool_call[ \t\r\n]{0,8})\Z")
+_LOOSE_START = re.compile(r"</tool_call[ \t\r\n]{0,8}\Z")
 
 
 class HermesBody(JsonCallBody):
@@ -82,10 +82,9 @@ class HermesBody(JsonCallBody):
         m = _LOOSE_CLOSE.match(s, i)
         if m is not None:
             return m.end(), True
-        m = SPECIAL_TOKEN.match(s, i)
-        if m is not None:
-            return m.end(), False
-        return (i, False) if _LOOSE_START.match(s, i) is not None else None
+        if _LOOSE_START.match(s, i) is not None:
+            return i, False
+        return super().loose_suffix(s, i)  # a special token
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:

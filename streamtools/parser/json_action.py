@@ -6,7 +6,8 @@ Theory of operation
 Text mode looks for the whole opening fence line, newline included (so the
 decision costs no hold-back beyond the marker); then comes the JSON object
 (``tool``, or ``name``; ``parameters``, or ``arguments``/``args``), then
-whitespace and the closing fence. A fence line with
+whitespace and the closing fence (a chat template's special token such as
+``<|im_end|>`` there is layout, see ``JsonCallBody.loose_suffix``). A fence line with
 anything else on it (```` ```json actions ````, trailing spaces) is an ordinary
 code fence and stays text; so does a plain ```` ```json ```` fence. A fence inside a JSON
 string is content. A JSON error skips to the closing fence and becomes one

@@ -39,6 +39,8 @@ from streamtools.parser.calls import (
     PROVIDER_STOP,
     REJECTED,
     RUNNING,
+    SPECIAL_TOKEN,
+    SPECIAL_TOKEN_START,
     Call,
     CallBody,
     CallContext,
@@ -135,8 +137,14 @@ class JsonCallBody(JsonFastPaths, CallBody):
         the dialect still takes, as layout or as its closing marker written
         loosely. ``(end, closes)``: taken up to ``end``, ``closes`` if it was the
         closing marker; ``(i, False)``: it may still be, wait; None: the call is
-        malformed. (Reached only where the call would otherwise fail.)"""
-        return None
+        malformed. (Reached only where the call would otherwise fail.) Here: a
+        chat template's special token (``<|im_end|>``) is layout, so a call that
+        ends the model's turn before its closing marker completes at
+        ``end("stop")``, as one whose marker the provider removed."""
+        m = SPECIAL_TOKEN.match(s, i)
+        if m is not None:
+            return m.end(), False
+        return (i, False) if SPECIAL_TOKEN_START.match(s, i) is not None else None
 
     def prefix_end(self, finish_reason: str) -> bool:
         """The stream ended in the prefix: True if that completes a call."""
