@@ -111,6 +111,37 @@ def test_chunking_invariance_and_invariants(dialect: str) -> None:
     prop()
 
 
+@pytest.mark.parametrize("dialect", sorted(set(DIALECT_NAMES) - {"json_object"}))
+def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
+    """A stop string taken from the text itself ends visible text wherever it is
+    not inside a call, as a provider would cut it: no text or reasoning shows it.
+    (Not one with a marker after its first character: the marker ends first and
+    wins, and when its body turns out to be prose, the text before it has been
+    released already.)"""
+    markers = [*DIALECTS[dialect].markers, "<think>", "</think>"]
+
+    @SETTINGS
+    @given(texts(dialect), st.integers(0, 400), st.integers(1, 30),
+           st.lists(st.integers(0, 10_000), max_size=30), st.booleans(), st.booleans())
+    def prop(
+        text: str, at: int, size: int, points: list[int], named: bool, at_marker: bool
+    ) -> None:
+        if not text or "think>" in text:  # think tags are markup: not in visible text
+            return
+        at %= len(text)
+        if at_marker:  # where a marker begins, if there is one: the harder case
+            at = min((k for m in markers if (k := text.find(m)) >= 0), default=at)
+        stop = text[at : at + size]
+        if any(m in stop[1:] for m in markers):
+            return
+        events = run_checked(dialect, cut(text, points), TOOLS if named else None, stop)
+        for e in merge(events):
+            if isinstance(e, TextDelta | ReasoningDelta):
+                assert stop not in e.text
+
+    prop()
+
+
 def _assert_holds_whole(body: Any, buffer: str) -> None:
     """``fast`` without its set lookup holds ``buffer`` whole and changes nothing."""
     holds, body.holds = body.holds, frozenset()
