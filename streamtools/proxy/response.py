@@ -254,8 +254,11 @@ class TurnResponse(Response):
                         await begun.wait()
                     out = buffer
                     if out is None:  # the upstream has not answered yet: begin anyway
-                        out = await begin()
-                        await out.flush()
+                        try:
+                            out = await begin()
+                            await out.flush()
+                        except OSError:  # the client went away (as in keep_alive)
+                            return
                     await out.keep_alive(self.wire.ping, self.ping_interval)
 
             async def begin() -> BodyBuffer:
