@@ -316,6 +316,9 @@ CASES: list[Case] = [
     Case("am-request-tools", "am_xml", "Need more: <am:request_tools>web.fetch, fs.read"
          "</am:request_tools>",
          [("text", "Need more: "), call("am:request_tools", tools=["web.fetch", "fs.read"]), F]),
+    Case("am-request-tools-closing-tag-with-space", "am_xml",
+         "<am:request_tools>a, b</am:request_tools\n>x <y</am:request_tools",
+         [call("am:request_tools", tools=["a", "b"]), ("text", "x <y</am:request_tools"), F]),
     Case("am-two-calls-text", "am_xml",
          'a<am:tool_call name="search"><q>1</q></am:tool_call>b'
          '<am:tool_call name="calc"><x>2</x></am:tool_call>c',

@@ -8,8 +8,9 @@ as a call so that the runtime sees it in the same event stream: ``CallStart``
 with name ``"am:request_tools"`` as soon as the tag opens, and at the closing tag
 ``ArgsDelta``/``CallEnd`` with ``arguments={"tools": ["a", "b"]}`` (names split
 on commas or newlines, trimmed, entities decoded). It is a dialect-level request,
-not a tool: the catalog does not check it. Cut off by the end of the stream it is
-``CallError(reason="unterminated")``.
+not a tool: the catalog does not check it. The closing tag may have whitespace
+before its ``>`` (at most 8 characters), as in ``am_xml``'s other tags. Cut off
+by the end of the stream it is ``CallError(reason="unterminated")``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ __all__ = ["REQUEST_CLOSE", "REQUEST_NAME", "REQUEST_OPEN", "RequestToolsBody"]
 
 REQUEST_OPEN, REQUEST_CLOSE = "<am:request_tools>", "</am:request_tools>"
 REQUEST_NAME = "am:request_tools"
+# the closing tag, ``</am:request_tools >`` too (XML allows whitespace before ">"),
+# and its start at the end of the text, held
+_CLOSE = re.compile(r"</am:request_tools[ \t\r\n]{0,8}>")
+_CLOSE_START = re.compile(r"</am:request_tools[ \t\r\n]{0,8}\Z")
 
 
 class RequestToolsBody(CallBody):
@@ -42,17 +47,17 @@ class RequestToolsBody(CallBody):
         if not self.started:
             self.started = True
             self.call.named(REQUEST_NAME, out)
-        k = s.find(REQUEST_CLOSE, pos)
-        if k >= 0:
-            self.content.append(s[pos:k])
-            end = k + len(REQUEST_CLOSE)
+        m = _CLOSE.search(s, pos)
+        if m is not None:
+            self.content.append(s[pos : m.start()])
+            end = m.end()
             self.record(s, pos, end)
             self._done(out)
             return end
         n = len(s)
-        j = max(pos, n - len(REQUEST_CLOSE) + 1)
-        while j < n and not REQUEST_CLOSE.startswith(s[j:]):
-            j += 1
+        j = s.rfind("<", max(pos, n - len(REQUEST_CLOSE) - 8), n)
+        if j < 0 or not (REQUEST_CLOSE.startswith(s[j:]) or _CLOSE_START.match(s, j)):
+            j = n
         self.content.append(s[pos:j])
         self.record(s, pos, j)
         return j
