@@ -369,8 +369,7 @@ def create_app(
         )
 
     async def models(request: Request) -> Response:
-        # the anthropic SDK sends anthropic-version with every request, the openai SDK never
-        wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
+        wire = _client_wire(request)
         # the upstream's list is in its own API's format: converted when the client's differs
         convert = (wire is ANTHROPIC) != (cfg.upstream_kind == "anthropic")
         key = cfg.api_key or _client_key(request)
@@ -410,7 +409,7 @@ def create_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         # unknown paths and wrong methods, answered as the client's API would
         status = exc.status_code if isinstance(exc, HTTPException) else 500
-        wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else OPENAI
+        wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else _client_wire(request)
         return error_response(wire, status, f"{request.method} {request.url.path}: {exc}")
 
     routes = [
@@ -462,6 +461,15 @@ def create_app_from_env() -> Starlette:
     if not raw:
         raise UsageError(f"${CONFIG_ENV} is not set")
     return create_app(msgspec.json.decode(raw, type=ProxyConfig))
+
+
+def _client_wire(request: Request) -> Wire:
+    """The API a request's client speaks where its path does not tell (``GET
+    /v1/models``, an unknown path): Anthropic's when it sends ``anthropic-version``,
+    as the anthropic SDK does with every request (the openai SDK never does), else
+    OpenAI's. An Anthropic client answered in OpenAI's shape got an error its SDK
+    could not read (no ``type``, a message under another key)."""
+    return ANTHROPIC if "anthropic-version" in request.headers else OPENAI
 
 
 async def _unless_disconnected(
