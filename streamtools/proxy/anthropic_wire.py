@@ -26,7 +26,8 @@ stream began becomes an ``error`` event, which the official SDK raises.
 ``response_body`` writes the same content as one ``message`` object.
 
 ``model_list`` writes an OpenAI-style upstream's model list as Anthropic's
-``GET /v1/models`` page, which the anthropic SDK reads.
+``GET /v1/models`` page, which the anthropic SDK reads, and ``model_info`` one
+of its models as the answer to ``GET /v1/models/{model_id}``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["EventEncoder", "decode_request", "error_body", "model_list", "response_body"]
+__all__ = [
+    "EventEncoder", "decode_request", "error_body", "model_info", "model_list", "response_body",
+]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -404,16 +407,7 @@ def model_list(listing: Any, query: Mapping[str, str]) -> dict[str, Any]:
     data = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(data, list):
         raise ValueError("the upstream's model list has no 'data' array")
-    models = [
-        {
-            "type": "model",
-            "id": m["id"],
-            "display_name": m["id"],
-            "created_at": _rfc3339(m.get("created")),
-        }
-        for m in data
-        if isinstance(m, dict) and isinstance(m.get("id"), str)
-    ]
+    models = [model_info(m) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
     raw_limit = query.get("limit", "20")
     limit = int(raw_limit) if raw_limit.isdigit() else 0
     if not 1 <= limit <= 1000:
@@ -433,6 +427,20 @@ def model_list(listing: Any, query: Mapping[str, str]) -> dict[str, Any]:
         "has_more": has_more,
         "first_id": page[0]["id"] if page else None,
         "last_id": page[-1]["id"] if page else None,
+    }
+
+
+def model_info(model: Any) -> dict[str, Any]:
+    """An OpenAI-style model (``{"id", "created"}``, an entry of the list or the
+    answer to ``GET /models/{id}``) as Anthropic's ``ModelInfo``. Raises
+    ``ValueError`` for a model of another shape."""
+    if not isinstance(model, dict) or not isinstance(model.get("id"), str):
+        raise ValueError("the upstream's model has no string 'id'")
+    return {
+        "type": "model",
+        "id": model["id"],
+        "display_name": model["id"],
+        "created_at": _rfc3339(model.get("created")),
     }
 
 

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``create_app(ProxyConfig(...))`` returns a Starlette app with five routes:
+``create_app(ProxyConfig(...))`` returns a Starlette app with six routes:
 
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
@@ -18,8 +18,9 @@ Theory of operation
 * ``POST /v1/messages/count_tokens`` (Anthropic) counts the input tokens of
   the request the proxy would send upstream: an Anthropic upstream counts it,
   other upstreams get an estimate (``tokens``).
-* ``GET /v1/models`` is the upstream's model listing: passed through when the
-  client speaks the upstream's API, else converted to the client's format (an
+* ``GET /v1/models`` is the upstream's model listing, and ``GET
+  /v1/models/{model_id}`` one of its models: passed through when the client
+  speaks the upstream's API, else converted to the client's format (an
   Anthropic client, known by its ``anthropic-version`` header, gets Anthropic's
   pages of ``type: "model"`` entries from an OpenAI-style upstream, and an OpenAI
   client OpenAI's list from an Anthropic upstream).
@@ -69,6 +70,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -369,22 +371,34 @@ def create_app(
         )
 
     async def models(request: Request) -> Response:
+        return await listing(request, None)
+
+    async def model(request: Request) -> Response:
+        return await listing(request, request.path_params["model_id"])
+
+    async def listing(request: Request, model_id: str | None) -> Response:
+        """``GET /v1/models``, or ``GET /v1/models/{model_id}`` (one model, the
+        SDKs' ``models.retrieve``): the upstream's answer, converted to the
+        client's format when its API differs."""
         wire = _client_wire(request)
         # the upstream's list is in its own API's format: converted when the client's differs
         convert = (wire is ANTHROPIC) != (cfg.upstream_kind == "anthropic")
         key = cfg.api_key or _client_key(request)
         base = cfg.upstream.rstrip("/")
+        # the id as the SDKs write it in a path ("org/name" as "org%2Fname")
+        one = "" if model_id is None else "/" + quote(model_id, safe=":@")
         headers: dict[str, str] = {}
         params = httpx.QueryParams(str(request.query_params))
         if cfg.upstream_kind == "anthropic":
-            url = f"{base}/v1/models"
+            url = f"{base}/v1/models{one}"
             headers["anthropic-version"] = request.headers.get("anthropic-version", "2023-06-01")
             if key:
                 headers["x-api-key"] = key
-            if convert:  # an OpenAI client gets the whole list: one page of 1000 (the most)
-                params = httpx.QueryParams(limit=1000)
+            if convert and model_id is None:  # an OpenAI client gets the whole list:
+                params = httpx.QueryParams(limit=1000)  # one page of 1000 (the most)
         else:
-            url = f"{base}/models" if cfg.upstream_kind == "openai" else f"{base}/v1/models"
+            path = "/models" if cfg.upstream_kind == "openai" else "/v1/models"
+            url = f"{base}{path}{one}"
             if key:
                 headers["authorization"] = f"Bearer {key}"
             if convert:  # no pages: the client's are cut from the whole list
@@ -404,7 +418,7 @@ def create_app(
             return Response(
                 upstream_response.content, upstream_response.status_code, media_type=ctype
             )
-        return _converted_models(wire, upstream_response, request.query_params)
+        return _converted_models(wire, upstream_response, request.query_params, model_id)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         # unknown paths and wrong methods, answered as the client's API would
@@ -418,6 +432,8 @@ def create_app(
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
+        # a model id may hold a slash ("org/name"; the SDKs send it as %2F)
+        Route("/v1/models/{model_id:path}", model, methods=["GET"]),
     ]
     app = _ProxyApp(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
@@ -492,19 +508,25 @@ async def _unless_disconnected(
 
 
 def _converted_models(
-    wire: Wire, upstream: httpx.Response, query: Mapping[str, str]
+    wire: Wire, upstream: httpx.Response, query: Mapping[str, str], model_id: str | None
 ) -> Response:
-    """An upstream's model list (or its refusal) in the client's API format
-    (see ``anthropic_wire.model_list``, ``openai_wire.model_list``)."""
+    """An upstream's model list, or its model ``model_id`` (or its refusal), in the
+    client's API format (see ``anthropic_wire.model_list``, ``model_info``,
+    ``openai_wire.model_list``, ``model_object``)."""
     if upstream.status_code >= 400:
         message = f"upstream error: HTTP {upstream.status_code}: {upstream.text[:1000]}"
         return error_response(wire, upstream.status_code, message)
     try:
         listing = _decode_json(upstream.content)
         if wire is ANTHROPIC:
-            body = anthropic_wire.model_list(listing, query)
-        else:
+            if model_id is None:
+                body = anthropic_wire.model_list(listing, query)
+            else:
+                body = anthropic_wire.model_info(listing)
+        elif model_id is None:
             body = openai_wire.model_list(listing)
+        else:
+            body = openai_wire.model_object(listing)
     except RequestError as exc:
         return error_response(wire, exc.status, exc.message, exc.kind)
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:

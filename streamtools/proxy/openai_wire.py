@@ -23,7 +23,8 @@ raises as ``APIError``.
 ``response_body`` writes the same content as one ``chat.completion`` object.
 
 ``model_list`` writes an Anthropic upstream's model list as OpenAI's
-``GET /v1/models`` answer, which the openai SDK reads.
+``GET /v1/models`` answer, which the openai SDK reads, and ``model_object``
+one of its models as the answer to ``GET /v1/models/{id}``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ from streamtools.transcript import (
 )
 
 __all__ = [
-    "ChunkEncoder", "decode_request", "error_body", "model_list", "response_body", "text_content",
+    "ChunkEncoder", "decode_request", "error_body", "model_list", "model_object", "response_body",
+    "text_content",
 ]
 
 _encode = msgspec.json.Encoder().encode
@@ -385,18 +387,21 @@ def model_list(listing: Any) -> dict[str, Any]:
     data = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(data, list):
         raise ValueError("the upstream's model list has no 'data' array")
+    models = [model_object(m) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    return {"object": "list", "data": models}
+
+
+def model_object(info: Any) -> dict[str, Any]:
+    """An Anthropic model (``{"id", "created_at"}``, an entry of the list or the
+    answer to ``GET /v1/models/{id}``) as OpenAI's ``Model``. Raises
+    ``ValueError`` for a model of another shape."""
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        raise ValueError("the upstream's model has no string 'id'")
     return {
-        "object": "list",
-        "data": [
-            {
-                "id": m["id"],
-                "object": "model",
-                "created": _unix_time(m.get("created_at")),
-                "owned_by": "anthropic",
-            }
-            for m in data
-            if isinstance(m, dict) and isinstance(m.get("id"), str)
-        ],
+        "id": info["id"],
+        "object": "model",
+        "created": _unix_time(info.get("created_at")),
+        "owned_by": "anthropic",
     }
 
 
