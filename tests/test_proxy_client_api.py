@@ -5,16 +5,28 @@ than in the path: unknown paths, a single model, compressed bodies, the legacy
 
 from __future__ import annotations
 
+import gzip
+import json
+import tracemalloc
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import anthropic
+import httpx
+import httpx2
 import openai
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from test_proxy import _anthropic, _openai, proxy, serve
+from test_proxy import USER, _anthropic, _openai, proxy, serve
 
 from streamtools.proxy import ProxyConfig, create_app
+from streamtools.proxy.app import _decompressed
+from streamtools.proxy.request import RequestError
 
 
 def test_an_unknown_path_is_answered_in_the_clients_format() -> None:
@@ -78,3 +90,91 @@ def test_one_model_is_retrieved_in_the_clients_format(kind: str) -> None:
         assert model.created == 1739923200 and info.display_name == "Plain"
     assert info.id == "org/plain-7b"
     assert isinstance(missing.value.body, dict) and missing.value.body["type"] == "error"
+
+
+@contextmanager
+def _compressing(url: str, coding: str, compress: Callable[[bytes], bytes]) -> Iterator[Any]:
+    """An SDK client whose request bodies go compressed with ``coding``: the
+    anthropic SDK for zstd (the pi coding agent's), else the openai SDK. (The
+    anthropic SDK is on httpx2, a fork with httpx's API.)"""
+    lib: Any = httpx2 if coding == "zstd" else httpx
+    inner = lib.HTTPTransport()
+
+    def send(request: Any) -> Any:
+        headers = {k: v for k, v in request.headers.items() if k != "content-length"}
+        headers["content-encoding"] = coding
+        body = compress(request.read())
+        return inner.handle_request(
+            lib.Request(request.method, request.url, headers=headers, content=body)
+        )
+
+    client = lib.Client(transport=lib.MockTransport(send), timeout=20)
+    sdk: Any
+    if coding == "zstd":
+        sdk = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0, http_client=client)
+    else:
+        sdk = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0, http_client=client)
+    try:
+        yield sdk
+    finally:
+        sdk.close()
+        inner.close()
+
+
+def _deflate(data: bytes) -> bytes:
+    return zlib.compress(data)
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("coding", "compress"),
+    [("gzip", gzip.compress), ("deflate", _deflate), ("deflate", _raw_deflate)],
+)
+def test_a_compressed_body_is_decompressed(coding: str, compress: Any) -> None:
+    # a gzip body was read as JSON: a 400 "not valid JSON/UTF-8" the client could not explain
+    with proxy(["Sunny."]) as (url, upstream):
+        with _compressing(url, coding, compress) as client:
+            reply = client.chat.completions.create(model="m", messages=USER)
+    assert reply.choices[0].message.content == "Sunny."
+    assert upstream.requests[0]["messages"][-1]["content"] == USER[0]["content"]
+
+
+def test_the_body_limit_holds_for_the_decompressed_size() -> None:
+    padding = " " * 4_000_000  # JSON whitespace: 4 MB that gzip makes about 4 kB
+    bomb = gzip.compress(json.dumps({"model": "m", "messages": USER}).encode()[:-1]
+                         + padding.encode() + b"}")
+    assert len(bomb) < 100_000
+    with proxy([], max_body=100_000) as (url, upstream):
+        with _compressing(url, "gzip", lambda _: bomb) as client:
+            with pytest.raises(openai.APIStatusError) as info:
+                client.chat.completions.create(model="m", messages=USER)
+        assert upstream.requests == []
+    assert info.value.status_code == 413 and "100000 bytes" in info.value.message
+    # no more than the limit is ever decompressed: 200 MB of zeros in under 1 MB
+    huge = gzip.compress(b"\0" * 200_000_000, compresslevel=1)
+    tracemalloc.start()
+    try:
+        with pytest.raises(RequestError) as refused:
+            _decompressed(huge, "gzip", 1_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused.value.status == 413 and peak < 3 * len(huge) + 2_000_000
+
+
+def test_an_encoding_the_proxy_cannot_decode_is_a_415_in_the_clients_format() -> None:
+    with proxy([]) as (url, upstream):
+        with _compressing(url, "zstd", lambda data: b"(\xb5/\xfd" + data) as client:
+            with pytest.raises(anthropic.APIStatusError) as info:
+                client.messages.create(model="c", max_tokens=10, messages=USER)
+        with _compressing(url, "gzip", lambda data: gzip.compress(data)[:-9]) as broken:
+            with pytest.raises(openai.BadRequestError) as cut:
+                broken.chat.completions.create(model="m", messages=USER)
+        assert upstream.requests == []
+    assert info.value.status_code == 415 and "'zstd'" in info.value.message
+    assert isinstance(info.value.body, dict) and info.value.body["type"] == "error"
+    assert "not valid gzip" in cut.value.message

@@ -6,7 +6,8 @@ Theory of operation
 
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
-  bytes (413 beyond), decoded by the wire module into a ``ProxyCall``, and
+  bytes (413 beyond; a gzip or deflate body is decompressed, up to ``max_body``
+  bytes again, another coding is a 415), decoded by the wire module into a ``ProxyCall``, and
   one upstream turn is driven by ``turn.run_turn``. Streaming answers are
   written by ``response.TurnResponse`` (status line sent once the upstream has
   accepted the request, so an upstream refusal keeps its status, or once
@@ -66,6 +67,7 @@ import logging
 import math
 import os
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -146,16 +148,20 @@ def _client_key(request: Request) -> str | None:
 
 
 async def _read_body(request: Request, limit: int) -> Any:
+    codings = _content_codings(request.headers.get("content-encoding", ""))
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestError(f"request body exceeds {limit} bytes", status=413, kind="too_large")
-    data = bytearray()
+        raise _too_large(limit)
+    received = bytearray()
     async for piece in request.stream():
-        data += piece
-        if len(data) > limit:
-            raise RequestError(f"request body exceeds {limit} bytes", status=413, kind="too_large")
+        received += piece
+        if len(received) > limit:
+            raise _too_large(limit)
+    data = bytes(received)
+    for coding in reversed(codings):  # applied in the order listed: undone the other way
+        data = _decompressed(data, coding, limit)
     try:
-        return _decode_json(bytes(data))
+        return _decode_json(data)
     except RecursionError:
         # deeper than msgspec goes (about a thousand levels): no API's request is
         raise RequestError("the request body is nested too deeply") from None
@@ -171,6 +177,58 @@ async def _read_body(request: Request, limit: int) -> Any:
             except UnicodeDecodeError as second:
                 raise _not_utf8(second) from None
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+
+
+def _too_large(limit: int) -> RequestError:
+    return RequestError(f"request body exceeds {limit} bytes", status=413, kind="too_large")
+
+
+# zlib's window bits for each content coding the standard library decodes
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _content_codings(header: str) -> list[str]:
+    """The codings of a ``Content-Encoding`` header, in the order they were
+    applied. A compressed body was read as JSON, and the client told only that
+    its body was "not valid JSON/UTF-8"; a coding the standard library cannot
+    undo (``zstd``, which the pi coding agent sends, or ``br``) is a 415 that
+    names it, before the body is read."""
+    codings = [c.strip().lower() for c in header.split(",")]
+    for coding in codings:
+        if coding and coding != "identity" and coding not in _WBITS:
+            raise RequestError(
+                f"the request body's Content-Encoding {coding!r} is not supported: "
+                "send it uncompressed, or as gzip or deflate",
+                status=415,
+            )
+    return [c for c in codings if c in _WBITS]
+
+
+def _decompressed(data: bytes, coding: str, limit: int) -> bytes:
+    """``data`` decoded from ``coding`` (gzip or deflate), at most ``limit``
+    bytes of it: the body limit holds for what the body decodes to, and no more
+    than that is ever decompressed (a small body of zeros can decode to
+    gigabytes). ``deflate`` is the zlib format, or raw deflate as some clients
+    send it."""
+    try:
+        return _inflate(data, _WBITS[coding], limit)
+    except zlib.error as exc:
+        if coding == "deflate":
+            try:
+                return _inflate(data, -zlib.MAX_WBITS, limit)
+            except zlib.error:
+                pass
+        raise RequestError(f"the request body is not valid {coding}: {exc}") from None
+
+
+def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise _too_large(limit)
+    if not inflater.eof:
+        raise zlib.error("the compressed data ends early")
+    return out
 
 
 def _not_utf8(exc: UnicodeDecodeError) -> RequestError:
