@@ -52,7 +52,11 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     it was written in a prompt dialect (None for native calls). ``offset`` is
     where it stood in its reply: the number of characters of the reply's
     ``text`` written before it (None: after all of it). A prompt dialect writes
-    history back in that order, as the model wrote it."""
+    history back in that order, as the model wrote it. ``arguments_text``: the
+    arguments as they were written when they are not a JSON object (a native
+    call cut off by a token limit, a broken call a client kept in its history;
+    ``arguments`` is empty then), which a prompt dialect writes back in its call
+    form (``Renderer.format_call_text``)."""
 
     id: str
     name: str
@@ -60,6 +64,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     raw: str | None = None
     offset: int | None = None
     extra: dict[str, Any] | None = None  # a native API's data for the call (CallEnd.extra)
+    arguments_text: str | None = None
 
 
 class SystemMessage(msgspec.Struct, tag="system", tag_field="role", frozen=True, kw_only=True):

@@ -22,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from test_proxy import USER, _anthropic, _openai, proxy, serve
+from test_proxy import A_WEATHER, USER, WEATHER, _anthropic, _openai, proxy, serve
 
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.proxy.app import _decompressed
@@ -178,3 +178,59 @@ def test_an_encoding_the_proxy_cannot_decode_is_a_415_in_the_clients_format() ->
     assert info.value.status_code == 415 and "'zstd'" in info.value.message
     assert isinstance(info.value.body, dict) and info.value.body["type"] == "error"
     assert "not valid gzip" in cut.value.message
+
+
+CUT = '{"city": "Par'  # arguments cut off by another backend's token limit
+
+
+def _sent(upstream: Any) -> str:
+    return json.dumps(upstream.requests[-1]["messages"], ensure_ascii=False)
+
+
+def _written_back(sent: str) -> None:
+    """The call went upstream in the dialect's form with its arguments as written,
+    and its result answers it (not an orphan, not a missing result)."""
+    assert json.dumps(f'<am:tool_call name="weather">\n{CUT}\n</am:tool_call>')[1:-1] in sent
+    assert '<am:tool_result name=\\"weather\\">9C</am:tool_result>' in sent
+    assert "no such call" not in sent and "No result was recorded" not in sent
+
+
+def test_a_past_call_whose_arguments_are_not_json_does_not_refuse_the_conversation() -> None:
+    # OpenAI's API takes any string as a past call's arguments: a 400 here made
+    # every later request of the conversation fail (conversation poisoning)
+    chat: Any = [
+        *USER,
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": CUT}}
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": "9C"},
+    ]
+    items: Any = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": CUT},
+        {"type": "function_call_output", "call_id": "c1", "output": "9C"},
+    ]
+    # an Anthropic client converted from OpenAI's format keeps the string as input
+    messages: Any = [
+        *USER,
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "c1", "name": "weather", "input": CUT}
+        ]},
+        {"role": "user",
+         "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "9C"}]},
+    ]
+    with proxy(["It is 9C."] * 3) as (url, upstream):
+        reply = _openai(url).chat.completions.create(
+            model="m", messages=chat, tools=[WEATHER]
+        )
+        assert reply.choices[0].message.content == "It is 9C."
+        _written_back(_sent(upstream))
+        function: Any = {"type": "function", **WEATHER["function"]}
+        response = _openai(url).responses.create(model="m", input=items, tools=[function])
+        assert response.output_text == "It is 9C."
+        _written_back(_sent(upstream))
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=50, messages=messages, tools=[A_WEATHER]
+        )
+        assert message.content[0].type == "text" and message.content[0].text == "It is 9C."
+        _written_back(_sent(upstream))

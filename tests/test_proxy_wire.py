@@ -459,15 +459,9 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ),
         (
             {"model": "m", "messages": [{"role": "assistant", "tool_calls": [
-                {"id": "c", "function": {"name": "a", "arguments": "[1]"}}
+                {"id": "c", "function": {"name": "a", "arguments": 3}}
             ]}]},
-            "messages[0].tool_calls[0]: function.arguments is not a JSON object",
-        ),
-        (
-            {"model": "m", "messages": [{"role": "assistant", "tool_calls": [
-                {"id": "c", "function": {"name": "a", "arguments": '{"v": ' + "[" * 5000}}
-            ]}]},
-            "messages[0].tool_calls[0]: function.arguments is nested too deeply",
+            "messages[0].tool_calls[0]: function.arguments must be a string of JSON",
         ),
         (
             {"model": "m", "messages": [{"role": "tool", "tool_call_id": "x", "name": 1}]},
@@ -479,6 +473,16 @@ def test_openai_request_errors(body: dict[str, Any], message: str) -> None:
     with pytest.raises(RequestError) as info:
         openai_wire.decode_request(body)
     assert info.value.message.startswith(message) and info.value.status == 400
+
+
+@pytest.mark.parametrize("arguments", ["[1]", '{"v": ' + "[" * 5000, '{"city": "Par', "x"])
+def test_past_arguments_that_are_not_a_json_object_are_kept_as_text(arguments: str) -> None:
+    # OpenAI's API takes any string: a 400 refused the conversation from then on
+    call = {"id": "c", "type": "function", "function": {"name": "a", "arguments": arguments}}
+    body = {"model": "m", "messages": [{"role": "assistant", "tool_calls": [call]}]}
+    (reply,) = openai_wire.decode_request(body).transcript.messages
+    assert isinstance(reply, AssistantMessage)
+    assert reply.calls[0].arguments == {} and reply.calls[0].arguments_text == arguments
 
 
 def test_openai_token_limit_and_parallel_flag() -> None:
@@ -690,15 +694,16 @@ def test_anthropic_request_errors() -> None:
     for extra, message in cases:
         with pytest.raises(RequestError, match=re.escape(message)):
             anthropic_wire.decode_request({**base, **extra})
-    # a past call's input is never dropped: an object, a string of one, or a 400
-    inputs: list[tuple[Any, Any]] = [
-        ({"city": "Oslo"}, {"city": "Oslo"}),
-        ('{"city": "Oslo"}', {"city": "Oslo"}),
-        (None, {}),
-        (["Oslo"], None),
-        ("Oslo", None),
+    # a past call's input is never dropped: an object, a string of one, another
+    # string as text (OpenAI arguments a client converted), or a 400
+    inputs: list[tuple[Any, Any, str | None]] = [
+        ({"city": "Oslo"}, {"city": "Oslo"}, None),
+        ('{"city": "Oslo"}', {"city": "Oslo"}, None),
+        (None, {}, None),
+        (["Oslo"], None, None),
+        ("Oslo", {}, "Oslo"),
     ]
-    for sent, arguments in inputs:
+    for sent, arguments, text in inputs:
         use = {"type": "tool_use", "id": "t1", "name": "weather", "input": sent}
         turn = {"role": "assistant", "content": [use]}
         body = {**base, "messages": [*base["messages"], turn]}
@@ -708,6 +713,7 @@ def test_anthropic_request_errors() -> None:
         else:
             (reply,) = anthropic_wire.decode_request(body).transcript.messages[1:]
             assert isinstance(reply, AssistantMessage) and reply.calls[0].arguments == arguments
+            assert reply.calls[0].arguments_text == text
     body = anthropic_wire.error_body(413, "too big", "too_large")
     assert body == {"type": "error", "error": {"type": "request_too_large", "message": "too big"}}
 

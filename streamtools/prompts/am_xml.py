@@ -207,6 +207,11 @@ class AmXmlRenderer(Renderer):
         lines.append("</am:tool_call>")
         return "\n".join(lines)
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        # no parameter element can be read out of it: the text inside the call,
+        # escaped as results are (no tag in it can close the call)
+        return f'<am:tool_call name="{xml_attr(name)}">\n{xml_text(arguments)}\n</am:tool_call>'
+
     def render_result(self, name: str, content: str, *, call_id: str) -> str:
         return f'<am:tool_result name="{xml_attr(name)}">{xml_text(content)}</am:tool_result>'
 

@@ -43,5 +43,9 @@ class CommandRenderer(JsonResults):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return f"@tool {name} {json_text(arguments)}"
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        # a call is one line: a line break is written as JSON writes one in a string
+        return f"@tool {name} " + arguments.replace("\r", "\\r").replace("\n", "\\n")
+
     def format_reminder(self) -> str:
         return f"Write each tool call exactly as one line of its own:\n{self.call_form}"

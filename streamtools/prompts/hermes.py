@@ -77,6 +77,10 @@ class HermesRenderer(Renderer):
         body = json_text({"name": name, "arguments": arguments}).replace("</", "<\\/")
         return f"<tool_call>\n{body}\n</tool_call>"
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        body = f'{{"name": {json_text(name)}, "arguments": {arguments}}}'.replace("</", "<\\/")
+        return f"<tool_call>\n{body}\n</tool_call>"
+
     def render_result(self, name: str, content: str, *, call_id: str) -> str:
         body = json_text({"name": name, "content": content}, escape="<>&")
         return f"<tool_response>\n{body}\n</tool_response>"

@@ -42,5 +42,8 @@ class InlineJsonRenderer(PlainResults):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return json_text({"tool": name, "arguments": arguments})
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        return f'{{"tool": {json_text(name)}, "arguments": {arguments}}}'
+
     def format_reminder(self) -> str:
         return f"Write each tool call exactly in this form, on a line of its own:\n{self.call_form}"

@@ -49,6 +49,11 @@ class JsonActionRenderer(PlainResults):
         body = json_text({"tool": name, "parameters": arguments}, escape="`")
         return f"{FENCE}json action\n{body}\n{FENCE}"
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        # a backtick as in generated calls: the text cannot close the fence
+        body = f'{{"tool": {json_text(name)}, "parameters": {arguments}}}'.replace("`", "\\u0060")
+        return f"{FENCE}json action\n{body}\n{FENCE}"
+
     def format_reminder(self) -> str:
         return (
             f"Write each tool call exactly in this form, as its own fenced block:\n{self.call_form}"

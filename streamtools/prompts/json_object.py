@@ -92,6 +92,14 @@ class JsonObjectRenderer(JsonResults):
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return json_text({"action": {"tool": name, "args": arguments}})
 
+    def format_call_text(self, name: str, arguments: str) -> str:
+        return self._action_text({}, name, arguments)
+
+    def _action_text(self, head: dict[str, Any], name: str, arguments: str) -> str:
+        """The action object with ``arguments`` as written, after ``head`` (the thought)."""
+        start = json_text(head)[:-1] + (", " if head else "")
+        return f'{start}"action": {{"tool": {json_text(name)}, "args": {arguments}}}}}'
+
     def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
         if not calls:
             return self.render_final(text)
@@ -104,6 +112,9 @@ class JsonObjectRenderer(JsonResults):
                 lines.append(self.render_call(call))
                 continue
             obj: dict[str, Any] = {"thought": thought} if thought and i == 0 else {}
+            if call.arguments_text is not None:
+                lines.append(self._action_text(obj, call.name, call.arguments_text))
+                continue
             obj["action"] = {"tool": call.name, "args": call.arguments}
             lines.append(json_text(obj))
         return "\n".join(lines)

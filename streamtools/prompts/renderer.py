@@ -17,7 +17,8 @@ model. ``system_prompt`` is assembled from four parts, in this order:
 Each dialect module subclasses ``Renderer`` and supplies the syntax: tool
 definitions, ``call_form`` (the call with placeholders, which the instructions
 and the format reminder both show), ``format_call`` (a past call as the model
-would have written it), ``render_result`` / ``render_error`` (escaped for the
+would have written it; ``format_call_text``, one whose arguments are text that is
+not a JSON object), ``render_result`` / ``render_error`` (escaped for the
 dialect) and the continuation. ``protocol`` lays the instructions out the same
 way for every dialect (intro, call form, the dialect's rules, how results come
 back, when to answer instead), so the dialects differ only where their syntax
@@ -288,9 +289,19 @@ class Renderer:
             if self.stop_marker and not raw.rstrip().endswith(self.stop_marker):
                 raw = raw + self.stop_marker
             return raw
+        if call.arguments_text is not None:
+            return self.format_call_text(call.name, call.arguments_text)
         return self.format_call(call.name, call.arguments)
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def format_call_text(self, name: str, arguments: str) -> str:
+        """A past call whose arguments are not a JSON object (``ToolCall.arguments_text``:
+        cut off by a token limit, a broken call a client kept): the call's form with
+        the text as written where the object goes, escaped only as far as the
+        dialect needs to keep the call's markup whole. The model reads back what it
+        wrote, next to the result the client gave it."""
         raise NotImplementedError
 
     def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:

@@ -48,10 +48,10 @@ from streamtools.proxy.request import (
     RequestError,
     array,
     check_tool_choice,
-    json_arguments,
     omitted,
     optional_flag,
     optional_number,
+    past_call,
     response_format,
     sampling_options,
     stop_strings,
@@ -120,16 +120,18 @@ def _text(block: dict[str, Any], where: str) -> str:
     return text
 
 
-def _tool_input(raw: Any, what: str) -> dict[str, Any]:
-    """A past ``tool_use``'s input: an object (absent or null: none), or a
-    string of one, as some clients send it. Anything else is a 400: dropped,
-    the model would read the call back without the arguments it was made with."""
+def _tool_use(call_id: str, name: str, raw: Any, what: str) -> ToolCall:
+    """A past ``tool_use`` with its input: an object (absent or null: none), or
+    a string, as some clients send it (one converted from OpenAI's format keeps
+    the arguments string, JSON or not: ``past_call``). Anything else is a 400, as
+    the API answers: dropped, the model would read the call back without the
+    arguments it was made with."""
     if raw is None:
-        return {}
+        return ToolCall(id=call_id, name=name, arguments={})
     if isinstance(raw, dict):
-        return raw
+        return ToolCall(id=call_id, name=name, arguments=raw)
     if isinstance(raw, str):
-        return json_arguments(raw, what)
+        return past_call(call_id, name, raw, what)
     raise RequestError(f"{what} must be an object")
 
 
@@ -158,10 +160,9 @@ def _messages(raw: Any, system: Any) -> Transcript:
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
                     if not isinstance(call_id, str) or not isinstance(name, str):
                         raise RequestError(f"{where}: tool_use needs string 'id' and 'name'")
-                    arguments = _tool_input(args, f"{where}: tool_use.input")
                     # at its offset among the text blocks, so that a text dialect
                     # writes the reply back in the model's order
-                    turn.call(ToolCall(id=call_id, name=name, arguments=arguments))
+                    turn.call(_tool_use(call_id, name, args, f"{where}: tool_use.input"))
                     names[call_id] = name
                 elif kind not in ("thinking", "redacted_thinking"):
                     raise RequestError(f"{where}: block of type {kind!r} is not supported")

@@ -45,12 +45,12 @@ from streamtools.proxy.request import (
     allowed_tools,
     array,
     check_tool_choice,
-    json_arguments,
     omitted,
     optional_flag,
     optional_number,
     optional_switch,
     optional_text,
+    past_call,
     response_format,
     sampling_options,
     stop_strings,
@@ -127,9 +127,9 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     name, args, call_id = fn.get("name"), fn.get("arguments", "{}"), raw.get("id")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise RequestError(f"{where}: a tool call needs string 'id' and 'function.name'")
-    if not isinstance(args, dict):  # some clients send the object itself
-        args = json_arguments(args or "{}", f"{where}: function.arguments")
-    return ToolCall(id=call_id, name=name, arguments=args)
+    if isinstance(args, dict):  # some clients send the object itself
+        return ToolCall(id=call_id, name=name, arguments=args)
+    return past_call(call_id, name, "" if args is None else args, f"{where}: function.arguments")
 
 
 def _messages(raw: Any) -> Transcript:

@@ -18,7 +18,7 @@ and an error kind; the wire module renders it in the client's own format. The
 checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
 ``optional_text``, ``optional_number``, ``optional_switch``, ``token_limit``,
 ``sampling_options``, ``tool_spec``,
-``json_arguments``, ``response_format``) live here: a field of the wrong JSON
+``json_arguments``, ``past_call``, ``response_format``) live here: a field of the wrong JSON
 type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so
@@ -41,6 +41,7 @@ __all__ = [
     "allowed_tools", "array",
     "forwarded_format",
     "json_arguments", "omitted", "optional_number", "optional_switch", "optional_text",
+    "past_call",
     "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
 ]
@@ -109,6 +110,24 @@ def json_arguments(raw: Any, what: str) -> dict[str, Any]:
         raise RequestError(f"{what} is not a JSON object: {exc}") from exc
     except RecursionError:
         raise RequestError(f"{what} is nested too deeply") from None
+
+
+def past_call(call_id: str, name: str, arguments: Any, what: str) -> ToolCall:
+    """A past call whose arguments came as a string of JSON (``json_arguments``).
+
+    A string that is not a JSON object (cut off by another backend's token limit,
+    a model's broken call that the client kept) is kept as it was written
+    (``ToolCall.arguments_text``), for the dialect to write back in its call
+    form: OpenAI's API takes any string there, and a 400 here refused every later
+    request of the conversation. The call keeps its id, so its result pairs."""
+    if not isinstance(arguments, str):
+        raise RequestError(f"{what} must be a string of JSON")
+    if not arguments.strip():
+        return ToolCall(id=call_id, name=name, arguments={})
+    try:
+        return ToolCall(id=call_id, name=name, arguments=json_arguments(arguments, what))
+    except RequestError:
+        return ToolCall(id=call_id, name=name, arguments={}, arguments_text=arguments)
 
 
 def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:

@@ -68,11 +68,11 @@ from streamtools.proxy.request import (
     allowed_tools,
     array,
     check_tool_choice,
-    json_arguments,
     optional_flag,
     optional_number,
     optional_switch,
     optional_text,
+    past_call,
     response_format,
     sampling_options,
     token_limit,
@@ -113,9 +113,8 @@ def _function_call(item: dict[str, Any], where: str) -> ToolCall:
     name, call_id = item.get("name"), item.get("call_id")
     if not isinstance(name, str) or not isinstance(call_id, str):
         raise RequestError(f"{where}: a function_call needs string 'call_id' and 'name'")
-    arguments = json_arguments(item.get("arguments", "{}"), f"{where}: arguments")
     name = _qualified(name, item.get("namespace"), where)
-    return ToolCall(id=call_id, name=name, arguments=arguments)
+    return past_call(call_id, name, item.get("arguments", ""), f"{where}: arguments")
 
 
 def _custom_call(item: dict[str, Any], where: str) -> ToolCall:
