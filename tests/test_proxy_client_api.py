@@ -22,7 +22,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from test_proxy import A_WEATHER, USER, WEATHER, _anthropic, _openai, proxy, serve
+from test_proxy import (
+    A_WEATHER,
+    PARIS,
+    USER,
+    WEATHER,
+    _anthropic,
+    _openai,
+    _stream,
+    proxy,
+    serve,
+)
 
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.proxy.app import _decompressed
@@ -234,3 +244,47 @@ def test_a_past_call_whose_arguments_are_not_json_does_not_refuse_the_conversati
         )
         assert message.content[0].type == "text" and message.content[0].text == "It is 9C."
         _written_back(_sent(upstream))
+
+
+def test_legacy_functions_are_served_in_their_own_form() -> None:
+    # functions / function_call were ignored: no tool reached the model, and an
+    # old client never got the function_call it waits for
+    functions: Any = [WEATHER["function"]]
+    history: Any = [
+        *USER,
+        {"role": "assistant", "content": None,
+         "function_call": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+        {"role": "function", "name": "weather", "content": "9C"},
+    ]
+    with proxy([f"Checking. {PARIS} {PARIS}", PARIS, "It is 9C."]) as (url, upstream):
+        chunks, streamed = _stream(_openai(url), model="m", messages=USER, functions=functions)
+        told = upstream.requests[0]
+        reply = _openai(url).chat.completions.create(
+            model="m", messages=USER, functions=functions, function_call={"name": "weather"}
+        )
+        answer = _openai(url).chat.completions.create(
+            model="m", messages=history, functions=functions
+        )
+        sent = json.dumps(upstream.requests[-1]["messages"], ensure_ascii=False)
+    assert '<am:tool name=\\"weather\\"' in json.dumps(told["messages"])
+    assert told.get("stop") == ["</am:tool_call>"]  # one call per legacy reply
+    (choice,) = streamed.choices
+    assert choice.finish_reason == "function_call" and not choice.message.tool_calls
+    assert choice.message.function_call.name == "weather"
+    assert json.loads(choice.message.function_call.arguments) == {"city": "Paris"}
+    assert all(not c.choices or c.choices[0].delta.tool_calls is None for c in chunks)
+    message = reply.choices[0].message
+    assert reply.choices[0].finish_reason == "function_call" and message.tool_calls is None
+    assert message.function_call is not None and message.function_call.name == "weather"
+    assert answer.choices[0].message.content == "It is 9C."
+    assert '<am:tool_result name=\\"weather\\">9C</am:tool_result>' in sent
+    assert "no such call" not in sent and "No result was recorded" not in sent
+
+
+def test_legacy_functions_beside_tools_are_refused() -> None:
+    with proxy([]) as (url, upstream):
+        with pytest.raises(openai.BadRequestError, match="not both"):
+            _openai(url).chat.completions.create(
+                model="m", messages=USER, tools=[WEATHER], functions=[WEATHER["function"]]
+            )
+        assert upstream.requests == []

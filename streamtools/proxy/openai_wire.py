@@ -67,8 +67,8 @@ from streamtools.transcript import (
 )
 
 __all__ = [
-    "ChunkEncoder", "decode_request", "error_body", "model_list", "model_object", "response_body",
-    "text_content",
+    "ChunkEncoder", "LegacyChunkEncoder", "decode_request", "error_body", "model_list",
+    "model_object", "response_body", "text_content",
 ]
 
 _encode = msgspec.json.Encoder().encode
@@ -132,11 +132,23 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     return past_call(call_id, name, "" if args is None else args, f"{where}: function.arguments")
 
 
+def _legacy_call(raw: Any, call_id: str, where: str) -> ToolCall:
+    """An assistant message's legacy ``function_call`` (``{"name", "arguments"}``,
+    no id: it gets ``call_id``, which the ``function`` message after it answers)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise RequestError(f"{where}.function_call needs a string 'name'")
+    args = raw.get("arguments")
+    if isinstance(args, dict):
+        return ToolCall(id=call_id, name=raw["name"], arguments=args)
+    return past_call(call_id, raw["name"], "" if args is None else args, f"{where}.function_call")
+
+
 def _messages(raw: Any) -> Transcript:
     if not isinstance(raw, list) or not raw:
         raise RequestError("'messages' must be a non-empty array")
     transcript = Transcript()
     names: dict[str, str] = {}  # call id -> tool name, from this request only
+    legacy: str | None = None  # the id given to the last legacy function_call
     for i, msg in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(msg, dict):
@@ -151,6 +163,9 @@ def _messages(raw: Any) -> Transcript:
                 _tool_call(c, f"{where}.tool_calls[{j}]")
                 for j, c in enumerate(array(msg.get("tool_calls"), f"{where}.tool_calls"))
             )
+            if msg.get("function_call") is not None:
+                legacy = f"function_call_{i}"
+                calls += (_legacy_call(msg["function_call"], legacy, where),)
             names.update((c.id, c.name) for c in calls)
             text = text_content(msg.get("content"), where)
             transcript.add(AssistantMessage(text=text, calls=calls))
@@ -160,6 +175,11 @@ def _messages(raw: Any) -> Transcript:
                 raise RequestError(f"{where}: a tool message needs 'tool_call_id'")
             name = names.get(call_id) or optional_text(msg.get("name"), f"{where}.name") or "tool"
             content = text_content(msg.get("content"), where, result=True)
+            transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
+        elif role == "function":  # the legacy result: it answers the last function_call
+            name = optional_text(msg.get("name"), f"{where}.name") or "tool"
+            content = text_content(msg.get("content"), where, result=True)
+            call_id, legacy = legacy or f"function_{i}", None
             transcript.add(ToolResultMessage(call_id=call_id, name=name, content=content))
         else:
             raise RequestError(f"{where}: unsupported role {role!r}")
@@ -208,6 +228,27 @@ def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
     return spec.get("mode"), names
 
 
+def _legacy_functions(body: dict[str, Any]) -> tuple[list[ToolSpec], ToolChoice]:
+    """The deprecated ``functions`` and ``function_call`` as tools and a choice.
+    OpenAI's API still serves them, and ignored, an old client's functions never
+    reached the model. The answer is written in their form too (``legacy``)."""
+    if body.get("tools") is not None or body.get("tool_choice") is not None:
+        raise RequestError("give tools and tool_choice, or the legacy functions, not both")
+    specs: list[ToolSpec] = []
+    for i, fn in enumerate(array(body.get("functions"), "functions")):
+        if not isinstance(fn, dict):
+            raise RequestError(f"functions[{i}] must be an object")
+        specs.append(tool_spec(fn, "parameters", f"functions[{i}]"))
+    raw = body.get("function_call")
+    if raw is None or raw in ("auto", "none"):
+        choice: ToolChoice = raw or "auto"
+    elif isinstance(raw, dict) and isinstance(raw.get("name"), str):
+        choice = UseTool(raw["name"])
+    else:
+        raise RequestError(f"unsupported function_call {raw!r}")
+    return specs, check_tool_choice(choice, specs)
+
+
 def decode_request(body: Any) -> ProxyCall:
     """Decode a chat completions request body (already parsed JSON)."""
     if not isinstance(body, dict):
@@ -217,6 +258,7 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("'model' is required")
     if body.get("n") not in (None, 1):
         raise RequestError("only n=1 is supported")
+    legacy = body.get("functions") is not None or body.get("function_call") is not None
     tools = _tools(body.get("tools"))
     stops = stop_strings(body.get("stop"), "stop")
     # max_tokens is the deprecated name: the newer one wins when both are given
@@ -225,7 +267,9 @@ def decode_request(body: Any) -> ProxyCall:
         max_tokens = token_limit(body["max_completion_tokens"], "max_completion_tokens")
     options = body.get("stream_options") or {}
     allowed = _allowed(body.get("tool_choice"))
-    if allowed is None:
+    if legacy:
+        tools, choice = _legacy_functions(body)
+    elif allowed is None:
         choice = check_tool_choice(_tool_choice(body.get("tool_choice")), tools)
     else:
         choice = allowed_tools(*allowed, tools)
@@ -242,14 +286,17 @@ def decode_request(body: Any) -> ProxyCall:
         sampling=sampling_options(body, SAMPLING),
         max_tokens=max_tokens,
         stop=stops,
-        parallel=optional_switch(body.get("parallel_tool_calls"), "parallel_tool_calls", True),
+        # a legacy reply holds one function_call
+        parallel=not legacy
+        and optional_switch(body.get("parallel_tool_calls"), "parallel_tool_calls", True),
         response_format=response_format(body.get("response_format"), "response_format"),
+        legacy=legacy,
     )
 
 
-def finish_reason(finish: Finish, made_calls: bool) -> str:
+def finish_reason(finish: Finish, made_calls: bool, called: str = "tool_calls") -> str:
     if made_calls:
-        return "tool_calls"
+        return called
     if finish.reason in ("length", "max_tokens"):
         return "length"
     return "content_filter" if finish.reason == "content_filter" else "stop"
@@ -271,6 +318,7 @@ class ChunkEncoder:
     """Encodes one response's events as SSE ``data:`` lines (bytes)."""
 
     media_type = "text/event-stream"
+    called = "tool_calls"  # the finish_reason of a reply with calls
 
     def __init__(self, model: str, *, include_usage: bool = False) -> None:
         self.id = "chatcmpl-" + _random_id()
@@ -326,7 +374,7 @@ class ChunkEncoder:
                 return b""
 
     def _finish(self, finish: Finish) -> bytes:
-        out = self._chunk({}, finish_reason(finish, self.made_calls))
+        out = self._chunk({}, finish_reason(finish, self.made_calls, self.called))
         if self.include_usage:
             usage = _usage(*self.usage)
             chunk = {
@@ -345,6 +393,23 @@ class ChunkEncoder:
         return b"data: " + _encode(error_body(status, message, kind)) + b"\n\n"
 
 
+class LegacyChunkEncoder(ChunkEncoder):
+    """A reply to the legacy ``functions``: its one call as ``delta.function_call``
+    (the name, then ``arguments`` pieces) and ``finish_reason: "function_call"``,
+    as OpenAI's API writes them (a class of its own: no check per chunk)."""
+
+    called = "function_call"
+
+    def encode(self, event: Event) -> bytes:
+        match event:
+            case CallStart(name=name):
+                self.made_calls = True
+                return self._chunk({"function_call": {"name": name, "arguments": ""}})
+            case ArgsDelta(delta=delta):
+                return self._chunk({"function_call": {"arguments": delta}})
+        return super().encode(event)
+
+
 def _usage(prompt: int | None, completion: int | None) -> dict[str, int]:
     p, c = prompt or 0, completion or 0
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
@@ -354,10 +419,14 @@ def _random_id() -> str:
     return secrets.token_hex(12)
 
 
-def response_body(reply: Reply, model: str) -> dict[str, Any]:
-    """A non-streaming ``chat.completion`` with the same content as the stream."""
+def response_body(reply: Reply, model: str, legacy: bool = False) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` with the same content as the stream
+    (``legacy``: the call as ``message.function_call``, see ``LegacyChunkEncoder``)."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
-    if reply.calls:
+    if reply.calls and legacy:
+        first = reply.calls[0]  # the one call of a legacy reply (``parallel`` off)
+        message["function_call"] = {"name": first.name, "arguments": first.arguments}
+    elif reply.calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in reply.calls
@@ -372,7 +441,9 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": finish_reason(reply.finish, bool(reply.calls)),
+                "finish_reason": finish_reason(
+                    reply.finish, bool(reply.calls), "function_call" if legacy else "tool_calls"
+                ),
             }
         ],
         "usage": _usage(reply.input_tokens, reply.output_tokens),

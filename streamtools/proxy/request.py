@@ -283,6 +283,8 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # the names an ``allowed_tools`` tool_choice lets the model call (None: all);
     # ``tool_choice`` is then its mode, ``auto`` or ``required``
     allowed: list[str] | None = None
+    # the tools came as OpenAI's legacy ``functions``: the reply is written in their form
+    legacy: bool = False
 
 
 def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:

@@ -102,8 +102,10 @@ class Wire(NamedTuple):
 
 OPENAI = Wire(
     openai_wire.decode_request,
-    lambda call: openai_wire.ChunkEncoder(call.model, include_usage=call.include_usage),
-    lambda reply, call: openai_wire.response_body(reply, call.model),
+    lambda call: (openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder)(
+        call.model, include_usage=call.include_usage
+    ),
+    lambda reply, call: openai_wire.response_body(reply, call.model, call.legacy),
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",
