@@ -154,3 +154,58 @@ def test_a_lone_surrogate_escape_from_the_browser_is_read_as_u_fffd() -> None:
     assert message == UserMessage(content="cut \ufffd here, whole \U0001f600, escaped \\ud83d")
     with pytest.raises(ChatRequestError, match="not valid JSON"):  # broken otherwise: still
         parse_chat_request(body.replace(b"]}", b"]"))
+
+
+def test_a_call_whose_input_is_not_an_object_keeps_its_text() -> None:
+    """A ``tool-input-error`` (a malformed or cut-off call) comes back from useChat
+    with the model's text as ``input`` (``rawInput`` on a static tool part); read
+    as ``{}``, the next turn showed the model a clean call it never made."""
+    cut = '{"city": "Par'
+    parts = [
+        {"type": "step-start"},
+        {
+            "type": "dynamic-tool",
+            "toolName": "weather",
+            "toolCallId": "call_0",
+            "state": "output-error",
+            "input": cut,
+            "errorText": "The arguments are not valid JSON.",
+        },
+        {
+            "type": "tool-weather",
+            "toolCallId": "call_1",
+            "state": "output-error",
+            "rawInput": "[1, 2]",
+            "errorText": "must be an object",
+        },
+        {
+            "type": "tool-weather",
+            "toolCallId": "call_2",
+            "state": "output-available",
+            "input": '{"city": "Oslo"}',
+            "output": "3C",
+        },
+    ]
+    transcript = parse_chat_request(
+        body(
+            {
+                "messages": [
+                    {"role": "user", "parts": [{"type": "text", "text": "Weather?"}]},
+                    {"role": "assistant", "parts": parts},
+                    {"role": "user", "parts": [{"type": "text", "text": "Again"}]},
+                ]
+            }
+        )
+    )
+    reply = transcript.messages[1]
+    assert isinstance(reply, AssistantMessage)
+    assert reply.calls == (
+        ToolCall(id="call_0", name="weather", arguments={}, arguments_text=cut),
+        ToolCall(id="call_1", name="weather", arguments={}, arguments_text="[1, 2]"),
+        ToolCall(id="call_2", name="weather", arguments={"city": "Oslo"}),
+    )
+    from streamtools.prompts import project
+
+    history = "\n".join(m.content for m in project(transcript, "hermes", []))
+    assert '{"name": "weather", "arguments": {"city": "Par}' in history
+    assert '"arguments": [1, 2]}' in history

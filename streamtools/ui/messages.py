@@ -15,7 +15,10 @@ An assistant UI message spans several model turns, separated by
 ``step-start`` parts; each step becomes one ``AssistantMessage`` (its text,
 reasoning and calls) followed by the ``ToolResultMessage`` of each call that
 has an output, so the agent's history reads as if it had produced it.
-Parts this server cannot use (files, sources, data parts) are skipped; a
+A call's ``input`` that is not an object (the model's text of a malformed or
+cut-off call, as a ``tool-input-error`` gave it) is kept as text
+(``ToolCall.arguments_text``), as the proxy keeps such a call. Parts this
+server cannot use (files, sources, data parts) are skipped; a
 call that never got an output is dropped with its result, since a transcript
 must not hold a call without a result.
 
@@ -56,6 +59,7 @@ class _Part(msgspec.Struct, kw_only=True):
     toolCallId: str | None = None
     toolName: str | None = None
     input: Any = None
+    rawInput: Any = None  # a static tool part's input that failed (``tool-input-error``)
     output: Any = None
     errorText: str | None = None
     state: str | None = None
@@ -159,8 +163,7 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
             result = _result(part, name)
             if result is None:
                 continue
-            arguments = part.input if isinstance(part.input, dict) else {}
-            calls.append(ToolCall(id=part.toolCallId, name=name, arguments=arguments))
+            calls.append(_call(part.toolCallId, name, part))
             results.append(result)
     if not (text or reasoning or calls):
         return []
@@ -168,6 +171,31 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
         text="".join(text), calls=tuple(calls), reasoning="".join(reasoning)
     )
     return [assistant, *results]
+
+
+def _call(call_id: str, name: str, part: _Part) -> ToolCall:
+    """The part's call. ``input`` is the arguments object; anything else is text
+    kept as written (``ToolCall.arguments_text``), which a dialect writes back in
+    its call form: a ``tool-input-error`` (the model's malformed or cut-off call)
+    comes back from the client with the model's text as ``input`` (``rawInput`` on
+    a static tool part), and read as ``{}`` the model would see a clean call it
+    never made next to an error about it. A string holding a JSON object (a
+    client that kept the arguments as OpenAI sends them) is that object."""
+    value = part.input if part.input is not None else part.rawInput
+    if value is None:
+        return ToolCall(id=call_id, name=name, arguments={})
+    if isinstance(value, dict):
+        return ToolCall(id=call_id, name=name, arguments=value)
+    text = value if isinstance(value, str) else _json.encode(value).decode()
+    if not text.strip():
+        return ToolCall(id=call_id, name=name, arguments={})
+    try:
+        decoded = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        decoded = None
+    if isinstance(decoded, dict):
+        return ToolCall(id=call_id, name=name, arguments=decoded)
+    return ToolCall(id=call_id, name=name, arguments={}, arguments_text=text)
 
 
 def _result(part: _Part, name: str) -> ToolResultMessage | None:
