@@ -61,12 +61,18 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 class NativeCall(msgspec.Struct, frozen=True, kw_only=True):
     """A past tool call carried natively on an assistant message; ``extra`` is
-    what the API attached to it (``CallChunk.extra``), sent back with it."""
+    what the API attached to it (``CallChunk.extra``), sent back with it.
+    ``arguments_text``: the arguments as written when they are not a JSON object
+    (``ToolCall.arguments_text``; ``arguments`` is empty then). OpenAI's API takes
+    the string as it is; an API that takes only an object (Anthropic, Ollama)
+    gets ``{}`` and the text where the reply's text goes, just before the call
+    (see each provider's ``_blocks`` / ``_message``)."""
 
     id: str
     name: str
     arguments: dict[str, Any]
     extra: dict[str, Any] | None = None
+    arguments_text: str | None = None
 
 
 class Thinking(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -4,9 +4,16 @@ back by every dialect in its call form, its result still paired with it."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from typing import Any
 
+import httpx
+import pytest
+from provider_support import mock
+
+from streamtools.model import Model, ModelRequest
 from streamtools.prompts import get_renderer, project
+from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.transcript import ToolCall, Transcript
 
 DIALECTS = ["am_xml", "json_action", "hermes", "inline_json", "json_object", "command"]
@@ -37,3 +44,55 @@ def test_a_call_whose_arguments_are_text_is_written_back_and_answered(dialect: s
     answer = renderer.render_error("write", "error: the arguments are not valid JSON", call_id="c1")
     after = [m.content for m in messages[[m.role for m in messages].index("assistant") + 1 :]]
     assert any(answer in text for text in after) and "no such call" not in "".join(after)
+
+
+CUT = '{"path": "a.md", "text": "ha'
+
+
+def _native_request() -> ModelRequest:
+    call = ToolCall(id="c1", name="write", arguments={}, arguments_text=CUT)
+    transcript = Transcript()
+    transcript.user("Write a.md")
+    transcript.assistant("Writing.", calls=[call])
+    transcript.result(call, "error: the arguments are not valid JSON", is_error=True)
+    transcript.user("Again")
+    return ModelRequest(messages=tuple(project(transcript, "hermes", [], native=True)))
+
+
+async def _sent(provider: type[Model], body: str, ctype: str) -> dict[str, Any]:
+    seen: list[httpx.Request] = []
+    model = provider("m", client=mock(body, seen=seen, stream_ctype=ctype))  # type: ignore[call-arg]
+    async with model.stream(_native_request()) as chunks:
+        async for _ in chunks:
+            pass
+    sent: dict[str, Any] = json.loads(seen[0].content)
+    return sent
+
+
+@pytest.mark.anyio
+async def test_native_history_sends_the_arguments_text_not_an_empty_object(
+    anyio_backend: str,
+) -> None:
+    """Native mode sent such a call with ``{}`` arguments: the model read a call it
+    never made. OpenAI's ``arguments`` is a string: the text goes as it was. The
+    Anthropic and Ollama APIs take an object only: ``{}`` there, and the text as
+    reply text just before the call."""
+    [reply] = [m for m in _native_request().messages if m.tool_calls]
+    assert reply.tool_calls[0].arguments_text == CUT
+
+    openai = await _sent(OpenAIChat, "data: [DONE]\n\n", "text/event-stream")
+    [call] = openai["messages"][1]["tool_calls"]
+    assert call["function"]["arguments"] == CUT
+
+    stop = 'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+    anthropic = await _sent(AnthropicMessages, stop, "text/event-stream")
+    assert anthropic["messages"][1]["content"] == [
+        {"type": "text", "text": "Writing."},
+        {"type": "text", "text": CUT},
+        {"type": "tool_use", "id": "c1", "name": "write", "input": {}},
+    ]
+
+    done = json.dumps({"model": "m", "message": {"role": "assistant", "content": ""}, "done": True})
+    ollama = await _sent(OllamaChat, done + "\n", "application/x-ndjson")
+    assert ollama["messages"][1]["content"] == f"Writing.\n{CUT}"
+    assert ollama["messages"][1]["tool_calls"] == [{"function": {"name": "write", "arguments": {}}}]

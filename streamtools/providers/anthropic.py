@@ -189,7 +189,10 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     their places among its tool_use blocks (``Thinking.calls``; the ones
     before any call first, then the text), as interleaved thinking wrote them:
     the API refuses them moved. A block placed after more calls than the
-    message carries (a call that failed is not sent back) goes last."""
+    message carries (a call that failed is not sent back) goes last. A call
+    whose arguments are text that is not a JSON object (``NativeCall``) has
+    ``input`` ``{}``, which is all the API takes, and its text in a text block
+    just before it, so the model still reads what it wrote."""
     if msg.role == "tool":
         return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
     thinking = msg.thinking if msg.role == "assistant" else ()
@@ -199,6 +202,8 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     for n, call in enumerate(msg.tool_calls):
         if n:
             blocks.extend(_thinking(t) for t in thinking if t.calls == n)
+        if call.arguments_text:  # ``input`` must be an object: the text as written before it
+            blocks.append({"type": "text", "text": call.arguments_text})
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
         )

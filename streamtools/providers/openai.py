@@ -196,10 +196,15 @@ _NO_ENDPOINT = frozenset({404, 405, 501})
 
 
 def _tool_call(call: NativeCall) -> dict[str, Any]:
+    # arguments that were not a JSON object go back as the string they were
+    # (the API takes any string there), not as a ``{}`` the model never wrote
+    arguments = call.arguments_text
+    if arguments is None:
+        arguments = msgspec.json.encode(call.arguments).decode()
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
+        "function": {"name": call.name, "arguments": arguments},
     }
     if call.extra is not None:  # as the server attached it (see the module docstring)
         out["extra_content"] = call.extra
