@@ -159,8 +159,10 @@ def test_a_lone_surrogate_escape_from_the_browser_is_read_as_u_fffd() -> None:
 def test_a_call_whose_input_is_not_an_object_keeps_its_text() -> None:
     """A ``tool-input-error`` (a malformed or cut-off call) comes back from useChat
     with the model's text as ``input`` (``rawInput`` on a static tool part); read
-    as ``{}``, the next turn showed the model a clean call it never made."""
+    as ``{}``, the next turn showed the model a clean call it never made. In a
+    prompt dialect that text is the model's markup, written back as it was."""
     cut = '{"city": "Par'
+    markup = '<tool_call>{"name": "weather", "arguments": {"city": }</tool_call>'
     parts = [
         {"type": "step-start"},
         {
@@ -185,6 +187,14 @@ def test_a_call_whose_input_is_not_an_object_keeps_its_text() -> None:
             "input": '{"city": "Oslo"}',
             "output": "3C",
         },
+        {
+            "type": "dynamic-tool",
+            "toolName": "weather",
+            "toolCallId": "call_3",
+            "state": "output-error",
+            "input": markup,
+            "errorText": "not valid JSON",
+        },
     ]
     transcript = parse_chat_request(
         body(
@@ -200,12 +210,14 @@ def test_a_call_whose_input_is_not_an_object_keeps_its_text() -> None:
     reply = transcript.messages[1]
     assert isinstance(reply, AssistantMessage)
     assert reply.calls == (
-        ToolCall(id="call_0", name="weather", arguments={}, arguments_text=cut),
-        ToolCall(id="call_1", name="weather", arguments={}, arguments_text="[1, 2]"),
+        ToolCall(id="call_0", name="weather", arguments={}, arguments_text=cut, raw=cut),
+        ToolCall(id="call_1", name="weather", arguments={}, arguments_text="[1, 2]", raw="[1, 2]"),
         ToolCall(id="call_2", name="weather", arguments={"city": "Oslo"}),
+        ToolCall(id="call_3", name="weather", arguments={}, arguments_text=markup, raw=markup),
     )
     from streamtools.prompts import project
 
     history = "\n".join(m.content for m in project(transcript, "hermes", []))
     assert '{"name": "weather", "arguments": {"city": "Par}' in history
     assert '"arguments": [1, 2]}' in history
+    assert f"\n{markup}\n" in history and history.count("<tool_call>") == 4

@@ -179,8 +179,12 @@ def _call(call_id: str, name: str, part: _Part) -> ToolCall:
     its call form: a ``tool-input-error`` (the model's malformed or cut-off call)
     comes back from the client with the model's text as ``input`` (``rawInput`` on
     a static tool part), and read as ``{}`` the model would see a clean call it
-    never made next to an error about it. A string holding a JSON object (a
-    client that kept the arguments as OpenAI sends them) is that object."""
+    never made next to an error about it. That text is also the call's ``raw``
+    (``CallError.raw``): in a prompt dialect it is the model's whole markup
+    (``<tool_call>{…``), which the dialect writes back as it was when it is its
+    own (``Renderer.render_call``) rather than inside a new call; in native mode
+    it is the arguments text. A string holding a JSON object (a client that kept
+    the arguments as OpenAI sends them) is that object."""
     value = part.input if part.input is not None else part.rawInput
     if value is None:
         return ToolCall(id=call_id, name=name, arguments={})
@@ -195,7 +199,7 @@ def _call(call_id: str, name: str, part: _Part) -> ToolCall:
         decoded = None
     if isinstance(decoded, dict):
         return ToolCall(id=call_id, name=name, arguments=decoded)
-    return ToolCall(id=call_id, name=name, arguments={}, arguments_text=text)
+    return ToolCall(id=call_id, name=name, arguments={}, arguments_text=text, raw=text)
 
 
 def _result(part: _Part, name: str) -> ToolResultMessage | None:
