@@ -58,6 +58,30 @@ def test_a_real_agent_turn_reaches_the_client_as_text_tool_cards_and_an_error_ca
     assert model.requests[0].messages[-1].content == CHAT["messages"][0]["content"]
 
 
+def test_a_request_for_more_tools_is_not_a_card_left_running() -> None:
+    """``<am:request_tools>`` is reported as a call, but the agent answers it by
+    offering the tools, with no result: its card stayed "running" after the
+    answer ended, and came back in the history as a call of a tool that does not
+    exist."""
+    model = ScriptedModel(
+        [
+            "Need add.<am:request_tools>add</am:request_tools>",
+            '<am:tool_call name="add"><a>2</a><b>3</b></am:tool_call>',
+            "It is 5.",
+        ],
+        seed=1,
+    )
+    agent = Agent(model, [add, news], dialect="am_xml", offer=["news"])
+    with serve(create_app(agent)) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+    reader = read_ui_stream(response.content)
+    assert reader.text == "Need add.It is 5."
+    cards = [(p["toolName"], p["state"], p.get("output")) for p in reader.tool_parts]
+    assert cards == [("add", "output-available", "5")]
+    offered = ['<am:tool name="add"' in r.messages[0].content for r in model.requests]
+    assert offered == [False, True, True]  # the request was honoured
+
+
 def test_a_disconnect_cancels_the_running_tool_and_closes_the_model_stream() -> None:
     started, cancelled = threading.Event(), threading.Event()
 

@@ -27,6 +27,13 @@ Mapping, and why:
   ``ToolFailed`` -> ``tool-output-error``. A ``CallError`` (the model wrote a
   malformed or unknown call) becomes ``tool-input-error`` carrying the model's
   raw text and the message the model is told.
+- ``am_xml``'s ``<am:request_tools>`` (the model asking for the full
+  definitions of tools it knows in summary) is reported by the parser as a
+  call named ``am:request_tools``, but it is no tool run: the runtime answers
+  it by offering the tools, with no result event. As a card it stayed
+  "running" after the answer ended, and came back in the history as a call of
+  a tool that does not exist; its events are not sent (as ``HybridAgent``
+  does not show its ``select_tools`` call).
 - ``StreamError`` -> ``error``. ``Usage``, ``Retry`` and ``Final`` have no
   counterpart and are dropped (``Final``'s text was already streamed).
 - ``close(error=…)``, the stream ending because the agent failed or was
@@ -71,6 +78,7 @@ from streamtools.events import (
     TurnStart,
     Usage,
 )
+from streamtools.parser.request_tools import REQUEST_NAME
 
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
@@ -138,6 +146,8 @@ class UIMessageStreamEncoder:
     def encode(self, event: Event) -> list[UIChunk]:
         """Chunks for one event, in order."""
         out = self.start()
+        if isinstance(event, CallStart | CallEnd | CallError) and event.name == REQUEST_NAME:
+            return out  # plumbing, not a tool run (see the module docstring)
         match event:
             case TurnStart():
                 out += self._end_step()
