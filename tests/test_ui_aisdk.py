@@ -287,3 +287,17 @@ def test_calls_left_open_when_the_stream_fails_end_as_errors() -> None:
     quiet = UIMessageStreamEncoder()
     quiet.encode(CallEnd(index=0, id="call_0", name="slow", arguments={}, raw=""))
     assert [c["type"] for c in quiet.close()] == ["finish-step", "finish"]
+
+
+def test_text_utf8_cannot_carry_is_written_as_a_replacement_character() -> None:
+    """A lone surrogate half (a model or source of the user's own) made the
+    framer raise: the answer ended as an internal error, and the closing
+    ``text-end`` named a part the client never saw started."""
+    cut = TextDelta(text="caf\udce9 \ud83d")
+    framer = UIMessageFramer()
+    body = framer.open() + framer.frame(TextDelta(text="ok ")) + framer.frame(cut) + framer.close()
+    assert read_ui_stream(body).text == "ok caf\ufffd \ufffd"
+    pair = ToolResult(index=0, id="c", name="t", content="\ud83d\ude00")  # one character
+    text, result = sse_data(encode_sse_event(cut) + encode_sse_event(pair))
+    assert decode_event(text.encode()) == TextDelta(text="caf\ufffd \ufffd")
+    assert decode_event(result.encode()) == ToolResult(index=0, id="c", name="t", content="😀")

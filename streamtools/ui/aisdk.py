@@ -79,6 +79,7 @@ from streamtools.events import (
     Usage,
 )
 from streamtools.parser.request_tools import REQUEST_NAME
+from streamtools.results import json_ready
 
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
@@ -104,8 +105,17 @@ _json = msgspec.json.Encoder()
 
 
 def encode_ui_chunk(chunk: UIChunk) -> bytes:
-    """One chunk as an SSE message (msgspec JSON never contains a raw newline)."""
-    return b"data: " + _json.encode(chunk) + b"\n\n"
+    """One chunk as an SSE message (msgspec JSON never contains a raw newline).
+
+    Text UTF-8 cannot carry (a lone surrogate half, from a model or source of
+    the user's own: the providers and tool results never hold one) is written
+    as U+FFFD: raised here, it ended the answer as an internal error, with the
+    encoder's state already ahead of what the client got (a ``text-end`` for a
+    part it never saw, which the SDK's reader refuses)."""
+    try:
+        return b"data: " + _json.encode(chunk) + b"\n\n"
+    except UnicodeEncodeError:
+        return b"data: " + _json.encode(json_ready(chunk)) + b"\n\n"
 
 
 class _Call(msgspec.Struct):

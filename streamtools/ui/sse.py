@@ -34,6 +34,7 @@ import msgspec
 
 from streamtools.errors import StreamtoolsError
 from streamtools.events import Event, StreamError
+from streamtools.results import json_ready
 from streamtools.transcript import Transcript
 from streamtools.ui.aisdk import UI_DONE, UIMessageStreamEncoder, encode_ui_chunk
 
@@ -71,9 +72,14 @@ class EventSource(Protocol):
 
 
 def encode_sse_event(event: Event) -> bytes:
-    """One event as an SSE message named by its ``type`` tag."""
+    """One event as an SSE message named by its ``type`` tag; a lone surrogate
+    half as U+FFFD (see ``aisdk.encode_ui_chunk``)."""
     tag = type(event).__struct_config__.tag
-    return b"event: " + str(tag).encode() + b"\ndata: " + _json.encode(event) + b"\n\n"
+    try:
+        data = _json.encode(event)
+    except UnicodeEncodeError:
+        data = _json.encode(json_ready(msgspec.to_builtins(event)))
+    return b"event: " + str(tag).encode() + b"\ndata: " + data + b"\n\n"
 
 
 class Framer(Protocol):
