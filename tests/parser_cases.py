@@ -188,9 +188,10 @@ def run_checked(
     tools: Any = None,
     stop: str | Sequence[str] = (),
     finish_reason: str | None = None,
+    think_open: bool = False,
 ) -> list[ParserEvent]:
     """Feed, checking hold-back and the fast path after every delta; check invariants."""
-    parser = Parser(dialect, tools, stop)
+    parser = Parser(dialect, tools, stop, think_open=think_open)
     bound = hold_bound(parser)
     events: list[ParserEvent] = []
     for chunk in chunks:
@@ -217,6 +218,7 @@ class Case:
     stop: str | tuple[str, ...] = ()  # a str is one stop string
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    think_open: bool = False  # the reply begins inside reasoning (the template wrote <think>)
 
 
 F = ("finish", "stop", None)
@@ -416,6 +418,62 @@ CASES: list[Case] = [
          '<think>maybe <am:tool_call name="search"><q>x</q></am:tool_call>?</think>Answer',
          [("think", 'maybe <am:tool_call name="search"><q>x</q></am:tool_call>?'),
           ("text", "Answer"), F]),
+    # -- think_open: the chat template wrote <think> (DeepSeek-R1, QwQ): the reply
+    # begins inside reasoning, and a call-like marker in it is reasoning too
+    Case("open-hermes-call-in-reasoning", "hermes",
+         "plan " + _hermes(S, "{}") + "</think>Sure. " + _hermes(S, '{"q": 1}'),
+         [("think", "plan " + _hermes(S, "{}")), ("text", "Sure. "), call(S, q=1), F],
+         think_open=True),
+    Case("open-am-xml", "am_xml",
+         'maybe <am:tool_call name="search"><q>x</q></am:tool_call>?</think>\n\nAnswer',
+         [("think", 'maybe <am:tool_call name="search"><q>x</q></am:tool_call>?'),
+          ("text", "\n\nAnswer"), F], think_open=True),
+    # some templates and models write the tag as well: it is markup, not reasoning
+    Case("open-tag-written-anyway", "hermes", "<think>\nhm</think>ok",
+         [("think", "\nhm"), ("text", "ok"), F], think_open=True),
+    Case("open-tag-after-whitespace", "am_xml", "\n \n<think>a</think>b",
+         [("think", "\n \na"), ("text", "b"), F], think_open=True),
+    Case("open-tag-later-is-reasoning", "hermes", "x <think>y</think>z<think>w</think>v",
+         [("think", "x <think>y"), ("text", "z"), ("think", "w"), ("text", "v"), F],
+         think_open=True),
+    Case("open-tag-twice", "hermes", "<think><think>a</think>b",
+         [("think", "<think>a"), ("text", "b"), F], think_open=True),
+    # </think> never came (cut by max_tokens): all of it was reasoning, as an
+    # unclosed <think> is; no call in it runs
+    Case("open-never-closed", "hermes", "I will call " + _hermes(S, "{}"),
+         [("think", "I will call " + _hermes(S, "{}")), ("finish", "length", None)],
+         finish_reason="length", think_open=True),
+    Case("open-start-of-tag-at-end", "hermes", "  <thi", [("think", "  <thi"), F],
+         think_open=True),
+    Case("open-start-of-tag-then-more", "hermes", "<this</think>x",
+         [("think", "<this"), ("text", "x"), F], think_open=True),
+    Case("open-closed-at-once", "am_xml", "</think>Hi", [("text", "Hi"), F], think_open=True),
+    Case("open-empty", "am_xml", "", [F], think_open=True),
+    Case("open-backtick-close-is-reasoning", "hermes", "`</think>` ends it</think>x",
+         [("think", "`</think>` ends it"), ("text", "x"), F], think_open=True),
+    Case("open-stop-in-reasoning", "hermes", "ab STOP cd</think>x",
+         [("think", "ab "), ("finish", "stop", "STOP")], stop="STOP", think_open=True),
+    Case("open-stop-in-leading-space", "hermes", " \n\n<think>x",
+         [("think", " "), ("finish", "stop", "\n\n")], stop="\n\n", think_open=True),
+    Case("open-stop-before-the-tag-ends", "hermes", "<think>a</think>b",
+         [("finish", "stop", "<th")], stop="<th", think_open=True),
+    Case("open-tag-ends-before-a-stop", "hermes", "<think>ab</think>c",
+         [("think", "ab"), ("text", "c"), F], stop="<think>abc", think_open=True),
+    Case("open-json-action", "json_action",
+         '```json action\n{"tool": "search", "parameters": {}}\n```\n</think>'
+         '```json action\n{"tool": "calc", "parameters": {"a": 1}}\n```',
+         [("think", '```json action\n{"tool": "search", "parameters": {}}\n```\n'),
+          call("calc", a=1), F], think_open=True),
+    Case("open-inline-json", "inline_json",
+         'say {"tool": "search", "arguments": {}}</think>Done {"tool": "calc", "arguments": {}}',
+         [("think", 'say {"tool": "search", "arguments": {}}'), ("text", "Done "), call("calc"),
+          F], think_open=True),
+    Case("open-command", "command", "hm\n@tool search {}\n</think>\n@tool calc {}\nok",
+         [("think", "hm\n@tool search {}\n"), ("text", "\n"), call("calc"), ("text", "\nok"),
+          F], think_open=True),
+    Case("open-json-object", "json_object",
+         'The user wants {"final": "no"}.\n</think>\n\n{"final": {"content": "x"}}',
+         [("think", 'The user wants {"final": "no"}.\n'), ("text", "x"), F], think_open=True),
     # -- hermes --------------------------------------------------------------------
     Case("hermes-basic", "hermes", "Hi " + _hermes(S, '{"q": "x", "n": [1, 2.5e-3]}') + " ok",
          [("text", "Hi "), call(S, q="x", n=[1, 2.5e-3]), ("text", " ok"), F]),

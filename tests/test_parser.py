@@ -70,7 +70,9 @@ def _tools(case: Case) -> Any:
 def test_case_every_chunking(case: Case) -> None:
     results = []
     for how, chunks in chunkings(case.text):
-        events = run_checked(case.dialect, chunks, _tools(case), case.stop, case.finish_reason)
+        events = run_checked(
+            case.dialect, chunks, _tools(case), case.stop, case.finish_reason, case.think_open
+        )
         assert summary(events) == case.expect, how
         results.append(merge(events))
     assert all(r == results[0] for r in results)  # chunking invariance, ArgsDelta included

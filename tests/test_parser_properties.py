@@ -111,6 +111,47 @@ def test_chunking_invariance_and_invariants(dialect: str) -> None:
     prop()
 
 
+def _tagged(text: str) -> str:
+    """What a ``think_open`` parser reads ``text`` as: the reply after the
+    template's ``<think>``, that tag written again where only whitespace is
+    before it (markup, as the template's is)."""
+    body = text.lstrip()
+    if body.startswith("<think>"):
+        text = text[: len(text) - len(body)] + body[len("<think>") :]
+    return "<think>" + text
+
+
+def _meets_the_tag(stop: str) -> bool:
+    """A stop string that overlaps the template's ``<think>``, which the reply
+    does not hold: it can cut a tagged reply where it cannot cut the reply."""
+    return stop in "<think>" or any(stop.startswith("<think>"[k:]) for k in range(7))
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_think_open_is_the_reply_after_a_think_tag(dialect: str) -> None:
+    """``think_open``: every invariant holds (chunking, conservation, hold-back,
+    calls, checked by ``run_checked``), and the events are those of the same
+    reply after a ``<think>`` tag without it (a tag the reply writes again at its
+    start is dropped as markup): a call-like marker before ``</think>`` is
+    reasoning, and an unclosed reply is all reasoning."""
+
+    @SETTINGS
+    @given(texts(dialect), st.lists(st.integers(0, 10_000), max_size=30), stop_sets(dialect),
+           st.sampled_from(["", " ", "\n", "<think>", "\n<think>\n", "</think>"]))
+    def prop(text: str, points: list[int], stops: tuple[str, ...], head: str) -> None:
+        text = head + text
+        whole = run_checked(dialect, [text], TOOLS, stops, think_open=True)
+        chunked = run_checked(dialect, cut(text, points), TOOLS, stops, think_open=True)
+        chars = run_checked(dialect, list(text), TOOLS, stops, think_open=True)
+        assert merge(whole) == merge(chunked) == merge(chars)
+        opened = text.lstrip().startswith("<think>")
+        if any(_meets_the_tag(stop) for stop in stops) or (opened and stops):
+            return  # a stop string may cut one where it cannot cut the other
+        assert merge(whole) == merge(run_checked(dialect, [_tagged(text)], TOOLS, stops))
+
+    prop()
+
+
 @pytest.mark.parametrize("dialect", sorted(set(DIALECT_NAMES) - {"json_object"}))
 def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
     """A stop string taken from the text itself ends visible text wherever it is
@@ -122,9 +163,11 @@ def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
 
     @SETTINGS
     @given(texts(dialect), st.integers(0, 400), st.integers(1, 30),
-           st.lists(st.integers(0, 10_000), max_size=30), st.booleans(), st.booleans())
+           st.lists(st.integers(0, 10_000), max_size=30), st.booleans(), st.booleans(),
+           st.booleans())
     def prop(
-        text: str, at: int, size: int, points: list[int], named: bool, at_marker: bool
+        text: str, at: int, size: int, points: list[int], named: bool, at_marker: bool,
+        think_open: bool,
     ) -> None:
         if not text or "think>" in text:  # think tags are markup: not in visible text
             return
@@ -134,7 +177,9 @@ def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
         stop = text[at : at + size]
         if any(m in stop[1:] for m in markers):
             return
-        events = run_checked(dialect, cut(text, points), TOOLS if named else None, stop)
+        events = run_checked(
+            dialect, cut(text, points), TOOLS if named else None, stop, think_open=think_open
+        )
         for e in merge(events):
             if isinstance(e, TextDelta | ReasoningDelta):
                 assert stop not in e.text
@@ -327,9 +372,13 @@ def test_am_xml_typed_parameter_by_schema() -> None:
 def test_fuzz_only_events_or_our_errors(dialect: str) -> None:
     @settings(max_examples=80, deadline=None)
     @given(st.text(max_size=120) | texts(dialect), st.lists(st.integers(0, 500)),
-           st.sampled_from([None, 8, 64]), st.sampled_from([None, "stop", "length"]))
-    def prop(text: str, points: list[int], cap: int | None, reason: str | None) -> None:
-        p = Parser(dialect, TOOLS if len(text) % 2 else None, ["STOP"], max_buffer=cap)
+           st.sampled_from([None, 8, 64]), st.sampled_from([None, "stop", "length"]),
+           st.booleans())
+    def prop(
+        text: str, points: list[int], cap: int | None, reason: str | None, think_open: bool
+    ) -> None:
+        p = Parser(dialect, TOOLS if len(text) % 2 else None, ["STOP"], max_buffer=cap,
+                   think_open=think_open)
         try:
             feed_all(p, cut(text, points), reason)
         except SizeLimitExceeded:

@@ -3,16 +3,20 @@
 Theory of operation
 -------------------
 ``Parser`` is sans-IO (after h11): ``feed(delta)`` returns the events that text
-makes certain, ``end(finish_reason)`` flushes and closes. It has four modes:
+makes certain, ``end(finish_reason)`` flushes and closes. It has five modes:
 
-========  ===========================================  ============================
-mode      scans for                                    on match
-========  ===========================================  ============================
-TEXT      dialect markers, ``<think>``, stop strings   CALL / THINK / STOPPED
-THINK     ``</think>``, stop strings                   TEXT / STOPPED
-CALL      (the dialect's ``CallBody`` consumes input)  TEXT when the body is done
-STOPPED   nothing: later input is ignored              -
-========  ===========================================  ============================
+===========  ===========================================  ============================
+mode         scans for                                    on match
+===========  ===========================================  ============================
+TEXT         dialect markers, ``<think>``, stop strings   CALL / THINK / STOPPED
+THINK        ``</think>``, stop strings                   TEXT / STOPPED
+CALL         (the dialect's ``CallBody`` consumes input)  TEXT when the body is done
+STOPPED      nothing: later input is ignored              -
+THINK_START  ``<think>``, ``</think>``, stop strings      THINK / TEXT / STOPPED
+===========  ===========================================  ============================
+
+A parser starts in TEXT, or with ``think_open`` in THINK_START: reasoning, until
+something other than whitespace or the start of ``<think>`` arrives (THINK).
 
 Text and reasoning are released as soon as they cannot be the start of a marker
 or stop string: after a full-marker search (one compiled alternation, so
@@ -49,6 +53,21 @@ Decisions
   (an empty ``<think></think>`` leaves no event; to restore the text, wrap each
   run of reasoning in the tags). Markup inside reasoning is reasoning. An orphan
   ``</think>`` is text.
+* ``think_open=True`` is for models whose chat template ends the prompt with
+  ``<think>`` (DeepSeek-R1 and its distills, QwQ, Qwen3 thinking templates): the
+  reply begins inside reasoning, ``reasoning…</think>answer``. What comes before
+  ``</think>`` is ``ReasoningDelta`` and is never parsed for calls; the
+  ``</think>`` is markup, not an orphan. A reply that writes ``<think>`` itself
+  as well (some templates and models do both), with nothing but whitespace
+  before it, shows no stray tag: it is markup, like the template's, and the
+  whitespace before it is reasoning. A ``<think>`` after anything else is
+  reasoning, as markup inside reasoning always is. A reply that ends before
+  ``</think>`` (cut by ``max_tokens``, or a model that never closes it) is all
+  reasoning, as an unclosed ``<think>`` is without the option, and as vLLM's
+  ``deepseek_r1``, SGLang's ``force_reasoning`` and llama.cpp's
+  ``thinking_forced_open`` read it. Off (the default), nothing changes and no
+  path a delta takes does more work: the option only sets the mode a parser
+  starts in (and each ``</think>`` pays one test).
 * A marker directly after a backtick is prose quoting the syntax (`` `<tool_call>` ``)
   and stays text (except a marker that is itself a fence of backticks).
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
@@ -84,6 +103,7 @@ C-level ``in`` tests only, are not counted).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, UsageError
@@ -105,12 +125,15 @@ from streamtools.parser.markers import MarkerScan, marker_scan, stop_strings, sy
 
 __all__ = ["Parser"]
 
-TEXT, THINK, CALL, STOPPED = 0, 1, 2, 3
+# THINK_START (after STOPPED: ``_run`` tells it apart from both with the one test it
+# makes anyway): reasoning that ``think_open`` began, before anything but whitespace
+TEXT, THINK, CALL, STOPPED, THINK_START = 0, 1, 2, 3, 4
 # the longest text after a call's end that is tested for marker-start characters
 # before the scan (a longer rest, from a whole reply in one delta, goes to the scan:
 # testing all of it after each call would cost time quadratic in the calls)
 _SHORT_REST = 64
-_MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED")
+_MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED", "THINK_START")
+_SPACE = re.compile(r"\s*")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
@@ -125,6 +148,7 @@ class Parser:
         *,
         id_prefix: str = "call_",
         max_buffer: int | None = None,
+        think_open: bool = False,
     ) -> None:
         self.syntax = syntax_of(dialect)
         catalog = as_catalog(tools)
@@ -134,6 +158,7 @@ class Parser:
         stops = tuple(sorted(self._stops))
         self._text = marker_scan((*self.syntax.markers, THINK_OPEN, *stops))
         self._think = marker_scan((THINK_CLOSE, *stops))
+        self._think_close = self._think  # ``_think`` again once THINK_START is over
         # stop strings that begin with a whole marker, shortest first: the marker ends
         # first and wins, so one of these is looked for where the marker turns out to
         # be prose (``_stop_after_prose``); usually there are none
@@ -167,7 +192,13 @@ class Parser:
         self._others = "".join(others)  # the one other start character, unless many
         self._fast = False  # TEXT mode, nothing held: the fast path applies
         self._one = self._lt = self._other = ""
-        self._set_fast(not self.syntax.drop_outer_whitespace)
+        self._set_fast(not self.syntax.drop_outer_whitespace and not think_open)
+        if think_open:
+            # the reply begins inside reasoning; until more than whitespace has come
+            # it may still write the opening tag itself, which the THINK scan (the
+            # mode's tables are in ``_think`` for ``_feed`` and ``_scan``) must see
+            self._mode = THINK_START
+            self._think = marker_scan((THINK_OPEN, THINK_CLOSE, *stops))
         if others and not self._many:
             # this dialect's entry point (a bound method in the instance, which is
             # one reason ``__copy__`` refuses: a copy would feed the original)
@@ -345,7 +376,7 @@ class Parser:
                     return out
                 self._run(s, out, final=False, pos=k, fed=True)
             else:
-                scan = self._think if self._mode == THINK else self._text
+                scan = self._think if self._mode != TEXT else self._text  # TEXT: no jump
                 if len(s) < scan.longest and s in scan.partial:
                     # a marker still arriving (``<tool_`` after ``<to``): hold it as the
                     # scan would, without the scan
@@ -484,11 +515,27 @@ class Parser:
                     continue
                 self._hold_in_call(body, s, k)
                 return
-            if mode == STOPPED:
-                return
+            if mode >= STOPPED:
+                if mode == STOPPED:
+                    return
+                self._think_start(s, pos, final)
             pos = self._scan(s, pos, out, final)
             if pos < 0:
                 return
+
+    def _think_start(self, s: str, pos: int, final: bool) -> None:
+        """THINK_START (``think_open``): reasoning, and nothing but whitespace so
+        far. ``s[pos:]`` either still may open with ``<think>`` after its
+        whitespace (all of it is whitespace, ``<think>`` follows, or the start of
+        one that may still arrive): the mode stays, and ``_scan`` with its tables
+        (``<think>`` among the markers) drops that tag as the markup it is; or it
+        holds something else, and the reasoning has begun: plain THINK."""
+        i = _SPACE.match(s, pos).end()  # type: ignore[union-attr]
+        rest = len(s) - i
+        if rest and not s.startswith(THINK_OPEN, i):
+            if final or rest >= len(THINK_OPEN) or not THINK_OPEN.startswith(s[i:]):
+                self._mode = THINK
+                self._think = self._think_close
 
     def _hold_in_call(self, body: CallBody, s: str, k: int) -> None:
         self._held = s[k:]
@@ -535,7 +582,7 @@ class Parser:
     def _scan(self, s: str, pos: int, out: list[ParserEvent], final: bool) -> int:
         """Text or reasoning: emit what is certain; return where a new mode starts,
         or -1 once ``s`` is used up (its undecidable tail held)."""
-        think = self._mode == THINK
+        think = self._mode != TEXT  # THINK, or THINK_START
         scan = self._think if think else self._text
         syntax = self.syntax
         while True:
@@ -555,8 +602,13 @@ class Parser:
             if think:
                 if prev != "`":
                     self._emit(s[pos:i], True, out)
-                    self._mode = TEXT
                     self._prev = tok[-1]
+                    if self._mode == THINK_START:
+                        self._think = self._think_close
+                        if tok == THINK_OPEN:  # the template's tag, written again: markup
+                            self._mode = THINK
+                            return i + len(tok)
+                    self._mode = TEXT
                     return i + len(tok)
             elif tok == THINK_OPEN:
                 if prev != "`":
