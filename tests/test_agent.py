@@ -16,6 +16,7 @@ from streamtools.events import (
     Event,
     Final,
     Finish,
+    ReasoningDelta,
     StreamError,
     TextDelta,
     ToolFailed,
@@ -394,3 +395,27 @@ async def test_history_is_sent_back_as_the_model_wrote_it(anyio_backend: str) ->
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["3"]
     assistant = next(m for m in model.requests[1].messages if m.role == "assistant")
     assert assistant.content == reply
+
+
+async def test_think_open_starts_each_reply_inside_reasoning() -> None:
+    """A chat template that ends the prompt with ``<think>`` (DeepSeek-R1, QwQ):
+    the reply is ``reasoning…</think>answer``. With ``think_open`` the call the
+    model drafts in its reasoning is reasoning and does not run; the one after
+    ``</think>`` does, and the answer is only the text after ``</think>``."""
+    draft = "I could " + hermes("add", a=1, b=1) + " but no.</think>"
+    model = ScriptedModel([draft + "Adding. " + hermes("add", a=2, b=3), "hm</think>It is 5."])
+    agent = Agent(model, [add], dialect="hermes", think_open=True)
+    events = await collect(agent, "What is 2+3?")
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["5"]
+    reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    assert reasoning == "I could " + hermes("add", a=1, b=1) + " but no.hm"
+    assert events[-1] == Final(text="It is 5.", turns=2)
+    # without the option the drafted call runs too, and </think> is shown as text
+    model = ScriptedModel([draft + "Adding. " + hermes("add", a=2, b=3), "hm</think>It is 5."])
+    events = await collect(Agent(model, [add], dialect="hermes"), "What is 2+3?")
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["2", "5"]
+
+
+def test_think_open_is_for_a_prompt_dialect() -> None:
+    with pytest.raises(UsageError, match="think_open"):
+        Agent(ScriptedModel([]), [add], native=True, think_open=True)

@@ -16,7 +16,7 @@ from streamtools.cli.chat import build_model, chat, make_agent
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.runtime import Replay
 from streamtools.runtime.recording import load
-from streamtools.testing import FakeServer
+from streamtools.testing import FakeServer, ScriptedModel
 from streamtools.testing.fake_server import FakeCall, Reply, Wire
 
 pytestmark = pytest.mark.anyio
@@ -196,3 +196,18 @@ async def test_hybrid_mode(anyio_backend: str) -> None:
     assert (
         "<- calculator: 1024" in out.getvalue() and "final answer after 3 turns" in out.getvalue()
     )
+
+
+def test_think_open_flag_reaches_the_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    from streamtools.cli import chat as chat_module
+
+    chat_module.register(parser.add_subparsers())
+    model = ScriptedModel([])  # the agent is only built, never run
+    agent = make_agent(model, parser.parse_args(["chat", "--model", "m", "--think-open"]))
+    assert agent.think_open is True
+    argv = ["chat", "--model", "m", "--think-open", "--hybrid"]
+    assert make_agent(model, parser.parse_args(argv)).agent_kwargs["think_open"] is True
+    assert make_agent(model, parser.parse_args(["chat", "--model", "m"])).think_open is False
+    assert main(["chat", "--model", "m", "--native", "--think-open"]) == 2
+    assert "--think-open is for a dialect" in capsys.readouterr().err

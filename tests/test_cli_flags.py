@@ -58,6 +58,9 @@ def test_good_values_still_parse() -> None:
     assert (args.upstream, args.port, args.timeout) == ("https://api.example.com/v1/", 0, 2.5)
     assert (args.max_repairs, args.log_level) == (0, "info")
     assert args.ping_interval == 15.0
+    assert args.think_open is False
+    argv = ["proxy", "--upstream", "http://x", "--think-open"]
+    assert _build_parser(argv).parse_args(argv).think_open is True
     for given, seconds in (("0", 0.0), ("0.5", 0.5)):
         argv = ["proxy", "--upstream", "http://x", "--ping-interval", given]
         assert _build_parser(argv).parse_args(argv).ping_interval == seconds

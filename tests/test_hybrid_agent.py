@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from streamtools.errors import BudgetExceeded, ProviderError, UsageError
-from streamtools.events import Event, Final, StreamError, TurnEnd, TurnStart
+from streamtools.events import Event, Final, ReasoningDelta, StreamError, TurnEnd, TurnStart
 from streamtools.model import CallChunk, FinishChunk, TextChunk
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
+from streamtools.transcript import ToolResultMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +84,33 @@ async def test_the_work_phase_gets_what_is_left_of_the_time_budget() -> None:
     with pytest.raises(BudgetExceeded):
         await HybridAgent(model, [add], time_budget=0.5).run("hi")
     assert len(model.requests) == 2  # 0.3 s of selection, then 0.4 s of work: over 0.5 s
+
+
+async def test_think_open_applies_to_the_selection_turn_and_the_work() -> None:
+    """``think_open`` reaches both phases: the selection turn's reasoning is not
+    its answer, and a call drafted in the work phase's reasoning does not run."""
+    model = ScriptedModel(["Just greet.\n</think>\n\nHello!"])
+    events: list[Event] = []
+    async with HybridAgent(model, [add], think_open=True).stream("hi") as stream:
+        events = [e async for e in stream]
+    assert ReasoningDelta(text="Just greet.\n") in merged(events)
+    assert events[-1] == Final(text="\n\nHello!", turns=1)
+
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["add"]}')
+    drafted = '<am:tool_call name="add"><a>1</a><b>1</b></am:tool_call></think>'
+    work = drafted + '<am:tool_call name="add"><a>2</a><b>3</b></am:tool_call>'
+    model = ScriptedModel([[TextChunk(text="Need add.</think>"), select], work, "</think>5"])
+    result = await HybridAgent(model, [add], think_open=True).run("2+3?")
+    assert result.text == "5"
+    runs = [m for m in result.transcript.messages if isinstance(m, ToolResultMessage)]
+    assert [m.content for m in runs] == ["5"]
+
+
+def merged(events: list[Event]) -> list[Event]:
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, ReasoningDelta) and out and isinstance(out[-1], ReasoningDelta):
+            out[-1] = ReasoningDelta(text=out[-1].text + e.text)
+        else:
+            out.append(e)
+    return out

@@ -1150,6 +1150,22 @@ def test_client_disconnect_closes_the_upstream() -> None:
         assert upstream.closed.wait(10)
 
 
+def test_think_open_config_reaches_the_parser() -> None:
+    """``ProxyConfig(think_open=True)`` (``--think-open``): the upstream's reply
+    begins inside reasoning, which is not forwarded, nor is its drafted call."""
+    reply = f"Try {OSLO}? No.</think>Sure. {PARIS}"
+    with proxy([reply], think_open=True) as (url, _):
+        response = _openai(url).chat.completions.create(
+            model="m", messages=USER, tools=[WEATHER]
+        )
+    message = response.choices[0].message
+    assert message.content == "Sure. "
+    calls = message.tool_calls or []
+    assert [json.loads(c.function.arguments) for c in calls] == [  # type: ignore[union-attr]
+        {"city": "Paris"}
+    ]
+
+
 def test_ollama_upstream_and_config_checks() -> None:
     body = {"options": {"num_ctx": 32768}, "keep_alive": "5m"}
     with proxy([f"Sure. {PARIS}"], wire="ollama", upstream_body=body) as (url, upstream):

@@ -97,6 +97,21 @@ async def test_plain_text_passes_through() -> None:
     assert model.requests[0].stop == ()  # parallel calls allowed: no stop marker upstream
 
 
+async def test_think_open_reasoning_is_not_text_and_its_calls_are_not_made() -> None:
+    """An upstream whose template opened ``<think>`` (``--think-open``): the
+    reasoning is not forwarded and the call drafted in it is not made; the
+    answer after ``</think>`` is, with its call."""
+    reply = f"Maybe {OSLO}? No, Paris.\n</think>\n\nChecking. {PARIS}"
+    events = await _run(ScriptedModel([reply], seed=5), _call(), think_open=True)
+    assert _text(events) == "\n\nChecking. "
+    assert _calls(events) == [(0, "weather", {"city": "Paris"})]
+    assert events[-1] == Finish(reason="tool_calls")
+    # without it the reasoning is the answer's text, and its call is made first
+    events = await _run(ScriptedModel([reply], seed=5), _call())
+    assert _text(events) == "Maybe "
+    assert [name for _, name, _ in _calls(events)] == ["kom.memory.v1.search", "weather"]
+
+
 async def test_parallel_calls_stream_and_post_call_text_is_dropped() -> None:
     reply = f"Let me look.\n{PARIS}\n{OSLO}\n<am:tool_result>sunny</am:tool_result>"
     model = ScriptedModel([reply], seed=1, chunk_sizes=(1, 3))

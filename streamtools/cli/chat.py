@@ -111,6 +111,8 @@ def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) 
         "top_k": args.top_k,
         "seed": args.seed,
     }
+    if args.think_open:
+        kwargs["think_open"] = True
     if args.hybrid:
         from streamtools.runtime.hybrid import HybridAgent
 
@@ -187,6 +189,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.native and args.hybrid:
         print("streamtools chat: --native and --hybrid exclude each other", file=sys.stderr)
         return 2
+    if args.native and args.think_open:
+        # native mode does not parse the model's text (``Agent`` refuses the pair)
+        print("streamtools chat: --think-open is for a dialect, not --native", file=sys.stderr)
+        return 2
     model: Model = build_model(args)
     if args.record is not None:
         try:
@@ -262,6 +268,12 @@ def register(subparsers: Any) -> None:
         "--hybrid",
         action="store_true",
         help="pick tools natively from summaries, then continue in the dialect",
+    )
+    parser.add_argument(
+        "--think-open",
+        action="store_true",
+        help="the model's chat template ends the prompt with <think> (DeepSeek-R1, QwQ): "
+        "replies begin inside reasoning, up to </think> (not with --native)",
     )
     parser.add_argument(
         "--record",

@@ -39,6 +39,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dialect", choices=sorted(RENDERERS), default="am_xml", help="tool-call dialect"
     )
+    parser.add_argument(
+        "--think-open",
+        action="store_true",
+        help="the upstream's chat template ends the prompt with <think> (DeepSeek-R1, QwQ): "
+        "replies begin inside reasoning, up to </think>",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=port, default=8400, help="port (default 8400)")
     parser.add_argument(
@@ -118,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         upstream=args.upstream.rstrip("/"),
         upstream_kind=args.upstream_kind,
         dialect=args.dialect,
+        think_open=args.think_open,
         api_key=args.api_key,
         model=args.model,
         max_body=args.max_body,

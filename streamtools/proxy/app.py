@@ -121,6 +121,10 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream: str = "http://127.0.0.1:11434/v1"
     upstream_kind: UpstreamKind = "openai"
     dialect: str = "am_xml"
+    # the upstream's chat template ends the prompt with <think> (DeepSeek-R1, QwQ):
+    # its replies begin inside reasoning (``Parser(think_open=True)``; where the
+    # proxy parses, in requests with tools)
+    think_open: bool = False
     api_key: str | None = None
     model: str | None = None  # overrides the request's model
     max_body: int = 8 * 1024 * 1024
@@ -361,6 +365,7 @@ def create_app(
                     call,
                     emit,
                     dialect=cfg.dialect,
+                    think_open=cfg.think_open,
                     max_repairs=cfg.max_repairs,
                     id_prefix=wire.id_prefix,
                     flush=flush,

@@ -61,7 +61,12 @@ Decisions, each bounded:
   OpenAI-compatible upstream (Ollama, llama.cpp, OpenAI; vLLM aside) that
   applied them itself would not say that it stopped at one, or at which, and
   an Anthropic client is told both (``stop_reason: stop_sequence``).
-* **Reasoning** from the upstream is not forwarded.
+* **Reasoning** from the upstream is not forwarded, whether it comes in its own
+  channel or as ``<think>…</think>`` in the text the parser reads. With
+  ``think_open`` (an upstream whose chat template ends the prompt with
+  ``<think>``) the parser starts inside reasoning, so a call written there is
+  not made; a request with no tool has no parser, and its text passes as the
+  upstream wrote it.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 * **Structured output** (``response_format``) goes to the upstream when no tool
   may be called (``request.forwarded_format``). When one may, no schema can
@@ -222,8 +227,10 @@ class _Turn:
         prefix: str,
         flush: Flush,
         ready: Flush | None,
+        think_open: bool = False,
     ) -> None:
         self.model, self.call, self.emit, self.dialect = model, call, emit, dialect
+        self.think_open = think_open
         self.flush = flush
         self.ready = ready
         self.repairs = repairs
@@ -294,6 +301,7 @@ class _Attempt:
                 tools=turn.catalog,
                 stop=call.stop,
                 id_prefix=turn.prefix,
+                think_open=turn.think_open,
             )
         self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
@@ -481,6 +489,7 @@ async def run_turn(
     id_prefix: str = "call_",
     flush: Flush | None = None,
     ready: Flush | None = None,
+    think_open: bool = False,
 ) -> None:
     """Drive one request's upstream turn, handing each output event to ``emit``.
 
@@ -496,5 +505,7 @@ async def run_turn(
     status): always for a non-streaming call, and for a stream before its first
     event or ``ready``. Later failures are emitted as ``StreamError``.
     """
-    turn = _Turn(model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush, ready)
+    turn = _Turn(
+        model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush, ready, think_open
+    )
     await turn.run()

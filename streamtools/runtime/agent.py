@@ -88,6 +88,13 @@ class Agent:
     choice goes in the request until a call has run, then ``auto``: a model
     still forced to call a tool could never give its answer. The tool that
     must be called is offered in full even if ``offer`` leaves it out.
+
+    ``think_open=True``: the model's chat template ends the prompt with
+    ``<think>`` (DeepSeek-R1 and its distills, QwQ, Qwen3 thinking templates),
+    so every reply begins inside reasoning, ``reasoning…</think>answer``: the
+    parser starts there (see ``Parser``), and a call written in the reasoning
+    does not run. For a prompt dialect only: with ``native=True`` it is a
+    ``UsageError`` (the model's text is not parsed there).
     """
 
     def __init__(
@@ -115,6 +122,7 @@ class Agent:
         include_tracebacks: bool = False,
         max_repairs: int = 2,
         offer: Iterable[str] | None = None,
+        think_open: bool = False,
     ) -> None:
         if not max_turns >= 1:  # NaN too: no turn would ever be the last
             raise UsageError(f"max_turns must be at least 1, got {max_turns}")
@@ -122,6 +130,13 @@ class Agent:
         check_seconds("time_budget", time_budget)
         check_seconds("tool_timeout", tool_timeout)
         check_concurrency(max_concurrency)
+        if think_open and native:
+            raise UsageError(
+                "think_open is for a prompt dialect's parser; in native mode the model's text "
+                "is not parsed (let the server split the reasoning out, e.g. vLLM's "
+                "--reasoning-parser or llama.cpp's --reasoning-format)"
+            )
+        self.think_open = think_open
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.renderer = get_renderer(dialect)
@@ -341,7 +356,9 @@ class Agent:
     def _decoder(self, id_prefix: str, offered: ToolRegistry) -> Decoder:
         if self.native:
             return NativeDecoder(offered, id_prefix=id_prefix)
-        return PromptDecoder(self.dialect, offered, self.stop, id_prefix=id_prefix)
+        return PromptDecoder(
+            self.dialect, offered, self.stop, id_prefix=id_prefix, think_open=self.think_open
+        )
 
 
 def _tool_choice(choice: str | UseTool, registry: ToolRegistry) -> ToolChoice:

@@ -36,10 +36,16 @@ class PromptDecoder:
     """Text through the dialect's parser."""
 
     def __init__(
-        self, dialect: str, tools: ToolRegistry | None, stop: Sequence[str], *, id_prefix: str
+        self,
+        dialect: str,
+        tools: ToolRegistry | None,
+        stop: Sequence[str],
+        *,
+        id_prefix: str,
+        think_open: bool = False,
     ) -> None:
         # None: every call name is accepted (the parser checks syntax only).
-        self.parser = Parser(dialect, tools, stop, id_prefix=id_prefix)
+        self.parser = Parser(dialect, tools, stop, id_prefix=id_prefix, think_open=think_open)
 
     @property
     def stopped(self) -> bool:

@@ -33,6 +33,12 @@ The keywords for the work phase are checked when the ``HybridAgent`` is made
 ``time_budget`` bounds the whole run, selection included: the work phase gets
 what is left of it. A selection turn the budget cuts short still gets its
 ``TurnEnd(turn=0, reason="error")`` before ``BudgetExceeded``, as an Agent's does.
+
+``think_open`` (an ``Agent`` keyword: the chat template opens ``<think>``)
+applies to the selection turn too, the same model's reply: its text goes through
+a parser that knows no call markers, so the reasoning before ``</think>`` is
+``ReasoningDelta`` and only what follows is text (and the answer, if no tool is
+selected). Without it the selection turn's text is not parsed.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.native import NativeCalls
+from streamtools.parser import DialectSyntax, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
@@ -77,6 +84,8 @@ from streamtools.transcript import AssistantMessage, Transcript
 __all__ = ["SELECT_TOOLS", "HybridAgent"]
 
 SELECT_TOOLS = "select_tools"
+# text and reasoning only: the selection turn's calls are native
+_NO_CALLS = DialectSyntax(name="text", stop_marker=None, markers=(), open=lambda m, c: None)
 _SELECT_INSTRUCTION = (
     "First decide which of these tools the request needs. If it needs any, call the "
     f"`{SELECT_TOOLS}` function with their names; their full definitions will then be "
@@ -210,9 +219,14 @@ class HybridAgent:
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
+        # the reply begins inside reasoning (see the module docstring)
+        thinking = Parser(_NO_CALLS, think_open=True) if self._think_open else None
         async with self.model.stream(self.selection_request(transcript)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
+                    if thinking is not None:
+                        await self._split(thinking.feed(chunk.text), text, emit)
+                        continue
                     text.append(chunk.text)
                     await emit(TextDelta(text=chunk.text))
                 elif isinstance(chunk, ReasoningChunk):
@@ -226,6 +240,8 @@ class HybridAgent:
                     )
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
+        if thinking is not None:
+            await self._split(thinking.end(), text, emit)
         closed = calls.end(finish.reason if finish is not None else None)
         ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
@@ -242,3 +258,17 @@ class HybridAgent:
                 if isinstance(name, str) and name in self.registry and name not in names:
                     names.append(name)
         return names, "".join(text)
+
+    @property
+    def _think_open(self) -> bool:
+        return bool(self.agent_kwargs.get("think_open"))
+
+    @staticmethod
+    async def _split(events: list[ParserEvent], text: list[str], emit: Emit) -> None:
+        """The selection turn's text, through the ``think_open`` parser."""
+        for event in events:
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+                await emit(event)
+            elif isinstance(event, ReasoningDelta):
+                await emit(event)
