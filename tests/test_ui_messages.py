@@ -221,3 +221,46 @@ def test_a_call_whose_input_is_not_an_object_keeps_its_text() -> None:
     assert '{"name": "weather", "arguments": {"city": "Par}' in history
     assert '"arguments": [1, 2]}' in history
     assert f"\n{markup}\n" in history and history.count("<tool_call>") == 4
+
+
+def test_calls_keep_their_place_among_the_text_of_their_step() -> None:
+    """Text, call, text, call in one step (dialects with several calls per reply)
+    was read back as all the text, then all the calls: the model read a reply
+    in another order than it wrote it."""
+    parts = [
+        {"type": "step-start"},
+        {"type": "text", "text": "First I add."},
+        {
+            "type": "dynamic-tool",
+            "toolName": "add",
+            "toolCallId": "c1",
+            "state": "output-available",
+            "input": {"a": 1},
+            "output": "1",
+        },
+        {"type": "text", "text": "Then again."},
+        {
+            "type": "dynamic-tool",
+            "toolName": "add",
+            "toolCallId": "c2",
+            "state": "output-available",
+            "input": {"a": 2},
+            "output": "2",
+        },
+    ]
+    transcript = parse_chat_request(
+        body(
+            {
+                "messages": [
+                    {"role": "user", "content": "Add"},
+                    {"role": "assistant", "parts": parts},
+                    {"role": "user", "content": "Again"},
+                ]
+            }
+        )
+    )
+    from streamtools.prompts import project
+
+    [reply] = [m.content for m in project(transcript, "json_action", []) if m.role == "assistant"]
+    first, second = reply.index('"a": 1'), reply.index('"a": 2')
+    assert reply.index("First I add.") < first < reply.index("Then again.") < second

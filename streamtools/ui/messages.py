@@ -14,7 +14,9 @@ chat UI keeps it. Two body shapes are accepted, told apart per message:
 An assistant UI message spans several model turns, separated by
 ``step-start`` parts; each step becomes one ``AssistantMessage`` (its text,
 reasoning and calls) followed by the ``ToolResultMessage`` of each call that
-has an output, so the agent's history reads as if it had produced it.
+has an output, so the agent's history reads as if it had produced it: each
+call keeps its place among the step's text (``ToolCall.offset``), as the
+agent's own transcript does.
 A call's ``input`` that is not an object (the model's text of a malformed or
 cut-off call, as a ``tool-input-error`` gave it) is kept as text
 (``ToolCall.arguments_text``), as the proxy keeps such a call. Parts this
@@ -148,6 +150,7 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
     text: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
+    offsets: list[int] = []  # the length of the step's text before each call
     results: list[ToolResultMessage] = []
     for part in parts:
         if part.type == "text":
@@ -164,12 +167,18 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
             if result is None:
                 continue
             calls.append(_call(part.toolCallId, name, part))
+            offsets.append(sum(map(len, text)))
             results.append(result)
     if not (text or reasoning or calls):
         return []
-    assistant = AssistantMessage(
-        text="".join(text), calls=tuple(calls), reasoning="".join(reasoning)
+    # a call with text after it keeps its place (``ToolCall.offset``), so that a
+    # dialect writes the reply back in the model's order; None is after the text
+    whole = "".join(text)
+    placed = tuple(
+        msgspec.structs.replace(c, offset=n) if n < len(whole) else c
+        for c, n in zip(calls, offsets, strict=True)
     )
+    assistant = AssistantMessage(text=whole, calls=placed, reasoning="".join(reasoning))
     return [assistant, *results]
 
 
