@@ -112,6 +112,25 @@ async def test_think_open_reasoning_is_not_text_and_its_calls_are_not_made() -> 
     assert [name for _, name, _ in _calls(events)] == ["kom.memory.v1.search", "weather"]
 
 
+async def test_think_open_without_tools_leaves_the_reasoning_out() -> None:
+    """A request with no tools has no call to find, but with ``think_open`` its
+    reply still begins inside reasoning: the answer is what follows ``</think>``
+    (not the reasoning and an orphan tag), and a stop string still ends it."""
+    reply = "The user greets me.</think>Hello! How can I help?\nUser: more"
+    for seed in (1, 2, 3):
+        model = ScriptedModel([reply], seed=seed, chunk_sizes=(1, 4))
+        call = ProxyCall(
+            model="m", transcript=_call().transcript, tools=[], stop=["\nUser:"]
+        )
+        events = await _run(model, call, think_open=True)
+        assert _text(events) == "Hello! How can I help?"
+        assert events[-1] == Finish(reason="stop", stop_sequence="\nUser:")
+    # without it the text passes as the upstream wrote it
+    call = ProxyCall(model="m", transcript=_call().transcript, tools=[])
+    events = await _run(ScriptedModel([reply], seed=1), call)
+    assert _text(events) == reply
+
+
 async def test_parallel_calls_stream_and_post_call_text_is_dropped() -> None:
     reply = f"Let me look.\n{PARIS}\n{OSLO}\n<am:tool_result>sunny</am:tool_result>"
     model = ScriptedModel([reply], seed=1, chunk_sizes=(1, 3))

@@ -65,8 +65,9 @@ Decisions, each bounded:
   channel or as ``<think>…</think>`` in the text the parser reads. With
   ``think_open`` (an upstream whose chat template ends the prompt with
   ``<think>``) the parser starts inside reasoning, so a call written there is
-  not made; a request with no tool has no parser, and its text passes as the
-  upstream wrote it.
+  not made; a request with no tool then gets a parser that knows no call
+  (``NO_CALLS``), so its reasoning is left out too. Without ``think_open`` such a
+  request's text passes as the upstream wrote it, ``<think>`` and all.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 * **Structured output** (``response_format``) goes to the upstream when no tool
   may be called (``request.forwarded_format``). When one may, no schema can
@@ -106,7 +107,7 @@ from streamtools.model import (
     UsageChunk,
     UseTool,
 )
-from streamtools.parser import DIALECTS, Parser
+from streamtools.parser import DIALECTS, NO_CALLS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
@@ -303,6 +304,8 @@ class _Attempt:
                 id_prefix=turn.prefix,
                 think_open=turn.think_open,
             )
+        elif turn.think_open:  # no call to find, but the reasoning to leave out
+            self.parser = Parser(NO_CALLS, stop=call.stop, think_open=True)
         self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
         self.text: list[str] = []  # everything the model wrote, for a re-prompt

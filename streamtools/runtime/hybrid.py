@@ -73,7 +73,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.native import NativeCalls
-from streamtools.parser import DialectSyntax, Parser
+from streamtools.parser import NO_CALLS, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
@@ -84,8 +84,6 @@ from streamtools.transcript import AssistantMessage, Transcript
 __all__ = ["SELECT_TOOLS", "HybridAgent"]
 
 SELECT_TOOLS = "select_tools"
-# text and reasoning only: the selection turn's calls are native
-_NO_CALLS = DialectSyntax(name="text", stop_marker=None, markers=(), open=lambda m, c: None)
 _SELECT_INSTRUCTION = (
     "First decide which of these tools the request needs. If it needs any, call the "
     f"`{SELECT_TOOLS}` function with their names; their full definitions will then be "
@@ -220,7 +218,7 @@ class HybridAgent:
         text: list[str] = []
         finish: FinishChunk | None = None
         # the reply begins inside reasoning (see the module docstring)
-        thinking = Parser(_NO_CALLS, think_open=True) if self._think_open else None
+        thinking = Parser(NO_CALLS, think_open=True) if self._think_open else None
         async with self.model.stream(self.selection_request(transcript)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
