@@ -63,10 +63,11 @@ class NativeCall(msgspec.Struct, frozen=True, kw_only=True):
     """A past tool call carried natively on an assistant message; ``extra`` is
     what the API attached to it (``CallChunk.extra``), sent back with it.
     ``arguments_text``: the arguments as written when they are not a JSON object
-    (``ToolCall.arguments_text``; ``arguments`` is empty then). OpenAI's API takes
-    the string as it is; an API that takes only an object (Anthropic, Ollama)
-    gets ``{}`` and the text where the reply's text goes, just before the call
-    (see each provider's ``_blocks`` / ``_message``)."""
+    (``ToolCall.arguments_text``; ``arguments`` is empty then). Every provider
+    sends ``{}`` and the text where the reply's text goes, just before the call
+    (see each provider's ``_blocks`` / ``_message``): Anthropic and Ollama take
+    an object only, and OpenAI-compatible servers (vLLM, SGLang, llama-server)
+    refuse past arguments that do not decode to one."""
 
     id: str
     name: str

@@ -74,15 +74,17 @@ async def test_native_history_sends_the_arguments_text_not_an_empty_object(
     anyio_backend: str,
 ) -> None:
     """Native mode sent such a call with ``{}`` arguments: the model read a call it
-    never made. OpenAI's ``arguments`` is a string: the text goes as it was. The
-    Anthropic and Ollama APIs take an object only: ``{}`` there, and the text as
-    reply text just before the call."""
+    never made, with no sign of what it wrote. Every API gets ``{}`` and the text
+    as reply text just before the call: Anthropic and Ollama take an object only,
+    and OpenAI-compatible servers (vLLM, SGLang, llama-server) refuse past
+    ``arguments`` that do not decode to one (400 on every later request)."""
     [reply] = [m for m in _native_request().messages if m.tool_calls]
     assert reply.tool_calls[0].arguments_text == CUT
 
     openai = await _sent(OpenAIChat, "data: [DONE]\n\n", "text/event-stream")
     [call] = openai["messages"][1]["tool_calls"]
-    assert call["function"]["arguments"] == CUT
+    assert json.loads(call["function"]["arguments"]) == {}
+    assert openai["messages"][1]["content"] == f"Writing.\n{CUT}"
 
     stop = 'event: message_stop\ndata: {"type": "message_stop"}\n\n'
     anthropic = await _sent(AnthropicMessages, stop, "text/event-stream")

@@ -17,11 +17,11 @@ one dialect and one mode. The rules, in the order they apply:
    when a stop sequence removed it; or, without a raw, the canonical form on a
    line of its own). Native mode puts
    the calls in ``tool_calls`` (a call whose arguments are text that is not a
-   JSON object, ``ToolCall.arguments_text``, keeps that text, never ``{}``:
-   OpenAI's API sends it as the ``arguments`` string it was; Anthropic and
-   Ollama take only an object and send ``{}`` with the text as reply text just
-   before the call, so the model still reads what it wrote next to the result:
-   ``NativeCall``), and the reasoning blocks the provider signed in
+   JSON object, ``ToolCall.arguments_text``, keeps that text: each provider
+   sends ``{}`` with the text as reply text just before the call, since
+   Anthropic and Ollama take only an object and OpenAI-compatible servers
+   refuse past arguments that are not one, so the model still reads what it
+   wrote next to the result: ``NativeCall``), and the reasoning blocks the provider signed in
    ``thinking`` (Anthropic requires them back with the calls when extended
    thinking is on); other reasoning is not sent back. A reply with
    neither text nor calls is dropped (APIs reject empty assistant messages).

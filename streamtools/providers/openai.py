@@ -196,15 +196,10 @@ _NO_ENDPOINT = frozenset({404, 405, 501})
 
 
 def _tool_call(call: NativeCall) -> dict[str, Any]:
-    # arguments that were not a JSON object go back as the string they were
-    # (the API takes any string there), not as a ``{}`` the model never wrote
-    arguments = call.arguments_text
-    if arguments is None:
-        arguments = msgspec.json.encode(call.arguments).decode()
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
+        "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
     }
     if call.extra is not None:  # as the server attached it (see the module docstring)
         out["extra_content"] = call.extra
@@ -212,10 +207,19 @@ def _tool_call(call: NativeCall) -> dict[str, Any]:
 
 
 def _message(msg: ChatMessage) -> dict[str, Any]:
+    """One message. A past call whose arguments are text that is no JSON object
+    (``NativeCall.arguments_text``) goes as ``{}`` with its text at the end of
+    the content, as for Ollama: OpenAI's API takes any string as ``arguments``,
+    but vLLM, SGLang and llama-server decode past arguments to fill their chat
+    templates and refuse the request (400) when they are not an object, which
+    would refuse every later request of the conversation."""
     out: dict[str, Any] = {"role": msg.role, "content": msg.content}
     if msg.tool_calls:
         out["tool_calls"] = [_tool_call(call) for call in msg.tool_calls]
-        if not msg.content:
+        texts = [c.arguments_text for c in msg.tool_calls if c.arguments_text]
+        if texts:
+            out["content"] = "\n".join([msg.content, *texts] if msg.content else texts)
+        elif not msg.content:
             out["content"] = None
     if msg.tool_call_id is not None:
         out["tool_call_id"] = msg.tool_call_id
