@@ -305,7 +305,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--temperature", type=float, default=None)
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument(
-        "--top-k", type=int, default=None, help="not sent to OpenAI itself, which refuses it"
+        "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
     )
     parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
     parser.add_argument(

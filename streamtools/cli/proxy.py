@@ -73,8 +73,8 @@ def register(subparsers: Any) -> None:
         type=seconds_or_off,
         default=15.0,
         metavar="SECONDS",
-        help="the longest a streaming client waits for a byte: a keep-alive is sent then "
-        "(default 15; 0: none)",
+        help="the longest a streaming client waits for a byte: the answer begins then if "
+        "the upstream has not answered, else a keep-alive is sent (default 15; 0: neither)",
     )
     parser.add_argument(
         "--upstream-body",
