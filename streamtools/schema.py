@@ -160,13 +160,15 @@ def _bounded(py: Any, meta: dict[str, Any]) -> Any:
     beyond 64 bits, ``exclusiveMinimum`` beside ``minimum``) is left out, as an
     unknown keyword is: the server that published the schema validates again.
     Kept, it would raise out of ``add_schema``, or (64-bit bounds, checked only
-    when a decoder is built) fail every call's validation."""
+    when a decoder is built) fail every call's validation. An integer bound
+    beyond a float's range (``10**400``) makes ``msgspec.Meta`` itself fail: a
+    ``SystemError`` around the ``OverflowError`` of its float conversion."""
     kept: dict[str, Any] = {}
     for arg, value in meta.items():
         trial = {**kept, arg: value}
         try:
             msgspec.json.Decoder(Annotated[py, msgspec.Meta(**trial)])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError, SystemError):
             continue
         kept = trial
     return Annotated[py, msgspec.Meta(**kept)] if kept else py

@@ -117,8 +117,9 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "integer":
         low = node.get("minimum", node.get("exclusiveMinimum", 0))
-        # an infinite bound has no integer after it (a JSON parser reads 1e400 so)
-        finite = isinstance(low, int | float) and math.isfinite(low)
+        # an infinite bound has no integer after it (a JSON parser reads 1e400 so);
+        # an integer bound is exact at any size (math.isfinite overflows on 10**400)
+        finite = isinstance(low, int) or isinstance(low, float) and math.isfinite(low)
         return max(3, int(low) + 1) if finite else 3
     if kind == "number":
         return 2.5

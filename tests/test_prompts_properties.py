@@ -1,0 +1,94 @@
+"""Properties of the render side and of ``project`` that hold for any input the
+public API accepts: a foreign tool schema renders, a past call written back
+reads back as that call, and a transcript projects without losing text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamtools.events import CallEnd, CallError
+from streamtools.model import ToolSpec
+from streamtools.parser import Parser
+from streamtools.prompts import RENDERERS, get_renderer
+from streamtools.tools import ToolRegistry
+
+DIALECTS = list(RENDERERS)
+
+# --- a foreign schema (an MCP server's, a proxy client's) -----------------------------
+
+# numbers as a JSON parser gives them: an integer of any size, a float, even 1e400
+_number: st.SearchStrategy[Any] = st.integers() | st.integers(-(10**400), 10**400) | st.floats()
+_junk: st.SearchStrategy[Any] = (
+    st.none() | st.booleans() | _number | st.text(max_size=3) | st.just([]) | st.just({})
+)
+_type = st.sampled_from(["object", "string", "integer", "number", "array", "boolean", "null"])
+
+
+def _node(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "type": _type | st.lists(_type | _junk, max_size=3) | _junk,
+            "properties": st.dictionaries(st.text(max_size=4), children, max_size=3) | _junk,
+            "required": st.lists(st.text(max_size=4) | _junk, max_size=3) | _junk,
+            "items": children | _junk,
+            "enum": st.lists(_junk, max_size=3) | _junk,
+            "default": _junk,
+            "anyOf": st.lists(children, max_size=3) | _junk,
+            "$ref": st.sampled_from(["#", "#/$defs/a", "#/properties/a", "x"]) | _junk,
+            "minimum": _number | _junk,
+            "exclusiveMinimum": _number | _junk,
+            "maximum": _number | _junk,
+            "format": st.sampled_from(["date", "date-time"]) | _junk,
+            "description": _junk,
+        },
+    )
+
+
+_schema = st.recursive(st.fixed_dictionaries({}, optional={"type": _type}), _node, max_leaves=10)
+
+
+@pytest.mark.parametrize(
+    "bound", [10**400, -(10**400), 2**64, 1e308], ids=["1e400", "-1e400", "2**64", "1e308"]
+)
+@pytest.mark.parametrize("key", ["minimum", "exclusiveMinimum", "maximum"])
+def test_an_integer_bound_of_any_size_renders(bound: int | float, key: str) -> None:
+    """JSON has integers of any size and Python's parser keeps them exact: a bound
+    of ``1`` and 400 zeros made ``math.isfinite`` overflow in the example call,
+    and ``msgspec.Meta`` in ``add_schema``: no system prompt, a proxy request
+    answered 500, an MCP server's tool list refused."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer", key: bound}}}
+    schema["required"] = ["n"]
+    registry = ToolRegistry()
+    registry.add_schema("count", "Count.", schema)  # a bound msgspec cannot check is left out
+    for dialect in DIALECTS:
+        prompt = get_renderer(dialect).system_prompt(registry.specs())
+        assert "count" in prompt
+    if key != "maximum" and isinstance(bound, int) and bound > 0:
+        example = get_renderer("command").system_prompt(registry.specs())
+        assert f'@tool count {{"n": {bound + 1}}}' in example  # the first integer allowed
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_node(_schema), other=_node(_schema))
+def test_any_foreign_schema_renders_in_every_dialect(
+    schema: dict[str, Any], other: dict[str, Any]
+) -> None:
+    specs = [
+        ToolSpec(name="ns.first", description="First.", parameters=schema),
+        ToolSpec(name="second", description="", parameters=other),
+    ]
+    for dialect in DIALECTS:
+        r = get_renderer(dialect)
+        assert "ns.first" in r.system_prompt(specs, base="Be brief.", more_tools=specs)
+    if schema.get("type", "object") == "object":  # what add_schema takes
+        ToolRegistry().add_schema("ns.first", "First.", schema)
+
+
+def _read_back(dialect: str, text: str, catalog: Any) -> list[CallEnd | CallError]:
+    parser = Parser(dialect, catalog)
+    return [e for e in parser.feed(text) + parser.end("stop") if isinstance(e, CallEnd | CallError)]
