@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,8 +14,9 @@ from hypothesis import strategies as st
 from streamtools.events import CallEnd, CallError
 from streamtools.model import ToolSpec
 from streamtools.parser import Parser
-from streamtools.prompts import RENDERERS, get_renderer
+from streamtools.prompts import RENDERERS, get_renderer, project
 from streamtools.tools import ToolRegistry
+from streamtools.transcript import ToolCall, ToolResultMessage, Transcript, UserMessage
 
 DIALECTS = list(RENDERERS)
 
@@ -92,3 +94,49 @@ def test_any_foreign_schema_renders_in_every_dialect(
 def _read_back(dialect: str, text: str, catalog: Any) -> list[CallEnd | CallError]:
     parser = Parser(dialect, catalog)
     return [e for e in parser.feed(text) + parser.end("stop") if isinstance(e, CallEnd | CallError)]
+
+
+# --- text UTF-8 cannot carry ------------------------------------------------------------
+
+HALF = "report-\udce9.txt"  # a file name that is not UTF-8, as os.listdir decodes it
+SHOWN = "report-\ufffd.txt"
+
+
+def _with(where: str, name: str) -> Transcript:
+    """A transcript with the file ``name`` in one place (``where``)."""
+    call = ToolCall(id="c1", name="open", arguments={"path": name})
+    if where == "arguments_text":
+        call = ToolCall(id="c1", name="open", arguments={}, arguments_text='{"path": "' + name)
+    elif where == "raw":
+        call = ToolCall(id="c1", name="open", arguments={"path": "x"}, raw=f"@tool open {name}")
+    elif where == "tool name":
+        call = ToolCall(id="c1", name=name, arguments={})
+    t = Transcript()
+    if where == "user":
+        t.add(UserMessage(content=name))  # ``add`` takes a message as built
+    else:
+        t.user("Open it.")
+    t.assistant("Opening.", [call])
+    if where == "result":
+        t.add(ToolResultMessage(call_id="c1", name="open", content=name))
+    else:
+        t.result(call, "opened")
+    return t
+
+
+@pytest.mark.parametrize(
+    "where", ["arguments", "arguments_text", "raw", "tool name", "user", "result"]
+)
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("native", [False, True])
+def test_a_lone_surrogate_half_anywhere_projects_to_a_sendable_request(
+    where: str, dialect: str, native: bool
+) -> None:
+    """A lone UTF-16 surrogate half in a past call (``Transcript.assistant`` makes
+    the reply's text valid, not its calls) or in a message ``add``-ed as built
+    reached the request: the provider's encoder raised ``UnicodeEncodeError``
+    and every later request of the conversation failed. The projection carries
+    U+FFFD in its place, as ``Transcript.encode`` does, and nothing else changes."""
+    messages = project(_with(where, HALF), dialect, [], native=native)
+    msgspec.json.encode(messages)  # what a provider sends: it raised
+    assert messages == project(_with(where, SHOWN), dialect, [], native=native)

@@ -48,6 +48,8 @@ one dialect and one mode. The rules, in the order they apply:
    user text that says so: nothing is lost, nothing is attached to the wrong call.
 6. **Adjacent user messages** are merged into one (blank line between), as
    several APIs require alternating roles.
+7. **Text UTF-8 cannot carry** (a lone UTF-16 surrogate half, anywhere in a
+   message or a call) is written as U+FFFD, so that the request can be sent.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ import msgspec
 
 from streamtools.model import ChatMessage, NativeCall, ToolSpec
 from streamtools.prompts.renderer import Renderer
-from streamtools.results import valid_text
+from streamtools.results import json_ready
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -72,6 +74,7 @@ from streamtools.transcript import (
 __all__ = ["NO_RESULT", "project"]
 
 _INERT = re.compile(r"[^\w.:-]")
+_encoder = msgspec.json.Encoder()
 NO_RESULT = "No result was recorded for this call; it may not have run. Call it again if needed."
 
 
@@ -98,12 +101,7 @@ def project(
         prompt = base
     else:
         prompt = renderer.system_prompt(tools, base=base or None, more_tools=more_tools)
-    # valid_text: ``system`` is the caller's own string, not a transcript's (whose
-    # texts are made valid as they are added); a lone surrogate half in it would
-    # fail the request's encoding
-    out: list[ChatMessage] = (
-        [ChatMessage(role="system", content=valid_text(prompt))] if prompt else []
-    )
+    out: list[ChatMessage] = [ChatMessage(role="system", content=prompt)] if prompt else []
 
     messages = [m for m in transcript.messages if not isinstance(m, SystemMessage)]
     i = 0
@@ -121,7 +119,7 @@ def project(
                 i += 1
             user_next = i < len(messages) and isinstance(messages[i], UserMessage)
             out.extend(_turn(renderer, message, results, native, user_next))
-    return _merge_users(out)
+    return [_sendable(m) for m in _merge_users(out)]
 
 
 def _turn(
@@ -213,6 +211,19 @@ def _orphan(renderer: Renderer, result: ToolResultMessage, native: bool) -> Chat
     )
     body = result.content if native else _render(renderer, result)
     return ChatMessage(role="user", content=f"{note}\n{body}")
+
+
+def _sendable(message: ChatMessage) -> ChatMessage:
+    """``message`` as a request can carry it: a lone UTF-16 surrogate half (a file
+    name that is not UTF-8) as U+FFFD, as ``Transcript.encode`` writes it. The
+    transcript's helpers make the text they add valid, but not a call's
+    arguments, nor a message ``add``-ed as built, nor the caller's ``system``;
+    such a half failed the provider's encoding of every later request."""
+    try:
+        _encoder.encode(message)
+    except UnicodeEncodeError:
+        return msgspec.convert(json_ready(msgspec.to_builtins(message)), ChatMessage)
+    return message
 
 
 def _merge_users(messages: list[ChatMessage]) -> list[ChatMessage]:
