@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamtools.events import CallEnd, CallError
+from streamtools.events import CallEnd, CallError, TextDelta
 from streamtools.model import ToolSpec
 from streamtools.parser import Parser
 from streamtools.prompts import RENDERERS, get_renderer, project
@@ -140,3 +140,43 @@ def test_a_lone_surrogate_half_anywhere_projects_to_a_sendable_request(
     messages = project(_with(where, HALF), dialect, [], native=native)
     msgspec.json.encode(messages)  # what a provider sends: it raised
     assert messages == project(_with(where, SHOWN), dialect, [], native=native)
+
+
+# --- a raw call written back with its closing marker ------------------------------------
+
+_CLOSED_AS = {  # how a model may end a call that the parser still reads as complete
+    "am_xml": ["</am:tool_call>", "</am:tool_call >", "</am:tool_call\n>", "\n<|im_end|>", ""],
+    "hermes": ["</tool_call>", "</tool_call >", "</tool_call\t>", "\n<|im_end|>", "<|eot_id|>\n"],
+    "json_action": ["```", "\n<|im_end|>", "<|eot_id|>", ""],
+}
+_CLOSER = {"am_xml": "</am:tool_call>", "hermes": "</tool_call>", "json_action": "```"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "ending"), [(d, e) for d, endings in _CLOSED_AS.items() for e in endings]
+)
+def test_a_raw_call_is_written_back_closed_once(dialect: str, ending: str) -> None:
+    """A raw call closed as the parser allows (``</tool_call >``) got a second
+    closing marker after it, which the model read as a stray tag it never wrote;
+    one ended by a chat template's special token where the marker was due kept
+    the token (an end of turn, to a server that reads special tokens in the
+    history) with the marker after it, and in ``json_action`` no fence at all.
+    The closing marker is restored in the token's place, and only where missing."""
+    r = get_renderer(dialect)
+    canonical = r.format_call("get_weather", {"city": "Oslo"})
+    written_by_model = canonical.removesuffix(_CLOSER[dialect]) + ending
+    [end] = _read_back(dialect, written_by_model, ["get_weather"])
+    assert isinstance(end, CallEnd) and end.raw == written_by_model
+    call = ToolCall(id="c", name=end.name, arguments=end.arguments, raw=end.raw)
+    written = r.render_call(call)
+    assert "<|" not in written
+    stem = _CLOSER[dialect].rstrip(">")  # the marker, as loosely as the parser reads it
+    assert written.count(stem) == canonical.count(stem)
+    parser = Parser(dialect, ["get_weather"])
+    events = parser.feed(written + "\nDone.") + parser.end("stop")
+    assert [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)] == [
+        ("get_weather", {"city": "Oslo"})
+    ]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "\nDone."
+    if ending.strip() and "<|" not in ending:  # closed as written: kept as written
+        assert written == written_by_model

@@ -147,7 +147,7 @@ def _describe(schema: dict[str, Any], root: dict[str, Any]) -> str:
 
 class AmXmlRenderer(Renderer):
     name = "am_xml"
-    stop_marker = "</am:tool_call>"
+    stop_marker = call_close = "</am:tool_call>"
     results_role = "user"
     lenient_arguments = True
     raw_start = re.compile(r"\s*<am:tool_call\b")

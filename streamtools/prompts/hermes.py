@@ -35,7 +35,7 @@ _RESPONSE = re.compile(r"\A<tool_response>\n(.*)\n</tool_response>\Z", re.DOTALL
 
 class HermesRenderer(Renderer):
     name = "hermes"
-    stop_marker = "</tool_call>"
+    stop_marker = call_close = "</tool_call>"
     results_role = "user"
     raw_start = re.compile(r"\s*<tool_call>")
     call_form = (

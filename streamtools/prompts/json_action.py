@@ -29,6 +29,7 @@ FENCE = "```"
 
 class JsonActionRenderer(PlainResults):
     name = "json_action"
+    call_close = FENCE
     raw_start = re.compile(r"\s*```")
     result_danger = re.compile(r"```|" + REASONING_TAG, re.IGNORECASE)
     call_form = (

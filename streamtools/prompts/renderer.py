@@ -36,6 +36,7 @@ Core module: standard library and msgspec only.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -155,6 +156,8 @@ class Renderer:
 
     name: str = ""
     stop_marker: str | None = None
+    #: what ends a call, restored on a past call written without it (``render_call``)
+    call_close: str | None = None
     #: how results travel in prompt mode: inside a user message, or as tool messages
     results_role: Literal["user", "tool"] = "user"
     #: the dialect carries argument values as text (XML): validate leniently
@@ -284,15 +287,31 @@ class Renderer:
     def render_call(self, call: ToolCall) -> str:
         """The text the model would write for ``call``. When ``call.raw`` is set (and
         is in this dialect) it is used as written, with the closing marker restored
-        if a stop sequence removed it; otherwise the canonical form is generated."""
+        if a stop sequence removed it (``_closed``); otherwise the canonical form is
+        generated."""
         if call.raw is not None and self._reusable(call):
-            raw = call.raw
-            if self.stop_marker and not raw.rstrip().endswith(self.stop_marker):
-                raw = raw + self.stop_marker
-            return raw
+            return self._closed(call.raw)
         if call.arguments_text is not None:
             return self.format_call_text(call.name, call.arguments_text)
         return self.format_call(call.name, call.arguments)
+
+    def _closed(self, raw: str) -> str:
+        """``raw`` ending with the call's closing marker (``call_close``): as written
+        when the marker is there, in any form the parser reads (``</tool_call >``),
+        else restored. A stop sequence removed it, or the model ended its turn
+        where it was due with a chat template's special token (``<|im_end|>``),
+        which the parser reads as layout there. The token is left out: written
+        back, a server that reads special tokens in the history would end the
+        turn in the middle of it."""
+        marker = self.call_close
+        if marker is None:
+            return raw
+        token = _SPECIAL_END.search(raw)
+        if token is not None:
+            raw = raw[: token.start()]
+        elif _closing(marker).search(raw) is not None:
+            return raw
+        return raw + marker
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         raise NotImplementedError
@@ -363,6 +382,20 @@ class Renderer:
     def format_reminder(self) -> str:
         """The exact call syntax again, for a model that got it wrong."""
         return f"Write each {self.tool_word} call exactly in this form:\n{self.call_form}"
+
+
+# a chat template's special token ending the text, and the whitespace after it
+# (the parsers' ``calls.SPECIAL_TOKEN``: where a closing marker is due, layout)
+_SPECIAL_END = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>\s*\Z")
+
+
+@functools.cache
+def _closing(marker: str) -> re.Pattern[str]:
+    """``marker`` ending a text, as the parsers read it: a tag may have whitespace
+    before its ``>`` (``</tool_call >``, at most 8 characters, as XML allows)."""
+    if marker.endswith(">"):
+        return re.compile(re.escape(marker[:-1]) + r"[ \t\r\n]{0,8}>\s*\Z")
+    return re.compile(re.escape(marker) + r"\s*\Z")
 
 
 def _request(calls: Sequence[ToolCall]) -> str:
