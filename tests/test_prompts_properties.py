@@ -180,3 +180,58 @@ def test_a_raw_call_is_written_back_closed_once(dialect: str, ending: str) -> No
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "\nDone."
     if ending.strip() and "<|" not in ending:  # closed as written: kept as written
         assert written == written_by_model
+
+
+# --- any JSON arguments round-trip -------------------------------------------------------
+
+# pieces of every dialect's markup, and characters a layout might eat or trim
+_MARKUP = [
+    *["</am:tool_call>", '<am:tool_call name="t">', "<parameter>", "</x>", "<![CDATA[", "]]>"],
+    *["<tool_call>", "</tool_call>", "```", "```json action\n", "\n@tool t {}", "@tool"],
+    *['{"tool": "t", "arguments": {}}', "<think>", "</think>", "&amp;", "&", "<", "\\", '"'],
+    *["\n", "\r\n", "\r", " ", "\t", "\u2028", "\x00", "é", "\U0001f600", "{", "}", "`"],
+]
+_awkward = st.lists(st.sampled_from(_MARKUP) | st.text(max_size=3), max_size=5).map("".join)
+_keys = _awkward.filter(bool) | st.sampled_from(
+    ["city", "x.y", "$top", "1st", "parameter", "am:tool_call", "tool_call", "think", "a:b"]
+)
+_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _awkward
+)
+_value = st.recursive(
+    _leaf,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(_awkward, c, max_size=3),
+    max_leaves=8,
+)
+_KINDS = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string"}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dialect=st.sampled_from(DIALECTS),
+    name=st.sampled_from(["t", "kom.memory.v1.search_memory", "a-b_c"]),
+    arguments=st.dictionaries(_keys, _value, max_size=4),
+)
+def test_any_json_arguments_are_written_back_so_that_they_read_back(
+    dialect: str, name: str, arguments: dict[str, Any]
+) -> None:
+    """A past call without its raw text (native history, a proxy client's) is
+    written in the dialect's form; the dialect's parser reads back exactly that
+    call, whatever its keys and values hold. Each key is declared with its
+    value's type, as the tool's schema would (am_xml reads text by the schema)."""
+    properties = {
+        k: {"type": _KINDS.get(type(v), "array" if isinstance(v, list) else "object")}
+        for k, v in arguments.items()
+    }
+    registry = ToolRegistry()
+    registry.add_schema(name, "A tool.", {"type": "object", "properties": properties})
+    call = ToolCall(id="c", name=name, arguments=arguments)
+    text = get_renderer(dialect).render_reply("", [call])
+    ends = _read_back(dialect, text, registry)
+    assert len(ends) == 1 and isinstance(ends[0], CallEnd), (text, ends)
+    as_json = msgspec.json.decode(msgspec.json.encode(arguments))  # what the parser reports
+    assert (ends[0].name, ends[0].arguments) == (name, as_json)

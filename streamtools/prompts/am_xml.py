@@ -19,9 +19,10 @@ before the closing tag is layout, not content, so a value that starts or ends
 with a newline gets one more there. Because every value is text, arguments
 from this dialect are validated leniently (``"5"`` -> ``5``).
 
-A parameter whose name is not an XML name (``$top``, ``1st``, ``user name``)
-is written ``<parameter name="$top">…</parameter>``, the form the tool
-definitions use, which the parser reads too.
+A parameter whose name is not an XML name (``$top``, ``1st``, ``user name``),
+or is ``am:tool_call`` (which would open a call), is written
+``<parameter name="$top">…</parameter>``, the form the tool definitions use,
+which the parser reads too.
 
 Tool definitions are exactly ``<am:tools><am:tool name= description=>``
 ``<parameter name= type= description= required=/>…</am:tool></am:tools>``.
@@ -50,9 +51,10 @@ from streamtools.schema import json_type, resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
-# the names the parser reads as parameter elements (``parser.am_xml_fast.OPEN_TAG``);
-# any other key is written ``<parameter name="KEY">``, which it reads as well
-_ELEMENT_NAME = re.compile(r"[^\W\d][\w.\-:]*")
+# the names the parser reads as parameter elements (``parser.am_xml_fast.OPEN_TAG``),
+# but the call's own (``<am:tool_call>`` in a call opens the next call); any other
+# key is written ``<parameter name="KEY">``, which it reads as well
+_ELEMENT_NAME = re.compile(r"(?!am:tool_call\Z)[^\W\d][\w.\-:]*")
 _RESULT = re.compile(r'\A<am:tool_(result|error) name="([^"]*)">(.*)</am:tool_\1>\Z', re.DOTALL)
 
 
