@@ -275,3 +275,33 @@ def test_no_tool_output_reads_as_markup_and_it_reads_back_verbatim(
     ), rendered
     back = r.read_result(rendered)
     assert back is not None and back[1:] == (content, error), rendered
+
+
+# --- a transcript carried across dialects -------------------------------------------------
+
+
+@pytest.mark.parametrize("written_in", [d for d in DIALECTS if d != "json_object"])
+@pytest.mark.parametrize("arguments_text", [None, '{"city": "Os'])
+def test_json_object_keeps_the_text_of_a_reply_whose_call_was_written_in_another_dialect(
+    written_in: str, arguments_text: str | None
+) -> None:
+    """A call's raw text from another dialect is not reused; ``json_object`` then
+    wrote the canonical action without its thought, and the reply's text was lost."""
+    raw = get_renderer(written_in).format_call("get_weather", {"city": "Oslo"})
+    call = ToolCall(
+        id="c",
+        name="get_weather",
+        arguments={} if arguments_text else {"city": "Oslo"},
+        raw=raw,
+        offset=21,
+        arguments_text=arguments_text,
+    )
+    t = Transcript()
+    t.user("Weather?")
+    t.assistant("Checking the weather.", [call])
+    t.result(call, "sunny")
+    [reply] = [m.content for m in project(t, "json_object", []) if m.role == "assistant"]
+    assert reply.startswith('{"thought": "Checking the weather.", "action": ')
+    if arguments_text is None:
+        [end] = _read_back("json_object", reply, ["get_weather"])
+        assert isinstance(end, CallEnd) and end.arguments == {"city": "Oslo"}

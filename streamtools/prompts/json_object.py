@@ -108,9 +108,11 @@ class JsonObjectRenderer(JsonResults):
         if len(thought) > THOUGHT_MAX:
             thought = thought[: THOUGHT_MAX - 1].rstrip() + "…"
         for i, call in enumerate(calls):
-            if call.raw is not None:
+            if self._reusable(call):  # the model's object as written, its thought in it
                 lines.append(self.render_call(call))
                 continue
+            # a call without its raw, or with one in another dialect (a transcript
+            # carried across dialects): the action written here, after the thought
             obj: dict[str, Any] = {"thought": thought} if thought and i == 0 else {}
             if call.arguments_text is not None:
                 lines.append(self._action_text(obj, call.name, call.arguments_text))
