@@ -114,3 +114,33 @@ def merged(events: list[Event]) -> list[Event]:
         else:
             out.append(e)
     return out
+
+
+@tool
+def sub(a: int, b: int) -> int:
+    """Subtract two integers."""
+    return a - b
+
+
+@pytest.mark.parametrize(
+    ("names", "offered"),
+    [
+        ('"add, sub"', ["add", "sub"]),
+        ('"sub,add"', ["add", "sub"]),
+        ('" sub "', ["sub"]),
+        ('"sub, nope"', ["sub"]),
+        ('["add", " sub"]', ["add", "sub"]),
+    ],
+)
+async def test_select_tools_names_as_one_comma_separated_string(
+    names: str, offered: list[str]
+) -> None:
+    """Models send ``names`` as one string, ``"add, sub"``, as well as a list:
+    that string matched no tool (it was taken as one name), so the work phase
+    had summaries only, where ``<am:request_tools>add, sub</am:request_tools>``
+    splits on commas. It is read the same way now."""
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments=f'{{"names": {names}}}')
+    model = ScriptedModel([[select], "done"])
+    assert (await HybridAgent(model, [add, sub]).run("hi")).text == "done"
+    system = model.requests[1].messages[0].content
+    assert [n for n in ("add", "sub") if f'<am:tool name="{n}"' in system] == offered

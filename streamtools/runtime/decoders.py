@@ -27,7 +27,7 @@ from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import Parser
 from streamtools.tools import ToolRegistry
 
-__all__ = ["REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools"]
+__all__ = ["REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools", "tool_names"]
 
 REQUEST_TOOLS = "am:request_tools"
 
@@ -101,11 +101,13 @@ def requested_tools(call: CallEnd) -> list[str] | None:
         return None
     names: list[str] = []
     for value in call.arguments.values():
-        names.extend(_names(value))
+        names.extend(tool_names(value))
     return names
 
 
-def _names(value: Any) -> list[str]:
+def tool_names(value: Any) -> list[str]:
+    """Tool names from an argument: a list of them, or one string of names separated
+    by commas (``"a, b"``); blanks and anything that is not a string are dropped."""
     if isinstance(value, str):
         return [n.strip() for n in value.split(",") if n.strip()]
     if isinstance(value, list):

@@ -11,7 +11,9 @@ are not valid native function names). ``HybridAgent`` splits the work:
    one line (``renderer.tool_summaries``) and whose only native tool is
    ``select_tools(names: [enum of tool names])``. The model's text and
    reasoning stream to the consumer as they come; its ``select_tools`` call is
-   not shown (it is plumbing, not a tool run).
+   not shown (it is plumbing, not a tool run). ``names`` given as one string of
+   names separated by commas (``"a, b"``, as models send it too) is read as
+   ``am:request_tools`` reads its names.
 2. **Work.** If it selected tools, an ordinary ``Agent`` continues the same
    transcript in the prompt dialect with ``offer`` = the chosen names: their
    full definitions are in the prompt, the others stay listed in summary, and
@@ -76,6 +78,7 @@ from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
+from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Emit
 from streamtools.tools import Tool, ToolRegistry
@@ -251,9 +254,10 @@ class HybridAgent:
             return None, "".join(text)
         names: list[str] = []
         for end in ends:
-            raw = end.arguments.get("names", [])
-            for name in [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []:
-                if isinstance(name, str) and name in self.registry and name not in names:
+            # A list, or one string of names separated by commas (``"add, search"``,
+            # which models send too), read as ``am:request_tools`` reads its names.
+            for name in tool_names(end.arguments.get("names")):
+                if name in self.registry and name not in names:
                     names.append(name)
         return names, "".join(text)
 
