@@ -20,7 +20,8 @@ that is not UTF-8, input read with ``surrogateescape``) would make every
 request, recording and saved transcript fail with ``UnicodeEncodeError``.
 The helpers that add text (``user``, ``system``, ``assistant``, ``result``)
 write such a half as U+FFFD (``results.valid_text``), and ``encode`` does the
-same for text that came in another way (a message built and ``add``-ed).
+same for text that came in another way (a message built and ``add``-ed);
+``decode`` reads one as U+FFFD too, in a ``str`` or escaped in the JSON.
 
 This module is core: standard library and msgspec only.
 """
@@ -34,7 +35,7 @@ import msgspec
 
 from streamtools.errors import UsageError
 from streamtools.model import Thinking
-from streamtools.results import json_ready, valid_text
+from streamtools.results import json_ready, lone_surrogate_escapes_replaced, valid_text
 
 __all__ = [
     "AssistantMessage",
@@ -153,14 +154,31 @@ class Transcript(msgspec.Struct, kw_only=True):
 
     @classmethod
     def decode(cls, data: bytes | str) -> Transcript:
-        """Inverse of ``encode``. Text that is not a transcript (invalid JSON, a
-        message of an unknown role, a field of the wrong type) is a ``UsageError``
-        naming what is wrong, as for a recording."""
+        """Inverse of ``encode``. Text that is not a transcript (invalid JSON, bytes
+        that are not UTF-8, a message of an unknown role, a field of the wrong type)
+        is a ``UsageError`` naming what is wrong, as for a recording.
+
+        A lone surrogate half is read as U+FFFD, as ``encode`` writes it: in a
+        ``str`` (text read with ``surrogateescape``), or escaped in a JSON string
+        (``"\\ud83d"`` with no low half, as JavaScript writes a string cut inside
+        an emoji), which JSON parsers refuse (the proxy reads request bodies so too)."""
+        if isinstance(data, str):
+            data = valid_text(data).encode()
         try:
-            return msgspec.json.decode(data, type=cls)
+            try:
+                return msgspec.json.decode(data, type=cls)
+            except msgspec.ValidationError:
+                raise
+            except msgspec.DecodeError:
+                repaired = lone_surrogate_escapes_replaced(bytes(data))
+                if repaired is None:
+                    raise
+                return msgspec.json.decode(repaired, type=cls)
         except msgspec.ValidationError as exc:
             raise UsageError(f"not a transcript: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise UsageError(f"not a transcript: invalid JSON: {exc}") from exc
+        except UnicodeDecodeError as exc:  # msgspec's error for a string's bytes that are not UTF-8
+            raise UsageError(f"not a transcript: not UTF-8: {exc}") from None
         except RecursionError:  # deeper than msgspec goes (about a thousand levels)
             raise UsageError("not a transcript: JSON nested too deeply") from None

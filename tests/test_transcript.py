@@ -67,6 +67,8 @@ def test_transcript_helpers_and_json() -> None:
         (b'{"messages": [{"role": "robot", "content": "hi"}]}', "robot"),
         (b'{"messages": [{"role": "user", "content": 5}]}', "content"),
         (b"[]", "object"),
+        # a string's bytes that are not UTF-8 raised msgspec's UnicodeDecodeError
+        (b'{"messages": [{"role": "user", "content": "caf\xe9"}]}', "not UTF-8"),
         pytest.param(
             b'{"messages": [{"role": "assistant", "calls": [{"id": "a", "name": "f",'
             b' "arguments": {"v": ' + b"[" * 5000 + b"]" * 5000 + b"}}]}]}",
@@ -79,6 +81,37 @@ def test_decode_names_what_is_not_a_transcript(data: bytes, says: str) -> None:
     with pytest.raises(UsageError, match="not a transcript") as info:
         Transcript.decode(data)
     assert says in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # a str holding a lone half (read with surrogateescape): UnicodeEncodeError
+        pytest.param(
+            '{"messages": [{"role": "user", "content": "report-\udce9 \ud83d\ude00"}]}',
+            id="str",
+        ),
+        # an escaped lone half (JavaScript cut a string in an emoji): "truncated"
+        pytest.param(
+            '{"messages": [{"role": "user", "content": "report-\\udce9 \\ud83d\\ude00"}]}',
+            id="escaped-str",
+        ),
+        pytest.param(
+            b'{"messages": [{"role": "user", "content": "report-\\udce9 \\ud83d\\ude00"}]}',
+            id="escaped-bytes",
+        ),
+    ],
+)
+def test_decode_reads_a_lone_surrogate_half_as_encode_writes_it(data: str | bytes) -> None:
+    """A lone UTF-16 surrogate half, in a ``str`` or escaped in the JSON, is read
+    as U+FFFD, as ``encode`` writes one (and as the proxy reads request bodies);
+    a pair, escaped or not, is its character. It raised a raw
+    ``UnicodeEncodeError``, or was refused as "Input data was truncated"."""
+    transcript = Transcript.decode(data)
+    assert transcript.messages == [UserMessage(content="report-\ufffd \U0001f600")]
+    assert Transcript.decode(transcript.encode()) == transcript
+    escaped = b'{"messages": [{"role": "user", "content": "a \\\\ud83d b"}]}'
+    assert Transcript.decode(escaped).messages == [UserMessage(content="a \\ud83d b")]
 
 
 @pytest.mark.parametrize("dialect", ["am_xml", "json_action", "hermes", "inline_json"])
