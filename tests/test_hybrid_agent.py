@@ -144,3 +144,24 @@ async def test_select_tools_names_as_one_comma_separated_string(
     assert (await HybridAgent(model, [add, sub]).run("hi")).text == "done"
     system = model.requests[1].messages[0].content
     assert [n for n in ("add", "sub") if f'<am:tool name="{n}"' in system] == offered
+
+
+class Stop(BaseException):
+    """A tool's own signal, a ``BaseException`` so that ``except Exception`` lets it by."""
+
+
+async def test_a_work_phase_tool_s_base_exception_comes_out_as_itself() -> None:
+    """A tool of the work phase raising a ``BaseException`` that is not an
+    ``Exception`` came out of the hybrid run in exception groups nested three
+    deep; it is raised as itself, as by an ``Agent``."""
+
+    @tool
+    def halt() -> str:
+        """Stop everything."""
+        raise Stop("halt")
+
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["halt"]}')
+    model = ScriptedModel([[select], '<am:tool_call name="halt"></am:tool_call>', "never"])
+    with pytest.raises(Stop, match="halt"):
+        await HybridAgent(model, [halt]).run("hi")
+    assert len(model.requests) == 2

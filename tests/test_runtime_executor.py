@@ -14,7 +14,7 @@ import anyio
 import msgspec
 import pytest
 
-from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.events import CallEnd, ToolFailed, ToolResult, TurnEnd
 from streamtools.runtime import Agent
 from streamtools.runtime.executor import Executor
 from streamtools.testing import ScriptedModel
@@ -388,6 +388,83 @@ async def test_a_tool_that_exits_is_a_failure_not_the_end_of_the_run() -> None:
         ['<am:tool_call name="cli"><argv>["--nope"]</argv></am:tool_call>', "It refused."]
     )
     assert (await Agent(model, [cli]).run("go")).text == "It refused."
+
+
+class Stop(BaseException):
+    """A tool's own signal, a ``BaseException`` so that ``except Exception`` lets it by."""
+
+
+RAISED: dict[str, type[BaseException]] = {
+    "own": Stop,
+    "interrupt": KeyboardInterrupt,
+    "genexit": GeneratorExit,
+}
+
+
+def _raise(kind: str) -> None:
+    if kind == "fail":
+        pytest.fail("the tool was not meant to run")
+    raise RAISED[kind]("stop")
+
+
+@pytest.mark.parametrize("kind", ["own", "interrupt", "genexit", "fail"])
+@pytest.mark.parametrize("is_async", [True, False])
+async def test_a_tool_s_base_exception_stops_the_run_as_itself(kind: str, is_async: bool) -> None:
+    """A tool raising a ``BaseException`` that is not an ``Exception`` (a class
+    of its own, ``KeyboardInterrupt``, ``GeneratorExit``, ``pytest.fail``) came
+    out of the Agent as a ``BaseExceptionGroup`` nested twice. Such an exception
+    is a request to stop, not a tool error: the run stops, the turn ends with
+    ``TurnEnd(error)``, the other tool is cancelled, and the iterator raises the
+    exception itself after the events before it (``run`` too)."""
+    expected = RAISED.get(kind, pytest.fail.Exception)
+    slow_ended = anyio.Event()
+
+    async def abort_async() -> str:
+        await anyio.sleep(0.01)
+        _raise(kind)
+        return "unreachable"
+
+    def abort_sync() -> str:
+        time.sleep(0.01)
+        _raise(kind)
+        return "unreachable"
+
+    abort = tool(abort_async if is_async else abort_sync, name="abort")
+
+    @tool
+    async def slow() -> str:
+        """Take a while."""
+        try:
+            await anyio.sleep(5)
+        finally:
+            slow_ended.set()
+        return "late"
+
+    calls = '<am:tool_call name="slow"></am:tool_call><am:tool_call name="abort"></am:tool_call>'
+    model = ScriptedModel([calls, "never asked"])
+    events: list[Any] = []
+    with anyio.fail_after(3):
+        with pytest.raises(expected) as info:
+            async with Agent(model, [slow, abort]).stream("go") as stream:
+                async for event in stream:
+                    events.append(event)
+    assert type(info.value) is expected
+    assert events[-1] == TurnEnd(turn=1, reason="error")
+    assert not any(isinstance(e, ToolResult | ToolFailed) for e in events)
+    assert slow_ended.is_set() and len(model.requests) == 1
+
+    with pytest.raises(expected):
+        await Agent(ScriptedModel([calls, "never asked"]), [slow, abort]).run("go")
+
+
+async def test_a_consumer_s_base_exception_comes_out_as_itself() -> None:
+    """The consumer's own ``BaseException`` in the ``stream`` block (a test's
+    ``pytest.fail`` while reading events) came out in a ``BaseExceptionGroup``."""
+    model = ScriptedModel(['<am:tool_call name="add"><a>1</a><b>2</b></am:tool_call>', "3"])
+    with pytest.raises(Stop):
+        async with Agent(model, [add]).stream("go") as stream:
+            async for _ in stream:
+                raise Stop("enough")
 
 
 async def test_an_endless_generator_stops_being_drained_when_its_call_times_out() -> None:

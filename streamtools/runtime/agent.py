@@ -95,6 +95,14 @@ class Agent:
     parser starts there (see ``Parser``), and a call written in the reasoning
     does not run. For a prompt dialect only: with ``native=True`` it is a
     ``UsageError`` (the model's text is not parsed there).
+
+    A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
+    told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
+    ``GeneratorExit``, ``pytest.fail``'s ``Failed``, a user class deriving from
+    ``BaseException``) stops the run: the turn ends with ``TurnEnd(reason="error")``
+    and the exception is raised as itself, never in an ``ExceptionGroup``, by
+    the stream after its last event, or by ``run`` (see
+    ``streamtools.runtime.executor``).
     """
 
     def __init__(
@@ -230,7 +238,9 @@ class Agent:
                 try:
                     request = self._request(transcript, specs, final_turn, repair)
                     reply = await run_turn(ctx, request)
-                except Exception:
+                except anyio.get_cancelled_exc_class():
+                    raise  # the time budget (below) or the consumer leaving
+                except BaseException:  # a tool's KeyboardInterrupt too (see the docstring)
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 _append_reply(transcript, reply, native=self.native)

@@ -3,13 +3,22 @@
 Theory of operation
 -------------------
 ``Executor.execute(call)`` turns a ``CallEnd`` into exactly one
-``ToolResult`` or ``ToolFailed``; it never raises for anything a tool does,
-so a broken tool can never crash the agent loop (``SystemExit`` included: a
-tool wrapping a command line whose argparse refuses the arguments). Only
-cancellation (the consumer went away, the timeout) and ``KeyboardInterrupt``
-pass through, as they must; a
-``CancelledError`` a tool raises itself while nothing cancelled it (it awaited
-a future someone else cancelled) is that tool failing.
+``ToolResult`` or ``ToolFailed``; it never raises for an ``Exception`` a tool
+raises, so a broken tool can never crash the agent loop (``SystemExit``
+included: a tool wrapping a command line whose argparse refuses the
+arguments). Cancellation (the consumer went away, the timeout) passes through,
+as it must; a ``CancelledError`` a tool raises itself while nothing cancelled
+it (it awaited a future someone else cancelled) is that tool failing.
+
+Any other ``BaseException`` that is not an ``Exception`` passes through too:
+``KeyboardInterrupt``, ``GeneratorExit``, a test's ``pytest.fail``
+(``Failed``), a class of the tool's own that derives from ``BaseException``
+just so that ``except Exception`` lets it through. These are by Python's
+convention not errors to report but a request to stop; the model is not told.
+The turn (``streamtools.runtime.turn``) cancels the model request and the other
+tools, the turn ends with ``TurnEnd(reason="error")``, and the exception itself
+(never inside an exception group) is raised by the event stream's iterator
+after the events before it, or by ``Agent.run``.
 
 A value is what the tool finally gives: a coroutine it returned without
 ``await`` is awaited, a generator's (or any iterator's) items are collected
@@ -50,7 +59,7 @@ import inspect
 import math
 import threading
 import traceback
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -98,7 +107,8 @@ class Executor:
         self.limiter = anyio.CapacityLimiter(max_concurrency)
 
     async def execute(self, call: CallEnd) -> ToolResult | ToolFailed:
-        """Run ``call``; return its result or why it failed (never raises, except cancellation)."""
+        """Run ``call``; return its result or why it failed. Raises only cancellation
+        and a tool's ``BaseException`` that is neither an ``Exception`` nor ``SystemExit``."""
         tool = self.registry.get(call.name)
         if tool is None:
             return self._failed(call, "unknown_tool", self.registry.unknown_tool_message(call.name))
@@ -140,7 +150,7 @@ class Executor:
         if is_async:
             value = invoke(kwargs)
         else:
-            value = await anyio.to_thread.run_sync(partial(invoke, kwargs), abandon_on_cancel=True)
+            value = await _in_thread(partial(invoke, kwargs))
         # A sync function may still hand back an awaitable (a wrapped coroutine),
         # an async one a coroutine it forgot to await (``return helper()``).
         while inspect.isawaitable(value):
@@ -162,6 +172,30 @@ class Executor:
     @staticmethod
     def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
+
+
+class _Carried:
+    """A ``GeneratorExit`` raised in a worker thread, carried out of it as a value:
+    asyncio cannot raise one into the task awaiting the thread (the task fails
+    with "coroutine ignored GeneratorExit", outside the caller's ``try``)."""
+
+    def __init__(self, exc: GeneratorExit) -> None:
+        self.exc = exc
+
+
+async def _in_thread(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
+
+    def run() -> Any:
+        try:
+            return fn()
+        except GeneratorExit as exc:
+            return _Carried(exc)
+
+    value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    if isinstance(value, _Carried):
+        raise value.exc
+    return value
 
 
 async def _drain(items: Iterator[Any]) -> list[Any]:
@@ -187,7 +221,8 @@ async def _drain(items: Iterator[Any]) -> list[Any]:
         return out
 
     try:
-        return await anyio.to_thread.run_sync(take, abandon_on_cancel=True)
+        items_taken: list[Any] = await _in_thread(take)
+        return items_taken
     finally:
         stop.set()
 

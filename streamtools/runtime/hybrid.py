@@ -183,7 +183,9 @@ class HybridAgent:
         with anyio.move_on_after(budget):
             try:
                 chosen, text = await self._select(transcript, emit)
-            except Exception:
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException:  # as an Agent's turn (see ``Agent``)
                 await emit(TurnEnd(turn=0, reason="error"))
                 raise
             selected = True

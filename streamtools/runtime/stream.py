@@ -15,9 +15,12 @@ are gone. Nothing outlives it.
 The run's own exceptions (``BudgetExceeded``, ``ProviderError``, …) are not
 raised out of the task group, where they would arrive wrapped in an exception
 group and cancel the consumer mid-iteration; they are stored and raised by
-the iterator after the last event, as a plain exception. An exception raised
-by the consumer's own code in the block comes out unchanged too. What ``run``
-returns is kept as ``EventStream.result``.
+the iterator after the last event, as a plain exception. So is a
+``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, a
+test's ``pytest.fail``, raised by a tool or by the model's stream). An
+exception raised by the consumer's own code in the block comes out unchanged
+too, ``BaseException`` or not. Only cancellation goes through the task group,
+as it must. What ``run`` returns is kept as ``EventStream.result``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class EventStream:
 
     def __init__(self, receive: MemoryObjectReceiveStream[Event]) -> None:
         self._receive = receive
-        self.error: Exception | None = None
+        self.error: BaseException | None = None
         self.result: RunResult | None = None
 
     def __aiter__(self) -> EventStream:
@@ -105,15 +108,19 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
         async with send:
             try:
                 events.result = await run(emit)
-            except Exception as exc:
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException as exc:
                 events.error = exc
 
-    error: Exception | None = None
+    error: BaseException | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(drive)
         try:
             yield events
-        except Exception as exc:
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
             # Raised again below, outside the task group, unwrapped.
             error = exc
         finally:

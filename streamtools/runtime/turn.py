@@ -19,8 +19,11 @@ cannot hang.
 
 Failures: a model stream that raises (``ProviderError``…) cancels the turn's
 tools and re-raises after the task group closes, so the caller sees the
-exception itself, not an exception group. A stream that *finishes* with
-``reason="error"`` is reported as a ``StreamError`` event; the decoder's
+exception itself, not an exception group. So does a tool that raises what the
+executor does not turn into a ``ToolFailed`` (a ``BaseException`` that is not
+an ``Exception``, see ``streamtools.runtime.executor``): the model stream and
+the other tools are cancelled, and ``run_turn`` raises it. A stream that
+*finishes* with ``reason="error"`` is reported as a ``StreamError`` event; the decoder's
 ``end()`` then turns a call left open into a ``CallError``, which the repair
 ladder handles.
 
@@ -111,6 +114,9 @@ class Reply:
     requested_tools: list[str] = field(default_factory=list)
     finish: FinishChunk | None = None
     cut: bool = False
+    # What a tool raised that the executor does not report (a ``BaseException``
+    # that is not an ``Exception``): raised by ``run_turn`` after its task group.
+    aborted: BaseException | None = None
 
     @property
     def visible_text(self) -> str:
@@ -137,14 +143,18 @@ class TurnContext:
 async def run_turn(ctx: TurnContext, request: ModelRequest) -> Reply:
     """Stream one model reply, running its calls as they complete; return what it produced."""
     reply = Reply()
-    failure: Exception | None = None
+    failure: BaseException | None = None
     async with anyio.create_task_group() as tools:
         try:
             await _read(ctx, request, reply, tools)
-        except Exception as exc:
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
             # Re-raised below, outside the task group, so it is not wrapped in a group.
             failure = exc
             tools.cancel_scope.cancel()
+    if reply.aborted is not None:
+        raise reply.aborted
     if failure is not None:
         raise failure
     return reply
@@ -242,7 +252,7 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         return
     if signature not in repair.seen:
         repair.seen.add(signature)
-        tools.start_soon(_run_tool, ctx, call, reply, signature)
+        tools.start_soon(_run_tool, ctx, call, reply, signature, tools)
         return
     if not repair.redirected:
         repair.redirected = True
@@ -263,8 +273,20 @@ async def _refuse(ctx: TurnContext, call: CallEnd, reply: Reply, message: str) -
     await ctx.emit(failed)
 
 
-async def _run_tool(ctx: TurnContext, call: CallEnd, reply: Reply, signature: str) -> None:
-    outcome = await ctx.executor.execute(call)
+async def _run_tool(
+    ctx: TurnContext, call: CallEnd, reply: Reply, signature: str, tools: TaskGroup
+) -> None:
+    try:
+        outcome = await ctx.executor.execute(call)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        # Not a tool error (see ``Executor``): the turn stops and ``run_turn``
+        # raises it, plain rather than in an exception group from this task.
+        if reply.aborted is None:
+            reply.aborted = exc
+        tools.cancel_scope.cancel()
+        return
     reply.outcomes[call.id] = outcome
     ctx.repair.calls_run += 1
     if isinstance(outcome, ToolResult):
