@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
 import anyio
@@ -31,16 +32,17 @@ from test_parser_properties import FRAGMENTS, model_replies
 from test_proxy_wire import _anthropic_stream, _openai_stream, _responses_stream
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, StreamError, TextDelta
-from streamtools.model import ModelRequest, ToolChoice, ToolSpec, UseTool
+from streamtools.model import FinishChunk, ModelRequest, TextChunk, ToolChoice, ToolSpec, UseTool
 from streamtools.parser import DIALECTS
-from streamtools.prompts import project
+from streamtools.prompts import get_renderer, project
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, RequestError
 from streamtools.proxy.responses_wire import freeform_text
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
-from streamtools.transcript import Transcript, UserMessage
+from streamtools.testing.scripted import split_text
+from streamtools.transcript import ToolCall, Transcript, UserMessage
 
 SCHEMA = {
     "type": "object",
@@ -258,6 +260,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     parallel=st.booleans(),
     repairs=st.integers(0, 2),
     freeform=st.booleans(),
+    cut_off=st.booleans(),
 )
 def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     data: st.DataObject,
@@ -267,8 +270,21 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
     parallel: bool,
     repairs: int,
     freeform: bool,
+    cut_off: bool,
 ) -> None:
-    script = [data.draw(model_replies(dialect, CALLS)) for _ in range(repairs + 1)]
+    script: list[Any] = [data.draw(model_replies(dialect, CALLS)) for _ in range(repairs + 1)]
+    if cut_off:  # every reply ends at the upstream's token limit, often inside a call
+        rng = random.Random(seed)
+        renderer = get_renderer(dialect)
+        rendered = [renderer.render_call(ToolCall(id="i", name=n, arguments=a)) for n, a in CALLS]
+        halves = st.sampled_from(["", *(r[: len(r) // 2] for r in rendered)])
+        script = [
+            [
+                *(TextChunk(text=t) for t in split_text(r + data.draw(halves), rng, (1, 9))),
+                FinishChunk(reason="length"),
+            ]
+            for r in script
+        ]
     model = ScriptedModel(script, seed=seed, chunk_sizes=(1, 9))
     transcript = Transcript(messages=[UserMessage(content="hi")])
     call = ProxyCall(
@@ -308,8 +324,11 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
             open_calls.remove(event.index)
             assert json.loads(fragments[event.index]) == event.arguments
     if isinstance(ends[0], Finish):
-        assert not open_calls
-        assert (ends[0].reason == "tool_calls") == bool(starts)
+        # a call cut by the token limit stays open, the last one, and the finish says so
+        cut = ends[0].reason == "length" and bool(open_calls)
+        assert open_calls == ({starts[-1].index} if cut else set())
+        assert cut_off or not cut
+        assert (ends[0].reason == "tool_calls") == (bool(starts) and not cut)
         # and the official SDKs, reading what the wire encoders write, assemble
         # exactly these calls and this text
         calls = [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)]
@@ -317,14 +336,22 @@ def test_any_upstream_reply_gives_wire_events_an_sdk_can_assemble(
         completion = _openai_stream(events, include_usage=True)[1]
         message = completion.choices[0].message
         tool_calls = message.tool_calls or []
+        if cut:  # the partial arguments, as streamed
+            last = tool_calls.pop()
+            assert (last.function.name, last.function.arguments) == (
+                starts[-1].name, fragments.get(starts[-1].index, "")
+            )
         assert [(c.function.name, json.loads(c.function.arguments)) for c in tool_calls] == calls
         assert (message.content or "") == text
-        blocks = _anthropic_stream(events)[1].content
-        assert [(b.name, b.input) for b in blocks if b.type == "tool_use"] == calls
+        finished, message = _anthropic_stream(events)
+        blocks = message.content
+        assert [n for n, _ in finished].count("content_block_stop") == len(blocks)  # all closed
+        uses = [(b.name, b.input) for b in blocks if b.type == "tool_use"]
+        assert (uses[:-1] if cut else uses) == calls
         assert "".join(b.text for b in blocks if b.type == "text") == text
         parsed, response = _responses_stream(events, call)
-        if response is None:  # a token limit before any call: incomplete, as OpenAI says
-            assert parsed[-1].type == "response.incomplete" and not calls
+        if response is None:  # a token limit: incomplete, as OpenAI says
+            assert parsed[-1].type == "response.incomplete" and (cut or not calls)
         else:
             items = [o for o in response.output if o.type != "message"]
             got = [

@@ -393,14 +393,22 @@ async def test_history_and_hostile_result_are_projected_safely() -> None:
 
 
 async def test_announced_call_that_breaks_ends_with_an_error() -> None:
+    broken = '<am:tool_call name="weather"><city>Paris</town></am:tool_call>'
+    events = await _run(ScriptedModel([broken]), _call())
+    assert isinstance(events[0], CallStart)
+    assert isinstance(events[-1], StreamError) and events[-1].kind == "malformed_call"
+    assert not any(isinstance(e, Finish) for e in events)
+
+
+async def test_announced_call_cut_by_the_token_limit_ends_with_length() -> None:
     chunks: Sequence[Chunk] = [
         TextChunk(text='<am:tool_call name="weather"><city>Par'),
         FinishChunk(reason="length"),
     ]
     events = await _run(ScriptedModel([chunks]), _call())
     assert isinstance(events[0], CallStart)
-    assert isinstance(events[-1], StreamError) and events[-1].kind == "malformed_call"
-    assert not any(isinstance(e, Finish) for e in events)
+    assert not any(isinstance(e, CallEnd | StreamError) for e in events)  # partial, not failed
+    assert events[-1] == Finish(reason="length")
 
 
 async def test_client_stop_sequence_is_reported_and_marker_is_not() -> None:

@@ -51,6 +51,7 @@ from streamtools.proxy.request import (
     omitted,
     optional_flag,
     optional_number,
+    partial_object,
     past_call,
     response_format,
     sampling_options,
@@ -271,13 +272,18 @@ def _output_format(raw: Any) -> dict[str, Any] | None:
 
 
 def stop_reason(finish: Finish, made_calls: bool) -> str:
-    if made_calls:
+    """The message's ``stop_reason``. A length finish wins over the calls: the
+    turn gives one with calls only when the last was cut off by the token limit,
+    and Anthropic ends such a message with its ``tool_use`` block closed (the
+    partial input as streamed) and ``max_tokens``."""
+    cut = finish.reason in ("length", "max_tokens")
+    if made_calls and not cut:
         return "tool_use"
     if finish.stop_sequence is not None:
         return "stop_sequence"
     if finish.reason == "content_filter":
         return "refusal"
-    return "max_tokens" if finish.reason in ("length", "max_tokens") else "end_turn"
+    return "max_tokens" if cut else "end_turn"
 
 
 def error_body(status: int, message: str, kind: str) -> dict[str, Any]:
@@ -378,7 +384,14 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
     if reply.text:
         content.append({"type": "text", "text": reply.text})
     content.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in reply.calls
+        {
+            "type": "tool_use",
+            "id": c.id,
+            "name": c.name,
+            # a call cut by the token limit: what its partial arguments hold
+            "input": c.input if c.complete else partial_object(c.arguments),
+        }
+        for c in reply.calls
     )
     made_calls = bool(reply.calls)
     return {

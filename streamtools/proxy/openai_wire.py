@@ -295,10 +295,13 @@ def decode_request(body: Any) -> ProxyCall:
 
 
 def finish_reason(finish: Finish, made_calls: bool, called: str = "tool_calls") -> str:
-    if made_calls:
-        return called
+    """The reply's ``finish_reason``. A length finish wins over the calls: the
+    turn gives one with calls only when the last was cut off by the token limit,
+    its partial ``arguments`` already written, as OpenAI ends such a reply."""
     if finish.reason in ("length", "max_tokens"):
         return "length"
+    if made_calls:
+        return called
     return "content_filter" if finish.reason == "content_filter" else "stop"
 
 

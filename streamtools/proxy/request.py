@@ -22,11 +22,16 @@ checks the wires share (``array``, ``stop_strings``, ``tool_schema``,
 type is a 400 that names it, never a crash further on (a 500).
 
 ``Reply`` collects the turn's output events for the non-streaming bodies, so
-that a streamed and a non-streamed answer carry the same content.
+that a streamed and a non-streamed answer carry the same content. A call cut
+off by the token limit (see ``streamtools.proxy.turn``) has no ``CallEnd``: its
+``ReplyCall`` keeps ``complete=False`` and the arguments streamed so far, and
+``partial_object`` reads them as the Anthropic SDK reads a stream's
+``partial_json`` (whole keys and values only).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -41,6 +46,7 @@ __all__ = [
     "allowed_tools", "array",
     "forwarded_format",
     "json_arguments", "omitted", "optional_number", "optional_switch", "optional_text",
+    "partial_object",
     "past_call",
     "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
@@ -351,6 +357,7 @@ class ReplyCall(msgspec.Struct, kw_only=True):
     name: str
     arguments: str  # JSON text, exactly the concatenated argument fragments
     input: dict[str, Any] = msgspec.field(default_factory=dict)
+    complete: bool = False  # its CallEnd came (else it was cut off by the token limit)
 
 
 class Reply:
@@ -381,6 +388,7 @@ class Reply:
             case CallEnd(index=index, arguments=arguments):
                 call = self._open.pop(index)
                 call.input = arguments
+                call.complete = True
                 if not call.arguments:
                     call.arguments = msgspec.json.encode(arguments).decode()
             case Usage(input_tokens=inp, output_tokens=out):
@@ -390,3 +398,75 @@ class Reply:
                 self.finish = event
             case _:
                 pass
+
+
+_MISSING: Any = object()  # nothing whole to keep
+_SPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = re.compile(r"[^,\]}\s]*")
+
+
+def partial_object(text: str) -> dict[str, Any]:
+    """The JSON object a cut-off prefix of one (``text``, a call's arguments as
+    streamed) holds so far: its whole members, with open objects and arrays
+    closed and a string, key or literal still being written left out, as the
+    Anthropic SDK reads a stream's ``partial_json`` (jiter's partial mode), so a
+    non-streamed ``tool_use`` has the ``input`` a streamed one ends with. ``{}``
+    when there is no object."""
+    try:
+        value = _partial(text, _SPACE.match(text, 0).end())[0]  # type: ignore[union-attr]
+    except RecursionError:  # nested deeper than Python recurses: keep nothing
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _partial(text: str, i: int) -> tuple[Any, int, bool]:
+    """The value at ``i``: (value or ``_MISSING``, the index after it, whole)."""
+    n = len(text)
+    if i >= n:
+        return _MISSING, n, False
+    first = text[i]
+    if first == '"':
+        m = _STRING.match(text, i)
+        if m is None:
+            return _MISSING, n, False
+        try:
+            return msgspec.json.decode(m.group()), m.end(), True
+        except msgspec.DecodeError:
+            return _MISSING, n, False
+    if first not in "{[":
+        m = _SCALAR.match(text, i)  # a number or literal: always matches
+        try:
+            return msgspec.json.decode(m.group()), m.end(), True  # type: ignore[union-attr]
+        except msgspec.DecodeError:  # cut (``tr``, ``-``) or not JSON
+            return _MISSING, n, False
+    is_object = first == "{"
+    close = "}" if is_object else "]"
+    members: Any = {} if is_object else []
+    i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+    if i < n and text[i] == close:
+        return members, i + 1, True
+    while True:
+        key: Any = None
+        if is_object:
+            key, i, whole = _partial(text, i)
+            if not whole or not isinstance(key, str):
+                return members, n, False
+            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+            if i >= n or text[i] != ":":
+                return members, n, False
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+        value, i, whole = _partial(text, i)
+        if value is not _MISSING:
+            if is_object:
+                members[key] = value
+            else:
+                members.append(value)
+        if not whole:
+            return members, n, False
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if i >= n or text[i] not in ("," + close):
+            return members, n, False
+        if text[i] == close:
+            return members, i + 1, True
+        i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]

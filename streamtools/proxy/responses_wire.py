@@ -360,8 +360,10 @@ def _usage(prompt: int | None, completion: int | None) -> dict[str, Any]:
 
 def _status(finish: Finish, made_calls: bool) -> tuple[str, dict[str, str] | None]:
     """The response's status and ``incomplete_details``: a token limit hit
-    before any call leaves the answer incomplete, as OpenAI reports it."""
-    if not made_calls and finish.reason in ("length", "max_tokens"):
+    leaves the answer incomplete, as OpenAI reports it (the turn gives a length
+    finish with calls only when the last one was cut off, its item then
+    ``incomplete`` too)."""
+    if finish.reason in ("length", "max_tokens"):
         return "incomplete", {"reason": "max_output_tokens"}
     if not made_calls and finish.reason == "content_filter":
         return "incomplete", {"reason": "content_filter"}
@@ -569,13 +571,16 @@ class EventEncoder:
             )
         return out
 
-    def _close(self) -> bytes:
+    def _close(self, status: str = "completed") -> bytes:
+        """The open item's closing events; ``status`` ``incomplete`` for an item
+        the token limit cut off (a function call's partial ``arguments``)."""
         item = self.item
         if item is None:
             return b""
         where, text = self._where(), "".join(self.parts)
         if item["type"] == "message":
             done = _message(item["id"], text, "completed")
+            done["status"] = status
             out = self._event(
                 "response.output_text.done",
                 {**where, "content_index": 0, "text": text, "logprobs": []},
@@ -588,7 +593,7 @@ class EventEncoder:
             done = {**item, "input": text}
             out = self._event("response.custom_tool_call_input.done", {**where, "input": text})
         else:
-            done = {**item, "arguments": text, "status": "completed"}
+            done = {**item, "arguments": text, "status": status}
             out = self._event(
                 "response.function_call_arguments.done",
                 {**where, "arguments": text},
@@ -640,8 +645,8 @@ class EventEncoder:
                 self.usage = (inp, out_tokens)
                 return b""
             case Finish():
-                out = self._close()
                 status, details = _status(event, self.made_calls)
+                out = self._close(status)
                 response = {
                     **self.response,
                     "status": status,
@@ -679,15 +684,20 @@ class EventEncoder:
 def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     """A non-streaming ``response`` with the same content as the stream."""
     output: list[dict[str, Any]] = []
+    status, details = _status(reply.finish, bool(reply.calls))
     if reply.text:
         output.append(_message(_id("msg_"), reply.text, "completed"))
+        if not reply.calls:  # the last item: cut off with the response, as streamed
+            output[-1]["status"] = status
     for c in reply.calls:
         named = _named(c.name, call.namespaces)
         if c.name in call.freeform:
-            output.append(_custom_call_item(_id("ctc_"), c.id, named, freeform_text(c.input)))
+            # a call cut by the token limit: its text so far, as the stream gives it
+            text = freeform_text(c.input) if c.complete else _RawInput().feed(c.arguments)
+            output.append(_custom_call_item(_id("ctc_"), c.id, named, text))
         else:
-            output.append(_function_call_item(_id("fc_"), c.id, named, c.arguments, "completed"))
-    status, details = _status(reply.finish, bool(reply.calls))
+            done = "completed" if c.complete else status
+            output.append(_function_call_item(_id("fc_"), c.id, named, c.arguments, done))
     return {
         **_response(call, _id("resp_"), int(time.time())),
         "status": status,

@@ -47,6 +47,16 @@ Decisions, each bounded:
   text). A call whose ``CallStart``
   and fragments were already sent cannot be retracted: the response ends with
   an error in the client's format (``kind="malformed_call"``).
+* **A call cut by the token limit.** When the upstream's finish is a length cut
+  (``end("length")`` leaves the announced call ``unterminated``) the model did
+  nothing wrong that a re-prompt would fix: the real APIs end such a response
+  with their length finish, the call's partial arguments as streamed (OpenAI
+  ``finish_reason: "length"``, Anthropic ``stop_reason: "max_tokens"`` after the
+  ``tool_use`` block is closed, Responses ``response.incomplete`` with
+  ``max_output_tokens``), and clients know to report it or raise their limit,
+  where an error makes an agent retry the same request into the same limit. So
+  the turn ends with ``Finish(reason="length")`` and no ``CallEnd`` for that
+  call; the wire encoders let a length finish win over the calls' reason.
 * **``<am:request_tools>``** (am_xml's request for more tool definitions, a
   call named ``am:request_tools`` to the parser) is not a tool the client has:
   every tool is already in the prompt. It never reaches the wire; when it
@@ -213,6 +223,9 @@ class _Shown(NamedTools):
         return self._schemas.get(name)
 
 
+_LENGTH = frozenset({"length", "max_tokens"})  # finishes that are a token-limit cut
+
+
 class _Stop(Exception):
     """Internal: leave the upstream stream early."""
 
@@ -284,7 +297,10 @@ class _Turn:
             await attempt.give_up()
             await self.out(Usage(input_tokens=self.usage_in, output_tokens=self.usage_out))
             stop_sequence = finish.stop_sequence if finish.stop_sequence in self.call.stop else None
-            reason = "tool_calls" if self.calls else finish.reason
+            if attempt.cut:  # a call cut by the token limit (see the module docstring)
+                reason, stop_sequence = "length", None
+            else:
+                reason = "tool_calls" if self.calls else finish.reason
             await self.out(Finish(reason=reason, stop_sequence=stop_sequence))
             return
 
@@ -314,6 +330,8 @@ class _Attempt:
         self.requests: set[int] = set()  # parser indexes of am:request_tools calls
         self.broken: CallError | None = None
         self.failed = False  # an error was already emitted
+        self.ending: str | None = None  # the upstream's finish reason, once at end()
+        self.cut = False  # an announced call was cut off by the token limit
         # no parser: the client's stop strings are cut here (see the module docstring)
         self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
 
@@ -366,6 +384,7 @@ class _Attempt:
             last = ending[-1]
             if isinstance(last, Finish) and last.stop_sequence and not finish.stop_sequence:
                 finish = FinishChunk(reason=finish.reason, stop_sequence=last.stop_sequence)
+            self.ending = finish.reason
             try:
                 await self.handle([e for e in ending if not isinstance(e, Finish)], None)
             except _Stop:
@@ -432,6 +451,9 @@ class _Attempt:
     async def call_error(self, error: CallError) -> None:
         turn = self.turn
         if error.index in self.wire:
+            if error.reason == "unterminated" and self.ending in _LENGTH:
+                self.cut = True  # its partial arguments stand; the finish says why
+                raise _Stop  # nothing after it is forwarded
             message = f"the model wrote a malformed call to {error.name!r}: {error.message}"
             await turn.out(StreamError(kind="malformed_call", message=message))
             self.failed = True
