@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from streamtools.errors import BudgetExceeded
-from streamtools.events import CallEnd, Event, ToolFailed, TurnEnd, TurnStart
+from streamtools.events import CallEnd, Event, Final, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
@@ -181,3 +181,23 @@ async def test_a_turn_the_time_budget_cuts_short_still_ends() -> None:
     turns = [e for e in events if isinstance(e, TurnStart | TurnEnd)]
     assert turns == [TurnStart(turn=1), TurnEnd(turn=1, reason="error")]
     assert sleeper.cancelled
+
+
+async def test_an_answer_known_before_the_time_budget_ends_the_run() -> None:
+    """A slow consumer: its buffer (64 events) is full when the reply turns out
+    to be the answer, and the budget runs out while ``TurnEnd(final)`` or
+    ``Final`` waits for room. The run raised ``BudgetExceeded`` after
+    ``TurnEnd(final)`` was sent, or after the reply's ``Finish`` with
+    ``TurnEnd(error)``: the answer was known, and lost. It ends with it now.
+    (Replies of 58 to 63 chunks put the full buffer at each of those moments.)"""
+    for n in range(58, 64):
+        model = ScriptedModel([[TextChunk(text="x")] * n])
+        events: list[Event] = []
+        with anyio.fail_after(5):
+            async with Agent(model, time_budget=0.1).stream("hi") as stream:
+                async for event in stream:
+                    events.append(event)
+                    if len(events) == 1:
+                        await anyio.sleep(0.25)  # the budget runs out meanwhile
+        assert events[-2:] == [TurnEnd(turn=1, reason="final"), Final(text="x" * n, turns=1)]
+        assert stream.result is not None and stream.result.text == "x" * n

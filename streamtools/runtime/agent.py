@@ -39,7 +39,10 @@ wording and the bounds):
 Every model call counts against ``max_turns`` (repairs included), so the
 loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
 ``BudgetExceeded``; a turn the time budget cut short still gets its
-``TurnEnd(reason="error")``, as a turn that failed does.
+``TurnEnd(reason="error")``, as a turn that failed does. Once a reply is
+known to be the answer, the run ends with it (``TurnEnd(final)``, ``Final``)
+even if the budget runs out while a slow consumer's full buffer holds those
+two events back.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -210,6 +213,7 @@ class Agent:
         # continue from there, so they stay unique across the whole transcript.
         earlier = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
         in_turn = False  # between a TurnStart and its TurnEnd
+        final: Reply | None = None  # the reply that is the answer
         with anyio.move_on_after(self.time_budget):
             while True:
                 if turn >= self.max_turns:
@@ -255,10 +259,8 @@ class Agent:
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 if step is None:
-                    await emit(TurnEnd(turn=turn, reason="final"))
-                    in_turn = False
-                    await emit(Final(text=reply.visible_text, turns=turn))
-                    return RunResult(text=reply.visible_text, transcript=transcript, turns=turn)
+                    final = reply
+                    break
                 reason, message = step
                 if message is not None:
                     transcript.user(message)
@@ -268,6 +270,12 @@ class Agent:
                 else:
                     await emit(TurnEnd(turn=turn, reason="tool_calls"))
                 in_turn = False
+        if final is not None:
+            # Outside the time budget: once the answer is known the run ends with it,
+            # even when a slow consumer's full buffer holds these two back past it.
+            await emit(TurnEnd(turn=turn, reason="final"))
+            await emit(Final(text=final.visible_text, turns=turn))
+            return RunResult(text=final.visible_text, transcript=transcript, turns=turn)
         if in_turn:  # the time ran out mid-turn: it ends as a failed turn does
             await emit(TurnEnd(turn=turn, reason="error"))
         raise BudgetExceeded(
