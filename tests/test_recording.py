@@ -36,6 +36,7 @@ from streamtools.runtime.recording import (
     parse,
 )
 from streamtools.testing import ScriptedModel
+from streamtools.transcript import Transcript, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -170,6 +171,36 @@ def test_bad_recordings_are_reported(tmp_path: Path) -> None:
     for speed in (0, -1.0, float("nan")):
         with pytest.raises(UsageError, match="speed must be positive"):
             Replay(tmp_path / "x", speed=speed)
+
+
+async def test_a_lone_surrogate_half_is_recorded_as_u_fffd(tmp_path: Path) -> None:
+    """A model's chunk (or the request) holding a lone surrogate half, which
+    UTF-8 cannot carry: the recorder raised ``UnicodeEncodeError`` out of the
+    stream, ending the run. It is written as U+FFFD, as ``Transcript.encode``
+    writes one, and a pair stays its character."""
+    path = tmp_path / "half.jsonl"
+    inner = ScriptedModel([[TextChunk(text="report-\udce9 \U0001f600")]])
+    prompt = Transcript()
+    prompt.add(UserMessage(content="open report-\udce9"))  # ``add`` keeps the half
+    result = await Agent(record(inner, path)).run(prompt)
+    assert result.text == "report-\udce9 \U0001f600"  # the run itself is as the model wrote
+    [segment] = load(path)
+    assert [t.chunk for t in segment.chunks][0] == TextChunk(text="report-\ufffd \U0001f600")
+    assert segment.header.request is not None
+    assert "open report-\ufffd" in segment.header.request.messages[-1].content
+
+
+def test_a_line_not_utf8_or_with_an_escaped_lone_half() -> None:
+    """Bytes that are not UTF-8 in a line's string raised msgspec's raw
+    ``UnicodeDecodeError``: a ``UsageError`` naming the line now. An escaped
+    lone half (``\\udce9``, a line written by other means) was refused as
+    "truncated" JSON: it is read as U+FFFD, as ``Transcript.decode`` reads it."""
+    header = encode_header(Header())
+    with pytest.raises(UsageError, match=":2: not UTF-8"):
+        parse(header + b'{"type":"text","text":"caf\xe9","t":0}\n')
+    [segment] = parse(header + b'{"type":"text","text":"a\\udce9 \\ud83d\\ude00","t":0.5}\n')
+    assert segment.chunks[0].chunk == TextChunk(text="a\ufffd \U0001f600")
+    assert segment.chunks[0].t == 0.5
 
 
 def test_a_recording_that_names_its_tool_choice_as_a_bare_string_still_loads() -> None:

@@ -34,6 +34,10 @@ replayed run fails as the recorded one did instead of taking the chunks it
 got for a whole reply. Only the model's own failures are recorded, not an
 exception of the code consuming the stream.
 
+Text that UTF-8 cannot carry (a lone surrogate half in a chunk, a request, a
+model's error message) is written as U+FFFD, as ``Transcript.encode`` writes
+it; an escaped lone half in a line written by other means is read so too.
+
 ``Replay(path, speed=...)`` is a model that plays segment *n* for its *n*-th
 ``stream()`` call, whatever the request (the requests it received are kept in
 ``requests``, as ``ScriptedModel`` does). ``speed=None`` plays instantly (a
@@ -54,6 +58,7 @@ import msgspec
 
 from streamtools.errors import ProviderError, UsageError, describe_exception
 from streamtools.model import Chunk, Model, ModelRequest, keyword_choice
+from streamtools.results import json_ready, lone_surrogate_escapes_replaced
 
 __all__ = [
     "FORMAT",
@@ -128,18 +133,27 @@ _offset_decoder = msgspec.json.Decoder(_Offset)
 _encoder = msgspec.json.Encoder()
 
 
+def _encode(value: Any) -> bytes:
+    """JSON of ``value``; a lone surrogate half, which UTF-8 cannot carry, as U+FFFD
+    (as ``Transcript.encode`` writes it), not a ``UnicodeEncodeError`` out of the stream."""
+    try:
+        return _encoder.encode(value)
+    except UnicodeEncodeError:
+        return _encoder.encode(json_ready(msgspec.to_builtins(value)))
+
+
 def encode_header(header: Header) -> bytes:
-    return _encoder.encode(header) + b"\n"
+    return _encode(header) + b"\n"
 
 
 def encode_chunk(chunk: Chunk, t: float) -> bytes:
     data: dict[str, Any] = msgspec.to_builtins(chunk)
     data["t"] = round(t, 4)
-    return _encoder.encode(data) + b"\n"
+    return _encode(data) + b"\n"
 
 
 def encode_failure(failure: Failure) -> bytes:
-    return _encoder.encode(msgspec.structs.replace(failure, t=round(failure.t, 4))) + b"\n"
+    return _encode(msgspec.structs.replace(failure, t=round(failure.t, 4))) + b"\n"
 
 
 def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
@@ -150,14 +164,22 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
             continue
         try:
             try:
-                item = _line_decoder.decode(line)
+                item, offset = _read_line(line)
             except msgspec.ValidationError:
-                item = _named_choice_header(line)
-            offset = _offset_decoder.decode(line).t
+                raise
+            except msgspec.DecodeError:
+                # an escaped lone surrogate half (a recording written by other means):
+                # read as U+FFFD, as ``Transcript.decode`` and the proxy read one
+                repaired = lone_surrogate_escapes_replaced(line)
+                if repaired is None:
+                    raise
+                item, offset = _read_line(repaired)
         except msgspec.ValidationError as exc:
             raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
         except msgspec.DecodeError as exc:
             raise UsageError(f"{source}:{number}: invalid JSON: {exc}") from exc
+        except UnicodeDecodeError as exc:  # msgspec's error for a string's bytes that are not UTF-8
+            raise UsageError(f"{source}:{number}: not UTF-8: {exc}") from None
         except RecursionError:  # deeper than msgspec goes (about a thousand levels)
             raise UsageError(f"{source}:{number}: JSON nested too deeply") from None
         if isinstance(item, Header):
@@ -175,6 +197,14 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
         else:
             segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
     return segments
+
+
+def _read_line(line: bytes) -> tuple[Header | Chunk | Failure, float]:
+    try:
+        item = _line_decoder.decode(line)
+    except msgspec.ValidationError:
+        item = _named_choice_header(line)
+    return item, _offset_decoder.decode(line).t
 
 
 def _named_choice_header(line: bytes) -> Header:
