@@ -48,6 +48,19 @@ one dialect and one mode. The rules, in the order they apply:
    user text that says so: nothing is lost, nothing is attached to the wrong call.
 6. **Adjacent user messages** are merged into one (blank line between), as
    several APIs require alternating roles.
+   **Adjacent assistant replies** (a client may send two in a row: OpenAI's API
+   takes them, Anthropic's merges same-role turns, and a transcript carried on
+   after a final answer has one) are merged into one reply before the rules
+   above, the reply Anthropic would read: their texts joined (blank line
+   between two texts), their calls in order, each at its place in the joined
+   text (``ToolCall.offset`` moved by the text before it; a call after all of
+   its reply's text stays at that reply's end), so a prompt dialect writes the
+   calls where they stood and the results that follow answer any of them; the
+   signed ``thinking`` blocks are kept in order. Strict chat templates (Gemma,
+   Mistral, some llama.cpp ones) refuse a request whose roles do not alternate,
+   and in native mode OpenAI-compatible servers take one reply's calls together.
+   After any transcript, then, no two adjacent messages (after the system one)
+   are both ``user`` or both ``assistant``.
 7. **Text UTF-8 cannot carry** (a lone UTF-16 surrogate half, anywhere in a
    message or a call) is written as U+FFFD, so that the request can be sent.
 """
@@ -66,6 +79,7 @@ from streamtools.results import json_ready
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
+    ToolCall,
     ToolResultMessage,
     Transcript,
     UserMessage,
@@ -103,7 +117,7 @@ def project(
         prompt = renderer.system_prompt(tools, base=base or None, more_tools=more_tools)
     out: list[ChatMessage] = [ChatMessage(role="system", content=prompt)] if prompt else []
 
-    messages = [m for m in transcript.messages if not isinstance(m, SystemMessage)]
+    messages = _merge_replies([m for m in transcript.messages if not isinstance(m, SystemMessage)])
     i = 0
     while i < len(messages):
         message = messages[i]
@@ -224,6 +238,62 @@ def _sendable(message: ChatMessage) -> ChatMessage:
     except UnicodeEncodeError:
         return msgspec.convert(json_ready(msgspec.to_builtins(message)), ChatMessage)
     return message
+
+
+_Spoken = UserMessage | AssistantMessage | ToolResultMessage  # all but system messages
+
+
+def _merge_replies(messages: list[_Spoken]) -> list[_Spoken]:
+    """Each run of adjacent assistant replies as one (rule 6). A run is joined
+    once at its end (as ``_merge_users``): a request of many short replies costs
+    its length, not its square."""
+    out: list[_Spoken] = []
+    run: list[AssistantMessage] = []
+
+    def close_run() -> None:
+        if len(run) > 1:
+            out.append(_joined(run))
+        elif run:
+            out.append(run[0])
+        run.clear()
+
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            run.append(m)
+            continue
+        close_run()
+        out.append(m)
+    close_run()
+    return out
+
+
+def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
+    """``replies`` as one: see rule 6."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    written = 0  # characters of joined text so far
+    last = len(replies) - 1
+    for n, reply in enumerate(replies):
+        if reply.text and written:
+            texts.append("\n\n")
+            written += 2
+        for c in reply.calls:
+            end = len(reply.text)
+            # None (after all of the reply's text) stays None in the last reply
+            if c.offset is None:
+                at = None if n == last else end
+            else:
+                at = min(max(c.offset, 0), end)
+            moved = None if at is None else written + at
+            calls.append(c if moved == c.offset else msgspec.structs.replace(c, offset=moved))
+        texts.append(reply.text)
+        written += len(reply.text)
+    return AssistantMessage(
+        text="".join(texts),
+        calls=tuple(calls),
+        reasoning="\n\n".join(r.reasoning for r in replies if r.reasoning),
+        thinking=tuple(t for r in replies for t in r.thinking),
+    )
 
 
 def _merge_users(messages: list[ChatMessage]) -> list[ChatMessage]:
