@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamtools.model import ChatMessage, ToolSpec
+from streamtools.model import ChatMessage, Thinking, ToolSpec
 from streamtools.prompts import RENDERERS, get_renderer, project
 from streamtools.transcript import (
     AssistantMessage,
@@ -69,6 +69,25 @@ def test_two_assistant_messages_in_a_row_project_as_one_reply(dialect: str, nati
     # the result answers the call of the first message: no "no result" note, no orphan
     assert "No result was recorded" not in "".join(m.content for m in sent)
     assert "no such call" not in "".join(m.content for m in sent)
+
+
+def test_merged_replies_keep_each_signed_block_before_its_own_calls() -> None:
+    """A signed thinking block's place (``Thinking.calls``: the calls before it)
+    counts the calls of the replies merged before its own, so the second reply's
+    block goes back after the first reply's call, where it was, and not to the
+    front (Anthropic refuses moved blocks in the latest assistant message)."""
+    one = ToolCall(id="c1", name="weather", arguments={"city": "Paris"})
+    two = ToolCall(id="c2", name="weather", arguments={"city": "Oslo"})
+    transcript = Transcript(
+        messages=[
+            UserMessage(content="Paris and Oslo?"),
+            AssistantMessage(calls=(one,), thinking=(Thinking(text="a", signature="s1"),)),
+            AssistantMessage(calls=(two,), thinking=(Thinking(text="b", signature="s2"),)),
+        ]
+    )
+    (reply,) = [m for m in project(transcript, "am_xml", TOOLS, native=True) if m.thinking]
+    assert [(t.text, t.calls) for t in reply.thinking] == [("a", 0), ("b", 1)]
+    assert [c.id for c in reply.tool_calls] == ["c1", "c2"]
 
 
 _IDS = st.sampled_from(["c1", "c2", "c3"])

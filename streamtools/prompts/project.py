@@ -73,7 +73,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from streamtools.model import ChatMessage, NativeCall, ToolSpec
+from streamtools.model import ChatMessage, NativeCall, Thinking, ToolSpec
 from streamtools.prompts.renderer import Renderer
 from streamtools.results import json_ready
 from streamtools.transcript import (
@@ -271,9 +271,17 @@ def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
     """``replies`` as one: see rule 6."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[Thinking] = []
     written = 0  # characters of joined text so far
     last = len(replies) - 1
     for n, reply in enumerate(replies):
+        # a signed block's place counts the calls before it (``Thinking.calls``):
+        # now those of the replies before its own as well
+        before = len(calls)
+        thinking.extend(
+            msgspec.structs.replace(t, calls=t.calls + before) if before else t
+            for t in reply.thinking
+        )
         if reply.text and written:
             texts.append("\n\n")
             written += 2
@@ -292,7 +300,7 @@ def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
         text="".join(texts),
         calls=tuple(calls),
         reasoning="\n\n".join(r.reasoning for r in replies if r.reasoning),
-        thinking=tuple(t for r in replies for t in r.thinking),
+        thinking=tuple(thinking),
     )
 
 
