@@ -37,8 +37,8 @@ from streamtools.parser import DIALECTS
 from streamtools.prompts import get_renderer, project
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
+from streamtools.proxy.freeform import freeform_text
 from streamtools.proxy.request import ProxyCall, RequestError
-from streamtools.proxy.responses_wire import freeform_text
 from streamtools.proxy.turn import run_turn
 from streamtools.testing import ScriptedModel
 from streamtools.testing.scripted import split_text

@@ -28,6 +28,7 @@ from openai.types.responses import Response, ResponseStreamEvent
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
+from streamtools.proxy.freeform import RawInput
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
 from streamtools.proxy.turn import shown_tools, upstream_request
 from streamtools.transcript import (
@@ -177,10 +178,10 @@ def test_custom_tool_text_streams_decoded_whatever_the_cuts(value: str, cuts: li
 
 
 def test_custom_tool_text_leaves_as_soon_as_it_is_certain() -> None:
-    raw = responses_wire._RawInput()
+    raw = RawInput()
     pieces = ['{"inp', 'ut": "ab', 'c\\u00', 'e9d \\ud83d', '\\ude00', '!", "x": 1}', "more"]
     assert [raw.feed(p) for p in pieces] == ["", "ab", "c", "éd ", "😀", "!", ""]
-    other = responses_wire._RawInput()
+    other = RawInput()
     assert [other.feed(p) for p in ['{"pa', 'tch": "x"}']] == ["", ""]  # not this shape
 
 

@@ -37,7 +37,8 @@ output item (``output_item.added``, ``content_part.added``, then
 arguments, ``function_call_arguments.delta`` per fragment as the upstream
 produced it, ``function_call_arguments.done`` and ``output_item.done``; a
 custom tool's ``custom_tool_call`` item streams its text, decoded from the
-arguments as they arrive, as ``custom_tool_call_input.delta``); and
+arguments as they arrive (``freeform.RawInput``), as
+``custom_tool_call_input.delta``); and
 one terminal event, ``response.completed`` (or ``response.incomplete`` when
 the upstream hit its token limit before any call), carrying the whole response
 with its usage. Every event has the next ``sequence_number``. A failure after
@@ -49,7 +50,6 @@ before the stream are OpenAI's error object (``openai_wire.error_body``).
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from typing import Any
@@ -58,7 +58,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
-from streamtools.parser.jsonscan import WHOLE_ESCAPES
+from streamtools.proxy.freeform import RawInput, freeform_text
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
     AssistantTurn,
@@ -87,7 +87,7 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["EventEncoder", "decode_request", "error_body", "freeform_text", "response_body"]
+__all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
 
 _encode = msgspec.json.Encoder().encode
 _STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
@@ -479,53 +479,6 @@ def _custom_call_item(
     }
 
 
-def freeform_text(arguments: Any) -> str:
-    """A custom tool's text from its decoded arguments: ``input`` when it is a
-    string, else the arguments as JSON (a model that wrote another shape)."""
-    if isinstance(arguments, dict) and isinstance(arguments.get("input"), str):
-        return str(arguments["input"])
-    return _encode(arguments).decode()
-
-
-# the arguments of a custom tool's call as models and the dialects write them, up
-# to the string's first character
-_INPUT_START = re.compile(r'\s*\{\s*"input"\s*:\s*"')
-_CUT = 11  # the longest cut escape held: half of a surrogate pair and 5 more
-
-
-class _RawInput:
-    """A custom tool's ``input`` text, decoded from its arguments as they arrive
-    (``{"input": "*** Begin``…): whole characters and escapes only, so nothing
-    given out is taken back. Arguments of another shape give nothing here; the
-    call's end gives the text (``freeform_text``)."""
-
-    def __init__(self) -> None:
-        self.tail = ""  # text that cannot be decoded yet
-        self.started = False
-        self.done = False
-
-    def feed(self, fragment: str) -> str:
-        if self.done:
-            return ""
-        text = self.tail + fragment
-        if not self.started:
-            m = _INPUT_START.match(text)
-            if m is None:
-                # the start still arriving is held; anything else is another shape
-                if '{"input":"'.startswith(re.sub(r"\s", "", text)) and len(text) < 64:
-                    self.tail = text
-                else:
-                    self.done = True
-                return ""
-            self.started = True
-            text = text[m.end() :]
-        k = WHOLE_ESCAPES.match(text).end()  # type: ignore[union-attr]
-        piece, self.tail = text[:k], text[k:]
-        if self.tail.startswith('"') or len(self.tail) > _CUT:
-            self.done = True  # the string closed (or the text is not JSON)
-        return msgspec.json.decode(f'"{piece}"'.encode()) if piece else ""
-
-
 class EventEncoder:
     """Encodes one response's events as Responses SSE events (bytes)."""
 
@@ -541,7 +494,7 @@ class EventEncoder:
         self.usage: tuple[int | None, int | None] = (None, None)
         self.freeform = frozenset(call.freeform)
         self.namespaces = call.namespaces
-        self.raw = _RawInput()  # a custom tool's text, decoded as its arguments arrive
+        self.raw = RawInput()  # a custom tool's text, decoded as its arguments arrive
 
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
         data = {"type": kind, **data, "sequence_number": self.sequence}
@@ -621,7 +574,7 @@ class EventEncoder:
                 self.made_calls = True
                 named = _named(name, self.namespaces)
                 if name in self.freeform:
-                    self.raw = _RawInput()
+                    self.raw = RawInput()
                     return self._open(_custom_call_item(_id("ctc_"), call_id, named, ""))
                 item = _function_call_item(_id("fc_"), call_id, named, "", "in_progress")
                 return self._open(item)
@@ -693,7 +646,7 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
         named = _named(c.name, call.namespaces)
         if c.name in call.freeform:
             # a call cut by the token limit: its text so far, as the stream gives it
-            text = freeform_text(c.input) if c.complete else _RawInput().feed(c.arguments)
+            text = freeform_text(c.input) if c.complete else RawInput().feed(c.arguments)
             output.append(_custom_call_item(_id("ctc_"), c.id, named, text))
         else:
             done = "completed" if c.complete else status

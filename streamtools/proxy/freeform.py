@@ -1,0 +1,68 @@
+"""A custom tool's text (the Responses API's ``custom`` tools: raw text input,
+such as Codex's ``apply_patch``), read out of the one string parameter,
+``input``, the model is shown for it (see ``responses_wire``).
+
+``RawInput`` decodes that text from the call's arguments as they stream, so a
+``custom_tool_call_input.delta`` can follow each fragment; ``freeform_text``
+gives the whole text from the decoded arguments at the call's end.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from streamtools.parser.jsonscan import WHOLE_ESCAPES
+
+__all__ = ["RawInput", "freeform_text"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def freeform_text(arguments: Any) -> str:
+    """A custom tool's text from its decoded arguments: ``input`` when it is a
+    string, else the arguments as JSON (a model that wrote another shape)."""
+    if isinstance(arguments, dict) and isinstance(arguments.get("input"), str):
+        return str(arguments["input"])
+    return _encode(arguments).decode()
+
+
+# the arguments of a custom tool's call as models and the dialects write them, up
+# to the string's first character
+_INPUT_START = re.compile(r'\s*\{\s*"input"\s*:\s*"')
+_CUT = 11  # the longest cut escape held: half of a surrogate pair and 5 more
+
+
+class RawInput:
+    """A custom tool's ``input`` text, decoded from its arguments as they arrive
+    (``{"input": "*** Begin``…): whole characters and escapes only, so nothing
+    given out is taken back. Arguments of another shape give nothing here; the
+    call's end gives the text (``freeform_text``)."""
+
+    def __init__(self) -> None:
+        self.tail = ""  # text that cannot be decoded yet
+        self.started = False
+        self.done = False
+
+    def feed(self, fragment: str) -> str:
+        if self.done:
+            return ""
+        text = self.tail + fragment
+        if not self.started:
+            m = _INPUT_START.match(text)
+            if m is None:
+                # the start still arriving is held; anything else is another shape
+                if '{"input":"'.startswith(re.sub(r"\s", "", text)) and len(text) < 64:
+                    self.tail = text
+                else:
+                    self.done = True
+                return ""
+            self.started = True
+            text = text[m.end() :]
+        k = WHOLE_ESCAPES.match(text).end()  # type: ignore[union-attr]
+        piece, self.tail = text[:k], text[k:]
+        if self.tail.startswith('"') or len(self.tail) > _CUT:
+            self.done = True  # the string closed (or the text is not JSON)
+        return msgspec.json.decode(f'"{piece}"'.encode()) if piece else ""
