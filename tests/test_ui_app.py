@@ -146,6 +146,38 @@ def test_a_client_that_disconnects_cancels_the_agent() -> None:
     assert not source.completed.is_set()
 
 
+def test_a_front_end_on_another_origin_may_call_the_endpoint_when_named() -> None:
+    """A ``useChat`` app on its own dev server: the browser sends a preflight
+    (JSON is not a simple content type), then the POST with its ``Origin``. With
+    ``cors_origins`` both are answered for that origin, and the stream is whole;
+    another origin, or no ``cors_origins``, gets no permission."""
+    front = "http://localhost:3000"
+    preflight = {
+        "Origin": front,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+    }
+    with serve(create_app(ScriptedSource(SCRIPT), cors_origins=[front])) as server:
+        allowed = httpx.options(server.url + "/api/chat", headers=preflight, timeout=10)
+        other = httpx.options(
+            server.url + "/api/chat", headers={**preflight, "Origin": "http://evil.test"},
+            timeout=10,
+        )
+        response = httpx.post(
+            server.url + "/api/chat", json=CHAT, headers={"Origin": front}, timeout=10
+        )
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == front
+    assert "POST" in allowed.headers["access-control-allow-methods"]
+    assert "content-type" in allowed.headers["access-control-allow-headers"].lower()
+    assert "access-control-allow-origin" not in other.headers
+    assert response.headers["access-control-allow-origin"] == front
+    assert read_ui_stream(response.content).text == "Adding. The sum is 5."
+    with serve(create_app(ScriptedSource(SCRIPT))) as server:
+        closed = httpx.options(server.url + "/api/chat", headers=preflight, timeout=10)
+    assert "access-control-allow-origin" not in closed.headers
+
+
 def test_the_page_is_served_with_its_title() -> None:
     with serve(create_app(ScriptedSource([]), title="My <agent>")) as server:
         response = httpx.get(server.url + "/")

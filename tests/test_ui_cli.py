@@ -109,6 +109,7 @@ def test_live_mode_needs_both_base_url_and_model() -> None:
 def test_the_command_serves_on_a_free_port_and_stops(recording: Path) -> None:
     argv = [sys.executable, "-m", "streamtools", "ui", "--port", "0", "--instant"]
     argv += ["--fixture", str(recording), "--dialect", "hermes"]
+    argv += ["--cors-origin", "http://localhost:3000"]
     with subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     ) as proc:
@@ -117,8 +118,10 @@ def test_the_command_serves_on_a_free_port_and_stops(recording: Path) -> None:
             line = proc.stdout.readline()
             assert line.startswith("streamtools ui: serving on http://127.0.0.1:"), line
             url = line.split()[4].rstrip("/")
-            response = httpx.post(url + "/api/chat", json=CHAT, timeout=30)
+            origin = {"Origin": "http://localhost:3000"}  # a useChat app's dev server
+            response = httpx.post(url + "/api/chat", json=CHAT, headers=origin, timeout=30)
             assert read_ui_stream(response.content).text == "Computing.12 * 7 = 84."
+            assert response.headers["access-control-allow-origin"] == origin["Origin"]
         finally:
             proc.terminate()
             proc.wait(timeout=10)

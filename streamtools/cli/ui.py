@@ -115,7 +115,13 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:  # a missing or malformed --fixture
         print(f"streamtools ui: {exc}", file=sys.stderr)
         return 2
-    app = create_app(source, title=args.title, subtitle=subtitle, suggestion=suggestion)
+    app = create_app(
+        source,
+        title=args.title,
+        subtitle=subtitle,
+        suggestion=suggestion,
+        cors_origins=args.cors_origin,
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -176,6 +182,14 @@ def register(subparsers: Any) -> None:
     )
     offline.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument("--title", default="streamtools", help="page title")
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a front end's origin that may call the endpoints (http://localhost:3000; "
+        "repeat for more; * for any)",
+    )
     parser.add_argument(
         "--log-level", type=log_level, default="warning", help="uvicorn log level"
     )

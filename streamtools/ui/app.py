@@ -20,18 +20,25 @@ cancels the model request and running tools. A failed write is treated as a
 disconnect too.
 
 ``create_app(agent)`` serves the page at ``/``, the AI SDK stream at
-``POST /api/chat`` and our events at ``POST /api/events``.
+``POST /api/chat`` and our events at ``POST /api/events``. With
+``cors_origins`` a front end served from those origins (a ``useChat`` app on
+its own dev server, ``http://localhost:3000``) may call the endpoints: Starlette's
+``CORSMiddleware`` answers the browser's preflight and marks the responses.
+Without it, the browser refuses such a page the response, as a server that
+names no origin asks.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Literal
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -208,11 +215,14 @@ def create_app(
     title: str = "streamtools",
     subtitle: str = "streaming tool calls, live",
     suggestion: str | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
     UI message stream) and ``/api/events`` (our events). ``suggestion`` is a first
-    message the page offers with one click. ``app.state.shutdown`` (a ``Shutdown``)
-    ends the streams under way: the server calls its ``close()`` when it stops."""
+    message the page offers with one click. ``cors_origins``: the origins of front
+    ends served elsewhere that may call the endpoints (``"*"``: any; see the module
+    docstring). ``app.state.shutdown`` (a ``Shutdown``) ends the streams under way:
+    the server calls its ``close()`` when it stops."""
     config = json.dumps({"suggestion": suggestion}).replace("<", "\\u003c")
     html = (
         chat_page()
@@ -239,7 +249,17 @@ def create_app(
     ]
     if page:
         routes.append(Route("/", index, methods=["GET"]))
-    app = Starlette(routes=routes)
+    middleware = []
+    if cors_origins:
+        # useChat sends JSON (a preflighted content type) and may add its own headers
+        cors = Middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["*"],
+        )
+        middleware.append(cors)
+    app = Starlette(routes=routes, middleware=middleware)
     app.state.shutdown = shutdown
     return app
 
