@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["format_result", "json_ready", "lone_surrogate_escapes_replaced", "valid_text"]
+__all__ = [
+    "decode_json", "encode_json", "format_result", "json_ready",
+    "lone_surrogate_escapes_replaced", "valid_text",
+]
+
+T = TypeVar("T")
 
 # a UTF-16 surrogate half: a str holding one alone cannot be written as UTF-8
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,6 +64,35 @@ def lone_surrogate_escapes_replaced(data: bytes) -> bytes | None:
 
     repaired = _ESCAPE.sub(fix, data)
     return repaired if found else None
+
+
+def decode_json(decode: Callable[[bytes], T], data: bytes) -> T:
+    """``decode(data)``, and for JSON that a lone surrogate escape makes it refuse,
+    ``decode`` again with U+FFFD in the half's place (``lone_surrogate_escapes_replaced``):
+    a saved transcript, a recording line, a chat request. What the second
+    ``decode`` raises is raised (the data is broken otherwise too)."""
+    try:
+        return decode(data)
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError:
+        repaired = lone_surrogate_escapes_replaced(data)
+        if repaired is None:
+            raise
+    return decode(repaired)
+
+
+_plain_encoder = msgspec.json.Encoder()
+
+
+def encode_json(value: Any) -> bytes:
+    """JSON of ``value`` (msgspec's plain encoding); text UTF-8 cannot carry (a lone
+    surrogate half) as U+FFFD (``json_ready``), not a ``UnicodeEncodeError``: a
+    transcript, a recording line, an event on the wire."""
+    try:
+        return _plain_encoder.encode(value)
+    except UnicodeEncodeError:
+        return _plain_encoder.encode(json_ready(value))
 
 
 def _enc_hook(obj: Any) -> Any:

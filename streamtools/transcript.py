@@ -35,7 +35,7 @@ import msgspec
 
 from streamtools.errors import UsageError
 from streamtools.model import Thinking
-from streamtools.results import json_ready, lone_surrogate_escapes_replaced, valid_text
+from streamtools.results import decode_json, encode_json, valid_text
 
 __all__ = [
     "AssistantMessage",
@@ -147,10 +147,7 @@ class Transcript(msgspec.Struct, kw_only=True):
 
     def encode(self) -> bytes:
         """JSON (msgspec) of the whole conversation; a lone surrogate half as U+FFFD."""
-        try:
-            return msgspec.json.encode(self)
-        except UnicodeEncodeError:
-            return msgspec.json.encode(json_ready(msgspec.to_builtins(self)))
+        return encode_json(self)
 
     @classmethod
     def decode(cls, data: bytes | str) -> Transcript:
@@ -165,15 +162,7 @@ class Transcript(msgspec.Struct, kw_only=True):
         if isinstance(data, str):
             data = valid_text(data).encode()
         try:
-            try:
-                return msgspec.json.decode(data, type=cls)
-            except msgspec.ValidationError:
-                raise
-            except msgspec.DecodeError:
-                repaired = lone_surrogate_escapes_replaced(bytes(data))
-                if repaired is None:
-                    raise
-                return msgspec.json.decode(repaired, type=cls)
+            return decode_json(lambda raw: msgspec.json.decode(raw, type=cls), bytes(data))
         except msgspec.ValidationError as exc:
             raise UsageError(f"not a transcript: {exc}") from exc
         except msgspec.DecodeError as exc:

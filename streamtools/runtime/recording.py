@@ -58,7 +58,7 @@ import msgspec
 
 from streamtools.errors import ProviderError, UsageError, describe_exception
 from streamtools.model import Chunk, Model, ModelRequest, keyword_choice
-from streamtools.results import json_ready, lone_surrogate_escapes_replaced
+from streamtools.results import decode_json, encode_json
 
 __all__ = [
     "FORMAT",
@@ -130,30 +130,20 @@ _line_decoder: msgspec.json.Decoder[Header | Chunk | Failure] = msgspec.json.Dec
     Header | Chunk | Failure
 )
 _offset_decoder = msgspec.json.Decoder(_Offset)
-_encoder = msgspec.json.Encoder()
-
-
-def _encode(value: Any) -> bytes:
-    """JSON of ``value``; a lone surrogate half, which UTF-8 cannot carry, as U+FFFD
-    (as ``Transcript.encode`` writes it), not a ``UnicodeEncodeError`` out of the stream."""
-    try:
-        return _encoder.encode(value)
-    except UnicodeEncodeError:
-        return _encoder.encode(json_ready(msgspec.to_builtins(value)))
 
 
 def encode_header(header: Header) -> bytes:
-    return _encode(header) + b"\n"
+    return encode_json(header) + b"\n"
 
 
 def encode_chunk(chunk: Chunk, t: float) -> bytes:
     data: dict[str, Any] = msgspec.to_builtins(chunk)
     data["t"] = round(t, 4)
-    return _encode(data) + b"\n"
+    return encode_json(data) + b"\n"
 
 
 def encode_failure(failure: Failure) -> bytes:
-    return _encode(msgspec.structs.replace(failure, t=round(failure.t, 4))) + b"\n"
+    return encode_json(msgspec.structs.replace(failure, t=round(failure.t, 4))) + b"\n"
 
 
 def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
@@ -163,17 +153,9 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
         if not line.strip():
             continue
         try:
-            try:
-                item, offset = _read_line(line)
-            except msgspec.ValidationError:
-                raise
-            except msgspec.DecodeError:
-                # an escaped lone surrogate half (a recording written by other means):
-                # read as U+FFFD, as ``Transcript.decode`` and the proxy read one
-                repaired = lone_surrogate_escapes_replaced(line)
-                if repaired is None:
-                    raise
-                item, offset = _read_line(repaired)
+            # an escaped lone surrogate half (a recording written by other means) is
+            # read as U+FFFD, as ``Transcript.decode`` and the proxy read one
+            item, offset = decode_json(_read_line, line)
         except msgspec.ValidationError as exc:
             raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
         except msgspec.DecodeError as exc:

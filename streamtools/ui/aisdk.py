@@ -79,7 +79,7 @@ from streamtools.events import (
     Usage,
 )
 from streamtools.parser.request_tools import REQUEST_NAME
-from streamtools.results import json_ready
+from streamtools.results import encode_json
 
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
@@ -101,8 +101,6 @@ UI_MESSAGE_STREAM_HEADERS: dict[str, str] = {
 
 UI_DONE = b"data: [DONE]\n\n"
 
-_json = msgspec.json.Encoder()
-
 
 def encode_ui_chunk(chunk: UIChunk) -> bytes:
     """One chunk as an SSE message (msgspec JSON never contains a raw newline).
@@ -112,10 +110,7 @@ def encode_ui_chunk(chunk: UIChunk) -> bytes:
     as U+FFFD: raised here, it ended the answer as an internal error, with the
     encoder's state already ahead of what the client got (a ``text-end`` for a
     part it never saw, which the SDK's reader refuses)."""
-    try:
-        return b"data: " + _json.encode(chunk) + b"\n\n"
-    except UnicodeEncodeError:
-        return b"data: " + _json.encode(json_ready(chunk)) + b"\n\n"
+    return b"data: " + encode_json(chunk) + b"\n\n"
 
 
 class _Call(msgspec.Struct):

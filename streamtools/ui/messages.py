@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from streamtools.results import lone_surrogate_escapes_replaced
+from streamtools.results import decode_json
 from streamtools.transcript import (
     AssistantMessage,
     Message,
@@ -80,25 +80,12 @@ class _Body(msgspec.Struct, kw_only=True):
 _decoder = msgspec.json.Decoder(_Body)
 
 
-def _decode(body: bytes) -> _Body:
-    """The body, read again with U+FFFD for lone surrogate halves if it has any:
-    a browser's JSON.stringify writes one of a string cut inside an emoji, and a
-    conversation that keeps it could never be sent again."""
-    try:
-        return _decoder.decode(body)
-    except msgspec.ValidationError:
-        raise
-    except msgspec.DecodeError:
-        repaired = lone_surrogate_escapes_replaced(body)
-        if repaired is None:
-            raise
-    return _decoder.decode(repaired)  # broken otherwise too: that error
-
-
 def parse_chat_request(body: bytes) -> Transcript:
     """The conversation in ``body`` (JSON) as a new transcript."""
     try:
-        parsed = _decode(body)
+        # read again with U+FFFD for lone surrogate halves if it has any: a browser's
+        # JSON.stringify writes one of a string cut inside an emoji
+        parsed = decode_json(_decoder.decode, body)
     except msgspec.ValidationError as exc:
         raise ChatRequestError(f"invalid chat request: {exc}") from None
     except msgspec.DecodeError as exc:

@@ -30,11 +30,10 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 import anyio
-import msgspec
 
 from streamtools.errors import StreamtoolsError
 from streamtools.events import Event, StreamError
-from streamtools.results import json_ready
+from streamtools.results import encode_json
 from streamtools.transcript import Transcript
 from streamtools.ui.aisdk import UI_DONE, UIMessageStreamEncoder, encode_ui_chunk
 
@@ -60,8 +59,6 @@ EVENTS_HEADERS: dict[str, str] = {
     "x-accel-buffering": "no",
 }
 
-_json = msgspec.json.Encoder()
-
 
 class EventSource(Protocol):
     """What the UI serves: anything with ``stream(transcript)`` like ``Agent``."""
@@ -75,11 +72,7 @@ def encode_sse_event(event: Event) -> bytes:
     """One event as an SSE message named by its ``type`` tag; a lone surrogate
     half as U+FFFD (see ``aisdk.encode_ui_chunk``)."""
     tag = type(event).__struct_config__.tag
-    try:
-        data = _json.encode(event)
-    except UnicodeEncodeError:
-        data = _json.encode(json_ready(msgspec.to_builtins(event)))
-    return b"event: " + str(tag).encode() + b"\ndata: " + data + b"\n\n"
+    return b"event: " + str(tag).encode() + b"\ndata: " + encode_json(event) + b"\n\n"
 
 
 class Framer(Protocol):
