@@ -16,6 +16,11 @@ with the user messages next to it (blank line between), because many chat
 templates (Mistral, Gemma, …) reject two user messages in a row. Ollama takes
 tool messages as they are and does not use this.
 
+``with_call_texts`` is an assistant message's content as OpenAI-compatible
+servers and Ollama take a past call whose arguments are text that is no JSON
+object (``NativeCall.arguments_text``): ``{}`` goes as the call's arguments,
+and the text after the content, so the model still reads what it wrote.
+
 ``function_tools`` is the ``{"type": "function", "function": {...}}`` shape
 that OpenAI and Ollama share for native tool definitions. ``json_schema_of``
 reads a ``ModelRequest.response_format`` for the adapters that do not take
@@ -30,13 +35,24 @@ from typing import Any
 from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, ToolSpec
 
-__all__ = ["answerable_only", "function_tools", "json_schema_of", "result_as_text"]
+__all__ = [
+    "answerable_only", "function_tools", "json_schema_of", "result_as_text", "with_call_texts",
+]
 
 
 def result_as_text(msg: ChatMessage) -> ChatMessage:
     """A tool message with no native call to answer, as the user text that carries it."""
     head = f"Tool result ({msg.name}):" if msg.name else "Tool result:"
     return ChatMessage(role="user", content=f"{head}\n{msg.content}")
+
+
+def with_call_texts(msg: ChatMessage) -> str:
+    """``msg``'s content, then the text of each of its calls whose arguments are
+    text that is no JSON object, one per line (see the module docstring)."""
+    texts = [c.arguments_text for c in msg.tool_calls if c.arguments_text]
+    if not texts:
+        return msg.content
+    return "\n".join([msg.content, *texts] if msg.content else texts)
 
 
 def answerable_only(messages: Iterable[ChatMessage]) -> list[ChatMessage]:

@@ -52,7 +52,7 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers.base import HTTPProvider
-from streamtools.providers.bodies import function_tools, json_schema_of
+from streamtools.providers.bodies import function_tools, json_schema_of, with_call_texts
 
 __all__ = ["OllamaChat"]
 
@@ -89,10 +89,7 @@ def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
     """One message. ``arguments`` must be an object: a call whose arguments are
     text that is not one (``NativeCall``) has ``{}`` and its text at the end of
     the content, so the model still reads what it wrote."""
-    out: dict[str, Any] = {"role": msg.role, "content": msg.content}
-    texts = [c.arguments_text for c in msg.tool_calls if c.arguments_text]
-    if texts:
-        out["content"] = "\n".join([msg.content, *texts] if msg.content else texts)
+    out: dict[str, Any] = {"role": msg.role, "content": with_call_texts(msg)}
     if msg.tool_calls:
         out["tool_calls"] = [
             {"function": {"name": c.name, "arguments": c.arguments}} for c in msg.tool_calls

@@ -99,7 +99,12 @@ from streamtools.model import (
 )
 from streamtools.parser.jsonscan import ValueScanner
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
-from streamtools.providers.bodies import answerable_only, function_tools, json_schema_of
+from streamtools.providers.bodies import (
+    answerable_only,
+    function_tools,
+    json_schema_of,
+    with_call_texts,
+)
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["OpenAIChat"]
@@ -216,11 +221,7 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": msg.role, "content": msg.content}
     if msg.tool_calls:
         out["tool_calls"] = [_tool_call(call) for call in msg.tool_calls]
-        texts = [c.arguments_text for c in msg.tool_calls if c.arguments_text]
-        if texts:
-            out["content"] = "\n".join([msg.content, *texts] if msg.content else texts)
-        elif not msg.content:
-            out["content"] = None
+        out["content"] = with_call_texts(msg) or None
     if msg.tool_call_id is not None:
         out["tool_call_id"] = msg.tool_call_id
     if msg.name is not None:
