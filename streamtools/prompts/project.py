@@ -85,7 +85,7 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["NO_RESULT", "project"]
+__all__ = ["NO_RESULT", "merge_user_messages", "project"]
 
 _INERT = re.compile(r"[^\w.:-]")
 _encoder = msgspec.json.Encoder()
@@ -133,7 +133,7 @@ def project(
                 i += 1
             user_next = i < len(messages) and isinstance(messages[i], UserMessage)
             out.extend(_turn(renderer, message, results, native, user_next))
-    return [_sendable(m) for m in _merge_users(out)]
+    return [_sendable(m) for m in merge_user_messages(out)]
 
 
 def _turn(
@@ -245,7 +245,7 @@ _Spoken = UserMessage | AssistantMessage | ToolResultMessage  # all but system m
 
 def _merge_replies(messages: list[_Spoken]) -> list[_Spoken]:
     """Each run of adjacent assistant replies as one (rule 6). A run is joined
-    once at its end (as ``_merge_users``): a request of many short replies costs
+    once at its end (as ``merge_user_messages``): a request of many short replies costs
     its length, not its square."""
     out: list[_Spoken] = []
     run: list[AssistantMessage] = []
@@ -304,11 +304,13 @@ def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
     )
 
 
-def _merge_users(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """Each run of adjacent user messages as one. A run's texts are joined once
-    at its end: joined pairwise as they came, the run's text so far was copied
-    per message, and a proxy request of many short user messages or orphan
-    results (tens of thousands fit in its body) held the event loop for minutes."""
+def merge_user_messages(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Each run of adjacent user messages as one (blank line between), as many chat
+    templates require (rule 6; the providers' ``answerable_only`` too, after it
+    turns results into user text). A run's texts are joined once at its end:
+    joined pairwise as they came, the run's text so far was copied per message,
+    and a proxy request of many short user messages or orphan results (tens of
+    thousands fit in its body) held the event loop for minutes."""
     out: list[ChatMessage] = []
     run: list[str] = []  # the texts of the user messages since the last other one
 

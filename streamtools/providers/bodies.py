@@ -34,6 +34,7 @@ from typing import Any
 
 from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, ToolSpec
+from streamtools.prompts.project import merge_user_messages
 
 __all__ = [
     "answerable_only", "function_tools", "json_schema_of", "result_as_text", "with_call_texts",
@@ -69,18 +70,7 @@ def answerable_only(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
             continue
         open_ids = {c.id for c in msg.tool_calls} if msg.role == "assistant" else set()
         out.append(msg)
-    return _merge_user_runs(out)
-
-
-def _merge_user_runs(messages: list[ChatMessage]) -> list[ChatMessage]:
-    merged: list[ChatMessage] = []
-    for msg in messages:
-        last = merged[-1] if merged else None
-        if msg.role == "user" and last is not None and last.role == "user":
-            merged[-1] = ChatMessage(role="user", content=f"{last.content}\n\n{msg.content}")
-        else:
-            merged.append(msg)
-    return merged
+    return merge_user_messages(out)
 
 
 def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
