@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -118,6 +119,51 @@ async def test_provider_error_is_printed_and_the_session_goes_on(anyio_backend: 
     assert "Hi!" in out.getvalue()
     users = [m["content"] for m in second["messages"] if m["role"] == "user"]
     assert users == ["two"]  # the failed exchange was dropped
+
+
+async def test_piped_session_with_a_failed_exchange_exits_1(anyio_backend: str) -> None:
+    # as sqlite3 reading a pipe: the later lines still run, the status tells the script
+    replies: list[str | Reply] = [Reply(status=404, body="no such model"), "Hi!"]
+    async with FakeServer(replies) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args),
+            reader(["first\n", "second\n"]),
+            out,
+            color=False,
+            prompt=False,
+        )
+    assert code == 1
+    assert "error: " in out.getvalue() and "Hi!" in out.getvalue()
+
+
+async def test_piped_session_without_failures_exits_0(anyio_backend: str) -> None:
+    async with FakeServer(["Hi!"]) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args), reader(["hi\n"]), out, color=False, prompt=False
+        )
+    assert code == 0 and "Hi!" in out.getvalue()
+
+
+def test_subprocess_with_the_server_down_exits_1() -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "streamtools", "chat", "--color", "never", "--model", "m",
+            "--base-url", f"http://127.0.0.1:{port}/v1",
+        ],
+        input="hi\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "error: cannot connect" in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_build_model_picks_provider_and_key(monkeypatch: pytest.MonkeyPatch) -> None:

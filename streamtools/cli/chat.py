@@ -18,6 +18,13 @@ serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
 provider error is printed and the session goes on (the failed turn's reply
 is not kept); Ctrl-C cancels the answer in progress and exits.
 
+Exit status, as ``sqlite3`` reading a script from a pipe: 0 when every
+exchange got its answer; 1 when input was piped (no prompt shown) and any
+exchange failed (the server down, a budget or the repairs run out), after
+the remaining lines have still been tried, so a script can tell; 130 on
+Ctrl-C; 2 for a usage error. An interactive session ends with 0 whatever
+failed on the way: the person at the terminal saw each error.
+
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
@@ -123,10 +130,12 @@ def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) 
 async def chat(
     agent: Any, read_line: ReadLine, out: TextIO, *, color: bool | None = None, prompt: bool = True
 ) -> int:
-    """Run the session until end of input or ``/quit``; returns the exit code."""
+    """Run the session until end of input or ``/quit``; returns the exit code: 1 when
+    an exchange failed in a session without ``prompt`` (piped input), else 0."""
     view = ConsoleRenderer(out, color=color)
     you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
     transcript = Transcript()
+    failed = False
     while True:
         if prompt:
             view.newline()
@@ -135,7 +144,7 @@ async def chat(
         line = await read_line()
         if line is None or line.strip() in ("/quit", "/exit"):
             view.newline()
-            return 0
+            return 1 if failed and not prompt else 0
         text = line.strip()
         if not text:
             continue
@@ -152,6 +161,7 @@ async def chat(
                     view.render(event)
         except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
             del transcript.messages[kept:]  # forget the failed exchange
+            failed = True
             view.line(view.style("bad", f"error: {exc}"))
         view.newline()
 
