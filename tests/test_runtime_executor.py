@@ -497,3 +497,47 @@ async def test_an_endless_generator_stops_being_drained_when_its_call_times_out(
     before = pulled
     await anyio.sleep(0.1)
     assert pulled == before
+
+
+async def test_a_tool_s_stop_iteration_is_reported_as_itself() -> None:
+    """``next()`` on an exhausted iterator in a tool reached the model as
+    "RuntimeError: coroutine raised StopIteration", which Python's coroutine
+    machinery makes of it (PEP 479), sync tools (through the worker thread) and
+    async ones alike; it is now the tool's own StopIteration."""
+
+    @tool
+    def first_sync(items: list[int]) -> int:
+        """The first item."""
+        return next(iter(items))
+
+    @tool
+    async def first_async(items: list[int]) -> int:
+        """The first item."""
+        return next(iter(items))
+
+    @tool
+    def firsts(items: list[int]) -> Iterator[int]:
+        """The first item, as a generator."""
+        yield next(iter(items))
+
+    @tool
+    async def own_message() -> int:
+        """A RuntimeError of its own about a StopIteration."""
+        try:
+            return next(iter([]))
+        except StopIteration as exc:
+            raise RuntimeError("the queue is empty") from exc
+
+    registry = ToolRegistry([first_sync, first_async, firsts, own_message])
+    for name in ("first_sync", "first_async", "firsts"):
+        outcome = await Executor(registry).execute(call(name, {"items": []}))
+        message = f"Tool {name!r} raised StopIteration"
+        assert outcome == ToolFailed(index=0, id="c0", name=name, kind="exception", message=message)
+        verbose = await Executor(registry, include_tracebacks=True).execute(
+            call(name, {"items": []})
+        )
+        assert isinstance(verbose, ToolFailed) and "next(iter(items))" in verbose.message
+        assert " raised StopIteration" not in verbose.message.partition("\n")[2]
+    outcome = await Executor(registry).execute(call("own_message"))
+    assert isinstance(outcome, ToolFailed)
+    assert outcome.message == "Tool 'own_message' raised RuntimeError: the queue is empty"

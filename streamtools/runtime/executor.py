@@ -44,9 +44,12 @@ the loop forever.
 
 What the model is told: the exception's type and message; the traceback only
 with ``include_tracebacks=True`` (it can leak paths and source to the
-model). Turning the return value into text (``format_result``) happens after
-the tool's own ``try``: the rare value it cannot encode is reported as
-``kind="unencodable_result"``, not as the tool raising.
+model). A tool's ``StopIteration`` (``next()`` on an exhausted iterator) is
+reported as itself, not as the ``RuntimeError`` Python turns it into when it
+leaves a coroutine or generator (PEP 479). Turning the return value into
+text (``format_result``) happens after the tool's own ``try``: the rare
+value it cannot encode is reported as ``kind="unencodable_result"``, not as
+the tool raising.
 
 Arguments are validated leniently (``Tool.validate(lenient=True)``) because
 prompt dialects such as ``am_xml`` carry numbers and booleans as text and the
@@ -164,6 +167,7 @@ class Executor:
         return value
 
     def _describe(self, name: str, exc: BaseException) -> str:
+        exc = _unmasked(exc)
         text = f"Tool {name!r} raised {describe_exception(exc)}"
         if self.include_tracebacks:
             text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
@@ -172,6 +176,31 @@ class Executor:
     @staticmethod
     def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
+
+
+# What PEP 479 makes of a StopIteration leaving a coroutine or a generator: a
+# tool's own ``next(it)`` on an exhausted iterator reaches us through the
+# coroutine that awaits it (an async tool, the worker thread's future) so.
+_PEP_479 = frozenset(
+    f"{kind} raised {name}"
+    for kind in ("coroutine", "generator", "async generator")
+    for name in ("StopIteration", "StopAsyncIteration")
+)
+
+
+def _unmasked(exc: BaseException) -> BaseException:
+    """The ``StopIteration`` a tool raised, rather than the ``RuntimeError``
+    ("coroutine raised StopIteration") Python wraps it in on its way out: the
+    model is told what the tool did, not what the coroutine machinery did with
+    it. A ``RuntimeError`` of the tool's own (its own message) is left as it is."""
+    cause = exc.__cause__
+    if (
+        type(exc) is RuntimeError
+        and isinstance(cause, StopIteration | StopAsyncIteration)
+        and str(exc) in _PEP_479
+    ):
+        return cause
+    return exc
 
 
 class _Carried:
