@@ -6,6 +6,7 @@ import json
 import math
 import re
 from typing import Literal
+from xml.etree import ElementTree
 
 import msgspec
 import pytest
@@ -127,6 +128,44 @@ def test_am_xml_parameter_type_is_the_one_the_parser_reads() -> None:
     )
     types = re.findall(r'<parameter name="(\w+)" type="(\w+)"', text)
     assert types == [("c", "string"), ("s", "object"), ("n", "any")]
+
+
+def _am_tools(text: str) -> ElementTree.Element:
+    """The ``<am:tools>`` block of ``text`` read by an XML parser (its prefix bound)."""
+    block = text[text.index("<am:tools>") : text.index("</am:tools>") + len("</am:tools>")]
+    return ElementTree.fromstring(f'<root xmlns:am="urn:am">{block}</root>')
+
+
+# the characters XML 1.0 can carry at all (escaped or not)
+_XML_TEXT = st.text(
+    st.characters(min_codepoint=32, max_codepoint=0xD7FF) | st.sampled_from("\t\n\r")
+)
+
+
+@settings(max_examples=60)
+@given(kind=_XML_TEXT, other=_XML_TEXT.filter(lambda s: len(s) < 6), pname=_XML_TEXT.filter(bool))
+@example(kind='str"ing', other="", pname="a")
+@example(kind="<b>&amp;", other="x", pname="a")
+def test_am_xml_definitions_are_xml_whatever_the_schema_says(
+    kind: str, other: str, pname: str
+) -> None:
+    """A foreign schema's ``type`` (a string with a quote, ``<`` or ``&``, alone or
+    in a list) went into ``type="…"`` unescaped: the attribute ended early and the
+    definitions were not XML any more."""
+    params = {
+        "type": "object",
+        "properties": {
+            pname: {"type": kind, "description": other, "default": other},
+            "listed": {"type": [kind, "null"], "enum": [other, kind]},
+        },
+    }
+    spec = ToolSpec(name=f"t{other}", description=other, parameters=params)
+    root = _am_tools(get_renderer("am_xml").tool_definitions([spec]))
+    tool_element = root.find("am:tools/am:tool", {"am": "urn:am"})
+    assert tool_element is not None and tool_element.get("name") == f"t{other}"
+    shown = {p.get("name"): p.get("type") for p in tool_element.iter("parameter")}
+    listed_kind = "any" if kind == "null" else kind
+    assert shown == ({pname: kind} if pname != "listed" else {}) | {"listed": listed_kind}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

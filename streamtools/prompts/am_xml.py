@@ -27,7 +27,9 @@ which the parser reads too.
 Tool definitions are exactly ``<am:tools><am:tool name= description=>``
 ``<parameter name= type= description= required=/>…</am:tool></am:tools>``.
 Details a flat ``type`` cannot carry (enum values, defaults, item types,
-nested schemas) go into the parameter's description.
+nested schemas) go into the parameter's description. Every attribute is
+escaped, ``type`` too: a foreign schema's ``type`` may be any string (a quote,
+``<``, ``&`` in it), and it is shown as the schema says it.
 
 Results come back as ``<am:tool_result name="…">…</am:tool_result>`` (errors as
 ``<am:tool_error>``). The content is escaped with XML entities: ``&``, ``<``
@@ -175,7 +177,7 @@ class AmXmlRenderer(Renderer):
                 schema = pschema if isinstance(pschema, dict) else {}
                 kind = _type_name(schema, spec.parameters)
                 lines.append(
-                    f'<parameter name="{xml_attr(pname)}" type="{kind}" '
+                    f'<parameter name="{xml_attr(pname)}" type="{xml_attr(kind)}" '
                     f'description="{xml_attr(_describe(schema, spec.parameters))}" '
                     f'required="{"true" if pname in required else "false"}"/>'
                 )
