@@ -150,7 +150,12 @@ class AmXmlFastPaths(ParamValues):
         as ``_body`` and ``_param`` would, without the loop. None, with nothing
         taken, for anything else (a new call, a stray tag, text before the tag,
         ``<parameter name=…>``, ``<a/>``, markup or an entity after it)."""
-        if delta[0] != "<" or self.gap != len(self.stray) or delta.startswith(OPEN):
+        if (
+            delta[0] != "<"
+            or delta[1] == "/"  # a closing tag (the call's, most often)
+            or self.gap != len(self.stray)
+            or delta.startswith(OPEN)
+        ):
             return None
         e = delta.find(">")
         if e > TAG_LIMIT:
@@ -158,13 +163,18 @@ class AmXmlFastPaths(ParamValues):
         content = delta[e + 1 :]
         if "<" in content or "&" in content:
             return None
-        m = OPEN_TAG.match(delta[: e + 1])
-        if m is None or m.group(3) or m.group(1) == "parameter":
+        name = delta[1:e]
+        if not (name.isascii() and name.isidentifier()):  # (the test is cheaper)
+            m = OPEN_TAG.match(delta[: e + 1])
+            if m is None or m.group(3):
+                return None
+            name = m.group(1)
+        if name == "parameter":
             return None
         out: list[ParserEvent] = []
         self.out = out
         self.rest = ""
         self.raw.append(delta[: e + 1])
         self.size += e + 1
-        self._open_param(m.group(1), m.group(1))
+        self._open_param(name, name)
         return self._fast_content(content, out) if content else out

@@ -42,6 +42,8 @@ __all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
 STRING, TYPED, AUTO = range(3)
 _JSON_START = frozenset('{["-0123456789')
 _LITERALS = ("true", "false", "null")
+# every non-empty start of a literal: ``core in`` this is ``any(lit.startswith(core))``
+_LITERAL_STARTS = frozenset(lit[:k] for lit in _LITERALS for k in range(1, len(lit) + 1))
 _PROBE = 16
 
 
@@ -106,7 +108,10 @@ class ParamValues:
         self.streaming = 0
         lead = "{" if self.params == 0 else ", "
         self.params += 1
-        key = f'{lead}"{_json_str(name)}": '
+        # an ASCII identifier is its own JSON string text (most names; the test is
+        # cheaper than the encoder)
+        text = name if name.isascii() and name.isidentifier() else _json_str(name)
+        key = f'{lead}"{text}": '
         if self.kind == STRING:
             key += '"'
         self.call.add_args(key, self.out)
@@ -182,7 +187,7 @@ class ParamValues:
             return True
         if core != p:
             return core not in _LITERALS
-        return not any(lit.startswith(core) for lit in _LITERALS)
+        return core not in _LITERAL_STARTS
 
     def _close_param(self) -> None:
         self.state = self.body_state
