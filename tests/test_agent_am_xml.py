@@ -107,6 +107,24 @@ async def test_request_tools_adds_definitions_for_the_next_turn() -> None:
     assert events[-1] == Final(text="Found a note.", turns=3)
 
 
+@pytest.mark.parametrize(
+    "names",
+    ['["kom.memory.v1.search"]', "'kom.memory.v1.search'", "[`kom.memory.v1.search`, nope]"],
+)
+async def test_request_tools_names_in_a_json_list_or_quotes(names: str) -> None:
+    """``<am:request_tools>["kom.memory.v1.search"]</am:request_tools>``: the names
+    split on commas were ``'["kom.memory.v1.search"]'``, no tool, so nothing was
+    granted and the model was told the tool it named does not exist."""
+    model = ScriptedModel(
+        [f"<am:request_tools>{names}</am:request_tools>", "Granted.", "unused"]
+    )
+    await collect(Agent(model, [weather, search], offer=["weather"]), "Hi")
+    assert '<am:tool name="kom.memory.v1.search"' in model.requests[1].messages[0].content
+    assert model.requests[1].messages[-1].content == (
+        "These tools are now available: kom.memory.v1.search."
+    )
+
+
 async def test_a_request_for_tools_that_grants_nothing_is_bounded_and_true() -> None:
     """``am:request_tools`` naming no tool that exists was answered "These tools are
     now available: (none found)." every time, up to ``max_turns``, where an unknown

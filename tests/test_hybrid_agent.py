@@ -130,6 +130,12 @@ def sub(a: int, b: int) -> int:
         ('" sub "', ["sub"]),
         ('"sub, nope"', ["sub"]),
         ('["add", " sub"]', ["add", "sub"]),
+        # a JSON list inside the string, as models write it too
+        ('"[\\"add\\", \\"sub\\"]"', ["add", "sub"]),
+        ('" [\\"sub\\"] "', ["sub"]),
+        ('"[add, sub]"', ["add", "sub"]),
+        ('"\\"add\\", \'sub\'"', ["add", "sub"]),
+        ('"[]"', []),
     ],
 )
 async def test_select_tools_names_as_one_comma_separated_string(

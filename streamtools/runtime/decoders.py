@@ -107,9 +107,19 @@ def requested_tools(call: CallEnd) -> list[str] | None:
 
 def tool_names(value: Any) -> list[str]:
     """Tool names from an argument: a list of them, or one string of names separated
-    by commas (``"a, b"``); blanks and anything that is not a string are dropped."""
+    by commas (``"a, b"``). Models write that string in more ways: a JSON list
+    (``'["a", "b"]'``), brackets without JSON (``[a, b]``), each name quoted
+    (``"a", 'b'``). Brackets, quotes and backticks around a name are dropped
+    (no tool name holds one), so each is read as the list it means; so are the
+    pieces a JSON list in ``<am:request_tools>`` is split into (``'["a"'``).
+    Blanks and anything that is not a string are dropped."""
     if isinstance(value, str):
-        return [n.strip() for n in value.split(",") if n.strip()]
-    if isinstance(value, list):
-        return [n.strip() for n in value if isinstance(n, str) and n.strip()]
-    return []
+        value = value.split(",")
+    if not isinstance(value, list):
+        return []
+    names = (n.strip(_AROUND_NAMES) for n in value if isinstance(n, str))
+    return [n for n in names if n]
+
+
+# what models put around tool names in a list they write as text
+_AROUND_NAMES = " \t\r\n\"'`[]"

@@ -11,9 +11,9 @@ are not valid native function names). ``HybridAgent`` splits the work:
    one line (``renderer.tool_summaries``) and whose only native tool is
    ``select_tools(names: [enum of tool names])``. The model's text and
    reasoning stream to the consumer as they come; its ``select_tools`` call is
-   not shown (it is plumbing, not a tool run). ``names`` given as one string of
-   names separated by commas (``"a, b"``, as models send it too) is read as
-   ``am:request_tools`` reads its names.
+   not shown (it is plumbing, not a tool run). ``names`` given as one string
+   (``"a, b"``, or a JSON list in a string, ``'["a", "b"]'``, as models send it
+   too) is read as ``am:request_tools`` reads its names (``tool_names``).
 2. **Work.** If it selected tools, an ordinary ``Agent`` continues the same
    transcript in the prompt dialect with ``offer`` = the chosen names: their
    full definitions are in the prompt, the others stay listed in summary, and
