@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
@@ -288,3 +289,60 @@ def test_legacy_functions_beside_tools_are_refused() -> None:
                 model="m", messages=USER, tools=[WEATHER], functions=[WEATHER["function"]]
             )
         assert upstream.requests == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_duplicate_or_empty_tool_names_are_a_400_in_the_clients_format(stream: bool) -> None:
+    # Anthropic's API answers "tools: Tool names must be unique."; both APIs refuse
+    # an empty name. Accepted, the model was shown two tools of one name and the
+    # parser typed a call's arguments by the last one's schema
+    weather, other = WEATHER["function"], {**A_WEATHER, "description": "Another."}
+    chat_cases: list[tuple[Any, str]] = [
+        ([WEATHER, WEATHER], "tools[1]: tool names must be unique: 'weather'"),
+        ([{"type": "function", "function": {**weather, "name": ""}}], "non-empty string 'name'"),
+    ]
+    responses_cases: list[tuple[Any, str]] = [
+        ([{"type": "function", **weather}] * 2, "tools[1]: tool names must be unique"),
+        ([{"type": "function", **weather, "name": ""}], "non-empty string 'name'"),
+    ]
+    messages_cases: list[tuple[Any, str]] = [
+        ([A_WEATHER, other], "tools[1]: tool names must be unique: 'weather'"),
+        ([{**A_WEATHER, "name": ""}], "non-empty string 'name'"),
+    ]
+    with proxy([]) as (url, upstream):
+        client, claude = _openai(url), _anthropic(url)
+        for tools, message in chat_cases:
+            with pytest.raises(openai.BadRequestError, match=re.escape(message)) as chat:
+                client.chat.completions.create(
+                    model="m", messages=USER, tools=tools, stream=stream
+                )
+            assert chat.value.type == "invalid_request_error"
+        legacy, twice = [weather, weather], re.escape("functions[1]: tool names must be unique")
+        with pytest.raises(openai.BadRequestError, match=twice):
+            client.chat.completions.create(
+                model="m", messages=USER, functions=legacy, stream=stream
+            )
+        for tools, message in responses_cases:
+            with pytest.raises(openai.BadRequestError, match=re.escape(message)):
+                client.responses.create(model="m", input="hi", tools=tools, stream=stream)
+        for tools, message in messages_cases:
+            with pytest.raises(anthropic.BadRequestError, match=re.escape(message)) as messages:
+                claude.messages.create(
+                    model="m", max_tokens=50, messages=USER, tools=tools, stream=stream
+                )
+            assert messages.value.type == "invalid_request_error"
+        assert upstream.requests == []
+
+
+def test_a_responses_tool_declared_again_by_another_list_counts_once() -> None:
+    # Codex declares its tools in additional_tools items: one declared there and
+    # in 'tools' is one tool, as it was, while a list naming one twice is a 400
+    weather: Any = {"type": "function", **WEATHER["function"]}
+    again: Any = {"type": "additional_tools", "tools": [weather]}
+    with proxy(["Sunny."]) as (url, upstream):
+        response = _openai(url).responses.create(
+            model="m", input=[again, {"role": "user", "content": "hi"}], tools=[weather]
+        )
+        system = upstream.received[0].body["messages"][0]["content"]
+    assert response.output_text == "Sunny."
+    assert system.count('<am:tool name="weather"') == 1

@@ -57,6 +57,7 @@ from streamtools.proxy.request import (
     sampling_options,
     stop_strings,
     tool_spec,
+    unique_tools,
 )
 from streamtools.transcript import (
     SystemMessage,
@@ -209,7 +210,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
         if tool.get("type") not in (None, "custom"):
             raise RequestError(f"tools[{i}]: server tool type {tool['type']!r} is not supported")
         specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
-    return specs
+    return unique_tools(specs, "tools")
 
 
 def _tool_choice(raw: Any) -> tuple[ToolChoice, bool]:

@@ -56,6 +56,7 @@ from streamtools.proxy.request import (
     stop_strings,
     token_limit,
     tool_spec,
+    unique_tools,
 )
 from streamtools.transcript import (
     AssistantMessage,
@@ -193,7 +194,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise RequestError(f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}}")
         specs.append(tool_spec(fn, "parameters", f"tools[{i}].function"))
-    return specs
+    return unique_tools(specs, "tools")
 
 
 def _tool_choice(raw: Any) -> ToolChoice:
@@ -239,6 +240,7 @@ def _legacy_functions(body: dict[str, Any]) -> tuple[list[ToolSpec], ToolChoice]
         if not isinstance(fn, dict):
             raise RequestError(f"functions[{i}] must be an object")
         specs.append(tool_spec(fn, "parameters", f"functions[{i}]"))
+    unique_tools(specs, "functions")
     raw = body.get("function_call")
     if raw is None or raw in ("auto", "none"):
         choice: ToolChoice = raw or "auto"

@@ -50,6 +50,7 @@ __all__ = [
     "past_call",
     "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
+    "unique_tools",
 ]
 
 
@@ -140,13 +141,30 @@ def tool_spec(raw: dict[str, Any], schema_key: str, where: str) -> ToolSpec:
     """A tool's string ``name``, optional ``description`` and the parameters schema
     found under ``schema_key`` (``parameters``, Anthropic's ``input_schema``)."""
     name = raw.get("name")
-    if not isinstance(name, str):
-        raise RequestError(f"{where}: a tool needs a string 'name'")
+    if not isinstance(name, str) or not name:
+        # the APIs refuse an empty name too; the model cannot write a call to one
+        raise RequestError(f"{where}: a tool needs a non-empty string 'name'")
     return ToolSpec(
         name=name,
         description=optional_text(raw.get("description"), f"{where}.description"),
         parameters=tool_schema(raw.get(schema_key), f"{where}.{schema_key}"),
     )
+
+
+def unique_tools(specs: list[ToolSpec], where: str) -> list[ToolSpec]:
+    """``specs`` (the list at ``where``), once no two share a name. Anthropic's
+    API refuses such a request (``tools: Tool names must be unique.``) and so
+    does the proxy, on every wire: the model, shown two tools of one name, and
+    the parser, which types a call's arguments by one schema per name, cannot
+    tell which of the two a call is for, nor can the client."""
+    seen: set[str] = set()
+    for i, spec in enumerate(specs):
+        if spec.name in seen:
+            raise RequestError(
+                f"{where}[{i}]: tool names must be unique: {spec.name!r} is declared twice"
+            )
+        seen.add(spec.name)
+    return specs
 
 
 def omitted(kind: Any) -> str:

@@ -130,9 +130,11 @@ class _Tools:
     input items (where Codex declares its tools): ``function`` and ``custom`` tools,
     those inside a ``namespace`` shown as ``namespace.name``. Built-in tools
     (``web_search``, ``file_search``…) are left out: the upstream model cannot run
-    them, so it is not told of them. A name declared twice counts once (looked
-    up in a set: a scan of the list per tool took seconds for 20k tools, while
-    the event loop served no other stream)."""
+    them, so it is not told of them. A name declared twice in one list is a 400
+    (``request.unique_tools``); one that a later list (another
+    ``additional_tools`` item) declares again counts once. Names are looked up
+    in sets: a scan of the list per tool took seconds for 20k tools, while the
+    event loop served no other stream."""
 
     def __init__(self) -> None:
         self.specs: list[ToolSpec] = []
@@ -141,6 +143,7 @@ class _Tools:
         self.namespaces: dict[str, str] = {}
 
     def add(self, raw: Any, where: str, namespace: str | None = None) -> None:
+        listed: set[str] = set()  # the names of this list
         for i, tool in enumerate(array(raw, where)):
             at = f"{where}[{i}]"
             kind = tool.get("type") if isinstance(tool, dict) else None
@@ -155,6 +158,11 @@ class _Tools:
                 custom = kind == "custom"
                 spec = _freeform(tool, at) if custom else tool_spec(tool, "parameters", at)
                 name = _qualified(spec.name, namespace, at)
+                if name in listed:
+                    raise RequestError(
+                        f"{at}: tool names must be unique: {spec.name!r} is declared twice"
+                    )
+                listed.add(name)
                 if name in self._names:
                     continue
                 self._names.add(name)
