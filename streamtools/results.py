@@ -5,6 +5,7 @@ Core module: standard library and msgspec only.
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -123,8 +124,10 @@ def format_result(value: Any) -> str:
     Text is made valid by ``valid_text`` (a lone surrogate half becomes U+FFFD),
     as the model's next request must carry it. NaN and the infinities, which
     JSON lacks, are ``NaN``, ``Infinity``, ``-Infinity`` (strings inside JSON),
-    not the ``null`` msgspec writes. Only a value whose ``str`` and ``repr``
-    both raise makes this raise."""
+    not the ``null`` msgspec writes. An int of more digits than Python turns
+    into text (4,300 by default, ``sys.get_int_max_str_digits``) is written in
+    full, as a JSON number (``_int_text``). Only a value whose ``str`` and
+    ``repr`` both raise makes this raise."""
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, bytes | bytearray):
@@ -137,8 +140,8 @@ def format_result(value: Any) -> str:
     try:
         data = _result_encoder.encode(value)
     except (TypeError, ValueError):
-        # msgspec's complaint about keys, an unsortable set or a lone surrogate
-        # (UnicodeEncodeError); rebuilt, then encoded.
+        # msgspec's complaint about keys, an unsortable set, a lone surrogate
+        # (UnicodeEncodeError) or an int over Python's digit limit; rebuilt, then encoded.
         return _result_encoder.encode(_spelled(json_ready(value))).decode()
     if b"null" in data:  # perhaps a NaN or an infinity, which msgspec writes as null
         ready = json_ready(value)
@@ -164,9 +167,12 @@ def _non_finite(value: Any) -> bool:
 
 
 def _spelled(value: Any) -> Any:
-    """``json_ready``'s output with each NaN or infinity as its name, a string."""
+    """``json_ready``'s output with each NaN or infinity as its name, a string,
+    and each int too long for msgspec (over Python's digit limit) as its digits."""
     if isinstance(value, float):
         return value if math.isfinite(value) else _NON_FINITE[repr(value)]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4096:
+        return msgspec.Raw(_int_text(value).encode())
     if isinstance(value, dict):
         return {k: _spelled(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -200,6 +206,44 @@ def json_ready(value: Any) -> Any:
 def _key(key: Any) -> str:
     if isinstance(key, str):
         return valid_text(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return _int_text(key)
     if key is None or isinstance(key, bool | int | float):
         return msgspec.json.encode(key).decode()
     return valid_text(str(key))
+
+
+# ints of at most this many bits (617 decimal digits) are made Decimals at once
+_DIRECT_BITS = 2048
+
+
+def _int_text(n: int) -> str:
+    """``n`` in decimal digits, however many: ``str(n)`` refuses an int of more
+    than 4,300 digits (``sys.set_int_max_str_digits``), whose conversion costs
+    time quadratic in its length. Such an int is converted here, through
+    ``decimal`` (whose multiplication is fast for long numbers), by halves:
+    ``n = hi * 2**k + lo``, each half converted alike, which takes well under a
+    second for a million digits. The process-wide limit is left as it is (a
+    worker thread may be converting text it does not trust)."""
+    n = int(n)  # an IntEnum's digits, not its name
+    try:
+        return str(n)
+    except ValueError:
+        pass
+    with decimal.localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = decimal.MAX_PREC, decimal.MAX_EMAX, decimal.MIN_EMIN
+        ctx.traps[decimal.Inexact] = True  # every step is exact, or this raises
+        powers: dict[int, decimal.Decimal] = {}
+
+        def convert(m: int, bits: int) -> decimal.Decimal:
+            if bits <= _DIRECT_BITS:
+                return decimal.Decimal(m)
+            half = bits >> 1
+            hi = m >> half
+            if half not in powers:
+                powers[half] = decimal.Decimal(2) ** half
+            return convert(hi, bits - half) * powers[half] + convert(m - (hi << half), half)
+
+        magnitude = abs(n)
+        digits = str(convert(magnitude, magnitude.bit_length()))
+    return digits if n >= 0 else "-" + digits

@@ -206,6 +206,21 @@ async def test_results_msgspec_cannot_encode_directly_are_results() -> None:
     )
 
 
+async def test_an_int_over_python_s_digit_limit_is_a_result() -> None:
+    """``factorial(2000)`` has 5,736 digits, past the 4,300 ``str()`` allows:
+    it was ``ToolFailed(kind="unencodable_result")``; the model now gets the number."""
+    import math
+
+    @tool
+    def factorial(n: int) -> int:
+        """n!"""
+        return math.factorial(n)
+
+    outcome = await Executor(ToolRegistry([factorial])).execute(call("factorial", {"n": 2000}))
+    assert isinstance(outcome, ToolResult)
+    assert len(outcome.content) == 5736 and outcome.content.startswith("33162750924506332411")
+
+
 async def test_an_unencodable_result_is_not_reported_as_the_tool_raising() -> None:
     outcome = await Executor(ToolRegistry([unreadable])).execute(call("unreadable"))
     assert isinstance(outcome, ToolFailed)

@@ -588,3 +588,28 @@ def test_format_result_spells_infinities_and_nan_instead_of_null() -> None:
     assert format_result([Stats(mean=math.nan, n=None)]) == '[{"mean":"NaN","n":null}]'
     assert format_result({2024: math.inf}) == '{"2024":"Infinity"}'  # rebuilt keys too
     assert format_result({"n": None, "x": 0.5}) == '{"n":null,"x":0.5}'  # nulls stay null
+
+
+def test_format_result_writes_ints_over_python_s_digit_limit_in_full() -> None:
+    """``str()`` refuses an int of over 4,300 digits (``sys.set_int_max_str_digits``),
+    and so did msgspec: a calculator's ``factorial(2000)`` was reported as an
+    unencodable result. Such an int is now written out, as a JSON number, alone,
+    nested or as a key, without lifting the process-wide limit."""
+    import sys
+    from enum import IntEnum
+
+    limit = sys.get_int_max_str_digits()
+    big = 10**5000
+    assert format_result(big) == "1" + "0" * 5000
+    assert format_result(-(big - 1)) == "-" + "9" * 5000
+    assert format_result({"n": [big, 1]}) == '{"n":[1' + "0" * 5000 + ",1]}"
+    assert format_result({big: "key"}) == '{"1' + "0" * 5000 + '":"key"}'
+    assert format_result(7**20000)[-6:] == f"{7**20000 % 10**6:06d}"
+    assert len(format_result(7**20000)) == 16902  # 20000 * log10(7), rounded up
+
+    class Huge(IntEnum):
+        ONE = 1
+        BIG = 10**4400
+
+    assert format_result([Huge.BIG]) == "[1" + "0" * 4400 + "]"
+    assert sys.get_int_max_str_digits() == limit
