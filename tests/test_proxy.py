@@ -742,7 +742,14 @@ def test_a_lone_surrogate_escape_in_the_body_is_read_as_u_fffd() -> None:
     with proxy([]) as (url, _):  # a body broken otherwise stays a 400
         bad = body.replace('"max_tokens": 50,', '"max_tokens": 50')
         response = httpx.post(f"{url}/v1/messages", content=bad.encode(), timeout=10)
+        # and its error is the one past the half, which is read, not refused: the
+        # 400 blamed the half ("unexpected end of escaped utf-16 surrogate pair")
+        # when the body was only cut short
+        short = httpx.post(f"{url}/v1/messages", content=body[:-20].encode(), timeout=10)
     assert response.status_code == 400 and "not valid JSON" in response.text
+    assert short.status_code == 400 and short.json()["type"] == "error", short.text
+    message = short.json()["error"]["message"]
+    assert "not valid JSON: Input data was truncated" in message and "surrogate" not in message
 
 
 def test_a_lone_surrogate_escape_in_a_calls_arguments_is_read_as_u_fffd() -> None:

@@ -103,7 +103,7 @@ from streamtools.proxy.response import (
 )
 from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
 from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
-from streamtools.results import lone_surrogate_escapes_replaced
+from streamtools.results import decode_json
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
@@ -165,21 +165,15 @@ async def _read_body(request: Request, limit: int) -> Any:
     for coding in reversed(codings):  # applied in the order listed: undone the other way
         data = _decompressed(data, coding, limit)
     try:
-        return _decode_json(data)
+        # a lone surrogate escape is read as U+FFFD; when the body is broken
+        # otherwise too, the error is the one found past it
+        return decode_json(_decode_json, data)
     except RecursionError:
         # deeper than msgspec goes (about a thousand levels): no API's request is
         raise RequestError("the request body is nested too deeply") from None
     except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
         raise _not_utf8(exc) from None
     except msgspec.DecodeError as exc:
-        repaired = lone_surrogate_escapes_replaced(bytes(data))
-        if repaired is not None:
-            try:
-                return _decode_json(repaired)
-            except msgspec.DecodeError:
-                pass
-            except UnicodeDecodeError as second:
-                raise _not_utf8(second) from None
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
 
 

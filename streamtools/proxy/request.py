@@ -38,7 +38,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
-from streamtools.results import lone_surrogate_escapes_replaced
+from streamtools.results import decode_json
 from streamtools.transcript import AssistantMessage, ToolCall, Transcript
 
 __all__ = [
@@ -101,19 +101,13 @@ def json_arguments(raw: Any, what: str) -> dict[str, Any]:
 
     A lone surrogate escape in them (``"\\ud83d"`` with no low half: a JavaScript
     client's string cut inside an emoji, through ``JSON.stringify``) is read as
-    U+FFFD, as it is anywhere else in the body (``lone_surrogate_escapes_replaced``):
+    U+FFFD, as it is anywhere else in the body (``results.decode_json``):
     refused, the conversation could never be sent again."""
     if not isinstance(raw, str):
         raise RequestError(f"{what} must be a string of JSON")
     try:
-        return _decode_arguments(raw or "{}")
+        return decode_json(_decode_arguments, (raw or "{}").encode())
     except msgspec.DecodeError as exc:
-        repaired = lone_surrogate_escapes_replaced(raw.encode())
-        if repaired is not None:
-            try:
-                return _decode_arguments(repaired)
-            except msgspec.DecodeError:
-                pass
         raise RequestError(f"{what} is not a JSON object: {exc}") from exc
     except RecursionError:
         raise RequestError(f"{what} is nested too deeply") from None
