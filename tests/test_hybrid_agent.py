@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamtools.errors import BudgetExceeded, ProviderError, UsageError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import Event, Final, ReasoningDelta, StreamError, TurnEnd, TurnStart
 from streamtools.model import CallChunk, FinishChunk, TextChunk
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
@@ -81,9 +81,33 @@ async def test_the_work_phase_gets_what_is_left_of_the_time_budget() -> None:
     select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["add"]}')
     slow = [TextChunk(text="x")] * 20
     model = ScriptedModel([[*[TextChunk(text=".")] * 15, select], slow], delay=0.02)
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(BudgetExceeded) as info:
         await HybridAgent(model, [add], time_budget=0.5).run("hi")
     assert len(model.requests) == 2  # 0.3 s of selection, then 0.4 s of work: over 0.5 s
+    # the budget as given, not the work phase's share of it ("0.287491 s"); the
+    # selection turn counted, as in Final
+    assert str(info.value) == "time budget of 0.5 s ran out during turn 1"
+    assert info.value.turns == 2
+
+
+async def test_work_phase_failures_count_the_selection_turn() -> None:
+    """``Final.turns`` counts the selection call, and so does a selection turn's
+    ``BudgetExceeded`` (``turns=1``); the work phase's ``BudgetExceeded`` and
+    ``RepairExhausted`` did not: three model calls were reported as two."""
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["add"]}')
+    calls = [f'<am:tool_call name="add"><a>{n}</a><b>1</b></am:tool_call>' for n in range(3)]
+    model = ScriptedModel([[select], *calls])
+    with pytest.raises(BudgetExceeded) as budget:
+        await HybridAgent(model, [add], max_turns=2).run("hi")
+    assert len(model.requests) == 3 and budget.value.turns == 3
+    assert str(budget.value) == "no final answer after 2 turns"
+
+    broken = '<am:tool_call name="add"><a>x</a></am:tool_call>'
+    model = ScriptedModel([[select], broken, broken])
+    with pytest.raises(RepairExhausted) as repair:
+        await HybridAgent(model, [add], max_repairs=1).run("hi")
+    assert len(model.requests) == 3 and repair.value.turns == 3
+    assert repair.value.reason == "call_error"
 
 
 async def test_think_open_applies_to_the_selection_turn_and_the_work() -> None:

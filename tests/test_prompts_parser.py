@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streamtools.errors import ToolDefinitionError
 from streamtools.events import CallEnd, CallError, CallStart, Finish, ParserEvent, TextDelta
+from streamtools.model import ToolSpec
 from streamtools.parser import DIALECTS as PARSER_DIALECTS
 from streamtools.parser import Parser, ToolCatalog
 from streamtools.prompts import get_renderer, project
@@ -256,6 +258,40 @@ def test_any_api_tool_name_round_trips(name: str, dialect: str, value: str) -> N
     _need(dialect)
     arguments = {"q": "v" + value}  # "v…": a string even to am_xml's no-schema heuristic
     text = get_renderer(dialect).render_call(ToolCall(id="x", name=name, arguments=arguments))
+    parser = Parser(dialect, [name])
+    events = parser.feed(text) + parser.end()
+    ends = [e for e in events if isinstance(e, CallEnd | CallError)]
+    assert len(ends) == 1 and isinstance(ends[0], CallEnd), (text, events)
+    assert (ends[0].name, ends[0].arguments) == (name, arguments), text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
+    | st.sampled_from(["a b", " x", "x ", "a{b", "a\nb", 'a"b', "a\\b", "a\u2028b", ""]),
+    dialect=st.sampled_from(DIALECTS),
+)
+def test_a_tool_is_offered_only_under_a_name_its_calls_read_back_with(
+    name: str, dialect: str
+) -> None:
+    """Any name a proxy request or a hand-made ``ToolSpec`` may carry: either the
+    dialect refuses the tool when the prompt is made, or a call written in the
+    form the prompt teaches reads back as that tool's call. ``command`` offered
+    ``my tool`` and read every call of it as a malformed line (``@tool my``),
+    ``am_xml`` lost a name's outer spaces, ``inline_json`` never read a name
+    with a quote or a backslash as a call."""
+    _need(dialect)
+    r = get_renderer(dialect)
+    spec = ToolSpec(name=name, description="A tool.", parameters={"type": "object"})
+    if r.name_problem(name) is not None:
+        with pytest.raises(ToolDefinitionError, match=f"in the {dialect} dialect"):
+            r.system_prompt([spec])
+        with pytest.raises(ToolDefinitionError):
+            r.system_prompt([], more_tools=[spec])
+        return
+    assert r.system_prompt([spec])
+    arguments = {"q": "v"}
+    text = r.render_call(ToolCall(id="x", name=name, arguments=arguments))
     parser = Parser(dialect, [name])
     events = parser.feed(text) + parser.end()
     ends = [e for e in events if isinstance(e, CallEnd | CallError)]

@@ -164,6 +164,12 @@ class AmXmlRenderer(Renderer):
         "Never write results yourself."
     )
 
+    def name_problem(self, name: str) -> str | None:
+        # the parser trims the name attribute's value (``name=" search "`` is search)
+        if name != name.strip():
+            return "a name there may not begin or end with whitespace"
+        return super().name_problem(name)
+
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         lines = ["# Tools", "", "<am:tools>"]
         for spec in tools:

@@ -12,6 +12,12 @@ Results go back as tool messages holding ``{"tool": "NAME", "result": "…"}`` (
 is a JSON string, so it has no raw newline and can never begin a line with
 ``@tool``; ``<``, ``>``, ``&`` and ``@`` are escaped as well (no tag, no
 command anywhere in it), and decoding restores it.
+
+A tool's name is written bare, so a name holding whitespace or ``{`` (which
+ends a name for the parser) cannot be called in this dialect: such a tool is
+refused when the prompt is made (``Renderer.check_tools``), rather than offered
+and every call of it read as a malformed line. A past call under such a name
+(history from elsewhere) is still written as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from streamtools.prompts.renderer import json_text
 from streamtools.prompts.results import JsonResults
 
 __all__ = ["CommandRenderer"]
+
+_NAME_END = re.compile(r"[\s{]")
 
 
 class CommandRenderer(JsonResults):
@@ -39,6 +47,13 @@ class CommandRenderer(JsonResults):
             "One call per line; the line must start with @tool. Keep the JSON on that "
             "line: write a line break inside a string as \\n.",
         )
+
+    def name_problem(self, name: str) -> str | None:
+        # the parser reads the name as the run of characters up to whitespace or
+        # ``{`` (``parser.command._NAME``): no spelling of such a name reads back
+        if _NAME_END.search(name) is not None:
+            return "a name there ends at the first whitespace or '{' (@tool NAME {json})"
+        return super().name_problem(name)
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return f"@tool {name} {json_text(arguments)}"

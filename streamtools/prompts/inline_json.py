@@ -12,6 +12,10 @@ reasoning tag is written as one JSON string whose braces, quotes and angle
 brackets are escaped (see ``plain_result``): no object, and so no call, can be
 read out of it, and decoding restores it verbatim. Ordinary output, including
 ordinary JSON, stays as it is.
+
+Only a name written without JSON escapes is read as a call: a tool whose name
+holds a quote, a backslash or a control character is refused when the prompt
+is made (``Renderer.check_tools``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from streamtools.prompts.renderer import REASONING_TAG, json_text
 from streamtools.prompts.results import PlainResults
 
 __all__ = ["InlineJsonRenderer"]
+
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what JSON writes as an escape in a string
 
 
 class InlineJsonRenderer(PlainResults):
@@ -38,6 +44,13 @@ class InlineJsonRenderer(PlainResults):
             "Put each call on a line of its own, as valid JSON. You may write text "
             "before and after the call lines, and call several tools in one reply.",
         )
+
+    def name_problem(self, name: str) -> str | None:
+        # the parser decides whether an object is a call from the name's raw text,
+        # which must be plain (``parser.inline_json``): an escape never matches
+        if _ESCAPED.search(name) is not None:
+            return "a name there may not hold a quote, a backslash or a control character"
+        return super().name_problem(name)
 
     def format_call(self, name: str, arguments: dict[str, Any]) -> str:
         return json_text({"tool": name, "arguments": arguments})

@@ -43,6 +43,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from streamtools.errors import ToolDefinitionError
 from streamtools.model import ToolSpec
 from streamtools.schema import resolve
 from streamtools.transcript import ToolCall
@@ -191,7 +192,10 @@ class Renderer:
         more_tools: Sequence[ToolSpec] = (),
     ) -> str:
         """The whole system prompt. ``more_tools`` (hybrid mode) are listed as
-        one-line summaries after the full definitions of ``tools``."""
+        one-line summaries after the full definitions of ``tools``.
+        ``ToolDefinitionError`` for a tool whose name the dialect cannot write
+        (``check_tools``)."""
+        self.check_tools([*tools, *more_tools])
         parts = [base.strip()] if base and base.strip() else []
         if tools:
             parts.append(self.tool_definitions(tools))
@@ -203,6 +207,27 @@ class Renderer:
         if more_tools:
             parts.append(self.tool_summaries(more_tools))
         return "\n\n".join(parts)
+
+    def name_problem(self, name: str) -> str | None:
+        """Why the dialect's parser would not read a call of a tool named ``name``
+        back as that call (what the model is told to write loses or breaks the
+        name), or None when it would. Names from ``ToolRegistry`` (letters,
+        digits, ``_``, ``-``, ``.``) suit every dialect; names from elsewhere (a
+        proxy request, a ``ToolSpec`` built by hand) may not."""
+        return "it is empty" if not name else None
+
+    def check_tools(self, tools: Sequence[ToolSpec]) -> None:
+        """Refuse, with ``ToolDefinitionError``, a tool the model could not call in
+        this dialect (``name_problem``): offered anyway, every call of it would
+        fail to parse, and the model would be told to fix what it wrote right."""
+        for spec in tools:
+            problem = self.name_problem(spec.name)
+            if problem is not None:
+                raise ToolDefinitionError(
+                    f"tool {spec.name!r} cannot be offered in the {self.name} dialect: "
+                    f"{problem}; rename it (letters, digits, '_', '-' and '.' suit every "
+                    "dialect) or use another dialect"
+                )
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         """Default form for the JSON dialects: a heading per tool, its description,

@@ -33,8 +33,12 @@ reply without a call is: its text was cut off, it is not the answer.
 The keywords for the work phase are checked when the ``HybridAgent`` is made
 (an Agent is built from them once), not when a run first selects a tool.
 ``time_budget`` bounds the whole run, selection included: the work phase gets
-what is left of it. A selection turn the budget cuts short still gets its
-``TurnEnd(turn=0, reason="error")`` before ``BudgetExceeded``, as an Agent's does.
+what is left of it. ``max_turns`` is the work phase's (an Agent's), after the
+selection turn. ``turns`` counts the selection turn, in ``Final``, ``RunResult``
+and the ``BudgetExceeded`` or ``RepairExhausted`` of either phase alike, and a
+``BudgetExceeded`` for time names the whole budget. A selection turn the
+budget cuts short still gets its ``TurnEnd(turn=0, reason="error")`` before
+``BudgetExceeded``, as an Agent's does.
 
 ``think_open`` (an ``Agent`` keyword: the chat template opens ``<think>``)
 applies to the selection turn too, the same model's reply: its text goes through
@@ -51,7 +55,7 @@ from typing import Any
 
 import anyio
 
-from streamtools.errors import BudgetExceeded, ProviderError, UsageError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import (
     CallEnd,
     Final,
@@ -207,11 +211,20 @@ class HybridAgent:
                 f"time budget of {budget:g} s ran out during tool selection", turns=1
             )
         agent = self._work_agent(offer=chosen, time_budget=left)
-        async with agent.stream(transcript) as work:
-            async for event in work:
-                if isinstance(event, Final):  # count the selection call too
-                    event = Final(text=event.text, turns=event.turns + 1)
-                await emit(event)
+        try:
+            async with agent.stream(transcript) as work:
+                async for event in work:
+                    if isinstance(event, Final):  # count the selection call too
+                        event = Final(text=event.text, turns=event.turns + 1)
+                    await emit(event)
+        except BudgetExceeded as exc:
+            message = str(exc)
+            if deadline is not None and anyio.current_time() >= deadline:
+                # the work agent knows only what was left of the budget: name the whole
+                message = f"time budget of {budget:g} s ran out during turn {exc.turns}"
+            raise BudgetExceeded(message, turns=exc.turns + 1) from None
+        except RepairExhausted as exc:
+            raise RepairExhausted(str(exc), reason=exc.reason, turns=exc.turns + 1) from None
         assert work.result is not None
         result = work.result
         return RunResult(text=result.text, transcript=result.transcript, turns=result.turns + 1)
