@@ -97,6 +97,48 @@ def test_a_bad_fixture_is_a_one_line_error(
     assert "serving" not in captured.out
 
 
+TOOLS_MODULE = """
+from streamtools.tools import tool
+
+@tool
+def hello(name: str) -> str:
+    \"\"\"Greet someone.\"\"\"
+    return "hi " + name
+
+TOOLS = [hello]
+NUMBER = 5
+"""
+
+
+def test_tools_come_from_a_module_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``streamtools ui --tools mytools:TOOLS`` next to ``mytools.py`` failed with a
+    ModuleNotFoundError traceback: the ``streamtools`` script does not put the
+    current directory on ``sys.path`` (``python -m`` does), which uvicorn adds for
+    its app. A missing module or attribute, or a value that is not tools, was a
+    traceback too, the last one at every request; all are usage errors at start."""
+    from streamtools.cli import main
+
+    (tmp_path / "ui_cli_tools.py").write_text(TOOLS_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "ui_cli_tools", raising=False)
+    source, _, _ = build_source(parse("--tools", "ui_cli_tools:TOOLS", "--instant"))
+    assert list(source.make().registry) == ["hello"]
+    for spec, error in [
+        ("no_such_module_here:TOOLS", "no module named 'no_such_module_here'"),
+        ("ui_cli_tools:MISSING", "'ui_cli_tools' has no 'MISSING'"),
+        ("ui_cli_tools:NUMBER", "expected a ToolRegistry, a tool, or a list of tools"),
+        ("ui_cli_tools", "--tools expects module:attribute, got 'ui_cli_tools'"),
+    ]:
+        assert main(["ui", "--port", "0", "--tools", spec]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith("streamtools ui: ") and error in captured.err
+        assert "Traceback" not in captured.err and "serving" not in captured.out
+    monkeypatch.delitem(sys.modules, "ui_cli_tools", raising=False)
+
+
 def test_live_mode_needs_both_base_url_and_model() -> None:
     with pytest.raises(SystemExit, match="--base-url and --model go together"):
         build_source(parse("--model", "m"))

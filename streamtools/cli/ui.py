@@ -15,7 +15,8 @@ OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
 ``--dialect`` or with native tool calls (``--native``). ``--dialect`` also
 names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
-or a list of tools/functions.
+or a list of tools/functions, in a module of the current directory or
+installed; they are checked at start (``_load_tools``).
 
 The agent is built per request (``PerRequestAgent``): a replay must start
 from its first segment for every conversation, and a fresh agent keeps
@@ -59,15 +60,45 @@ class PerRequestAgent:
 
 
 def _load_tools(spec: str | None) -> Any:
+    """The tools ``--tools module:attribute`` names, as one ``ToolRegistry`` made
+    now, so that what is not a tool is said at start, not by every request.
+
+    The module is looked up from the current directory too, as uvicorn looks up
+    its app (``--app-dir .``): the ``streamtools`` script, unlike ``python -m``,
+    does not put it on ``sys.path``, and ``mytools.py`` next to you was not found.
+    A module or attribute that is not there is a ``UsageError``; a module that
+    fails while importing raises as itself (the traceback is the user's to read)."""
+    from streamtools.tools import ToolRegistry
+
     if spec is None:
         from streamtools.cli.demo import DEMO_TOOLS
 
         return DEMO_TOOLS
     module_name, _, attribute = spec.partition(":")
-    if not attribute:
-        raise SystemExit(f"streamtools ui: --tools expects module:attribute, got {spec!r}")
-    found = getattr(importlib.import_module(module_name), attribute)
-    return [found] if callable(found) and not isinstance(found, list | tuple) else found
+    if not (module_name and attribute):
+        raise UsageError(f"--tools expects module:attribute, got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise  # a module the user's module imports: its own error
+        raise UsageError(f"--tools {spec}: no module named {exc.name!r}") from None
+    found: Any = module
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise UsageError(f"--tools {spec}: {module_name!r} has no {attribute!r}") from None
+    items = [found] if callable(found) and not isinstance(found, list | tuple) else found
+    try:
+        return items if isinstance(items, ToolRegistry) else ToolRegistry(items)
+    except TypeError as exc:
+        raise UsageError(
+            f"--tools {spec}: expected a ToolRegistry, a tool, or a list of tools "
+            f"or functions, got {type(found).__name__}: {exc}"
+        ) from None
 
 
 def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | None]:
