@@ -402,6 +402,11 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
 def _name_attribute(tag: str, pos: int) -> str | None:
     """The ``name`` attribute of a whole tag whose attributes begin at ``pos``,
     its entities decoded; None if absent (or after text that is no attribute)."""
+    if tag.startswith(' name="', pos):  # the common form, read as ``_ATTR`` reads it
+        e = tag.find('"', pos + 7)
+        if e >= 0:
+            value = tag[pos + 7 : e]
+            return html.unescape(value) if "&" in value else value
     while (m := _ATTR.match(tag, pos)) is not None:
         if m.group(1) == "name":
             value = m.group(2)
