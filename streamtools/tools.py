@@ -200,21 +200,37 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
         def wrap(value: Any, _raw: dict[str, Any]) -> dict[str, Any]:
             return {key: value}
     else:
+        # A name with two leading underscores cannot be a Struct field as it is:
+        # ``__x`` is mangled in the class msgspec makes (it fails to define), and
+        # ``__struct_fields__`` would hide what msgspec reads. Such a field gets a
+        # plain attribute name, and keeps its own as the JSON name (``rename``).
+        attrs = {p.name: p.name for p in params}
+        for pname in attrs:
+            if pname.startswith("__"):
+                attr = pname.lstrip("_") + "_"
+                while attr in attrs or attr in attrs.values():
+                    attr += "_"
+                attrs[pname] = attr
         fields: list[Any] = []
         for p in params:
             if p.default is p.empty:
-                fields.append((p.name, hints[p.name]))
+                fields.append((attrs[p.name], hints[p.name]))
             else:
-                fields.append((p.name, hints[p.name], _default(p.default)))
+                fields.append((attrs[p.name], hints[p.name], _default(p.default)))
+        renamed = {attr: pname for pname, attr in attrs.items() if attr != pname}
         try:
             arg_type = msgspec.defstruct(
-                f"{name}.arguments", fields, kw_only=True, forbid_unknown_fields=True
+                f"{name}.arguments",
+                fields,
+                kw_only=True,
+                forbid_unknown_fields=True,
+                rename=renamed or None,
             )
         except TypeError as exc:
             raise ToolDefinitionError(f"tool {name!r}: {exc}") from exc
 
         def wrap(value: Any, _raw: dict[str, Any]) -> dict[str, Any]:
-            return {f: getattr(value, f) for f in value.__struct_fields__}
+            return {pname: getattr(value, attr) for pname, attr in attrs.items()}
 
     parameters = _schema_of(name, arg_type)
     props = parameters.get("properties", {})

@@ -613,3 +613,22 @@ def test_format_result_writes_ints_over_python_s_digit_limit_in_full() -> None:
 
     assert format_result([Huge.BIG]) == "[1" + "0" * 4400 + "]"
     assert sys.get_int_max_str_digits() == limit
+
+
+def test_parameters_named_with_two_leading_underscores() -> None:
+    """``__x`` made ``tool`` fail with msgspec's "RuntimeError: Failed to get offset
+    for '__x'" (the name is mangled in the Struct class it defines), and a
+    parameter named ``__struct_fields__`` hid msgspec's own attribute, so every
+    call of the tool raised TypeError out of ``validate``. Both keep their names
+    in the schema and reach the function."""
+
+    def f(__x: int = 1, x_: int = 2, __struct_fields__: str = "a") -> str:
+        return f"{__x} {x_} {__struct_fields__}"
+
+    made = tool(f)
+    assert list(made.parameters["properties"]) == ["__x", "x_", "__struct_fields__"]
+    kwargs = made.validate({"__x": 5, "__struct_fields__": "z"})
+    assert kwargs == {"__x": 5, "x_": 2, "__struct_fields__": "z"}
+    assert made.invoke(kwargs) == "5 2 z"
+    with pytest.raises(ToolArgumentsError, match=r"at `\$\.__x`"):
+        made.validate({"__x": "five"})
