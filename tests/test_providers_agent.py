@@ -283,6 +283,37 @@ async def test_a_call_s_extra_content_goes_back_with_it(anyio_backend: str) -> N
     ]
 
 
+async def test_openrouter_reasoning_details_go_back_over_http(anyio_backend: str) -> None:
+    """OpenRouter's ``reasoning_details`` (an Anthropic thinking block streamed in
+    fragments, its signature last; an encrypted one) come back joined, in order,
+    on the next request's assistant message with the calls, and are kept in the
+    transcript: OpenRouter asks for them so the model's reasoning continues."""
+    frag = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
+    encrypted = {"type": "reasoning.encrypted", "data": "b3BhcXVl", "format": "unknown"}
+    six = {"name": "multiply", "arguments": '{"a": 6, "b": 7}'}
+    deltas: list[dict[str, Any]] = [
+        {"reasoning": "Six ", "reasoning_details": [{**frag, "text": "Six "}]},
+        {"reasoning": "by seven.", "reasoning_details": [{**frag, "text": "by seven."}]},
+        {"reasoning_details": [{**frag, "signature": "sig0"}, encrypted]},
+        {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": six}]},
+    ]
+    data = [{"choices": [{"index": 0, "delta": d}]} for d in deltas]
+    data.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    raw = "".join(f"data: {json.dumps(d)}\n\n" for d in data) + "data: [DONE]\n\n"
+    first = Reply(raw=raw.encode(), content_type="text/event-stream")
+    async with FakeServer([first, "42."]) as server:
+        result = await Agent(provider_for(server), [multiply], native=True).run("go")
+        second = server.requests[1]
+    assert result.text == "42."
+    block = {**frag, "text": "Six by seven.", "signature": "sig0"}
+    reply = second["messages"][1]
+    assert reply["reasoning_details"] == [block, encrypted]
+    assert [c["id"] for c in reply["tool_calls"]] == ["c1"]
+    assert "extra_content" not in reply["tool_calls"][0]
+    kept = [m for m in result.transcript.messages if isinstance(m, AssistantMessage)][0]
+    assert kept.calls[0].extra == {"reasoning_details": [block, encrypted]}
+
+
 async def test_native_parallel_calls_on_index_zero(anyio_backend: str) -> None:
     calls = (
         FakeCall(name="multiply", arguments={"a": 6, "b": 7}),

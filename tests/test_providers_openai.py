@@ -36,6 +36,7 @@ from streamtools.prompts import project
 from streamtools.providers import OpenAIChat, base
 from streamtools.providers.base import StopCutter, _SSEMend
 from streamtools.providers.failures import retry_after_seconds, transport_error
+from streamtools.providers.openrouter import DETAILS
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, Wire
 from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, token_pieces
@@ -341,6 +342,48 @@ async def test_openrouter_reasoning_details_are_reasoning(anyio_backend: str) ->
     reasoning = "".join(c.text for c in chunks if isinstance(c, ReasoningChunk))
     assert reasoning == "Step one. In short. Both."
     assert text_of(chunks) == "Hi" and chunks[-1] == FinishChunk(reason="stop")
+
+
+async def test_openrouter_reasoning_details_go_back_with_the_calls(anyio_backend: str) -> None:
+    """OpenRouter asks for a reply's ``reasoning_details`` back, in order and as
+    they were, on the assistant message with its tool calls (Anthropic's signed
+    thinking, Gemini's and OpenAI's encrypted reasoning continue only so); they
+    were read for their text and dropped. A text block's fragments are joined,
+    its signature kept; what came between two calls goes back after the first."""
+    frag = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
+    encrypted = {"type": "reasoning.encrypted", "data": "b3BhcXVl", "id": "rs_1", "index": 1}
+    later = {"type": "reasoning.text", "text": "Then add.", "signature": "sig2", "index": 2}
+    one = {"name": "add", "arguments": '{"a": 1}'}
+    body = sse(
+        delta(reasoning="Add ", reasoning_details=[{**frag, "text": "Add "}]),
+        delta(reasoning="twice.", reasoning_details=[{**frag, "text": "twice."}]),
+        delta(reasoning_details=[{**frag, "text": "", "signature": "sig0"}, encrypted]),
+        delta(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": one}]),
+        delta(reasoning_details=[later]),
+        delta(tool_calls=[{"index": 1, "id": "c2", "function": {"name": "add"}}]),
+        delta(tool_calls=[{"index": 1, "function": {"arguments": "{}"}}]),
+        finish("tool_calls"),
+        "data: [DONE]\n\n",
+    )
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    native = NativeCalls()
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    ends = [e for e in events + native.end("tool_calls") if isinstance(e, CallEnd)]
+    block = {**frag, "text": "Add twice.", "signature": "sig0"}
+    # the details while a call streams go with it (its ``done`` chunk)
+    assert [e.extra for e in ends] == [{"reasoning_details": [block, encrypted, later]}, None]
+    assert "".join(c.text for c in chunks if isinstance(c, ReasoningChunk)) == (
+        "Add twice.Then add."
+    )
+    gemini = {"google": {"thought_signature": "c2ln"}}
+    calls = (
+        NativeCall(id="c1", name="add", arguments={}, extra={DETAILS: [block]}),
+        NativeCall(id="c2", name="add", arguments={}, extra={**gemini, DETAILS: [later]}),
+    )
+    request = ModelRequest(messages=(ChatMessage(role="assistant", content="", tool_calls=calls),))
+    sent = OpenAIChat("m").request_body(request)["messages"][0]
+    assert sent["reasoning_details"] == [block, later]
+    assert [c.get("extra_content") for c in sent["tool_calls"]] == [None, gemini]
 
 
 async def test_usage_sent_with_every_chunk_is_passed_on_once(anyio_backend: str) -> None:

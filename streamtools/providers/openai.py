@@ -44,6 +44,10 @@ honoured:
   that call in the assistant message: Gemini 3's OpenAI-compatible endpoint
   puts the call's thought signature there and refuses the next request (400,
   "Function call is missing a thought_signature") without it.
+* OpenRouter's ``reasoning_details`` go back, in order, as the message's
+  ``reasoning_details`` with a reply's tool calls, as OpenRouter asks (signed
+  and encrypted reasoning continues only so); they travel on the calls'
+  ``extra`` under ``reasoning_details`` (see ``providers.openrouter``).
 * A ``tool`` message that answers no native call of the assistant message
   before it (prompt dialects send results that way) goes as user text, which
   the API accepts (see ``streamtools.providers.bodies``).
@@ -105,6 +109,7 @@ from streamtools.providers.bodies import (
     json_schema_of,
     with_call_texts,
 )
+from streamtools.providers.openrouter import DETAILS, ReasoningDetails, details_of, reasoning_text
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["OpenAIChat"]
@@ -131,20 +136,13 @@ class _Part(msgspec.Struct):
     thinking: list[_Part] | str | None = None
 
 
-class _Detail(msgspec.Struct):
-    """One of OpenRouter's ``reasoning_details``: ``reasoning.text`` (``text``),
-    ``reasoning.summary`` (``summary``) or ``reasoning.encrypted`` (no text)."""
-
-    type: str = ""
-    text: str | None = None
-    summary: str | None = None
-
-
 class _Delta(msgspec.Struct):
     content: str | list[_Part] | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
-    reasoning_details: list[_Detail] | None = None
+    # OpenRouter's, kept as sent (to go back: ``providers.openrouter``): ``reasoning.text``
+    # (``text``), ``reasoning.summary`` (``summary``), ``reasoning.encrypted`` (``data``)
+    reasoning_details: list[dict[str, Any]] | None = None
     tool_calls: list[_ToolCallDelta] | None = None
 
 
@@ -155,8 +153,7 @@ def _reasoning(delta: _Delta) -> str | None:
     text = delta.reasoning_content or delta.reasoning
     if text or not delta.reasoning_details:
         return text
-    pieces = [d.text if d.type == "reasoning.text" else d.summary for d in delta.reasoning_details]
-    return "".join(piece for piece in pieces if piece)
+    return reasoning_text(delta.reasoning_details)
 
 
 def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
@@ -207,7 +204,9 @@ def _tool_call(call: NativeCall) -> dict[str, Any]:
         "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
     }
     if call.extra is not None:  # as the server attached it (see the module docstring)
-        out["extra_content"] = call.extra
+        content = {k: v for k, v in call.extra.items() if k != DETAILS}
+        if content or DETAILS not in call.extra:
+            out["extra_content"] = content
     return out
 
 
@@ -222,6 +221,8 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
     if msg.tool_calls:
         out["tool_calls"] = [_tool_call(call) for call in msg.tool_calls]
         out["content"] = with_call_texts(msg) or None
+        if details := details_of(msg):
+            out[DETAILS] = details
     if msg.tool_call_id is not None:
         out["tool_call_id"] = msg.tool_call_id
     if msg.name is not None:
@@ -269,7 +270,9 @@ class _Whole:
 class _Call:
     """One call of the reply as the server streams it (see ``_Calls``)."""
 
-    __slots__ = ("number", "index", "id", "name", "named", "args", "whole", "again", "ended")
+    __slots__ = (
+        "number", "index", "id", "name", "named", "args", "whole", "again", "ended", "details"
+    )
 
     def __init__(self, number: int, index: int, call_id: str | None) -> None:
         self.number = number  # its ``CallChunk.index``: its place among the reply's calls
@@ -281,6 +284,7 @@ class _Call:
         self.whole = _Whole()
         self.again = False  # its name came again, alone, once its arguments were whole
         self.ended = False  # a ``done`` chunk went out
+        self.details: list[dict[str, Any]] = []  # OpenRouter's, before it (``ReasoningDetails``)
 
 
 class _Calls:
@@ -311,6 +315,16 @@ class _Calls:
         self._by_index: dict[int, _Call] = {}  # server index -> its latest call
         self._count = 0
         self.open: _Call | None = None  # the call being streamed
+        self.details = ReasoningDetails()
+
+    def _extra(self, call: _Call, content: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A chunk's ``extra``: the call's ``extra_content``, and the reasoning
+        details so far when new ones came (all of the call's: a chunk's extra
+        is merged over the call's key by key)."""
+        if self.details.pending:
+            call.details.extend(self.details.take())
+            return {**(content or {}), DETAILS: list(call.details)}
+        return content
 
     def feed(self, tc: _ToolCallDelta) -> list[CallChunk]:
         """The chunks of one tool-call delta: a ``done`` first if it starts another call."""
@@ -355,7 +369,7 @@ class _Calls:
                 id=sent_id,
                 name=self._name(call) if call.args else None,
                 arguments=args,
-                extra=tc.extra_content or None,
+                extra=self._extra(call, tc.extra_content or None),
             )
         )
         self.open = call
@@ -367,14 +381,24 @@ class _Calls:
         if call is self.open:
             self.open = None
         lost = self._pairs.close(arguments(call.number))
-        return CallChunk(index=call.number, name=self._name(call), arguments=lost, done=whole)
+        return CallChunk(
+            index=call.number,
+            name=self._name(call),
+            arguments=lost,
+            done=whole,
+            extra=self._extra(call, None),
+        )
 
     def rest(self) -> list[CallChunk]:
         """At the end of the stream, however it ended: the name still held for
         the open call, so that ``NativeCalls`` names the call it ends."""
         call = self.open
-        name = self._name(call) if call is not None and not call.ended else None
-        return [] if call is None or name is None else [CallChunk(index=call.number, name=name)]
+        if call is None or call.ended:
+            return []
+        name, extra = self._name(call), self._extra(call, None)  # and details still due
+        if name is None and extra is None:
+            return []
+        return [CallChunk(index=call.number, name=name, extra=extra)]
 
     @staticmethod
     def _name(call: _Call) -> str | None:
@@ -556,6 +580,8 @@ class OpenAIChat(HTTPProvider):
                 if choice is not None:
                     delta = choice.delta
                     if delta is not None:
+                        if delta.reasoning_details:
+                            calls.details.add(delta.reasoning_details)
                         reasoning = _reasoning(delta)
                         if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
                             yield ReasoningChunk(text=reasoning)
