@@ -121,6 +121,19 @@ async def test_provider_error_is_printed_and_the_session_goes_on(anyio_backend: 
     assert users == ["two"]  # the failed exchange was dropped
 
 
+async def test_an_error_s_control_characters_are_shown_not_obeyed(anyio_backend: str) -> None:
+    """A failed exchange's message quotes the server's error body (or, for
+    ``RepairExhausted``, what the model wrote): its escape sequences went to the
+    terminal as they were, where the events' text is shown as ``␛``."""
+    body = '{"error": {"message": "\\u001b]0;pwned\\u0007\\u001b[2J gone"}}'
+    async with FakeServer([Reply(status=404, body=body)]) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        await chat(make_agent(build_model(args), args), reader(["hi\n"]), out, color=False)
+    assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
+    assert "]0;pwned" in out.getvalue()  # as ␛]0;pwned␇, or ?]0;pwned? in ASCII
+
+
 async def test_piped_session_with_a_failed_exchange_exits_1(anyio_backend: str) -> None:
     # as sqlite3 reading a pipe: the later lines still run, the status tells the script
     replies: list[str | Reply] = [Reply(status=404, body="no such model"), "Hi!"]

@@ -162,7 +162,7 @@ async def chat(
         except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
             del transcript.messages[kept:]  # forget the failed exchange
             failed = True
-            view.line(view.style("bad", f"error: {exc}"))
+            view.error(str(exc))
         view.newline()
 
 

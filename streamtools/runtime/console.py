@@ -102,6 +102,12 @@ class ConsoleRenderer:
         self.write(text + "\n")
         self.after_block = True
 
+    def error(self, message: str) -> None:
+        """A failure outside the events (a run that raised) on a line of its own:
+        its message can quote a server's body or the model's text, so it is shown
+        as the events' text is, never obeyed."""
+        self.line(self.style("bad", "error: " + _visible(message)))
+
     def newline(self) -> None:
         if not self.at_line_start:
             self.write("\n")
