@@ -383,6 +383,43 @@ async def test_request_body(anyio_backend: str) -> None:
     }
 
 
+async def test_blank_text_is_left_out_of_the_request(anyio_backend: str) -> None:
+    """The Messages API refuses a text block or a message that is only whitespace
+    (400: text content blocks must contain non-whitespace text): a reply's
+    ``"\n\n"`` before its call, a call's blank text, a blank user line were sent."""
+    request = ModelRequest(
+        messages=(
+            ChatMessage(role="user", content="add 1"),
+            ChatMessage(
+                role="assistant",
+                content="\n\n",
+                tool_calls=(NativeCall(id="t1", name="add", arguments={}, arguments_text=" \n"),),
+            ),
+            ChatMessage(role="tool", content="1", tool_call_id="t1"),
+            ChatMessage(role="user", content=" \t"),
+            ChatMessage(role="assistant", content="\n"),
+            ChatMessage(role="user", content="thanks"),
+        ),
+    )
+    async with FakeServer(["ok"], wire="anthropic") as server:
+        await collect(AnthropicMessages("claude", base_url=server.base_url), request)
+        sent = server.requests[0]["messages"]
+    assert sent == [
+        {"role": "user", "content": "add 1"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "add", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "1"},
+                {"type": "text", "text": "thanks"},
+            ],
+        },
+    ]
+
+
 def test_signed_thinking_goes_first_in_the_assistant_message() -> None:
     """Thinking blocks go back as they came, before the text and tool_use blocks;
     a redacted one as its data."""

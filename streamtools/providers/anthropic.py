@@ -57,7 +57,10 @@ its place among the ``tool_use`` blocks (``_blocks``); native calls become
 user text instead: see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
 becomes ``stop_sequences``; ``max_tokens`` is required by the API, so the
-provider's default fills it.
+provider's default fills it. The API refuses a text block, or a message, whose
+text is only whitespace (400, "text content blocks must contain non-whitespace
+text"): such text (a reply's ``"\n\n"`` before its calls, a blank line a client
+sent) is left out, as empty text is.
 
 ``count_tokens(request)`` asks ``POST /v1/messages/count_tokens`` how many
 input tokens the same request would cost (the proxy answers Anthropic
@@ -184,6 +187,11 @@ def _thinking(block: Thinking) -> dict[str, Any]:
     return {"type": "thinking", "thinking": block.text, "signature": block.signature}
 
 
+def _readable(text: str | None) -> bool:
+    """Text the API takes in a text block: not empty, not only whitespace."""
+    return bool(text and not text.isspace())
+
+
 def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     """A message's content blocks. An assistant message's thinking blocks go in
     their places among its tool_use blocks (``Thinking.calls``; the ones
@@ -197,12 +205,12 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
         return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
     thinking = msg.thinking if msg.role == "assistant" else ()
     blocks = [_thinking(t) for t in thinking if t.calls <= 0]
-    if msg.content:  # the API rejects empty text blocks
+    if _readable(msg.content):  # the API refuses blank text blocks
         blocks.append({"type": "text", "text": msg.content})
     for n, call in enumerate(msg.tool_calls):
         if n:
             blocks.extend(_thinking(t) for t in thinking if t.calls == n)
-        if call.arguments_text:  # ``input`` must be an object: the text as written before it
+        if _readable(call.arguments_text):  # ``input`` must be an object: the text before it
             blocks.append({"type": "text", "text": call.arguments_text})
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
@@ -220,8 +228,8 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         simple = msg.role != "tool" and not msg.tool_calls and not msg.thinking
-        if simple and not msg.content:
-            continue  # the API rejects empty messages; an empty reply carries nothing
+        if simple and not _readable(msg.content):
+            continue  # the API refuses blank messages; a blank reply carries nothing
         if out and out[-1]["role"] == role:
             prev = out[-1]
             if isinstance(prev["content"], str):
