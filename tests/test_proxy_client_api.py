@@ -346,3 +346,30 @@ def test_a_responses_tool_declared_again_by_another_list_counts_once() -> None:
         system = upstream.received[0].body["messages"][0]["content"]
     assert response.output_text == "Sunny."
     assert system.count('<am:tool name="weather"') == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tool_name_the_dialect_cannot_write_is_a_400_not_a_500(stream: bool) -> None:
+    # command reads '@tool my tool {...}' as a call of 'my': the prompt refuses
+    # such a tool (ToolDefinitionError), which reached the client as a 500
+    # "internal error" (count_tokens: Starlette's plain-text 500)
+    fn: Any = {**WEATHER["function"], "name": "my tool"}
+    problem = re.escape("tool 'my tool' cannot be offered in the command dialect")
+    with proxy([], dialect="command") as (url, upstream):
+        client, claude = _openai(url), _anthropic(url)
+        with pytest.raises(openai.BadRequestError, match=problem):
+            client.chat.completions.create(
+                model="m", messages=USER, tools=[{"type": "function", "function": fn}],
+                stream=stream,
+            )
+        flat: Any = {"type": "function", **fn}
+        with pytest.raises(openai.BadRequestError, match=problem):
+            client.responses.create(model="m", input="hi", tools=[flat], stream=stream)
+        spaced: Any = {**A_WEATHER, "name": "my tool"}
+        with pytest.raises(anthropic.BadRequestError, match=problem):
+            claude.messages.create(
+                model="m", max_tokens=50, messages=USER, tools=[spaced], stream=stream
+            )
+        with pytest.raises(anthropic.BadRequestError, match=problem):
+            claude.messages.count_tokens(model="m", messages=USER, tools=[spaced])
+        assert upstream.requests == []

@@ -84,7 +84,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from streamtools.errors import ProviderError, UsageError
+from streamtools.errors import ProviderError, ToolDefinitionError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
@@ -293,7 +293,8 @@ def create_app(
     HTTP upstream (tests and embedding use it); by default a provider for
     ``config.upstream_kind`` is made per request over the pooled clients."""
     cfg = config or ProxyConfig()
-    get_renderer(cfg.dialect)  # fail now, not per request: UnknownDialectError names the choices
+    # made now, not per request: UnknownDialectError names the choices
+    renderer = get_renderer(cfg.dialect)
     if cfg.upstream_kind not in ("openai", "anthropic", "ollama"):
         raise UsageError(f"unknown upstream_kind {cfg.upstream_kind!r}")
     if not cfg.ping_interval >= 0 or cfg.ping_interval == math.inf:
@@ -340,9 +341,20 @@ def create_app(
         client, release = lease()
         return _provider(cfg, name, key, client), release
 
+    def decoded(wire: Wire, body: Any) -> ProxyCall:
+        """The request, once its tools are known to suit the dialect: a name the
+        dialect cannot write (``command`` ends one at a space) is a 400 naming
+        it, not a 500 when the prompt is made."""
+        call = wire.decode(body)
+        try:
+            renderer.check_tools(call.tools)
+        except ToolDefinitionError as exc:
+            raise RequestError(str(exc)) from None
+        return call
+
     async def handle(request: Request, wire: Wire) -> Response:
         try:
-            call = wire.decode(await _read_body(request, cfg.max_body))
+            call = decoded(wire, await _read_body(request, cfg.max_body))
             asked = forwarded_format(call)
             if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
                 raise RequestError(_NO_JSON_OBJECT)
@@ -409,7 +421,7 @@ def create_app(
             body = await _read_body(request, cfg.max_body)
             if isinstance(body, dict) and "max_tokens" not in body:
                 body = {**body, "max_tokens": 1}  # a count has no answer to bound
-            call = ANTHROPIC.decode(body)
+            call = decoded(ANTHROPIC, body)
         except RequestError as exc:
             return error_response(ANTHROPIC, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
