@@ -94,6 +94,20 @@ async def test_stop_sequence_is_named_and_not_returned(anyio_backend: str) -> No
     assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
 
 
+async def test_a_whitespace_stop_is_cut_here_not_sent(anyio_backend: str) -> None:
+    """The API refuses a stop sequence that is only whitespace (400, "each stop
+    sequence must contain non-whitespace"), so ``stop=["\\n\\n"]`` failed every
+    request; it is cut client-side as a server would, the others are sent."""
+    request = ModelRequest(messages=HI.messages, stop=("\n\n", "END", ""))
+    async with FakeServer(["First line.\n\nSecond END third"], wire="anthropic") as server:
+        chunks = await collect(AnthropicMessages("c", base_url=server.base_url), request)
+        assert server.requests[0]["stop_sequences"] == ["END"]
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "First line."
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="\n\n")
+    only = ModelRequest(messages=HI.messages, stop=("\n",))
+    assert "stop_sequences" not in AnthropicMessages("c").request_body(only)
+
+
 @pytest.mark.parametrize(
     ("stop_reason", "reason"),
     [("refusal", "content_filter"), ("model_context_window_exceeded", "length")],

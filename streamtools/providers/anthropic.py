@@ -56,7 +56,9 @@ its place among the ``tool_use`` blocks (``_blocks``); native calls become
 (a tool message that answers no ``tool_use``, as prompt dialects send, is
 user text instead: see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
-becomes ``stop_sequences``; ``max_tokens`` is required by the API, so the
+becomes ``stop_sequences`` (one that is only whitespace, which the API
+refuses, is cut client-side instead: ``_client_stops``); ``max_tokens`` is
+required by the API, so the
 provider's default fills it. The API refuses a text block, or a message, whose
 text is only whitespace (400, "text content blocks must contain non-whitespace
 text"): such text (a reply's ``"\n\n"`` before its calls, a blank line a client
@@ -276,6 +278,14 @@ class AnthropicMessages(HTTPProvider):
         base = self.base_url
         return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
+    def _client_stops(self, request: ModelRequest) -> tuple[str, ...]:
+        """Besides all of them when ``supports_stop`` is off, the stop strings that
+        are only whitespace (``"\n"``, ``"\n\n"``): the API refuses them (400,
+        "each stop sequence must contain non-whitespace"), so they are cut here."""
+        if not self.supports_stop:
+            return request.stop
+        return tuple(stop for stop in request.stop if stop and not _readable(stop))
+
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": self.api_version}
         if self.api_key:
@@ -292,8 +302,9 @@ class AnthropicMessages(HTTPProvider):
         }
         if system is not None:
             body["system"] = system
-        if request.stop and self.supports_stop:
-            body["stop_sequences"] = list(request.stop)
+        sent = [stop for stop in request.stop if _readable(stop)]
+        if sent and self.supports_stop:
+            body["stop_sequences"] = sent
         if request.tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}

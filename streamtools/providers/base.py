@@ -50,7 +50,9 @@ here, in ``HTTPProvider``:
   Then no stop is sent, and ``StopCutter`` cuts the text at the first stop
   string exactly as a server would (the stop text is not returned, nothing after
   it is, ``FinishChunk.stop_sequence`` names it) and the response is closed, so
-  the caller cannot tell the difference.
+  the caller cannot tell the difference. A provider whose API refuses some
+  stop strings only (Anthropic: one that is only whitespace) sends the others
+  and cuts at those (``_client_stops``).
 * **Reading SSE** is httpx-sse's, from a view of the accepted response
   (``_Body``) that mends what servers send beside the spec: a content type
   with capitals (``Text/Event-Stream``: media types are case-insensitive, but
@@ -418,6 +420,12 @@ class HTTPProvider:
     ) -> AsyncGenerator[Chunk, None]:
         raise NotImplementedError
 
+    def _client_stops(self, request: ModelRequest) -> tuple[str, ...]:
+        """The stop strings cut here rather than sent (``StopCutter``): all of
+        them for a model that refuses ``stop``; a provider adds those its API
+        refuses."""
+        return () if self.supports_stop else request.stop
+
     # --- the Model interface ----------------------------------------------------
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -570,9 +578,8 @@ class HTTPProvider:
         self, response: httpx.Response, request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         """Run the decoder; turn every failure after the first byte into a FinishChunk."""
-        cutter = None
-        if not self.supports_stop and request.stop:
-            cutter = StopCutter(request.stop)
+        stops = self._client_stops(request)
+        cutter = StopCutter(stops) if stops else None
         body = _Body(response, self.stall_timeout)
         events = self._events(body.view())
         decoder = self._decode(events, request)
