@@ -10,8 +10,8 @@ import json
 import re
 import tracemalloc
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anthropic
@@ -35,9 +35,11 @@ from test_proxy import (
     serve,
 )
 
+from streamtools.model import Chunk, ModelRequest
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.proxy.app import _decompressed
 from streamtools.proxy.request import RequestError
+from streamtools.proxy.tokens import TokenCounter
 
 
 def test_an_unknown_path_is_answered_in_the_clients_format() -> None:
@@ -373,3 +375,36 @@ def test_a_tool_name_the_dialect_cannot_write_is_a_400_not_a_500(stream: bool) -
         with pytest.raises(anthropic.BadRequestError, match=problem):
             claude.messages.count_tokens(model="m", messages=USER, tools=[spaced])
         assert upstream.requests == []
+
+
+class _BrokenModel:
+    """An upstream whose stream raises what no provider does: a bug of ours."""
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        raise RuntimeError("a bug")
+        yield  # pragma: no cover
+
+
+def test_a_bug_of_ours_is_a_500_in_the_clients_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    # count_tokens answered Starlette's plain "Internal Server Error", which the
+    # anthropic SDK cannot read; a stream that failed before it began said
+    # "upstream_error" where a body said "internal"
+    async def broken_count(*args: Any) -> tuple[int, bool]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(TokenCounter, "count", broken_count)
+    app = create_app(ProxyConfig(), model_factory=lambda model, key: _BrokenModel())
+    with serve(app) as url:
+        with pytest.raises(anthropic.InternalServerError) as counted:
+            _anthropic(url).messages.count_tokens(model="m", messages=USER)
+        for stream in (False, True):
+            with pytest.raises(openai.InternalServerError) as chat:
+                _openai(url).chat.completions.create(model="m", messages=USER, stream=stream)
+            assert chat.value.body == {
+                "message": "internal error in the proxy", "type": "api_error", "param": None,
+                "code": "internal",
+            }
+    assert counted.value.body == {
+        "type": "error", "error": {"type": "api_error", "message": "internal error in the proxy"}
+    }

@@ -495,6 +495,13 @@ def create_app(
         wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else _client_wire(request)
         return error_response(wire, status, f"{request.method} {request.url.path}: {exc}")
 
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # a bug of ours in count_tokens or the model listing (the turns catch
+        # their own): Starlette logs it, and answered plain "Internal Server
+        # Error", which the client's SDK could not read
+        wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else _client_wire(request)
+        return error_response(wire, 500, "internal error in the proxy", "internal")
+
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
@@ -505,7 +512,9 @@ def create_app(
         Route("/v1/models/{model_id:path}", model, methods=["GET"]),
     ]
     app = _ProxyApp(
-        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, Exception: internal_error},
     )
     app.fast = {
         "/v1/chat/completions": chat_completions,

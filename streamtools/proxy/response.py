@@ -318,7 +318,9 @@ class TurnResponse(Response):
                 if refused is not None:
                     response = provider_error_response(self.wire, refused)
                 elif broken:
-                    response = error_response(self.wire, 500, "internal error in the proxy")
+                    response = error_response(
+                        self.wire, 500, "internal error in the proxy", "internal"
+                    )
                 else:  # a turn always emits; answer rather than hang if not
                     response = error_response(self.wire, 502, "the upstream produced nothing")
                 await response(scope, receive, send)
