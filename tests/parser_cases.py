@@ -321,6 +321,12 @@ CASES: list[Case] = [
     Case("am-request-tools-closing-tag-with-space", "am_xml",
          "<am:request_tools>a, b</am:request_tools\n>x <y</am:request_tools",
          [call("am:request_tools", tools=["a", "b"]), ("text", "x <y</am:request_tools"), F]),
+    # models write the list as JSON too; split on commas it gave '["a"' and '"b"]'
+    Case("am-request-tools-json-list", "am_xml",
+         '<am:request_tools>\n["web.fetch", "a, b", " fs.read "]\n</am:request_tools>',
+         [call("am:request_tools", tools=["web.fetch", "a, b", "fs.read"]), F]),
+    Case("am-request-tools-not-json", "am_xml", "<am:request_tools>[a, b</am:request_tools>",
+         [call("am:request_tools", tools=["[a", "b"]), F]),
     Case("am-two-calls-text", "am_xml",
          'a<am:tool_call name="search"><q>1</q></am:tool_call>b'
          '<am:tool_call name="calc"><x>2</x></am:tool_call>c',

@@ -7,8 +7,9 @@ summaries and asks for the full definitions it needs). The request is reported
 as a call so that the runtime sees it in the same event stream: ``CallStart``
 with name ``"am:request_tools"`` as soon as the tag opens, and at the closing tag
 ``ArgsDelta``/``CallEnd`` with ``arguments={"tools": ["a", "b"]}`` (names split
-on commas or newlines, trimmed, entities decoded). It is a dialect-level request,
-not a tool: the catalog does not check it. The closing tag may have whitespace
+on commas or newlines, or read as a JSON list of strings, as models write it
+too; trimmed, entities decoded). It is a dialect-level request, not a tool: the
+catalog does not check it. The closing tag may have whitespace
 before its ``>`` (at most 8 characters), as in ``am_xml``'s other tags. Cut off
 by the end of the stream it is ``CallError(reason="unterminated")``.
 """
@@ -65,8 +66,7 @@ class RequestToolsBody(CallBody):
     def _done(self, out: list[ParserEvent]) -> None:
         self.status = DONE
         text = valid_text(html.unescape("".join(self.content)))  # a lone surrogate: U+FFFD
-        tools = [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
-        self.call.add_args(msgspec.json.encode({"tools": tools}).decode(), out)
+        self.call.add_args(msgspec.json.encode({"tools": _names(text)}).decode(), out)
         self.call.complete(self.raw_text(), out)
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
@@ -80,3 +80,17 @@ class RequestToolsBody(CallBody):
             f"The tool request was cut off. Write {REQUEST_OPEN}name, other{REQUEST_CLOSE}.", out,
         )
         return None
+
+
+def _names(text: str) -> list[str]:
+    """The names asked for: a JSON list of strings (``["a", "b"]``, as models
+    write it too), else the text split on commas and newlines; each trimmed."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            value = msgspec.json.decode(stripped)
+        except (msgspec.DecodeError, RecursionError):
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v.strip() for v in value if v.strip()]
+    return [t.strip() for t in re.split(r"[,\n]", text) if t.strip()]
