@@ -407,6 +407,23 @@ async def test_usage_sent_with_every_chunk_is_passed_on_once(anyio_backend: str)
     assert failed[-1] == FinishChunk(reason="error", message="x")
 
 
+async def test_groq_s_usage_on_its_last_chunk_is_read(anyio_backend: str) -> None:
+    """Groq sends the usage as ``x_groq.usage`` on the finish chunk, not as
+    ``usage``: the answer came without any UsageChunk (over HTTP and mocked)."""
+    groq = {"id": "req_1", "usage": {"prompt_tokens": 12, "completion_tokens": 4}}
+    body = sse(delta(content="Hi"), {**finish("stop"), "x_groq": groq}, "data: [DONE]\n\n")
+    reply = Reply(raw=body.encode(), content_type="text/event-stream")
+    async with FakeServer([reply]) as server:
+        over_http = await collect(OpenAIChat("m", base_url=server.base_url))
+    mocked = await collect(OpenAIChat("m", client=mock(body)))
+    for chunks in (over_http, mocked):
+        assert chunks == [
+            TextChunk(text="Hi"),
+            UsageChunk(input_tokens=12, output_tokens=4),
+            FinishChunk(reason="stop"),
+        ]
+
+
 async def test_vllm_stop_reason_names_the_stop_sequence(anyio_backend: str) -> None:
     body = sse(delta(content="a"), finish("stop", stop_reason="\nObservation:"), "data: [DONE]\n\n")
     chunks = await collect(OpenAIChat("m", client=mock(body)))

@@ -55,6 +55,8 @@ honoured:
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
+* Groq puts the usage in ``x_groq.usage`` on the last chunk (without
+  ``stream_options``, or where a gateway drops it); it is read as ``usage``.
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
   once, just before the finish: OpenAI sends it once, after the finish reason,
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
@@ -183,9 +185,14 @@ class _Usage(msgspec.Struct):
     completion_tokens: int | None = None
 
 
+class _Groq(msgspec.Struct):
+    usage: _Usage | None = None
+
+
 class _Event(msgspec.Struct):
     choices: list[_Choice] | None = None
     usage: _Usage | None = None
+    x_groq: _Groq | None = None  # Groq: the usage, on the last chunk
     error: Any = None
 
 
@@ -605,11 +612,12 @@ class OpenAIChat(HTTPProvider):
                             yield calls.close(calls.open, whole=reason not in _CUT)
                         stop = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                         finish = FinishChunk(reason=reason, stop_sequence=stop)
-                if event.usage is not None:
+                counted = event.usage or (event.x_groq.usage if event.x_groq else None)
+                if counted is not None:
                     usage[:] = [
                         UsageChunk(
-                            input_tokens=event.usage.prompt_tokens,
-                            output_tokens=event.usage.completion_tokens,
+                            input_tokens=counted.prompt_tokens,
+                            output_tokens=counted.completion_tokens,
                         )
                     ]
         except Exception:  # a broken stream (the guard ends it): the held name goes out
