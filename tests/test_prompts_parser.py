@@ -299,6 +299,21 @@ def test_a_tool_is_offered_only_under_a_name_its_calls_read_back_with(
     assert (ends[0].name, ends[0].arguments) == (name, arguments), text
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("name", ["a\nb", "a\rb", "a\tb", "a\x00b", "a\u2028b", "a\x85b"])
+def test_a_tool_named_with_a_line_break_or_control_character_is_refused(
+    dialect: str, name: str
+) -> None:
+    """A name that breaks its line broke the definitions in every dialect: the
+    JSON dialects' ``## name`` heading, the hybrid summaries' ``- name:`` line
+    (``json_action`` and ``json_object`` read such a call back, so the read-back
+    property alone let it through)."""
+    _need(dialect)
+    spec = ToolSpec(name=name, description="A tool.", parameters={"type": "object"})
+    with pytest.raises(ToolDefinitionError, match="cannot be offered"):
+        get_renderer(dialect).system_prompt([spec])
+
+
 @pytest.mark.parametrize("dialect", sorted(set(PARSER_DIALECTS) - {"json_object"}))
 @pytest.mark.parametrize("text", ["I used `get_weather`", "Quote: `", "Done.\n", ""])
 def test_a_reply_written_back_reads_back_with_its_call(dialect: str, text: str) -> None:

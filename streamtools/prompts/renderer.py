@@ -213,8 +213,15 @@ class Renderer:
         back as that call (what the model is told to write loses or breaks the
         name), or None when it would. Names from ``ToolRegistry`` (letters,
         digits, ``_``, ``-``, ``.``) suit every dialect; names from elsewhere (a
-        proxy request, a ``ToolSpec`` built by hand) may not."""
-        return "it is empty" if not name else None
+        proxy request, a ``ToolSpec`` built by hand) may not. A name that is
+        empty, or holds a line break or another character that does not print,
+        is refused in every dialect: the definitions (``## name`` headings, the
+        hybrid summaries' ``- name:`` lines) would break where it stands."""
+        if not name:
+            return "it is empty"
+        if not name.isprintable():
+            return "it holds a line break or another character that does not print"
+        return None
 
     def check_tools(self, tools: Sequence[ToolSpec]) -> None:
         """Refuse, with ``ToolDefinitionError``, a tool the model could not call in
