@@ -32,6 +32,12 @@ BAD = [
     (["demo", "--speed", "nan"], "--speed"),
     (["demo", "--speed", "0"], "--speed"),
     (["chat", "--model", "m", "--max-turns", "0"], "--max-turns"),
+    # float() takes these, and msgspec writes them as null: the server's default
+    (["chat", "--model", "m", "--temperature", "nan"], "--temperature"),
+    (["chat", "--model", "m", "--temperature=-inf"], "--temperature"),
+    (["chat", "--model", "m", "--top-p", "NaN"], "--top-p"),
+    (["chat", "--model", "m", "--top-p", "infinity"], "--top-p"),
+    (["chat", "--model", "m", "--temperature", "warm"], "--temperature"),
     (["chat", "--model", "m", "--timeout", "-1"], "--timeout"),
     (["chat", "--model", "m", "--base-url", "127.0.0.1:11434/v1"], "--base-url"),
     (["chat", "--model", "m", "--base-url", "http://127.0.0.1:99999/v1"], "--base-url"),
@@ -61,6 +67,9 @@ def test_good_values_still_parse() -> None:
     assert args.think_open is False
     argv = ["proxy", "--upstream", "http://x", "--think-open"]
     assert _build_parser(argv).parse_args(argv).think_open is True
+    argv = ["chat", "--model", "m", "--temperature", "0.7", "--top-p", "1e-3"]
+    args = _build_parser(argv).parse_args(argv)
+    assert (args.temperature, args.top_p) == (0.7, 0.001)
     for given, seconds in (("0", 0.0), ("0.5", 0.5)):
         argv = ["proxy", "--upstream", "http://x", "--ping-interval", given]
         assert _build_parser(argv).parse_args(argv).ping_interval == seconds

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 from streamtools.errors import UsageError
 
 __all__ = [
-    "LOG_LEVELS", "at_least", "http_url", "json_object", "log_level", "main", "port",
-    "positive_number",
+    "LOG_LEVELS", "at_least", "finite_number", "http_url", "json_object", "log_level", "main",
+    "port", "positive_number",
 ]
 
 # uvicorn's log levels (``--log-level``); it fails with a KeyError on any other
@@ -63,6 +63,19 @@ def at_least(low: int) -> Any:
         return value
 
     return whole
+
+
+def finite_number(text: str) -> float:
+    """An ``argparse`` type: a finite number (``--temperature``, ``--top-p``). ``float``
+    alone takes ``nan`` and ``inf``, which JSON cannot carry: the request body would
+    say ``null`` (msgspec's spelling of them) and the server would sample at its default."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
 
 
 def positive_number(text: str) -> float:

@@ -50,7 +50,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from streamtools.cli import at_least, http_url, json_object, positive_number
+from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
 from streamtools.model import Model
@@ -312,8 +312,8 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="give the model the tools of a streamable HTTP MCP server; repeatable",
     )
-    parser.add_argument("--temperature", type=float, default=None)
-    parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument("--temperature", type=finite_number, default=None)
+    parser.add_argument("--top-p", type=finite_number, default=None)
     parser.add_argument(
         "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
     )
