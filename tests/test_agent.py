@@ -335,6 +335,11 @@ async def test_request_options_and_argument_checks() -> None:
         ("time_budget", -1.0),
         ("max_concurrency", 2.5),  # anyio's TypeError, at the first run
         ("max_turns", math.nan),  # no turn was ever the last: the loop had no bound
+        # sent as null (msgspec's NaN and infinity): the server's default, without a word
+        ("temperature", math.nan),
+        ("top_p", math.inf),
+        ("presence_penalty", -math.inf),
+        ("frequency_penalty", math.nan),
     ],
 )
 def test_limits_that_cannot_work_are_refused_when_the_agent_is_made(

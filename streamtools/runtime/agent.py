@@ -52,6 +52,7 @@ client-side at the first ``CallEnd`` for providers that ignore ``stop``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -141,6 +142,14 @@ class Agent:
         check_seconds("time_budget", time_budget)
         check_seconds("tool_timeout", tool_timeout)
         check_concurrency(max_concurrency)
+        for option, value in (
+            ("temperature", temperature),
+            ("top_p", top_p),
+            ("presence_penalty", presence_penalty),
+            ("frequency_penalty", frequency_penalty),
+        ):  # JSON has no NaN: msgspec writes it as null, and the server samples at its default
+            if value is not None and not math.isfinite(value):
+                raise UsageError(f"{option} must be a finite number or None, got {value!r}")
         if think_open and native:
             raise UsageError(
                 "think_open is for a prompt dialect's parser; in native mode the model's text "
