@@ -35,6 +35,7 @@ from test_proxy import (
     serve,
 )
 
+from streamtools.errors import UsageError
 from streamtools.model import Chunk, ModelRequest
 from streamtools.proxy import ProxyConfig, create_app
 from streamtools.proxy.app import _decompressed
@@ -408,3 +409,40 @@ def test_a_bug_of_ours_is_a_500_in_the_clients_format(monkeypatch: pytest.Monkey
     assert counted.value.body == {
         "type": "error", "error": {"type": "api_error", "message": "internal error in the proxy"}
     }
+
+
+def test_a_key_no_header_can_carry_is_a_401_in_the_clients_format() -> None:
+    # a key pasted with a "…" (its UTF-8 bytes, which a Node client sends and
+    # the server reads as Latin-1) was refused by the provider with a
+    # UsageError: Uvicorn's plain 500, and the upstream connection it had
+    # leased counted as busy for good
+    key = "sk-client\u2026".encode()
+    bearer, anthropic_key = {b"authorization": b"Bearer " + key}, {b"x-api-key": key}
+    asked: list[tuple[str, dict[str, Any], dict[bytes, bytes], str]] = [
+        ("/v1/chat/completions", {"model": "m", "messages": USER}, bearer, "error"),
+        ("/v1/messages", {"model": "m", "max_tokens": 5, "messages": USER}, anthropic_key, "type"),
+        ("/v1/messages/count_tokens", {"model": "m", "messages": USER}, anthropic_key, "type"),
+    ]
+    with proxy(["Hi."]) as (url, upstream):
+        for path, body, headers, field in asked:
+            for stream in (False, True):
+                response = httpx.post(
+                    f"{url}{path}", json={**body, "stream": stream}, headers=headers, timeout=10
+                )
+                assert response.status_code == 401 and field in response.json(), response.text
+                assert "a character an HTTP header cannot carry" in response.text
+        listed = httpx.get(f"{url}/v1/models", headers=bearer, timeout=10)
+        assert listed.status_code == 401
+        assert listed.json()["error"]["type"] == "authentication_error"
+        assert upstream.requests == []
+        # a key without it goes through
+        answer = _openai(url).chat.completions.create(model="m", messages=USER)
+        assert answer.choices[0].message.content == "Hi."
+
+
+def test_a_bad_upstream_or_key_in_the_config_fails_at_start() -> None:
+    # once accepted, then refused per request with a plain 500
+    with pytest.raises(UsageError, match="invalid base_url 'nope'"):
+        create_app(ProxyConfig(upstream="nope"))
+    with pytest.raises(UsageError, match="api_key holds a character"):
+        create_app(ProxyConfig(api_key="sk-operator\u2026"))

@@ -66,6 +66,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -144,11 +145,27 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream_body: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what a header to the upstream can carry
+
+
 def _client_key(request: Request) -> str | None:
+    """The client's own key, to forward upstream. One that no request can carry
+    (a key pasted with a "…" or a non-breaking space: its bytes come as
+    Latin-1) is a 401, as a key the upstream refuses would be; the provider
+    refused it with a UsageError, a plain 500 that held an upstream connection."""
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
-        return auth[7:].strip() or None
-    return request.headers.get("x-api-key") or None
+        key = auth[7:].strip() or None
+    else:
+        key = request.headers.get("x-api-key") or None
+    if key is not None and not _HEADER_VALUE.fullmatch(key):
+        raise RequestError(
+            "the API key holds a character an HTTP header cannot carry (a non-ASCII or "
+            "control character): check it for a pasted extra character",
+            status=401,
+            kind="authentication",
+        )
+    return key
 
 
 async def _read_body(request: Request, limit: int) -> Any:
@@ -299,6 +316,10 @@ def create_app(
         raise UsageError(f"unknown upstream_kind {cfg.upstream_kind!r}")
     if not cfg.ping_interval >= 0 or cfg.ping_interval == math.inf:
         raise UsageError(f"ping_interval must be a number of seconds >= 0, not {cfg.ping_interval}")
+    if model_factory is None:
+        # a bad upstream URL or api_key is a UsageError now that names it, not
+        # one per request (each a plain 500)
+        _provider(cfg, cfg.model or "", cfg.api_key, None)
     state: dict[str, Any] = {}
     counter = TokenCounter()  # remembers an upstream without a tokenizer endpoint
 
@@ -339,7 +360,11 @@ def create_app(
         if model_factory is not None:
             return model_factory(name, key), lambda: None
         client, release = lease()
-        return _provider(cfg, name, key, client), release
+        try:
+            return _provider(cfg, name, key, client), release
+        except BaseException:
+            release()  # else the connection counts as busy for good
+            raise
 
     def decoded(wire: Wire, body: Any) -> ProxyCall:
         """The request, once its tools are known to suit the dialect: a name the
@@ -358,11 +383,11 @@ def create_app(
             asked = forwarded_format(call)
             if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
                 raise RequestError(_NO_JSON_OBJECT)
+            model, done = upstream(request, call)
         except RequestError as exc:
             return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
-        model, done = upstream(request, call)
 
         async def drive(emit: Emit, flush: Flush | None = None, ready: Flush | None = None) -> None:
             try:
@@ -422,11 +447,11 @@ def create_app(
             if isinstance(body, dict) and "max_tokens" not in body:
                 body = {**body, "max_tokens": 1}  # a count has no answer to bound
             call = decoded(ANTHROPIC, body)
+            model, done = upstream(request, call)
         except RequestError as exc:
             return error_response(ANTHROPIC, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
-        model, done = upstream(request, call)
         try:
             tokens, exact = await counter.count(model, upstream_request(call, cfg.dialect))
         except ProviderError as exc:
@@ -452,7 +477,10 @@ def create_app(
         wire = _client_wire(request)
         # the upstream's list is in its own API's format: converted when the client's differs
         convert = (wire is ANTHROPIC) != (cfg.upstream_kind == "anthropic")
-        key = cfg.api_key or _client_key(request)
+        try:
+            key = cfg.api_key or _client_key(request)
+        except RequestError as exc:
+            return error_response(wire, exc.status, exc.message, exc.kind)
         base = cfg.upstream.rstrip("/")
         # the id as the SDKs write it in a path ("org/name" as "org%2Fname")
         one = "" if model_id is None else "/" + quote(model_id, safe=":@")
