@@ -209,7 +209,7 @@ def test_a_record_file_that_cannot_be_written_is_a_usage_error(
     code = main(["chat", "--model", "m", "--record", str(target)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert err.startswith(f"streamtools chat: cannot write {target}: ")
+    assert err.startswith(f"streamtools chat: error: cannot write {target}: ")
 
 
 def test_subprocess_with_piped_stdin_and_record(tmp_path: Path) -> None:

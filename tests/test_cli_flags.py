@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import pytest
 
-from streamtools.cli import _build_parser, main
+from streamtools.cli import SUBCOMMANDS, _build_parser, main
 
 BAD = [
     (["proxy", "--upstream", ""], "--upstream"),
@@ -111,3 +112,49 @@ def test_a_missing_extra_says_what_to_install(
     err = capsys.readouterr().err
     assert f"missing optional dependency {module!r}" in err
     assert f"pip install 'streamtools[{extra}]'" in err and "Traceback" not in err
+
+
+USAGE = [
+    # ``ui`` ended this one through SystemExit: exit status 1
+    ["ui", "--port", "0", "--model", "m"],
+    ["ui", "--port", "0", "--base-url", "http://127.0.0.1:9/v1"],
+    ["ui", "--port", "0", "--fixture", "{missing}"],
+    ["ui", "--port", "0", "--tools", "no_such_module_here:TOOLS"],
+    ["demo", "--instant", "--fixture", "{missing}"],
+    ["demo", "--instant", "--fixture", "{empty}"],
+    ["replay", "{missing}"],
+    ["chat", "--model", "m", "--native", "--hybrid"],
+    ["chat", "--model", "m", "--native", "--think-open"],
+    ["chat", "--model", "m", "--record", "{missing}/session.jsonl"],
+]
+
+
+@pytest.mark.parametrize("argv", USAGE, ids=[" ".join(a) for a in USAGE])
+def test_every_usage_error_is_one_line_and_exit_status_2(
+    argv: list[str], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    paths = {"missing": str(tmp_path / "missing"), "empty": str(tmp_path / "empty.jsonl")}
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main([a.format(**paths) for a in argv]) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"streamtools {argv[0]}: error: "), line
+    assert "serving" not in captured.out
+
+
+def test_a_command_whose_module_lacks_an_extra_is_a_usage_error_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a command module that imports its server at the top (none does today):
+    # the install line, exit status 2 as ``main`` gives it, not SystemExit's 1
+    (tmp_path / "cli_needs_uvicorn.py").write_text("import uvicorn\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    monkeypatch.setitem(SUBCOMMANDS, "ui", ("cli_needs_uvicorn", "serve"))
+    with pytest.raises(SystemExit) as info:
+        main(["ui"])
+    assert info.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("streamtools ui: error: missing optional dependency 'uvicorn'")

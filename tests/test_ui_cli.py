@@ -15,6 +15,7 @@ import pytest
 from test_ui_support import read_ui_stream, serve
 
 from streamtools.cli.ui import build_source, register
+from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, ModelRequest
 from streamtools.runtime import record
 from streamtools.testing import ScriptedModel
@@ -87,13 +88,15 @@ def test_a_bad_fixture_is_a_one_line_error(
     missing = tmp_path / "nope.jsonl"
     assert main(["ui", "--port", "0", "--fixture", str(missing)]) == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("streamtools ui: cannot read ") and str(missing) in line
+    assert line.startswith("streamtools ui: error: cannot read ") and str(missing) in line
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"bad\n')
     assert main(["ui", "--port", "0", "--fixture", str(bad)]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"streamtools ui: {bad}:1: invalid JSON: Input data was truncated\n"
+    assert captured.err == (
+        f"streamtools ui: error: {bad}:1: invalid JSON: Input data was truncated\n"
+    )
     assert "serving" not in captured.out
 
 
@@ -140,7 +143,7 @@ def test_tools_come_from_a_module_in_the_current_directory(
 
 
 def test_live_mode_needs_both_base_url_and_model() -> None:
-    with pytest.raises(SystemExit, match="--base-url and --model go together"):
+    with pytest.raises(UsageError, match="--base-url and --model go together"):
         build_source(parse("--model", "m"))
     _source, subtitle, suggestion = build_source(
         parse("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--native")

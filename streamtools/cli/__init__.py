@@ -133,7 +133,8 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             try:
                 mod = importlib.import_module(module)
             except ModuleNotFoundError as exc:
-                raise SystemExit(_missing(exc, name)) from exc
+                print(_missing(exc, name), file=sys.stderr)
+                raise SystemExit(2) from exc  # as ``main`` says it: a usage error
             mod.register(sub)
         else:
             sub.add_parser(name, help=help_text)

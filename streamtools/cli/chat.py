@@ -52,7 +52,7 @@ import anyio
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
-from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.model import Model
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent, record
@@ -196,21 +196,18 @@ async def _stdin_line() -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # usage errors are said by ``streamtools.cli.main`` in one line, exit status 2
     if args.native and args.hybrid:
-        print("streamtools chat: --native and --hybrid exclude each other", file=sys.stderr)
-        return 2
+        raise UsageError("--native and --hybrid exclude each other")
     if args.native and args.think_open:
         # native mode does not parse the model's text (``Agent`` refuses the pair)
-        print("streamtools chat: --think-open is for a dialect, not --native", file=sys.stderr)
-        return 2
+        raise UsageError("--think-open is for a dialect, not --native")
     model: Model = build_model(args)
     if args.record is not None:
         try:
             model = record(model, args.record)  # creates (truncates) the file now
         except OSError as exc:  # a file the flag names but cannot be written: a usage error
-            message = f"cannot write {args.record}: {exc.strerror or exc}"
-            print(f"streamtools chat: {message}", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     color = {"auto": None, "always": True, "never": False}[args.color]
     interactive = sys.stdin.isatty()
     if interactive:

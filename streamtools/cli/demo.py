@@ -303,14 +303,10 @@ def _run(args: argparse.Namespace) -> int:
     speed = None if args.instant else args.speed
     try:
         path = args.fixture or find_fixture()
-    except UsageError as exc:
-        print(f"streamtools demo: {exc}", file=sys.stderr)
+    except UsageError as exc:  # not the user's doing: an install without its fixture
+        print(f"streamtools demo: error: {exc}", file=sys.stderr)
         return 1
-    try:
-        check_fixture(path)
-    except UsageError as exc:  # a wrong --fixture is a usage error: exit 2, as argparse does
-        print(f"streamtools demo: {exc}", file=sys.stderr)
-        return 2
+    check_fixture(path)  # a wrong --fixture: UsageError, said by ``main`` (exit 2)
     color = {"auto": None, "always": True, "never": False}[args.color]
     view = ConsoleRenderer(sys.stdout, color=color)
     try:

@@ -97,7 +97,10 @@ def _human(t: float, event: Event) -> str:
 
 
 def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> int:
-    segments = load(path)
+    try:
+        segments = load(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     for segment in segments:
         for t, event in segment_events(segment, dialect):
             if as_json:
@@ -108,13 +111,9 @@ def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> 
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        print_recording(args.file, args.dialect, as_json=args.json, out=sys.stdout)
-    except BrokenPipeError:
-        raise  # an OSError, but not ours to report: streamtools.cli.main handles it
-    except (OSError, UsageError) as exc:  # a wrong FILE is a usage error: exit 2, as in demo
-        print(f"streamtools replay: {exc}", file=sys.stderr)
-        return 2
+    # a wrong FILE is a UsageError, which ``streamtools.cli.main`` says (exit 2);
+    # a BrokenPipeError (``| head``) it handles too
+    print_recording(args.file, args.dialect, as_json=args.json, out=sys.stdout)
     return 0
 
 

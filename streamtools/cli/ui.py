@@ -108,7 +108,7 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
     tools = _load_tools(args.tools)
     if args.base_url or args.model:
         if not (args.base_url and args.model):
-            raise SystemExit("streamtools ui: --base-url and --model go together")
+            raise UsageError("--base-url and --model go together")
         from streamtools.providers import OpenAIChat
 
         api_key = os.environ.get(args.api_key_env) or None
@@ -141,11 +141,9 @@ def _run(args: argparse.Namespace) -> int:
 
     from streamtools.ui import create_app
 
-    try:
-        source, subtitle, suggestion = build_source(args)
-    except UsageError as exc:  # a missing or malformed --fixture
-        print(f"streamtools ui: {exc}", file=sys.stderr)
-        return 2
+    # UsageError (a missing or malformed --fixture, --tools that are not tools):
+    # ``streamtools.cli.main`` says it in one line, exit status 2
+    source, subtitle, suggestion = build_source(args)
     app = create_app(
         source,
         title=args.title,
