@@ -111,6 +111,14 @@ def test_replay_reports_a_missing_or_bad_file(
     bad.write_text('{"type":"text","text":"x","t":0}\n')
     assert main(["replay", str(bad)]) == 2
     assert "chunk before the first header" in capsys.readouterr().err
+    # an empty file (a ``chat --record`` session left at once) printed nothing and
+    # exited 0, where ``demo --fixture`` of it says what is wrong: both say so now
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n")
+    assert main(["replay", str(empty)]) == 2
+    assert capsys.readouterr().err == (
+        f"streamtools replay: error: {empty} has no model calls: not a streamtools recording\n"
+    )
 
 
 @pytest.mark.parametrize(

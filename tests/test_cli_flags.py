@@ -123,6 +123,7 @@ USAGE = [
     ["demo", "--instant", "--fixture", "{missing}"],
     ["demo", "--instant", "--fixture", "{empty}"],
     ["replay", "{missing}"],
+    ["replay", "{empty}"],
     ["chat", "--model", "m", "--native", "--hybrid"],
     ["chat", "--model", "m", "--native", "--think-open"],
     ["chat", "--model", "m", "--record", "{missing}/session.jsonl"],

@@ -46,7 +46,7 @@ from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, U
 from streamtools.model import Chunk, ModelRequest
 from streamtools.runtime import Agent, Replay, RunResult, record
 from streamtools.runtime.console import ConsoleRenderer
-from streamtools.runtime.recording import load
+from streamtools.runtime.recording import Segment, load
 from streamtools.tools import Tool, tool
 
 __all__ = [
@@ -184,8 +184,10 @@ def find_fixture(name: str = FIXTURE) -> Path:
     raise UsageError(f"demo recording {name!r} not found next to {here}")
 
 
-def check_fixture(path: Path) -> None:
-    """Raise ``UsageError`` (one line, naming ``path``) unless it is a playable recording.
+def check_fixture(path: Path) -> list[Segment]:
+    """The segments of the recording at ``path``; ``UsageError`` (one line, naming
+    ``path``) unless it is a playable recording: unreadable, malformed, or with no
+    model call in it (an empty file). ``streamtools replay`` reads its file so too.
 
     Checked before anything is printed or served, so a wrong ``--fixture`` is a
     clear message rather than a traceback from inside the event loop."""
@@ -195,6 +197,7 @@ def check_fixture(path: Path) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if not segments:
         raise UsageError(f"{path} has no model calls: not a streamtools recording")
+    return segments
 
 
 def recorded_prompt(path: Path) -> str:

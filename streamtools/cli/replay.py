@@ -27,7 +27,6 @@ from typing import Any, TextIO
 
 import msgspec
 
-from streamtools.errors import UsageError
 from streamtools.events import (
     Event,
     Finish,
@@ -42,7 +41,7 @@ from streamtools.events import (
 from streamtools.model import CallChunk, FinishChunk, ReasoningChunk, TextChunk, UsageChunk
 from streamtools.parser import DIALECTS
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder
-from streamtools.runtime.recording import Segment, load
+from streamtools.runtime.recording import Segment
 
 __all__ = ["register", "segment_events"]
 
@@ -97,10 +96,12 @@ def _human(t: float, event: Event) -> str:
 
 
 def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> int:
-    try:
-        segments = load(path)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    """Print the events of the recording at ``path``; return how many model calls it
+    holds. A file that cannot be read, is not a recording, or holds no model call
+    (an empty file) is a ``UsageError``, as ``streamtools demo --fixture`` says it."""
+    from streamtools.cli.demo import check_fixture
+
+    segments = check_fixture(path)
     for segment in segments:
         for t, event in segment_events(segment, dialect):
             if as_json:
