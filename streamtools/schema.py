@@ -75,14 +75,37 @@ _STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
 def schema_of(arg_type: Any) -> dict[str, Any]:
     """The JSON Schema of ``arg_type`` with the object itself at the root; nested
     types stay under ``$defs``. Raises ``TypeError``/``ValueError`` from msgspec
-    for a type it cannot describe."""
-    (ref,), defs = msgspec.json.schema_components([arg_type], ref_template="#/$defs/{name}")
+    for a type it cannot describe. ``object`` is any JSON value, as ``Any`` is
+    (``{}``): msgspec validates it so, but has no schema for it."""
+    (ref,), defs = msgspec.json.schema_components(
+        [arg_type], ref_template="#/$defs/{name}", schema_hook=_object_hook
+    )
+    defs = _without_mark(defs)
     root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
     if root.get("title", "").endswith(".arguments"):
         del root["title"]  # the generated Struct's name says nothing to the model
     if defs:
         root["$defs"] = defs
     return root
+
+
+# msgspec takes a hook's schema only when it is not empty, and ``{}`` is the
+# schema of any value: ``object`` is given this mark, taken out afterwards
+_ANY_MARK = "x-streamtools-any"
+
+
+def _object_hook(cls: Any) -> dict[str, Any]:
+    if cls is object:
+        return {_ANY_MARK: True}
+    raise NotImplementedError  # msgspec's own error for any other custom type
+
+
+def _without_mark(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_mark(v) for k, v in node.items() if k != _ANY_MARK}
+    if isinstance(node, list):
+        return [_without_mark(v) for v in node]
+    return node
 
 
 # --- schema -> type ------------------------------------------------------------

@@ -11,6 +11,7 @@ Theory of operation
 * an **argument type**: a msgspec Struct generated from the signature
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
+  ``object`` is any JSON value, as ``Any`` is (``streamtools.schema.schema_of``).
 
 A callable object is read through its ``__call__`` (named after its class), a
 ``functools.partial`` through its function (the parameters it binds are left

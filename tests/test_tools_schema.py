@@ -50,8 +50,8 @@ def test_schema_of_puts_the_object_at_the_root() -> None:
         "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
         "required": ["x"],
     }
-    with pytest.raises(TypeError):
-        schema_of(object)
+    with pytest.raises(TypeError):  # a class msgspec cannot describe
+        schema_of(msgspec.defstruct("f.arguments", [("p", complex)]))
 
 
 CASES: list[tuple[dict[str, Any], Any, str | None]] = [
