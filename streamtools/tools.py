@@ -11,7 +11,8 @@ Theory of operation
 * an **argument type**: a msgspec Struct generated from the signature
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
-  ``object`` is any JSON value, as ``Any`` is (``streamtools.schema.schema_of``).
+  ``object`` is any JSON value, as ``Any`` is. A default that JSON cannot state
+  (a sentinel ``object()``, NaN) is left out of the schema and given as is (``_default``).
 
 A callable object is read through its ``__call__`` (named after its class), a
 ``functools.partial`` through its function (the parameters it binds are left
@@ -50,6 +51,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import math
 import re
 import sys
 import types
@@ -324,11 +326,38 @@ def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
 
 
 def _default(value: Any) -> Any:
-    try:  # msgspec refuses non-empty mutable defaults; copy them per call instead
+    """A parameter's default as a field default. msgspec refuses non-empty mutable
+    defaults: they are copied per call instead. A default JSON cannot state (a
+    sentinel ``object()``, a function, NaN or infinity, which msgspec would write
+    as ``null``) is given as is, each call, by a factory: the schema then leaves
+    it out (the parameter stays optional) rather than failing to be made or
+    stating a wrong default."""
+    try:
         msgspec.defstruct("probe", [("x", Any, value)])
     except TypeError:
         return msgspec.field(default_factory=lambda: copy.deepcopy(value))
+    if not _in_json(value):
+        return msgspec.field(default_factory=lambda: value)
     return value
+
+
+def _in_json(value: Any) -> bool:
+    """Whether ``value`` is written in JSON as itself (as msgspec writes a schema's
+    ``default``): not an object msgspec cannot encode, no NaN or infinity in it."""
+    try:
+        plain = msgspec.to_builtins(value, str_keys=True)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    stack = [plain]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
