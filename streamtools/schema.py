@@ -24,6 +24,11 @@ answers the questions the rest of the package asks of a schema:
   published the schema validates again. ``arguments_from`` turns the converted
   value back into the keyword arguments, with undeclared keys kept as sent.
 
+* **what convert lets through** (``value_check``, ``closed_objects``): a key
+  no field of a Struct, dataclass or TypedDict declares, which msgspec drops,
+  and a number that is not finite, which lenient conversion reads from
+  ``"nan"``; a tool refuses both, and its schema says such objects are closed.
+
 * **a value's one type** (``json_type``): what a dialect that writes every
   value as text (am_xml) needs to know to read it back, ``str | None`` being
   ``anyOf: [string, null]`` and an enum a ``$ref``.
@@ -45,20 +50,26 @@ library and msgspec only.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
+import msgspec.inspect as mi
 
 __all__ = [
     "MAX_DEPTH",
+    "ValueCheck",
     "arguments_from",
     "at_path",
+    "closed_objects",
     "json_type",
     "explain",
     "resolve",
     "schema_of",
     "type_from_schema",
+    "value_check",
 ]
 
 #: how deep ``$ref`` chains and nested schemas are followed before giving up
@@ -244,6 +255,158 @@ def _union(types: list[Any]) -> Any:
     except TypeError:
         return Any
     return union
+
+
+# --- what convert lets through -----------------------------------------------------
+
+_OBJECTS = (mi.StructType, mi.DataclassType, mi.TypedDictType)
+_ARRAYS = (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)
+_TEXTS = (mi.StrType, mi.LiteralType, mi.EnumType)  # a union member a string may be
+
+#: (arguments, lenient) -> an error in msgspec's words, or None
+ValueCheck = Callable[[Any, bool], "str | None"]
+
+
+def value_check(arg_type: Any, *, closed: bool) -> ValueCheck | None:
+    """What ``msgspec.convert`` into ``arg_type`` lets through that a tool's
+    arguments may not hold, as a function of (arguments, lenient) that returns
+    an error in msgspec's words (with its `` - at `$.path` ``), or None; None
+    for a type in which neither can happen.
+
+    * With ``closed``, a key that no field of a Struct, dataclass or TypedDict
+      declares: msgspec drops it unless the Struct forbids unknown fields, so a
+      model's misspelt field lost its value without a word, while the schema
+      (``closed_objects``) says ``additionalProperties: false``.
+    * A float that is not finite: JSON has none, a schema cannot allow one,
+      and msgspec writes one back as ``null``. Lenient conversion reads
+      ``"nan"``, ``"inf"`` and ``"infinity"`` as such (while it refuses
+      ``"1e999"`` as out of range); a caller that did not decode JSON may pass
+      one as it is. A string where a union also takes text is left as msgspec
+      reads it."""
+    try:
+        info = mi.type_info(arg_type)
+    except (TypeError, ValueError):
+        return None
+    if not _checks_anything(info, closed):
+        return None
+    return lambda raw, lenient: _problem(info, raw, closed=closed, lenient=lenient)
+
+
+def _children(node: mi.Type) -> list[mi.Type]:
+    if isinstance(node, (*_OBJECTS, mi.NamedTupleType)):
+        return [f.type for f in node.fields]
+    if isinstance(node, _ARRAYS):
+        return [node.item_type]
+    if isinstance(node, mi.TupleType):
+        return list(node.item_types)
+    if isinstance(node, mi.DictType):
+        return [node.value_type]
+    if isinstance(node, mi.UnionType):
+        return list(node.types)
+    return []
+
+
+def _checks_anything(info: mi.Type, closed: bool) -> bool:
+    seen: set[int] = set()
+    stack = [info]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # a recursive type
+            continue
+        seen.add(id(node))
+        if isinstance(node, mi.FloatType):
+            return True
+        if closed and isinstance(node, _OBJECTS) and not getattr(node, "array_like", False):
+            return True
+        stack.extend(_children(node))
+    return False
+
+
+def _member(union: mi.UnionType, raw: Any) -> mi.Type | None:
+    """The member of ``union`` that msgspec converted ``raw`` into (as far as it
+    matters here), or None."""
+    types = union.types
+    if isinstance(raw, dict):
+        objects = [t for t in types if isinstance(t, (*_OBJECTS, mi.DictType))]
+        for t in objects:  # tagged Structs: the tag says which
+            if isinstance(t, mi.StructType) and t.tag_field is not None:
+                if raw.get(t.tag_field) == t.tag:
+                    return t
+        return objects[0] if len(objects) == 1 else None
+    if isinstance(raw, list):
+        arrays: list[mi.Type] = [
+            t
+            for t in types
+            if isinstance(t, (*_ARRAYS, mi.TupleType, mi.NamedTupleType))
+            or getattr(t, "array_like", False)
+        ]
+        return arrays[0] if len(arrays) == 1 else None
+    if isinstance(raw, str) and any(isinstance(t, _TEXTS) for t in types):
+        return None
+    return next((t for t in types if isinstance(t, mi.FloatType)), None)
+
+
+def _not_finite(raw: Any, lenient: bool) -> bool:
+    if isinstance(raw, float):
+        return not math.isfinite(raw)
+    if lenient and isinstance(raw, str) and len(raw) <= 16:
+        try:  # as msgspec reads it: "nan", "-Infinity", in any case
+            return not math.isfinite(msgspec.convert(raw, float, strict=False))
+        except msgspec.ValidationError:
+            return False
+    return False
+
+
+def _positions(node: mi.Type, n: int) -> list[mi.Type]:
+    """The types of the ``n`` items of an array converted into ``node``."""
+    if isinstance(node, _ARRAYS):
+        return [node.item_type] * n
+    if isinstance(node, mi.TupleType):
+        return list(node.item_types)
+    if isinstance(node, (*_OBJECTS, mi.NamedTupleType)):  # array_like: fields by position
+        return [f.type for f in node.fields]
+    return []
+
+
+def _problem(info: mi.Type, raw: Any, *, closed: bool, lenient: bool) -> str | None:
+    stack: list[tuple[mi.Type, Any, str]] = [(info, raw, "$")]
+    while stack:
+        node, value, path = stack.pop()
+        if isinstance(node, mi.UnionType):
+            member = _member(node, value)
+            if member is not None:
+                stack.append((member, value, path))
+        elif isinstance(node, mi.FloatType):
+            if _not_finite(value, lenient):
+                shown = value if isinstance(value, str) else repr(value)
+                return f"Expected a finite number, got `{shown}` - at `{path}`"
+        elif isinstance(node, _OBJECTS) and isinstance(value, dict):
+            fields = {f.encode_name: f.type for f in node.fields}
+            tag = getattr(node, "tag_field", None)
+            if closed:
+                for key in value:
+                    if key not in fields and key != tag:
+                        where = "" if path == "$" else f" - at `{path}`"
+                        return f"Object contains unknown field `{key}`{where}"
+            pending = [(fields[k], v, f"{path}.{k}") for k, v in value.items() if k in fields]
+            stack.extend(reversed(pending))  # the first field is looked at first
+        elif isinstance(value, list):
+            types = _positions(node, len(value))
+            pairs = enumerate(zip(types, value, strict=False))
+            stack.extend(reversed([(t, v, f"{path}[{i}]") for i, (t, v) in pairs]))
+        elif isinstance(node, mi.DictType) and isinstance(value, dict):
+            stack.extend((node.value_type, v, f"{path}[...]") for v in value.values())
+    return None
+
+
+def closed_objects(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (from ``schema_of``) with ``additionalProperties: false`` on each
+    object with declared properties that does not say otherwise: the Structs,
+    dataclasses and TypedDicts whose unknown keys ``value_check`` refuses."""
+    for node in [schema, *schema.get("$defs", {}).values()]:
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("additionalProperties", False)
+    return schema
 
 
 # --- paths -----------------------------------------------------------------------

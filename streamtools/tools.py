@@ -34,6 +34,15 @@ that carry every value as text (XML). msgspec's error already names the path
 path, so the model is told exactly what shape to produce. Arguments that fail
 never reach the function.
 
+Two things ``convert`` lets through are refused after it
+(``streamtools.schema.value_check``), so that schema and validation agree: a key
+no field declares in a nested Struct, dataclass or TypedDict (msgspec drops it
+unless the Struct forbids unknown fields; a model's misspelt field would lose
+its value without a word, where a misspelt parameter is refused), and the
+schema says ``additionalProperties: false`` of each such object; and a number
+that is not finite (lenient conversion reads ``"nan"`` and ``"inf"`` as such,
+while JSON has no such number and writes it back as ``null``).
+
 Tools that come from elsewhere (an MCP server, a proxy request) arrive as a name,
 a description and a JSON Schema: ``ToolRegistry.add_schema`` has
 ``streamtools.schema.type_from_schema`` translate it into a msgspec type, so
@@ -69,7 +78,15 @@ from streamtools.errors import (
     describe_exception,
 )
 from streamtools.model import ToolSpec
-from streamtools.schema import arguments_from, explain, schema_of, type_from_schema
+from streamtools.schema import (
+    ValueCheck,
+    arguments_from,
+    closed_objects,
+    explain,
+    schema_of,
+    type_from_schema,
+    value_check,
+)
 
 __all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
 
@@ -92,7 +109,9 @@ class ToolArgumentsError(StreamtoolsError, ValueError):
 class Tool:
     """A named, described, validated callable. Calling the Tool calls the function."""
 
-    __slots__ = ("name", "description", "parameters", "fn", "is_async", "_type", "_wrap")
+    __slots__ = (
+        "name", "description", "parameters", "fn", "is_async", "_type", "_wrap", "_check"
+    )
 
     def __init__(
         self,
@@ -102,6 +121,7 @@ class Tool:
         fn: Callable[..., Any] | None,
         arg_type: Any,
         wrap: Callable[[Any, dict[str, Any]], dict[str, Any]],
+        check: ValueCheck | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -110,6 +130,7 @@ class Tool:
         self.is_async = fn is not None and _is_async(fn)
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
+        self._check = check  # what convert lets through (``schema.value_check``)
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -130,6 +151,9 @@ class Tool:
             detail = describe_exception(exc)
             message = f"Invalid arguments for tool `{self.name}`: {detail}."
             raise ToolArgumentsError(self.name, detail, "$", message) from None
+        problem = self._check(arguments, lenient) if self._check is not None else None
+        if problem is not None:
+            raise self._error(problem)
         return self._wrap(value, arguments)
 
     def invoke(self, kwargs: dict[str, Any]) -> Any:
@@ -235,13 +259,13 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
         def wrap(value: Any, _raw: dict[str, Any]) -> dict[str, Any]:
             return {pname: getattr(value, attr) for pname, attr in attrs.items()}
 
-    parameters = _schema_of(name, arg_type)
+    parameters = closed_objects(_schema_of(name, arg_type))
     props = parameters.get("properties", {})
     for pname, text in param_docs.items():
         if pname in props and "description" not in props[pname]:
             props[pname]["description"] = text
     desc = description if description is not None else summary
-    return Tool(name, desc, parameters, fn, arg_type, wrap)
+    return Tool(name, desc, parameters, fn, arg_type, wrap, value_check(arg_type, closed=True))
 
 
 def _annotated(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -403,7 +427,8 @@ class ToolRegistry:
             raise ToolDefinitionError(f"tool {name!r}: parameters must be a JSON Schema object")
         params = {"type": "object", "properties": {}, **parameters}
         arg_type = type_from_schema(params)
-        return self.add(Tool(name, description, params, fn, arg_type, arguments_from))
+        check = value_check(arg_type, closed=False)  # the schema says which objects are closed
+        return self.add(Tool(name, description, params, fn, arg_type, arguments_from, check))
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

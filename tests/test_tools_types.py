@@ -3,12 +3,14 @@ and what validation lets through must agree."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired, TypedDict
 
 import msgspec
+import pytest
 
-from streamtools.tools import tool
+from streamtools.tools import ToolArgumentsError, ToolRegistry, tool
 
 _MISSING: Any = object()
 
@@ -57,3 +59,133 @@ def test_a_default_json_cannot_state_is_left_out_of_the_schema() -> None:
     assert kwargs["retries"] is _MISSING and kwargs["limit"] == math.inf
     assert fetch.invoke(kwargs) == "(True, inf)"
     assert fetch.validate({"url": "u", "retries": None, "limit": 2})["retries"] is None
+
+
+class Address(msgspec.Struct):
+    street: str
+    city: str = ""
+
+
+@dataclasses.dataclass
+class Item:
+    sku: str
+    qty: int = 1
+
+
+class Contact(TypedDict):
+    name: str
+    phone: NotRequired[str]
+
+
+class Box(msgspec.Struct, tag_field="kind", tag="box"):
+    size: float
+
+
+class Bag(msgspec.Struct, tag_field="kind", tag="bag"):
+    volume: float
+
+
+@tool
+def ship(
+    to: Address, items: list[Item], contact: Contact, parcel: Box | Bag | None = None
+) -> str:
+    """Ship items."""
+    return "ok"
+
+
+@tool
+def relocate(address: Address) -> str:
+    """Move house: the one Struct parameter is the arguments object."""
+    return address.street
+
+
+GOOD: dict[str, Any] = {
+    "to": {"street": "1 Main St"},
+    "items": [{"sku": "a"}],
+    "contact": {"name": "Ann"},
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "detail"),
+    [
+        ({**GOOD, "to": {"street": "x", "zip": "0150"}}, "unknown field `zip` - at `$.to`"),
+        ({**GOOD, "items": [{"sku": "a"}, {"sku": "b", "qyt": 2}]}, "`qyt` - at `$.items[1]`"),
+        ({**GOOD, "contact": {"name": "Ann", "mail": "a@x"}}, "`mail` - at `$.contact`"),
+        ({**GOOD, "parcel": {"kind": "bag", "volume": 2, "colour": "red"}}, "`colour`"),
+    ],
+)
+def test_an_unknown_field_of_a_nested_type_is_refused(
+    arguments: dict[str, Any], detail: str
+) -> None:
+    """A Struct, dataclass or TypedDict parameter dropped an unknown field (a
+    model's misspelt ``qyt``: the value lost without a word), while the
+    function's own parameters refused one; the schema said nothing either. Both
+    now say the object is closed, and the model is told which names it may use."""
+    with pytest.raises(ToolArgumentsError) as info:
+        ship.validate(arguments)
+    assert detail in info.value.detail
+    assert "Allowed parameters at `$." in str(info.value)
+    with pytest.raises(ToolArgumentsError):
+        ship.validate(arguments, lenient=True)
+
+
+def test_the_schema_says_nested_objects_are_closed() -> None:
+    defs = ship.parameters["$defs"]
+    assert ship.parameters["additionalProperties"] is False
+    assert {name: d["additionalProperties"] for name, d in defs.items()} == {
+        "Address": False, "Item": False, "Contact": False, "Box": False, "Bag": False
+    }
+    kwargs = ship.validate({**GOOD, "parcel": {"kind": "box", "size": 2}})
+    assert kwargs["items"] == [Item(sku="a")] and kwargs["parcel"] == Box(size=2.0)
+    # the one Struct parameter is the root: closed too
+    assert relocate.parameters["additionalProperties"] is False
+    with pytest.raises(ToolArgumentsError) as info:
+        relocate.validate({"street": "x", "town": "y"})
+    assert info.value.detail == "Object contains unknown field `town`"
+    assert str(info.value).endswith("Allowed parameters at `$`: street, city.")
+    assert relocate.validate({"street": "x"}) == {"address": Address(street="x")}
+
+
+def test_a_schema_tool_refuses_only_the_keys_its_schema_refuses() -> None:
+    a = {"type": "object", "properties": {"b": {"type": "number"}}}
+    closed = {**a, "additionalProperties": False}
+    schema = {"type": "object", "properties": {"a": a, "closed": closed}}
+    echo = ToolRegistry().add_schema("echo", "Echo.", schema, fn=lambda **kw: kw)
+    assert echo.validate({"a": {"b": 1, "c": 2}, "d": 3})["d"] == 3
+    with pytest.raises(ToolArgumentsError, match="unknown field `c` - at `\\$.closed`"):
+        echo.validate({"closed": {"b": 1, "c": 2}})
+
+
+@tool
+def scale(factor: float, points: list[float], limits: dict[str, float] | None = None) -> str:
+    """Scale points."""
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "detail"),
+    [
+        ({"factor": "nan", "points": []}, "got `nan` - at `$.factor`"),
+        ({"factor": "-Infinity", "points": []}, "got `-Infinity` - at `$.factor`"),
+        ({"factor": "1", "points": ["2", "inf"]}, "got `inf` - at `$.points[1]`"),
+        ({"factor": 1, "points": [], "limits": {"x": "NaN"}}, "got `NaN` - at `$.limits[...]`"),
+        ({"factor": math.nan, "points": []}, "got `nan` - at `$.factor`"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused(arguments: dict[str, Any], detail: str) -> None:
+    """Lenient validation (am_xml's values are text) read "nan", "inf" and
+    "infinity" as NaN and infinity (msgspec does, while it refuses "1e999" as out
+    of range), and the tool got them: JSON has no such number, no schema can allow
+    one, and a result or a proxied call writes it back as null."""
+    with pytest.raises(ToolArgumentsError) as info:
+        scale.validate(arguments, lenient=True)
+    assert info.value.detail == "Expected a finite number, " + detail
+    message = ToolRegistry([scale]).check_arguments("scale", arguments, lenient=True)
+    assert message is not None and detail in message
+    with pytest.raises(ToolArgumentsError) as info:
+        scale.validate({"factor": "inf", "points": []}, lenient=True)
+    assert str(info.value).endswith('`$.factor` must match this schema: {"type": "number"}')
+    assert scale.validate({"factor": "1e3", "points": ["-2.5"]}, lenient=True) == {
+        "factor": 1000.0, "points": [-2.5], "limits": None
+    }
