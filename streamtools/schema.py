@@ -464,19 +464,34 @@ def json_type(root: dict[str, Any], node: Any, depth: int = 0) -> str | None:
 
 
 def at_path(root: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """The sub-schema at a msgspec path such as ``$.a.b[0]`` (None when unknown)."""
+    """The sub-schema at a msgspec path such as ``$.a.b[0]`` (None when unknown).
+    A step into a union (``anyOf``/``oneOf``: ``Location | None``) goes into the
+    first option that has it, as msgspec converted the value into the one that fits."""
     node: dict[str, Any] = root
     for key, index in _STEP.findall(path[1:]):
-        node = resolve(root, node)
-        if key:
-            props = node.get("properties")
-            nxt = props.get(key) if isinstance(props, dict) else None
-        else:  # msgspec writes ``[...]`` for a key of a free-form object
-            nxt = node.get("items") if index != "..." else node.get("additionalProperties")
+        nxt = None
+        for option in _options(root, node):
+            if key:
+                props = option.get("properties")
+                nxt = props.get(key) if isinstance(props, dict) else None
+            else:  # msgspec writes ``[...]`` for a key of a free-form object
+                nxt = option.get("items") if index != "..." else option.get("additionalProperties")
+            if isinstance(nxt, dict):
+                break
         if not isinstance(nxt, dict):
             return None
         node = nxt
     return node
+
+
+def _options(root: dict[str, Any], node: Any) -> list[dict[str, Any]]:
+    """``node`` resolved, then the options of its ``anyOf``/``oneOf`` (resolved too)."""
+    node = resolve(root, node)
+    out = [node]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            out += [resolve(root, option) for option in node[key]]
+    return out
 
 
 # --- explanations ----------------------------------------------------------------
@@ -510,8 +525,9 @@ def explain(schema: dict[str, Any], detail: str) -> tuple[str, str]:
         path = f"{path}.{missing.group(1)}"
         where = at_path(schema, path)
     if "unknown field" in detail:
-        props = resolve(schema, where or {}).get("properties")
-        names = ", ".join(props) if isinstance(props, dict) and props else "(none)"
+        found = (o.get("properties") for o in _options(schema, where or {}))
+        props = next((p for p in found if isinstance(p, dict)), None)
+        names = ", ".join(props) if props else "(none)"
         return path, f"Allowed parameters at `{path}`: {names}."
     if where is None:
         return path, ""

@@ -189,3 +189,29 @@ def test_a_number_that_is_not_finite_is_refused(arguments: dict[str, Any], detai
     assert scale.validate({"factor": "1e3", "points": ["-2.5"]}, lenient=True) == {
         "factor": 1000.0, "points": [-2.5], "limits": None
     }
+
+
+@tool
+def visit(place: Address | None = None, stops: list[Address] | None = None) -> str:
+    """Visit a place."""
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "hint"),
+    [
+        ({"place": {"street": 5}}, '`$.place.street` must match this schema: {"type": "string"}'),
+        ({"place": {}}, '`$.place.street` must match this schema: {"type": "string"}'),
+        ({"place": {"street": "x", "zip": 1}}, "Allowed parameters at `$.place`: street, city."),
+        ({"stops": [{"street": []}]}, '`$.stops[0].street` must match this schema: {"type"'),
+        ({"stops": [{"street": "x", "zip": 1}]}, "Allowed parameters at `$.stops[0]`: street,"),
+    ],
+)
+def test_an_error_inside_an_optional_type_shows_the_schema_there(
+    arguments: dict[str, Any], hint: str
+) -> None:
+    """Inside ``Address | None`` (``anyOf``) the path was not followed: no schema was
+    shown, and an unknown field was answered 'Allowed parameters at `$.place`: (none)'."""
+    with pytest.raises(ToolArgumentsError) as info:
+        visit.validate(arguments)
+    assert hint in str(info.value)
