@@ -133,13 +133,28 @@ def arguments_from(value: Any, raw: dict[str, Any]) -> dict[str, Any]:
 
     Declared keys come from ``value`` (converted, e.g. ``"5"`` -> ``5`` when
     lenient); keys the schema does not declare are kept from ``raw`` as sent
-    (they were allowed unless ``additionalProperties`` is false)."""
-    out = dict(raw) if isinstance(raw, dict) else {}
-    if isinstance(value, msgspec.Struct):
-        out.update(msgspec.to_builtins(value))  # UNSET fields are left out
-    elif isinstance(value, dict):
-        out.update(value)
-    return out
+    (they were allowed unless ``additionalProperties`` is false), at every
+    depth: an object inside the arguments keeps its undeclared keys too. What
+    comes out is plain JSON data (dicts, lists), never one of the Structs the
+    value was converted into."""
+    plain = msgspec.to_builtins(value)  # UNSET fields are left out
+    if not isinstance(plain, dict):  # not an object type: the arguments as sent
+        return dict(raw) if isinstance(raw, dict) else {}
+    merged: dict[str, Any] = _merged(raw, plain, 0)
+    return merged
+
+
+def _merged(raw: Any, plain: Any, depth: int) -> Any:
+    if depth > MAX_DEPTH + 1:  # deeper, the type was Any: ``plain`` is ``raw`` as sent
+        return plain
+    if isinstance(raw, dict) and isinstance(plain, dict):
+        out = dict(raw)
+        for key, item in plain.items():
+            out[key] = _merged(raw.get(key), item, depth + 1)
+        return out
+    if isinstance(raw, list) and isinstance(plain, list) and len(raw) == len(plain):
+        return [_merged(r, p, depth + 1) for r, p in zip(raw, plain, strict=True)]
+    return plain
 
 
 def _type(schema: Any, root: dict[str, Any], depth: int) -> Any:

@@ -215,3 +215,25 @@ def test_an_error_inside_an_optional_type_shows_the_schema_there(
     with pytest.raises(ToolArgumentsError) as info:
         visit.validate(arguments)
     assert hint in str(info.value)
+
+
+def test_a_schema_tool_gets_plain_json_with_every_key_its_schema_allows() -> None:
+    """Only the top level kept the keys a schema tool's schema does not declare
+    (an MCP server's tool is called with what is left), and an object under
+    additionalProperties reached the function as one of the Structs it was
+    converted into (``object(f0=1)``), which no server can be sent."""
+    item = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    schema = {
+        "type": "object",
+        "properties": {"p": item, "items": {"type": "array", "items": item}},
+        "additionalProperties": item,
+    }
+    echo = ToolRegistry().add_schema("echo", "Echo.", schema, fn=lambda **kw: kw)
+    arguments = {"p": {"a": "1", "x": 2}, "items": [{"a": "2", "y": []}], "k": {"a": 3, "z": 4}}
+    assert echo.validate(arguments, lenient=True) == {
+        "p": {"a": 1, "x": 2}, "items": [{"a": 2, "y": []}], "k": {"a": 3, "z": 4}
+    }
+    free = ToolRegistry().add_schema(
+        "free", "Free.", {"type": "object", "additionalProperties": item}
+    )
+    assert free.validate({"k": {"a": 1}}) == {"k": {"a": 1}}
