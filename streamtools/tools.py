@@ -219,6 +219,7 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
                 "annotate it so its JSON Schema can be generated"
             )
     single = params[0] if len(params) == 1 else None
+    stated: dict[str, Any] = {}  # mutable defaults, which msgspec's schema does not state
     struct = hints[single.name] if single is not None else None
     if single is not None and isinstance(struct, type) and issubclass(struct, msgspec.Struct):
         arg_type: Any = struct
@@ -243,7 +244,10 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
             if p.default is p.empty:
                 fields.append((attrs[p.name], hints[p.name]))
             else:
-                fields.append((attrs[p.name], hints[p.name], _default(p.default)))
+                field_default = _default(p.default)
+                fields.append((attrs[p.name], hints[p.name], field_default))
+                if field_default is not p.default and _in_json(p.default):  # copied per call
+                    stated[p.name] = msgspec.to_builtins(p.default, str_keys=True)
         renamed = {attr: pname for pname, attr in attrs.items() if attr != pname}
         try:
             arg_type = msgspec.defstruct(
@@ -261,6 +265,8 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
 
     parameters = closed_objects(_schema_of(name, arg_type))
     props = parameters.get("properties", {})
+    for pname, value in stated.items():
+        props[pname].setdefault("default", value)
     for pname, text in param_docs.items():
         if pname in props and "description" not in props[pname]:
             props[pname]["description"] = text

@@ -237,3 +237,20 @@ def test_a_schema_tool_gets_plain_json_with_every_key_its_schema_allows() -> Non
         "free", "Free.", {"type": "object", "additionalProperties": item}
     )
     assert free.validate({"k": {"a": 1}}) == {"k": {"a": 1}}
+
+
+def test_a_mutable_default_is_stated_in_the_schema() -> None:
+    """A non-empty list or dict default (copied per call) was left out of the
+    schema, so the model was not told what leaving the parameter out means."""
+
+    @tool
+    def tag(note: str, tags: list[str] = ["todo"], meta: dict[str, int] = {"v": 1}) -> str:  # noqa: B006
+        """Tag a note."""
+        return ",".join(tags)
+
+    props = tag.parameters["properties"]
+    assert props["tags"] == {"type": "array", "items": {"type": "string"}, "default": ["todo"]}
+    assert props["meta"]["default"] == {"v": 1}
+    kwargs = tag.validate({"note": "n"})
+    kwargs["tags"].append("x")  # still a copy per call
+    assert tag.validate({"note": "n"})["tags"] == ["todo"]
