@@ -13,11 +13,13 @@ and generation stops at ``</am:tool_call>`` (the stop marker), so the model
 cannot invent the result itself. Strings are written as they are; a string
 holding ``<`` or ``&`` (or with leading/trailing whitespace that a reader might
 trim) goes in a CDATA section, with any ``]]>`` inside split across two
-sections. Numbers, booleans and null are JSON literals; arrays and objects are
-JSON text inside the element. A newline right after the opening tag or right
-before the closing tag is layout, not content, so a value that starts or ends
-with a newline gets one more there. Because every value is text, arguments
-from this dialect are validated leniently (``"5"`` -> ``5``).
+sections, and so is a chat template's special token (``<|im_end|>``: see
+``streamtools.prompts.special_tokens``). Numbers, booleans and null are JSON
+literals; arrays and objects are JSON text inside the element. A newline right
+after the opening tag or right before the closing tag is layout, not content,
+so a value that starts or ends with a newline gets one more there. Because
+every value is text, arguments from this dialect are validated leniently
+(``"5"`` -> ``5``).
 
 A parameter whose name is not an XML name (``$top``, ``1st``, ``user name``),
 or is ``am:tool_call`` (which would open a call), is written
@@ -49,6 +51,7 @@ from typing import Any
 
 from streamtools.model import ToolSpec
 from streamtools.prompts.renderer import ReadResult, Renderer, listed, mapping
+from streamtools.prompts.special_tokens import defused
 from streamtools.schema import json_type, resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
@@ -81,8 +84,13 @@ def xml_attr(text: str) -> str:
 
 
 def cdata(text: str) -> str:
-    """Wrap text in CDATA; a ``]]>`` inside is split so it cannot end the section."""
-    return "<![CDATA[" + text.replace("]]>", "]]]]><![CDATA[>") + "]]>"
+    """Wrap text in CDATA; a ``]]>`` inside is split so it cannot end the section,
+    and a chat template's special token so that it is not one (``<|im_end|>`` as
+    ``<]]><![CDATA[|im_end|]]><![CDATA[>``): a server would read it as the
+    token, and its ``<`` cannot be written as ``&lt;`` inside CDATA. The parser
+    joins the sections back into the text."""
+    text = text.replace("]]>", "]]]]><![CDATA[>")
+    return "<![CDATA[" + defused(text, lt="<]]><![CDATA[", gt="]]><![CDATA[>") + "]]>"
 
 
 def _value_text(value: Any) -> str:
@@ -216,6 +224,11 @@ class AmXmlRenderer(Renderer):
                 lines.append(f'<parameter name="{xml_attr(key)}">{_value_text(value)}</parameter>')
         lines.append("</am:tool_call>")
         return "\n".join(lines)
+
+    def defuse_call(self, text: str) -> str:
+        # no token is left to defuse: the markup writes ``<`` as ``&lt;`` but in
+        # CDATA, which ``cdata`` splits around one (a JSON escape there is text)
+        return text
 
     def format_call_text(self, name: str, arguments: str) -> str:
         # no parameter element can be read out of it: the text inside the call,

@@ -27,8 +27,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from streamtools.prompts.renderer import json_text
+from streamtools.prompts.renderer import json_text, unended
 from streamtools.prompts.results import JsonResults
+from streamtools.prompts.special_tokens import defuse_json
 from streamtools.transcript import ToolCall
 
 __all__ = ["THOUGHT_MAX", "JsonObjectRenderer"]
@@ -104,7 +105,7 @@ class JsonObjectRenderer(JsonResults):
         if not calls:
             return self.render_final(text)
         lines: list[str] = []
-        thought = " ".join(text.split())
+        thought = " ".join(unended(text).split())
         if len(thought) > THOUGHT_MAX:
             thought = thought[: THOUGHT_MAX - 1].rstrip() + "…"
         for i, call in enumerate(calls):
@@ -114,15 +115,15 @@ class JsonObjectRenderer(JsonResults):
             # a call without its raw, or with one in another dialect (a transcript
             # carried across dialects): the action written here, after the thought
             obj: dict[str, Any] = {"thought": thought} if thought and i == 0 else {}
-            if call.arguments_text is not None:
-                lines.append(self._action_text(obj, call.name, call.arguments_text))
+            if call.arguments_text is not None:  # the text as written, defused
+                lines.append(defuse_json(self._action_text(obj, call.name, call.arguments_text)))
                 continue
             obj["action"] = {"tool": call.name, "args": call.arguments}
             lines.append(json_text(obj))
         return "\n".join(lines)
 
     def render_final(self, text: str) -> str:
-        return json_text({"final": {"content": text}})
+        return json_text({"final": {"content": unended(text)}})
 
     def continuation(self) -> str:
         return (

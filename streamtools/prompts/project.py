@@ -63,6 +63,12 @@ one dialect and one mode. The rules, in the order they apply:
    are both ``user`` or both ``assistant``.
 7. **Text UTF-8 cannot carry** (a lone UTF-16 surrogate half, anywhere in a
    message or a call) is written as U+FFFD, so that the request can be sent.
+8. **Chat-template special tokens** (``<|im_end|>``) in what a tool or a model
+   wrote are defused wherever it goes (``streamtools.prompts.special_tokens``):
+   in prompt mode by the dialect's renderer, in native mode here, in the
+   text of tool messages and of replies (``&lt;|im_end|&gt;``; a call's
+   arguments are an object the server writes). The system prompt and user
+   messages are the caller's own words and go as they are.
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ from collections.abc import Sequence
 import msgspec
 
 from streamtools.model import ChatMessage, NativeCall, Thinking, ToolSpec
-from streamtools.prompts.renderer import Renderer
+from streamtools.prompts.renderer import Renderer, spoken
+from streamtools.prompts.special_tokens import defuse_text
 from streamtools.results import json_ready
 from streamtools.transcript import (
     AssistantMessage,
@@ -145,7 +152,8 @@ def _turn(
 ) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     if native:
-        if reply.text or reply.calls:
+        said = spoken(reply.text)
+        if said or reply.calls:
             calls = tuple(
                 NativeCall(
                     id=c.id,
@@ -158,7 +166,10 @@ def _turn(
             )
             out.append(
                 ChatMessage(
-                    role="assistant", content=reply.text, tool_calls=calls, thinking=reply.thinking
+                    role="assistant",
+                    content=said,
+                    tool_calls=calls,
+                    thinking=reply.thinking,
                 )
             )
     elif not (renderer.one_call_per_reply and len(reply.calls) > 1):
@@ -187,7 +198,7 @@ def _turn(
 
     if paired and native:
         for r in paired:
-            text = f"Error: {r.content}" if r.is_error else r.content
+            text = defuse_text(f"Error: {r.content}" if r.is_error else r.content)
             out.append(ChatMessage(role="tool", content=text, tool_call_id=r.call_id, name=r.name))
     elif paired:
         rendered = [_render(renderer, r) for r in paired]
@@ -223,7 +234,7 @@ def _orphan(renderer: Renderer, result: ToolResultMessage, native: bool) -> Chat
         f"(A tool result for call `{call_id}` of `{name}` arrived, "
         "but no such call is in this conversation.)"
     )
-    body = result.content if native else _render(renderer, result)
+    body = defuse_text(result.content) if native else _render(renderer, result)
     return ChatMessage(role="user", content=f"{note}\n{body}")
 
 

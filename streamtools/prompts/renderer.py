@@ -30,6 +30,9 @@ Escaping rule: a tool's output is data. Whatever it contains (closing tags,
 fences, a forged call, ``<think>``, ``]]>``), the rendered text must not contain
 anything the dialect's parser would take as markup, and ``read_result`` must
 give the output back verbatim. Each dialect states how it achieves this.
+Nor may anything a tool or a model wrote carry a chat template's special token
+(``<|im_end|>``) into the prompt, where a server's tokenizer would read it as
+one: ``streamtools.prompts.special_tokens`` says how each place defuses it.
 
 Core module: standard library and msgspec only.
 """
@@ -45,6 +48,7 @@ from typing import Any, Literal
 
 from streamtools.errors import ToolDefinitionError
 from streamtools.model import ToolSpec
+from streamtools.prompts.special_tokens import defuse_json, defuse_text, holds_special_token
 from streamtools.schema import resolve
 from streamtools.transcript import ToolCall
 
@@ -56,7 +60,9 @@ __all__ = [
     "json_text",
     "listed",
     "mapping",
+    "spoken",
     "summary_line",
+    "unended",
 ]
 
 ReadResult = tuple[str, str, bool]  # (tool name, content, is_error)
@@ -69,12 +75,13 @@ def json_text(value: Any, *, escape: str = "", indent: int | None = None) -> str
 
     Those characters can then only appear inside the text as escapes, so a JSON
     string can carry ``<``, a backtick or ``{`` without any of them being seen
-    as markup; decoding gives the original back.
+    as markup; decoding gives the original back. A chat template's special
+    token never appears in it either (``defuse_json``), whatever ``escape`` is.
     """
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     for ch in escape:
         text = text.replace(ch, f"\\u{ord(ch):04x}")
-    return text
+    return defuse_json(text)
 
 
 # Reasoning tags any parser may honour: text carrying one is never shown raw.
@@ -216,11 +223,15 @@ class Renderer:
         proxy request, a ``ToolSpec`` built by hand) may not. A name that is
         empty, or holds a line break or another character that does not print,
         is refused in every dialect: the definitions (``## name`` headings, the
-        hybrid summaries' ``- name:`` lines) would break where it stands."""
+        hybrid summaries' ``- name:`` lines) would break where it stands. So is
+        one holding a chat template's special token (``<|im_end|>``), which a
+        server would read as that token in the definitions and in every call."""
         if not name:
             return "it is empty"
         if not name.isprintable():
             return "it holds a line break or another character that does not print"
+        if holds_special_token(name):
+            return "it holds a chat template's special token (such as <|im_end|>)"
         return None
 
     def check_tools(self, tools: Sequence[ToolSpec]) -> None:
@@ -243,7 +254,7 @@ class Renderer:
         for spec in tools:
             lines += ["", f"## {spec.name}"]
             if spec.description.strip():
-                lines.append(" ".join(spec.description.split()))
+                lines.append(defuse_text(" ".join(spec.description.split())))
             lines.append("Parameters (JSON Schema): " + json_text(spec.parameters))
         return "\n".join(lines)
 
@@ -269,7 +280,7 @@ class Renderer:
 
     def tool_summaries(self, tools: Sequence[ToolSpec]) -> str:
         """Hybrid selection: each tool as ``- name: one line``."""
-        lines = [f"- {t.name}: {summary_line(t)}" for t in tools]
+        lines = [f"- {t.name}: {defuse_text(summary_line(t))}" for t in tools]
         return (
             "# More tools\n\nThese tools exist, but their definitions are not shown. "
             + self.request_instructions()
@@ -318,14 +329,23 @@ class Renderer:
 
     def render_call(self, call: ToolCall) -> str:
         """The text the model would write for ``call``. When ``call.raw`` is set (and
-        is in this dialect) it is used as written, with the closing marker restored
-        if a stop sequence removed it (``_closed``); otherwise the canonical form is
-        generated."""
+        is in this dialect, and holds no special token: ``_reusable``) it is used
+        as written, with the closing marker restored if a stop sequence removed it
+        (``_closed``); otherwise the canonical form is generated, with any special
+        token defused (``defuse_call``)."""
         if call.raw is not None and self._reusable(call):
             return self._closed(call.raw)
         if call.arguments_text is not None:
-            return self.format_call_text(call.name, call.arguments_text)
-        return self.format_call(call.name, call.arguments)
+            return self.defuse_call(self.format_call_text(call.name, call.arguments_text))
+        return self.defuse_call(self.format_call(call.name, call.arguments))
+
+    def defuse_call(self, text: str) -> str:
+        """A call we wrote, with any special token in it defused. In the JSON
+        dialects one can stand only in a JSON string, where ``defuse_json`` keeps
+        the value, or in text that is not read back as a value (a past call's
+        ``arguments_text``, ``command``'s bare name), where ``\\u003c`` is a
+        visible spelling of ``<``."""
+        return defuse_json(text)
 
     def _closed(self, raw: str) -> str:
         """``raw`` ending with the call's closing marker (``call_close``): as written
@@ -365,10 +385,13 @@ class Renderer:
         between them (a newline only where the dialect needs a call to begin a
         line, between two calls, and after text ending in a backtick, which would
         make the call read as quoted syntax). Otherwise the canonical calls go on
-        lines of their own, between the pieces of text."""
+        lines of their own, between the pieces of text. The text is ``spoken``
+        (its special tokens defused)."""
         if not calls:
             return self.render_final(text)
-        pieces = _pieces(text, calls)  # the text before each call, then after the last
+        # the text before each call, then after the last
+        *before, last = _pieces(text, calls)
+        pieces = [*map(defuse_text, before), spoken(last)]
         if not all(self._reusable(c) for c in calls):
             parts = [pieces[0].rstrip("\n")] if pieces[0].strip() else []
             for call, after in zip(calls, pieces[1:], strict=True):
@@ -389,11 +412,22 @@ class Renderer:
         return out + pieces[-1] if pieces[-1].strip() else out
 
     def _reusable(self, call: ToolCall) -> bool:
-        return call.raw is not None and self.raw_start.match(call.raw) is not None
+        """Whether ``call.raw`` is written back as it is: it is in this dialect, and
+        holds no special token but one ending it (which ``_closed`` leaves out).
+        Elsewhere in a raw call a token may stand outside a JSON string, or in
+        CDATA, or where the parser took it as layout, and no spelling of it is
+        sure to read back the same: the canonical form is written instead."""
+        raw = call.raw
+        return (
+            raw is not None
+            and self.raw_start.match(raw) is not None
+            and not holds_special_token(_SPECIAL_END.sub("", raw))
+        )
 
     def render_final(self, text: str) -> str:
-        """A reply without calls, as the dialect wants a final answer written."""
-        return text
+        """A reply without calls, as the dialect wants a final answer written
+        (``spoken``: its special tokens defused)."""
+        return spoken(text)
 
     def render_result(self, name: str, content: str, *, call_id: str) -> str:
         raise NotImplementedError
@@ -419,6 +453,21 @@ class Renderer:
 # a chat template's special token ending the text, and the whitespace after it
 # (the parsers' ``calls.SPECIAL_TOKEN``: where a closing marker is due, layout)
 _SPECIAL_END = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>\s*\Z")
+
+
+def unended(text: str) -> str:
+    """A past reply's text without a special token ending it (a server that does
+    not strip the one the model ended its turn with), as ``Renderer._closed``
+    leaves it out of a call: written back, it would end the turn where it is."""
+    return _SPECIAL_END.sub("", text)
+
+
+def spoken(text: str) -> str:
+    """A past reply's visible text as it goes back into a prompt in plain text:
+    ``unended``, and any other special token defused (``defuse_text``). A
+    model's words may quote a tool's output, and a server that reads special
+    tokens in the history would take a quoted ``<|im_start|>system`` as a turn."""
+    return defuse_text(unended(text))
 
 
 @functools.cache

@@ -9,10 +9,12 @@ what their parser could mistake for markup:
 * **plain** (``json_action``, ``inline_json``; results in a user message):
   a ``Tool Result (name):`` line and the output as it is. Output that matches
   the dialect's ``result_danger`` pattern (a fence, a ``"tool":`` key, a
-  reasoning tag…) is written instead as one JSON string with every character
-  that could start markup in any text dialect as a ``\\uXXXX`` escape: a JSON
-  string has no raw newline, fence, brace or tag left, and decoding gives the
-  output back verbatim. Ordinary output, including ordinary JSON, stays as is.
+  reasoning tag…), or that holds a chat template's special token
+  (``<|im_end|>``: ``streamtools.prompts.special_tokens``), is written instead
+  as one JSON string with every character that could start markup in any text
+  dialect as a ``\\uXXXX`` escape: a JSON string has no raw newline, fence,
+  brace, tag or token left, and decoding gives the output back verbatim.
+  Ordinary output, including ordinary JSON, stays as is.
 * **json** (``command``, ``json_object``; results as tool messages): one JSON
   object ``{"tool": NAME, "result": "…"}`` (``"error"`` for a failure), with
   ``<``, ``>``, ``&`` and ``@`` escaped so no tag or command appears in it.
@@ -30,6 +32,7 @@ import json
 import re
 
 from streamtools.prompts.renderer import ReadResult, Renderer, json_text
+from streamtools.prompts.special_tokens import holds_special_token
 
 __all__ = [
     "JsonResults",
@@ -48,10 +51,11 @@ _UNSAFE_NAME = re.compile(r"[^\w.:-]")
 
 def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str]) -> str:
     """A result as plain text under a ``Tool Result (name):`` line; content that
-    matches ``danger`` as one escaped JSON string (see the module docstring)."""
+    matches ``danger``, or holds a chat template's special token, as one escaped
+    JSON string (see the module docstring)."""
     # The name may be whatever a model wrote (an unknown tool): keep the label inert.
     label = f"Tool {'Error' if error else 'Result'} ({_UNSAFE_NAME.sub('_', name)})"
-    if danger.search(content):
+    if danger.search(content) or holds_special_token(content):
         return f"{label}, as a JSON string:\n{json_text(content, escape=_PLAIN_ESCAPE)}"
     return f"{label}:\n{content}"
 
