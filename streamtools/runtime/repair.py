@@ -47,6 +47,7 @@ import msgspec
 
 from streamtools.errors import RepairExhausted
 from streamtools.events import CallError
+from streamtools.prompts.special_tokens import defuse_text
 
 __all__ = [
     "RepairState",
@@ -87,18 +88,22 @@ def call_signature(name: str, arguments: dict[str, Any]) -> str:
 
 
 def _quote(raw: str) -> str:
+    """Model or tool text quoted in a message to the model: trimmed, and its chat
+    template special tokens defused (the message goes as a user message, which
+    the render side leaves as written; see ``prompts.special_tokens``)."""
     raw = raw.strip()
     if len(raw) > _QUOTE_LIMIT:
         raw = raw[:_QUOTE_LIMIT] + " …"
-    return raw
+    return defuse_text(raw)
 
 
 def call_error_feedback(errors: Sequence[CallError], reminder: str) -> str:
     """The repair message for a reply whose calls could not be understood."""
     lines = ["Your tool call could not be run."]
     for error in errors:
-        what = f"`{error.name}`" if error.name else "a call"
-        lines.append(f"- {what} ({error.reason}): {error.message}")
+        what = f"`{defuse_text(error.name)}`" if error.name else "a call"
+        # the message quotes the model's text too (``Text '…' is outside …``)
+        lines.append(f"- {what} ({error.reason}): {defuse_text(error.message)}")
         if error.raw.strip():
             lines.append(f"  You wrote: {_quote(error.raw)}")
     lines.append("Fix the call and write it again, exactly in this format:")
