@@ -161,7 +161,6 @@ class AmXmlRenderer(Renderer):
     name = "am_xml"
     stop_marker = call_close = "</am:tool_call>"
     results_role = "user"
-    lenient_arguments = True
     raw_start = re.compile(r"\s*<am:tool_call\b")
     call_form = (
         '<am:tool_call name="TOOL_NAME">\n<PARAMETER_NAME>value</PARAMETER_NAME>\n</am:tool_call>'

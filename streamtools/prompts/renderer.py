@@ -168,8 +168,6 @@ class Renderer:
     call_close: str | None = None
     #: how results travel in prompt mode: inside a user message, or as tool messages
     results_role: Literal["user", "tool"] = "user"
-    #: the dialect carries argument values as text (XML): validate leniently
-    lenient_arguments: bool = False
     #: how a call of this dialect begins; a ``raw`` that does not was written in
     #: another dialect (a transcript carried across dialects) and is not reused
     raw_start: re.Pattern[str] = re.compile(r"(?!)")
