@@ -11,6 +11,7 @@ import httpx
 import pytest
 from test_ui_support import read_ui_stream, serve
 
+from streamtools.model import FinishChunk, TextChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
@@ -56,6 +57,31 @@ def test_a_real_agent_turn_reaches_the_client_as_text_tool_cards_and_an_error_ca
     # Arguments streamed as deltas (before the call completed) rebuild the input.
     assert reader.tool_parts[0]["raw"].replace(" ", "") == '{"a":2,"b":3}'
     assert model.requests[0].messages[-1].content == CHAT["messages"][0]["content"]
+
+
+def test_a_model_stream_that_fails_after_a_complete_call_does_not_end_the_answer() -> None:
+    """The agent runs the call and asks the model again; the stream's error was an
+    ``error`` chunk mid-answer, where the SDK's chat stops reading and aborts,
+    which cancelled the agent and left the card running."""
+    model = ScriptedModel(
+        [
+            [
+                TextChunk(text='<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}'),
+                TextChunk(text="</tool_call>"),
+                FinishChunk(reason="error", message="connection reset"),
+            ],
+            "It is 5.",
+        ]
+    )
+    agent = Agent(model, [add, news], dialect="hermes")
+    with serve(create_app(agent)) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+    reader = read_ui_stream(response.content)  # raises at a chunk after an error
+    assert reader.errors == []
+    assert reader.text == "It is 5."
+    assert [(p["toolName"], p["state"]) for p in reader.tool_parts] == [
+        ("add", "output-available")
+    ]
 
 
 def test_a_request_for_more_tools_is_not_a_card_left_running() -> None:

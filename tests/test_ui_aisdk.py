@@ -173,16 +173,52 @@ def test_a_failed_tool_is_an_output_error_and_later_events_for_it_are_ignored() 
     ]
 
 
-def test_stream_errors_and_close_errors_are_error_chunks() -> None:
+def test_a_stream_error_the_agent_went_on_after_does_not_end_the_answer() -> None:
+    """The model stream failed after a complete call: the agent runs the call and
+    starts the next turn. An ``error`` chunk there ended the answer in the SDK's
+    chat (it stops reading and aborts, so the agent was cancelled) and left the
+    call's card running."""
+    events: list[Event] = [
+        TurnStart(turn=1),
+        CallEnd(index=0, id="call_0", name="f", arguments={}, raw=""),
+        StreamError(kind="stream", message="connection reset"),
+        Finish(reason="error"),
+        ToolResult(index=0, id="call_0", name="f", content="ok"),
+        TurnEnd(turn=1, reason="tool_calls"),
+        TurnStart(turn=2),
+        TextDelta(text="Done."),
+        Finish(reason="stop"),
+        TurnEnd(turn=2, reason="final"),
+    ]
+    reader = UIReader()
+    for chunk in encode_all(events):
+        reader.feed(chunk)
+    assert reader.errors == [] and reader.finished
+    assert reader.text == "Done."
+    assert [(p["toolName"], p["state"]) for p in reader.tool_parts] == [("f", "output-available")]
+
+
+def test_a_stream_error_nothing_came_after_is_sent_when_the_stream_ends() -> None:
     encoder = UIMessageStreamEncoder()
-    chunks = encoder.encode(StreamError(kind="cut", message="stream ended mid-call"))
-    chunks += encoder.close(error="BudgetExceeded: 8 turns")
+    chunks = encoder.encode(CallStart(index=0, id="c", name="f"))
+    chunks += encoder.encode(StreamError(kind="cut", message="stream ended mid-call"))
+    chunks += encoder.encode(Finish(reason="error"))
+    chunks += encoder.close()
+    reader = UIReader()
+    for chunk in chunks:
+        reader.feed(chunk)
+    assert reader.errors == ["cut: stream ended mid-call"] and reader.finished
+    why = "stopped before it finished: cut: stream ended mid-call"
+    assert reader.tool_parts[0]["errorText"] == why
+    assert encoder.close() == []
+    # The agent failed after it: one error, the agent's (the SDK reads no further).
+    encoder = UIMessageStreamEncoder()
+    chunks = encoder.encode(StreamError(kind="stream", message="reset"))
+    chunks += encoder.close(error="ProviderError: reset")
     assert [c for c in chunks if c["type"] == "error"] == [
-        {"type": "error", "errorText": "cut: stream ended mid-call"},
-        {"type": "error", "errorText": "BudgetExceeded: 8 turns"},
+        {"type": "error", "errorText": "ProviderError: reset"}
     ]
     assert chunks[-1] == {"type": "finish"}
-    assert encoder.close() == []
 
 
 def test_ui_framer_writes_data_lines_and_done() -> None:

@@ -36,6 +36,7 @@ from streamtools.events import (
     Final,
     Finish,
     ReasoningDelta,
+    StreamError,
     TextDelta,
     ToolFailed,
     ToolResult,
@@ -178,3 +179,33 @@ def test_the_ai_sdk_client_rebuilds_what_the_demo_agent_produced(sdk: str) -> No
     for call_id, content in results.items():
         if names[call_id] != "clock":  # the clock's reading differs between the two runs
             assert outputs[call_id] == content
+
+
+@pytest.mark.parametrize("sdk", list(SDKS))
+def test_a_stream_error_the_agent_goes_on_after_does_not_end_the_sdks_answer(sdk: str) -> None:
+    """The SDK's chat stops reading at an ``error`` chunk and aborts the request;
+    sent for a model stream the agent recovers from, it lost the rest of the
+    answer and left the card running."""
+    source = ScriptedSource(
+        [
+            TurnStart(turn=1),
+            CallEnd(index=0, id="call_0", name="f", arguments={}, raw=""),
+            StreamError(kind="stream", message="connection reset"),
+            Finish(reason="error"),
+            ToolResult(index=0, id="call_0", name="f", content="ok"),
+            TurnEnd(turn=1, reason="tool_calls"),
+            TurnStart(turn=2),
+            TextDelta(text="All done."),
+            Finish(reason="stop"),
+            TurnEnd(turn=2, reason="final"),
+        ]
+    )
+    with serve(create_app(source)) as server:
+        result = run_client(server.url + "/api/chat", "hi", sdk=sdk)
+    assert (result["status"], result["errors"]) == ("ready", [])
+    parts = [p for p in result["messages"][1]["parts"] if p["type"] != "step-start"]
+    assert [(p["type"], p["state"]) for p in parts] == [
+        ("dynamic-tool", "output-available"),
+        ("text", "done"),
+    ]
+    assert source.completed.is_set()

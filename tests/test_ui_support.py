@@ -131,6 +131,9 @@ class UIReader:
         kind = chunk["type"]
         if self.finished:
             raise ReaderError(f"{kind} after finish")
+        if self.errors and kind != "finish":
+            # the SDK's chat throws at an error chunk and reads no further
+            raise ReaderError(f"{kind} after an error, which the SDK never reads")
         if kind != "start" and not self.started:
             raise ReaderError(f"{kind} before start")
         if kind == "start":

@@ -34,8 +34,16 @@ Mapping, and why:
   "running" after the answer ended, and came back in the history as a call of
   a tool that does not exist; its events are not sent (as ``HybridAgent``
   does not show its ``select_tools`` call).
-- ``StreamError`` -> ``error``. ``Usage``, ``Retry`` and ``Final`` have no
-  counterpart and are dropped (``Final``'s text was already streamed).
+- ``StreamError`` -> ``error``, but only when the stream ends: an ``error``
+  chunk is the end of the answer for the SDK's chat (it throws there, stops
+  reading and aborts the request, which cancels the agent), while an agent
+  goes on after a model stream that failed once its calls were complete (it
+  runs them and starts the next turn). So the error is held; a ``TurnStart``
+  (the agent went on) drops it, and ``close`` sends it (with the open calls
+  ended first, as below) when nothing came after it, unless ``close`` has an
+  error of its own (the agent failed: its message says the same).
+- ``Usage``, ``Retry`` and ``Final`` have no counterpart and are dropped
+  (``Final``'s text was already streamed).
 - ``close(error=…)``, the stream ending because the agent failed or was
   stopped: each call still open (its arguments streaming, or its tool
   running) gets a ``tool-output-error`` first, since no output will ever
@@ -135,6 +143,7 @@ class UIMessageStreamEncoder:
         self._calls: dict[str, _Call] = {}  # our id -> state, for the current turn
         self._previous: dict[str, _Call] = {}  # the same for earlier turns
         self._used_ids: set[str] = set()  # ui ids used anywhere in this message
+        self._stream_error: str | None = None  # held until the stream ends (see above)
 
     # -- public API --------------------------------------------------------------
 
@@ -155,6 +164,7 @@ class UIMessageStreamEncoder:
             return out  # plumbing, not a tool run (see the module docstring)
         match event:
             case TurnStart():
+                self._stream_error = None  # the agent went on after it
                 out += self._end_step()
                 out.append({"type": "start-step"})
                 self._step_open, self._implicit_step = True, False
@@ -219,7 +229,7 @@ class UIMessageStreamEncoder:
                     out += self._end_step()
             case StreamError(kind=kind, message=message):
                 out += self._end_parts()
-                out.append({"type": "error", "errorText": f"{kind}: {message}"})
+                self._stream_error = f"{kind}: {message}"
             case Usage() | Retry() | Final():
                 pass
             case _:
@@ -231,6 +241,8 @@ class UIMessageStreamEncoder:
         if self._ended:
             return []
         out = self.start()
+        if error is None:
+            error = self._stream_error
         if error is not None:
             out += self._end_parts() + self._abandon_calls(error)
         out += self._end_step()
