@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -167,6 +168,36 @@ def test_the_command_serves_on_a_free_port_and_stops(recording: Path) -> None:
             response = httpx.post(url + "/api/chat", json=CHAT, headers=origin, timeout=30)
             assert read_ui_stream(response.content).text == "Computing.12 * 7 = 84."
             assert response.headers["access-control-allow-origin"] == origin["Origin"]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
+def test_an_ipv6_host_is_served_and_announced_in_brackets() -> None:
+    """``--host ::1`` was bound with an IPv4 socket: 'Address family for hostname
+    not supported', though uvicorn (and the proxy) serve IPv6."""
+    argv = [sys.executable, "-m", "streamtools", "ui", "--host", "::1", "--port", "0"]
+    argv += ["--instant"]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("streamtools ui: serving on http://[::1]:"), line
+            url = line.split()[4].rstrip("/")
+            response = httpx.post(url + "/api/chat", json=CHAT, timeout=30)
+            assert read_ui_stream(response.content).errors == []
         finally:
             proc.terminate()
             proc.wait(timeout=10)

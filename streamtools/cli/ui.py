@@ -151,7 +151,10 @@ def _run(args: argparse.Namespace) -> int:
         suggestion=suggestion,
         cors_origins=args.cors_origin,
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # An IPv6 address (--host ::1, --host ::) needs an IPv6 socket, and brackets in
+    # the URL, as uvicorn's own binding does it; an IPv4 socket refused it.
+    ipv6 = ":" in args.host
+    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
@@ -159,10 +162,12 @@ def _run(args: argparse.Namespace) -> int:
         # in the backlog rather than refused while uvicorn is still starting.
         sock.listen(2048)
     except OSError as exc:
+        sock.close()
         print(f"streamtools ui: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
     port = sock.getsockname()[1]
-    print(f"streamtools ui: serving on http://{args.host}:{port}/  ({subtitle})", flush=True)
+    host = f"[{args.host}]" if ipv6 else args.host
+    print(f"streamtools ui: serving on http://{host}:{port}/  ({subtitle})", flush=True)
     streams = app.state.shutdown
 
     class Server(uvicorn.Server):
