@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from functools import partial
 
@@ -19,7 +20,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import TextContent
 from mcp_servers.harness import HERE, asgi_server
-from mcp_servers.registry_tools import registry
+from mcp_servers.registry_tools import add, registry
 
 from streamtools.mcp import http_app, mcp_server, mcp_tools, serve_http
 from streamtools.tools import ToolRegistry, tool
@@ -104,6 +105,30 @@ async def test_a_result_that_cannot_be_written_is_a_tool_error() -> None:
     assert text_of(result.content).startswith(
         "Tool `loop` ran, but its result could not be turned into text: RecursionError"
     )
+
+
+async def test_a_cancelled_call_of_a_blocking_sync_tool_ends_at_once() -> None:
+    """The worker thread of a sync tool could not be cancelled, so a call the client
+    gave up on (its timeout, then notifications/cancelled) held the handler until
+    the tool returned: an in-process client waited for it, timeout or not."""
+    gate, finished = threading.Event(), threading.Event()
+
+    @tool
+    def block() -> str:
+        """Wait for the gate."""
+        gate.wait(5)
+        finished.set()
+        return "done"
+
+    try:
+        async with Client(mcp_server(ToolRegistry([block, add]))) as client:
+            with pytest.raises(MCPError, match="Timed out"):
+                await client.call_tool("block", {}, read_timeout_seconds=0.2)
+            assert not finished.is_set()  # given up on while the tool still runs
+            added = await client.call_tool("add", {"a": 1, "b": 2})
+            assert text_of(added.content) == "3"
+    finally:
+        gate.set()
 
 
 async def test_served_over_stdio_with_python_m_streamtools_mcp() -> None:

@@ -7,7 +7,8 @@ handlers. ``tools/list`` answers each tool's name, description and parameter
 schema (the same JSON Schema the dialects render). ``tools/call`` runs a call
 the way the agent runtime does: arguments validated by ``Tool.validate``
 (strict: MCP clients send typed JSON, not XML text), async functions awaited,
-sync ones run in a worker thread, the value turned into text by
+sync ones run in a worker thread (abandoned if the call is cancelled), the
+value turned into text by
 ``format_result``. A value that is a JSON object is also sent as
 ``structuredContent``, for clients that read it.
 
@@ -72,8 +73,12 @@ def _error(message: str) -> CallToolResult:
 async def _run(tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.is_async:
         return await tool.invoke(kwargs)
-    # A blocking tool must not stall the other sessions of this server.
-    return await anyio.to_thread.run_sync(tool.invoke, kwargs)
+    # A blocking tool must not stall the other sessions of this server. A call the
+    # client cancels (notifications/cancelled, its timeout) or a server shutting down
+    # abandons the thread, as the agent's executor does: Python cannot stop it, and
+    # waiting for it held the handler, and the client in the same process, until the
+    # tool returned.
+    return await anyio.to_thread.run_sync(tool.invoke, kwargs, abandon_on_cancel=True)
 
 
 def _structured(value: Any, text: str) -> dict[str, Any] | None:
