@@ -283,3 +283,22 @@ def test_a_stream_cut_off_without_done_is_an_error_and_ends_its_tool_cards(
         card = page.get_by_test_id("tool-card")
         expect(card).to_have_attribute("data-state", "output-error")
         expect(card.get_by_test_id("tool-error")).to_contain_text("stopped before it finished")
+
+
+def test_enter_that_confirms_an_input_methods_candidate_does_not_send(chromium: Browser) -> None:
+    """With a Japanese or Chinese input method, Enter picks the composed text; the
+    page took it for "send" and sent the half-typed message."""
+    source = ScriptedSource([TurnStart(turn=1), TextDelta(text="ok"), Finish(reason="stop")])
+    expect = sync_api.expect
+    with serve(create_app(source)) as server:
+        page = chromium.new_page()
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("とうきょう")
+        page.get_by_test_id("input").dispatch_event(
+            "keydown", {"key": "Enter", "keyCode": 229, "isComposing": True}
+        )
+        page.get_by_test_id("input").fill("東京")
+        page.get_by_test_id("input").press("Enter")  # composition over: this one sends
+        expect(page.get_by_test_id("user-message")).to_have_text(["東京"])
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "idle")
+    assert len(source.prompts) == 1
