@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -983,15 +984,43 @@ async def test_keep_alives_alone_end_in_an_error_after_stall_timeout(
     after the first text held the stream open for ever."""
     async with keep_alive_server(*KEEP_ALIVES[wire]) as url:
         model = PROVIDERS[wire]("m", base_url=url, timeout=0.5, stall_timeout=1.0)
-        start = anyio.current_time()
-        with anyio.fail_after(10):
+        with anyio.fail_after(10):  # stops a hang only: how long the cut took is not timed
             chunks = await collect(model)
-        took = anyio.current_time() - start
     assert text_of(chunks) == "Hel"
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
     assert "stall_timeout" in (last.message or "") and "no content for over" in (last.message or "")
-    assert 1.0 <= took < 5.0
+
+
+async def test_the_stall_cut_comes_at_the_first_keep_alive_past_stall_timeout(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted, not timed: the provider reads a clock that the answer moves on
+    0.3 s per keep-alive. With ``stall_timeout=1.0`` the keep-alives at 0.3, 0.6
+    and 0.9 s pass, and the fourth (1.2 s) is the last one read: the cut."""
+    now = [0.0]
+    read: list[float] = []  # the clock as the provider read it
+
+    def monotonic() -> float:
+        read.append(now[0])
+        return now[0]
+
+    monkeypatch.setattr(base, "time", SimpleNamespace(monotonic=monotonic))
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+        for _ in range(10):  # (the rest is drained after the cut: no real socket closes)
+            now[0] += 0.3
+            yield b": ping\n\n"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    chunks = await collect(OpenAIChat("m", client=client, stall_timeout=1.0))
+    assert text_of(chunks) == "Hel"
+    assert isinstance(chunks[-1], FinishChunk) and "stall_timeout" in (chunks[-1].message or "")
+    assert sorted({round(t, 1) for t in read if t}) == [0.3, 0.6, 0.9, 1.2]
 
 
 async def test_a_slow_consumer_is_no_stall(anyio_backend: str) -> None:

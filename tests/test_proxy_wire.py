@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
+import sys
 import typing
 from typing import Any
 
@@ -26,7 +26,7 @@ from openai.types.chat import (
 from openai.types.responses import Response, ResponseStreamEvent
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
-from streamtools.model import ToolSpec, UseTool
+from streamtools.model import ChatMessage, ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.freeform import RawInput
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
@@ -732,53 +732,98 @@ def test_empty_stop_strings_are_dropped_from_requests() -> None:
     assert anthropic_call.stop == ["END"]
 
 
-def test_a_huge_tool_list_is_decoded_in_linear_time() -> None:
+class CountedName(str):
+    """A tool name that counts its comparisons with other names: the work of
+    looking names up, which a set does once per name and a scan of a list once
+    per name before it."""
+
+    compared = 0
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        CountedName.compared += 1
+        return str.__eq__(self, other)
+
+
+def test_a_huge_tool_list_is_decoded_in_linear_work() -> None:
     # Each Responses tool was checked against every one before it (a name declared
     # twice counts once), and an allowed_tools choice scanned its list per tool:
-    # 20k tools took about 10 s, while the proxy's event loop served no other
-    # stream. (About 0.1 s now; the bound leaves room for a slow machine.)
-    n = 20_000
-    tools = [{"type": "function", "name": f"t{i}", "parameters": {}} for i in range(n)]
-    allowed = [{"type": "function", "name": f"t{i}"} for i in range(n)]
+    # 20k tools took seconds of the event loop, while the proxy served no other
+    # stream. Work is counted, not timed: name comparisons, about one per tool.
+    n = 2_000
+    tools = [{"type": "function", "name": CountedName(f"t{i}"), "parameters": {}} for i in range(n)]
+    allowed = [{"type": "function", "name": CountedName(f"t{i}")} for i in range(n)]
     body = {
         "model": "m",
         "input": "x",
         "tools": tools,
         "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": allowed},
     }
-    began = time.perf_counter()
-    call = responses_wire.decode_request(body)
-    shown = shown_tools(call)
-    assert time.perf_counter() - began < 2.0
+    CountedName.compared = 0
+    shown = shown_tools(responses_wire.decode_request(body))
     assert len(shown) == n and shown[-1].name == f"t{n - 1}"
+    assert CountedName.compared <= 4 * n  # quadratic: about n * n
 
 
-def test_long_runs_of_messages_are_read_and_projected_in_linear_time() -> None:
+def copies_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Characters and calls copied into the messages the proxy builds (the
+    transcript's assistant turns, the messages sent upstream), summed: each
+    ``AssistantMessage`` and ``ChatMessage`` the package makes from now on adds
+    its size to the one-item list returned. Building a turn or a run of user
+    messages again at each of its parts copies the part so far each time."""
+    copied = [0]
+
+    class CountedTurn(AssistantMessage, frozen=True, kw_only=True, tag="assistant"):
+        def __post_init__(self) -> None:
+            copied[0] += len(self.text) + len(self.calls)
+
+    class CountedMessage(ChatMessage, frozen=True, kw_only=True):
+        def __post_init__(self) -> None:
+            copied[0] += len(self.content) + len(self.tool_calls)
+
+    for cls, counted in ((AssistantMessage, CountedTurn), (ChatMessage, CountedMessage)):
+        for name, module in list(sys.modules.items()):
+            if name.startswith("streamtools") and vars(module).get(cls.__name__) is cls:
+                monkeypatch.setattr(module, cls.__name__, counted)
+    return copied
+
+
+def test_long_runs_of_messages_are_read_and_projected_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Consecutive assistant messages (Anthropic) and a message's function_call
     # items (Responses) were merged into the turn so far at each part, and
     # adjacent user messages (short ones, or orphan results) were joined pairwise:
-    # quadratic, each of these bodies took 2-7 s of the event loop (an 8 MiB body
-    # of them minutes), while the proxy served no other stream. (About 0.1 s now.)
-    n = 40_000
-    tool_use = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
-    bodies: list[tuple[Any, dict[str, Any]]] = [
-        (anthropic_wire, {"model": "m", "max_tokens": 5, "messages": [
-            {"role": "user", "content": "go"},
-            *({"role": "assistant", "content": [{**tool_use, "id": f"t{i}"}]} for i in range(n)),
-        ]}),
-        (responses_wire, {"model": "m", "input": [
-            {"role": "user", "content": "go"},
-            *({"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"}
-              for i in range(n)),
-        ]}),
-        (openai_wire, {"model": "m", "messages": [{"role": "user", "content": "go"}] * n}),
-        (openai_wire, {"model": "m", "messages": [
-            {"role": "tool", "tool_call_id": f"c{i}", "content": "x"} for i in range(n)
-        ]}),
-    ]
-    for wire, body in bodies:
-        began = time.perf_counter()
-        call = wire.decode_request(body)
-        messages = upstream_request(call, "am_xml").messages
-        assert time.perf_counter() - began < 2.0, wire.__name__
-        assert len(messages) <= 3  # (a system prompt,) the user's, one assistant turn
+    # quadratic, 40k of them took seconds of the event loop (an 8 MiB body of them
+    # minutes), while the proxy served no other stream. Work is counted, not
+    # timed: doubling the run must about double what is copied into messages.
+    def bodies(n: int) -> list[tuple[Any, dict[str, Any]]]:
+        tool_use = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+        return [
+            (anthropic_wire, {"model": "m", "max_tokens": 5, "messages": [
+                {"role": "user", "content": "go"},
+                *({"role": "assistant", "content": [{**tool_use, "id": f"t{i}"}]}
+                  for i in range(n)),
+            ]}),
+            (responses_wire, {"model": "m", "input": [
+                {"role": "user", "content": "go"},
+                *({"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"}
+                  for i in range(n)),
+            ]}),
+            (openai_wire, {"model": "m", "messages": [{"role": "user", "content": "go"}] * n}),
+            (openai_wire, {"model": "m", "messages": [
+                {"role": "tool", "tool_call_id": f"c{i}", "content": "x"} for i in range(n)
+            ]}),
+        ]
+
+    copied = copies_counted(monkeypatch)
+    work: list[list[int]] = []
+    for n in (1_000, 2_000):
+        work.append([])
+        for wire, body in bodies(n):
+            copied[0] = 0
+            messages = upstream_request(wire.decode_request(body), "am_xml").messages
+            assert len(messages) <= 3  # (a system prompt,) the user's, one assistant turn
+            work[-1].append(copied[0])
+    for (wire, _), small, large in zip(bodies(0), *work, strict=True):
+        assert large <= 2.2 * small, wire.__name__  # quadratic: 4 times as much
