@@ -45,6 +45,9 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   an error finish carrying the API's type and message. It is known by its SSE
   name, so a gateway's error event that is not the API's JSON (plain text, or
   no ``type`` field) still ends the stream with its words, not as malformed JSON.
+* A server that ignores ``stream: true`` and answers with a whole
+  ``message`` is read as the stream it stands for
+  (``streamtools.providers.whole``).
 * Unknown event types are skipped, as Anthropic's versioning policy asks of
   clients (new event types may be added); a stream of nothing but unknown
   events still ends in an error finish because ``message_stop`` never comes.
@@ -92,6 +95,7 @@ from streamtools.model import (
     UseTool,
     sampling,
 )
+from streamtools.providers import whole
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import answerable_only, json_schema_of
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
@@ -277,6 +281,9 @@ class AnthropicMessages(HTTPProvider):
     def _url(self) -> str:
         base = self.base_url
         return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+    def _whole(self, raw: bytes) -> bytes | None:
+        return whole.message(raw)
 
     def _client_stops(self, request: ModelRequest) -> tuple[str, ...]:
         """Besides all of them when ``supports_stop`` is off, the stop strings that

@@ -10,6 +10,12 @@ here, in ``HTTPProvider``:
   is checked *before* the body is read as an event stream, so an API's own JSON
   (or HTML) error body reaches the user inside ``ProviderError``. A 200 with the
   wrong content type is an error too (a proxy's login page is not an SSE stream).
+* **A whole answer.** Some servers and gateways ignore ``stream: true`` and
+  answer 200 with the whole answer as JSON (``application/json``). Where the
+  wire has a whole form (``_whole``: OpenAI's ``chat.completion``, Anthropic's
+  ``message``), it is read (up to ``_RECORD_LIMIT``) and turned into the
+  stream the wire would have sent, which is then read as any stream. Other
+  JSON (an ``{"error": …}`` sent with 200) is a ``ProviderError`` as before.
 * **Retry.** 408, 409, 429, 5xx and transport failures before any response
   (refused connection, connect/read timeout while waiting for headers) are
   retried up to ``max_retries`` times with exponential backoff (``retry_base``,
@@ -420,6 +426,11 @@ class HTTPProvider:
     ) -> AsyncGenerator[Chunk, None]:
         raise NotImplementedError
 
+    def _whole(self, raw: bytes) -> bytes | None:
+        """A whole JSON answer (``raw``: a server that ignored ``stream: true``)
+        as the wire's stream would have sent it, or None if it is not one."""
+        return None
+
     def _client_stops(self, request: ModelRequest) -> tuple[str, ...]:
         """The stop strings cut here rather than sent (``StopCutter``): all of
         them for a model that refuses ``stop``; a provider adds those its API
@@ -533,9 +544,17 @@ class HTTPProvider:
                 )
                 response = await client.send(req, stream=True)
                 status = response.status_code
-                if status < 300 and _content_type(response) in accept:
+                ctype = _content_type(response)
+                if status < 300 and ctype in accept:
                     return response
-                raw = await self._read_limited(response)
+                if status < 300 and ctype in _JSON and content_types is None:
+                    raw = await self._read_limited(response, _RECORD_LIMIT)
+                    if (stream := self._whole(raw)) is not None:  # the module docstring
+                        kind = {"content-type": accept[0]}
+                        return httpx.Response(status, headers=kind, content=stream, request=req)
+                    raw = raw[:_BODY_LIMIT]
+                else:
+                    raw = await self._read_limited(response)
             except httpx.HTTPError as exc:
                 if not resent and stale_connection(exc):
                     resent = True  # outside max_retries: the server never answered it
@@ -557,9 +576,9 @@ class HTTPProvider:
             attempt += 1
             await anyio.sleep(wait)
 
-    async def _read_limited(self, response: httpx.Response) -> bytes:
+    async def _read_limited(self, response: httpx.Response, limit: int = _BODY_LIMIT) -> bytes:
         """The body of an answer that is not a stream (an error body, a small JSON
-        answer), up to ``_BODY_LIMIT`` bytes; the response is closed and done with."""
+        answer), up to ``limit`` bytes; the response is closed and done with."""
         parts: list[bytes] = []
         size = 0
         source = response.aiter_bytes()
@@ -567,12 +586,12 @@ class HTTPProvider:
             async for part in source:
                 parts.append(part)
                 size += len(part)
-                if size >= _BODY_LIMIT:
+                if size >= limit:
                     break
         finally:
             await _release(response, source, graceful=False)
             response.stream = _DONE  # see ``_DONE``
-        return b"".join(parts)[:_BODY_LIMIT]
+        return b"".join(parts)[:limit]
 
     async def _guard(
         self, response: httpx.Response, request: ModelRequest

@@ -62,6 +62,9 @@ honoured:
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
   with every chunk, and a ``UsageChunk`` per event made a consumer that adds
   them up (the proxy, a cost meter) count the answer once per chunk.
+* A server that ignores ``stream: true`` and answers with a whole
+  ``chat.completion`` is read as the stream it stands for
+  (``streamtools.providers.whole``).
 * One answer per request: ``n`` other than 1 (in ``extra_body`` or a request's
   ``extra``) is a ``UsageError`` before anything is sent, since the server would
   stream every choice's deltas into the one stream, mixed. A server that sends
@@ -104,6 +107,7 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.parser.jsonscan import ValueScanner
+from streamtools.providers import whole
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import (
     answerable_only,
@@ -485,6 +489,9 @@ class OpenAIChat(HTTPProvider):
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
+
+    def _whole(self, raw: bytes) -> bytes | None:
+        return whole.chat_completion(raw)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream"}
