@@ -190,6 +190,15 @@ async def _read_body(request: Request, limit: int) -> Any:
         raise RequestError("the request body is nested too deeply") from None
     except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
         raise _not_utf8(exc) from None
+    except msgspec.ValidationError as exc:
+        # valid JSON, but a number past what is read exactly: an integer of over
+        # 4300 digits (Python's guard against its quadratic int parsing, which the
+        # stdlib's json keeps too) or beyond a float's range. Saying "not valid
+        # JSON" sent the client looking for a syntax error.
+        raise RequestError(
+            "the request body holds a number too large to read (an integer of over "
+            f"4300 digits, or beyond a float's range; send it as a string): {exc}"
+        ) from None
     except msgspec.DecodeError as exc:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
 
