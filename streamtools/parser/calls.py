@@ -84,6 +84,9 @@ class CallBody:
         self.ctx = ctx
         self.status = RUNNING
         self.raw: list[str] = [marker]
+        # characters in ``raw``, for the core's hold-back and ``max_buffer`` checks; the
+        # core's lane (decided calls only) counts its pieces only under a ``max_buffer``,
+        # since nothing else reads the size of a decided call
         self.size = len(marker)
         self.undecided = False  # True while the text may still turn out to be prose
         self.streaming = 0  # (an instance attribute: the core reads it on every delta)

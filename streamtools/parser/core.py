@@ -254,10 +254,10 @@ class Parser:
                 streaming == XML_ARGS and "<" not in delta and "&" not in delta
             ):
                 body.raw.append(delta)
-                body.size += len(delta)
                 call: Call = body.call  # type: ignore[attr-defined]
                 call.args.append(delta)  # Call.add_args, inline: most deltas of a call
-                if self._max_buffer is not None:
+                if self._max_buffer is not None:  # (``size`` is read only then here)
+                    body.size += len(delta)
                     self._check_call_size(body, self._max_buffer)
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             if streaming != XML_ARGS:
@@ -300,10 +300,10 @@ class Parser:
                 streaming == XML_ARGS and "<" not in delta and "&" not in delta
             ):
                 body.raw.append(delta)
-                body.size += len(delta)
                 call: Call = body.call  # type: ignore[attr-defined]
                 call.args.append(delta)
                 if self._max_buffer is not None:
+                    body.size += len(delta)
                     self._check_call_size(body, self._max_buffer)
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
             if streaming != XML_ARGS:
@@ -325,9 +325,9 @@ class Parser:
         """The lane in a JSON body's text or reasoning member (``json_object``'s
         answer): the delta is that text."""
         body.raw.append(delta)
-        body.size += len(delta)
         body.text_given = True  # type: ignore[attr-defined]
         if self._max_buffer is not None:
+            body.size += len(delta)
             self._check_call_size(body, self._max_buffer)
         return [TextDelta(text=delta) if streaming == TEXT_ROLE else ReasoningDelta(text=delta)]
 
