@@ -421,8 +421,8 @@ _USER: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": 
         ({"messages": [{"role": "user", "content": "x"}]}, "'model' is required"),
         ({"model": "m", "messages": []}, "'messages' must be a non-empty array"),
         (
-            {"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
-            "messages[0]: content part of type 'image_url' is not supported",
+            {"model": "m", "messages": [{"role": "user", "content": [{"type": "video"}]}]},
+            "messages[0]: content part of type 'video' is not supported",
         ),
         (
             {
@@ -606,11 +606,14 @@ def test_separate_text_blocks_stay_apart() -> None:
     assert responses.transcript.messages[0].content == "9C\nsunny"  # type: ignore[union-attr]
 
 
-def test_an_image_in_a_tool_result_is_a_placeholder_not_a_400() -> None:
-    # A coding agent that reads an image file puts the image in a tool result;
-    # refused with a 400, every later request of the conversation was refused
-    # too. In a tool result it is now a placeholder the model reads; in a
-    # user's own message it is still a 400 (the upstream reads text only).
+OMITTED = "[image omitted: this model reads text only]"
+
+
+def test_an_image_is_a_placeholder_not_a_400() -> None:
+    # A coding agent that reads an image file puts the image in a tool result,
+    # and a user pastes one (Claude Code, for one): refused with a 400, every
+    # later request of the conversation was refused too. It is a placeholder the
+    # model reads, and can answer to, named alike on the three APIs.
     png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
     image = {"type": "image", "source": png}
     tool_use = {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
@@ -623,33 +626,51 @@ def test_an_image_in_a_tool_result_is_a_placeholder_not_a_400() -> None:
             {"role": "user", "content": "Look at logo.png"},
             {"role": "assistant", "content": [tool_use]},
             {"role": "user", "content": [result]},
+            {"role": "assistant", "content": "I read it."},
+            {"role": "user", "content": [{"type": "text", "text": "And this?"}, image]},
         ],
     })
     assert call.transcript.messages[2] == ToolResultMessage(
-        call_id="t1", name="read", content="logo.png:\n[image omitted: this model reads text only]"
+        call_id="t1", name="read", content=f"logo.png:\n{OMITTED}"
     )
-    with pytest.raises(RequestError, match="block of type 'image' is not supported"):
-        anthropic_wire.decode_request(
-            {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [image]}]}
-        )
+    assert call.transcript.messages[4] == UserMessage(content=f"And this?\n{OMITTED}")
     url = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
     chat = openai_wire.decode_request({
         "model": "m",
         "messages": [
-            {"role": "user", "content": "x"},
+            {"role": "user", "content": [{"type": "text", "text": "And this?"}, url]},
             {"role": "tool", "tool_call_id": "c1", "content": [url]},
         ],
     })
-    assert chat.transcript.messages[1].content == (  # type: ignore[union-attr]
-        "[image_url omitted: this model reads text only]"
-    )
-    output = {"type": "function_call_output", "call_id": "c1", "output": [
-        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+    assert chat.transcript.messages[0] == UserMessage(content=f"And this?\n{OMITTED}")
+    assert chat.transcript.messages[1].content == OMITTED  # type: ignore[union-attr]
+    picture = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+    output = {"type": "function_call_output", "call_id": "c1", "output": [picture]}
+    said = {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "And this?"}, picture,
     ]}
-    responses = responses_wire.decode_request({"model": "m", "input": [output]})
-    assert responses.transcript.messages[0].content == (  # type: ignore[union-attr]
-        "[input_image omitted: this model reads text only]"
+    responses = responses_wire.decode_request({"model": "m", "input": [output, said]})
+    assert responses.transcript.messages == [
+        ToolResultMessage(call_id="c1", name="tool", content=OMITTED),
+        UserMessage(content=f"And this?\n{OMITTED}"),
+    ]
+    pdf = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}}
+    doc = anthropic_wire.decode_request(
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [pdf]}]}
     )
+    assert doc.transcript.messages == [
+        UserMessage(content="[document omitted: this model reads text only]")
+    ]
+    # a part of no type the APIs have is still a 400, one of an unhashable type too
+    for kind in ("video", ["image"]):
+        with pytest.raises(RequestError, match="is not supported"):
+            anthropic_wire.decode_request({"model": "m", "max_tokens": 5, "messages": [
+                {"role": "user", "content": [{"type": kind}]},
+            ]})
+        with pytest.raises(RequestError, match="is not supported"):
+            openai_wire.decode_request(
+                {"model": "m", "messages": [{"role": "user", "content": [{"type": kind}]}]}
+            )
 
 
 def test_anthropic_request_errors() -> None:

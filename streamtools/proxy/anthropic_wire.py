@@ -11,8 +11,8 @@ combines them); ``tool_result`` blocks of user turns become
 ``ToolResultMessage`` (the tool's name comes from the ``tool_use`` with the
 same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
-signatures); images and documents are refused with a 400, since the upstream
-reads text only, except in a tool result, where they are a placeholder
+signatures); images and documents, which the upstream cannot read, are a
+placeholder the model reads, in a user's message and in a tool result alike
 (``request.omitted``; see ``openai_wire.text_content``).
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
@@ -48,6 +48,7 @@ from streamtools.proxy.request import (
     RequestError,
     array,
     check_tool_choice,
+    media,
     omitted,
     optional_flag,
     optional_number,
@@ -103,7 +104,7 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
     for block in _blocks(content, where):
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
-        elif result:
+        elif result or media(block.get("type")):
             parts.append(omitted(block.get("type")))
         else:
             raise RequestError(
@@ -177,6 +178,8 @@ def _messages(raw: Any, system: Any) -> Transcript:
             kind = block.get("type")
             if kind == "text":
                 pending.append(_text(block, where))
+            elif media(kind):  # see ``openai_wire.text_content``
+                pending.append(omitted(kind))
             elif kind == "tool_result":
                 call_id = block.get("tool_use_id")
                 if not isinstance(call_id, str):

@@ -6,9 +6,10 @@ Theory of operation
 ``ProxyCall``. Assistant ``tool_calls`` become ``ToolCall`` entries of the
 transcript and ``tool`` messages become ``ToolResultMessage`` paired by
 ``tool_call_id`` (the tool's name is looked up among the earlier calls of the
-same request: the proxy is stateless). Only text content is accepted; an image
-or audio part is refused with a 400, because a plain-text upstream cannot see it
-and silently dropping it would change the question.
+same request: the proxy is stateless). Only text content reaches the model; an
+image, file or audio part becomes a placeholder it reads (``text_content``), so
+that it can say it cannot see it, rather than a 400 that every later request of
+the conversation would get too, or a silent drop that would change the question.
 
 ``ChunkEncoder`` turns the turn's events into ``chat.completion.chunk`` SSE
 lines exactly as OpenAI writes them: a first chunk with ``role``, ``content``
@@ -45,6 +46,7 @@ from streamtools.proxy.request import (
     allowed_tools,
     array,
     check_tool_choice,
+    media,
     omitted,
     optional_flag,
     optional_number,
@@ -92,10 +94,12 @@ def text_content(content: Any, where: str, *, result: bool = False) -> str:
     as vLLM joins them: joined by nothing, two parts ran together ("9C" and
     "sunny", two items of one tool result, became "9Csunny").
 
-    Any other part (an image, a file) is a 400: the upstream reads text only.
-    In a tool's ``result`` it is a placeholder instead (``omitted``): a coding
-    agent that reads an image file puts the image in its history, and a 400
-    would refuse every later request of that conversation."""
+    An image, a file or audio (``MEDIA``) is a placeholder the model reads
+    (``omitted``), as the upstream reads text only: refused with a 400, one
+    pasted image (or one a coding agent read from a file, in a tool's result)
+    made every later request of that conversation fail, and the model can say
+    it cannot see it. Any other part is a 400, except in a tool's ``result``,
+    where it is a placeholder too."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -110,7 +114,7 @@ def text_content(content: Any, where: str, *, result: bool = False) -> str:
                 parts.append(part["text"])
             elif kind == "refusal" and isinstance(part.get("refusal"), str):
                 parts.append(part["refusal"])
-            elif result:
+            elif result or media(kind):
                 parts.append(omitted(kind))
             else:
                 raise RequestError(

@@ -45,7 +45,8 @@ __all__ = [
     "AssistantTurn", "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice",
     "allowed_tools", "array",
     "forwarded_format",
-    "json_arguments", "omitted", "optional_number", "optional_switch", "optional_text",
+    "MEDIA", "json_arguments", "media", "omitted",
+    "optional_number", "optional_switch", "optional_text",
     "partial_object",
     "past_call",
     "response_format",
@@ -161,10 +162,24 @@ def unique_tools(specs: list[ToolSpec], where: str) -> list[ToolSpec]:
     return specs
 
 
+# The media part types of the three APIs (chat, Responses, Messages), by what they hold
+MEDIA = {
+    "image_url": "image", "input_image": "image", "image": "image",
+    "file": "file", "input_file": "file", "document": "document", "input_audio": "audio",
+}
+
+
+def media(kind: Any) -> bool:
+    """Whether a part's ``type`` (any JSON value) is one of ``MEDIA``."""
+    return isinstance(kind, str) and kind in MEDIA
+
+
 def omitted(kind: Any) -> str:
-    """What the model reads in place of a part of a tool's result it cannot read
-    (an image, a file): the upstream reads text only (``openai_wire.text_content``)."""
-    return f"[{kind if isinstance(kind, str) else 'a part'} omitted: this model reads text only]"
+    """What the model reads in place of a part it cannot read (an image, a file,
+    audio: ``MEDIA``, named alike on every API; the upstream reads text only) in
+    a user's message or a tool's result (``openai_wire.text_content``)."""
+    name = MEDIA.get(kind, kind) if isinstance(kind, str) else "a part"
+    return f"[{name} omitted: this model reads text only]"
 
 
 def optional_text(raw: Any, what: str) -> str:
