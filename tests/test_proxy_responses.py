@@ -221,7 +221,7 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
             ),
             ({"tools": [{"type": "namespace", "tools": [FN_WEATHER]}]}, "needs a string 'name'"),
             ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
-            ({"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "text only"),
+            ({"input": [{"role": "user", "content": [{"type": "input_video"}]}]}, "text only"),
             ({"input": []}, "non-empty array"),
             (
                 {"input": [{"type": "function_call", "call_id": "c", "name": "a", "arguments": 5}]},
