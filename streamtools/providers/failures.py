@@ -7,7 +7,9 @@ Everything that can go wrong before a provider's answer starts ends up as one
 
 * ``transport_error`` maps every httpx exception (refused connection,
   timeouts, a cut connection) with where it happened; failures before a
-  response are retryable, failures while streaming never are.
+  response are retryable, failures while streaming never are. A timeout
+  waiting for the server (to connect, to send, to answer) is a
+  ``ProviderTimeout``, which a gateway answers with 504, not 502.
 * ``status_error`` turns an answer that is not a stream (an error status, or
   a 2xx with the wrong content type) into a message that quotes the API's own
   error message (or a snippet of an HTML page), keeps the whole ``body``
@@ -31,7 +33,15 @@ import msgspec
 
 from streamtools.errors import ProviderError
 
-__all__ = ["RETRY_STATUSES", "retry_after_seconds", "status_error", "transport_error"]
+__all__ = [
+    "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error"
+]
+
+
+class ProviderTimeout(ProviderError):
+    """The server did not connect, take the request or answer in time, before
+    any response: what a gateway reports as 504 Gateway Timeout (nginx,
+    Envoy and load balancers do), where a refused or cut connection is 502."""
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -68,7 +78,10 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
         url = f" ({exc.request.url})"
     except RuntimeError:  # an exception raised outside a request has no .request
         pass
-    return ProviderError(f"{kind} {where}{url}: {detail}", retryable=not (streaming or local))
+    message = f"{kind} {where}{url}: {detail}"
+    timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.PoolTimeout)
+    error = ProviderTimeout if timeout and not streaming else ProviderError
+    return error(message, retryable=not (streaming or local))
 
 
 def stale_connection(exc: httpx.HTTPError) -> bool:

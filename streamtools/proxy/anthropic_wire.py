@@ -248,7 +248,7 @@ def decode_request(body: Any) -> ProxyCall:
         model=model,
         transcript=_messages(body.get("messages"), body.get("system")),
         tools=tools,
-        tool_choice=check_tool_choice(choice, tools),
+        tool_choice=check_tool_choice(choice, tools, "any" if choice == "required" else None),
         stream=optional_flag(body.get("stream"), "stream"),
         include_usage=True,
         temperature=optional_number(body.get("temperature"), "temperature"),

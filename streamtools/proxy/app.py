@@ -90,6 +90,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
@@ -101,6 +102,7 @@ from streamtools.proxy.response import (
     Wire,
     error_response,
     provider_error_response,
+    upstream_status,
 )
 from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
 from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
@@ -513,8 +515,9 @@ def create_app(
         client = pooled or httpx.AsyncClient(timeout=cfg.timeout)
         try:
             upstream_response = await client.get(url, headers=headers, params=params)
-        except httpx.HTTPError as exc:
-            return error_response(wire, 502, f"upstream unreachable: {exc!r}")
+        except httpx.HTTPError as exc:  # a timeout is a 504, as for a turn
+            status = upstream_status(transport_error(exc))
+            return error_response(wire, status, f"upstream unreachable: {exc!r}")
         finally:
             release()
             if pooled is None:

@@ -271,7 +271,11 @@ def decode_request(body: Any) -> ProxyCall:
     max_tokens = token_limit(body.get("max_tokens"), "max_tokens")
     if body.get("max_completion_tokens") is not None:
         max_tokens = token_limit(body["max_completion_tokens"], "max_completion_tokens")
-    options = body.get("stream_options") or {}
+    options = body.get("stream_options")
+    if options is None:
+        options = {}
+    elif not isinstance(options, dict):
+        raise RequestError("stream_options must be an object")
     allowed = _allowed(body.get("tool_choice"))
     if legacy:
         tools, choice = _legacy_functions(body)
@@ -286,7 +290,8 @@ def decode_request(body: Any) -> ProxyCall:
         tool_choice=choice,
         allowed=None if allowed is None else allowed[1],
         stream=optional_flag(body.get("stream"), "stream"),
-        include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        # "false" (a string) is truthy: it sent the usage chunk to a client that said no
+        include_usage=optional_flag(options.get("include_usage"), "stream_options.include_usage"),
         temperature=optional_number(body.get("temperature"), "temperature"),
         # top_k is not OpenAI's, but clients of vLLM and others send it
         sampling=sampling_options(body, SAMPLING),

@@ -320,12 +320,16 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     legacy: bool = False
 
 
-def check_tool_choice(choice: ToolChoice, tools: list[ToolSpec]) -> ToolChoice:
+def check_tool_choice(
+    choice: ToolChoice, tools: list[ToolSpec], said: str | None = None
+) -> ToolChoice:
     """Reject a choice that cannot be honoured; ``required`` with no tools is an error
-    as it is for the real APIs, ``none``/``auto`` without tools mean plain chat."""
+    as it is for the real APIs, ``none``/``auto`` without tools mean plain chat.
+    ``said``: the choice as the client's API names it (Anthropic's ``any``), for
+    the message."""
     if choice == "auto" or choice == "none":
         return choice
-    named = choice.name if isinstance(choice, UseTool) else choice
+    named = choice.name if isinstance(choice, UseTool) else said or choice
     if not tools:
         raise RequestError(f"tool_choice {named!r} was given but the request has no tools")
     if isinstance(choice, UseTool) and named not in {t.name for t in tools}:

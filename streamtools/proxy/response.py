@@ -64,6 +64,7 @@ from starlette.types import Receive, Scope, Send
 
 from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
+from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, kind_for_status
 from streamtools.proxy.turn import Emit, Flush
@@ -156,10 +157,19 @@ def retry_headers(retry_after: float | None) -> dict[str, str] | None:
     return headers
 
 
+def upstream_status(exc: ProviderError) -> int:
+    """The status for an upstream failure: the upstream's own, else 504 for a
+    timeout (``ProviderTimeout``: as gateways answer one) and 502 for another
+    transport failure."""
+    if exc.status is not None and exc.status >= 400:
+        return exc.status
+    return 504 if isinstance(exc, ProviderTimeout) else 502
+
+
 def provider_error_response(wire: Wire, exc: ProviderError) -> Response:
     """The answer to an upstream failure known before the response began: the
-    upstream's status (502 for a transport failure) and its ``retry-after``."""
-    status = exc.status if exc.status is not None and exc.status >= 400 else 502
+    upstream's status (``upstream_status``) and its ``retry-after``."""
+    status = upstream_status(exc)
     headers = retry_headers(exc.retry_after)
     return error_response(wire, status, f"upstream error: {exc}", headers=headers)
 
@@ -326,8 +336,7 @@ class TurnResponse(Response):
                 await response(scope, receive, send)
             else:
                 if refused is not None:  # begun while the upstream was slow to answer
-                    status = refused.status or 502
-                    status = status if status >= 400 else 502
+                    status = upstream_status(refused)
                     message = f"upstream error: {refused}"
                     await buffer.write(encoder.error(status, message, kind_for_status(status)))
                 elif broken:

@@ -532,6 +532,17 @@ class EventEncoder:
             )
         return out
 
+    def _snapshot(self, item: dict[str, Any], status: str) -> dict[str, Any]:
+        """The open ``item`` as written so far, with ``status``."""
+        text = "".join(self.parts)
+        if item["type"] == "message":
+            done = _message(item["id"], text, "completed")
+            done["status"] = status
+            return done
+        if item["type"] == "custom_tool_call":
+            return {**item, "input": text}
+        return {**item, "arguments": text, "status": status}
+
     def _close(self, status: str = "completed") -> bytes:
         """The open item's closing events; ``status`` ``incomplete`` for an item
         the token limit cut off (a function call's partial ``arguments``)."""
@@ -539,9 +550,8 @@ class EventEncoder:
         if item is None:
             return b""
         where, text = self._where(), "".join(self.parts)
+        done = self._snapshot(item, status)
         if item["type"] == "message":
-            done = _message(item["id"], text, "completed")
-            done["status"] = status
             out = self._event(
                 "response.output_text.done",
                 {**where, "content_index": 0, "text": text, "logprobs": []},
@@ -551,10 +561,8 @@ class EventEncoder:
                 {**where, "content_index": 0, "part": done["content"][0]},
             )
         elif item["type"] == "custom_tool_call":
-            done = {**item, "input": text}
             out = self._event("response.custom_tool_call_input.done", {**where, "input": text})
         else:
-            done = {**item, "arguments": text, "status": status}
             out = self._event(
                 "response.function_call_arguments.done",
                 {**where, "arguments": text},
@@ -630,14 +638,19 @@ class EventEncoder:
 
     def error(self, status: int, message: str, kind: str) -> bytes:
         """A failure after the stream began: an ``error`` event, then
-        ``response.failed`` with the output so far."""
+        ``response.failed`` with the output so far, as the API lists it: the
+        item being written too, ``incomplete`` with what it had (it was left
+        out, so text already streamed was missing from the failed response)."""
         code = error_body(status, message, kind)["error"]["type"]
         out = self._event("error", {"code": code, "message": message, "param": None})
+        output = list(self.output)
+        if self.item is not None:
+            output.append(self._snapshot(self.item, "incomplete"))
         response = {
             **self.response,
             "status": "failed",
             "error": {"code": code, "message": message},
-            "output": self.output,
+            "output": output,
         }
         return out + self._event("response.failed", {"response": response})
 
