@@ -248,3 +248,21 @@ def test_any_text_placed_in_a_prompt_carries_no_token(dialect: str, text: str, e
         (CallEnd, {"city": text})
     ]
     assert _raw_tokens(r.render_final(text)) == []
+
+
+def test_a_native_call_whose_arguments_are_text_goes_back_defused() -> None:
+    """A native call whose arguments were not a JSON object keeps its text
+    (``ToolCall.arguments_text``), which every provider sends back as reply
+    text; a token in it reached the server's template as written."""
+    call = ToolCall(
+        id="c1", name="get_weather", arguments={}, arguments_text=f'{{"city": "{INJECTION}"'
+    )
+    t = Transcript()
+    t.user("Weather?")
+    t.assistant("", [call])
+    t.result(call, "Error: not JSON")
+    [reply] = [m for m in project(t, "am_xml", REGISTRY.specs(), native=True)
+               if m.role == "assistant"]
+    [sent] = reply.tool_calls
+    assert sent.arguments_text == defuse_text(call.arguments_text or "")
+    assert _raw_tokens(sent.arguments_text or "") == []

@@ -160,7 +160,8 @@ def _turn(
                     name=c.name,
                     arguments=c.arguments,
                     extra=c.extra,
-                    arguments_text=c.arguments_text,
+                    # the text goes back as reply text (``providers.bodies``)
+                    arguments_text=c.arguments_text and defuse_text(c.arguments_text),
                 )
                 for c in reply.calls
             )
