@@ -654,7 +654,8 @@ def test_an_image_is_a_placeholder_not_a_400() -> None:
         ToolResultMessage(call_id="c1", name="tool", content=OMITTED),
         UserMessage(content=f"And this?\n{OMITTED}"),
     ]
-    pdf = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}}
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                                          "data": "JVBERi0xLjQ="}}
     doc = anthropic_wire.decode_request(
         {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [pdf]}]}
     )
@@ -848,3 +849,26 @@ def test_long_runs_of_messages_are_read_and_projected_in_linear_work(
             work[-1].append(copied[0])
     for (wire, _), small, large in zip(bodies(0), *work, strict=True):
         assert large <= 2.2 * small, wire.__name__  # quadratic: 4 times as much
+
+
+def test_an_anthropic_text_document_is_read_as_its_text() -> None:
+    """A ``document`` whose source is text (plain, or text content blocks) is
+    text the upstream can read: the model gets it, under its title, in a user
+    message and in a tool's result, where it was a placeholder as a PDF is."""
+    plain = {"type": "document", "title": "notes.txt",
+             "source": {"type": "text", "media_type": "text/plain", "data": "line 1\nline 2"}}
+    blocks = {"type": "document", "source": {"type": "content", "content": [
+        {"type": "text", "text": "part a"}, {"type": "text", "text": "part b"},
+    ]}}
+    use = {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [plain]}
+    doc = anthropic_wire.decode_request({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Read these."}, plain, blocks]},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]})
+    said, _, answer = doc.transcript.messages
+    assert said == UserMessage(
+        content="Read these.\n[document: notes.txt]\nline 1\nline 2\n[document]\npart a\npart b"
+    )
+    assert answer.content == "[document: notes.txt]\nline 1\nline 2"  # type: ignore[union-attr]

@@ -13,7 +13,8 @@ same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
 signatures); images and documents, which the upstream cannot read, are a
 placeholder the model reads, in a user's message and in a tool result alike
-(``request.omitted``; see ``openai_wire.text_content``).
+(``request.omitted``; see ``openai_wire.text_content``), but for a document
+whose source is text, which is that text (``request.media_text``).
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -49,7 +50,7 @@ from streamtools.proxy.request import (
     array,
     check_tool_choice,
     media,
-    omitted,
+    media_text,
     optional_flag,
     optional_number,
     partial_object,
@@ -105,7 +106,7 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
         elif result or media(block.get("type")):
-            parts.append(omitted(block.get("type")))
+            parts.append(media_text(block))
         else:
             raise RequestError(
                 f"{where}: block of type {block.get('type')!r} is not supported here "
@@ -179,7 +180,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
             if kind == "text":
                 pending.append(_text(block, where))
             elif media(kind):  # see ``openai_wire.text_content``
-                pending.append(omitted(kind))
+                pending.append(media_text(block))
             elif kind == "tool_result":
                 call_id = block.get("tool_use_id")
                 if not isinstance(call_id, str):

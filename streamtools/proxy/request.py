@@ -45,7 +45,7 @@ __all__ = [
     "AssistantTurn", "ProxyCall", "Reply", "ReplyCall", "RequestError", "ToolChoice",
     "allowed_tools", "array",
     "forwarded_format",
-    "MEDIA", "json_arguments", "media", "omitted",
+    "MEDIA", "json_arguments", "media", "media_text", "omitted",
     "optional_number", "optional_switch", "optional_text",
     "partial_object",
     "past_call",
@@ -180,6 +180,26 @@ def omitted(kind: Any) -> str:
     a user's message or a tool's result (``openai_wire.text_content``)."""
     name = MEDIA.get(kind, kind) if isinstance(kind, str) else "a part"
     return f"[{name} omitted: this model reads text only]"
+
+
+def media_text(block: dict[str, Any]) -> str:
+    """What the model reads for a media part: an Anthropic ``document`` whose
+    source is text (``{"type": "text", "data": …}``, or ``{"type": "content",
+    "content": [text blocks]}``) is that text, under its title; any other
+    (an image, a PDF, audio) is ``omitted``."""
+    kind = block.get("type")
+    source = block.get("source")
+    if kind == "document" and isinstance(source, dict):
+        data = source.get("data") if source.get("type") == "text" else None
+        if source.get("type") == "content" and isinstance(source.get("content"), list):
+            texts = [b.get("text") for b in source["content"] if isinstance(b, dict)]
+            if texts and all(b.get("type") == "text" for b in source["content"]):
+                data = "\n".join(t for t in texts if isinstance(t, str))
+        if isinstance(data, str):
+            title = block.get("title")
+            return (f"[document: {title}]" if isinstance(title, str) and title
+                    else "[document]") + "\n" + data
+    return omitted(kind)
 
 
 def optional_text(raw: Any, what: str) -> str:
