@@ -302,3 +302,69 @@ def test_enter_that_confirms_an_input_methods_candidate_does_not_send(chromium: 
         expect(page.get_by_test_id("user-message")).to_have_text(["東京"])
         expect(page.get_by_test_id("status")).to_have_attribute("data-state", "idle")
     assert len(source.prompts) == 1
+
+
+COUNT_WORK = """() => {
+  window.__written = 0; window.__measured = 0; window.__frames = 0; window.__scrolls = 0;
+  const count = (proto, prop) => {
+    const d = Object.getOwnPropertyDescriptor(proto, prop);
+    Object.defineProperty(proto, prop, {
+      ...d, set(v) { window.__written += String(v).length; d.set.call(this, v); },
+    });
+  };
+  count(Element.prototype, "innerHTML");
+  count(Node.prototype, "textContent");
+  const append = Element.prototype.append;
+  Element.prototype.append = function (...items) {
+    for (const i of items) if (typeof i === "string") window.__written += i.length;
+    return append.apply(this, items);
+  };
+  const height = Object.getOwnPropertyDescriptor(Element.prototype, "scrollHeight");
+  Object.defineProperty(Element.prototype, "scrollHeight", {
+    ...height, get() { window.__measured += 1; return height.get.call(this); },
+  });
+  const tick = () => { window.__frames += 1; requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  addEventListener("scroll", () => { window.__scrolls += 1; }, true);
+}"""
+
+
+def test_a_long_answer_costs_work_in_proportion_to_its_length(chromium: Browser) -> None:
+    """Each delta rewrote its whole text part (and reasoning, and a card's
+    arguments), and measured the page to follow it down: time in the square of the
+    answer's length, half a minute for 2000 deltas of a reply with `code` in it.
+    Counted here: characters written into the page, and page measurements (at most
+    one per frame), not time."""
+    pieces = ["Call `f(", "x)` with **ca", "re**, then "]  # markup cut across deltas
+    text = [TextDelta(text=pieces[i % 3] + ("\n" if i % 9 == 8 else "")) for i in range(1200)]
+    args = [ArgsDelta(index=0, id="c", delta='"ab'[i % 3]) for i in range(300)]
+    script: list[Step] = [
+        TurnStart(turn=1),
+        *[ReasoningDelta(text="thinking ") for _ in range(300)],
+        TextDelta(text="\n \n"),  # blank lines before the text are not shown
+        *text,
+        TextDelta(text="\n\n  "),  # nor whitespace after it
+        CallStart(index=0, id="c", name="write"),
+        *args,
+        Finish(reason="stop"),
+    ]
+    shown = "".join(e.text for e in text).rstrip()
+    size = len(shown) + 300 * len("thinking ") + len(args)
+    source = ScriptedSource(script)
+    with serve(create_app(source)) as server:
+        page = chromium.new_page()
+        page.add_init_script(f"({COUNT_WORK})()")
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("A long one.")
+        page.get_by_test_id("input").press("Enter")
+        sync_api.expect(page.get_by_test_id("status")).to_have_attribute(
+            "data-state", "idle", timeout=60_000
+        )
+        part = page.get_by_test_id("text-part")
+        assert (part.text_content() or "").rstrip() == shown.replace("`", "").replace("**", "")
+        assert part.locator("code").count() == 400 and part.locator("strong").count() == 400
+        work = page.evaluate("({w: __written, m: __measured, f: __frames, s: __scrolls})")
+    # each delta rewrites at most the line in progress (9 deltas, with its markup);
+    # rewriting the whole part each time wrote about 100 times the answer here
+    assert work["w"] < 12 * size, work
+    assert work["m"] <= work["f"] + 2 * work["s"] + 10, work
