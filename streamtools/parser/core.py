@@ -325,7 +325,6 @@ class Parser:
         """The lane in a JSON body's text or reasoning member (``json_object``'s
         answer): the delta is that text."""
         body.raw.append(delta)
-        body.text_given = True  # type: ignore[attr-defined]
         if self._max_buffer is not None:
             body.size += len(delta)
             self._check_call_size(body, self._max_buffer)

@@ -132,7 +132,8 @@ class Envelope:
 
     __slots__ = (
         "error", "jumps", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
-        "state", "sub", "first", "root",
+        "state", "sub", "first", "root", "given", "skipped",
+        "answered",
     )
 
     def __init__(
@@ -161,6 +162,13 @@ class Envelope:
         self.pieces: list[str] = []
         self.first = True
         self.error: str | None = None
+        # for the body's checks when the call closes: how many argument values were
+        # read (a second one is a mistake ``feed`` cannot see), and the path of the
+        # first object value skipped because its key has no role (arguments under a
+        # key the dialect does not read)
+        self.given = 0
+        self.skipped: tuple[str, ...] | None = None
+        self.answered = False  # a TEXT member (``json_object``'s final answer) began
 
     @property
     def done(self) -> bool:
@@ -256,6 +264,10 @@ class Envelope:
                             return i
                         else:
                             role = SKIP  # null arguments: none
+                    elif role == SKIP and c == "{" and self.skipped is None:
+                        self.skipped = path
+                    elif role == TEXT:
+                        self.answered = True
                     self._start(role)
                     continue
             elif state == _E_AFTER:
@@ -332,6 +344,7 @@ class Envelope:
         if self.role != ARGS or self.path or self.root or self.state != _E_IN:
             return False
         self.state = _E_AFTER
+        self.given += 1
         return True
 
     def end_object(self) -> bool:
@@ -421,11 +434,14 @@ class Envelope:
     def _value_done(self) -> None:
         role = self.role
         self.state = _E_DONE if self.root else _E_AFTER
-        if role == KEY:
+        if role == ARGS:
+            self.given += 1
+        elif role == KEY:
             key = msgspec.json.decode("".join(self.pieces))
             self.key = key if isinstance(key, str) else ""
             self.state = _E_COLON
         elif role == ARGS_STR:
+            self.given += 1
             value = msgspec.json.decode("".join(self.pieces))
             self.sink.on_args(value if isinstance(value, str) else "")
         elif role == NAME:

@@ -8,9 +8,13 @@ optional whitespace, a JSON object; anything else is ``CallError(reason=
 "malformed")`` reaching to the next ``</tool_call>``, except ``<tool_call>``
 again (``<tool_call><tool_call>{…}``, a stutter small models write), which is
 part of the call's markup. The envelope's ``name`` starts the call,
-``arguments`` (also ``parameters``, or OpenAI's nested ``{"function": {"name",
-"arguments"}}``; a double-encoded string of JSON is accepted too) streams as
-``ArgsDelta``. After the object only whitespace and ``</tool_call>`` may follow,
+``arguments`` (also ``parameters``, ``args``, or Anthropic's ``input``; or
+OpenAI's nested ``{"function": {"name", "arguments" or "parameters"}}``; a
+double-encoded string of JSON is accepted too) streams as ``ArgsDelta``.
+Arguments given twice, or none while an object stands under a key read nowhere
+(``"options": {…}``), are ``CallError(reason="malformed")`` naming the key:
+run without them, the call would do something else (see ``JsonCallBody``).
+After the object only whitespace and ``</tool_call>`` may follow,
 the tag also written ``</tool_call >`` as XML allows (at most 8 whitespace
 characters, so a run of them is not held on and on), and chat-template special
 tokens such as ``<|im_end|>`` (a server that does not strip them, a model
@@ -49,8 +53,11 @@ class HermesBody(JsonCallBody):
         ("name",): NAME,
         ("arguments",): ARGS,
         ("parameters",): ARGS,
+        ("args",): ARGS,
+        ("input",): ARGS,
         ("function", "name"): NAME,
         ("function", "arguments"): ARGS,
+        ("function", "parameters"): ARGS,
     }
     close = CLOSE
     reopen = OPEN

@@ -19,8 +19,10 @@ characters, ``L`` the longest tool name (256 without a catalog), i.e.
 ``34 + L``; text before a ``{`` is never held.
 
 Once the name closes the call starts, and the rest of the object is read as an
-envelope (``arguments``, also ``parameters``/``args``; other members are
-ignored). The call ends with the object's closing brace; a JSON error ends it at
+envelope (``arguments``, also ``parameters``/``args``/``input``; other members
+are ignored, but arguments given twice, or none while an object stands under
+another key, are ``CallError(reason="malformed")``).
+The call ends with the object's closing brace; a JSON error ends it at
 the offending character as ``CallError(reason="invalid_json")`` and the rest of
 the reply is text again. Only ``tool`` as the *first* key makes a call: the
 bound would otherwise be unbounded.
@@ -58,7 +60,10 @@ def _name_prefixes(names: tuple[str, ...]) -> frozenset[str]:
 
 
 class InlineJsonBody(JsonCallBody):
-    roles = {("tool",): NAME, ("arguments",): ARGS, ("parameters",): ARGS, ("args",): ARGS}
+    roles = {
+        ("tool",): NAME, ("arguments",): ARGS, ("parameters",): ARGS, ("args",): ARGS,
+        ("input",): ARGS,
+    }
     close = None
     on_error = CUT
     opened = True

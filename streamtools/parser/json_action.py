@@ -5,7 +5,8 @@ Theory of operation
 -------------------
 Text mode looks for the whole opening fence line, newline included (so the
 decision costs no hold-back beyond the marker); then comes the JSON object
-(``tool``, or ``name``; ``parameters``, or ``arguments``/``args``), then
+(``tool``, or ``name``; ``parameters``, or ``arguments``/``args``/``input``:
+arguments given twice, or under a key read nowhere, are a ``CallError``), then
 whitespace and the closing fence (a chat template's special token such as
 ``<|im_end|>`` there is layout, see ``JsonCallBody.loose_suffix``). A fence line with
 anything else on it (```` ```json actions ````, trailing spaces) is an ordinary
@@ -51,7 +52,9 @@ class JsonActionBody(JsonCallBody):
         ("parameters",): ARGS,
         ("arguments",): ARGS,
         ("args",): ARGS,
+        ("input",): ARGS,
     }
+    args_key = "parameters"
     close = FENCE
     on_error = SKIP_TO_CLOSE
     example = (

@@ -9,8 +9,15 @@ later braces are text). Members are dispatched by path as they stream:
 ``thought`` → ``ReasoningDelta`` (decoded), ``final.content`` (or ``final`` as a
 plain string) → ``TextDelta`` (decoded, streamed as the string grows),
 ``action.tool`` (or ``name``) starts the call, ``action.args`` (or
-``arguments``/``parameters``) streams as ``ArgsDelta``. Other members are
-ignored. The call ends when the whole object closes, and its ``raw`` is the whole
+``arguments``/``parameters``/``input``) streams as ``ArgsDelta``. Other members
+are ignored, except that an action whose arguments are given twice, or are
+missing while an object stands under another key (``"params": {…}``), is
+``CallError(reason="malformed")`` naming it. A ``thought`` is not an answer: a
+reply with only a thought and members the dialect does not read (a call written
+flat, ``{"thought": …, "tool": …}``, LangChain's ``"action": "NAME",
+"action_input": {…}``, ``"final_answer"``) is the error for an object with
+neither ``action`` nor ``final``, not an empty answer.
+The call ends when the whole object closes, and its ``raw`` is the whole
 object text. Whitespace-only text around the object is not visible text
 (``drop_outer_whitespace``); other text around it (prose the model should not
 have written) is passed through as ``TextDelta``.
@@ -65,7 +72,9 @@ class JsonObjectBody(JsonCallBody):
         ("action", "args"): ARGS,
         ("action", "arguments"): ARGS,
         ("action", "parameters"): ARGS,
+        ("action", "input"): ARGS,
     }
+    args_key = "args"
     close = None
     on_error = SWALLOW
     opened = True
@@ -79,8 +88,8 @@ class JsonObjectBody(JsonCallBody):
 
     def envelope_done(self, raw: str) -> None:
         if self.failure is None and self.call.name is None and not self.args_given:
-            if self.text_given:
-                return  # a final answer: its text is already out
+            if self.env.answered:
+                return  # a final answer: its text is already out (a thought is not one)
             self.failure = ("malformed", "The reply has neither an action nor a final answer.")
         if self.failure is not None and self.failure[0] == "malformed":
             reason, message = self.failure

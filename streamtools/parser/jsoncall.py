@@ -12,6 +12,11 @@ A JSON call has up to three phases, each a few lines of state:
               turns everything it consumed back into text.
 ``ENVELOPE``  an ``Envelope`` reads the JSON object; the tool name starts the call,
               the arguments object streams out as ``ArgsDelta`` at the model's pace.
+              When it closes, arguments given twice (under two of the keys the
+              dialect reads) or none, while an object stood under a key it does
+              not read next to where they go (``"options": {…}``), make the call
+              ``CallError(reason="malformed")`` naming the key: either way the
+              call would run with arguments the model did not mean.
 ``SUFFIX``    whitespace and the closing marker, for dialects that have one. The
               dialect's opening marker there instead (``reopen``: the model
               forgot the closing marker and went on to its next call) ends the
@@ -46,6 +51,7 @@ from streamtools.parser.calls import (
     CallContext,
 )
 from streamtools.parser.envelope import (
+    ARGS,
     ENVELOPE_DONE,
     NO_HOLDS,
     Envelope,
@@ -70,6 +76,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
     opened = False  # the marker itself opened the envelope object (``{``)
     prefixes: frozenset[tuple[str, ...]] = frozenset()  # of ``roles``, once per class
     jumps: Jumps | None = None  # the envelope head's regexes, once per class
+    args_key = "arguments"  # the key the dialect's prompt teaches for the arguments
+    # paths of the objects that hold an arguments member, once per class
+    args_parents: frozenset[tuple[str, ...]] = frozenset()
 
     suffix_holds: frozenset[str] = NO_HOLDS  # ``holds`` in the suffix, once per class
 
@@ -77,6 +86,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         super().__init_subclass__()
         cls.prefixes = role_prefixes(cls.roles)
         cls.jumps = Jumps.for_roles(cls.roles, cls.prefixes)
+        cls.args_parents = frozenset(p[:-1] for p, r in cls.roles.items() if r == ARGS and p)
         if cls.close is not None:
             # the closing marker still arriving, after the layout models write (the
             # layout alone is taken, not held: see ``JsonFastPaths.fast``)
@@ -97,7 +107,6 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.failure: tuple[str, str] | None = None
         self.out: Out = []
         self.args_given = False
-        self.text_given = False
         self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
         self.holds = NO_HOLDS  # see ``_settle``: what ``fast`` holds whole by one lookup
 
@@ -121,7 +130,6 @@ class JsonCallBody(JsonFastPaths, CallBody):
             self.out.append(ArgsDelta(index=call.index, id=call.id, delta=text))
 
     def on_text(self, text: str, reasoning: bool) -> None:
-        self.text_given = True
         self.out.append(ReasoningDelta(text=text) if reasoning else TextDelta(text=text))
 
     # -- dialect hooks ------------------------------------------------------------
@@ -151,11 +159,30 @@ class JsonCallBody(JsonFastPaths, CallBody):
         return False
 
     def envelope_done(self, raw: str) -> None:
+        if self.failure is None and self.call.started:
+            self.failure = self._misplaced_args()
         if self.failure is not None:
             self.call.fail(raw, *self.failure, self.out)
         else:
             example = f" {self.example}" if self.example else ""  # a sentence of its own
             self.call.complete(raw, self.out, example=example)
+
+    def _misplaced_args(self) -> tuple[str, str] | None:
+        """Arguments the envelope read but cannot use: given twice (the second
+        object would be dropped, or the two sent as one broken text), or none
+        given while an object stood under a key the dialect does not read there
+        (``"options": {…}``: run without them, the call would do something else)."""
+        env = self.env
+        name = self.call.name
+        key = self.args_key
+        if env.given > 1:
+            return ("malformed", f"The call to {name} gives its arguments more than once. "
+                    f'Give them once, as one object under "{key}".')
+        skipped = env.skipped
+        if not env.given and skipped is not None and skipped[:-1] in self.args_parents:
+            return ("malformed", f'The call to {name} has its arguments under "{skipped[-1]}", '
+                    f'which is not read. Put them under "{key}".')
+        return None
 
     # -- the machine ----------------------------------------------------------------
 

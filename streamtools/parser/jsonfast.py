@@ -75,7 +75,6 @@ class JsonFastPaths:
     size: int
     rest: str
     out: Out
-    text_given: bool
 
     # -- dialect hook -------------------------------------------------------------
 
@@ -103,7 +102,6 @@ class JsonFastPaths:
                 call = self.call
                 call.args.append(delta)  # Call.add_args, inline (the call has started)
                 return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
-            self.text_given = True
             return [TextDelta(text=delta) if streaming == TEXT else ReasoningDelta(text=delta)]
         env = self.env
         if self.phase != ENVELOPE or env.state != IN_VALUE:
@@ -167,7 +165,6 @@ class JsonFastPaths:
                 return None
             self.raw.append(delta)
             self.size += len(delta)
-            self.text_given = True
             text = msgspec.json.decode(f'"{delta}"') if escaped else delta
             return [ReasoningDelta(text=text) if role == REASONING else TextDelta(text=text)]
         self.raw.append(delta)

@@ -1,0 +1,113 @@
+"""What real models write when asked for a dialect, and the parser's answer.
+
+Each case is a spelling models (and the users of other tool-call parsers) are
+known to produce: accepted where the intent is unambiguous and nothing is lost,
+a ``CallError`` that says what to fix where accepting could run something the
+model did not mean. Run like the main table (tests/parser_cases.py): whole, one
+character at a time, at random cuts and with empty deltas, every run checked for
+conservation, append-only arguments, hold-back and the fast path.
+"""
+
+from __future__ import annotations
+
+import pytest
+from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
+
+from streamtools.events import CallError
+
+MODEL_CASES: list[Case] = [
+    # -- the arguments under another key ------------------------------------------
+    # Anthropic's tool_use shape ("input") and LangChain's ("args"): read as the
+    # arguments; before, hermes ignored both and ran the tool with {}
+    Case("hermes-args-as-input", "hermes",
+         '<tool_call>\n{"name": "search", "input": {"q": "x"}}\n</tool_call>',
+         [call(S, q="x"), F]),
+    Case("hermes-args-as-args", "hermes",
+         '<tool_call>{"name": "search", "args": {"q": "x"}}</tool_call>',
+         [call(S, q="x"), F]),
+    Case("hermes-function-parameters", "hermes",
+         '<tool_call>{"function": {"name": "search", "parameters": {"q": "x"}}}</tool_call>',
+         [call(S, q="x"), F]),
+    Case("action-args-as-input", "json_action",
+         '```json action\n{"tool": "search", "input": {"q": "x"}}\n```',
+         [call(S, q="x"), F]),
+    Case("inline-args-as-input", "inline_json",
+         'ok {"tool": "search", "input": {"q": "x"}} done',
+         [("text", "ok "), call(S, q="x"), ("text", " done"), F]),
+    Case("object-args-as-input", "json_object",
+         '{"thought": "t", "action": {"tool": "search", "input": {"q": "x"}}}',
+         [("think", "t"), call(S, q="x"), F]),
+    # an object under a key no dialect reads, and no arguments: the call would run
+    # without them (it did, with {}); it is an error naming the key
+    Case("hermes-args-under-unread-key", "hermes",
+         '<tool_call>{"name": "search", "options": {"q": "x"}}</tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("action-args-under-unread-key", "json_action",
+         '```json action\n{"tool": "search", "kwargs": {"q": "x"}}\n```',
+         [("error", S, "malformed"), F]),
+    Case("object-args-under-unread-key", "json_object",
+         '{"action": {"tool": "search", "params": {"q": "x"}}}',
+         [("error", S, "malformed"), F]),
+    # other objects next to the arguments are still ignored, as other members are
+    Case("hermes-other-object-and-args", "hermes",
+         '<tool_call>{"name": "search", "meta": {"a": 1}, "arguments": {"q": "x"}}</tool_call>',
+         [call(S, q="x"), F]),
+    Case("hermes-other-object-in-envelope-and-args", "hermes",
+         '<tool_call>{"type": "function", "function": {"name": "search", "arguments": '
+         '{"q": "x"}}, "extra": {"a": 1}}</tool_call>',
+         [call(S, q="x"), F]),
+    # two argument objects: one would be dropped; they were sent as one broken text
+    # ('trailing characters (byte 11)')
+    Case("hermes-args-twice", "hermes",
+         '<tool_call>{"name": "search", "arguments": {"q": "x"}, "input": {"q": "y"}}'
+         "</tool_call>",
+         [("error", S, "malformed"), F]),
+    Case("inline-args-twice", "inline_json",
+         '{"tool": "search", "arguments": {"q": "x"}, "args": "{}"}',
+         [("error", S, "malformed"), F]),
+    # -- json_object: a reply with a thought and nothing the dialect reads ----------
+    # (the call was lost without a word: the thought counted as the answer)
+    Case("object-flat-call", "json_object",
+         '{"thought": "t", "tool": "search", "args": {"q": "x"}}',
+         [("think", "t"), ("error", None, "malformed"), F]),
+    Case("object-langchain-action", "json_object",
+         '{"thought": "t", "action": "search", "action_input": {"q": "x"}}',
+         [("think", "t"), ("error", None, "malformed"), F]),
+    Case("object-final-answer-key", "json_object",
+         '{"thought": "t", "final_answer": "done"}',
+         [("think", "t"), ("error", None, "malformed"), F]),
+    Case("object-empty-final", "json_object", '{"thought": "t", "final": ""}',
+         [("think", "t"), F]),
+]
+
+
+@pytest.mark.parametrize("case", MODEL_CASES, ids=[c.id for c in MODEL_CASES])
+def test_model_case_every_chunking(case: Case) -> None:
+    results = []
+    for how, chunks in chunkings(case.text):
+        events = run_checked(
+            case.dialect, chunks, list(case.tools), case.stop, case.finish_reason
+        )
+        assert summary(events) == case.expect, how
+        results.append(merge(events))
+    assert all(r == results[0] for r in results)
+
+
+def _error(dialect: str, text: str) -> CallError:
+    (error,) = [e for e in run_checked(dialect, [text], ["search"]) if isinstance(e, CallError)]
+    assert error.raw.strip() in text
+    return error
+
+
+def test_arguments_under_an_unread_key_say_where_they_go() -> None:
+    msg = _error("hermes", '<tool_call>{"name": "search", "options": {"q": 1}}</tool_call>')
+    assert '"options"' in msg.message and 'under "arguments"' in msg.message
+    msg = _error("json_action", '```json action\n{"tool": "search", "kw": {}}\n```')
+    assert '"kw"' in msg.message and 'under "parameters"' in msg.message
+    msg = _error("json_object", '{"action": {"tool": "search", "params": {}}}')
+    assert '"params"' in msg.message and 'under "args"' in msg.message
+
+
+def test_arguments_given_twice_say_so() -> None:
+    msg = _error("hermes", '<tool_call>{"name": "search", "arguments": {}, "args": {}}</tool_call>')
+    assert "more than once" in msg.message
