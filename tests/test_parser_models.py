@@ -78,6 +78,35 @@ MODEL_CASES: list[Case] = [
          [("think", "t"), ("error", None, "malformed"), F]),
     Case("object-empty-final", "json_object", '{"thought": "t", "final": ""}',
          [("think", "t"), F]),
+    # -- hermes: the object in a Markdown fence inside the tags ---------------------
+    # (Qwen2.5-Coder and others; it was "<tool_call> must contain one JSON object")
+    Case("hermes-fenced-json", "hermes",
+         'a <tool_call>\n```json\n{"name": "search", "arguments": {"q": "x"}}\n```\n</tool_call> b',
+         [("text", "a "), call(S, q="x"), ("text", " b"), F]),
+    Case("hermes-fenced-plain-crlf", "hermes",
+         '<tool_call>\r\n``` JSON\r\n{"name": "search", "arguments": {}}```</tool_call>',
+         [call(S), F]),
+    Case("hermes-fenced-stop-removed-marker", "hermes",
+         '<tool_call>```json\n{"name": "search", "arguments": {"q": "x"}}\n```\n',
+         [call(S, q="x"), F], finish_reason="stop"),
+    Case("hermes-fenced-two", "hermes",
+         '<tool_call>```json\n{"name": "search", "arguments": {}}\n```</tool_call>\n'
+         '<tool_call>\n```\n{"name": "calc", "arguments": {"a": 1}}\n```\n</tool_call>',
+         [call(S), ("text", "\n"), call("calc", a=1), F]),
+    # the fence left open: the closing tag still ends the call
+    Case("hermes-fence-not-closed", "hermes",
+         '<tool_call>```json\n{"name": "search", "arguments": {}}\n</tool_call>',
+         [call(S), F]),
+    # a fence of another language, a fence that never opened, a second fence: not a call
+    Case("hermes-fence-other-language", "hermes",
+         '<tool_call>```python\nsearch(q="x")\n```</tool_call>ok',
+         [("error", None, "malformed"), ("text", "ok"), F]),
+    Case("hermes-closing-fence-alone", "hermes",
+         '<tool_call>{"name": "search", "arguments": {}}\n```\n</tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("hermes-fence-twice", "hermes",
+         '<tool_call>```json\n```json\n{"name": "search", "arguments": {}}```</tool_call>',
+         [("error", None, "malformed"), F]),
 ]
 
 

@@ -7,7 +7,12 @@ quotes the tag in backticks stays text, see the core). The body expects, after
 optional whitespace, a JSON object; anything else is ``CallError(reason=
 "malformed")`` reaching to the next ``</tool_call>``, except ``<tool_call>``
 again (``<tool_call><tool_call>{…}``, a stutter small models write), which is
-part of the call's markup. The envelope's ``name`` starts the call,
+part of the call's markup, and a Markdown fence around the object
+(````` ```json `````, or ````` ``` ````` alone, any case, then a newline or the ``{``),
+which models trained on fenced JSON write inside the tags: the fence is markup,
+and its closing ````` ``` ````` after the object is layout before ``</tool_call>``
+(a closing fence with no opening one, a fence of another language or a second
+fence is still malformed). The envelope's ``name`` starts the call,
 ``arguments`` (also ``parameters``, ``args``, or Anthropic's ``input``; or
 OpenAI's nested ``{"function": {"name", "arguments" or "parameters"}}``; a
 double-encoded string of JSON is accepted too) streams as ``ArgsDelta``.
@@ -46,6 +51,12 @@ OPEN, CLOSE = "<tool_call>", "</tool_call>"
 # before its ">", and its start
 _LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
 _LOOSE_START = re.compile(r"</tool_call[ \t\r\n]{0,8}\Z")
+# a Markdown fence around the object inside the tags (``<tool_call>\n```json\n{…}
+# \n```\n</tool_call>``): its opening line, whole or still arriving
+FENCE = "```"
+# (the line ends at a newline or the "{": the same whatever the cut)
+_FENCE_OPEN = re.compile(r"```[ \t]{0,4}(?:json)?[ \t]{0,4}(?=[\r\n{])", re.IGNORECASE)
+_FENCE_START = re.compile(r"`{1,3}|```[ \t]{0,4}(?:j|js|jso|json[ \t]{0,4})?", re.IGNORECASE)
 
 
 class HermesBody(JsonCallBody):
@@ -61,6 +72,7 @@ class HermesBody(JsonCallBody):
     }
     close = CLOSE
     reopen = OPEN
+    fenced = False  # a Markdown fence opened inside the tags and is not closed yet
     on_error = SKIP_TO_CLOSE
     example = (
         'Write exactly <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}'
@@ -81,11 +93,25 @@ class HermesBody(JsonCallBody):
                 continue
             elif n - i < len(OPEN) and OPEN.startswith(s[i:]):
                 pass  # maybe that stutter: wait for the rest
+            elif s[i] == "`" and not self.fenced:
+                m = _FENCE_OPEN.match(s, i)
+                if m is not None:
+                    self.fenced = True  # markup: its closing fence is awaited after the object
+                    i = m.end()
+                    continue
+                if _FENCE_START.fullmatch(s, i) is None:
+                    self._error("malformed", "<tool_call> must contain one JSON object.")
             else:
                 self._error("malformed", "<tool_call> must contain one JSON object.")
             return i
 
     def loose_suffix(self, s: str, i: int) -> tuple[int, bool] | None:
+        if self.fenced and s[i] == "`":
+            if s.startswith(FENCE, i):
+                self.fenced = False  # the fence closed: layout, as the one that opened
+                return i + len(FENCE), False
+            if FENCE.startswith(s[i:]):
+                return i, False  # the closing fence still arriving: wait
         m = _LOOSE_CLOSE.match(s, i)
         if m is not None:
             return m.end(), True
