@@ -90,7 +90,9 @@ from streamtools.schema import (
 
 __all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+# the names OpenAI's, Anthropic's and MCP's tools take (a digit may come first:
+# MCP servers name tools "2fa_code"), but for a first "-" or "."
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 
 
 class ToolArgumentsError(StreamtoolsError, ValueError):
@@ -399,7 +401,7 @@ def _check_name(name: str) -> None:
     if not _NAME.match(name):
         raise ToolDefinitionError(
             f"invalid tool name {name!r}: use letters, digits, '_', '-' and '.', "
-            "starting with a letter or '_', at most 128 characters"
+            "not starting with '-' or '.', at most 128 characters"
         )
 
 

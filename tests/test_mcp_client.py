@@ -145,12 +145,12 @@ async def test_add_tools_is_all_or_none_and_leaves_out_names_the_registry_refuse
     schema: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
     connection.tools = [
         Tool(name="lookup", description="Look up.", input_schema=schema),
-        Tool(name="9lives", input_schema={}),
+        Tool(name="my tool", input_schema={}),
     ]
     registry = ToolRegistry()
     assert add_tools(registry, [connection]) == ["lookup"]
     assert registry.schema("lookup") == schema
-    assert "tool '9lives' left out" in caplog.text
+    assert "tool 'my tool' left out" in caplog.text
 
     @tool
     def lookup(q: str) -> str:

@@ -11,9 +11,13 @@ import msgspec
 import pytest
 
 from streamtools.errors import ToolDefinitionError, UsageError
+from streamtools.events import CallEnd, CallError
 from streamtools.model import ToolSpec
+from streamtools.parser import Parser
+from streamtools.prompts import get_renderer
 from streamtools.results import format_result
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, tool
+from streamtools.transcript import ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -179,6 +183,24 @@ def test_unsupported_annotations_fail_at_registration() -> None:
 
     with pytest.raises(ToolDefinitionError, match="invalid tool name"):
         tool(name="has space")(forecast.fn)  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="invalid tool name"):
+        tool(name="-x")(forecast.fn)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dialect", ["am_xml", "json_action", "hermes", "inline_json",
+                                     "json_object", "command"])
+def test_a_tool_name_may_begin_with_a_digit(dialect: str) -> None:
+    """MCP servers and both APIs take ``2fa_code``; the registry refused it, so
+    an MCP server's tool was left out with a warning. Its calls read back in
+    every dialect."""
+    registry = ToolRegistry()
+    registry.add_schema("2fa_code", "A code.", {"type": "object", "properties": {}}, lambda: 1)
+    renderer = get_renderer(dialect)
+    assert renderer.name_problem("2fa_code") is None
+    text = renderer.render_call(ToolCall(id="c", name="2fa_code", arguments={"n": 1}))
+    parser = Parser(dialect, registry)
+    [end] = [e for e in parser.feed(text) + parser.end() if isinstance(e, CallEnd | CallError)]
+    assert isinstance(end, CallEnd) and end.name == "2fa_code" and end.arguments == {"n": 1}
 
 
 def test_optional_and_rich_types() -> None:
