@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -219,13 +218,13 @@ def test_ctrl_c_mid_answer_ends_the_stream_and_exits_at_once() -> None:
                 parts = response.iter_bytes()
                 body = next(parts)  # the answer has started (the replay is 100x slower)
                 proc.send_signal(signal.SIGINT)
-                started = time.monotonic()
                 body += b"".join(parts)
+            # the answer would take about 700 s more: a server that waited for it
+            # fails here (the bound stops a hang; no time is asserted)
             code = proc.wait(timeout=10)
-            elapsed = time.monotonic() - started
             err = proc.stderr.read()
         finally:
             proc.kill()
     assert read_ui_stream(body).errors == ["the server is shutting down"]
-    assert code == 130 and elapsed < 5
+    assert code == 130
     assert "Traceback" not in err and "ERROR" not in err
