@@ -107,6 +107,47 @@ MODEL_CASES: list[Case] = [
     Case("hermes-fence-twice", "hermes",
          '<tool_call>```json\n```json\n{"name": "search", "arguments": {}}```</tool_call>',
          [("error", None, "malformed"), F]),
+    # -- several calls in one block --------------------------------------------------
+    # a JSON array of calls (Llama 3, Qwen, many fine-tunes) and objects one after
+    # another: each is a call, ending where the next begins; both were one error
+    Case("hermes-array-of-calls", "hermes",
+         '<tool_call>\n[{"name": "search", "arguments": {"q": "x"}}, '
+         '{"name": "calc", "arguments": {"a": 1}}]\n</tool_call> ok',
+         [call(S, q="x"), call("calc", a=1), ("text", " ok"), F]),
+    Case("hermes-objects-in-one-block", "hermes",
+         '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n'
+         '{"name": "calc", "arguments": {"a": 1}}{"name": "search", "arguments": {}}\n</tool_call>',
+         [call(S, q="x"), call("calc", a=1), call(S), F]),
+    Case("hermes-fenced-array-stop-removed-marker", "hermes",
+         '<tool_call>\n```json\n[\n  {"name": "search", "arguments": {"q": "x"}},\n'
+         '  {"name": "calc", "arguments": {"a": 1}}\n]\n```\n',
+         [call(S, q="x"), call("calc", a=1), F], finish_reason="stop"),
+    Case("hermes-array-of-one", "hermes",
+         '<tool_call>[{"name": "search", "arguments": {}}]</tool_call>', [call(S), F]),
+    # what is not a call in the array is an error of its own; the calls before it stand
+    Case("hermes-array-bad-element", "hermes",
+         '<tool_call>[{"name": "search", "arguments": {}}, 5]</tool_call>x',
+         [call(S), ("error", None, "invalid_json"), ("text", "x"), F]),
+    Case("hermes-array-one-unknown", "hermes",
+         '<tool_call>[{"name": "rm", "arguments": {}}, {"name": "calc", "arguments": {}}]'
+         "</tool_call>",
+         [("error", "rm", "unknown_tool"), call("calc"), F]),
+    Case("hermes-array-cut-after-comma", "hermes",
+         '<tool_call>[{"name": "search", "arguments": {}},',
+         [call(S), ("error", None, "unterminated"), F], finish_reason="stop"),
+    Case("hermes-empty-array", "hermes", "<tool_call>[]</tool_call>",
+         [("error", None, "invalid_json"), F]),
+    Case("hermes-array-in-array", "hermes",
+         '<tool_call>[[{"name": "search", "arguments": {}}]]</tool_call>',
+         [("error", None, "invalid_json"), F]),
+    Case("action-array-of-calls", "json_action",
+         '```json action\n[{"tool": "search", "parameters": {"q": "x"}}, '
+         '{"tool": "calc", "parameters": {"a": 1}}]\n```',
+         [call(S, q="x"), call("calc", a=1), F]),
+    Case("action-objects-in-one-block", "json_action",
+         '```json action\n{"tool": "search", "parameters": {"q": "x"}}\n'
+         '{"tool": "calc", "parameters": {"a": 1}}\n```\nDone.',
+         [call(S, q="x"), call("calc", a=1), ("text", "\nDone."), F]),
 ]
 
 

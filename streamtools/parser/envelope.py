@@ -29,7 +29,8 @@ import msgspec
 from streamtools.parser.jsonscan import STRING_RUN, VALUE_DONE, ValueScanner
 
 __all__ = [
-    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "REASONING", "TEXT", "Envelope",
+    "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "OPEN_EXPECTED", "REASONING",
+    "TEXT", "Envelope",
     "EnvelopeSink", "Jumps", "role_prefixes",
 ]
 
@@ -45,6 +46,7 @@ NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
 IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
 NO_HOLDS: frozenset[str] = frozenset()  # ``Envelope.holds`` where nothing is held whole
+OPEN_EXPECTED = "expected '{' to open the call object"  # the error of a first character
 
 
 class EnvelopeSink(Protocol):
@@ -229,7 +231,7 @@ class Envelope:
                 continue
             if state == _E_OPEN:
                 if c != "{":
-                    self._fail(f"expected '{{' to open the call object, found {c!r}")
+                    self._fail(f"{OPEN_EXPECTED}, found {c!r}")
                     return i
                 self.state = _E_FIRST_KEY
             elif state == _E_FIRST_KEY or state == _E_KEY:

@@ -19,6 +19,10 @@ double-encoded string of JSON is accepted too) streams as ``ArgsDelta``.
 Arguments given twice, or none while an object stands under a key read nowhere
 (``"options": {…}``), are ``CallError(reason="malformed")`` naming the key:
 run without them, the call would do something else (see ``JsonCallBody``).
+Several calls in one block, as a JSON array (``<tool_call>[{…}, {…}]
+</tool_call>``) or one object after another, are each a call, ending where the
+next begins (see ``JsonCallBody``); an element that is not an object is an
+error of its own, the calls before it stand.
 After the object only whitespace and ``</tool_call>`` may follow,
 the tag also written ``</tool_call >`` as XML allows (at most 8 whitespace
 characters, so a run of them is not held on and on), and chat-template special
@@ -72,6 +76,7 @@ class HermesBody(JsonCallBody):
     }
     close = CLOSE
     reopen = OPEN
+    several = True
     fenced = False  # a Markdown fence opened inside the tags and is not closed yet
     on_error = SKIP_TO_CLOSE
     example = (
@@ -86,7 +91,7 @@ class HermesBody(JsonCallBody):
                 i += 1
             if i == n:
                 return i
-            if s[i] == "{":
+            if s[i] == "{" or s[i] == "[":  # an array of calls: see ``JsonCallBody``
                 self.phase = ENVELOPE
             elif s.startswith(OPEN, i):
                 i += len(OPEN)  # <tool_call> again: a stutter, part of the markup

@@ -12,7 +12,9 @@ whitespace and the closing fence (a chat template's special token such as
 anything else on it (```` ```json actions ````, trailing spaces) is an ordinary
 code fence and stays text; so does a plain ```` ```json ```` fence. A fence inside a JSON
 string is content. A JSON error skips to the closing fence and becomes one
-``CallError`` carrying the whole block. The dialect has no stop marker; at
+``CallError`` carrying the whole block. A block may hold several calls, as a
+JSON array of call objects or one object after another: each is a call, ending
+where the next begins (see ``JsonCallBody``). The dialect has no stop marker; at
 ``end(finish_reason="stop")`` a complete object whose closing fence is missing
 still completes (the fence is decoration, the JSON is the call).
 
@@ -56,6 +58,7 @@ class JsonActionBody(JsonCallBody):
     }
     args_key = "parameters"
     close = FENCE
+    several = True
     on_error = SKIP_TO_CLOSE
     example = (
         'Write a fenced block: ```json action, a newline, {"tool": "TOOL", "parameters": '

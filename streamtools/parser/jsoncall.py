@@ -24,6 +24,13 @@ A JSON call has up to three phases, each a few lines of state:
               core, which opens the next call, as ``am_xml`` does. Only here,
               after a complete object: after a JSON error the text may be inside
               a string, so ``SKIP`` looks for the closing marker alone.
+              In a dialect whose block may hold ``several`` calls (hermes,
+              json_action), another object here, or the ``,`` before the next
+              element where the block opened a JSON array of calls (``[``, read
+              where the envelope's ``{`` was due), completes this call as its
+              closing marker would and starts the next in the same body (its raw
+              text from the ``{`` or ``,``); the array's ``]`` is markup before
+              the closing marker.
 
 Failure handling is per dialect (``on_error``): ``SKIP`` drops to the closing
 marker (hermes, json_action), so one broken call never eats the next;
@@ -54,6 +61,7 @@ from streamtools.parser.envelope import (
     ARGS,
     ENVELOPE_DONE,
     NO_HOLDS,
+    OPEN_EXPECTED,
     Envelope,
     Jumps,
     role_prefixes,
@@ -71,6 +79,8 @@ class JsonCallBody(JsonFastPaths, CallBody):
     roles: dict[tuple[str, ...], int] = {}
     close: str | None = None
     reopen: str | None = None  # the opening marker, where ``close`` is due (see above)
+    several = False  # a block may hold several calls (see ``_next_call``)
+    array = False  # in a JSON array of calls (``several``), not yet closed
     on_error = SKIP_TO_CLOSE
     example = ""
     opened = False  # the marker itself opened the envelope object (``{``)
@@ -196,6 +206,23 @@ class JsonCallBody(JsonFastPaths, CallBody):
             self.envelope_done(raw)
         self.env.detach()
 
+    def _next_call(self, s: str, start: int, stop: int) -> int:
+        """Several calls in one block (``several``): the one read ends at
+        ``s[stop]`` (the ``,`` between array elements, or the next object's
+        ``{``), complete as if its closing marker had come, and the body reads
+        the next in the same block, its raw text from ``stop``."""
+        self.record(s, start, stop)
+        raw = self.raw_text()
+        if self.failure is not None:
+            self.call.fail(raw, *self.failure, self.out)
+        else:
+            self.envelope_done(raw)
+        self.env.detach()
+        out = self.out
+        JsonCallBody.__init__(self, self.ctx, "", prefix=False)
+        self.out = out
+        return stop
+
     def _error(self, reason: str, message: str) -> None:
         hint = f" {self.example}" if self.example else ""
         self.failure = (reason, message + hint)
@@ -221,6 +248,18 @@ class JsonCallBody(JsonFastPaths, CallBody):
                 env = self.env
                 i = env.feed(s, i)
                 if env.error is not None:
+                    if (
+                        self.several and not self.array and s[i] == "["
+                        and env.error.startswith(OPEN_EXPECTED)
+                    ):
+                        # the calls as a JSON array: each element is one (the error
+                        # path, so an ordinary call pays nothing for this)
+                        self.array = True
+                        self.env = Envelope(
+                            self.roles, self, prefixes=self.prefixes, jumps=self.jumps
+                        )
+                        i += 1
+                        continue
                     name = self.call.name or "the tool"
                     message = f"The call to {name} is not valid JSON: {env.error}."
                     self._error("invalid_json", message)
@@ -258,6 +297,18 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         return i
                     if n - i < len(reopen) and reopen.startswith(s[i:]):
                         break
+                if self.several:
+                    c = s[i]
+                    if c == "{" or (c == "," and self.array):
+                        # (the "," is the next call's raw: a reply cut after it has
+                        # begun a call it did not finish)
+                        pos = self._next_call(s, pos, i)
+                        i += c == ","
+                        continue
+                    if c == "]" and self.array:
+                        self.array = False  # the array closed: then the closing marker
+                        i += 1
+                        continue
                 loose = self.loose_suffix(s, i)
                 if loose is not None:
                     j, closes = loose
@@ -268,10 +319,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         break  # may still be one: wait
                     i = j
                     continue
-                message = f"Expected {close} right after the JSON object."
-                if s[i] == "{":
-                    message += " Write each call in a block of its own."
-                self._error("malformed", message)
+                self._error("malformed", f"Expected {close} right after the JSON object.")
             else:  # SKIP
                 close = self.close
                 if close is None or self.on_error == SWALLOW:
