@@ -181,3 +181,29 @@ def test_arguments_under_an_unread_key_say_where_they_go() -> None:
 def test_arguments_given_twice_say_so() -> None:
     msg = _error("hermes", '<tool_call>{"name": "search", "arguments": {}, "args": {}}</tool_call>')
     assert "more than once" in msg.message
+
+
+@pytest.mark.parametrize(
+    ("dialect", "text", "hint"),
+    [
+        # what the model must change, said in its terms (it was "'True' is not a JSON
+        # value (strings need double quotes)" and "unexpected '}' where a
+        # double-quoted key should be")
+        ("hermes", '<tool_call>{"name": "search", "arguments": {"q": True}}</tool_call>',
+         "'True' is Python, not JSON: write true"),
+        ("command", '@tool search {"a": [None]}', "'None' is Python, not JSON: write null"),
+        ("hermes", '<tool_call>{"name": "search", "arguments": {"q": "x",}}</tool_call>',
+         "a comma before '}' (JSON allows no trailing comma)"),
+        ("json_action", '```json action\n{"tool": "search", "parameters": {"q": [1,]}}\n```',
+         "a comma before ']' (JSON allows no trailing comma)"),
+        ("inline_json", '{"tool": "search", "arguments": {"q": "x"},}',
+         "a comma before '}' (JSON allows no trailing comma)"),
+        ("hermes", "<tool_call>{'name': 'search', 'arguments': {}}</tool_call>",
+         "JSON strings and keys take double quotes"),
+        ("command", "@tool search {'q': 'x'}", "JSON strings and keys take double quotes"),
+        ("command", '@tool search {"q": \'x\'}', "JSON strings and keys take double quotes"),
+    ],
+)
+def test_json_mistakes_models_make_are_named(dialect: str, text: str, hint: str) -> None:
+    (error,) = [e for e in run_checked(dialect, [text], ["search"]) if isinstance(e, CallError)]
+    assert error.reason == "invalid_json" and hint in error.message, error.message

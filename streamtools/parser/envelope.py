@@ -242,7 +242,13 @@ class Envelope:
                     i += 1
                     continue
                 if c != '"':
-                    self._fail(f"expected a double-quoted key, found {c!r}")
+                    if c == "}":  # (a "}" in FIRST_KEY closed the object above)
+                        self._fail("a comma before '}' (JSON allows no trailing comma)")
+                    elif c == "'":
+                        self._fail("expected a double-quoted key, found \"'\": JSON strings "
+                                   "and keys take double quotes")
+                    else:
+                        self._fail(f"expected a double-quoted key, found {c!r}")
                     return i
                 self._start(KEY)
                 continue

@@ -30,6 +30,13 @@ bracket. Models write the same punctuation over and over (``", "``,
 of the loop. The table is shared by all scanners and cleared when it reaches
 ``_RUNS_MAX`` entries; a piece that fails is never remembered.
 
+Errors name the mistakes models make in the terms of the fix: Python's
+``True``/``False``/``None`` (write ``true``/``false``/``null``), a trailing
+comma, single quotes. They are errors, not accepted: the argument text streams
+as the model wrote it (raw ``ArgsDelta``), and a trailing comma is out before
+the ``}`` that shows it is one, so accepting either would mean arguments that
+are not the text streamed.
+
 The call envelope around the value (``{"name": …, "arguments": {…}}``) is
 read by ``streamtools.parser.envelope``, which uses this scanner for every value.
 """
@@ -65,6 +72,26 @@ _SPACE = " \t\r\n"
 _RUNS: dict[tuple[str, int, bool, str], tuple[int, int, bool, list[str]]] = {}
 _RUNS_MAX = 4096
 _RUN_LEN = 16  # longer pieces rarely repeat: scanned, not remembered
+
+_PYTHON = {"True": "true", "False": "false", "None": "null"}
+
+
+def _not_a_value(tok: str) -> str:
+    if tok in _PYTHON:  # a model writing Python: say what JSON calls it
+        return f"{tok!r} is Python, not JSON: write {_PYTHON[tok]}"
+    return f"{tok!r} is not a JSON value (strings need double quotes)"
+
+
+def _misplaced(c: str, where: str, after_comma: bool) -> str:
+    """The message for ``c`` where a value or key should start (after a comma
+    when ``after_comma``), naming the usual cause: a trailing comma (JSON has
+    none), or single quotes (JSON takes double ones)."""
+    if after_comma and c in "}]":
+        return f"a comma before {c!r} (JSON allows no trailing comma)"
+    if c == "'":
+        return f"unexpected \"'\" where {where}: JSON strings and keys take double quotes"
+    return f"unexpected {c!r} where {where}"
+
 
 # ValueScanner states
 _VALUE, _FIRST_ITEM, _FIRST_KEY, _KEY, _COLON, _AFTER, _STRING, _DONE, _ERROR = range(9)
@@ -214,7 +241,7 @@ class ValueScanner:
                 else:
                     m = _TOKEN.match(s, i)
                     if m is None:
-                        self._fail(f"unexpected {c!r} where a value should start")
+                        self._fail(_misplaced(c, "a value should start", state == _VALUE))
                         return i
                     j = m.end()
                     tok = m.group()
@@ -224,7 +251,7 @@ class ValueScanner:
                     if j == n and not final:
                         break
                     if tok not in ("true", "false", "null") and _NUMBER.fullmatch(tok) is None:
-                        self._fail(f"{tok!r} is not a JSON value (strings need double quotes)")
+                        self._fail(_not_a_value(tok))
                         return i
                     i = j
                     state = _AFTER if stack else _DONE
@@ -238,7 +265,7 @@ class ValueScanner:
                     i += 1
                     state = _AFTER if stack else _DONE
                 else:
-                    self._fail(f"unexpected {c!r} where a double-quoted key should be")
+                    self._fail(_misplaced(c, "a double-quoted key should be", state == _KEY))
                     return i
             elif state == _COLON:
                 if c != ":":
