@@ -13,6 +13,9 @@ from __future__ import annotations
 import pytest
 from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
 
+# the stand-in ToolRegistry, with schemas (search: q string; calc: a number, b integer)
+from test_parser import SchemaCatalog
+
 from streamtools.events import CallError
 
 MODEL_CASES: list[Case] = [
@@ -148,6 +151,30 @@ MODEL_CASES: list[Case] = [
          '```json action\n{"tool": "search", "parameters": {"q": "x"}}\n'
          '{"tool": "calc", "parameters": {"a": 1}}\n```\nDone.',
          [call(S, q="x"), call("calc", a=1), ("text", "\nDone."), F]),
+    # -- am_xml: the parameter elements in a <parameters> wrapper -------------------
+    # (Anthropic's old <invoke><parameters>…</parameters> format): with a schema that
+    # names no such parameter it is markup; it was a string parameter "parameters"
+    # holding the elements' text, and the tool ran without its arguments
+    Case("am-parameters-wrapper", "am_xml",
+         '<am:tool_call name="search">\n<parameters>\n<q>x</q>\n</parameters>\n</am:tool_call>',
+         [call(S, q="x"), F], extra={"catalog": True}),
+    Case("am-arguments-wrapper-typed", "am_xml",
+         '<am:tool_call name="calc"><arguments><a>1</a><b>2</b></arguments></am:tool_call>',
+         [call("calc", a=1, b=2), F], extra={"catalog": True}),
+    Case("am-wrapper-not-closed", "am_xml",
+         '<am:tool_call name="search"><parameters><q>x</q></am:tool_call>',
+         [call(S, q="x"), F], extra={"catalog": True}),
+    # text in the wrapper is outside the parameter elements, as anywhere in a call
+    Case("am-wrapper-with-text", "am_xml",
+         '<am:tool_call name="search"><parameters>x</parameters></am:tool_call>',
+         [("error", S, "malformed"), F], extra={"catalog": True}),
+    # not first, or without a schema (a tool may take a "parameters" value): a value
+    Case("am-wrapper-after-a-parameter", "am_xml",
+         '<am:tool_call name="calc"><a>1</a><args>2</args></am:tool_call>',
+         [call("calc", a=1, args=2), F], extra={"catalog": True}),
+    Case("am-wrapper-without-schema", "am_xml",
+         '<am:tool_call name="search"><parameters><q>x</q></parameters></am:tool_call>',
+         [call(S, parameters="<q>x</q>"), F]),
 ]
 
 
@@ -155,9 +182,8 @@ MODEL_CASES: list[Case] = [
 def test_model_case_every_chunking(case: Case) -> None:
     results = []
     for how, chunks in chunkings(case.text):
-        events = run_checked(
-            case.dialect, chunks, list(case.tools), case.stop, case.finish_reason
-        )
+        tools = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
+        events = run_checked(case.dialect, chunks, tools, case.stop, case.finish_reason)
         assert summary(events) == case.expect, how
         results.append(merge(events))
     assert all(r == results[0] for r in results)

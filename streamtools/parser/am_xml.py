@@ -31,7 +31,13 @@ unwrapped; one newline (``\\n`` or ``\\r\\n``) directly after the opening tag
 and one directly before the closing tag are layout, not content
 (``<code>\\nx = 1\\n</code>`` is ``"x = 1"``). Typed values are stripped.
 ``<parameter name="a">…</parameter>`` (the tag the tool definitions use) is
-accepted as parameter ``a``. A ``name`` attribute's value may be quoted or not
+accepted as parameter ``a``. A ``<parameters>`` (or ``<arguments>``, ``<args>``)
+element around the parameter elements, as models trained on Anthropic's old
+``<invoke><parameters>…`` format write, is markup (its closing tag too; left
+open, ``</am:tool_call>`` still closes the call) when it is the call's first
+element and the tool's schema names no parameter so: otherwise, and without a
+schema, it is a parameter like any other (a tool may take a ``parameters``
+value). A ``name`` attribute's value may be quoted or not
 (``name=search``, as HTML allows), and only a ``name`` attribute of the tag
 counts, not ``name=`` inside another attribute's value. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
@@ -86,6 +92,7 @@ from streamtools.parser.am_xml_fast import (
     PARAM,
     TAG,
     TAG_LIMIT,
+    WRAPPERS,
     AmXmlFastPaths,
 )
 from streamtools.parser.calls import (
@@ -155,6 +162,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.restart = False  # a new <am:tool_call> began inside this one
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
+        self.wrapper = ""  # the closing tag of an open <parameters> wrapper (see WRAPPERS)
 
     # -- the machine (the fast paths are in ``am_xml_fast``) ---------------------------
 
@@ -244,6 +252,9 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         if m is None:
             if _LOOSE_CLOSE.match(tag) is not None:
                 return -(e + 1)  # </am:tool_call >
+            if self.wrapper and tag == self.wrapper:
+                self.wrapper = ""  # </parameters>: markup, like its opening tag
+                return e + 1
             if (
                 self.bad is None
                 and tag[1] not in "!?"  # comments, declarations: layout
@@ -256,6 +267,11 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 ) + self._advice()
             return e + 1
         name = m.group(1)
+        if name in WRAPPERS and not self.params and not m.group(3) and self._wraps(name):
+            # <parameters> around the parameter elements (Anthropic's old format,
+            # models trained on it): markup, for a tool with no parameter so named
+            self.wrapper = f"</{name}>"
+            return e + 1
         if name == "parameter":
             given = _name_attribute(tag, m.end(1))
             if given is not None:
@@ -264,6 +280,15 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         if m.group(3):  # <a/>: an empty value
             self._close_param()
         return e + 1
+
+    def _wraps(self, name: str) -> bool:
+        """``<name>`` opening the call's elements is a wrapper: no other is open,
+        and the started call's tool has a schema that names none of ``WRAPPERS``."""
+        if self.wrapper or not self.call.started:
+            return False
+        schema = self.ctx.catalog.schema(self.call.name or "")
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return isinstance(props, dict) and WRAPPERS.isdisjoint(props)
 
     def _gap_done(self, param_follows: bool) -> None:
         """A run of text between tags ended: only whitespace may be there (and,

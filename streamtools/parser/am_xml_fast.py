@@ -38,7 +38,7 @@ from streamtools.parser.xml_values import ParamValues
 
 __all__ = [
     "BODY", "CDATA", "CDATA_CLOSE", "CDATA_OPEN", "CLOSE", "OPEN", "OPEN_TAG", "PARAM", "TAG",
-    "TAG_LIMIT", "AmXmlFastPaths",
+    "TAG_LIMIT", "WRAPPERS", "AmXmlFastPaths",
 ]
 
 OPEN, CLOSE = "<am:tool_call", "</am:tool_call>"
@@ -47,6 +47,9 @@ TAG_LIMIT = 512  # a partial child tag longer than this is stray text
 # an XML name: a letter (any script) or underscore, then letters, digits, ``.-:_``
 OPEN_TAG = re.compile(r"""<([^\W\d][\w.\-:]*)((?:\s[^>]*?)?)(/?)>\Z""", re.S)
 TAG, BODY, PARAM, CDATA = range(4)  # the element machine's states (see ``am_xml``)
+# elements models wrap the parameter elements in (Anthropic's old format): markup
+# where the tool's schema has no parameter of that name (see ``am_xml``)
+WRAPPERS = frozenset({"parameters", "arguments", "args"})
 
 
 class AmXmlFastPaths(ParamValues):
@@ -169,8 +172,8 @@ class AmXmlFastPaths(ParamValues):
             if m is None or m.group(3):
                 return None
             name = m.group(1)
-        if name == "parameter":
-            return None
+        if name == "parameter" or (name in WRAPPERS and not self.params):
+            return None  # (maybe a wrapper around the parameters: ``am_xml``'s ``_body``)
         out: list[ParserEvent] = []
         self.out = out
         self.rest = ""
