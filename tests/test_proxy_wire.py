@@ -872,3 +872,20 @@ def test_an_anthropic_text_document_is_read_as_its_text() -> None:
         content="Read these.\n[document: notes.txt]\nline 1\nline 2\n[document]\npart a\npart b"
     )
     assert answer.content == "[document: notes.txt]\nline 1\nline 2"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("name", ["temperature", "top_p"])
+def test_a_sampling_value_that_is_not_finite_is_a_400(name: str, value: float) -> None:
+    """A body decoded by a caller of ``decode_request`` (not by JSON, which has no
+    infinity) may hold one; it went upstream as ``null``, which a server reads as
+    absent. The proxy's fuzz property drew ``top_p: inf`` on the Responses wire."""
+    user = {"role": "user", "content": "Hi"}
+    bodies = [
+        (openai_wire, {"model": "m", "messages": [user], name: value}),
+        (anthropic_wire, {"model": "m", "max_tokens": 5, "messages": [user], name: value}),
+        (responses_wire, {"model": "m", "input": "Hi", name: value}),
+    ]
+    for module, body in bodies:
+        with pytest.raises(RequestError, match=f"{name} must be a finite number"):
+            module.decode_request(body)

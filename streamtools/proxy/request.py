@@ -31,6 +31,7 @@ off by the token limit (see ``streamtools.proxy.turn``) has no ``CallEnd``: its
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -223,12 +224,17 @@ def optional_flag(raw: Any, what: str) -> bool:
 
 
 def optional_number(raw: Any, what: str) -> float | None:
-    """An optional number (``temperature``)."""
+    """An optional number (``temperature``), finite: an infinity or NaN (a body
+    decoded by a caller of ``decode_request``, not by JSON) went upstream as
+    ``null``, which a server reads as absent."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise RequestError(f"{what} must be a number")
-    return float(raw)
+    value = float(raw)
+    if not math.isfinite(value):
+        raise RequestError(f"{what} must be a finite number")
+    return value
 
 
 def token_limit(raw: Any, what: str) -> int | None:
