@@ -29,6 +29,13 @@ answers the questions the rest of the package asks of a schema:
   and a number that is not finite, which lenient conversion reads from
   ``"nan"``; a tool refuses both, and its schema says such objects are closed.
 
+* **whole numbers written as floats** (``integral_repair``): JSON Schema counts
+  ``5.0`` as an integer and models write it, while msgspec's strict conversion
+  refuses a float where an ``int`` is expected (lenient conversion takes it,
+  but not into an integer ``Literal`` or ``IntEnum``). The arguments are
+  rewritten with ``5`` there, at any depth, and converted again; ``5.5`` stays
+  refused. Only when a conversion has failed: valid arguments pay nothing.
+
 * **a value's one type** (``json_type``): what a dialect that writes every
   value as text (am_xml) needs to know to read it back, ``str | None`` being
   ``anyOf: [string, null]`` and an enum a ``$ref``.
@@ -66,6 +73,7 @@ __all__ = [
     "closed_objects",
     "json_type",
     "explain",
+    "integral_repair",
     "resolve",
     "schema_of",
     "type_from_schema",
@@ -412,6 +420,83 @@ def _problem(info: mi.Type, raw: Any, *, closed: bool, lenient: bool) -> str | N
         elif isinstance(node, mi.DictType) and isinstance(value, dict):
             stack.extend((node.value_type, v, f"{path}[...]") for v in value.values())
     return None
+
+
+# --- whole numbers written as floats ---------------------------------------------
+
+
+def integral_repair(arg_type: Any) -> Callable[[Any], Any] | None:
+    """A function that returns ``raw`` (arguments for ``arg_type``) with each float
+    that has no fractional part turned into an ``int`` where the type takes an
+    integer and no float (``int``, ``int | None``, an integer ``Literal`` or
+    ``IntEnum``, at any depth), or None when there was none; None for a type
+    with no integer in it. ``raw`` itself is never changed (copy on write).
+    Called after a conversion failed, so that valid arguments cost nothing."""
+    try:
+        info = mi.type_info(arg_type)
+    except (TypeError, ValueError):
+        return None
+    seen: set[int] = set()
+    stack = [info]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if _takes_whole(node):
+            return lambda raw: _repaired(info, raw)
+        stack.extend(_children(node))
+    return None
+
+
+def _takes_whole(node: mi.Type) -> bool:
+    """Whether ``node`` takes an integer where it does not take a float."""
+    if isinstance(node, mi.IntType):
+        return True
+    if isinstance(node, mi.LiteralType):
+        return any(isinstance(v, int) and not isinstance(v, bool) for v in node.values)
+    if isinstance(node, mi.EnumType):
+        return any(isinstance(m.value, int) for m in node.cls)
+    if isinstance(node, mi.UnionType):
+        floats = any(isinstance(t, mi.FloatType) for t in node.types)
+        return not floats and any(_takes_whole(t) for t in node.types)
+    return False
+
+
+def _repaired(info: mi.Type, raw: Any) -> Any:
+    try:
+        fixed = _whole(info, raw)
+    except RecursionError:  # nested deeper than Python recurses: left as it was
+        return None
+    return None if fixed is raw else fixed
+
+
+def _whole(node: mi.Type, value: Any) -> Any:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and _takes_whole(node) else value
+    if isinstance(node, mi.UnionType):
+        member = _member(node, value) if isinstance(value, dict | list) else None
+        return value if member is None else _whole(member, value)
+    if isinstance(value, dict):
+        if isinstance(node, _OBJECTS):
+            fields = {f.encode_name: f.type for f in node.fields}
+        elif isinstance(node, mi.DictType):
+            fields = dict.fromkeys(value, node.value_type)
+        else:
+            return value
+        out = value
+        for key, item in value.items():
+            if key in fields and (new := _whole(fields[key], item)) is not item:
+                if out is value:
+                    out = dict(value)
+                out[key] = new
+        return out
+    if isinstance(value, list):
+        items = [_whole(t, v) for t, v in zip(_positions(node, len(value)), value, strict=False)]
+        if all(new is old for new, old in zip(items, value, strict=False)):
+            return value
+        return items + value[len(items) :]
+    return value
 
 
 def closed_objects(schema: dict[str, Any]) -> dict[str, Any]:

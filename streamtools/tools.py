@@ -32,7 +32,10 @@ strict by default, lenient (``"5"`` -> ``5``, ``"true"`` -> ``True``) for dialec
 that carry every value as text (XML). msgspec's error already names the path
 (``$.days``); ``streamtools.schema.explain`` adds the schema snippet at that
 path, so the model is told exactly what shape to produce. Arguments that fail
-never reach the function.
+never reach the function. A float with no fractional part where an integer is
+expected (``5.0``: JSON Schema counts it as an integer, and models write it) is
+taken as that integer, strict or lenient, at any depth; ``5.5`` is refused
+(``streamtools.schema.integral_repair``, run only after a conversion failed).
 
 Two things ``convert`` lets through are refused after it
 (``streamtools.schema.value_check``), so that schema and validation agree: a key
@@ -83,6 +86,7 @@ from streamtools.schema import (
     arguments_from,
     closed_objects,
     explain,
+    integral_repair,
     schema_of,
     type_from_schema,
     value_check,
@@ -112,7 +116,8 @@ class Tool:
     """A named, described, validated callable. Calling the Tool calls the function."""
 
     __slots__ = (
-        "name", "description", "parameters", "fn", "is_async", "_type", "_wrap", "_check"
+        "name", "description", "parameters", "fn", "is_async", "_type", "_wrap", "_check",
+        "_integral",
     )
 
     def __init__(
@@ -133,6 +138,7 @@ class Tool:
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
         self._check = check  # what convert lets through (``schema.value_check``)
+        self._integral = integral_repair(arg_type)  # 5.0 where an int is expected
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -144,9 +150,20 @@ class Tool:
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     def validate(self, arguments: dict[str, Any], *, lenient: bool = False) -> dict[str, Any]:
-        """Return the keyword arguments for ``fn``; raise ``ToolArgumentsError``."""
+        """Return the keyword arguments for ``fn``; raise ``ToolArgumentsError``.
+
+        A whole number written as a float (``5.0``) is an integer, as JSON Schema
+        counts it: where msgspec refuses one, the arguments are converted again
+        with ``5`` in its place (``schema.integral_repair``); ``5.5`` stays an error."""
         try:
-            value = msgspec.convert(arguments, self._type, strict=not lenient)
+            try:
+                value = msgspec.convert(arguments, self._type, strict=not lenient)
+            except msgspec.ValidationError:
+                fixed = self._integral(arguments) if self._integral is not None else None
+                if fixed is None:
+                    raise
+                arguments = fixed
+                value = msgspec.convert(arguments, self._type, strict=not lenient)
         except msgspec.ValidationError as exc:
             raise self._error(str(exc)) from None
         except Exception as exc:  # a user's own check (a Struct's __post_init__) refused them

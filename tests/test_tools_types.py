@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import msgspec
 import pytest
 
+from streamtools.events import CallEnd
+from streamtools.parser import Parser
 from streamtools.tools import ToolArgumentsError, ToolRegistry, tool
 
 _MISSING: Any = object()
@@ -254,3 +256,122 @@ def test_a_mutable_default_is_stated_in_the_schema() -> None:
     kwargs = tag.validate({"note": "n"})
     kwargs["tags"].append("x")  # still a copy per call
     assert tag.validate({"note": "n"})["tags"] == ["todo"]
+
+
+class _Box(msgspec.Struct, forbid_unknown_fields=True):
+    side: int
+    marks: list[int] = []
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_a_whole_float_is_an_integer_at_any_depth(lenient: bool) -> None:
+    """``{"n": 5.0}`` for ``n: int`` was refused ("Expected `int`, got `float`")
+    in strict validation, though JSON Schema counts 5.0 as an integer and models
+    write it; lenient validation refused it in an integer ``Literal``. It is now
+    the integer, in a nested Struct, a list, an ``int | None`` and a ``Literal``;
+    a float parameter keeps its float, and the caller's dict is not changed."""
+
+    @tool
+    def draw(
+        n: int, box: _Box, pick: Literal[1, 2] = 1, limit: int | None = None, scale: float = 1
+    ) -> str:
+        """Draw."""
+        return ""
+
+    arguments: dict[str, Any] = {
+        "n": 5.0,
+        "box": {"side": 2.0, "marks": [1.0, 2]},
+        "pick": 2.0,
+        "limit": -3.0,
+        "scale": 2.0,
+    }
+    kwargs = draw.validate(arguments, lenient=lenient)
+    assert kwargs == {
+        "n": 5, "box": _Box(side=2, marks=[1, 2]), "pick": 2, "limit": -3, "scale": 2.0
+    }
+    assert [type(v) for v in (kwargs["n"], kwargs["box"].side, kwargs["pick"])] == [int] * 3
+    assert type(kwargs["scale"]) is float
+    assert arguments["n"] == 5.0 and type(arguments["box"]["marks"][0]) is float
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_a_fractional_float_is_still_refused_where_an_integer_is_expected(lenient: bool) -> None:
+    @tool
+    def draw(n: int, box: _Box) -> str:
+        """Draw."""
+        return ""
+
+    with pytest.raises(ToolArgumentsError) as info:
+        draw.validate({"n": 5.0, "box": {"side": 1, "marks": [1.0, 2.5]}}, lenient=lenient)
+    assert info.value.detail == "Expected `int`, got `float` - at `$.box.marks[1]`"
+    assert str(info.value).endswith('must match this schema: {"type": "integer"}')
+    with pytest.raises(ToolArgumentsError) as info:
+        draw.validate({"n": 5.5, "box": {"side": 1}}, lenient=lenient)
+    assert info.value.detail == "Expected `int`, got `float` - at `$.n`"
+
+
+def test_a_whole_float_is_an_integer_for_a_schema_tool_and_the_parser() -> None:
+    """A schema tool (MCP) with ``"type": "integer"`` takes 5.0 as 5, strict (the
+    parser's check, ``check_arguments``) and lenient alike; its function gets
+    ``5``, and an undeclared key keeps what was sent. The parser's strict check
+    and the executor agree: a hermes call with 5.0 ends as a call, 5.5 as an error."""
+    registry = ToolRegistry()
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 0},
+            "ids": {"type": "array", "items": {"type": ["integer", "null"]}},
+            "mode": {"enum": [1, 2]},
+        },
+        "required": ["n"],
+    }
+    mcp_tool = registry.add_schema("count", "Count.", schema)
+    sent = {"n": 5.0, "ids": [1.0, None], "mode": 2.0, "other": 1.0}
+    for lenient in (False, True):
+        kwargs = mcp_tool.validate(sent, lenient=lenient)
+        assert kwargs == {"n": 5, "ids": [1, None], "mode": 2, "other": 1.0}
+        assert type(kwargs["n"]) is int and type(kwargs["other"]) is float
+    assert registry.check_arguments("count", sent) is None
+    assert registry.check_arguments("count", {"n": -1.0}) == (
+        "Invalid arguments for tool `count`: Expected `int` >= 0 - at `$.n`. "
+        '`$.n` must match this schema: {"type": "integer", "minimum": 0}'
+    )
+    assert "Expected `int`, got `float` - at `$.n`" in str(
+        registry.check_arguments("count", {"n": 5.5})
+    )
+    parser = Parser("hermes", registry)
+    text = '<tool_call>{"name": "count", "arguments": {"n": 5.0}}</tool_call>'
+    events = [*parser.feed(text), *parser.end()]
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert len(ends) == 1 and ends[0].arguments == {"n": 5.0}
+
+
+def test_a_type_without_integers_has_no_repair() -> None:
+    """The repair costs nothing for tools with no integer in them, and nothing
+    for valid arguments: it runs only after a conversion failed."""
+
+    @tool
+    def say(text: str, loud: float = 1.0) -> str:
+        """Say."""
+        return text
+
+    assert say._integral is None
+    with pytest.raises(ToolArgumentsError):
+        say.validate({"text": 5.0})
+
+    @tool
+    def repeat(times: int) -> str:
+        """Repeat."""
+        return ""
+
+    repair = repeat._integral
+    assert repair is not None
+    calls: list[Any] = []
+
+    def counted(raw: Any) -> Any:
+        calls.append(raw)
+        return repair(raw)
+
+    repeat._integral = counted
+    assert repeat.validate({"times": 3}) == {"times": 3} and calls == []
+    assert repeat.validate({"times": 3.0}) == {"times": 3} and len(calls) == 1
