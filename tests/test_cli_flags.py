@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import sys
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from streamtools.cli import SUBCOMMANDS, _build_parser, main
+from streamtools.cli import SUBCOMMANDS, _build_parser, _install_line, _missing, main
 
 BAD = [
     (["proxy", "--upstream", ""], "--upstream"),
@@ -110,8 +112,55 @@ def test_a_missing_extra_says_what_to_install(
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"missing optional dependency {module!r}" in err
-    assert f"pip install 'streamtools[{extra}]'" in err and "Traceback" not in err
+    assert f"missing optional dependency {module!r} (the {extra!r} extra)" in err
+    # not a PyPI line: the package named streamtools there is another project
+    assert "pip install 'streamtools[" not in err and "Traceback" not in err
+    assert f"install it with: {_install_line(extra)}" in err
+
+
+class _Recorded:
+    """A distribution whose ``direct_url.json`` (PEP 610) is ``text``."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def read_text(self, name: str) -> str | None:
+        return self.text if name == "direct_url.json" else None
+
+
+def _gone(name: str) -> Any:
+    raise metadata.PackageNotFoundError(name)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "line"),
+    [
+        # an editable install of a clone: the clone's directory, usable from anywhere
+        ('{"url": "file:///home/me/streamtools", "dir_info": {"editable": true}}',
+         "pip install -e '/home/me/streamtools[proxy]'"),
+        ('{"url": "file:///home/me/my%20tools", "dir_info": {}}',
+         "pip install '/home/me/my tools[proxy]'"),
+        # installed from elsewhere, or run from a source tree: the clone's own line
+        ('{"url": "https://example.com/st.tar.gz", "archive_info": {}}',
+         "pip install -e '.[proxy]' (in the streamtools clone)"),
+        (None, "pip install -e '.[proxy]' (in the streamtools clone)"),
+        ("not json", "pip install -e '.[proxy]' (in the streamtools clone)"),
+    ],
+)
+def test_the_install_line_is_for_this_copy_not_pypi(
+    recorded: str | None, line: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint said ``pip install 'streamtools[proxy]'``, a PyPI install, where
+    the package of that name is another project; it now names the extra and
+    installs it into the copy that runs."""
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Recorded(recorded))
+    exc = ModuleNotFoundError("No module named 'uvicorn'", name="uvicorn")
+    assert _missing(exc, "proxy") == (
+        "streamtools proxy: error: missing optional dependency 'uvicorn' "
+        f"(the 'proxy' extra); install it with: {line}"
+    )
+    monkeypatch.setattr(metadata, "distribution", _gone)
+    assert _install_line("ui") == "pip install -e '.[ui]' (in the streamtools clone)"
 
 
 USAGE = [

@@ -14,10 +14,13 @@ import importlib
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from streamtools.errors import UsageError
 
@@ -180,9 +183,30 @@ def _missing(exc: ModuleNotFoundError, command: str) -> str:
         raise exc
     extra = _EXTRAS[top] or command
     return (
-        f"streamtools {command}: error: missing optional dependency {top!r}; "
-        f"install it with: pip install 'streamtools[{extra}]'"
+        f"streamtools {command}: error: missing optional dependency {top!r} "
+        f"(the {extra!r} extra); install it with: {_install_line(extra)}"
     )
+
+
+def _install_line(extra: str) -> str:
+    """The pip line that adds ``extra`` to this copy of streamtools. Never ``pip
+    install 'streamtools[extra]'``: streamtools is installed from a clone, and the
+    package of that name on PyPI is another project. Installed from a local
+    directory (the ``direct_url.json`` pip records, PEP 610), that directory,
+    with ``-e`` when it was editable, so the line works from anywhere; else
+    (run from a source tree, installed from elsewhere) the clone's own line."""
+    try:
+        recorded = metadata.distribution("streamtools").read_text("direct_url.json")
+        origin = json.loads(recorded) if recorded else None
+    except (metadata.PackageNotFoundError, ValueError):
+        origin = None
+    if isinstance(origin, dict) and isinstance(origin.get("dir_info"), dict):
+        url = origin.get("url")
+        if isinstance(url, str) and url.startswith("file:"):
+            where = url2pathname(urlsplit(url).path)
+            editable = "-e " if origin["dir_info"].get("editable") is True else ""
+            return f"pip install {editable}{shlex.quote(f'{where}[{extra}]')}"
+    return f"pip install -e '.[{extra}]' (in the streamtools clone)"
 
 
 if __name__ == "__main__":  # pragma: no cover
