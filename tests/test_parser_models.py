@@ -175,6 +175,20 @@ MODEL_CASES: list[Case] = [
     Case("am-wrapper-without-schema", "am_xml",
          '<am:tool_call name="search"><parameters><q>x</q></parameters></am:tool_call>',
          [call(S, parameters="<q>x</q>"), F]),
+    # -- command: the name as a function call's, or quoted ---------------------------
+    # a quoted name is the name (it was an unknown tool '"search"')
+    Case("command-quoted-name", "command", '@tool "search" {"q": "x"}\nok',
+         [call(S, q="x"), ("text", "\nok"), F]),
+    Case("command-single-quoted-name", "command", "@tool 'search'", [call(S), F],
+         finish_reason="stop"),
+    # parentheses are an error naming the real tool (it was an unknown tool 'search('),
+    # the whole line its raw text, the closing parenthesis not left as text
+    Case("command-parenthesised-args", "command", '@tool search({"q": "x"})\nok',
+         [("error", S, "malformed"), ("text", "\nok"), F]),
+    Case("command-parenthesised-args-after-space", "command", '@tool search ({"q": "x"})',
+         [("error", S, "malformed"), F]),
+    Case("command-unbalanced-quote", "command", '@tool "search {"q": "x"}',
+         [("error", S, "malformed"), F]),
 ]
 
 
@@ -233,3 +247,37 @@ def test_arguments_given_twice_say_so() -> None:
 def test_json_mistakes_models_make_are_named(dialect: str, text: str, hint: str) -> None:
     (error,) = [e for e in run_checked(dialect, [text], ["search"]) if isinstance(e, CallError)]
     assert error.reason == "invalid_json" and hint in error.message, error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ('@tool search({"q": "x"})', 'without parentheses: @tool search {"param": "value"}'),
+        ("@tool search()", 'without parentheses: @tool search {"param": "value"}'),
+        ('@tool search ({"q": "x"})', "without parentheses: @tool search"),
+        ('@tool "search {"q": "x"}', "Write the tool name without quotes."),
+    ],
+)
+def test_command_name_mistakes_say_what_to_fix(text: str, hint: str) -> None:
+    error = _error("command", text)
+    assert error.reason == "malformed" and error.name == "search", error
+    assert hint in error.message, error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ('<am:tool_call tool="search"><q>x</q></am:tool_call>',
+         '<am:tool_call name="search">, not in a tool attribute'),
+        ("<am:tool_call tool_name='search'/>",
+         '<am:tool_call name="search">, not in a tool_name attribute'),
+        ("<am:tool_call>\n<name>search</name>\n<q>x</q>\n</am:tool_call>",
+         '<am:tool_call name="search">, not in a <name> element'),
+        ("<am:tool_call><q>x</q></am:tool_call>", "give it in the name attribute."),
+    ],
+)
+def test_am_xml_call_without_name_says_use_the_name_attribute(text: str, hint: str) -> None:
+    # it was only "The call has no tool name."
+    error = _error("am_xml", text)
+    assert error.reason == "malformed" and error.name is None, error
+    assert hint in error.message, error.message

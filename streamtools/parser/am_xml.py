@@ -39,7 +39,10 @@ element and the tool's schema names no parameter so: otherwise, and without a
 schema, it is a parameter like any other (a tool may take a ``parameters``
 value). A ``name`` attribute's value may be quoted or not
 (``name=search``, as HTML allows), and only a ``name`` attribute of the tag
-counts, not ``name=`` inside another attribute's value. Inside a
+counts, not ``name=`` inside another attribute's value. A call without one is
+``CallError(reason="malformed")`` saying to use the ``name`` attribute, and
+quoting back a name the model put elsewhere (``<am:tool_call tool="x">``,
+``<name>x</name>`` among the elements) in it. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
 content. A closing tag may have whitespace before its ``>`` (``</q >``,
 ``</am:tool_call >``), as XML allows: at most 8 characters of it, so that a
@@ -117,6 +120,8 @@ __all__ = ["AM_XML", "AmXmlBody"]
 _ATTR = re.compile(
     r"""\s+([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>`=/]+)))?"""
 )
+# a child element that names the tool where the ``name`` attribute should (error path)
+_NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>")
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -378,7 +383,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.undecided = False
         raw = self.raw_text()
         if self.call.name is None:
-            self.call.complete(raw, self.out, example=_EXAMPLE)  # reports the missing name
+            self.call.fail(raw, "malformed", _no_name(raw), self.out)
             return
         self._gap_done(False)
         if self.bad is not None:
@@ -422,6 +427,29 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             f"closing every parameter element and ending with {CLOSE}.", out,
         )
         return None
+
+
+def _no_name(raw: str) -> str:
+    """What to fix in a call whose opening tag has no ``name`` attribute: the name
+    given in another attribute (``tool="x"``) or in a child element (``<name>x</name>``)
+    is quoted back, in the ``name`` attribute where it belongs."""
+    tag = raw[: raw.find(">") + 1]
+    pos = len(OPEN)
+    while (m := _ATTR.match(tag, pos)) is not None:
+        value = m.group(2) if m.group(2) is not None else m.group(3) or m.group(4)
+        if value:
+            where = f"not in a {m.group(1)} attribute"
+            break
+        pos = m.end()
+    else:
+        c = _NAME_CHILD.search(raw, len(tag))
+        value, where = (c.group(2).strip(), f"not in a <{c.group(1)}> element") if c else ("", "")
+    if not value:
+        return f'The call has no tool name: give it in the name attribute.{_EXAMPLE}'
+    return (
+        f"The call has no tool name: give it in the name attribute, "
+        f'<am:tool_call name="{html.unescape(value)}">, {where}.{_EXAMPLE}'
+    )
 
 
 def _name_attribute(tag: str, pos: int) -> str | None:

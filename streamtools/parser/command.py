@@ -5,13 +5,17 @@ Theory of operation
 Text mode looks for ``@tool `` at the start of a line (the start of the reply or
 just after a newline; ``line_start`` in the syntax table); from there on it is a
 call, so nothing beyond the marker is ever held back. The body reads the tool
-name (a run of characters other than whitespace and ``{``), then spaces or tabs,
+name (a run of characters other than whitespace and ``{``; a quoted one,
+``"search"`` or ``'search'``, is the name inside the quotes), then spaces or tabs,
 then either a JSON object (the arguments; it may span lines) or the end of the
 line or reply (no arguments: ``{}``). The call ends with the object's closing
 brace, or just before the newline; the rest of the line is text again.
 
 Failures: no name, or something other than ``{`` after the name, is
-``CallError(reason="malformed")`` whose raw reaches to the end of the line; a
+``CallError(reason="malformed")`` whose raw reaches to the end of the line (a
+parenthesis in or after the name, a function call's ``search({…})``, says to
+write the object after the name without parentheses; an unbalanced quote, to
+write the name without quotes: neither is an unknown tool ``search(``); a
 JSON error ends the call at the offending character
 (``CallError(reason="invalid_json")``) and the rest is text again. The dialect
 has no stop marker; ``end("stop")`` right after the name completes a call
@@ -32,6 +36,7 @@ __all__ = ["COMMAND", "CommandBody"]
 OPEN = "@tool "
 _NAME = re.compile(r"[^\s{]*")
 _NAME_STATE, _SPACES, _BAD_LINE = range(3)
+_QUOTES = "\"'"
 _MALFORMED = "A command is one line: @tool TOOL {\"param\": \"value\"}."
 
 
@@ -93,7 +98,12 @@ class CommandBody(JsonCallBody):
                 return j
             self.step = _SPACES
             name = "".join(self.name_parts)
-            if name:
+            if "(" in name or name[:1] in _QUOTES:  # ("" is in any str: no name, no call)
+                name, self.failure = _tool_name(name)
+                if self.failure is not None:
+                    self.call.name = name  # for the error only: the call never starts
+                    self.step = _BAD_LINE
+            if name and self.failure is None:
                 self.call.named(name, self.out)
             i = j
         if self.step == _SPACES:
@@ -112,8 +122,11 @@ class CommandBody(JsonCallBody):
                 return self._stop_here(s, i, None)
             else:
                 self.step = _BAD_LINE
-                message = f"Only a JSON object may follow the name. {_MALFORMED}"
-                self.failure = ("malformed", message)
+                if c == "(":  # search ({…}): a function call's syntax
+                    self.failure = _tool_name(self.call.name + "(")[1]
+                else:
+                    message = f"Only a JSON object may follow the name. {_MALFORMED}"
+                    self.failure = ("malformed", message)
         k = s.find("\n", i)
         if k < 0:
             return n
@@ -122,8 +135,11 @@ class CommandBody(JsonCallBody):
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         if self.phase == PREFIX:
             self.out = out
-            name = "".join(self.name_parts)
-            if self.step == _NAME_STATE and name:
+            name, failure = _tool_name("".join(self.name_parts))
+            if self.step == _NAME_STATE and failure is not None:
+                self.call.name = name
+                self.failure = failure
+            elif self.step == _NAME_STATE and name:
                 if finish_reason in PROVIDER_STOP:
                     self.call.named(name, out)
                 else:
@@ -141,6 +157,26 @@ class CommandBody(JsonCallBody):
                 )
             return None
         return super().end(tail, finish_reason, out)
+
+
+def _tool_name(text: str) -> tuple[str, tuple[str, str] | None]:
+    """The tool name a command's name text gives, and why it is malformed if it is.
+    A quoted name (``"search"``, ``'search'``) is the name; a parenthesis, a
+    function call's syntax (``search({…})``), is an error that says where the
+    arguments go (its name is the text before it, for the message)."""
+    if "(" in text:
+        name = text.partition("(")[0].strip("\"'")
+        message = (
+            f"Write the arguments as a JSON object after the name, without parentheses: "
+            f'@tool {name or "TOOL"} {{"param": "value"}}.'
+        )
+        return name, ("malformed", message)
+    if text and text[0] in _QUOTES:
+        q = text[0]
+        if len(text) > 2 and text[-1] == q and q not in text[1:-1]:
+            return text[1:-1], None
+        return text.strip(q), ("malformed", f"Write the tool name without quotes. {_MALFORMED}")
+    return text, None
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
