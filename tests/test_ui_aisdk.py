@@ -99,7 +99,7 @@ def test_a_tool_turn_maps_to_the_protocol_chunks_in_order() -> None:
         {"type": "text-delta", "id": "text-3", "delta": "It is 18C."},
         {"type": "text-end", "id": "text-3"},
         {"type": "finish-step"},
-        {"type": "finish"},
+        {"type": "finish", "finishReason": "stop"},
     ]
 
 
@@ -148,7 +148,7 @@ def test_a_malformed_call_becomes_a_tool_input_error_with_the_raw_text() -> None
         },
     ]
     # Without turn events, Finish closes the implicit step.
-    assert chunks[-2:] == [{"type": "finish-step"}, {"type": "finish"}]
+    assert chunks[-2:] == [{"type": "finish-step"}, {"type": "finish", "finishReason": "stop"}]
 
 
 def test_a_failed_tool_is_an_output_error_and_later_events_for_it_are_ignored() -> None:
@@ -218,7 +218,7 @@ def test_a_stream_error_nothing_came_after_is_sent_when_the_stream_ends() -> Non
     assert [c for c in chunks if c["type"] == "error"] == [
         {"type": "error", "errorText": "ProviderError: reset"}
     ]
-    assert chunks[-1] == {"type": "finish"}
+    assert chunks[-1] == {"type": "finish", "finishReason": "error"}
 
 
 def test_ui_framer_writes_data_lines_and_done() -> None:
@@ -337,3 +337,31 @@ def test_text_utf8_cannot_carry_is_written_as_a_replacement_character() -> None:
     text, result = sse_data(encode_sse_event(cut) + encode_sse_event(pair))
     assert decode_event(text.encode()) == TextDelta(text="caf\ufffd \ufffd")
     assert decode_event(result.encode()) == ToolResult(index=0, id="c", name="t", content="😀")
+
+
+def test_finish_carries_the_last_replys_reason_in_the_sdks_words() -> None:
+    """``finish`` had no ``finishReason``, so ``useChat``'s ``onFinish`` got
+    ``undefined`` (ai 6, and ai 5 since 5.0.92, read it from the chunk)."""
+    cases: list[tuple[list[Event], str | None, str | None]] = [
+        (one_tool_turn(), None, "stop"),
+        ([TextDelta(text="cut"), Finish(reason="length")], None, "length"),
+        ([TextDelta(text="x"), Finish(reason="max_tokens")], None, "length"),
+        ([CallEnd(index=0, id="c", name="f", arguments={}, raw=""), Finish(reason="tool_calls")],
+         None, "tool-calls"),
+        ([Finish(reason="content_filter")], None, "content-filter"),
+        ([Finish(reason="something_new")], None, "other"),
+        ([TextDelta(text="x"), Finish(reason="stop")], "BudgetExceeded: 8 turns", "error"),
+        ([TextDelta(text="no finish yet")], None, None),
+    ]
+    for events, error, reason in cases:
+        encoder = UIMessageStreamEncoder()
+        chunks = [c for e in events for c in encoder.encode(e)] + encoder.close(error=error)
+        reader = UIReader()
+        for chunk in chunks:
+            reader.feed(chunk)
+        assert reader.finished and reader.finish_reason == reason, (events, chunks[-1])
+        assert ("finishReason" in chunks[-1]) is (reason is not None)
+    # for an ai 5 client older than 5.0.92, whose schema refuses the key
+    quiet = UIMessageStreamEncoder(finish_reason=False)
+    chunks = quiet.encode(Finish(reason="stop")) + quiet.close()
+    assert chunks[-1] == {"type": "finish"}

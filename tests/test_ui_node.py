@@ -209,3 +209,50 @@ def test_a_stream_error_the_agent_goes_on_after_does_not_end_the_sdks_answer(sdk
         ("text", "done"),
     ]
     assert source.completed.is_set()
+
+
+# onFinish's finishReason as the SDK reports it (chat_client.mjs prints messages only)
+FINISH_CLIENT = """
+const { AbstractChat, DefaultChatTransport } = await import(process.env.AI_PACKAGE);
+const state = {
+  status: "ready", error: undefined, messages: [],
+  pushMessage(m) { this.messages = this.messages.concat(m); },
+  popMessage() { this.messages = this.messages.slice(0, -1); },
+  replaceMessage(i, m) {
+    const rest = this.messages.slice(i + 1);
+    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...rest];
+  },
+  snapshot(t) { return structuredClone(t); },
+};
+class Chat extends AbstractChat { constructor(init) { super({ ...init, state }); } }
+const reasons = [], errors = [];
+const chat = new Chat({
+  transport: new DefaultChatTransport({ api: process.argv[1] }),
+  onError: (e) => errors.push(String(e && e.message || e)),
+  onFinish: ({ finishReason }) => reasons.push(finishReason ?? null),
+});
+await chat.sendMessage({ text: "hi" });
+process.stdout.write(JSON.stringify({ reasons, errors }));
+"""
+
+
+@pytest.mark.parametrize("sdk", list(SDKS))
+def test_the_sdks_on_finish_gets_the_finish_reason(sdk: str) -> None:
+    """``finish`` carried no ``finishReason``: ``onFinish`` got ``undefined``."""
+    node = node_available()
+    if node is None:
+        pytest.skip("Node.js/npm not installed (CI installs them: apt-get install nodejs npm)")
+    cut: list[Event] = [TurnStart(turn=1), TextDelta(text="It was cut"), Finish(reason="length"),
+           TurnEnd(turn=1, reason="final")]
+    with serve(create_app(ScriptedSource(cut))) as server:
+        done = subprocess.run(
+            [node, "--input-type=module", "-e", FINISH_CLIENT, f"{server.url}/api/chat"],
+            cwd=JS,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "AI_PACKAGE": sdk},
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"reasons": ["length"], "errors": []}

@@ -116,6 +116,10 @@ class ReaderError(AssertionError):
     """The chunk stream would make the AI SDK's reader throw."""
 
 
+# the finish reasons both ai 6 and ai 5 (since 5.0.92) accept on ``finish``
+FINISH_REASONS = ("stop", "length", "content-filter", "tool-calls", "error", "other")
+
+
 class UIReader:
     """A model of the AI SDK's UI message stream reader: chunks in, parts out."""
 
@@ -126,6 +130,7 @@ class UIReader:
         self.errors: list[str] = []
         self.started = self.finished = False
         self.steps_open = 0
+        self.finish_reason: str | None = None
 
     def feed(self, chunk: dict[str, Any]) -> None:
         kind = chunk["type"]
@@ -141,6 +146,12 @@ class UIReader:
         elif kind == "finish":
             if self.open:
                 raise ReaderError(f"finish with open parts {sorted(self.open)}")
+            if set(chunk) - {"type", "finishReason", "messageMetadata"}:
+                raise ReaderError(f"finish with unknown keys {sorted(chunk)}")
+            reason = chunk.get("finishReason")
+            if reason is not None and reason not in FINISH_REASONS:
+                raise ReaderError(f"finish reason {reason!r} is not one the SDK takes")
+            self.finish_reason = reason
             self.finished = True
         elif kind == "start-step":
             if self.steps_open:

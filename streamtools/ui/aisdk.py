@@ -59,7 +59,12 @@ Call ids are unique per parser (``call_0`` …) and a new turn may reuse them;
 in one UI message they must be unique, so a reused id gets a ``-<n>`` suffix.
 
 Only fields present since ai 5.0 are written: that version validates chunks
-with strict schemas and rejects unknown keys (``finish`` carries no reason).
+with strict schemas and rejects unknown keys. One exception: ``finish``
+carries ``finishReason``, which the SDK hands to ``useChat``'s ``onFinish``
+(ai 6, and ai 5 since 5.0.92): the last model reply's reason in the SDK's
+words (``stop``, ``length``, ``tool-calls``, ``content-filter``, ``error``,
+``other``), ``error`` when the stream ends with an error, left out when no
+reply finished. ``finish_reason=False`` leaves it out for an older ai 5 client.
 """
 
 from __future__ import annotations
@@ -109,6 +114,20 @@ UI_MESSAGE_STREAM_HEADERS: dict[str, str] = {
 
 UI_DONE = b"data: [DONE]\n\n"
 
+# our Finish reasons (the providers' words) -> the SDK's FinishReason; any other is "other"
+_FINISH_REASONS = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "tool_calls": "tool-calls",
+    "tool_use": "tool-calls",
+    "function_call": "tool-calls",
+    "content_filter": "content-filter",
+    "error": "error",
+}
+
 
 def encode_ui_chunk(chunk: UIChunk) -> bytes:
     """One chunk as an SSE message (msgspec JSON never contains a raw newline).
@@ -130,9 +149,17 @@ class _Call(msgspec.Struct):
 class UIMessageStreamEncoder:
     """Translate our events into UI message stream chunks (sans-IO)."""
 
-    def __init__(self, *, message_id: str | None = None, dynamic_tools: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        dynamic_tools: bool = True,
+        finish_reason: bool = True,
+    ) -> None:
         self._message_id = message_id
         self._dynamic = dynamic_tools
+        self._send_reason = finish_reason
+        self._finish_reason: str | None = None  # the last model reply's, in the SDK's words
         self._started = False
         self._ended = False
         self._step_open = False
@@ -223,7 +250,8 @@ class UIMessageStreamEncoder:
                     out += self._call_error(call_id, name, None, message)
                 else:
                     out += self._output(found, "tool-output-error", errorText=message)
-            case Finish():
+            case Finish(reason=reason):
+                self._finish_reason = _FINISH_REASONS.get(reason, "other")
                 out += self._end_parts()
                 if self._implicit_step:
                     out += self._end_step()
@@ -246,9 +274,13 @@ class UIMessageStreamEncoder:
         if error is not None:
             out += self._end_parts() + self._abandon_calls(error)
         out += self._end_step()
+        finish: UIChunk = {"type": "finish"}
         if error is not None:
             out.append({"type": "error", "errorText": error})
-        out.append({"type": "finish"})
+            self._finish_reason = "error"
+        if self._send_reason and self._finish_reason is not None:
+            finish["finishReason"] = self._finish_reason
+        out.append(finish)
         self._ended = True
         return out
 
