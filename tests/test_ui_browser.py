@@ -368,3 +368,70 @@ def test_a_long_answer_costs_work_in_proportion_to_its_length(chromium: Browser)
     # rewriting the whole part each time wrote about 100 times the answer here
     assert work["w"] < 12 * size, work
     assert work["m"] <= work["f"] + 2 * work["s"] + 10, work
+
+
+def test_a_failed_request_leaves_no_unanswered_question_in_the_conversation(
+    chromium: Browser,
+) -> None:
+    """After a 400 or a network error the page kept the question with no answer,
+    so the next request carried two user messages in a row. The failed question
+    now leaves the conversation; its bubble stays, marked not sent, with the
+    error and a Retry button that sends it again."""
+    import json
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.routing import Route
+
+    from streamtools.ui import UIMessageFramer, chat_page
+
+    sent: list[list[tuple[str, str]]] = []  # each request's (role, text) messages
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(chat_page().replace("{{config}}", "{}"))
+
+    async def chat(request: Request) -> Response:
+        body = json.loads(await request.body())
+        sent.append([
+            (m["role"], "".join(p.get("text", "") for p in m["parts"] if p["type"] == "text"))
+            for m in body["messages"]
+        ])
+        if len(sent) == 1:
+            return JSONResponse({"error": {"message": "bad request body"}}, status_code=400)
+        framer = UIMessageFramer()
+        answer: list[Event] = [TextDelta(text=f"Answer {len(sent)}."), Finish(reason="stop")]
+        stream = framer.open() + b"".join(framer.frame(e) for e in answer) + framer.close()
+        return Response(stream, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/", index), Route("/api/chat", chat, methods=["POST"])])
+    expect = sync_api.expect
+    with serve(app) as server:
+        page = chromium.new_page()
+        page.goto(server.url + "/")
+        box = page.get_by_test_id("input")
+        box.fill("First?")
+        box.press("Enter")
+        expect(page.get_by_test_id("error")).to_have_text("bad request body")
+        expect(page.get_by_test_id("retry")).to_have_count(1)
+        expect(page.get_by_test_id("user-message").first).to_have_class("msg user unsent")
+
+        page.route("**/api/chat", lambda route: route.abort())  # the network fails
+        box.fill("Second?")
+        box.press("Enter")
+        expect(page.get_by_test_id("retry")).to_have_count(2)
+        expect(page.get_by_test_id("error")).to_have_count(2)
+        page.unroute("**/api/chat")
+
+        page.get_by_test_id("retry").nth(1).click()  # send "Second?" again
+        expect(page.get_by_test_id("text-part")).to_have_text("Answer 2.")
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "idle")
+        expect(page.get_by_test_id("retry")).to_have_count(1)  # First's is still there
+        box.fill("Third?")
+        box.press("Enter")
+        expect(page.get_by_test_id("text-part").nth(1)).to_have_text("Answer 3.")
+    assert sent == [
+        [("user", "First?")],
+        [("user", "Second?")],
+        [("user", "Second?"), ("assistant", "Answer 2."), ("user", "Third?")],
+    ]
