@@ -4,7 +4,7 @@ stream, a Starlette endpoint and a self-contained chat page.
 The encoders (``UIMessageStreamEncoder``, ``encode_sse_event``) and the pump
 need only anyio and msgspec; the Starlette pieces (``chat_endpoint``,
 ``create_app``, ``EventStreamResponse``) are imported on first use, so that
-``pip install 'streamtools[ui]'`` is needed only for them.
+the ``ui`` extra (``pip install -e '.[ui]'`` in the clone) is needed only for them.
 """
 
 from __future__ import annotations
