@@ -189,6 +189,11 @@ MODEL_CASES: list[Case] = [
          [("error", S, "malformed"), F]),
     Case("command-unbalanced-quote", "command", '@tool "search {"q": "x"}',
          [("error", S, "malformed"), F]),
+    # a tool named so is that tool (a renderer offers such names: its calls read back)
+    Case("command-known-name-with-parenthesis", "command", '@tool f( {"a": 1}',
+         [call("f(", a=1), F], tools=("f(", "f")),
+    Case("command-known-quoted-name", "command", '@tool "q" {}',
+         [call('"q"'), F], tools=('"q"', "q")),
 ]
 
 

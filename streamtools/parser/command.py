@@ -6,7 +6,8 @@ Text mode looks for ``@tool `` at the start of a line (the start of the reply or
 just after a newline; ``line_start`` in the syntax table); from there on it is a
 call, so nothing beyond the marker is ever held back. The body reads the tool
 name (a run of characters other than whitespace and ``{``; a quoted one,
-``"search"`` or ``'search'``, is the name inside the quotes), then spaces or tabs,
+``"search"`` or ``'search'``, is the name inside the quotes, unless a tool is
+named with them), then spaces or tabs,
 then either a JSON object (the arguments; it may span lines) or the end of the
 line or reply (no arguments: ``{}``). The call ends with the object's closing
 brace, or just before the newline; the rest of the line is text again.
@@ -28,6 +29,7 @@ import re
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import DONE, PROVIDER_STOP, CallBody, CallContext, DialectSyntax
+from streamtools.parser.catalog import AnyTool
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.jsoncall import CUT, ENVELOPE, PREFIX, JsonCallBody
 
@@ -98,7 +100,8 @@ class CommandBody(JsonCallBody):
                 return j
             self.step = _SPACES
             name = "".join(self.name_parts)
-            if "(" in name or name[:1] in _QUOTES:  # ("" is in any str: no name, no call)
+            if ("(" in name or name[:1] in _QUOTES) and not _named_so(self.ctx, name):
+                # ("" is in any str: no name, and no call, as before)
                 name, self.failure = _tool_name(name)
                 if self.failure is not None:
                     self.call.name = name  # for the error only: the call never starts
@@ -135,7 +138,8 @@ class CommandBody(JsonCallBody):
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         if self.phase == PREFIX:
             self.out = out
-            name, failure = _tool_name("".join(self.name_parts))
+            name = "".join(self.name_parts)
+            name, failure = (name, None) if _named_so(self.ctx, name) else _tool_name(name)
             if self.step == _NAME_STATE and failure is not None:
                 self.call.name = name
                 self.failure = failure
@@ -159,8 +163,14 @@ class CommandBody(JsonCallBody):
         return super().end(tail, finish_reason, out)
 
 
+def _named_so(ctx: CallContext, name: str) -> bool:
+    """A tool of the catalog has this very name (no catalog names none)."""
+    return not isinstance(ctx.catalog, AnyTool) and name in ctx.catalog
+
+
 def _tool_name(text: str) -> tuple[str, tuple[str, str] | None]:
-    """The tool name a command's name text gives, and why it is malformed if it is.
+    """The tool name a command's name text, not a tool's name as it stands, gives,
+    and why it is malformed if it is.
     A quoted name (``"search"``, ``'search'``) is the name; a parenthesis, a
     function call's syntax (``search({…})``), is an error that says where the
     arguments go (its name is the text before it, for the message)."""
