@@ -175,6 +175,38 @@ MODEL_CASES: list[Case] = [
     Case("am-wrapper-without-schema", "am_xml",
          '<am:tool_call name="search"><parameters><q>x</q></parameters></am:tool_call>',
          [call(S, parameters="<q>x</q>"), F]),
+    # -- json_action: the fence lines models write for a call ------------------------
+    # (they were an ordinary code fence: the call was text, never run)
+    Case("action-fence-underscore", "json_action",
+         '```json_action\n{"tool": "search", "parameters": {"q": "x"}}\n```',
+         [call(S, q="x"), F]),
+    Case("action-fence-hyphen", "json_action",
+         '```json-action\r\n{"tool": "search", "parameters": {"q": "x"}}\r\n```',
+         [call(S, q="x"), F]),
+    Case("action-fence-action", "json_action",
+         'Sure.\n```action\n{"tool": "search", "parameters": {"q": "x"}}\n```\nok',
+         [("text", "Sure.\n"), call(S, q="x"), ("text", "\nok"), F]),
+    Case("action-fence-trailing-space", "json_action",
+         '```json action \n{"tool": "search", "parameters": {"q": "x"}}\n```',
+         [call(S, q="x"), F]),
+    Case("action-fence-trailing-spaces-tab", "json_action",
+         '```json action \t  \r\n{"tool": "search"}\n```', [call(S), F]),
+    Case("action-fence-upper-case", "json_action",
+         '```JSON action\n{"tool": "search"}\n```\n```Json Action\n{"tool": "calc"}\n```'
+         '\n```json ACTION\n{"tool": "search"}\n```\n```ACTION\n{"tool": "calc"}\n```',
+         [call(S), ("text", "\n"), call("calc"), ("text", "\n"), call(S), ("text", "\n"),
+          call("calc"), F]),
+    # a variant right after the fence that ended a call opens the next, as the taught one
+    Case("action-fence-variant-after-open-block", "json_action",
+         '```action\n{"tool": "search"}\n```JSON_action\n{"tool": "calc"}\n```',
+         [call(S), call("calc"), F]),
+    # not a call's fence line: text, as before (a plain json fence shows an example)
+    Case("action-fence-not-a-call", "json_action",
+         '```JSON\n{"tool": "search"}\n```\n```actions\n{}\n```\n```asm\nx\n```\n'
+         '```json action     \n{}\n```\n```Json_Actions\n{}\n```',
+         [("text", '```JSON\n{"tool": "search"}\n```\n```actions\n{}\n```\n```asm\nx\n```\n'
+           '```json action     \n{}\n```\n```Json_Actions\n{}\n```'), F]),
+    Case("action-fence-line-cut", "json_action", "x ```json_act", [("text", "x ```json_act"), F]),
     # -- command: the name as a function call's, or quoted ---------------------------
     # a quoted name is the name (it was an unknown tool '"search"')
     Case("command-quoted-name", "command", '@tool "search" {"q": "x"}\nok',

@@ -6,6 +6,7 @@ only outcomes are events or our own errors."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from parser_cases import feed_all, merge, run_checked
 from streamtools.errors import ParserStateError, SizeLimitExceeded, StreamtoolsError
 from streamtools.events import CallEnd, CallError, Finish, ReasoningDelta, TextDelta
 from streamtools.parser import DIALECTS, Parser
+from streamtools.parser.markers import MarkerScan
 from streamtools.prompts import get_renderer
 from streamtools.transcript import ToolCall
 
@@ -411,3 +413,19 @@ def test_stop_split_across_deltas_and_later_input_ignored() -> None:
         TextDelta(text="Answer"),
         Finish(reason="stop", stop_sequence="\nObservation:"),
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text("ab`\n", min_size=1, max_size=5), min_size=1, max_size=6),
+    st.text("ab`\n", max_size=30),
+)
+def test_marker_pattern_matches_as_the_longest_first_alternation(
+    markers: list[str], text: str
+) -> None:
+    # the scan's pattern is factored by common prefixes (for speed); it must find
+    # what the plain alternation, longest marker first, finds: where, and which
+    ordered = sorted(set(markers), key=len, reverse=True)
+    plain = re.compile("|".join(re.escape(m) for m in ordered))
+    found = [(m.start(), m.group()) for m in MarkerScan(markers).rx.finditer(text)]
+    assert found == [(m.start(), m.group()) for m in plain.finditer(text)]

@@ -90,9 +90,9 @@ Decisions
   ``CallError(reason="unterminated")``.
 * ``max_buffer`` caps the characters held at once (held text plus an open call's
   raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
-* Hold-back exceptions, both stated by their dialects: ``inline_json`` holds a
-  ``{`` until the tool name is decided (``34 + longest name``), and
-  ``json_object`` holds whitespace next to the reply object (it is dropped).
+* Hold-back exceptions, stated by their dialects: ``inline_json`` holds a ``{``
+  until the tool name is decided (``34 + longest name``), ``json_action`` a fence
+  line (``HOLD_BOUND``), ``json_object`` whitespace next to the reply object.
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``

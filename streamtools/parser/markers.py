@@ -2,8 +2,9 @@
 
 Theory of operation
 -------------------
-``MarkerScan`` holds one mode's tables: one compiled alternation of every
-marker (longest first), a character class of their first characters, every
+``MarkerScan`` holds one mode's tables: one compiled pattern of every marker
+(factored by common prefixes, finding the longest marker where several
+start), a character class of their first characters, every
 proper prefix (what may be held back at the end of a buffer) and the prefixes
 that hold no whole marker (a buffer that is one of them can only be held). The
 tables are immutable, so parsers with the same markers share one
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from streamtools.errors import UnknownDialectError, UsageError
 from streamtools.parser.calls import DialectSyntax
@@ -37,7 +39,7 @@ class MarkerScan:
     def __init__(self, markers: Iterable[str]) -> None:
         ordered = sorted(set(markers), key=len, reverse=True)
         self.markers = frozenset(ordered)
-        self.rx = re.compile("|".join(re.escape(m) for m in ordered))
+        self.rx = re.compile(_trie(ordered))
         starts = sorted({m[0] for m in ordered})
         self.start_rx = re.compile("[" + "".join(re.escape(c) for c in starts) + "]")
         self.prefixes = frozenset(m[:k] for m in ordered for k in range(1, len(m)))
@@ -67,6 +69,33 @@ class MarkerScan:
                     best, tok, e = j, t, j + len(t)
                     break
         return best, tok
+
+
+def _trie(markers: Sequence[str]) -> str:
+    """One pattern for the markers, factored by their common prefixes
+    (``a(?:b|c)`` for ``ab|ac``): at each character one branch at most can
+    match, so ``re`` does not try every marker at every candidate position (a
+    dialect with several markers that share a start, ``json_action``'s fences).
+    It matches what the longest-first alternation matches: the longest marker
+    there (an optional tail is greedy). Very long markers (a caller's stop
+    string) get the plain alternation, the pattern's nesting being that deep."""
+    if max(map(len, markers)) > 200:
+        return "|".join(re.escape(m) for m in markers)
+    root: dict[str, Any] = {}
+    for m in markers:
+        node = root
+        for c in m:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [re.escape(c) + pattern(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(root)
 
 
 @functools.lru_cache(maxsize=64)
