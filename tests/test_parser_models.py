@@ -11,12 +11,16 @@ conservation, append-only arguments, hold-back and the fast path.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
 
 # the stand-in ToolRegistry, with schemas (search: q string; calc: a number, b integer)
 from test_parser import SchemaCatalog
 
 from streamtools.events import CallError
+from streamtools.parser import calls
+from streamtools.prompts import special_tokens
 
 MODEL_CASES: list[Case] = [
     # -- the arguments under another key ------------------------------------------
@@ -207,6 +211,27 @@ MODEL_CASES: list[Case] = [
          [("text", '```JSON\n{"tool": "search"}\n```\n```actions\n{}\n```\n```asm\nx\n```\n'
            '```json action     \n{}\n```\n```Json_Actions\n{}\n```'), F]),
     Case("action-fence-line-cut", "json_action", "x ```json_act", [("text", "x ```json_act"), F]),
+    # -- the end-of-turn tokens of other chat templates, where a closing marker is due:
+    # layout, as <|im_end|> is (they were text the call could not hold: malformed)
+    Case("hermes-gemma4-end-of-turn", "hermes",
+         '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n<turn|>',
+         [call(S, q="x"), F], finish_reason="stop"),
+    Case("action-deepseek-end-of-sentence", "json_action",
+         '```json action\n{"tool": "search", "parameters": {"q": "x"}}\n'
+         "<\uff5cend\u2581of\u2581sentence\uff5c>",
+         [call(S, q="x"), F], finish_reason="stop"),
+    Case("am-gemma4-turn-before-close", "am_xml",
+         '<am:tool_call name="search"><q>x</q>\n<turn|>\n</am:tool_call>', [call(S, q="x"), F]),
+    Case("am-deepseek-token-ends-the-turn", "am_xml",
+         '<am:tool_call name="search">\n<q>x</q>\n<\uff5cAssistant\uff5c>',
+         [call(S, q="x"), F], finish_reason="stop"),
+    # still prose after it, or a tag of another shape: the call is malformed, as before
+    Case("hermes-gemma4-token-then-prose", "hermes",
+         '<tool_call>{"name": "search", "arguments": {}}<turn|>Done.',
+         [("error", S, "malformed"), F]),
+    Case("hermes-html-tag-after-object", "hermes",
+         '<tool_call>{"name": "search", "arguments": {}}<b>x</b></tool_call>',
+         [("error", S, "malformed"), F]),
     # -- command: the name as a function call's, or quoted ---------------------------
     # a quoted name is the name (it was an unknown tool '"search"')
     Case("command-quoted-name", "command", '@tool "search" {"q": "x"}\nok',
@@ -318,3 +343,15 @@ def test_am_xml_call_without_name_says_use_the_name_attribute(text: str, hint: s
     error = _error("am_xml", text)
     assert error.reason == "malformed" and error.name is None, error
     assert hint in error.message, error.message
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("<>|\uff5ca\u2581 [", max_size=24))
+def test_special_tokens_are_the_shape_the_prompts_defuse(text: str) -> None:
+    # what the parser takes as layout is what the render side defuses in results
+    ours = [(m.start(), m.group()) for m in calls.SPECIAL_TOKEN.finditer(text)]
+    assert ours == [(m.start(), m.group()) for m in special_tokens.SPECIAL_TOKEN.finditer(text)]
+    for k in range(len(text) + 1):
+        if special_tokens.SPECIAL_TOKEN.fullmatch(text[:k]) is not None:
+            for j in range(1, k):  # each start of one is a start still arriving
+                assert calls.SPECIAL_TOKEN_START.match(text[:j]) is not None, text[:j]

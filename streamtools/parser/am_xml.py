@@ -51,7 +51,8 @@ body with no child elements but a JSON object as its text is taken as the
 arguments object.
 
 Between, before and after the parameter elements only whitespace, comments
-(``<!-- … -->``), declarations and chat-template special tokens (``<|im_end|>``:
+(``<!-- … -->``), declarations and chat-template special tokens (``<|im_end|>``,
+Gemma 4's ``<turn|>``, DeepSeek's full-width ``<｜…｜>``: ``calls.SPECIAL_TOKEN``;
 a server that does not strip them, a model ending its turn where
 ``</am:tool_call>`` is due) are allowed. Any other text there, or a stray
 closing tag, means a value was cut short (``<a>{"s": "</a>"}</a>``: the value's

@@ -49,11 +49,18 @@ RUNNING, DONE, REJECTED = 0, 1, 2
 # whose closing marker is missing. ``None`` (a stream that broke before its
 # finish) and ``length`` do not.
 PROVIDER_STOP = frozenset({"stop", "stop_sequence"})
-# a chat template's special token as text (``<|im_end|>``, ``<|eot_id|>``): a server
-# that does not strip them shows the one a model ended its turn with; where a
-# call's closing marker is due it is layout (``am_xml`` and the JSON dialects)
-SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>")
-SPECIAL_TOKEN_START = re.compile(r"<(?:\|[A-Za-z0-9_]{0,32}\|?)?\Z")  # one still arriving
+# a chat template's special token as text (``<|im_end|>``, ``<|eot_id|>``, Gemma 4's
+# ``<turn|>``, DeepSeek's ``<｜end▁of▁sentence｜>``): a server that does not strip
+# them shows the one a model ended its turn with; where a call's closing marker
+# is due it is layout (``am_xml`` and the JSON dialects). The shape is the one
+# ``streamtools.prompts.special_tokens`` defuses (a test holds them equal): a
+# bar, ASCII or full-width, on one side of the name or both; a name of 1 to 64
+# characters other than whitespace, angle and square brackets and the bars.
+_BAR = "|\uff5c"
+_NAME = rf"[^\s<>\[\]{_BAR}]"
+SPECIAL_TOKEN = re.compile(rf"<[{_BAR}]{_NAME}{{1,64}}[{_BAR}]?>|<{_NAME}{{1,64}}[{_BAR}]>")
+# one still arriving (at most 67 characters held, where the call would fail otherwise)
+SPECIAL_TOKEN_START = re.compile(rf"<[{_BAR}]?{_NAME}{{0,64}}[{_BAR}]?\Z")
 Out = list[ParserEvent]
 
 

@@ -156,7 +156,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
         loosely. ``(end, closes)``: taken up to ``end``, ``closes`` if it was the
         closing marker; ``(i, False)``: it may still be, wait; None: the call is
         malformed. (Reached only where the call would otherwise fail.) Here: a
-        chat template's special token (``<|im_end|>``) is layout, so a call that
+        chat template's special token (``<|im_end|>``, ``<turn|>``, ``<｜…｜>``:
+        ``calls.SPECIAL_TOKEN``; one still arriving waits, at most 67
+        characters) is layout, so a call that
         ends the model's turn before its closing marker completes at
         ``end("stop")``, as one whose marker the provider removed."""
         m = SPECIAL_TOKEN.match(s, i)
