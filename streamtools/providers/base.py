@@ -92,7 +92,7 @@ from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 
-__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field"]
+__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
@@ -269,11 +269,17 @@ def _checked_url(url: str) -> str:
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what httpx and HTTP/1.1 can send
 
 
+def sendable_header(value: str) -> bool:
+    """Whether a request can carry ``value`` in a header (tabs and printable
+    ASCII only: no line break, control or non-ASCII character)."""
+    return _HEADER_VALUE.fullmatch(value) is not None
+
+
 def _check_header(name: str, value: str) -> None:
     """``UsageError`` for a header value no request can carry (a key pasted with
     a "…", a newline inside): it was a raw ``UnicodeEncodeError``, or a retried
     transport error quoting the whole value, the secret key included."""
-    if not _HEADER_VALUE.fullmatch(value):
+    if not sendable_header(value):
         raise UsageError(
             f"{name} holds a character an HTTP header cannot carry (a line break, a "
             "control character or a non-ASCII one): check it for a pasted extra character"

@@ -66,7 +66,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -90,6 +89,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import Model
 from streamtools.prompts import get_renderer
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+from streamtools.providers.base import sendable_header
 from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.network import upstream_client
@@ -147,9 +147,6 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     upstream_body: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what a header to the upstream can carry
-
-
 def _client_key(request: Request) -> str | None:
     """The client's own key, to forward upstream. One that no request can carry
     (a key pasted with a "…" or a non-breaking space: its bytes come as
@@ -160,7 +157,7 @@ def _client_key(request: Request) -> str | None:
         key = auth[7:].strip() or None
     else:
         key = request.headers.get("x-api-key") or None
-    if key is not None and not _HEADER_VALUE.fullmatch(key):
+    if key is not None and not sendable_header(key):
         raise RequestError(
             "the API key holds a character an HTTP header cannot carry (a non-ASCII or "
             "control character): check it for a pasted extra character",
