@@ -53,7 +53,7 @@ PROVIDER_STOP = frozenset({"stop", "stop_sequence"})
 # ``<turn|>``, DeepSeek's ``<｜end▁of▁sentence｜>``): a server that does not strip
 # them shows the one a model ended its turn with; where a call's closing marker
 # is due it is layout (``am_xml`` and the JSON dialects). The shape is the one
-# ``streamtools.prompts.special_tokens`` defuses (a test holds them equal): a
+# ``streamtools.prompts.special_tokens`` defuses (it imports this pattern): a
 # bar, ASCII or full-width, on one side of the name or both; a name of 1 to 64
 # characters other than whitespace, angle and square brackets and the bars.
 _BAR = "|\uff5c"

@@ -13,19 +13,21 @@ system prompt. The dialects' own escaping (``&lt;`` in ``am_xml``, ``\\u003c`` i
 ``hermes`` and the JSON results) does not cover every place we write such text,
 so the render side defuses it here, in one way, wherever it goes.
 
-**What counts** (``SPECIAL_TOKEN``): the shape chat templates give their special
-tokens, not a list of names, so that the tokens of models not yet released are
-covered too: ``<|name|>`` (ChatML, Llama 3, Phi, gpt-oss's Harmony, Command R,
-Granite, GLM), each half of it, ``<|name>`` and ``<name|>`` (Gemma 4's
-``<|turn>`` … ``<turn|>``), and the same with the full-width bar ``｜``
-(DeepSeek's ``<｜end▁of▁sentence｜>``). A name is 1 to 64 characters other than
-whitespace, angle and square brackets and the bars (no template's token has a
-square bracket, and so ``am_xml``'s CDATA markup, ``<![CDATA[`` and ``]]>``,
-never completes one with the text beside it). Tokens of other shapes (Gemma 2 and 3's
-``<start_of_turn>``, Mistral's ``[INST]``, ``</s>``) are left alone: they look like
-an HTML tag or a bracketed word, and rewriting every such one would alter
-ordinary content. Code stays as it is: R's and Elixir's ``x |> f`` or Elm's
-``f <| x`` have no name between the bar and the angle bracket.
+**What counts** (``SPECIAL_TOKEN``, the parser's ``calls.SPECIAL_TOKEN``, which
+reads the same shape as layout where a call's closing marker is due): the shape
+chat templates give their special tokens, not a list of names, so that the
+tokens of models not yet released are covered too: ``<|name|>`` (ChatML, Llama
+3, Phi, gpt-oss's Harmony, Command R, Granite, GLM), each half of it,
+``<|name>`` and ``<name|>`` (Gemma 4's ``<|turn>`` … ``<turn|>``), and the same
+with the full-width bar ``｜`` (DeepSeek's ``<｜end▁of▁sentence｜>``). A name is 1
+to 64 characters other than whitespace, angle and square brackets and the bars
+(no template's token has a square bracket, and so ``am_xml``'s CDATA markup,
+``<![CDATA[`` and ``]]>``, never completes one with the text beside it). Tokens
+of other shapes (Gemma 2 and 3's ``<start_of_turn>``, Mistral's ``[INST]``,
+``</s>``) are left alone: they look like an HTML tag or a bracketed word, and
+rewriting every such one would alter ordinary content. Code stays as it is: R's
+and Elixir's ``x |> f`` or Elm's ``f <| x`` have no name between the bar and the
+angle bracket.
 
 **How** a token is defused: its opening ``<`` and closing ``>`` (the characters
 next to a bar) are written another way, so that no tokenizer can match it, while
@@ -63,13 +65,11 @@ Core module: standard library only.
 
 from __future__ import annotations
 
-import re
+# the parser's pattern (where a call's closing marker is due it reads such a
+# token as layout): one shape, read and defused alike
+from streamtools.parser.calls import SPECIAL_TOKEN
 
 __all__ = ["SPECIAL_TOKEN", "defuse_json", "defuse_text", "defused", "holds_special_token"]
-
-_BAR = "|\uff5c"  # the ASCII bar, and DeepSeek's full-width one
-_NAME = rf"[^\s<>\[\]{_BAR}]{{1,64}}"
-SPECIAL_TOKEN = re.compile(rf"<[{_BAR}]{_NAME}[{_BAR}]?>|<{_NAME}[{_BAR}]>")
 
 
 def defused(text: str, *, lt: str, gt: str) -> str:
