@@ -310,7 +310,12 @@ def value_check(arg_type: Any, *, closed: bool) -> ValueCheck | None:
         info = mi.type_info(arg_type)
     except (TypeError, ValueError):
         return None
-    if not _checks_anything(info, closed):
+    def checked(node: mi.Type) -> bool:
+        if isinstance(node, mi.FloatType):
+            return True
+        return closed and isinstance(node, _OBJECTS) and not getattr(node, "array_like", False)
+
+    if not _anywhere(info, checked):
         return None
     return lambda raw, lenient: _problem(info, raw, closed=closed, lenient=lenient)
 
@@ -329,7 +334,9 @@ def _children(node: mi.Type) -> list[mi.Type]:
     return []
 
 
-def _checks_anything(info: mi.Type, closed: bool) -> bool:
+def _anywhere(info: mi.Type, test: Callable[[mi.Type], bool]) -> bool:
+    """Whether ``test`` holds for ``info`` or a type anywhere inside it (each
+    type looked at once: a recursive type ends)."""
     seen: set[int] = set()
     stack = [info]
     while stack:
@@ -337,9 +344,7 @@ def _checks_anything(info: mi.Type, closed: bool) -> bool:
         if id(node) in seen:  # a recursive type
             continue
         seen.add(id(node))
-        if isinstance(node, mi.FloatType):
-            return True
-        if closed and isinstance(node, _OBJECTS) and not getattr(node, "array_like", False):
+        if test(node):
             return True
         stack.extend(_children(node))
     return False
@@ -436,17 +441,9 @@ def integral_repair(arg_type: Any) -> Callable[[Any], Any] | None:
         info = mi.type_info(arg_type)
     except (TypeError, ValueError):
         return None
-    seen: set[int] = set()
-    stack = [info]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if _takes_whole(node):
-            return lambda raw: _repaired(info, raw)
-        stack.extend(_children(node))
-    return None
+    if not _anywhere(info, _takes_whole):
+        return None
+    return lambda raw: _repaired(info, raw)
 
 
 def _takes_whole(node: mi.Type) -> bool:
