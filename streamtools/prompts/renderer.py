@@ -48,7 +48,12 @@ from typing import Any, Literal
 
 from streamtools.errors import ToolDefinitionError
 from streamtools.model import ToolSpec
-from streamtools.prompts.special_tokens import defuse_json, defuse_text, holds_special_token
+from streamtools.prompts.special_tokens import (
+    SPECIAL_TOKEN,
+    defuse_json,
+    defuse_text,
+    holds_special_token,
+)
 from streamtools.schema import resolve
 from streamtools.transcript import ToolCall
 
@@ -448,9 +453,11 @@ class Renderer:
         return f"Write each {self.tool_word} call exactly in this form:\n{self.call_form}"
 
 
-# a chat template's special token ending the text, and the whitespace after it
-# (the parsers' ``calls.SPECIAL_TOKEN``: where a closing marker is due, layout)
-_SPECIAL_END = re.compile(r"<\|[A-Za-z0-9_]{1,32}\|>\s*\Z")
+# a chat template's special token ending the text, and the whitespace after it:
+# the parsers' own ``calls.SPECIAL_TOKEN`` (where a closing marker is due, layout),
+# so that every token they read as a model's end of turn (Gemma 4's ``<turn|>``,
+# DeepSeek's ``<｜end▁of▁sentence｜>`` too, not only ``<|im_end|>``) is left out
+_SPECIAL_END = re.compile(rf"(?:{SPECIAL_TOKEN.pattern})\s*\Z")
 
 
 def unended(text: str) -> str:
