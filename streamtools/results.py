@@ -97,12 +97,30 @@ def encode_json(value: Any) -> bytes:
 
 
 def _enc_hook(obj: Any) -> Any:
+    """What msgspec cannot encode, as a value it can: a pydantic model's dump; a
+    number of a subclass of int or float (msgspec takes only the exact types:
+    numpy's ``float64``, a ``UserId(int)``) as that number, not its text; an
+    array or a scalar of numpy (and what shares its ``tolist``: ``array.array``,
+    tensors) as its values, not its ``str``, which numpy cuts to
+    ``[0 1 2 ... 998 999]``; anything else as its ``str``."""
     dump = getattr(obj, "model_dump", None)  # pydantic models, without importing pydantic
     if callable(dump):
         try:
             return dump(mode="json")
         except TypeError:
             pass
+    if isinstance(obj, float):
+        return float(obj)  # NaN and the infinities are then spelled as ``float``'s are
+    if isinstance(obj, int):
+        return int(obj)
+    tolist = getattr(obj, "tolist", None)
+    if callable(tolist):
+        try:
+            values = tolist()
+        except Exception:
+            values = obj
+        if values is not obj:
+            return values
     try:
         return str(obj)
     except Exception:  # a broken __str__: repr is the last resort (it may raise too)
@@ -114,8 +132,9 @@ _result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic"
 
 def format_result(value: Any) -> str:
     """A tool's return value as text for the model: a str as is, UTF-8 bytes as text,
-    anything else as JSON (pydantic-style models via ``model_dump``; objects msgspec
-    cannot encode fall back to ``str``, then ``repr``).
+    anything else as JSON (pydantic-style models via ``model_dump``, numpy's arrays and
+    scalars via ``tolist``, subclasses of int and float as numbers; other objects msgspec
+    cannot encode fall back to ``str``, then ``repr``: ``_enc_hook``).
 
     Deterministic JSON (sorted keys and sets, so equal results read the same) needs
     str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
@@ -136,7 +155,7 @@ def format_result(value: Any) -> str:
         except UnicodeDecodeError:
             pass  # binary: JSON encodes it as base64
     if isinstance(value, float) and not math.isfinite(value):
-        return _NON_FINITE[repr(value)]
+        return _non_finite_name(value)
     try:
         data = _result_encoder.encode(value)
     except (TypeError, ValueError):
@@ -152,7 +171,13 @@ def format_result(value: Any) -> str:
 
 # NaN and the infinities as JavaScript (and Python's ``json``) spell them: JSON
 # has no such numbers, and the ``null`` msgspec writes would tell the model nothing.
-_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+def _non_finite_name(value: float) -> str:
+    """``NaN``, ``Infinity`` or ``-Infinity``, from the value rather than its
+    ``repr``: a float subclass (numpy's ``float64``, whose repr is
+    ``np.float64(nan)``) is the same number under another spelling."""
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 def _non_finite(value: Any) -> bool:
@@ -170,7 +195,7 @@ def _spelled(value: Any) -> Any:
     """``json_ready``'s output with each NaN or infinity as its name, a string,
     and each int too long for msgspec (over Python's digit limit) as its digits."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else _NON_FINITE[repr(value)]
+        return value if math.isfinite(value) else _non_finite_name(value)
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4096:
         return msgspec.Raw(_int_text(value).encode())
     if isinstance(value, dict):
