@@ -24,6 +24,9 @@ honoured:
   reasoning models, as ``thinking`` parts of a ``content`` that is a list of
   parts (its ``text`` parts are the text): such a list was refused as
   malformed, ending the answer in an error at its first token.
+* A refusal (``delta.refusal``: OpenAI's models under structured outputs or
+  their safety rules) is what the model answered in place of ``content``, so
+  it is text; it was dropped, and the answer looked empty.
 * Tool-call deltas are passed on as ``CallChunk``, one ``index`` per call in
   the order the calls began (``_Calls`` decides which call a delta belongs
   to: servers reuse index 0 for parallel calls, with or without ids, repeat
@@ -150,6 +153,7 @@ class _Delta(msgspec.Struct):
     # (``text``), ``reasoning.summary`` (``summary``), ``reasoning.encrypted`` (``data``)
     reasoning_details: list[dict[str, Any]] | None = None
     tool_calls: list[_ToolCallDelta] | None = None
+    refusal: str | None = None  # the model's refusal, in place of ``content``
 
 
 def _reasoning(delta: _Delta) -> str | None:
@@ -607,6 +611,8 @@ class OpenAIChat(HTTPProvider):
                                 elif not thought and (piece := pairs.join(TEXT, piece)):
                                     yield TextChunk(text=piece)
                         elif content and (text := pairs.join(TEXT, content)):
+                            yield TextChunk(text=text)
+                        if delta.refusal and (text := pairs.join(TEXT, delta.refusal)):
                             yield TextChunk(text=text)
                         for tc in delta.tool_calls or ():
                             for call_chunk in calls.feed(tc):

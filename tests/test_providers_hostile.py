@@ -1,0 +1,60 @@
+"""Providers against unusual and hostile servers, over real HTTP (FakeServer ``raw``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from provider_support import collect, text_of
+
+from streamtools.model import FinishChunk, TextChunk
+from streamtools.providers import OpenAIChat
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import Reply
+
+pytestmark = pytest.mark.anyio
+
+
+def sse(*events: Any) -> bytes:
+    """An SSE body of ``events`` (JSON objects, or data text as given)."""
+    lines = (e if isinstance(e, str) else json.dumps(e) for e in events)
+    return "".join(f"data: {line}\n\n" for line in lines).encode()
+
+
+def delta(**fields: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": fields, "finish_reason": None}]}
+
+
+def finish(reason: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+async def test_an_openai_refusal_is_the_answer_s_text(anyio_backend: str) -> None:
+    """OpenAI streams a refusal as ``delta.refusal`` in place of ``content``: it
+    was dropped, and the answer came back empty with a plain ``stop``."""
+    raw = sse(
+        delta(role="assistant", content=None, refusal=""),
+        delta(refusal="I'm sorry, "),
+        delta(refusal="I can't help with that."),
+        finish("stop"),
+        "[DONE]",
+    )
+    whole = {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "refusal": "No."},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    as_json = Reply(raw=json.dumps(whole).encode(), content_type="application/json")
+    replies = [Reply(raw=raw), as_json]
+    async with FakeServer(replies) as server:
+        streamed = await collect(OpenAIChat("m", base_url=server.base_url))
+        answered = await collect(OpenAIChat("m", base_url=server.base_url))
+    assert text_of(streamed) == "I'm sorry, I can't help with that."
+    assert streamed[-1] == FinishChunk(reason="stop")
+    assert [c for c in answered if isinstance(c, TextChunk)] == [TextChunk(text="No.")]
