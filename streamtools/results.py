@@ -6,6 +6,7 @@ Core module: standard library and msgspec only.
 from __future__ import annotations
 
 import decimal
+import enum
 import math
 import re
 from collections.abc import Callable
@@ -229,11 +230,19 @@ def json_ready(value: Any) -> Any:
 
 
 def _key(key: Any) -> str:
+    """A dict key as a JSON object's key: an enum member as its value (as msgspec
+    writes the member itself), a number of any subclass (numpy's) as its digits,
+    NaN and the infinities by name, as they are written as values."""
+    if isinstance(key, enum.Enum):
+        return _key(key.value)
     if isinstance(key, str):
         return valid_text(key)
     if isinstance(key, int) and not isinstance(key, bool):
         return _int_text(key)
-    if key is None or isinstance(key, bool | int | float):
+    if isinstance(key, float):
+        key = float(key)
+        return msgspec.json.encode(key).decode() if math.isfinite(key) else _non_finite_name(key)
+    if key is None or isinstance(key, bool):
         return msgspec.json.encode(key).decode()
     return valid_text(str(key))
 

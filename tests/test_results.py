@@ -4,6 +4,7 @@ crash or a summary."""
 
 from __future__ import annotations
 
+import enum
 import math
 
 import pytest
@@ -66,3 +67,16 @@ def test_numpy_values_are_json() -> None:
     assert format_result({"n": np.int64(3), "x": np.float64("nan"), "ok": np.bool_(True)}) == (
         '{"n":3,"ok":true,"x":"NaN"}'
     )
+
+
+class Unit(enum.Enum):
+    CELSIUS = "c"
+
+
+def test_keys_read_as_the_same_values_do() -> None:
+    """An enum key read ``"Unit.CELSIUS"`` where the same member as a value reads
+    ``"c"``; a numpy float key made the result unencodable (``TypeError``); a NaN
+    key read ``"null"``."""
+    assert format_result({Unit.CELSIUS: 1, "unit": Unit.CELSIUS}) == '{"c":1,"unit":"c"}'
+    assert format_result({Float64(1.5): 1, "a": 2}) == '{"1.5":1,"a":2}'
+    assert format_result({float("nan"): 1, "a": 2}) == '{"NaN":1,"a":2}'
