@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from provider_support import collect, text_of
 
-from streamtools.model import FinishChunk, TextChunk
+from streamtools.events import CallEnd
+from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
+from streamtools.native import NativeCalls
 from streamtools.providers import OpenAIChat
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
@@ -28,6 +30,13 @@ def delta(**fields: Any) -> dict[str, Any]:
 
 def finish(reason: str) -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+def ended(chunks: list[Chunk]) -> list[tuple[str, dict[str, Any]]]:
+    """The calls ``NativeCalls`` completes from ``chunks``: (name, arguments)."""
+    native = NativeCalls()
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    return [(e.name, e.arguments) for e in events + native.end() if isinstance(e, CallEnd)]
 
 
 async def test_an_openai_refusal_is_the_answer_s_text(anyio_backend: str) -> None:
@@ -58,3 +67,25 @@ async def test_an_openai_refusal_is_the_answer_s_text(anyio_backend: str) -> Non
     assert text_of(streamed) == "I'm sorry, I can't help with that."
     assert streamed[-1] == FinishChunk(reason="stop")
     assert [c for c in answered if isinstance(c, TextChunk)] == [TextChunk(text="No.")]
+
+
+async def test_a_legacy_function_call_is_a_call(anyio_backend: str) -> None:
+    """The deprecated ``function_call`` delta (and message field): its finish
+    reason was read as ``tool_calls``, but the call itself was dropped."""
+    raw = sse(
+        delta(role="assistant", content=None, function_call={"name": "add", "arguments": ""}),
+        delta(function_call={"arguments": '{"a": '}),
+        delta(function_call={"arguments": "2}"}),
+        finish("function_call"),
+        "[DONE]",
+    )
+    call = {"name": "mul", "arguments": '{"b": 3}'}
+    message = {"role": "assistant", "content": None, "function_call": call}
+    whole = {"choices": [{"index": 0, "message": message, "finish_reason": "function_call"}]}
+    as_json = Reply(raw=json.dumps(whole).encode(), content_type="application/json")
+    async with FakeServer([Reply(raw=raw), as_json]) as server:
+        streamed = await collect(OpenAIChat("m", base_url=server.base_url))
+        answered = await collect(OpenAIChat("m", base_url=server.base_url))
+    assert ended(streamed) == [("add", {"a": 2})]
+    assert ended(answered) == [("mul", {"b": 3})]
+    assert streamed[-1] == answered[-1] == FinishChunk(reason="tool_calls")

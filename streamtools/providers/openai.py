@@ -31,7 +31,8 @@ honoured:
   the order the calls began (``_Calls`` decides which call a delta belongs
   to: servers reuse index 0 for parallel calls, with or without ids, repeat
   the name with every delta, or stream it in pieces). A server that sends
-  ``arguments`` as an object instead of JSON text gets it re-encoded. Calls
+  ``arguments`` as an object instead of JSON text gets it re-encoded. The
+  deprecated ``delta.function_call`` is one such call, on index 0. Calls
   stream one after another, so a delta that starts another call completes
   the previous one, and the finish reason completes the last: each gets a
   ``done`` chunk then, so it can run while the next is still being written.
@@ -154,6 +155,7 @@ class _Delta(msgspec.Struct):
     reasoning_details: list[dict[str, Any]] | None = None
     tool_calls: list[_ToolCallDelta] | None = None
     refusal: str | None = None  # the model's refusal, in place of ``content``
+    function_call: _Function | None = None  # the legacy form of one call (``_legacy``)
 
 
 def _reasoning(delta: _Delta) -> str | None:
@@ -164,6 +166,16 @@ def _reasoning(delta: _Delta) -> str | None:
     if text or not delta.reasoning_details:
         return text
     return reasoning_text(delta.reasoning_details)
+
+
+def _legacy(delta: _Delta) -> tuple[_ToolCallDelta, ...]:
+    """A legacy ``function_call`` delta as the tool-call delta it stands for:
+    one call, on index 0, without an id. Servers that still answer in the
+    deprecated form (its finish reason ``function_call`` already read as
+    ``tool_calls``) had the call itself dropped: a call finish with no call."""
+    if delta.function_call is None:
+        return ()
+    return (_ToolCallDelta(function=delta.function_call),)
 
 
 def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
@@ -614,7 +626,7 @@ class OpenAIChat(HTTPProvider):
                             yield TextChunk(text=text)
                         if delta.refusal and (text := pairs.join(TEXT, delta.refusal)):
                             yield TextChunk(text=text)
-                        for tc in delta.tool_calls or ():
+                        for tc in delta.tool_calls or _legacy(delta):
                             for call_chunk in calls.feed(tc):
                                 yield call_chunk
                     if choice.finish_reason:
