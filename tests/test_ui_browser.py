@@ -13,6 +13,7 @@ download (``playwright install``) is never used.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -435,3 +436,35 @@ def test_a_failed_request_leaves_no_unanswered_question_in_the_conversation(
         [("user", "Second?")],
         [("user", "Second?"), ("assistant", "Answer 2."), ("user", "Third?")],
     ]
+
+
+def test_one_long_line_costs_work_in_proportion_to_its_length(chromium: Browser) -> None:
+    """A reply with no line break (a model that writes one paragraph, a minified
+    blob) rewrote its whole line in progress per delta: time in the square of its
+    length (23 million characters written for this 17 000). Each delta is now
+    appended once, markup included, read as Markdown reads it (where the two
+    regular expressions made bold inside code)."""
+    pieces = ["Call `f(", "x)` with **ca", "re**, then ", "a `` b ** c * d ", "***e** `g "]
+    text = [TextDelta(text=pieces[i % 5]) for i in range(1500)]
+    shown = "".join(e.text for e in text).rstrip()
+    script: list[Step] = [TurnStart(turn=1), *text, Finish(reason="stop")]
+    with serve(create_app(ScriptedSource(script))) as server:
+        page = chromium.new_page()
+        page.add_init_script(f"({COUNT_WORK})()")
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("One long line.")
+        page.get_by_test_id("input").press("Enter")
+        sync_api.expect(page.get_by_test_id("status")).to_have_attribute(
+            "data-state", "idle", timeout=60_000
+        )
+        part = page.get_by_test_id("text-part")
+        written = page.evaluate("__written")
+        html = part.inner_html()
+    # Markdown's reading: a code span's text is literal (no bold inside it)
+    unit = (
+        "Call <code>f(x)</code> with <strong>care</strong>, then a `<code> b ** c * d ***e** "
+        "</code>g "
+    )
+    assert html.count("<code>") == 600 and html.count("<strong>") == 300
+    assert re.sub(r"</?span>", "", html).startswith(unit * 3)
+    assert written < 4 * len(shown), written
