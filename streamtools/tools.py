@@ -157,13 +157,13 @@ class Tool:
         with ``5`` in its place (``schema.integral_repair``); ``5.5`` stays an error."""
         try:
             try:
-                value = msgspec.convert(arguments, self._type, strict=not lenient)
+                value = _convert(arguments, self._type, lenient)
             except msgspec.ValidationError:
                 fixed = self._integral(arguments) if self._integral is not None else None
                 if fixed is None:
                     raise
                 arguments = fixed
-                value = msgspec.convert(arguments, self._type, strict=not lenient)
+                value = _convert(arguments, self._type, lenient)
         except msgspec.ValidationError as exc:
             raise self._error(str(exc)) from None
         except Exception as exc:  # a user's own check (a Struct's __post_init__) refused them
@@ -364,6 +364,14 @@ def _enclosing_scopes(fn: Callable[..., Any]) -> tuple[str | None, list[str]]:
     parts = str(getattr(target, "__qualname__", "")).split(".")[:-1]
     scopes = [".".join(parts[: i + 1]) for i, part in enumerate(parts) if part != "<locals>"]
     return getattr(target, "__module__", None), scopes
+
+
+def _convert(arguments: dict[str, Any], arg_type: Any, lenient: bool) -> Any:
+    """``arguments`` converted into ``arg_type``. Their keys come from JSON (or
+    XML), where every key is a string: ``str_keys`` reads ``{"1": "a"}`` into a
+    ``dict[int, str]``, which a strict conversion from a Python dict refuses, so
+    that a tool taking one could never be called from a JSON dialect."""
+    return msgspec.convert(arguments, arg_type, strict=not lenient, str_keys=True)
 
 
 def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:

@@ -375,3 +375,25 @@ def test_a_type_without_integers_has_no_repair() -> None:
     repeat._integral = counted
     assert repeat.validate({"times": 3}) == {"times": 3} and calls == []
     assert repeat.validate({"times": 3.0}) == {"times": 3} and len(calls) == 1
+
+
+def test_a_dict_with_int_keys_takes_the_string_keys_json_has() -> None:
+    """JSON keys are strings: a strict check (the parser's, for every JSON dialect)
+    refused ``{"1": "a"}`` for a ``dict[int, str]`` ("Expected `int`, got `str` -
+    at `key` in `$.names`"), so such a tool could never be called there."""
+
+    @tool
+    def label(names: dict[int, str]) -> str:
+        """Label ids."""
+        return repr(names)
+
+    for lenient in (False, True):
+        assert label.validate({"names": {"1": "a", "22": "b"}}, lenient=lenient) == {
+            "names": {1: "a", 22: "b"}
+        }
+    with pytest.raises(ToolArgumentsError, match="at `key` in `\\$.names`"):
+        label.validate({"names": {"x": "a"}})
+    parser = Parser("hermes", ToolRegistry([label]))
+    text = '<tool_call>{"name": "label", "arguments": {"names": {"1": "a"}}}</tool_call>'
+    events = [*parser.feed(text), *parser.end()]
+    assert [type(e).__name__ for e in events if isinstance(e, CallEnd)] == ["CallEnd"]
