@@ -11,8 +11,9 @@ from pathlib import Path
 
 import anyio
 import httpx
+import msgspec
 import pytest
-from test_ui_support import read_ui_stream, serve
+from test_ui_support import read_ui_stream, serve, sse_data
 
 from streamtools.cli.ui import build_source, register
 from streamtools.errors import UsageError
@@ -228,3 +229,22 @@ def test_ctrl_c_mid_answer_ends_the_stream_and_exits_at_once() -> None:
     assert read_ui_stream(body).errors == ["the server is shutting down"]
     assert code == 130
     assert "Traceback" not in err and "ERROR" not in err
+
+
+@pytest.mark.parametrize(("flags", "reason"), [((), "stop"), (("--no-finish-reason",), None)])
+def test_no_finish_reason_leaves_it_out_for_an_older_ai_5_client(
+    recording: Path, flags: tuple[str, ...], reason: str | None
+) -> None:
+    """ai 5 before 5.0.92 refuses a finish chunk with finishReason (a strict
+    schema); the encoder could leave it out, but neither create_app nor the
+    command could ask it to."""
+    from streamtools.cli.ui import build_app
+
+    args = parse("--fixture", str(recording), "--instant", "--dialect", "hermes", *flags)
+    app, _ = build_app(args)
+    with serve(app) as server:
+        response = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+    chunks = [msgspec.json.decode(d) for d in sse_data(response.content)[:-1]]
+    assert chunks[-1]["type"] == "finish"
+    assert chunks[-1].get("finishReason") == reason
+    assert read_ui_stream(response.content).text == "Computing.12 * 7 = 84."

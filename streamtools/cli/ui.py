@@ -45,7 +45,7 @@ from streamtools.model import Model
 from streamtools.parser import DIALECTS
 from streamtools.transcript import Transcript
 
-__all__ = ["PerRequestAgent", "build_source", "register"]
+__all__ = ["PerRequestAgent", "build_app", "build_source", "register"]
 
 
 class PerRequestAgent:
@@ -136,9 +136,8 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
 
 
-def _run(args: argparse.Namespace) -> int:
-    import uvicorn
-
+def build_app(args: argparse.Namespace) -> tuple[Any, str]:
+    """The Starlette app the command serves, and the page's subtitle."""
     from streamtools.ui import create_app
 
     # UsageError (a missing or malformed --fixture, --tools that are not tools):
@@ -150,7 +149,15 @@ def _run(args: argparse.Namespace) -> int:
         subtitle=subtitle,
         suggestion=suggestion,
         cors_origins=args.cors_origin,
+        finish_reason=not args.no_finish_reason,
     )
+    return app, subtitle
+
+
+def _run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    app, subtitle = build_app(args)
     # An IPv6 address (--host ::1, --host ::) needs an IPv6 socket, and brackets in
     # the URL, as uvicorn's own binding does it; an IPv4 socket refused it.
     ipv6 = ":" in args.host
@@ -223,6 +230,11 @@ def register(subparsers: Any) -> None:
         metavar="ORIGIN",
         help="a front end's origin that may call the endpoints (http://localhost:3000; "
         "repeat for more; * for any)",
+    )
+    parser.add_argument(
+        "--no-finish-reason",
+        action="store_true",
+        help="leave finishReason out of the finish chunk (ai 5 clients older than 5.0.92)",
     )
     parser.add_argument(
         "--log-level", type=log_level, default="warning", help="uvicorn log level"

@@ -163,10 +163,13 @@ def chat_endpoint(
     keepalive: float = 15.0,
     max_body: int = 4 * 1024 * 1024,
     dynamic_tools: bool = True,
+    finish_reason: bool = True,
     shutdown: Shutdown | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """A Starlette endpoint that streams ``agent`` for each POSTed conversation;
-    ``shutdown.close()`` ends the streams under way (see ``Shutdown``)."""
+    ``shutdown.close()`` ends the streams under way (see ``Shutdown``).
+    ``finish_reason=False`` leaves ``finishReason`` out of the ``finish`` chunk,
+    for an ai 5 client older than 5.0.92, whose strict schema refuses it."""
 
     async def endpoint(request: Request) -> Response:
         body = bytearray()
@@ -185,7 +188,7 @@ def chat_endpoint(
             return _error(400, str(exc))
         framer: Framer
         if protocol == "ai-sdk":
-            framer = UIMessageFramer(dynamic_tools=dynamic_tools)
+            framer = UIMessageFramer(dynamic_tools=dynamic_tools, finish_reason=finish_reason)
             headers = UI_MESSAGE_STREAM_HEADERS
         else:
             framer, headers = EventsFramer(), EVENTS_HEADERS
@@ -216,13 +219,15 @@ def create_app(
     subtitle: str = "streaming tool calls, live",
     suggestion: str | None = None,
     cors_origins: Sequence[str] = (),
+    finish_reason: bool = True,
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
     UI message stream) and ``/api/events`` (our events). ``suggestion`` is a first
     message the page offers with one click. ``cors_origins``: the origins of front
     ends served elsewhere that may call the endpoints (``"*"``: any; see the module
-    docstring). ``app.state.shutdown`` (a ``Shutdown``) ends the streams under way:
-    the server calls its ``close()`` when it stops."""
+    docstring). ``finish_reason=False``: for an ai 5 client older than 5.0.92 (see
+    ``chat_endpoint``). ``app.state.shutdown`` (a ``Shutdown``) ends the streams
+    under way: the server calls its ``close()`` when it stops."""
     config = json.dumps({"suggestion": suggestion}).replace("<", "\\u003c")
     html = (
         chat_page()
@@ -238,7 +243,9 @@ def create_app(
     routes = [
         Route(
             "/api/chat",
-            chat_endpoint(agent, keepalive=keepalive, shutdown=shutdown),
+            chat_endpoint(
+                agent, keepalive=keepalive, finish_reason=finish_reason, shutdown=shutdown
+            ),
             methods=["POST"],
         ),
         Route(

@@ -97,10 +97,19 @@ class EventsFramer:
 
 
 class UIMessageFramer:
-    """The AI SDK UI message stream protocol v1."""
+    """The AI SDK UI message stream protocol v1 (``finish_reason``: see
+    ``UIMessageStreamEncoder``)."""
 
-    def __init__(self, *, message_id: str | None = None, dynamic_tools: bool = True) -> None:
-        self.encoder = UIMessageStreamEncoder(message_id=message_id, dynamic_tools=dynamic_tools)
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        dynamic_tools: bool = True,
+        finish_reason: bool = True,
+    ) -> None:
+        self.encoder = UIMessageStreamEncoder(
+            message_id=message_id, dynamic_tools=dynamic_tools, finish_reason=finish_reason
+        )
 
     def open(self) -> bytes:
         return b"".join(encode_ui_chunk(c) for c in self.encoder.start())
