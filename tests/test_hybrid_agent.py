@@ -195,3 +195,16 @@ async def test_a_work_phase_tool_s_base_exception_comes_out_as_itself() -> None:
     with pytest.raises(Stop, match="halt"):
         await HybridAgent(model, [halt]).run("hi")
     assert len(model.requests) == 2
+
+
+@pytest.mark.parametrize("honor_stop", [True, False])
+async def test_the_selection_turn_honours_stop_and_max_tokens(honor_stop: bool) -> None:
+    """The selection request carried neither the user's ``stop`` nor ``max_tokens``,
+    and its text was not cut at a stop string: an answer given without selecting
+    a tool ran on past it (``"It is 5. END and more"``), where an Agent's ends."""
+    model = ScriptedModel(["It is 5. END and more"], honor_stop=honor_stop)
+    agent = HybridAgent(model, [add], stop="END", max_tokens=50)
+    result = await agent.run("2 + 3?")
+    assert result.text == "It is 5. "
+    assert model.requests[0].stop == ("END",)
+    assert model.requests[0].max_tokens == 50

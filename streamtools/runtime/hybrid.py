@@ -44,7 +44,10 @@ budget cuts short still gets its ``TurnEnd(turn=0, reason="error")`` before
 applies to the selection turn too, the same model's reply: its text goes through
 a parser that knows no call markers, so the reasoning before ``</think>`` is
 ``ReasoningDelta`` and only what follows is text (and the answer, if no tool is
-selected). Without it the selection turn's text is not parsed.
+selected). So do the ``stop`` strings and ``max_tokens``: the selection request
+carries them, and its text ends at a stop string (the request cancelled) when
+the provider ignores ``stop``, as an Agent's reply does. Without either the
+selection turn's text is not parsed.
 """
 
 from __future__ import annotations
@@ -125,7 +128,11 @@ class HybridAgent:
         self.system = system
         self.temperature = temperature
         self.agent_kwargs = agent_kwargs
-        self._work_agent(offer=[], time_budget=agent_kwargs.get("time_budget"))  # checks them
+        checked = self._work_agent(offer=[], time_budget=agent_kwargs.get("time_budget"))
+        # the selection turn is a reply of the same run: the user's stop strings and
+        # max_tokens bound it too (its text is the answer when no tool is selected)
+        self._stop = checked.stop
+        self._max_tokens = checked.max_tokens
 
     def selection_request(self, transcript: Transcript) -> ModelRequest:
         """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool."""
@@ -151,9 +158,11 @@ class HybridAgent:
         sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
         return ModelRequest(
             messages=tuple(messages),
+            stop=self._stop,
             tools=(select,),
             tool_choice="auto",
             temperature=self.temperature,
+            max_tokens=self._max_tokens,
             **sampling,
         )
 
@@ -235,13 +244,18 @@ class HybridAgent:
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
-        # the reply begins inside reasoning (see the module docstring)
-        thinking = Parser(NO_CALLS, think_open=True) if self._think_open else None
+        # the reply begins inside reasoning (see the module docstring); a stop string
+        # ends the text as an Agent's parser ends it, for a provider that ignores ``stop``
+        parser = None
+        if self._think_open or self._stop:
+            parser = Parser(NO_CALLS, None, self._stop, think_open=self._think_open)
         async with self.model.stream(self.selection_request(transcript)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
-                    if thinking is not None:
-                        await self._split(thinking.feed(chunk.text), text, emit)
+                    if parser is not None:
+                        await self._split(parser.feed(chunk.text), text, emit)
+                        if parser.stopped:
+                            break  # the request is cancelled, as an Agent's at a stop string
                         continue
                     text.append(chunk.text)
                     await emit(TextDelta(text=chunk.text))
@@ -256,8 +270,8 @@ class HybridAgent:
                     )
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        if thinking is not None:
-            await self._split(thinking.end(), text, emit)
+        if parser is not None:
+            await self._split(parser.end(), text, emit)
         closed = calls.end(finish.reason if finish is not None else None)
         ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
@@ -282,7 +296,7 @@ class HybridAgent:
 
     @staticmethod
     async def _split(events: list[ParserEvent], text: list[str], emit: Emit) -> None:
-        """The selection turn's text, through the ``think_open`` parser."""
+        """The selection turn's text, through its parser (``think_open``, ``stop``)."""
         for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
