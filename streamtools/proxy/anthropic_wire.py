@@ -84,7 +84,15 @@ _ERROR_TYPES = {
     "rate_limit": "rate_limit_error",
     "overloaded": "overloaded_error",
     "upstream": "api_error",
+    "thread_unsupported": "invalid_request_error",
 }
+
+# Why a ``thread`` is refused: the answer the anthropic SDK reads to go on
+# without one (see ``_no_thread``).
+_NO_THREAD = (
+    "thread: message threads are not supported (the proxy keeps no state): "
+    "send the whole conversation without 'thread'"
+)
 
 
 def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
@@ -243,6 +251,7 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("model: Field required")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise RequestError("max_tokens: Field required (a positive integer)")
+    _no_thread(body.get("thread"))
     tools = _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"))
     return ProxyCall(
@@ -259,6 +268,18 @@ def decode_request(body: Any) -> ProxyCall:
         parallel=parallel,
         response_format=_output_format(body.get("output_config")),
     )
+
+
+def _no_thread(raw: Any) -> None:
+    """Refuse a ``thread`` (server-held conversation state: ``create``, then
+    ``continue`` with only the new turn's messages). Ignored, the next request's
+    tool results arrived without the calls they answer, and without the tools:
+    the model answered a conversation it could not read. The refusal carries
+    ``details.error_code: "thread_unsupported_request"``, on which the SDK's
+    ``tool_runner`` sends that turn and every later one again without a thread,
+    with the whole conversation (a ``thread`` helper raises it, as asked)."""
+    if raw is not None:
+        raise RequestError(_NO_THREAD, kind="thread_unsupported")
 
 
 def _output_format(raw: Any) -> dict[str, Any] | None:
@@ -293,10 +314,10 @@ def stop_reason(finish: Finish, made_calls: bool) -> str:
 
 def error_body(status: int, message: str, kind: str) -> dict[str, Any]:
     """Anthropic's error object (body and ``error`` event data alike)."""
-    return {
-        "type": "error",
-        "error": {"type": _ERROR_TYPES.get(kind, "api_error"), "message": message},
-    }
+    error: dict[str, Any] = {"type": _ERROR_TYPES.get(kind, "api_error"), "message": message}
+    if kind == "thread_unsupported":  # see ``_no_thread``
+        error["details"] = {"error_code": "thread_unsupported_request"}
+    return {"type": "error", "error": error}
 
 
 def _event(name: str, data: dict[str, Any]) -> bytes:
