@@ -11,7 +11,7 @@ from provider_support import collect, text_of
 from streamtools.events import CallEnd
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
 from streamtools.native import NativeCalls
-from streamtools.providers import OpenAIChat
+from streamtools.providers import OllamaChat, OpenAIChat, base
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
@@ -89,3 +89,52 @@ async def test_a_legacy_function_call_is_a_call(anyio_backend: str) -> None:
     assert ended(streamed) == [("add", {"a": 2})]
     assert ended(answered) == [("mul", {"b": 3})]
     assert streamed[-1] == answered[-1] == FinishChunk(reason="tool_calls")
+
+
+OLLAMA_WHOLE = {
+    "model": "m",
+    "message": {
+        "role": "assistant",
+        "content": "Let me add.",
+        "thinking": "Sum it.",
+        "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": [2, 3]}}}],
+    },
+    "done": True,
+    "done_reason": "stop",
+    "prompt_eval_count": 7,
+    "eval_count": 9,
+}
+
+
+async def test_an_ollama_answer_pretty_printed_over_lines_is_read(anyio_backend: str) -> None:
+    """A gateway that ignores ``stream: true`` and pretty-prints Ollama's whole
+    answer (one object over many lines) ended in "malformed JSON" at ``{``."""
+    compact = Reply(raw=json.dumps(OLLAMA_WHOLE).encode() + b"\n")
+    pretty = json.dumps(OLLAMA_WHOLE, indent=2).encode()
+    assert pretty.count(b"\n") > 10
+    replies = [compact, Reply(raw=pretty, content_type="application/json; charset=utf-8")]
+    async with FakeServer(replies, wire="ollama") as server:
+        expected = await collect(OllamaChat("m", base_url=server.base_url))
+        chunks = await collect(OllamaChat("m", base_url=server.base_url))
+    assert chunks == expected
+    assert ended(chunks) == [("add", {"a": 1, "b": [2, 3]})]
+    assert text_of(chunks) == "Let me add." and chunks[-1] == FinishChunk(reason="tool_calls")
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"{not json\n", "malformed JSON"),  # no start of a value: as before
+        (json.dumps(OLLAMA_WHOLE, indent=1).encode()[:-30], "ended before the answer"),
+        (b"[\n" * 40_000, "sent a JSON value longer than 65536 bytes"),
+    ],
+    ids=["malformed", "cut", "endless"],
+)
+async def test_an_ollama_value_over_lines_that_never_ends_is_an_error(
+    anyio_backend: str, body: bytes, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(base, "_RECORD_LIMIT", 64 * 1024)
+    async with FakeServer([Reply(raw=body)], wire="ollama") as server:
+        chunks = await collect(OllamaChat("m", base_url=server.base_url))
+    assert len(chunks) == 1 and isinstance(chunks[0], FinishChunk)
+    assert chunks[0].reason == "error" and says in (chunks[0].message or "")

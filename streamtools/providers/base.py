@@ -92,7 +92,10 @@ from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error
 
-__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
+__all__ = [
+    "HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "record_limit",
+    "sendable_header",
+]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
@@ -174,6 +177,14 @@ class _Oversized(Exception):
 
 
 _RECORD_LIMIT = 16 * 1024 * 1024  # bytes: far above any one event a model's answer needs
+
+
+def record_limit(size: int, record: str) -> None:
+    """Raise ``_Oversized`` for a ``record`` a wire's reader joins itself (as
+    Ollama's a JSON value over several lines) once it passes ``_RECORD_LIMIT``
+    bytes: the stream then ends in the same error as for an endless line."""
+    if size > _RECORD_LIMIT:
+        raise _Oversized(record)
 _SSE_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")  # the blank line that ends an event
 _LINE_ENDS = (b"\n",)
 

@@ -23,6 +23,12 @@ per line (``application/x-ndjson``), each decoded by one
 * Lines end at ``\n`` only (``_lines``): Go's JSON encoder leaves U+0085,
   U+2028 and U+2029 raw inside strings, and httpx's ``aiter_lines`` would split
   a line there, as ``str.splitlines`` does.
+* A line that is only the start of a JSON object (``{``) is joined with the
+  lines after it until the object ends (``_Joined``): a proxy or gateway that
+  ignores ``stream: true`` and pretty-prints the whole answer (one object over
+  many lines) ended in an error at its first line, "malformed JSON". A line
+  that cannot begin a value is malformed as before; one that is a whole
+  value is decoded alone, so an NDJSON stream pays nothing for this.
 
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
 limit); native calls are sent back with object arguments and tool results as
@@ -51,7 +57,8 @@ from streamtools.model import (
     UsageChunk,
     sampling,
 )
-from streamtools.providers.base import HTTPProvider
+from streamtools.parser.jsonscan import ValueScanner
+from streamtools.providers.base import HTTPProvider, record_limit
 from streamtools.providers.bodies import function_tools, json_schema_of, with_call_texts
 
 __all__ = ["OllamaChat"]
@@ -147,35 +154,91 @@ class OllamaChat(HTTPProvider):
         self, events: AsyncIterator[bytes], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         calls = 0
-        async for line in events:
-            if not line or line.isspace():
-                continue
+        records = _records(events)  # closed here; the guard finishes ``events``
+        try:
+            async for data in records:
+                if data.error is not None:
+                    yield FinishChunk(reason="error", message=f"Ollama error: {data.error}")
+                    return
+                msg = data.message
+                if msg is not None:
+                    if msg.thinking:
+                        yield ReasoningChunk(text=msg.thinking)
+                    if msg.content:
+                        yield TextChunk(text=msg.content)
+                    for call in msg.tool_calls or ():
+                        yield _call_chunk(call, calls)
+                        calls += 1
+                if data.done:
+                    if data.prompt_eval_count is not None or data.eval_count is not None:
+                        yield UsageChunk(
+                            input_tokens=data.prompt_eval_count, output_tokens=data.eval_count
+                        )
+                    reason = data.done_reason or "stop"
+                    if calls and reason == "stop":
+                        reason = "tool_calls"
+                    yield FinishChunk(reason=reason)
+                    return
+        finally:
+            await records.aclose()
+
+
+def _call_chunk(call: _Call, index: int) -> CallChunk:
+    """A whole call as its one ``CallChunk``: the arguments object as JSON text."""
+    fn = call.function or _Function()
+    args = fn.arguments
+    text = args if isinstance(args, str) else _encoder.encode(args or {}).decode()
+    return CallChunk(index=index, name=fn.name or None, arguments=text, done=True)
+
+
+class _Joined:
+    """The lines of one JSON value written over several (see the module
+    docstring), scanned as they come, each once, so the wait for its end is
+    linear; bounded as one record is (``record_limit``)."""
+
+    def __init__(self, first: bytes) -> None:
+        self._scan = ValueScanner()
+        self._lines: list[bytes] = []
+        self._tail = ""  # a token cut at a line's end, offered again
+        self._size = 0
+        self.add(first)
+
+    @property
+    def bad(self) -> bool:
+        """The lines so far begin no JSON value, or already hold a whole one
+        (then they were no value split over lines)."""
+        return self._scan.error is not None or self._scan.done
+
+    def add(self, line: bytes) -> bytes | None:
+        """Take the next line: the value's text once it is whole, else None."""
+        self._lines.append(line)
+        self._size += len(line) + 1
+        record_limit(self._size, "a JSON value")
+        piece = self._tail + line.decode() + "\n"
+        end = self._scan.feed(piece, 0)
+        self._tail = piece[end:]
+        return b"\n".join(self._lines) if self._scan.done else None
+
+
+async def _records(lines: AsyncIterator[bytes]) -> AsyncGenerator[_Line, None]:
+    """The decoded lines, a value written over several lines joined (``_Joined``)."""
+    joined: _Joined | None = None
+    async for line in lines:
+        if joined is not None:
+            if (value := joined.add(line)) is not None:
+                joined = None
+                yield _decoder.decode(value)
+            continue
+        if not line or line.isspace():
+            continue
+        try:
             data = _decoder.decode(line)
-            if data.error is not None:
-                yield FinishChunk(reason="error", message=f"Ollama error: {data.error}")
-                return
-            msg = data.message
-            if msg is not None:
-                if msg.thinking:
-                    yield ReasoningChunk(text=msg.thinking)
-                if msg.content:
-                    yield TextChunk(text=msg.content)
-                for call in msg.tool_calls or ():
-                    fn = call.function or _Function()
-                    args = fn.arguments
-                    text = args if isinstance(args, str) else _encoder.encode(args or {}).decode()
-                    yield CallChunk(index=calls, name=fn.name or None, arguments=text, done=True)
-                    calls += 1
-            if data.done:
-                if data.prompt_eval_count is not None or data.eval_count is not None:
-                    yield UsageChunk(
-                        input_tokens=data.prompt_eval_count, output_tokens=data.eval_count
-                    )
-                reason = data.done_reason or "stop"
-                if calls and reason == "stop":
-                    reason = "tool_calls"
-                yield FinishChunk(reason=reason)
-                return
+        except msgspec.DecodeError:
+            joined = _Joined(line)
+            if joined.bad:
+                raise  # no start of a value: malformed, as it says
+            continue
+        yield data
 
 
 async def _lines(response: httpx.Response) -> AsyncGenerator[bytes, None]:

@@ -22,7 +22,8 @@ order a server streaming it would send them.
   it came as (``msgspec.Raw``), so numbers are not rewritten.
 
 Ollama needs nothing: a whole ``/api/chat`` answer is one JSON object with
-``done: true``, which is already a one-line NDJSON stream.
+``done: true``, which is already a one-line NDJSON stream (and one
+pretty-printed over lines is joined by the NDJSON reader, ``ollama._Joined``).
 """
 
 from __future__ import annotations
