@@ -6,14 +6,17 @@ Theory of operation
 handlers. ``tools/list`` answers each tool's name, description and parameter
 schema (the same JSON Schema the dialects render). ``tools/call`` runs a call
 the way the agent runtime does: arguments validated by ``Tool.validate``
-(strict: MCP clients send typed JSON, not XML text), async functions awaited,
-sync ones run in a worker thread (abandoned if the call is cancelled), the
-value turned into text by
-``format_result``. A value that is a JSON object is also sent as
+(strict: MCP clients send typed JSON, not XML text), then the executor's
+``tool_value``: async functions awaited, sync ones run in a worker thread
+(abandoned if the call is cancelled: a blocking tool must not hold the
+handler), a returned coroutine awaited and a generator's items collected (the
+client was sent ``<generator object … at 0x…>``); the value turned into text
+by ``format_result``. A value that is a JSON object is also sent as
 ``structuredContent``, for clients that read it.
 
 Failures stay inside the protocol, as MCP asks of tools: a tool's exception
-or invalid arguments become a result with ``isError`` and a message the
+(``SystemExit`` too: a wrapped command line's ``sys.exit`` ended a stdio
+server) or invalid arguments become a result with ``isError`` and a message the
 calling model can act on. Only an unknown tool name is a JSON-RPC error
 (``INVALID_PARAMS``), as the spec shows for it; its message lists the names
 that exist.
@@ -35,7 +38,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
-import anyio.to_thread
+import anyio.lowlevel
 import msgspec
 import uvicorn
 from mcp import MCPError
@@ -55,6 +58,7 @@ from starlette.applications import Starlette
 from streamtools import __version__
 from streamtools.errors import describe_exception
 from streamtools.results import format_result
+from streamtools.runtime.executor import tool_value
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = ["http_app", "mcp_server", "serve_http", "serve_stdio"]
@@ -68,17 +72,6 @@ def _registry(tools: Tools) -> ToolRegistry:
 
 def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
-
-
-async def _run(tool: Tool, kwargs: dict[str, Any]) -> Any:
-    if tool.is_async:
-        return await tool.invoke(kwargs)
-    # A blocking tool must not stall the other sessions of this server. A call the
-    # client cancels (notifications/cancelled, its timeout) or a server shutting down
-    # abandons the thread, as the agent's executor does: Python cannot stop it, and
-    # waiting for it held the handler, and the client in the same process, until the
-    # tool returned.
-    return await anyio.to_thread.run_sync(tool.invoke, kwargs, abandon_on_cancel=True)
 
 
 def _structured(value: Any, text: str) -> dict[str, Any] | None:
@@ -138,8 +131,13 @@ def mcp_server(
         except ToolArgumentsError as exc:
             return _error(str(exc))
         try:
-            value = await _run(tool, kwargs)
-        except Exception as exc:
+            value = await tool_value(tool, kwargs)
+        except (Exception, SystemExit) as exc:  # SystemExit: a wrapped command line's
+            return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
+        except anyio.get_cancelled_exc_class() as exc:
+            # Raises again when the call is really cancelled; a tool that raised it
+            # itself (asyncio's, from a future another task cancelled) failed.
+            await anyio.lowlevel.checkpoint_if_cancelled()
             return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
         try:  # outside the tool's try: it did run (as the runtime's executor reports it)
             text = format_result(value)

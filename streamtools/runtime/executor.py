@@ -71,9 +71,9 @@ import anyio
 from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
-from streamtools.tools import ToolArgumentsError, ToolRegistry
+from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
-__all__ = ["Executor", "check_concurrency", "check_seconds"]
+__all__ = ["Executor", "check_concurrency", "check_seconds", "tool_value"]
 
 
 def check_seconds(name: str, value: float | None) -> None:
@@ -122,7 +122,7 @@ class Executor:
         async with self.limiter:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
-                    value = await self._invoke(tool.invoke, tool.is_async, kwargs)
+                    value = await tool_value(tool, kwargs)
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
@@ -149,23 +149,6 @@ class Executor:
             return self._failed(call, "unencodable_result", message)
         return ToolResult(index=call.index, id=call.id, name=call.name, content=content)
 
-    async def _invoke(self, invoke: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
-        if is_async:
-            value = invoke(kwargs)
-        else:
-            value = await _in_thread(partial(invoke, kwargs))
-        # A sync function may still hand back an awaitable (a wrapped coroutine),
-        # an async one a coroutine it forgot to await (``return helper()``).
-        while inspect.isawaitable(value):
-            value = await value
-        # A generator's items are its result, not its repr (with a memory address);
-        # a sync one is drained in a worker thread, as its body may block.
-        if isinstance(value, AsyncIterator):
-            value = await _collect(value)
-        elif isinstance(value, Iterator):
-            value = await _drain(value)
-        return value
-
     def _describe(self, name: str, exc: BaseException) -> str:
         exc = _unmasked(exc)
         text = f"Tool {name!r} raised {describe_exception(exc)}"
@@ -176,6 +159,28 @@ class Executor:
     @staticmethod
     def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
+
+
+async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
+    """What ``tool`` finally gives for ``kwargs`` (see the module docstring): a
+    returned awaitable awaited, an iterator's items collected, a sync tool in a
+    worker thread abandoned on cancellation. What it raises is raised. The MCP
+    server runs tools through this too, so that a tool gives the same to both."""
+    if tool.is_async:
+        value = tool.invoke(kwargs)
+    else:
+        value = await _in_thread(partial(tool.invoke, kwargs))
+    # A sync function may still hand back an awaitable (a wrapped coroutine),
+    # an async one a coroutine it forgot to await (``return helper()``).
+    while inspect.isawaitable(value):
+        value = await value
+    # A generator's items are its result, not its repr (with a memory address);
+    # a sync one is drained in a worker thread, as its body may block.
+    if isinstance(value, AsyncIterator):
+        value = await _collect(value)
+    elif isinstance(value, Iterator):
+        value = await _drain(value)
+    return value
 
 
 # What PEP 479 makes of a StopIteration leaving a coroutine or a generator: a
@@ -206,10 +211,13 @@ def _unmasked(exc: BaseException) -> BaseException:
 class _Carried:
     """A ``GeneratorExit`` raised in a worker thread, carried out of it as a value:
     asyncio cannot raise one into the task awaiting the thread (the task fails
-    with "coroutine ignored GeneratorExit", outside the caller's ``try``)."""
+    with "coroutine ignored GeneratorExit", outside the caller's ``try``). Also a
+    coroutine the thread's function returned: trio refuses one from a thread
+    ("expected a sync function") before the caller could await it."""
 
-    def __init__(self, exc: GeneratorExit) -> None:
+    def __init__(self, exc: GeneratorExit | None = None, awaitable: Any = None) -> None:
         self.exc = exc
+        self.awaitable = awaitable
 
 
 async def _in_thread(fn: Callable[[], Any]) -> Any:
@@ -217,13 +225,16 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
 
     def run() -> Any:
         try:
-            return fn()
+            value = fn()
         except GeneratorExit as exc:
             return _Carried(exc)
+        return _Carried(awaitable=value) if inspect.iscoroutine(value) else value
 
     value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
     if isinstance(value, _Carried):
-        raise value.exc
+        if value.exc is not None:
+            raise value.exc
+        return value.awaitable
     return value
 
 
