@@ -170,3 +170,22 @@ async def test_agent_native_request_carries_use_tool() -> None:
     assert Agent(model, [weather], tool_choice="weather").tool_choice == UseTool("weather")
     with pytest.raises(UsageError, match="tool_choice must be"):
         Agent(model, [auto_tool], tool_choice=UseTool("weather"))
+
+
+@pytest.mark.anyio
+async def test_agent_use_tool_is_met_by_a_call_to_that_tool_only() -> None:
+    """With ``UseTool("weather")`` in a prompt dialect, a call to another tool
+    counted as the required call: the model's answer after it ended the run and
+    ``weather`` never ran. The re-prompt now comes, and names ``weather``."""
+    other = '<tool_call>{"name": "auto", "arguments": {"city": "Oslo"}}</tool_call>'
+    wanted = '<tool_call>{"name": "weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    model = ScriptedModel([other, "Sunny.", wanted, "Rain."])
+    agent = Agent(model, [auto_tool, weather], dialect="hermes", tool_choice="weather")
+    async with agent.stream("Weather in Oslo?") as stream:
+        events: list[Event] = [e async for e in stream]
+    assert [e.reason for e in events if isinstance(e, Retry)] == ["missing_call"]
+    assert model.requests[2].messages[-1].content.startswith(
+        "A call to `weather` is required before you answer."
+    )
+    assert [e.name for e in events if isinstance(e, CallEnd)] == ["auto", "weather"]
+    assert events[-1] == Final(text="Rain.", turns=4)

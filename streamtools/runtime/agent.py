@@ -89,8 +89,9 @@ class Agent:
     must be called: ``UseTool(name)``, or for short the name itself. A tool
     named like a keyword (``auto``, ``none``, ``required``) can only be chosen
     with ``UseTool``; the bare string is the keyword. In native mode a forced
-    choice goes in the request until a call has run, then ``auto``: a model
-    still forced to call a tool could never give its answer. The tool that
+    choice goes in the request until a call it asks for has run (any call for
+    ``required``, a call to the named tool for ``UseTool``), then ``auto``: a
+    model still forced to call a tool could never give its answer. The tool that
     must be called is offered in full even if ``offer`` leaves it out.
 
     ``think_open=True``: the model's chat template ends the prompt with
@@ -329,9 +330,10 @@ class Agent:
         if repair.reprompted or not len(offered) or self.tool_choice == "none":
             return None
         names = list(offered)
-        if self.tool_choice != "auto" and repair.calls_run == 0:
+        if self.tool_choice != "auto" and not _choice_met(self.tool_choice, repair):
             repair.reprompted = True
-            return "missing_call", missing_call_reprompt(names, reminder)
+            forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
+            return "missing_call", missing_call_reprompt(names, reminder, forced=forced)
         if looks_like_refusal(reply.visible_text):
             repair.reprompted = True
             return "refusal", refusal_reprompt(names, reminder)
@@ -368,7 +370,7 @@ class Agent:
             # A forced choice (required, a named tool) holds until a call has run:
             # sent after that, it would leave the model no way to answer.
             choice = "none" if final_turn else self.tool_choice
-            if choice != "none" and repair.calls_run:
+            if choice != "none" and _choice_met(self.tool_choice, repair):
                 choice = "auto"
         return ModelRequest(
             messages=tuple(messages),
@@ -400,6 +402,15 @@ def _tool_choice(choice: str | UseTool, registry: ToolRegistry) -> ToolChoice:
             f"tool_choice must be auto, none, required or a tool name, got {choice!r}"
         )
     return UseTool(name)
+
+
+def _choice_met(choice: ToolChoice, repair: RepairState) -> bool:
+    """Whether a forced ``tool_choice`` is satisfied: ``required`` by any call run,
+    ``UseTool(name)`` by a call to that tool only (in a prompt dialect the model
+    may call another first, which does not make ``name``'s call needless)."""
+    if isinstance(choice, UseTool):
+        return choice.name in repair.tools_run
+    return repair.calls_run > 0
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:

@@ -13,8 +13,10 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    it stands (its valid calls still run; with none, its text is the answer).
 2. **Refusal or missing call.** A reply without a call that says it has no
    tools ("I don't have access to tools…"), or any reply without a call when
-   ``tool_choice="required"`` and no tool has run yet, gets one stronger
-   re-prompt that restates the tools and the exact syntax. Bound: one per run.
+   ``tool_choice="required"`` and no tool has run yet (with ``UseTool(name)``:
+   no call to that tool has run, whatever others did), gets one stronger
+   re-prompt that restates the tools (or names the one) and the exact syntax.
+   Bound: one per run.
 3. **Repeated call.** The same tool with the same arguments (compared as
    canonical JSON) is not run again. The first repeat is *redirected*: the
    call gets a tool error quoting the earlier result and asking the model to
@@ -121,8 +123,16 @@ def refusal_reprompt(tool_names: Sequence[str], reminder: str) -> str:
     )
 
 
-def missing_call_reprompt(tool_names: Sequence[str], reminder: str) -> str:
-    """The one stronger re-prompt when a call was required and none was made."""
+def missing_call_reprompt(
+    tool_names: Sequence[str], reminder: str, *, forced: str | None = None
+) -> str:
+    """The one stronger re-prompt when a call was required and none was made;
+    ``forced``: the tool that must be called (``UseTool``), named as the one."""
+    if forced is not None:
+        return (
+            f"A call to `{forced}` is required before you answer. "
+            "Call it now, exactly in this format:\n" + reminder
+        )
     names = ", ".join(tool_names)
     return (
         f"A tool call is required before you answer. Available tools: {names}. "
@@ -163,6 +173,7 @@ class RepairState:
     redirected: bool = False
     stopping: bool = False
     calls_run: int = 0
+    tools_run: set[str] = field(default_factory=set)  # the names of the calls run
     # The signatures of the calls run so far, and their results, to quote to a
     # repeat. By signature, not call id: a provider may reuse ids across turns
     # (every reply's first call ``call_0``), so an id can name several calls.

@@ -289,6 +289,7 @@ async def _run_tool(
         return
     reply.outcomes[call.id] = outcome
     ctx.repair.calls_run += 1
+    ctx.repair.tools_run.add(call.name)
     if isinstance(outcome, ToolResult):
         ctx.repair.results[signature] = outcome.content
     else:
