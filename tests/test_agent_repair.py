@@ -202,3 +202,15 @@ def test_repair_messages_defuse_special_tokens_they_quote() -> None:
     for text in (feedback, redirect):
         assert "<|" not in text and "|>" not in text, text
         assert "&lt;|im_end|&gt;" in text
+
+
+async def test_an_answer_after_results_that_states_a_limit_is_not_a_refusal() -> None:
+    """After a tool had run, an answer saying "I can't check ..." matched the refusal
+    pattern and was re-prompted ("You do have tools, and you must use them"):
+    the answer was thrown away for a call it did not need."""
+    answer = "1 + 2 = 3. I can't check sums beyond integers, though."
+    model = ScriptedModel([hermes("add", a=1, b=2), answer, "unused"])
+    events = await collect(Agent(model, [add], dialect="hermes"), "1+2")
+    assert retries(events) == []
+    assert events[-1] == Final(text=answer, turns=2)
+    assert model.remaining == 1

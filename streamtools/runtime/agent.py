@@ -334,7 +334,10 @@ class Agent:
             repair.reprompted = True
             forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
             return "missing_call", missing_call_reprompt(names, reminder, forced=forced)
-        if looks_like_refusal(reply.visible_text):
+        # Only before any tool has run: after results, "I can't check tomorrow's
+        # forecast" is an answer that states its limits, not a model that thinks it
+        # has no tools; a re-prompt there would demand a call the answer does not need.
+        if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
             repair.reprompted = True
             return "refusal", refusal_reprompt(names, reminder)
         return None

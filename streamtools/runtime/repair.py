@@ -12,11 +12,12 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    ``max_repairs`` per run (default 2). Past the bound the reply is taken as
    it stands (its valid calls still run; with none, its text is the answer).
 2. **Refusal or missing call.** A reply without a call that says it has no
-   tools ("I don't have access to tools…"), or any reply without a call when
-   ``tool_choice="required"`` and no tool has run yet (with ``UseTool(name)``:
-   no call to that tool has run, whatever others did), gets one stronger
-   re-prompt that restates the tools (or names the one) and the exact syntax.
-   Bound: one per run.
+   tools ("I don't have access to tools…") while no tool has run in the run
+   (after results, "I can't check tomorrow's" states the answer's limits), or
+   any reply without a call when ``tool_choice="required"`` and no tool has
+   run yet (with ``UseTool(name)``: no call to that tool has run, whatever
+   others did), gets one stronger re-prompt that restates the tools (or
+   names the one) and the exact syntax. Bound: one per run.
 3. **Repeated call.** The same tool with the same arguments (compared as
    canonical JSON) is not run again. The first repeat is *redirected*: the
    call gets a tool error quoting the earlier result and asking the model to
