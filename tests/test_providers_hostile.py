@@ -9,9 +9,9 @@ import pytest
 from provider_support import collect, text_of
 
 from streamtools.events import CallEnd
-from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
+from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk, UsageChunk
 from streamtools.native import NativeCalls
-from streamtools.providers import OllamaChat, OpenAIChat, base
+from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat, base
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
@@ -138,3 +138,53 @@ async def test_an_ollama_value_over_lines_that_never_ends_is_an_error(
         chunks = await collect(OllamaChat("m", base_url=server.base_url))
     assert len(chunks) == 1 and isinstance(chunks[0], FinishChunk)
     assert chunks[0].reason == "error" and says in (chunks[0].message or "")
+
+
+def anthropic_events(*events: dict[str, Any]) -> bytes:
+    """An Anthropic SSE body: each event under its ``type`` as the SSE name."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def anthropic_answer(start: dict[str, int], *deltas: dict[str, int]) -> Reply:
+    """A short text answer: ``start`` usage in ``message_start``, one
+    ``message_delta`` per item of ``deltas`` (its usage)."""
+    text = {"type": "text_delta", "text": "Hi"}
+    return Reply(
+        raw=anthropic_events(
+            {"type": "message_start", "message": {"type": "message", "usage": start}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+            {"type": "content_block_delta", "index": 0, "delta": text},
+            {"type": "content_block_stop", "index": 0},
+            *(
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage}
+                for usage in deltas
+            ),
+            {"type": "message_stop"},
+        )
+    )
+
+
+async def test_anthropic_usage_is_the_latest_cumulative_count_once(anyio_backend: str) -> None:
+    """``message_delta`` usage is cumulative: the input counted there (a
+    compatible server's real count after ``input_tokens: 0`` at the start, or
+    the count grown by server tools) was dropped, and a second
+    ``message_delta`` gave a second ``UsageChunk``, which the proxy added up."""
+    replies = [
+        anthropic_answer({"input_tokens": 0}, {"input_tokens": 20, "output_tokens": 5}),
+        anthropic_answer(
+            {"input_tokens": 10, "cache_read_input_tokens": 4, "output_tokens": 1},
+            {"output_tokens": 3},
+            {"input_tokens": 15, "cache_read_input_tokens": 4, "output_tokens": 8},
+        ),
+        anthropic_answer({"input_tokens": 7, "output_tokens": 1}, {"output_tokens": 2}),
+    ]
+    async with FakeServer(replies, wire="anthropic") as server:
+        answers = [await collect(AnthropicMessages("c", base_url=server.base_url)) for _ in replies]
+    usages = [[c for c in chunks if isinstance(c, UsageChunk)] for chunks in answers]
+    assert usages == [
+        [UsageChunk(input_tokens=20, output_tokens=5)],
+        [UsageChunk(input_tokens=19, output_tokens=8)],
+        [UsageChunk(input_tokens=7, output_tokens=2)],  # the API's usual form: as before
+    ]
+    for chunks, usage in zip(answers, usages, strict=True):
+        assert chunks[-2:] == [*usage, FinishChunk(reason="stop")]

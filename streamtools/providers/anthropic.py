@@ -38,7 +38,16 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   become ``stop``, ``max_tokens`` and ``model_context_window_exceeded``
   ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``) and
   ``stop_sequence`` (the user stop string hit, never part of the text) and the
-  output token count; the ``FinishChunk`` goes out at ``message_stop``.
+  token counts; the ``FinishChunk`` goes out at ``message_stop``.
+* Usage (``_Counts``): ``message_start`` has the input counts, each
+  ``message_delta`` the counts so far (cumulative, as the API documents): the
+  output, and the input too where the server sends it there (the API, and
+  grown when server tools ran more iterations; some compatible servers send
+  ``input_tokens: 0`` at the start and the real count only there). Each input
+  field is the larger of the two. One ``UsageChunk``, the latest, goes out
+  just before the finish: a consumer that adds them up (the proxy, a cost
+  meter) counted an answer with several ``message_delta`` once per event, and
+  missed the input counted only at the end.
 * A UTF-16 surrogate pair split across two events (a JavaScript gateway
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
@@ -144,6 +153,31 @@ class _Usage(msgspec.Struct):
 
 class _Message(msgspec.Struct):
     usage: _Usage | None = None
+
+
+class _Counts:
+    """The answer's token counts so far (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.fields: dict[str, int] = {}  # input-side field -> its largest count
+        self.output: int | None = None
+
+    def add(self, usage: _Usage, *, delta: bool) -> None:
+        self.seen = True
+        for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            value = getattr(usage, name)
+            if value is not None:
+                self.fields[name] = max(value, self.fields.get(name, 0))
+        if delta and usage.output_tokens is not None:
+            self.output = usage.output_tokens
+
+    def chunks(self) -> list[Chunk]:
+        """The one ``UsageChunk``, if any count came (input: all three fields)."""
+        if not self.seen:
+            return []
+        total = sum(self.fields.values()) if self.fields else None
+        return [UsageChunk(input_tokens=total, output_tokens=self.output)]
 
 
 class _Error(msgspec.Struct):
@@ -348,7 +382,7 @@ class AnthropicMessages(HTTPProvider):
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
-        input_tokens: int | None = None
+        counts = _Counts()
         tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
         unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
@@ -401,9 +435,7 @@ class AnthropicMessages(HTTPProvider):
                     unsure.append(event.index)
                 yield CallChunk(index=event.index, arguments=lost, done=whole)
             elif kind == "message_start" and event.message and event.message.usage:
-                usage = event.message.usage
-                input_tokens = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-                input_tokens += usage.cache_creation_input_tokens or 0
+                counts.add(event.message.usage, delta=False)
             elif kind == "message_delta":
                 if event.delta is not None and event.delta.stop_reason is not None:
                     reason = _STOP.get(event.delta.stop_reason, event.delta.stop_reason)
@@ -413,11 +445,9 @@ class AnthropicMessages(HTTPProvider):
                     unsure.clear()
                     finish = FinishChunk(reason=reason, stop_sequence=event.delta.stop_sequence)
                 if event.usage is not None:
-                    yield UsageChunk(
-                        input_tokens=input_tokens, output_tokens=event.usage.output_tokens
-                    )
+                    counts.add(event.usage, delta=True)
             elif kind == "message_stop":
-                for chunk in pairs.rest():
+                for chunk in [*pairs.rest(), *counts.chunks()]:
                     yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
@@ -426,6 +456,6 @@ class AnthropicMessages(HTTPProvider):
                 return
             # ping, other blocks' stops and unknown event types carry nothing for us
         if finish is not None:
-            for chunk in pairs.rest():
+            for chunk in [*pairs.rest(), *counts.chunks()]:
                 yield chunk
             yield finish
