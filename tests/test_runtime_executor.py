@@ -556,3 +556,38 @@ async def test_a_tool_s_stop_iteration_is_reported_as_itself() -> None:
     outcome = await Executor(registry).execute(call("own_message"))
     assert isinstance(outcome, ToolFailed)
     assert outcome.message == "Tool 'own_message' raised RuntimeError: the queue is empty"
+
+
+async def test_an_exception_group_tells_what_is_inside_it() -> None:
+    """An async tool whose task group failed raises an ``ExceptionGroup``: the model
+    was told only "unhandled errors in a TaskGroup (1 sub-exception)", nothing
+    of what went wrong. The exceptions inside (nested groups flattened, five at
+    most) follow now."""
+
+    @tool
+    async def fetch_all(n: int) -> int:
+        """Fetch n pages at once."""
+
+        async def fetch(i: int) -> None:
+            raise ValueError(f"page {i} is gone")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fetch, 1)
+        return n
+
+    @tool
+    def nested() -> None:
+        """Fails in many ways."""
+        inner = ExceptionGroup("inner", [KeyError("k"), OSError("no disk")])
+        raise ExceptionGroup("outer", [inner, *(ValueError(str(i)) for i in range(5))])
+
+    executor = Executor(ToolRegistry([fetch_all, nested]))
+    failed = await executor.execute(call("fetch_all", {"n": 1}))
+    assert isinstance(failed, ToolFailed) and failed.kind == "exception"
+    assert failed.message.endswith("sub-exception): ValueError: page 1 is gone")
+    failed = await executor.execute(call("nested"))
+    assert isinstance(failed, ToolFailed)
+    assert failed.message == (
+        "Tool 'nested' raised ExceptionGroup: outer (6 sub-exceptions): KeyError: 'k'; "
+        "OSError: no disk; ValueError: 0; ValueError: 1; ValueError: 2; and 2 more"
+    )

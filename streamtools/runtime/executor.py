@@ -42,7 +42,9 @@ cannot stop a thread, so a sync tool that outlives its timeout (or a
 cancelled run) is abandoned to finish in the background instead of blocking
 the loop forever.
 
-What the model is told: the exception's type and message; the traceback only
+What the model is told: the exception's type and message (for an exception
+group, such as an async tool's failed task group raises, the exceptions in it
+too); the traceback only
 with ``include_tracebacks=True`` (it can leak paths and source to the
 model). A tool's ``StopIteration`` (``next()`` on an exhausted iterator) is
 reported as itself, not as the ``RuntimeError`` Python turns it into when it
@@ -152,6 +154,8 @@ class Executor:
     def _describe(self, name: str, exc: BaseException) -> str:
         exc = _unmasked(exc)
         text = f"Tool {name!r} raised {describe_exception(exc)}"
+        if isinstance(exc, BaseExceptionGroup):
+            text += ": " + _grouped(exc)
         if self.include_tracebacks:
             text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
         return text
@@ -206,6 +210,28 @@ def _unmasked(exc: BaseException) -> BaseException:
     ):
         return cause
     return exc
+
+
+_GROUPED_SHOWN = 5
+
+
+def _grouped(group: BaseExceptionGroup[BaseException]) -> str:
+    """The exceptions inside ``group`` (nested groups flattened), as the model
+    needs them: an async tool whose task group failed raises an
+    ``ExceptionGroup`` whose own message ("unhandled errors in a TaskGroup (1
+    sub-exception)") says nothing of what went wrong. At most ``_GROUPED_SHOWN``."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            pending[:0] = exc.exceptions  # depth first, in order
+        else:
+            leaves.append(exc)
+    shown = "; ".join(describe_exception(_unmasked(e)) for e in leaves[:_GROUPED_SHOWN])
+    if len(leaves) > _GROUPED_SHOWN:
+        shown += f"; and {len(leaves) - _GROUPED_SHOWN} more"
+    return shown
 
 
 class _Carried:
