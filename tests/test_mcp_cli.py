@@ -134,3 +134,37 @@ def test_ctrl_c_stops_the_server_without_a_traceback() -> None:
             proc.kill()
     assert proc.returncode == 130
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
+
+
+def test_the_stdio_server_ends_when_its_client_leaves_a_blocked_sync_tool_behind() -> None:
+    """A sync tool runs in a worker thread that a cancelled call abandons (Python
+    cannot stop it): the server stopped serving when stdin closed, then the
+    process waited at exit for that thread, for ever for a tool that hangs. A
+    client that closes stdin and waits for the server to end waited with it."""
+    from mcp_servers.harness import HERE
+
+    argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:stuck_tools"]
+    pipe = subprocess.PIPE
+    with subprocess.Popen(argv, cwd=HERE, stdin=pipe, stdout=pipe, stderr=pipe, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def send(method: str, **fields: object) -> None:
+            stdin.write(json.dumps({"jsonrpc": "2.0", "method": method, **fields}) + "\n")
+            stdin.flush()
+
+        try:
+            client = {"name": "t", "version": "1"}
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+            send("initialize", id=1, params=hello)
+            assert json.loads(stdout.readline())["id"] == 1
+            send("notifications/initialized")
+            send("tools/call", id=2, params={"name": "stuck", "arguments": {}})
+            send("tools/call", id=3, params={"name": "add", "arguments": {"a": 1, "b": 2}})
+            assert json.loads(stdout.readline())["id"] == 3  # the stuck call is running
+            send("notifications/cancelled", params={"requestId": 2})
+            stdin.close()
+            code = proc.wait(timeout=20)  # bounds the hang the test is about
+        finally:
+            proc.kill()
+    assert code == 0

@@ -6,16 +6,25 @@ Theory of operation
 module ``MODULE``. Over stdio by default (for clients that start the server
 themselves, e.g. a desktop app's MCP settings); ``--http HOST:PORT`` serves
 streamable HTTP at ``--path`` instead.
+
+When serving ends (the client closed stdin, Ctrl-C), the process exits at once
+(``_leave``) even if a sync tool is still running in a worker thread that a
+cancelled call abandoned: Python cannot stop that thread, and at exit it
+waits for every such thread, for ever for a tool that hangs, while the client
+that closed stdin waits for the server to end.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
+import threading
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -81,5 +90,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code``; without waiting for abandoned tool threads, if any
+    (see the module docstring): what was written is flushed, then ``os._exit``."""
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    _leave(main())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import anyio.lowlevel
 
 from streamtools.tools import ToolRegistry, tool
@@ -49,3 +51,13 @@ def chatty(word: str) -> str:
 
 
 chatty_tools = [chatty]
+
+
+@tool
+def stuck() -> str:
+    """A blocking tool that never returns (a hung network call)."""
+    threading.Event().wait()
+    return "never"
+
+
+stuck_tools = [stuck, add]
