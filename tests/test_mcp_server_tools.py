@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Iterator
 
+import anyio
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types import TextContent
 
 from streamtools.mcp import mcp_server
@@ -25,12 +27,6 @@ async def _greeting() -> str:
 def squares(n: int) -> Iterator[int]:
     """The first n squares, one at a time."""
     return (i * i for i in range(n))
-
-
-@tool
-def endless() -> Iterator[int]:
-    """Counts for ever."""
-    return itertools.count()
 
 
 @tool
@@ -56,7 +52,7 @@ def command_line(code: int) -> str:
     sys.exit(code)
 
 
-TOOLS = ToolRegistry([squares, endless, deferred, streamed, command_line])
+TOOLS = ToolRegistry([squares, deferred, streamed, command_line])
 
 
 async def call(name: str, arguments: dict[str, object]) -> tuple[bool, str]:
@@ -91,3 +87,26 @@ async def test_a_tool_that_exits_is_a_tool_error_not_the_end_of_the_server() -> 
     assert isinstance(failed.content[0], TextContent)
     assert failed.content[0].text == "Tool `command_line` failed: SystemExit: 2"
     assert not after.is_error
+
+
+async def test_an_endless_generator_stops_when_its_call_is_cancelled() -> None:
+    """Its items are taken in a worker thread: a call the client gave up on must
+    not go on draining it into memory."""
+    closed = threading.Event()
+
+    @tool
+    def ticks() -> Iterator[int]:
+        """Counts for ever."""
+
+        def count() -> Iterator[int]:
+            try:
+                yield from itertools.count()
+            finally:
+                closed.set()
+
+        return count()
+
+    async with Client(mcp_server(ToolRegistry([ticks]))) as client:
+        with pytest.raises(MCPError, match="Timed out"):
+            await client.call_tool("ticks", {}, read_timeout_seconds=0.3)
+    assert await anyio.to_thread.run_sync(closed.wait, 10)
