@@ -270,3 +270,29 @@ def test_think_open_flag_reaches_the_agent(capsys: pytest.CaptureFixture[str]) -
     assert make_agent(model, parser.parse_args(["chat", "--model", "m"])).think_open is False
     assert main(["chat", "--model", "m", "--native", "--think-open"]) == 2
     assert "--think-open is for a dialect" in capsys.readouterr().err
+
+
+async def test_a_byte_order_mark_before_the_first_line_is_not_sent(anyio_backend: str) -> None:
+    """A file saved with a byte order mark (Windows Notepad) and piped in sent
+    U+FEFF to the model before the first question, and a first line `/quit`
+    was taken as a question."""
+    async with FakeServer(["Hi."]) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args),
+            reader(["\ufeffhello\r\n", "/quit\n", "after quit\n"]),
+            out,
+            color=False,
+            prompt=False,
+        )
+        assert len(server.requests) == 1
+        sent = server.requests[0]["messages"][-1]["content"]
+    assert code == 0
+    assert sent == "hello"
+
+    async with FakeServer(["unused"]) as server:
+        args = args_for(server)
+        lines = reader(["\ufeff/quit\n", "a question\n"])
+        code = await chat(make_agent(build_model(args), args), lines, out, prompt=False)
+        assert server.requests == []

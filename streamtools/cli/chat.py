@@ -136,12 +136,17 @@ async def chat(
     you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
     transcript = Transcript()
     failed = False
+    first = True
     while True:
         if prompt:
             view.newline()
             view.write(view.style("bold", you))
             out.flush()
         line = await read_line()
+        if first and line is not None:
+            # a file saved with a byte order mark (Windows Notepad), piped in: the
+            # mark is no part of the first question (nor of a first ``/quit``)
+            line, first = line.removeprefix("\ufeff"), False
         if line is None or line.strip() in ("/quit", "/exit"):
             view.newline()
             return 1 if failed and not prompt else 0
