@@ -61,6 +61,9 @@ Core module: standard library and msgspec only.
 from __future__ import annotations
 
 import copy
+import datetime
+import decimal
+import enum
 import functools
 import inspect
 import math
@@ -68,6 +71,7 @@ import re
 import sys
 import types
 import typing
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, overload
 
@@ -384,7 +388,8 @@ def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
 
 def _default(value: Any) -> Any:
     """A parameter's default as a field default. msgspec refuses non-empty mutable
-    defaults: they are copied per call instead. A default JSON cannot state (a
+    defaults: they are copied per call instead, as is any other mutable default
+    (a dataclass instance). A default JSON cannot state (a
     sentinel ``object()``, a function, NaN or infinity, which msgspec would write
     as ``null``) is given as is, each call, by a factory: the schema then leaves
     it out (the parameter stays optional) rather than failing to be made or
@@ -395,7 +400,32 @@ def _default(value: Any) -> Any:
         return msgspec.field(default_factory=lambda: copy.deepcopy(value))
     if not _in_json(value):
         return msgspec.field(default_factory=lambda: value)
+    if not _immutable(value):
+        # msgspec takes a mutable object it does not know as such (a dataclass
+        # instance) as is: one instance for every call, which a call that changes
+        # it would hand on to the next, and to calls running at the same time
+        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
     return value
+
+
+_IMMUTABLE = (
+    str, bytes, int, float, complex, type(None), enum.Enum, datetime.date, datetime.time,
+    datetime.timedelta, decimal.Decimal, uuid.UUID,
+)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether one ``value`` can serve every call: a scalar, a frozen Struct, or
+    a tuple or frozenset of such."""
+    if isinstance(value, _IMMUTABLE):
+        return True
+    if isinstance(value, msgspec.Struct):
+        return bool(value.__struct_config__.frozen) and all(
+            _immutable(getattr(value, f)) for f in value.__struct_fields__
+        )
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(item) for item in value)
+    return False
 
 
 def _in_json(value: Any) -> bool:

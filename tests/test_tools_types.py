@@ -397,3 +397,35 @@ def test_a_dict_with_int_keys_takes_the_string_keys_json_has() -> None:
     text = '<tool_call>{"name": "label", "arguments": {"names": {"1": "a"}}}</tool_call>'
     events = [*parser.feed(text), *parser.end()]
     assert [type(e).__name__ for e in events if isinstance(e, CallEnd)] == ["CallEnd"]
+
+
+@dataclasses.dataclass
+class _Options:
+    depth: int = 1
+    seen: list[str] = dataclasses.field(default_factory=list)
+
+
+class _Frozen(msgspec.Struct, frozen=True):
+    depth: int = 1
+
+
+_SHARED_OPTIONS = _Options()
+_FROZEN = _Frozen()
+
+
+def test_a_mutable_default_of_any_type_is_a_copy_per_call() -> None:
+    """A dataclass instance as a default (msgspec takes it as is) was one object
+    for every call: what one call did to it reached the next (``seen`` grew with
+    each). It is copied per call now, like a list or a Struct; the schema still
+    states it. An immutable default (a frozen Struct) is not copied."""
+
+    @tool
+    def crawl(url: str, options: _Options = _SHARED_OPTIONS, frozen: _Frozen = _FROZEN) -> int:
+        """Crawl a site."""
+        options.seen.append(url)
+        return len(options.seen)
+
+    assert crawl.parameters["properties"]["options"]["default"] == {"depth": 1, "seen": []}
+    assert [crawl.invoke(crawl.validate({"url": u})) for u in ("a", "b")] == [1, 1]
+    assert _SHARED_OPTIONS.seen == []
+    assert crawl.validate({"url": "a"})["frozen"] is _FROZEN
