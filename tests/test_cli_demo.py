@@ -310,3 +310,16 @@ def test_demo_of_a_session_that_failed_says_so_without_a_traceback(
     captured = capsys.readouterr()
     assert "streamtools demo: error: invalid api key" in captured.err
     assert "Traceback" not in captured.err + captured.out
+
+
+def test_replay_reads_a_recording_saved_with_a_byte_order_mark_and_crlf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording opened and saved again by a Windows editor (UTF-8 with a byte
+    order mark, CRLF line ends) was refused: "line 1: invalid JSON ... (byte 0)"."""
+    assert main(["replay", str(FIXTURE)]) == 0
+    expected = capsys.readouterr().out
+    saved = tmp_path / "saved.jsonl"
+    saved.write_bytes(b"\xef\xbb\xbf" + FIXTURE.read_bytes().replace(b"\n", b"\r\n"))
+    assert main(["replay", str(saved)]) == 0
+    assert capsys.readouterr().out == expected

@@ -147,8 +147,10 @@ def encode_failure(failure: Failure) -> bytes:
 
 
 def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
-    """Split recording bytes into segments; a malformed line is a ``UsageError``."""
+    """Split recording bytes into segments; a malformed line is a ``UsageError``.
+    A byte order mark (a file saved again by a Windows editor) is no part of it."""
     segments: list[Segment] = []
+    data = data.removeprefix(b"\xef\xbb\xbf")
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
