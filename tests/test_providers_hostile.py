@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from provider_support import collect, text_of
 
+from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk, UsageChunk
 from streamtools.native import NativeCalls
@@ -188,3 +189,26 @@ async def test_anthropic_usage_is_the_latest_cumulative_count_once(anyio_backend
     ]
     for chunks, usage in zip(answers, usages, strict=True):
         assert chunks[-2:] == [*usage, FinishChunk(reason="stop")]
+
+
+@pytest.mark.parametrize(
+    ("location", "says"),
+    [
+        ("https://example.com/v1/chat/completions", "HTTP 308, a redirect to https://example.com/v1"),
+        ("/api/v1/chat/completions", "HTTP 308, a redirect to {url}/api/v1/chat/completions"),
+        # no URL: httpx raises reading it, as for a cut connection, which was resent and retried
+        ("http://[::1", "the server answered with a redirect ({url}/v1/chat/completions)"),
+    ],
+)
+async def test_a_redirect_names_where_it_points(
+    anyio_backend: str, location: str, says: str
+) -> None:
+    """A redirect is not followed (a POST with the key sent on elsewhere); the
+    error said only "answered HTTP 308", not the address to use instead."""
+    redirect = Reply(status=308, raw=b"", headers={"location": location})
+    async with FakeServer([redirect, redirect, redirect]) as server:
+        with pytest.raises(ProviderError) as info:
+            await collect(OpenAIChat("m", base_url=server.base_url))
+        asked, url = len(server.received), server.url
+    assert not info.value.retryable and asked == 1
+    assert says.format(url=url) in str(info.value)

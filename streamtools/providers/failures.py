@@ -15,7 +15,11 @@ Everything that can go wrong before a provider's answer starts ends up as one
   error message (or a snippet of an HTML page), keeps the whole ``body``
   (capped by the caller), marks 408/409/429/5xx retryable and carries the
   server's ``retry-after``, parsed by ``retry_after_seconds`` (seconds,
-  ``retry-after-ms``, or an HTTP date).
+  ``retry-after-ms``, or an HTTP date). A redirect is not followed (a POST
+  sent on to another address, the key with it, is the user's call, and a
+  301 or 302 would turn it into a GET): its message names the ``location``,
+  which is what to put in ``base_url`` (``http://`` to ``https://``, a
+  missing path prefix); it said only "answered HTTP 308".
 
 Sans-IO apart from reading already-received headers: nothing here sends or
 reads the network.
@@ -78,6 +82,9 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
         url = f" ({exc.request.url})"
     except RuntimeError:  # an exception raised outside a request has no .request
         pass
+    if _bad_redirect(exc):  # an answer, the same every time: not retried
+        message = f"the server answered with a redirect{url}: {detail} (check base_url)"
+        return ProviderError(message, retryable=False)
     message = f"{kind} {where}{url}: {detail}"
     timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.PoolTimeout)
     error = ProviderTimeout if timeout and not streaming else ProviderError
@@ -88,7 +95,17 @@ def stale_connection(exc: httpx.HTTPError) -> bool:
     """The connection broke before any response: most often a kept-alive
     connection the server closed just as the pool reused it. The request reached
     no handler that answered, so sending it again once, at once, is safe."""
-    return isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
+    stale = isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
+    return stale and not _bad_redirect(exc)
+
+
+def _bad_redirect(exc: httpx.HTTPError) -> bool:
+    """httpx reads every redirect's ``location``, followed or not, and raises
+    ``RemoteProtocolError`` for one that is no URL: an answer, not a broken
+    connection, which was sent again and retried as one."""
+    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith(
+        "Invalid URL in location header"
+    )
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -136,6 +153,10 @@ def status_error(
     else:
         message = f"{name} answered HTTP {status}"
         retryable = status in RETRY_STATUSES
+    location = response.headers.get("location") if 300 <= status < 400 else None
+    if location:
+        message += f", a redirect to {_target(response, location)} (not followed: point "
+        message += "base_url at that address)"
     detail = _error_detail(body, ctype)
     if detail:
         message += f": {detail}"
@@ -146,6 +167,15 @@ def status_error(
         retryable=retryable,
         retry_after=retry_after_seconds(response.headers),
     )
+
+
+def _target(response: httpx.Response, location: str) -> str:
+    """Where a redirect's ``location`` points, relative to the URL asked; as
+    sent (cut short) if it is no URL."""
+    try:
+        return str(response.request.url.join(location))[:500]
+    except (httpx.InvalidURL, RuntimeError):  # RuntimeError: a response without its request
+        return location[:500]
 
 
 def _error_detail(body: str, ctype: str) -> str:
