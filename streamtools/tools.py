@@ -7,7 +7,8 @@ Theory of operation
 * a **name** (the function's, or one given; dots allowed: ``kom.memory.v1.search``),
 * a **description** (the docstring's first paragraph; ``Args:``/``Parameters``
   sections, Google or NumPy style, or Sphinx ``:param x:`` fields supply
-  per-parameter descriptions: ``streamtools.docstrings``),
+  per-parameter descriptions: ``streamtools.docstrings``; so does a string in a
+  parameter's ``Annotated``, before the docstring),
 * an **argument type**: a msgspec Struct generated from the signature
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
@@ -290,11 +291,26 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
     props = parameters.get("properties", {})
     for pname, value in stated.items():
         props[pname].setdefault("default", value)
+    if arg_type is not struct:  # the parameters are the properties
+        for p in params:
+            text = _annotated_text(hints[p.name])
+            if text and "description" not in props[p.name]:
+                props[p.name]["description"] = text
     for pname, text in param_docs.items():
         if pname in props and "description" not in props[pname]:
             props[pname]["description"] = text
     desc = description if description is not None else summary
     return Tool(name, desc, parameters, fn, arg_type, wrap, value_check(arg_type, closed=True))
+
+
+def _annotated_text(hint: Any) -> str | None:
+    """The description an ``Annotated`` hint gives as a plain string
+    (``Annotated[str, "The city"]``, as LangChain's and AutoGen's tools write
+    it), which msgspec ignores; ``msgspec.Meta(description=…)`` comes first."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    texts = [m.strip() for m in hint.__metadata__ if isinstance(m, str) and m.strip()]
+    return " ".join(texts) or None
 
 
 def _annotated(fn: Callable[..., Any]) -> Callable[..., Any]:

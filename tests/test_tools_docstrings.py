@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import msgspec
+
 from streamtools.docstrings import parse_docstring
 from streamtools.tools import tool
 
@@ -65,3 +69,27 @@ def test_numpy_parameters_named_together() -> None:
         "Where to, in millimetres.",
         "How fast.",
     ]
+
+
+def test_a_string_in_annotated_describes_the_parameter() -> None:
+    """``Annotated[str, "The city"]`` (LangChain's and AutoGen's way) was ignored:
+    the parameter had no description. ``msgspec.Meta``'s description comes first,
+    the string before the docstring's."""
+
+    @tool
+    def weather(
+        city: Annotated[str, "The city, e.g. Oslo."],
+        days: Annotated[int, msgspec.Meta(ge=1, description="Days ahead."), "ignored"] = 1,
+        units: Annotated[str, "Units."] = "c",
+    ) -> str:
+        """Get the weather.
+
+        Args:
+            units: From the docstring.
+        """
+        return city
+
+    props = weather.parameters["properties"]
+    assert props["city"]["description"] == "The city, e.g. Oslo."
+    assert props["days"]["description"] == "Days ahead."
+    assert props["units"]["description"] == "Units."
