@@ -1,12 +1,20 @@
-"""The official SDKs' high-level helpers through the proxy: the anthropic SDK's
-``tool_runner`` and message threads. ``FakeServer`` is the plain-chat upstream."""
+"""The official SDKs' helpers and less common endpoints through the proxy: the
+anthropic SDK's ``tool_runner`` and message threads, the openai SDK's
+``responses.input_tokens.count``. ``FakeServer`` is the plain-chat upstream."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anthropic
+import openai
 import pytest
 from anthropic import beta_tool
-from test_proxy import PARIS, USER, _anthropic, proxy
+from test_proxy import PARIS, USER, WEATHER, _anthropic, _openai, proxy
+
+from streamtools.testing.fake_wire import chat_template, token_pieces
+
+R_WEATHER: Any = {"type": "function", **WEATHER["function"]}
 
 
 @beta_tool
@@ -58,3 +66,34 @@ def test_a_thread_is_refused_with_the_code_that_says_go_on_without_one(thread: o
     assert body["error"]["type"] == "invalid_request_error"
     assert body["error"]["details"] == {"error_code": "thread_unsupported_request"}
     assert "thread" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("configured", [None, "plain-7b"])
+def test_responses_input_tokens_counts_what_goes_upstream(configured: str | None) -> None:
+    # POST /v1/responses/input_tokens was a 404; it counts as count_tokens does:
+    # the tools as the dialect's prompt, with the upstream's tokenizer
+    with proxy([], tokenizer="vllm", model=configured) as (url, upstream):
+        client = _openai(url)
+        model: Any = openai.omit if configured else "m"  # optional: then the configured one
+        counted = client.responses.input_tokens.count(
+            model=model, instructions="Be brief.", input="Weather in Paris?", tools=[R_WEATHER]
+        )
+        asked = upstream.received[0]
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.responses.input_tokens.count(model="m", input="hi", previous_response_id="r")
+    assert counted.object == "response.input_tokens"
+    assert asked.path == "/tokenize" and asked.body["model"] == (configured or "m")
+    system, user = asked.body["messages"]
+    assert '<am:tool name="weather"' in system["content"] and "Be brief." in system["content"]
+    assert user == {"role": "user", "content": "Weather in Paris?"}
+    assert counted.input_tokens == len(token_pieces(chat_template(asked.body["messages"])))
+    assert refused.value.code is None and "previous_response_id" in refused.value.message
+
+
+def test_responses_input_tokens_is_estimated_without_a_tokenizer() -> None:
+    with proxy([]) as (url, _):
+        answer = _openai(url).responses.input_tokens.with_raw_response.count(
+            model="m", input="Weather in Paris? " * 30
+        )
+    assert answer.headers["x-streamtools-token-count"] == "estimate"
+    assert answer.parse().input_tokens >= len("Weather in Paris? " * 30) // 3

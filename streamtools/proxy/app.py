@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``create_app(ProxyConfig(...))`` returns a Starlette app with six routes:
+``create_app(ProxyConfig(...))`` returns a Starlette app with seven routes:
 
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
   ``POST /v1/messages`` (Anthropic). The body is read up to ``max_body``
@@ -16,8 +16,9 @@ Theory of operation
   written in-band; a client disconnect cancels the turn and the upstream request). Non-streaming
   answers collect the same events into one body; a failure after the turn began
   becomes a 502 in the client's format.
-* ``POST /v1/messages/count_tokens`` (Anthropic) counts the input tokens of
-  the request the proxy would send upstream: an Anthropic upstream counts it,
+* ``POST /v1/messages/count_tokens`` (Anthropic) and ``POST
+  /v1/responses/input_tokens`` (Responses) count the input tokens of the
+  request the proxy would send upstream: an Anthropic upstream counts it,
   other upstreams get an estimate (``tokens``).
 * ``GET /v1/models`` is the upstream's model listing, and ``GET
   /v1/models/{model_id}`` one of its models: passed through when the client
@@ -449,25 +450,39 @@ def create_app(
         return await handle(request, RESPONSES)
 
     async def count_tokens(request: Request) -> Response:
-        # see tokens.py: the count of what would go upstream
+        # a count has no answer to bound: max_tokens, which the decoder asks for, is not sent
+        return await counted(request, ANTHROPIC, {"max_tokens": 1}, {})
+
+    async def input_tokens(request: Request) -> Response:
+        # the Responses API's count (the openai SDK's responses.input_tokens.count),
+        # whose model is optional (then the configured one)
+        defaults = {"model": cfg.model} if cfg.model else {}
+        return await counted(request, RESPONSES, defaults, {"object": "response.input_tokens"})
+
+    async def counted(
+        request: Request, wire: Wire, defaults: dict[str, Any], shape: dict[str, Any]
+    ) -> Response:
+        """The input tokens of the request the proxy would send upstream (see
+        tokens.py), in ``wire``'s answer: ``shape`` plus ``input_tokens``.
+        ``defaults`` fill fields the count request may leave out."""
         try:
             body = await _read_body(request, cfg.max_body)
-            if isinstance(body, dict) and "max_tokens" not in body:
-                body = {**body, "max_tokens": 1}  # a count has no answer to bound
-            call = decoded(ANTHROPIC, body)
+            if isinstance(body, dict):
+                body = {**defaults, **body}
+            call = decoded(wire, body)
             model, done = upstream(request, call)
         except RequestError as exc:
-            return error_response(ANTHROPIC, exc.status, exc.message, exc.kind)
+            return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
         try:
             tokens, exact = await counter.count(model, upstream_request(call, cfg.dialect))
         except ProviderError as exc:
-            return provider_error_response(ANTHROPIC, exc)
+            return provider_error_response(wire, exc)
         finally:
             done()
         return Response(
-            _encode_json({"input_tokens": tokens}),
+            _encode_json({**shape, "input_tokens": tokens}),
             media_type="application/json",
             headers={} if exact else {ESTIMATE_HEADER: "estimate"},
         )
@@ -544,6 +559,7 @@ def create_app(
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
+        Route("/v1/responses/input_tokens", input_tokens, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         # a model id may hold a slash ("org/name"; the SDKs send it as %2F)
         Route("/v1/models/{model_id:path}", model, methods=["GET"]),
