@@ -212,3 +212,34 @@ async def test_a_redirect_names_where_it_points(
         asked, url = len(server.received), server.url
     assert not info.value.retryable and asked == 1
     assert says.format(url=url) in str(info.value)
+
+
+GEMINI_ERROR = {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}
+FASTAPI_SAYS = "field required at body.messages.0.role; str type expected at body.model"
+FASTAPI_422 = {
+    "detail": [
+        {"loc": ["body", "messages", 0, "role"], "msg": "field required", "type": "missing"},
+        {"loc": ["body", "model"], "msg": "str type expected", "type": "type_error.str"},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "says"),
+    [
+        (400, [{"error": GEMINI_ERROR}], "API key not valid."),
+        (422, FASTAPI_422, FASTAPI_SAYS),
+    ],
+    ids=["gemini", "fastapi"],
+)
+async def test_an_error_body_s_words_in_other_shapes(
+    anyio_backend: str, status: int, body: Any, says: str
+) -> None:
+    """Gemini's OpenAI endpoint sends its error object in a list, and a FastAPI
+    server (a homemade OpenAI-compatible one) its 422 as a list of problems: the
+    message quoted the JSON, not the API's words."""
+    async with FakeServer([Reply(status=status, body=json.dumps(body))]) as server:
+        with pytest.raises(ProviderError) as info:
+            await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
+    assert str(info.value) == f"OpenAI-compatible server answered HTTP {status}: {says}"
+    assert json.loads(info.value.body or "") == body  # the whole body still there

@@ -187,14 +187,27 @@ def _error_detail(body: str, ctype: str) -> str:
         data = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError):  # nested too deeply: shown as text
         data = None
+    if isinstance(data, list) and len(data) == 1:  # Gemini's OpenAI endpoint: [{"error": …}]
+        data = data[0]
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict):
             msg = err.get("message") or err.get("detail") or err.get("error")
-            if isinstance(msg, str):
+            if isinstance(msg, list):  # FastAPI's 422: a list of {"loc", "msg"}
+                msg = "; ".join(_problem(item) for item in msg[:5])
+            if isinstance(msg, str) and msg:
                 return msg[:500]
         elif isinstance(err, str):
             return err[:500]
     if "html" in ctype.lower() or text.lstrip().startswith("<"):
         return f"(HTML page) {' '.join(text.split())[:200]}"
     return " ".join(text.split())[:500]
+
+
+def _problem(item: object) -> str:
+    """One of FastAPI's validation problems: its ``msg`` at its ``loc`` path."""
+    if not isinstance(item, dict) or not isinstance(item.get("msg"), str):
+        return str(item)[:100]
+    loc = item.get("loc")
+    path = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
+    return f"{item['msg']} at {path}" if path else str(item["msg"])
