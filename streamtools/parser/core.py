@@ -103,7 +103,6 @@ C-level ``in`` tests only, are not counted).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, UsageError
@@ -121,23 +120,27 @@ from streamtools.parser.calls import (
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.envelope import TEXT as TEXT_ROLE
-from streamtools.parser.markers import MarkerScan, marker_scan, stop_strings, syntax_of
+from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
+from streamtools.parser.textmode import (
+    CALL,
+    STOPPED,
+    TEXT,
+    THINK_CLOSE,
+    THINK_OPEN,
+    THINK_START,
+    TextModes,
+)
 
 __all__ = ["Parser"]
 
-# THINK_START (after STOPPED: ``_run`` tells it apart from both with the one test it
-# makes anyway): reasoning that ``think_open`` began, before anything but whitespace
-TEXT, THINK, CALL, STOPPED, THINK_START = 0, 1, 2, 3, 4
 # the longest text after a call's end that is tested for marker-start characters
 # before the scan (a longer rest, from a whole reply in one delta, goes to the scan:
 # testing all of it after each call would cost time quadratic in the calls)
 _SHORT_REST = 64
 _MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED", "THINK_START")
-_SPACE = re.compile(r"\s*")
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
-class Parser:
+class Parser(TextModes):
     """Incremental tool-call parser for one model reply (see the module docstring)."""
 
     def __init__(
@@ -522,178 +525,12 @@ class Parser:
             if pos < 0:
                 return
 
-    def _think_start(self, s: str, pos: int, final: bool) -> None:
-        """THINK_START (``think_open``): reasoning, and nothing but whitespace so
-        far. ``s[pos:]`` either still may open with ``<think>`` after its
-        whitespace (all of it is whitespace, ``<think>`` follows, or the start of
-        one that may still arrive): the mode stays, and ``_scan`` with its tables
-        (``<think>`` among the markers) drops that tag as the markup it is; or it
-        holds something else, and the reasoning has begun: plain THINK."""
-        i = _SPACE.match(s, pos).end()  # type: ignore[union-attr]
-        rest = len(s) - i
-        if rest and not s.startswith(THINK_OPEN, i):
-            if final or rest >= len(THINK_OPEN) or not THINK_OPEN.startswith(s[i:]):
-                self._mode = THINK
-                self._think = self._think_close
-
     def _hold_in_call(self, body: CallBody, s: str, k: int) -> None:
         self._held = s[k:]
         if k > 0:
             self._prev = s[k - 1]
         if self._max_buffer is not None and body.size + len(self._held) > self._max_buffer:
             raise SizeLimitExceeded(f"call text exceeds max_buffer={self._max_buffer} characters")
-
-    def _hold(self, s: str, k: int) -> None:
-        self._held = s[k:]
-        if k > 0:
-            self._prev = s[k - 1]
-
-    def _rejected(
-        self, text: str, s: str, k: int, out: list[ParserEvent], final: bool
-    ) -> tuple[str, int]:
-        """A body turned out to be prose: the first character of its ``text`` is
-        text, the rest is scanned again, then ``s[k:]``. Returns what to scan
-        from where (-1: nothing, a stop string that begins with the marker was
-        hit or is held, see ``_stop_after_prose``). When ``text`` ends ``s[:k]``
-        (the body began in this input, as all but the first of a delta's bodies
-        do) the scan goes back in ``s``: copying ``s[k:]`` for each rejected body
-        would make one large delta cost time quadratic in their number."""
-        self._body = None
-        self._mode = TEXT
-        self._opened = False  # it was no call: a ``once`` dialect may still open one
-        self.examined += len(text) - 1  # the rescan; bounded by the decision window
-        start = k - len(text)
-        inside = start >= 0 and s.startswith(text, start)
-        if self._marker_stops:
-            r, j = (s, start) if inside else (text + s[k:], 0)
-            if self._stop_after_prose(r, j, self._text, final):
-                if self._held:
-                    # the marker opens a body again when the held text comes back:
-                    # what came before it allowed that ("" allows every marker)
-                    self._prev = ""
-                return r, -1
-        self._emit_text(text[0], out)
-        self._prev = text[0]
-        if inside:
-            return s, start + 1
-        return text[1:] + s[k:], 0
-
-    def _scan(self, s: str, pos: int, out: list[ParserEvent], final: bool) -> int:
-        """Text or reasoning: emit what is certain; return where a new mode starts,
-        or -1 once ``s`` is used up (its undecidable tail held)."""
-        think = self._mode != TEXT  # THINK, or THINK_START
-        scan = self._think if think else self._text
-        syntax = self.syntax
-        while True:
-            m = scan.rx.search(s, pos)
-            if m is None:
-                break
-            i, tok = m.start(), m.group()
-            if tok in scan.holding:  # another marker may end first inside it
-                i, tok = scan.first_to_end(s, i, m.end())
-            if tok in self._stops:
-                self._emit(s[pos:i], think, out)
-                self._stop_hit = tok
-                self._mode = STOPPED
-                self._held = ""
-                return -1
-            prev = s[i - 1] if i > 0 else self._prev[-1:]
-            if think:
-                if prev != "`":
-                    self._emit(s[pos:i], True, out)
-                    self._prev = tok[-1]
-                    if self._mode == THINK_START:
-                        self._think = self._think_close
-                        if tok == THINK_OPEN:  # the template's tag, written again: markup
-                            self._mode = THINK
-                            return i + len(tok)
-                    self._mode = TEXT
-                    return i + len(tok)
-            elif tok == THINK_OPEN:
-                if prev != "`":
-                    self._emit(s[pos:i], False, out)
-                    self._mode = THINK
-                    self._prev = tok[-1]
-                    return i + len(tok)
-            elif (
-                (prev != "`" or tok[0] == "`")
-                and not (syntax.line_start and prev not in ("", "\n"))
-                and not (syntax.once and self._opened)
-            ):
-                body = syntax.open(tok, self._ctx)
-                if body is not None:
-                    self._emit(s[pos:i], False, out)
-                    self._opened = True
-                    self._body = body
-                    self._mode = CALL
-                    return i + len(tok)
-            # not a marker here: its first character is plain text
-            if self._marker_stops and self._stop_after_prose(s, i, scan, final):
-                self._emit(s[pos:i], think, out)
-                if not self.stopped:
-                    self._hold(s, i)
-                return -1
-            self._emit(s[pos : i + 1], think, out)
-            pos = i + 1
-        n = len(s)
-        h = n
-        if not final:
-            c = scan.start_rx.search(s, max(pos, n - scan.longest + 1))
-            while c is not None:
-                t = c.start()
-                if s[t:] in scan.prefixes:
-                    h = t
-                    break
-                c = scan.start_rx.search(s, t + 1)
-        self._emit(s[pos:h], think, out)
-        self._hold(s, h)
-        if self._max_buffer is not None and n - h > self._max_buffer:
-            raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
-        return -1
-
-    def _stop_after_prose(self, s: str, j: int, scan: MarkerScan, final: bool) -> bool:
-        """The marker at ``s[j]`` is prose (a backtick before it, or its body
-        rejected), so a stop string beginning with it (``{"`` in ``inline_json``),
-        which lost to the marker because the marker ends first, counts after all,
-        as it would for a provider: True if one is there (the parser stops) or
-        may still arrive (``s[j:]`` is its start: the caller holds it, at most the
-        stop string's length, re-examined like a held marker). A marker or stop
-        string that ends inside it first is left to the scan from ``s[j + 1]``."""
-        n = len(s)
-        for t in self._marker_stops:
-            e = j + len(t)
-            if s.startswith(t, j):
-                if scan.rx.search(s, j + 1, e - 1) is not None:
-                    return False  # something ends before it: the scan finds that
-                self._stop_hit = t
-                self._mode = STOPPED
-                self._held = ""
-                return True
-            if not final and e > n and s.startswith(t[: n - j], j):
-                self._held = s[j:]
-                return True
-        return False
-
-    def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
-        if text:
-            if think:
-                out.append(ReasoningDelta(text=text))
-            else:
-                self._emit_text(text, out)
-
-    def _emit_text(self, text: str, out: list[ParserEvent]) -> None:
-        if self.syntax.drop_outer_whitespace:
-            # trailing whitespace waits: it is dropped if the object or the end follows
-            kept = text.rstrip()
-            if not kept:
-                self._ws.append(text)
-                return
-            tail = text[len(kept) :]
-            if self._ws:
-                kept = "".join(self._ws) + kept
-            self._ws = [tail] if tail else []
-            text = kept
-        out.append(TextDelta(text=text))
 
     def __repr__(self) -> str:
         return f"<Parser {self.syntax.name} {_MODE_NAMES[self._mode]} held={len(self._held)}>"
