@@ -237,6 +237,8 @@ def _object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
     if not isinstance(props, dict) or not props:
         if isinstance(extra, dict):
             return dict[str, _type(extra, root, depth + 1)]  # type: ignore[misc]
+        if extra is False:  # no key at all (a tool without parameters, OpenAI's strict form)
+            return msgspec.defstruct("object", [], forbid_unknown_fields=True)
         return dict[str, Any]
     names = schema.get("required")
     required = {k for k in names if isinstance(k, str)} if isinstance(names, list) else set()

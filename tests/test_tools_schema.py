@@ -21,6 +21,7 @@ from streamtools.schema import (
     schema_of,
     type_from_schema,
 )
+from streamtools.tools import ToolRegistry
 
 
 def _check(schema: dict[str, Any], value: Any, *, lenient: bool = False) -> str | None:
@@ -309,3 +310,24 @@ def test_a_bound_msgspec_cannot_check_is_left_out_not_raised(
     assert registry.check_arguments("t", ok) is None
     refused = registry.check_arguments("t", kept)
     assert refused is not None and "$.a" in refused
+
+
+def test_an_object_closed_with_no_properties_takes_no_key() -> None:
+    """``{"properties": {}, "additionalProperties": false}`` (a tool without
+    parameters, as OpenAI's strict mode writes every schema) became a free-form
+    ``dict``: a made-up argument passed validation and reached the function
+    (``<lambda>() got an unexpected keyword argument``) or the client."""
+    registry = ToolRegistry()
+    closed = {"type": "object", "properties": {}, "additionalProperties": False}
+    now = registry.add_schema("now", "The time.", {**closed, "required": []}, fn=lambda: "noon")
+    assert registry.check_arguments("now", {"tz": "UTC"}) == (
+        "Invalid arguments for tool `now`: Object contains unknown field `tz`. "
+        "Allowed parameters at `$`: (none)."
+    )
+    assert now.validate({}) == {} and now.validate({}, lenient=True) == {}
+    registry.add_schema("nested", "Nested.", {"type": "object", "properties": {"o": closed}})
+    message = registry.check_arguments("nested", {"o": {"a": 1}})
+    assert message is not None and "unknown field `a` - at `$.o`" in message
+    assert registry.check_arguments("nested", {"o": {}}) is None
+    open_ = registry.add_schema("open", "Open.", {"type": "object", "properties": {}})
+    assert open_.validate({"any": 1}) == {"any": 1}  # not closed: any key, as sent
