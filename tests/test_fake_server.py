@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from provider_support import collect, provider_for
 
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
 from streamtools.testing import FakeServer
@@ -132,6 +133,23 @@ def test_recorded_finish_kept() -> None:
     with FakeServer([[TextChunk(text="x"), FinishChunk(reason="length")]]) as server:
         r = post(server, {"model": "m", "messages": []})
     assert sse_data(r.text)[-1]["choices"][0]["finish_reason"] == "length"
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
+async def test_a_recorded_error_finish_is_the_wire_s_error_with_its_words(
+    anyio_backend: str, wire: Any
+) -> None:
+    """A recording of a stream that broke ends in ``FinishChunk(reason="error")``:
+    sent as ``finish_reason: "error"`` (OpenAI), ``stop_reason: "error"``
+    (Anthropic) without its message, or as a plain ``stop`` (Ollama), so a
+    provider read another failure, or none."""
+    said = "connection cut by the server while streaming"
+    recorded: list[Chunk] = [TextChunk(text="partial"), FinishChunk(reason="error", message=said)]
+    async with FakeServer([recorded], wire=wire) as server:
+        chunks = await collect(provider_for(server))
+    assert chunks[0] == TextChunk(text="partial") and len(chunks) == 2
+    assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"
+    assert (chunks[-1].message or "").endswith(said)
 
 
 def test_error_status_with_retry_after_then_next_reply() -> None:

@@ -22,9 +22,14 @@ server can send each in its own HTTP chunk and inject faults between them:
   and token counts.
 
 Error bodies (``error_body``) and in-band error events (``inband_error``)
-have each wire's own shape. Text is cut into token-like pieces by
-``token_pieces`` (up to four non-space characters with their leading space),
-so a test can predict which piece holds a given word.
+have each wire's own shape. A ``FinishChunk(reason="error")`` among the
+chunks (a recording of a stream that broke) is sent as the wire's in-band
+error with its message, and ends the reply there: it was a ``stop`` finish
+on Ollama's wire and an error without its words on the others, so a test
+replaying a recorded failure through the server saw another failure, or none.
+Text is cut into token-like pieces by ``token_pieces`` (up to four non-space
+characters with their leading space), so a test can predict which piece holds
+a given word.
 
 Pure functions, standard library and msgspec only.
 """
@@ -281,6 +286,8 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
                 "completion_tokens": c.output_tokens or 0,
             }
             usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        elif c.reason == "error":
+            return [*frames, inband_error("openai", c.message)]
         else:
             frames.append(frame({}, c.reason))
     if want_usage and usage is not None:
@@ -333,6 +340,8 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
             if c.arguments:
                 delta = {"type": "input_json_delta", "partial_json": c.arguments}
                 frames.append(_event("content_block_delta", index=block, delta=delta))
+        elif isinstance(c, FinishChunk) and c.reason == "error":
+            return [*frames, inband_error("anthropic", c.message)]
         elif isinstance(c, FinishChunk):
             close()
             kind = ""
@@ -374,6 +383,8 @@ def _ollama_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
             calls[-1][2].append(c.arguments)
         elif isinstance(c, UsageChunk):
             usage = c
+        elif c.reason == "error":
+            return [*frames, inband_error("ollama", c.message)]
         else:
             for _, name, parts in calls:
                 call = {"function": {"name": name, "arguments": _object("".join(parts) or "{}")}}
@@ -416,9 +427,13 @@ def error_body(wire: Wire, status: int, message: str) -> str:
     return json.dumps(data)
 
 
-def inband_error(wire: Wire) -> bytes:
+def inband_error(wire: Wire, message: str | None = None) -> bytes:
+    """The wire's in-band error event, saying ``message`` (default: what each
+    server says for a typical failure)."""
     if wire == "openai":
-        return _sse({"error": {"message": "upstream failed mid-answer", "code": 502}})
+        default = {"message": "upstream failed mid-answer", "code": 502}
+        return _sse({"error": {"message": message} if message else default})
     if wire == "anthropic":
-        return _event("error", error={"type": "overloaded_error", "message": "Overloaded"})
-    return b'{"error":"model runner stopped unexpectedly"}\n'
+        kind = "api_error" if message else "overloaded_error"
+        return _event("error", error={"type": kind, "message": message or "Overloaded"})
+    return (_json({"error": message or "model runner stopped unexpectedly"}) + "\n").encode()
