@@ -132,7 +132,8 @@ _result_encoder = msgspec.json.Encoder(enc_hook=_enc_hook, order="deterministic"
 
 
 def format_result(value: Any) -> str:
-    """A tool's return value as text for the model: a str as is, UTF-8 bytes as text,
+    """A tool's return value as text for the model: a str as is, UTF-8 bytes as text
+    (in a dict, list or tuple too: ``_bytes_as_text``),
     anything else as JSON (pydantic-style models via ``model_dump``, numpy's arrays and
     scalars via ``tolist``, subclasses of int and float as numbers; other objects msgspec
     cannot encode fall back to ``str``, then ``repr``: ``_enc_hook``).
@@ -157,6 +158,8 @@ def format_result(value: Any) -> str:
             pass  # binary: JSON encodes it as base64
     if isinstance(value, float) and not math.isfinite(value):
         return _non_finite_name(value)
+    if isinstance(value, dict | list | tuple):
+        value = _bytes_as_text(value)
     try:
         data = _result_encoder.encode(value)
     except (TypeError, ValueError):
@@ -168,6 +171,53 @@ def format_result(value: Any) -> str:
         if _non_finite(ready):
             return _result_encoder.encode(_spelled(ready)).decode()
     return data.decode()
+
+
+def _bytes_as_text(value: Any) -> Any:
+    """``value`` with each ``bytes`` in its dicts, lists and tuples that is UTF-8
+    text read as that text, as a str result is: a subprocess's output returned as
+    ``{"stdout": b"hi\\n", "code": 0}`` was written in base64 (``"aGkK"``), which
+    the model cannot read. Binary bytes stay bytes (base64). ``value`` itself
+    when there are none; nested deeper than Python recurses, as it is."""
+    try:
+        return _texts(value)
+    except RecursionError:
+        return value
+
+
+# what a walk for bytes need not look into (checked by exact type, the fast test)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _texts(value: Any) -> Any:
+    if isinstance(value, dict):
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            if type(item) in _SCALARS:
+                continue
+            new = _texts(item)
+            if new is not item:
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = new
+        return value if changed is None else changed
+    if isinstance(value, list | tuple):
+        items: list[Any] | None = None
+        for i, item in enumerate(value):
+            if type(item) in _SCALARS:
+                continue
+            new = _texts(item)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[i] = new
+        return value if items is None else items
+    if isinstance(value, bytes | bytearray):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    return value
 
 
 # NaN and the infinities as JavaScript (and Python's ``json``) spell them: JSON

@@ -80,3 +80,14 @@ def test_keys_read_as_the_same_values_do() -> None:
     assert format_result({Unit.CELSIUS: 1, "unit": Unit.CELSIUS}) == '{"c":1,"unit":"c"}'
     assert format_result({Float64(1.5): 1, "a": 2}) == '{"1.5":1,"a":2}'
     assert format_result({float("nan"): 1, "a": 2}) == '{"NaN":1,"a":2}'
+
+
+def test_bytes_inside_a_result_that_are_text_read_as_text() -> None:
+    """``{"stdout": proc.stdout, "code": 0}`` (a subprocess's output as bytes) was
+    written in base64, ``{"stdout": "aGkK"}``, which the model cannot read; bytes
+    alone were already read as text. Binary bytes stay base64."""
+    assert format_result({"stdout": b"hi\n", "code": 0}) == '{"code":0,"stdout":"hi\\n"}'
+    assert format_result([b"caf\xc3\xa9", (bytearray(b"ok"), 1)]) == '["café",["ok",1]]'
+    assert format_result({"png": b"\x89PNG\xff"}) == '{"png":"iVBOR/8="}'
+    rows = [{"id": 1, "name": "a"}]
+    assert format_result(rows) == '[{"id":1,"name":"a"}]'
