@@ -186,9 +186,10 @@ class Parser(TextModes):
         # dialect with no other; ``_lt`` and ``_other`` are "<" and the other one for
         # a dialect with two. Each is "" while it does not apply, the fast path is
         # off or there are more (then a loop over ``_starts``): "" is in every string,
-        # so the one test says both "on" and "no marker can start here". Two entry
-        # points, ``feed`` (``_one``) and ``_feed_two`` (``_lt``, ``_other``), not one
-        # with both branches, because one test more per delta is ~10% of the path.
+        # so the one test says both "on" and "no marker can start here". Three entry
+        # points, ``feed`` (``_one``), ``_feed_two`` (``_lt``, ``_other``) and
+        # ``_feed_many`` (no test: ``_feed`` loops), not one with all branches,
+        # because one test more per delta is ~10% of the path.
         self._starts = tuple(sorted({m[0] for m in self._text.markers}))
         others = [c for c in self._starts if c != "<"]
         self._many = len(others) > 1
@@ -202,9 +203,11 @@ class Parser(TextModes):
             # mode's tables are in ``_think`` for ``_feed`` and ``_scan``) must see
             self._mode = THINK_START
             self._think = marker_scan((THINK_OPEN, THINK_CLOSE, *stops))
-        if others and not self._many:
-            # this dialect's entry point (a bound method in the instance, which is
-            # one reason ``__copy__`` refuses: a copy would feed the original)
+        # this dialect's entry point (a bound method in the instance, which is
+        # one reason ``__copy__`` refuses: a copy would feed the original)
+        if self._many:
+            self.feed = self._feed_many  # type: ignore[method-assign]
+        elif others:
             self.feed = self._feed_two  # type: ignore[method-assign]
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
@@ -318,6 +321,54 @@ class Parser(TextModes):
             if fast is not None:
                 self._held = body.rest
                 if body.undecided:  # text held back (inline_json's window): measured
+                    self._note_held(body)
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return fast
+        return self._feed(delta, body)
+
+    def _feed_many(self, delta: str) -> list[ParserEvent]:
+        """``feed`` for a parser with two or more marker-start characters besides
+        "<" (``json_object``'s ``{`` and fence; stop strings may add more), whose
+        fast path is a loop in ``_feed`` (installed per instance by ``__init__``):
+        ``feed`` without its first test, which cannot pass here, and with the
+        lane in a text or reasoning member written out (``json_object``'s answer
+        is most of its reply). The rest is ``feed``'s, copied, as in ``_feed_two``."""
+        body = self._body
+        if body is None:
+            return self._feed(delta, None)
+        streaming = body.streaming
+        if (
+            streaming
+            and '"' not in delta
+            and "\\" not in delta
+            and delta.isprintable()
+            and delta
+            and not self._held
+        ):
+            if streaming == ARGS or (
+                streaming == XML_ARGS and "<" not in delta and "&" not in delta
+            ):
+                body.raw.append(delta)
+                call: Call = body.call  # type: ignore[attr-defined]
+                call.args.append(delta)
+                if self._max_buffer is not None:
+                    body.size += len(delta)
+                    self._check_call_size(body, self._max_buffer)
+                return [ArgsDelta(index=call.index, id=call.id, delta=delta)]
+            if streaming != XML_ARGS:  # ``_lane_text``, inline
+                body.raw.append(delta)
+                if self._max_buffer is not None:
+                    body.size += len(delta)
+                    self._check_call_size(body, self._max_buffer)
+                if streaming == TEXT_ROLE:
+                    return [TextDelta(text=delta)]
+                return [ReasoningDelta(text=delta)]
+        if delta:
+            fast = body.fast(self._held + delta if self._held else delta)
+            if fast is not None:
+                self._held = body.rest
+                if body.undecided:
                     self._note_held(body)
                 if self._max_buffer is not None:
                     self._check_call_size(body, self._max_buffer)
