@@ -97,3 +97,17 @@ def test_responses_input_tokens_is_estimated_without_a_tokenizer() -> None:
         )
     assert answer.headers["x-streamtools-token-count"] == "estimate"
     assert answer.parse().input_tokens >= len("Weather in Paris? " * 30) // 3
+
+
+def test_mcp_servers_are_refused_as_server_tools_are() -> None:
+    # ignored, the model answered without the tools the client had given it
+    server: Any = {"type": "url", "url": "https://mcp.example/sse", "name": "docs"}
+    with proxy(["I have no tools."]) as (url, upstream):
+        with pytest.raises(anthropic.BadRequestError) as info:
+            _anthropic(url).beta.messages.create(
+                model="m", max_tokens=10, messages=USER, mcp_servers=[server]
+            )
+        assert upstream.requests == []
+    body = info.value.body
+    assert isinstance(body, dict) and body["error"]["type"] == "invalid_request_error"
+    assert "mcp_servers" in body["error"]["message"]

@@ -252,6 +252,11 @@ def decode_request(body: Any) -> ProxyCall:
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise RequestError("max_tokens: Field required (a positive integer)")
     _no_thread(body.get("thread"))
+    if body.get("mcp_servers"):  # tools the API would run: refused as server tools are
+        raise RequestError(
+            "mcp_servers is not supported (the upstream cannot reach MCP servers): "
+            "connect them in the client and send their tools in 'tools'"
+        )
     tools = _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"))
     return ProxyCall(
