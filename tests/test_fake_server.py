@@ -12,7 +12,7 @@ import httpx
 import pytest
 from provider_support import collect, provider_for
 
-from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
+from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, token_pieces
 from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, encode, reply_chunks
@@ -150,6 +150,23 @@ async def test_a_recorded_error_finish_is_the_wire_s_error_with_its_words(
     assert chunks[0] == TextChunk(text="partial") and len(chunks) == 2
     assert isinstance(chunks[-1], FinishChunk) and chunks[-1].reason == "error"
     assert (chunks[-1].message or "").endswith(said)
+
+
+async def test_recorded_anthropic_thinking_keeps_its_signature(anyio_backend: str) -> None:
+    """A recorded thinking block's signature (and a redacted block) went out as
+    ``fake-signature`` (and not at all): an agent replayed through the server
+    sent back a signature the recording never had."""
+    recorded: list[Chunk] = [
+        ReasoningChunk(text="Let me think."),
+        ReasoningChunk(text="", signature="EqQBCkYIBxgCKkA"),
+        ReasoningChunk(text="", redacted="EmwKAhgBEgy3va3p"),
+        TextChunk(text="Done."),
+        FinishChunk(reason="stop"),
+    ]
+    async with FakeServer([recorded], wire="anthropic") as server:
+        chunks = await collect(provider_for(server))
+    assert [c for c in chunks if isinstance(c, ReasoningChunk)] == recorded[:3]
+    assert chunks[-1] == FinishChunk(reason="stop")
 
 
 def test_error_status_with_retry_after_then_next_reply() -> None:

@@ -13,7 +13,8 @@ server can send each in its own HTTP chunk and inject faults between them:
   ``tool_calls`` deltas, a finish chunk, a usage chunk with empty ``choices``
   when the request asked for one, and ``data: [DONE]``;
 * ``anthropic``: ``message_start``, a ``ping``, ``thinking`` (closed by a
-  ``signature_delta``) / ``text`` / ``tool_use`` content blocks with their
+  ``signature_delta``: a ``ReasoningChunk``'s own signature, else a fake one),
+  ``redacted_thinking`` / ``text`` / ``tool_use`` content blocks with their
   deltas and ``content_block_stop``, ``message_delta`` (``stop_reason``,
   ``stop_sequence``, usage) and ``message_stop``;
 * ``ollama``: NDJSON lines of ``message.content`` / ``message.thinking``,
@@ -327,7 +328,17 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
         frames.append(_event("content_block_start", index=block, content_block=content))
 
     for c in chunks:
-        if isinstance(c, TextChunk | ReasoningChunk):
+        if isinstance(c, ReasoningChunk) and c.redacted is not None:
+            open_block("redacted", {"type": "redacted_thinking", "data": c.redacted})
+        elif isinstance(c, ReasoningChunk) and c.signature is not None:
+            if kind != "thinking":
+                open_block("thinking", {"type": "thinking", "thinking": ""})
+            deltas = [{"type": "thinking_delta", "thinking": c.text}] if c.text else []
+            deltas.append({"type": "signature_delta", "signature": c.signature})  # its own
+            frames += [_event("content_block_delta", index=block, delta=d) for d in deltas]
+            frames.append(_event("content_block_stop", index=block))
+            kind = ""
+        elif isinstance(c, TextChunk | ReasoningChunk):
             new, field = ("text", "text") if isinstance(c, TextChunk) else ("thinking", "thinking")
             if kind != new:
                 open_block(new, {"type": new, field: ""})
