@@ -10,6 +10,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
 from streamtools.cli import main
@@ -296,3 +297,39 @@ async def test_a_byte_order_mark_before_the_first_line_is_not_sent(anyio_backend
         lines = reader(["\ufeff/quit\n", "a question\n"])
         code = await chat(make_agent(build_model(args), args), lines, out, prompt=False)
         assert server.requests == []
+
+
+
+async def test_a_read_of_the_next_line_ends_at_once_when_cancelled(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C at the prompt cancels the session, but the line was read in a worker
+    thread that cancellation waits for: the command hung until Enter (an open
+    pipe: for ever), where the README promises exit status 130. Here nobody types;
+    a watchdog sends a line after 20 s, so that the old wait ends too."""
+    import os
+    import threading
+
+    from streamtools.cli.chat import _stdin_line
+
+    read_end, write_end = os.pipe()
+    typed = threading.Event()
+
+    def watchdog() -> None:
+        if not typed.wait(20):
+            os.write(write_end, b"typed by the watchdog\n")
+
+    with os.fdopen(read_end, encoding="utf-8") as stdin:  # a pipe: never blocks to open
+        monkeypatch.setattr(sys, "stdin", stdin)
+        guard = threading.Thread(target=watchdog)
+        guard.start()
+        try:
+            with anyio.move_on_after(0.3) as scope:  # the Ctrl-C
+                line = await _stdin_line()
+            nobody_typed = not typed.is_set() and guard.is_alive()
+        finally:
+            typed.set()
+            guard.join()
+            os.close(write_end)  # the reader left behind sees the end of input
+    assert scope.cancelled_caught, line
+    assert nobody_typed

@@ -12,7 +12,7 @@ grow, results as they land). Tools are described in the prompt in
 natively with ``--native``; ``--hybrid`` lets the model pick tools natively
 from one-line summaries, then continues in the dialect.
 
-Input is read line by line from stdin in a worker thread, so the same code
+Input is read line by line from stdin in a thread (``_stdin_line``), so the same code
 serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
 ``/reset`` clears the conversation, ``/quit`` (or end of input) leaves. A
 provider error is printed and the session goes on (the failed turn's reply
@@ -44,11 +44,14 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
@@ -196,8 +199,32 @@ def _quiet_sdk_logs() -> None:
 
 
 async def _stdin_line() -> str | None:
-    line = await anyio.to_thread.run_sync(sys.stdin.readline)
-    return line or None  # "" is end of input; a blank line is "\n"
+    """The next line of stdin; None at its end. Read in a daemon thread of its own:
+    Ctrl-C at the prompt cancels the session while the read waits, and a worker
+    thread cannot be stopped (cancellation waited for the line, so the command
+    hung until Enter, or for ever on an open pipe; abandoned, it still held the
+    process at exit). A cancelled read is left behind in its thread, which dies
+    with the process."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    read: list[str] = []
+    failed: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            read.append(sys.stdin.readline())
+        except BaseException as exc:  # raised again in the waiting task
+            failed.append(exc)
+        try:
+            anyio.from_thread.run_sync(done.set, token=token)
+        except RuntimeError:  # the event loop has ended: nobody waits for the line
+            pass
+
+    threading.Thread(target=reader, name="streamtools chat: stdin", daemon=True).start()
+    await done.wait()
+    if failed:
+        raise failed[0]
+    return read[0] or None  # "" is end of input; a blank line is "\n"
 
 
 def _run(args: argparse.Namespace) -> int:
