@@ -424,3 +424,24 @@ async def test_think_open_starts_each_reply_inside_reasoning() -> None:
 def test_think_open_is_for_a_prompt_dialect() -> None:
     with pytest.raises(UsageError, match="think_open"):
         Agent(ScriptedModel([]), [add], native=True, think_open=True)
+
+
+async def test_a_native_call_s_offset_counts_the_visible_text_only() -> None:
+    """Native mode keeps the reply's visible text in the transcript, without the
+    raw text (argument JSON) of a failed call; a later call's ``offset`` still
+    counted that raw text, and placed the call inside the text after it (21,
+    not 2, in ``AB`` + 30 characters)."""
+    reply: list[Chunk] = [
+        TextChunk(text="A"),
+        CallChunk(index=0, id="x", name="nope", arguments='{"zzzzzzzzzzzz": 1}', done=True),
+        TextChunk(text="B"),
+        CallChunk(index=1, id="y", name="add", arguments='{"a": 1, "b": 2}', done=True),
+        TextChunk(text="C" * 30),
+        FinishChunk(reason="tool_calls"),
+    ]
+    model = ScriptedModel([reply, "3."])
+    result = await Agent(model, [add], native=True, max_repairs=0).run("1 + 2?")
+    message = result.transcript.messages[1]
+    assert isinstance(message, AssistantMessage)
+    assert message.text == "AB" + "C" * 30
+    assert [(c.name, c.offset) for c in message.calls] == [("add", 2)]

@@ -437,13 +437,15 @@ _NATIVE_REMINDER = (
 
 
 def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None:
+    # each call's place in the text the transcript keeps (native: the visible text)
+    offsets = reply.text_offsets if native else reply.offsets
     calls = tuple(
         ToolCall(
             id=c.id,
             name=c.name,
             arguments=c.arguments,
             raw=None if native else c.raw,
-            offset=reply.offsets.get(c.id),
+            offset=offsets.get(c.id),
             extra=c.extra,
         )
         for c in reply.calls

@@ -103,6 +103,10 @@ class Reply:
     written: list[str] = field(default_factory=list)
     written_size: int = 0  # characters in ``written``
     offsets: dict[str, int] = field(default_factory=dict)  # call id: ``written_size`` then
+    # call id: the characters of visible text before it (native mode's transcript
+    # keeps the visible text only, without the raw text of failed calls)
+    text_offsets: dict[str, int] = field(default_factory=dict)
+    text_size: int = 0  # characters in ``text``
     reasoning: list[str] = field(default_factory=list)
     # Signed reasoning blocks (``ReasoningChunk.signature`` / ``redacted``), and the
     # reasoning text since the last one: the text of the block its signature ends.
@@ -219,6 +223,7 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
     match event:
         case TextDelta(text=text):
             reply.text.append(text)
+            reply.text_size += len(text)
             _write(reply, text)
         case ReasoningDelta(text=text):
             reply.reasoning.append(text)
@@ -233,6 +238,7 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
                 _write(reply, event.raw)
                 return
             reply.offsets[event.id] = reply.written_size
+            reply.text_offsets[event.id] = reply.text_size
             reply.calls.append(event)
             await _dispatch(ctx, event, reply, tools)
             if ctx.stop_at_call:
