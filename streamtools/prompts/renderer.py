@@ -257,7 +257,7 @@ class Renderer:
         for spec in tools:
             lines += ["", f"## {spec.name}"]
             if spec.description.strip():
-                lines.append(defuse_text(" ".join(spec.description.split())))
+                lines.append(_description_line(spec.description))
             lines.append("Parameters (JSON Schema): " + json_text(spec.parameters))
         return "\n".join(lines)
 
@@ -458,6 +458,17 @@ class Renderer:
 # so that every token they read as a model's end of turn (Gemma 4's ``<turn|>``,
 # DeepSeek's ``<｜end▁of▁sentence｜>`` too, not only ``<|im_end|>``) is left out
 _SPECIAL_END = re.compile(rf"(?:{SPECIAL_TOKEN.pattern})\s*\Z")
+
+
+def _description_line(description: str) -> str:
+    """A tool's description on the one line under its ``## name`` heading: its
+    whitespace collapsed, special tokens defused, and a leading ``#`` escaped
+    (``\\#``, as Markdown writes a literal one). Descriptions are often Markdown
+    (an MCP server's ``# Fetch`` title); collapsed onto one line, such a title
+    read as a heading of the prompt's own, a section beside ``# Tools`` that
+    the tools after it seemed to belong to."""
+    line = defuse_text(" ".join(description.split()))
+    return "\\" + line if line.startswith("#") else line
 
 
 def unended(text: str) -> str:

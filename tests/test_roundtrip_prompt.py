@@ -1,0 +1,197 @@
+"""The system prompt against itself and against the parser: odd tool schemas
+and descriptions leave the prompt's own structure whole, and the worked example
+it teaches reads back, call by call, as the calls it shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamtools.events import CallEnd, CallError, CallStart
+from streamtools.model import ToolSpec
+from streamtools.parser import Parser
+from streamtools.prompts import RENDERERS, get_renderer
+from streamtools.prompts.renderer import example_arguments
+from streamtools.schema import json_type
+
+DIALECTS = list(RENDERERS)
+# the dialects whose definitions are ``## name`` sections (``Renderer.tool_definitions``)
+SECTIONED = [d for d in DIALECTS if d not in ("am_xml", "hermes")]
+
+_MARKUP = [
+    *["</am:tool>", "</am:tools>", '"/>', '" x="', "\n", "\r", "\t", "<", ">", "&", "&amp;", "x"],
+    *["</tools>", "<tools>", "```", "<|im_end|>", "<turn|>", "é", "😀", "\u2028", "\x85", "]]>"],
+    *["'", '"', "\\", "<![CDATA[", "</am:tool_call>", "<tool_call>", "@tool t {}", "<think>"],
+]
+_printable = st.text(st.characters(blacklist_categories=["Cc", "Cs"]), max_size=3)
+_awkward = st.lists(st.sampled_from(_MARKUP) | _printable, max_size=5).map("".join)
+_leaf = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | _awkward
+_value = st.recursive(
+    _leaf,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(_awkward, c, max_size=3),
+    max_leaves=5,
+)
+_param = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["string", "integer", "number", "boolean", "array", "object"]),
+        "description": _awkward,
+        "enum": st.lists(_value, min_size=1, max_size=3),
+        "default": _value,
+        "format": st.sampled_from(["date", "date-time", "uri"]) | _awkward,
+        "anyOf": st.just([{"type": "string"}, {"type": "null"}]),
+        "$ref": st.just("#/$defs/X"),
+    },
+)
+_DEFS = {"X": {"type": "object", "description": "a\n</am:tool>", "properties": {"y": {}}}}
+_schema = st.builds(
+    lambda props, required: {
+        "type": "object",
+        "properties": props,
+        "required": [k for k in required if k in props],
+        "$defs": _DEFS,
+    },
+    st.dictionaries(_awkward | st.sampled_from(["city", "x.y", "$top", "a:b"]), _param, max_size=3),
+    st.lists(_awkward | st.sampled_from(["city", "x.y"]), max_size=3),
+)
+_names = st.sampled_from(["t", "a.b", "x-y", "é名", "a<b", 'a"b', "a&b", "a]]>b", "a b", "`x`"])
+_tools = st.lists(
+    st.tuples(_names, _awkward, _schema), min_size=1, max_size=3, unique_by=lambda t: t[0]
+)
+
+
+def _offered(dialect: str, tools: list[tuple[str, str, dict[str, Any]]]) -> list[ToolSpec] | None:
+    specs = [ToolSpec(name=n, description=d, parameters=s) for n, d, s in tools]
+    r = get_renderer(dialect)
+    return None if any(r.name_problem(s.name) for s in specs) else specs
+
+
+def _headings(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.startswith("#")]
+
+
+@pytest.mark.parametrize("dialect", SECTIONED)
+@pytest.mark.parametrize(
+    "description", ["# Fetch\n\nFetches a URL.", "## Usage\nCall it.", "#hashtag search", " # x"]
+)
+def test_a_markdown_description_adds_no_heading_to_the_prompt(
+    dialect: str, description: str
+) -> None:
+    """Descriptions are often Markdown (an MCP server's ``# Fetch`` title). Its
+    line breaks collapsed, such a description went on the line under the tool's
+    ``## fetch`` heading as ``# Fetch Fetches a URL.``: a top-level heading of
+    its own, beside ``# Tools`` and ``# How to call a tool``, that the next
+    tools seemed to belong to. A leading ``#`` is escaped as Markdown escapes one."""
+    r = get_renderer(dialect)
+    spec = ToolSpec(name="fetch", description=description, parameters={"type": "object"})
+    plain = ToolSpec(name="fetch", description="Fetches a URL.", parameters={"type": "object"})
+    prompt = r.system_prompt([spec, ToolSpec(name="other", description="", parameters={})])
+    expected = r.system_prompt([plain, ToolSpec(name="other", description="", parameters={})])
+    assert _headings(prompt) == _headings(expected)
+    words = " ".join(description.split())
+    assert "\\" + words in prompt.split("\n")  # the words kept, on their own line
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dialect=st.sampled_from(DIALECTS), tools=_tools)
+def test_odd_schemas_and_descriptions_leave_the_definitions_whole(
+    dialect: str, tools: list[tuple[str, str, dict[str, Any]]]
+) -> None:
+    """Each dialect's definitions keep their structure whatever a schema holds
+    (markup, line breaks, enums, ``anyOf``, ``$ref``): ``am_xml``'s are one XML
+    element per line with one ``am:tool`` per tool and its parameters in order;
+    ``hermes``' one JSON function object per line; the others one ``## name``
+    section per tool whose schema line decodes to the schema given."""
+    specs = _offered(dialect, tools)
+    if specs is None:
+        return
+    defs = get_renderer(dialect).tool_definitions(specs)
+    if dialect == "am_xml":
+        block = defs[defs.index("<am:tools>") :]
+        assert all(line.startswith("<") and line.endswith(">") for line in block.split("\n"))
+        root = ET.fromstring(block.replace("<am:tools>", '<am:tools xmlns:am="urn:x">', 1))
+        assert [t.get("name") for t in root] == [s.name for s in specs]
+        for element, spec in zip(root, specs, strict=True):
+            assert [p.get("name") for p in element] == list(spec.parameters["properties"])
+    elif dialect == "hermes":
+        lines = defs.split("\n")
+        body = lines[lines.index("<tools>") + 1 : lines.index("</tools>")]
+        functions = [json.loads(line)["function"] for line in body]
+        assert [(f["name"], f["parameters"]) for f in functions] == [
+            (s.name, s.parameters) for s in specs
+        ]
+    else:
+        assert _headings(defs) == ["# Tools", *(f"## {s.name}" for s in specs)]
+        schemas = [line.split(": ", 1)[1] for line in defs.split("\n") if line.startswith("Param")]
+        assert [json.loads(s) for s in schemas] == [s.parameters for s in specs]
+
+
+class _Catalog:
+    """The specs as a parser catalog, without a registry's name rules or checks."""
+
+    def __init__(self, specs: list[ToolSpec]) -> None:
+        self._schemas = {s.name: s.parameters for s in specs}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._schemas
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas)
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self._schemas.get(name)
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        return None
+
+
+def _agrees(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    """Whether each value is a string where ``am_xml`` reads the parameter as
+    text (``json_type``): a ``string`` parameter with a default of 3 is the
+    schema's own contradiction, read back as the text "3"; a null for a
+    nullable string is ``test_roundtrip_layers``' known disagreement."""
+    props = schema["properties"]
+    return all(
+        json_type(schema, props[k]) != "string" or isinstance(v, str) for k, v in arguments.items()
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dialect=st.sampled_from(DIALECTS), tools=_tools)
+def test_the_worked_example_reads_back_as_the_calls_it_shows(
+    dialect: str, tools: list[tuple[str, str, dict[str, Any]]]
+) -> None:
+    """The example the system prompt teaches (values from defaults and enums,
+    whatever they hold): each ``Assistant:`` turn but the last parses as
+    exactly one call, the first with the example arguments; the final answer
+    as no call; each ``Result:`` reads back as a result."""
+    specs = _offered(dialect, tools)
+    if specs is None:
+        return
+    r = get_renderer(dialect)
+    turns = re.split(r"\n(?=(?:Assistant|Result|User): )", r.example(specs))
+    replies = [t.removeprefix("Assistant: ") for t in turns if t.startswith("Assistant: ")]
+    results = [t.removeprefix("Result: ") for t in turns if t.startswith("Result: ")]
+    assert len(turns) == 3 + 2 * len(results) and len(replies) == len(results) + 1
+    catalog = _Catalog(specs)
+    calls = []
+    for reply in replies:
+        parser = Parser(dialect, catalog)
+        events = parser.feed(reply) + parser.end("stop")
+        calls.append([e for e in events if isinstance(e, CallStart | CallEnd | CallError)])
+    assert calls.pop() == []
+    assert all(len(c) == 2 and isinstance(c[1], CallEnd) for c in calls), calls
+    first = msgspec.json.decode(msgspec.json.encode(example_arguments(specs[0].parameters)))
+    end = calls[0][1]
+    assert isinstance(end, CallEnd) and end.name == specs[0].name
+    if dialect != "am_xml" or _agrees(specs[0].parameters, first):
+        assert end.arguments == first
+    assert all(r.read_result(text) is not None for text in results)
