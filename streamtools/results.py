@@ -9,7 +9,7 @@ import decimal
 import enum
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence, Set, ValuesView
 from typing import Any, TypeVar
 
 import msgspec
@@ -103,7 +103,9 @@ def _enc_hook(obj: Any) -> Any:
     numpy's ``float64``, a ``UserId(int)``) as that number, not its text; an
     array or a scalar of numpy (and what shares its ``tolist``: ``array.array``,
     tensors) as its values, not its ``str``, which numpy cuts to
-    ``[0 1 2 ... 998 999]``; anything else as its ``str``."""
+    ``[0 1 2 ... 998 999]``; any other mapping as an object and sequence or set
+    (``dict.keys()``, a ``deque``) as an array, not their repr
+    (``"dict_keys(['a'])"``); anything else as its ``str``."""
     dump = getattr(obj, "model_dump", None)  # pydantic models, without importing pydantic
     if callable(dump):
         try:
@@ -114,6 +116,10 @@ def _enc_hook(obj: Any) -> Any:
         return float(obj)  # NaN and the infinities are then spelled as ``float``'s are
     if isinstance(obj, int):
         return int(obj)
+    if isinstance(obj, str):
+        return str(obj)  # a subclass: its text (it is a Sequence too, of characters)
+    if isinstance(obj, bytes | bytearray | memoryview):
+        return bytes(obj)
     tolist = getattr(obj, "tolist", None)
     if callable(tolist):
         try:
@@ -122,6 +128,10 @@ def _enc_hook(obj: Any) -> Any:
             values = obj
         if values is not obj:
             return values
+    if isinstance(obj, Mapping):
+        return dict(obj)  # a mappingproxy, a ChainMap, a UserDict: not their repr
+    if isinstance(obj, Sequence | Set | ValuesView):
+        return list(obj)  # dict.keys(), a deque, a range: their items
     try:
         return str(obj)
     except Exception:  # a broken __str__: repr is the last resort (it may raise too)

@@ -91,3 +91,27 @@ def test_bytes_inside_a_result_that_are_text_read_as_text() -> None:
     assert format_result({"png": b"\x89PNG\xff"}) == '{"png":"iVBOR/8="}'
     rows = [{"id": 1, "name": "a"}]
     assert format_result(rows) == '[{"id":1,"name":"a"}]'
+
+
+def test_other_collections_are_json_not_their_repr() -> None:
+    """``dict.keys()``, a ``deque``, a ``range``, a ``mappingproxy`` reached the model
+    as their Python repr in a string: ``"dict_keys(['b', 'a'])"``."""
+    import collections
+    import types
+
+    d = {"b": 1, "a": 2}
+    assert format_result(d.keys()) == '["b","a"]'
+    assert format_result({"ids": d.values(), "q": collections.deque([3])}) == (
+        '{"ids":[1,2],"q":[3]}'
+    )
+    assert format_result(range(3)) == "[0,1,2]"
+    assert format_result(types.MappingProxyType(d)) == '{"a":2,"b":1}'
+    assert format_result(collections.ChainMap({"x": d.items()})) == '{"x":[["b",1],["a",2]]}'
+
+
+class Name(str):
+    """A str subclass: text, never a sequence of characters."""
+
+
+def test_a_str_subclass_inside_a_result_stays_text() -> None:
+    assert format_result([Name("Ada"), {"n": Name("Bo")}]) == '["Ada",{"n":"Bo"}]'
