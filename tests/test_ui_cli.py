@@ -248,3 +248,36 @@ def test_no_finish_reason_leaves_it_out_for_an_older_ai_5_client(
     assert chunks[-1]["type"] == "finish"
     assert chunks[-1].get("finishReason") == reason
     assert read_ui_stream(response.content).text == "Computing.12 * 7 = 84."
+
+
+def test_ctrl_c_exits_at_once_though_a_sync_tool_still_blocks() -> None:
+    """Stopping the agent abandons a sync tool's worker thread (Python cannot
+    stop it), and the interpreter waited for it at exit: the stream ended, but
+    the command never did while the tool blocked."""
+    from mcp_servers.harness import HERE
+
+    from streamtools.testing import FakeServer
+
+    call = 'Calling. <am:tool_call name="stuck"></am:tool_call>'
+    with FakeServer([call, "never asked"]) as model:
+        argv = [sys.executable, "-m", "streamtools", "ui", "--port", "0"]
+        argv += ["--base-url", model.base_url, "--model", "m", "--tools", "registry_tools:stuck"]
+        pipe = subprocess.PIPE
+        with subprocess.Popen(argv, cwd=HERE, stdout=pipe, stderr=pipe, text=True) as proc:
+            try:
+                assert proc.stdout is not None and proc.stderr is not None
+                url = proc.stdout.readline().split()[4].rstrip("/")
+                timeout = httpx.Timeout(30, read=20)
+                with httpx.stream("POST", url + "/api/chat", json=CHAT, timeout=timeout) as reply:
+                    parts, body = reply.iter_bytes(), b""
+                    while b"tool-input-available" not in body:  # until the tool runs
+                        body += next(parts)
+                    proc.send_signal(signal.SIGINT)
+                    body += b"".join(parts)
+                code = proc.wait(timeout=20)  # bounds the hang the test is about
+                err = proc.stderr.read()
+            finally:
+                proc.kill()
+    assert read_ui_stream(body).errors == ["the server is shutting down"]
+    assert code == 130
+    assert "Traceback" not in err

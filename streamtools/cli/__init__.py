@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import math
 import os
 import shlex
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
@@ -25,8 +28,8 @@ from urllib.request import url2pathname
 from streamtools.errors import UsageError
 
 __all__ = [
-    "LOG_LEVELS", "at_least", "finite_number", "http_url", "json_object", "log_level", "main",
-    "port", "positive_number",
+    "LOG_LEVELS", "at_least", "exit_if_threads_remain", "finite_number", "http_url", "json_object",
+    "log_level", "main", "port", "positive_number",
 ]
 
 # uvicorn's log levels (``--log-level``); it fails with a KeyError on any other
@@ -169,7 +172,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         # commands import their server (uvicorn) or MCP only when they run
         print(_missing(exc, args.command), file=sys.stderr)
         return 2
+    if argv is None:  # run as the program, not called by code that goes on
+        exit_if_threads_remain(code)
     return code
+
+
+def exit_if_threads_remain(code: int) -> None:
+    """Exit with ``code`` at once if threads other than this one still run; else return.
+
+    When a command ends (Ctrl-C, a server stopped), a sync tool still blocking
+    in its worker thread was abandoned, since Python cannot stop a thread; but
+    the interpreter waits at exit for every such thread, for ever for a tool
+    that hangs. A moment's grace lets threads that are ending anyway end; then
+    what was written is flushed and the process leaves without waiting
+    (``os._exit``: the abandoned tool dies with it)."""
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    grace = time.monotonic() + 0.5
+    for thread in others:
+        if not thread.daemon:
+            thread.join(max(0.0, grace - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in others):
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 # the extra that brings each optional package (a command's own extra for its server)

@@ -8,27 +8,25 @@ themselves, e.g. a desktop app's MCP settings); ``--http HOST:PORT`` serves
 streamable HTTP at ``--path`` instead.
 
 When serving ends (the client closed stdin, Ctrl-C), the process exits at once
-(``_leave``) even if a sync tool is still running in a worker thread that a
-cancelled call abandoned: Python cannot stop that thread, and at exit it
-waits for every such thread, for ever for a tool that hangs, while the client
-that closed stdin waits for the server to end.
+(``streamtools.cli.exit_if_threads_remain``) even if a sync tool is still
+running in a worker thread that a cancelled call abandoned: Python cannot
+stop that thread, and at exit it waits for every such thread, for ever for a
+tool that hangs, while the client that closed stdin waits for the server to
+end.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import logging
-import os
 import sys
-import threading
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
 
-from streamtools.cli import port
+from streamtools.cli import exit_if_threads_remain, port
 from streamtools.errors import StreamtoolsError, describe_exception
 from streamtools.mcp.server import serve_http, serve_stdio
 from streamtools.tools import ToolRegistry
@@ -90,17 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _leave(code: int) -> NoReturn:
-    """Exit with ``code``; without waiting for abandoned tool threads, if any
-    (see the module docstring): what was written is flushed, then ``os._exit``."""
-    main_thread = threading.main_thread()
-    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    raise SystemExit(code)
-
-
 if __name__ == "__main__":
-    _leave(main())
+    exit_code = main()
+    exit_if_threads_remain(exit_code)
+    raise SystemExit(exit_code)
