@@ -161,6 +161,30 @@ async def test_a_request_for_tools_that_grants_nothing_is_bounded_and_true() -> 
     assert events[-1] == Final(text="No tools, then.", turns=2)
 
 
+async def test_a_request_for_tools_already_offered_is_bounded() -> None:
+    """Asking again for a tool already granted (or offered from the start) was
+    answered "These tools are now available: …" each time, a turn of the run
+    used up each time, on to ``max_turns``. It grants nothing, so it is repaired
+    as a request for a tool that does not exist is: told so, ``max_repairs`` times."""
+    ask = "<am:request_tools>kom.memory.v1.search</am:request_tools>"
+    model = ScriptedModel([ask] * 8)
+    agent = Agent(model, [weather, search], offer=["weather"], max_turns=8)
+    events: list[Event] = []
+    with pytest.raises(RepairExhausted) as info:
+        async with agent.stream("Hi") as stream:
+            async for event in stream:
+                events.append(event)
+    assert info.value.turns == 4  # granted once, then two repairs
+    assert model.requests[1].messages[-1].content == (
+        "These tools are now available: kom.memory.v1.search."
+    )
+    assert model.requests[2].messages[-1].content == (
+        "The tool `kom.memory.v1.search` is already available to you: "
+        "call it, do not ask for it."
+    )
+    assert [e.reason for e in events if isinstance(e, Retry)] == ["call_error", "call_error"]
+
+
 async def test_record_a_session_then_replay_it_identically(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     script = ["Checking. " + am("weather", city="Oslo"), "Sunny in Oslo."]

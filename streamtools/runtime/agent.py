@@ -28,8 +28,9 @@ wording and the bounds):
 1. call errors, while ``max_repairs`` allows: feedback, ``Retry(call_error)``;
 2. calls: their results are in the transcript, the model is called again;
 3. ``am:request_tools`` only: the named tools join the offer, continue; a
-   request that names no tool there is (none exists by that name, or
-   ``tool_choice`` is ``"none"``) is told so, as rung 1, within ``max_repairs``;
+   request that grants nothing (no tool exists by that name, ``tool_choice``
+   is ``"none"``, or every tool it names is already offered) is told so, as
+   rung 1, within ``max_repairs``;
 4. a stream that failed and produced nothing usable: ``ProviderError``;
 5. a refusal, or no call when one is required: one stronger re-prompt;
 6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
@@ -258,16 +259,16 @@ class Agent:
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 _append_reply(transcript, reply, native=self.native)
-                for name in reply.requested_tools:
-                    if name in self.registry and name not in offered:
-                        offered = self.registry.subset([*offered, name])
-                try:
+                try:  # (what the reply asked for is judged against what it was offered)
                     step = self._next_step(reply, repair, offered, final_turn, turn)
                     if step is None:
                         _check_exhausted(reply, repair, turn)
                 except Exception:
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
+                for name in reply.requested_tools:
+                    if name in self.registry and name not in offered:
+                        offered = self.registry.subset([*offered, name])
                 if step is None:
                     final = reply
                     break
@@ -307,14 +308,14 @@ class Agent:
         if reply.requested_tools:
             # Under tool_choice "none" nothing is granted: no tool is shown or runs.
             grantable = self.registry.subset([]) if self.tool_choice == "none" else self.registry
-            found = [n for n in dict.fromkeys(reply.requested_tools) if n in grantable]
+            asked = list(dict.fromkeys(reply.requested_tools))
+            found = [n for n in asked if n in grantable and n not in offered]
             if found:
                 return "tool_calls", f"These tools are now available: {', '.join(found)}."
-            # Nothing to grant: repaired as an unknown tool's call is, and as boundedly;
-            # past the bound the reply is taken as it stands.
-            told = "\n".join(
-                grantable.unknown_tool_message(n) for n in dict.fromkeys(reply.requested_tools)
-            )
+            # Nothing to grant (no such tool, or all already offered: granted again, a
+            # model asking on and on would loop to max_turns): repaired as an unknown
+            # tool's call is, and as boundedly; past the bound the reply stands.
+            told = "\n".join(_not_granted(n, grantable, offered) for n in asked)
             if repair.can_repair():
                 repair.call_error_repairs += 1
                 return "call_error", told
@@ -414,6 +415,14 @@ def _choice_met(choice: ToolChoice, repair: RepairState) -> bool:
     if isinstance(choice, UseTool):
         return choice.name in repair.tools_run
     return repair.calls_run > 0
+
+
+def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> str:
+    """Why a requested tool is not granted: it is no tool here, or it is already
+    the model's to call."""
+    if name not in grantable:
+        return grantable.unknown_tool_message(name)
+    return f"The tool `{name}` is already available to you: call it, do not ask for it."
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
