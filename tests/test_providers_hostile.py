@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from provider_support import collect, text_of
+from provider_support import collect, provider_for, text_of
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd
@@ -243,3 +243,41 @@ async def test_an_error_body_s_words_in_other_shapes(
             await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
     assert str(info.value) == f"OpenAI-compatible server answered HTTP {status}: {says}"
     assert json.loads(info.value.body or "") == body  # the whole body still there
+
+
+ANSWERED = anthropic_answer({"input_tokens": 1}).raw or b""
+BEGUN = {  # an answer begun, then a clean end without the wire's end marker
+    "openai": sse(delta(content="Hi")),
+    "anthropic": ANSWERED.split(b"event: message_stop")[0],
+    "ollama": b'{"message": {"role": "assistant", "content": "Hi"}, "done": false}\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("wire", "raw", "says"),
+    [
+        ("openai", b'{"error": {"message": "model not found"}}', '{"error": {"message": "model'),
+        ("openai", b'data: {"code": 429, "msg": "rate limited"}\n\n', 'data: {"code": 429, "msg"'),
+        ("ollama", b'{"code": 429, "msg": "rate limited"}\n', '{"code": 429, "msg": "rate'),
+        ("anthropic", b"", None),
+    ],
+    ids=["json-as-sse", "foreign-event", "foreign-line", "empty"],
+)
+async def test_a_stream_with_no_part_of_an_answer_says_what_came(
+    anyio_backend: str, wire: Any, raw: bytes, says: str | None
+) -> None:
+    """A 200 stream whose body held no event of the wire (a JSON error sent as
+    ``text/event-stream``, an event or line without the wire's fields) ended in
+    "stream ended before the answer was complete", without a word of what the
+    server said; one that was cut after an answer began still ends so, alone."""
+    replies = [Reply(raw=raw), Reply(raw=BEGUN[wire])]
+    async with FakeServer(replies, wire=wire) as server:
+        unanswered = await collect(provider_for(server))
+        cut = await collect(provider_for(server))
+    ended = "stream ended before the answer was complete"
+    assert len(unanswered) == 1 and isinstance(unanswered[0], FinishChunk)
+    assert unanswered[0].reason == "error"
+    what = f"; the body began: {says}" if says else ": the body was empty"
+    assert f"{ended}, with no part of it{what}" in (unanswered[0].message or "")
+    assert text_of(cut) == "Hi"
+    assert isinstance(cut[-1], FinishChunk) and (cut[-1].message or "").endswith(ended)

@@ -90,7 +90,7 @@ from httpx_sse import EventSource, SSEError
 
 from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
-from streamtools.providers.failures import stale_connection, status_error, transport_error
+from streamtools.providers.failures import stale_connection, status_error, transport_error, unread
 
 __all__ = [
     "HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "record_limit",
@@ -177,16 +177,15 @@ class _Oversized(Exception):
 
 
 _RECORD_LIMIT = 16 * 1024 * 1024  # bytes: far above any one event a model's answer needs
+_SSE_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")  # the blank line that ends an event
+_LINE_ENDS = (b"\n",)
 
 
 def record_limit(size: int, record: str) -> None:
-    """Raise ``_Oversized`` for a ``record`` a wire's reader joins itself (as
-    Ollama's a JSON value over several lines) once it passes ``_RECORD_LIMIT``
-    bytes: the stream then ends in the same error as for an endless line."""
+    """Raise ``_Oversized`` for a ``record`` a wire's reader joins itself (Ollama's
+    JSON value over lines) past ``_RECORD_LIMIT`` bytes, as for an endless line."""
     if size > _RECORD_LIMIT:
         raise _Oversized(record)
-_SSE_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")  # the blank line that ends an event
-_LINE_ENDS = (b"\n",)
 
 
 class _Body(httpx.AsyncByteStream):
@@ -213,6 +212,7 @@ class _Body(httpx.AsyncByteStream):
         self._mend = _SSEMend() if sse else None
         self._ends = _SSE_ENDS if sse else _LINE_ENDS
         self._record = "an event" if sse else "a line"
+        self.head = b""  # the body's first bytes: quoted if it held no answer (``unread``)
 
     def view(self) -> httpx.Response:
         headers = {"content-type": self._ctype}
@@ -240,6 +240,7 @@ class _Body(httpx.AsyncByteStream):
                     await _release(self._response, source, graceful=False)
                     raise _Oversized(self._record)
                 tail = seen[-3:]
+                self.head = self.head or part[:200]
                 yield part
         if mend is not None and (rest := mend.flush()):
             yield rest
@@ -619,7 +620,7 @@ class HTTPProvider:
         body = _Body(response, self.stall_timeout)
         events = self._events(body.view())
         decoder = self._decode(events, request)
-        finished = False
+        finished = answered = False
         try:
             async for chunk in decoder:
                 if isinstance(chunk, FinishChunk):
@@ -639,6 +640,7 @@ class HTTPProvider:
                 else:
                     yield chunk
                 body.waiting = time.monotonic()  # the consumer's own time is no stall
+                answered = True
         except _Stalled:
             message = (
                 f"{self._name} sent no content for over {self.stall_timeout:g} s "
@@ -656,6 +658,7 @@ class HTTPProvider:
             message = f"{self._name} sent an unreadable stream: {exc}"
         else:
             message = f"{self._name} stream ended before the answer was complete"
+            message += "" if answered else unread(body.head)
         finally:
             await _release(response, events, graceful=finished)
             await decoder.aclose()

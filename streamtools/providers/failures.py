@@ -38,7 +38,8 @@ import msgspec
 from streamtools.errors import ProviderError
 
 __all__ = [
-    "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error"
+    "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error",
+    "unread",
 ]
 
 
@@ -89,6 +90,19 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
     timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.PoolTimeout)
     error = ProviderTimeout if timeout and not streaming else ProviderError
     return error(message, retryable=not (streaming or local))
+
+
+def unread(head: bytes) -> str:
+    """What to add to "the stream ended before the answer was complete" when
+    no part of an answer came: the start of what the server sent (``head``), or
+    that it sent nothing. A body of no events, such as a JSON error sent as
+    ``text/event-stream`` or an event without the wire's fields
+    (``data: {"code": 429, "msg": …}``), ended so without a word of what it
+    said."""
+    if not head:
+        return ", with no part of it: the body was empty"
+    text = " ".join(head.decode("utf-8", "replace").split())
+    return f", with no part of it; the body began: {text[:200]}"
 
 
 def stale_connection(exc: httpx.HTTPError) -> bool:
