@@ -445,3 +445,19 @@ async def test_a_native_call_s_offset_counts_the_visible_text_only() -> None:
     assert isinstance(message, AssistantMessage)
     assert message.text == "AB" + "C" * 30
     assert [(c.name, c.offset) for c in message.calls] == [("add", 2)]
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_a_stop_string_ends_the_text_when_the_provider_ignores_stop(native: bool) -> None:
+    """In native mode the text was not cut at the user's stop string when the
+    provider ignored ``stop`` (``"It is 5. END and more"`` was the answer), where a
+    prompt dialect's parser cuts it. Text held back as a stop string's start is
+    still released when it was not one."""
+    model = ScriptedModel(["It is 5. END and more"], honor_stop=False)
+    async with Agent(model, [add], stop="END", native=native).stream("2 + 3?") as stream:
+        events = [e async for e in stream]
+    assert stream.result is not None and stream.result.text == "It is 5. "
+    assert Finish(reason="stop", stop_sequence="END") in events
+    model = ScriptedModel(["It is EN"], honor_stop=False)
+    result = await Agent(model, [add], stop="END", native=native).run("?")
+    assert result.text == "It is EN"

@@ -388,7 +388,7 @@ class Agent:
 
     def _decoder(self, id_prefix: str, offered: ToolRegistry) -> Decoder:
         if self.native:
-            return NativeDecoder(offered, id_prefix=id_prefix)
+            return NativeDecoder(offered, id_prefix=id_prefix, stop=self.stop)
         return PromptDecoder(
             self.dialect, offered, self.stop, id_prefix=id_prefix, think_open=self.think_open
         )

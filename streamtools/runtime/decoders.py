@@ -6,7 +6,8 @@ A turn feeds every chunk of the model's stream to a decoder and forwards the
 events it returns (see ``streamtools.runtime.turn``). ``PromptDecoder`` wraps
 the sans-IO ``Parser`` (prompt dialects: calls are written in the text);
 ``NativeDecoder`` wraps ``NativeCalls`` (the provider streams call deltas and
-text is only text). Both end with exactly one ``Finish``.
+text is only text, ended at a user stop string as a provider would). Both end
+with exactly one ``Finish``.
 
 In prompt mode a provider's native call deltas are ignored: we asked for no
 native tools, so a stray one is not ours to run. ``NativeCalls`` is imported
@@ -24,7 +25,7 @@ from typing import Any
 
 from streamtools.events import CallEnd, Finish, ParserEvent, TextDelta
 from streamtools.model import CallChunk, FinishChunk
-from streamtools.parser import Parser
+from streamtools.parser import NO_CALLS, Parser
 from streamtools.tools import ToolRegistry
 
 __all__ = ["REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools", "tool_names"]
@@ -67,31 +68,50 @@ class PromptDecoder:
 
 
 class NativeDecoder:
-    """Native call deltas through ``NativeCalls``; text passes straight through."""
+    """Native call deltas through ``NativeCalls``; text passes straight through,
+    but for the user's ``stop`` strings: it ends at one, as ``PromptDecoder``'s
+    text does, for a provider that ignores ``stop`` (or drops it for a model that
+    refuses it): a text parser that knows no call markers cuts it there."""
 
-    def __init__(self, tools: ToolRegistry | None, *, id_prefix: str = "call_") -> None:
+    def __init__(
+        self, tools: ToolRegistry | None, *, id_prefix: str = "call_", stop: Sequence[str] = ()
+    ) -> None:
         from streamtools.native import NativeCalls
 
         # NativeCalls takes names; the executor validates arguments itself.
         # None: every call name is accepted, as by ``PromptDecoder``.
         self.calls = NativeCalls(None if tools is None else list(tools), id_prefix=id_prefix)
+        self.parser = Parser(NO_CALLS, None, stop) if stop else None
 
     @property
     def stopped(self) -> bool:
-        return False
+        return self.parser is not None and self.parser.stopped
 
     def text(self, text: str) -> list[ParserEvent]:
-        return [TextDelta(text=text)] if text else []
+        if not text:
+            return []
+        if self.parser is None:
+            return [TextDelta(text=text)]
+        return self.parser.feed(text)
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return self.calls.feed(chunk)
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        events = self.calls.end(finish.reason if finish is not None else None)
+        events: list[ParserEvent] = []
+        hit = None  # the stop string the parser cut the text at
+        if self.parser is not None:  # text it held back (a stop string's start) first
+            for event in self.parser.end(finish.reason if finish is not None else None):
+                if isinstance(event, Finish):
+                    hit = event.stop_sequence
+                else:
+                    events.append(event)
+        events += self.calls.end(finish.reason if finish is not None else None)
         if finish is None:
-            events.append(Finish(reason="stop"))
+            events.append(Finish(reason="stop", stop_sequence=hit))
         else:
-            events.append(Finish(reason=finish.reason, stop_sequence=finish.stop_sequence))
+            stop_sequence = finish.stop_sequence or hit
+            events.append(Finish(reason=finish.reason, stop_sequence=stop_sequence))
         return events
 
 
