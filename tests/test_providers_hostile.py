@@ -9,7 +9,7 @@ import pytest
 from provider_support import collect, provider_for, text_of
 
 from streamtools.errors import ProviderError
-from streamtools.events import CallEnd
+from streamtools.events import CallEnd, CallError
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk, UsageChunk
 from streamtools.native import NativeCalls
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat, base
@@ -281,3 +281,32 @@ async def test_a_stream_with_no_part_of_an_answer_says_what_came(
     assert f"{ended}, with no part of it{what}" in (unanswered[0].message or "")
     assert text_of(cut) == "Hi"
     assert isinstance(cut[-1], FinishChunk) and (cut[-1].message or "").endswith(ended)
+
+
+@pytest.mark.parametrize("reason", ["abort", "error"])
+async def test_an_aborted_answer_is_an_error_and_its_open_call_does_not_run(
+    anyio_backend: str, reason: str
+) -> None:
+    """vLLM ends a request its engine dropped (shut down, paused, preempted) with
+    ``finish_reason: "abort"``, then ``[DONE]`` as if the answer were whole: it
+    came out as a finish of its own, and the call still open was completed and
+    ran on the arguments that had come."""
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "add"}}
+    raw = sse(
+        delta(content="Adding."),
+        delta(tool_calls=[{**call, "function": {"name": "add", "arguments": '{"a": 1}'}}]),
+        finish(reason),
+        "[DONE]",
+    )
+    async with FakeServer([Reply(raw=raw)]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+    last = chunks[-1]
+    assert text_of(chunks) == "Adding."
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    said = f"OpenAI-compatible server ended the answer with finish_reason {reason!r}"
+    assert last.message == said
+    native = NativeCalls()
+    events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
+    errors = [e for e in events + native.end(last.reason) if isinstance(e, CallError)]
+    assert [e.reason for e in errors] == ["unterminated"]
+    assert not any(isinstance(e, CallEnd) for e in events)

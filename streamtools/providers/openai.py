@@ -59,6 +59,11 @@ honoured:
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An in-band error (``data: {"error": …}`` or ``event: error``), as OpenRouter
   sends when an upstream fails mid-answer, ends the stream with an error finish.
+  So does a finish reason of ``abort`` (vLLM's, when its engine drops a request:
+  shut down, paused, preempted; followed by ``[DONE]`` as if the answer were
+  whole) or ``error`` without an error object, with a message that names it;
+  the call open then is not complete (``NativeCalls.end``: unterminated): it
+  was passed on as a finish of its own, and the call ran on what had come.
 * Groq puts the usage in ``x_groq.usage`` on the last chunk (without
   ``stream_options``, or where a gateway drops it); it is read as ``usage``.
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
@@ -217,8 +222,8 @@ class _Event(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Event)
-_FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop"}
-_CUT = frozenset({"length", "content_filter"})  # finishes that may cut a call short
+_FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error"}
+_CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
@@ -470,6 +475,13 @@ def _check_n(body: Mapping[str, Any]) -> None:
         )
 
 
+def _failed(choice: _Choice, name: str) -> str | None:
+    """What an ``error`` finish says (see the module docstring), else None."""
+    if _FINISH.get(choice.finish_reason or "", choice.finish_reason) != "error":
+        return None
+    return f"{name} ended the answer with finish_reason {choice.finish_reason!r}"
+
+
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         msg = error.get("message") or error.get("error") or error
@@ -636,7 +648,9 @@ class OpenAIChat(HTTPProvider):
                             # the finish reason decides (``NativeCalls.end``: unterminated)
                             yield calls.close(calls.open, whole=reason not in _CUT)
                         stop = choice.stop_reason if isinstance(choice.stop_reason, str) else None
-                        finish = FinishChunk(reason=reason, stop_sequence=stop)
+                        finish = FinishChunk(
+                            reason=reason, stop_sequence=stop, message=_failed(choice, self._name)
+                        )
                 counted = event.usage or (event.x_groq.usage if event.x_groq else None)
                 if counted is not None:
                     usage[:] = [
