@@ -10,7 +10,7 @@ import anthropic
 import openai
 import pytest
 from anthropic import beta_tool
-from test_proxy import PARIS, USER, WEATHER, _anthropic, _openai, proxy
+from test_proxy import A_WEATHER, PARIS, USER, WEATHER, _anthropic, _openai, proxy
 
 from streamtools.testing.fake_wire import chat_template, token_pieces
 
@@ -111,3 +111,41 @@ def test_mcp_servers_are_refused_as_server_tools_are() -> None:
     body = info.value.body
     assert isinstance(body, dict) and body["error"]["type"] == "invalid_request_error"
     assert "mcp_servers" in body["error"]["message"]
+
+
+def _found(title: str, text: str) -> Any:
+    return {
+        "type": "search_result", "source": f"https://docs.example/{title}", "title": title,
+        "content": [{"type": "text", "text": text}], "citations": {"enabled": True},
+    }
+
+
+def test_search_results_are_read_as_their_text() -> None:
+    # a search tool's results (Anthropic's search_result blocks) reached the
+    # model as "[search_result omitted: this model reads text only]"
+    call: Any = {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}
+    results: Any = [_found("paris", "9C and sunny."), _found("oslo", "3C.")]
+    question = {"type": "text", "text": USER[0]["content"]}
+    messages: Any = [
+        {"role": "user", "content": [_found("intro", "Read this first."), question]},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": results},
+        ]},
+    ]
+    with proxy(["It is 9C."]) as (url, upstream):
+        answer = _anthropic(url).messages.create(
+            model="m", max_tokens=10, messages=messages, tools=[A_WEATHER]
+        )
+        sent = upstream.requests[0]["messages"]
+    assert answer.content[0].type == "text"
+    assert sent[1]["content"] == (
+        "[search result: intro, https://docs.example/intro]\nRead this first.\n"
+        + USER[0]["content"]
+    )
+    assert sent[3]["content"].startswith(
+        '<am:tool_result name="weather">'
+        "[search result: paris, https://docs.example/paris]\n9C and sunny.\n"
+        "[search result: oslo, https://docs.example/oslo]\n3C.</am:tool_result>"
+    )
+    assert "omitted" not in str(sent)

@@ -14,7 +14,9 @@ same id earlier in the same request).
 signatures); images and documents, which the upstream cannot read, are a
 placeholder the model reads, in a user's message and in a tool result alike
 (``request.omitted``; see ``openai_wire.text_content``), but for a document
-whose source is text, which is that text (``request.media_text``).
+whose source is text, which is that text (``request.media_text``), and a
+``search_result`` (a tool's or the user's, text with its source and title),
+which is read as its text under them (``_search_result``).
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -113,6 +115,8 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
     for block in _blocks(content, where):
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
+        elif block.get("type") == "search_result":
+            parts.append(_search_result(block, where))
         elif result or media(block.get("type")):
             parts.append(media_text(block))
         else:
@@ -121,6 +125,21 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
                 "(the upstream model reads text only)"
             )
     return "\n".join(parts)
+
+
+def _search_result(block: dict[str, Any], where: str) -> str:
+    """A ``search_result`` block (``source``, ``title`` and text ``content``
+    blocks, as a search tool returns them for Claude to cite) as the model reads
+    it: its text under a line naming the title and source. It is text: as a
+    tool result's block that was not a text block, the model read a placeholder
+    saying it could not see it, and the search's findings were lost."""
+    content = block.get("content")
+    if not isinstance(content, list) or not content:
+        raise RequestError(f"{where}: a search_result needs a list of text blocks as 'content'")
+    texts = [_text(b, f"{where}.search_result") for b in _blocks(content, where)]
+    named = [v for v in (block.get("title"), block.get("source")) if isinstance(v, str) and v]
+    head = "[search result: " + ", ".join(named) + "]" if named else "[search result]"
+    return head + "\n" + "\n".join(texts)
 
 
 def _text(block: dict[str, Any], where: str) -> str:
@@ -187,6 +206,8 @@ def _messages(raw: Any, system: Any) -> Transcript:
             kind = block.get("type")
             if kind == "text":
                 pending.append(_text(block, where))
+            elif kind == "search_result":
+                pending.append(_search_result(block, where))
             elif media(kind):  # see ``openai_wire.text_content``
                 pending.append(media_text(block))
             elif kind == "tool_result":
