@@ -286,7 +286,9 @@ def json_ready(value: Any) -> Any:
     try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
         return json_ready(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
     except (TypeError, ValueError):
-        return _enc_hook(value)
+        # walked too: the hook gives a deque's items, a mapping's dict, as they are
+        plain = _enc_hook(value)
+        return plain if isinstance(plain, str) else json_ready(plain)
 
 
 def _key(key: Any) -> str:

@@ -115,3 +115,11 @@ class Name(str):
 
 def test_a_str_subclass_inside_a_result_stays_text() -> None:
     assert format_result([Name("Ada"), {"n": Name("Bo")}]) == '["Ada",{"n":"Bo"}]'
+
+
+def test_a_collection_holding_keys_json_lacks_is_still_a_result() -> None:
+    """A deque holding a dict with a bool key raised ``TypeError`` (the hook's list
+    was not walked for its keys), so the result was lost as unencodable."""
+    import collections
+
+    assert format_result(collections.deque([{False: None, 2: "b"}])) == '[{"2":"b","false":null}]'
