@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,37 @@ def test_the_stdio_server_ends_when_its_client_leaves_a_blocked_sync_tool_behind
         finally:
             proc.kill()
     assert code == 0
+
+
+def test_http_on_a_port_in_use_is_one_line_and_exit_status_1() -> None:
+    """uvicorn's bind failure left as its sys.exit(3) inside our task group: 50
+    lines of exception-group traceback after its own log line."""
+    from mcp_servers.harness import HERE
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:registry"]
+        proc = subprocess.run(
+            [*argv, "--http", address], cwd=HERE, capture_output=True, text=True, timeout=60
+        )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"python -m streamtools.mcp: cannot listen on {address}: ")
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("[::1]:8000", ("::1", 8000)),  # an IPv6 address is written in brackets before a port
+        ("::1:8000", ("::1", 8000)),
+        ("localhost:8000", ("localhost", 8000)),
+        (":8000", ("127.0.0.1", 8000)),
+    ],
+)
+def test_http_address_takes_an_ipv6_host_in_brackets(text: str, address: tuple[str, int]) -> None:
+    """``[::1]:8000`` kept its brackets in the host name: 'Name or service not known'."""
+    from streamtools.mcp.__main__ import _address
+
+    assert _address(text) == address

@@ -54,10 +54,13 @@ def _load(target: str) -> ToolRegistry:
 
 
 def _address(text: str) -> tuple[str, int]:
-    """An ``argparse`` type: ``HOST:PORT`` or ``:PORT`` (host 127.0.0.1)."""
+    """An ``argparse`` type: ``HOST:PORT`` or ``:PORT`` (host 127.0.0.1); an IPv6
+    host as URLs write it, ``[::1]:8000`` (its brackets are no part of the name)."""
     host, colon, number = text.rpartition(":")
     if not colon:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     return host or "127.0.0.1", port(number)
 
 
@@ -85,6 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         anyio.run(run)  # --http: uvicorn, so asyncio
     except KeyboardInterrupt:  # Ctrl-C is how a server in a terminal is stopped
         return 130
+    except OSError as exc:
+        if not args.http:
+            raise
+        # serve_http binds before serving: a port in use, an address not ours
+        host, number = args.http
+        shown = f"[{host}]" if ":" in host else host
+        why = exc.strerror or str(exc)
+        print(f"{parser.prog}: cannot listen on {shown}:{number}: {why}", file=sys.stderr)
+        return 1
     return 0
 
 

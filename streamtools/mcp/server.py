@@ -33,6 +33,7 @@ runs that app with uvicorn, so it needs the asyncio backend.
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -206,6 +207,9 @@ async def serve_http(
 ) -> None:
     """Serve ``tools`` over streamable HTTP with uvicorn until cancelled (asyncio only).
 
+    The socket is bound first, so that an address that cannot be served (a port
+    in use, a host not ours) raises ``OSError`` here: uvicorn would log it and
+    call ``sys.exit``, which left this task group as an exception group.
     Cancelling stops the server gracefully (open sessions get a few seconds):
     uvicorn itself runs shielded and is told to exit, so its sockets are closed
     before this returns.
@@ -215,17 +219,34 @@ async def serve_http(
         app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3
     )
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
+    sock = _listening_socket(host, port)
+    with sock:
+        async with anyio.create_task_group() as tg:
 
-        async def serve() -> None:
+            async def serve() -> None:
+                try:
+                    with anyio.CancelScope(shield=True):
+                        await server.serve(sockets=[sock])
+                finally:
+                    tg.cancel_scope.cancel()  # it stopped on its own: end the wait below
+
+            tg.start_soon(serve)
             try:
-                with anyio.CancelScope(shield=True):
-                    await server.serve()
+                await anyio.sleep_forever()
             finally:
-                tg.cancel_scope.cancel()  # it stopped on its own: end the wait below
+                server.should_exit = True
 
-        tg.start_soon(serve)
-        try:
-            await anyio.sleep_forever()
-        finally:
-            server.should_exit = True
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host:port`` (an IPv6 host: an IPv6 socket, as
+    uvicorn makes one); ``OSError`` saying why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
