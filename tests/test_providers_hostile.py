@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from provider_support import collect, provider_for, text_of
+from provider_support import HI, collect, provider_for, text_of
 
 from streamtools.errors import ProviderError
 from streamtools.events import CallEnd, CallError
@@ -310,3 +310,27 @@ async def test_an_aborted_answer_is_an_error_and_its_open_call_does_not_run(
     errors = [e for e in events + native.end(last.reason) if isinstance(e, CallError)]
     assert [e.reason for e in errors] == ["unterminated"]
     assert not any(isinstance(e, CallEnd) for e in events)
+
+
+async def test_an_event_stream_labelled_json_is_read_as_it_arrives(anyio_backend: str) -> None:
+    """A gateway that streams but labels the stream ``application/json`` (seen
+    in front of Azure and Bedrock): the whole body was read to its end, then
+    refused as JSON that is no answer. Here the server stalls mid-answer: the
+    first text is out while it is stalled."""
+    raw = b"\xef\xbb\xbf\n" + sse(
+        delta(content="Hello"), delta(content=" world"), finish("stop"), "[DONE]"
+    )
+    stalling = Reply(raw=raw, content_type="application/json", stall_before="world", stall=5.0)
+    whole = {"choices": [{"index": 0, "message": {"content": "Whole."}, "finish_reason": "stop"}]}
+    as_json = Reply(raw=json.dumps(whole).encode(), content_type="application/json")
+    async with FakeServer([stalling, as_json]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        async with provider.stream(HI) as chunks:
+            first = await chunks.__anext__()
+            stalled = server.wait_stalled(0)
+            server.resume()
+            rest = [chunk async for chunk in chunks]
+        answered = await collect(provider)  # a whole JSON answer is still one
+    assert first == TextChunk(text="Hello") and stalled
+    assert rest == [TextChunk(text=" world"), FinishChunk(reason="stop")]
+    assert answered == [TextChunk(text="Whole."), FinishChunk(reason="stop")]

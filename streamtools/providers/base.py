@@ -11,7 +11,8 @@ here, in ``HTTPProvider``:
   (or HTML) error body reaches the user inside ``ProviderError``. A 200 with the
   wrong content type is an error too (a proxy's login page is not an SSE stream).
 * **A whole answer.** Some servers and gateways ignore ``stream: true`` and
-  answer 200 with the whole answer as JSON (``application/json``). Where the
+  answer 200 with the whole answer as JSON (``application/json``); others
+  label the stream itself so (``streamtools.providers.mislabelled``). Where the
   wire has a whole form (``_whole``: OpenAI's ``chat.completion``, Anthropic's
   ``message``), it is read (up to ``_RECORD_LIMIT``) and turned into the
   stream the wire would have sent, which is then read as any stream. Other
@@ -91,11 +92,9 @@ from httpx_sse import EventSource, SSEError
 from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.providers.failures import stale_connection, status_error, transport_error, unread
+from streamtools.providers.mislabelled import relabelled
 
-__all__ = [
-    "HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "record_limit",
-    "sendable_header",
-]
+__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
@@ -182,8 +181,7 @@ _LINE_ENDS = (b"\n",)
 
 
 def record_limit(size: int, record: str) -> None:
-    """Raise ``_Oversized`` for a ``record`` a wire's reader joins itself (Ollama's
-    JSON value over lines) past ``_RECORD_LIMIT`` bytes, as for an endless line."""
+    """``_Oversized`` for a record a wire's reader joins itself, past the limit."""
     if size > _RECORD_LIMIT:
         raise _Oversized(record)
 
@@ -566,6 +564,9 @@ class HTTPProvider:
                 if status < 300 and ctype in accept:
                     return response
                 if status < 300 and ctype in _JSON and content_types is None:
+                    response = await relabelled(response, accept[0])  # an SSE stream as JSON
+                    if _content_type(response) in accept:
+                        return response
                     raw = await self._read_limited(response, _RECORD_LIMIT)
                     if (stream := self._whole(raw)) is not None:  # the module docstring
                         kind = {"content-type": accept[0]}

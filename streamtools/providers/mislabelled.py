@@ -1,0 +1,73 @@
+"""An event stream sent under a JSON content type, read as the stream it is.
+
+Theory of operation
+-------------------
+A provider that asked for a stream and got a 2xx ``application/json`` answer
+reads the whole body, as a server that ignored ``stream: true`` sends one
+JSON answer (``streamtools.providers.whole``). Some gateways and proxies
+stream all the same but label the SSE stream ``application/json`` (Azure
+AI Foundry's tools, agentgateway in front of Bedrock): the whole answer was
+buffered to its end, then refused as JSON that is no answer.
+
+``relabelled`` looks at the start of such a body before anything else reads
+it: if its first bytes (past a byte-order mark and blank lines) are an SSE
+field (``data:``, ``event:``, ``id:``, ``retry:``, or a ``:`` comment)
+rather than ``{`` or ``[``, the answer is given the stream's content type and
+read as it arrives; else it stays JSON. Either way the bytes read to decide
+(at most the first few parts) are given back in front of the rest, and
+closing the answer closes the one it was made from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+
+__all__ = ["relabelled"]
+
+_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+_BLANKS = b" \t\r\n"
+_ENOUGH = 8  # bytes past the blanks: enough to tell a field name from JSON
+
+
+class _Rest(httpx.AsyncByteStream):
+    """``head`` then the rest of ``response``'s body; closing it closes ``response``."""
+
+    def __init__(self, head: bytes, parts: AsyncIterator[bytes], response: httpx.Response):
+        self._head = head
+        self._parts = parts
+        self._response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._head:
+            yield self._head
+        async for part in self._parts:
+            yield part
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+def _looks_like_sse(head: bytes) -> bool:
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANKS)
+    return start.startswith(_FIELDS)
+
+
+async def relabelled(response: httpx.Response, stream_type: str) -> httpx.Response:
+    """``response`` (a 2xx JSON answer, unread) as a new answer over the same
+    bytes: labelled ``stream_type`` if it begins as an SSE stream, else as it
+    came (see the module docstring)."""
+    parts = response.aiter_bytes()
+    head = b""
+    async for part in parts:
+        head += part
+        if len(head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANKS)) >= _ENOUGH:
+            break
+    ctype = stream_type if _looks_like_sse(head) else response.headers["content-type"]
+    return httpx.Response(
+        response.status_code,
+        headers={"content-type": ctype},
+        stream=_Rest(head, parts, response),
+        request=response.request,
+    )
