@@ -149,3 +149,21 @@ def test_search_results_are_read_as_their_text() -> None:
         "[search result: oslo, https://docs.example/oslo]\n3C.</am:tool_result>"
     )
     assert "omitted" not in str(sent)
+
+
+def test_the_deprecated_output_format_asks_for_json_as_output_config_does() -> None:
+    # anthropic SDKs before output_config sent output_format at the top level:
+    # ignored, the upstream was never asked for JSON
+    schema: Any = {"type": "object", "properties": {"city": {"type": "string"}}}
+    fmt: Any = {"type": "json_schema", "schema": schema}
+    with proxy(['{"city": "Paris"}']) as (url, upstream):
+        _anthropic(url).messages.create(
+            model="m", max_tokens=20, messages=USER, extra_body={"output_format": fmt}
+        )
+        with pytest.raises(anthropic.BadRequestError, match="output_format must be an object"):
+            _anthropic(url).messages.create(
+                model="m", max_tokens=20, messages=USER, extra_body={"output_format": "json"}
+            )
+        sent = upstream.requests[0]
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["schema"] == schema

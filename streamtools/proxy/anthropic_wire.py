@@ -292,7 +292,7 @@ def decode_request(body: Any) -> ProxyCall:
         sampling=sampling_options(body, ("top_p", "top_k")),
         stop=stop_strings(body.get("stop_sequences"), "stop_sequences"),
         parallel=parallel,
-        response_format=_output_format(body.get("output_config")),
+        response_format=_output_format(body.get("output_config"), body.get("output_format")),
     )
 
 
@@ -308,19 +308,21 @@ def _no_thread(raw: Any) -> None:
         raise RequestError(_NO_THREAD, kind="thread_unsupported")
 
 
-def _output_format(raw: Any) -> dict[str, Any] | None:
-    """``output_config.format`` (a JSON schema) in the chat shape of ``ProxyCall``."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
+def _output_format(raw: Any, deprecated: Any = None) -> dict[str, Any] | None:
+    """``output_config.format`` (a JSON schema) in the chat shape of ``ProxyCall``;
+    without one, the top-level ``output_format`` that it replaced (anthropic SDKs
+    before the rename send it: ignored, their JSON was never asked for)."""
+    if raw is not None and not isinstance(raw, dict):
         raise RequestError("output_config must be an object")
-    given = raw.get("format")
+    given, where = (raw or {}).get("format"), "output_config.format"
+    if given is None:
+        given, where = deprecated, "output_format"
     if given is None:
         return None
     if not isinstance(given, dict) or given.get("type") != "json_schema":
-        raise RequestError("output_config.format must be an object of type json_schema")
+        raise RequestError(f"{where} must be an object of type json_schema")
     spec = {"name": "output", "schema": given.get("schema")}
-    return response_format({"type": "json_schema", "json_schema": spec}, "output_config.format")
+    return response_format({"type": "json_schema", "json_schema": spec}, where)
 
 
 def stop_reason(finish: Finish, made_calls: bool) -> str:
