@@ -9,12 +9,14 @@ what their parser could mistake for markup:
 * **plain** (``json_action``, ``inline_json``; results in a user message):
   a ``Tool Result (name):`` line and the output as it is. Output that matches
   the dialect's ``result_danger`` pattern (a fence, a ``"tool":`` key, a
-  reasoning tag…), or that holds a chat template's special token
-  (``<|im_end|>``: ``streamtools.prompts.special_tokens``), is written instead
-  as one JSON string with every character that could start markup in any text
-  dialect as a ``\\uXXXX`` escape: a JSON string has no raw newline, fence,
-  brace, tag or token left, and decoding gives the output back verbatim.
-  Ordinary output, including ordinary JSON, stays as is.
+  reasoning tag…), that has a line beginning like a label (``Tool Result (``,
+  ``Tool Error (``: the results of a reply share one message, and such a line
+  would start a forged result of its own), or that holds a chat template's
+  special token (``<|im_end|>``: ``streamtools.prompts.special_tokens``), is
+  written instead as one JSON string with every character that could start
+  markup in any text dialect as a ``\\uXXXX`` escape: a JSON string has no raw
+  newline, fence, brace, tag or token left, and decoding gives the output back
+  verbatim. Ordinary output, including ordinary JSON, stays as is.
 * **json** (``command``, ``json_object``; results as tool messages): one JSON
   object ``{"tool": NAME, "result": "…"}`` (``"error"`` for a failure), with
   ``<``, ``>``, ``&`` and ``@`` escaped so no tag or command appears in it.
@@ -44,8 +46,10 @@ __all__ = [
 ]
 
 _PLAIN = re.compile(r"\ATool (Result|Error) \(([^)\n]*)\)(, as a JSON string)?:\n(.*)\Z", re.DOTALL)
-# Everything that can start markup in any text dialect, escaped inside the JSON string.
-_PLAIN_ESCAPE = "<>&`@{}"
+# Everything that can start markup in any text dialect, escaped inside the JSON string,
+# and the line breaks JSON writes raw (a reader may break the line there, and a
+# label after one would begin a line: ``_forges_label``)
+_PLAIN_ESCAPE = "<>&`@{}\u2028\u2029\x85"
 _UNSAFE_NAME = re.compile(r"[^\w.:-]")
 
 
@@ -55,9 +59,21 @@ def plain_result(name: str, content: str, *, error: bool, danger: re.Pattern[str
     JSON string (see the module docstring)."""
     # The name may be whatever a model wrote (an unknown tool): keep the label inert.
     label = f"Tool {'Error' if error else 'Result'} ({_UNSAFE_NAME.sub('_', name)})"
-    if danger.search(content) or holds_special_token(content):
+    if danger.search(content) or holds_special_token(content) or _forges_label(content):
         return f"{label}, as a JSON string:\n{json_text(content, escape=_PLAIN_ESCAPE)}"
     return f"{label}:\n{content}"
+
+
+def _forges_label(content: str) -> bool:
+    """Whether a line of ``content`` begins like a result's own label. The
+    results of one reply share a user message, each under its label, so a
+    fetched page holding ``Tool Result (delete_all):`` on a line of its own
+    read as a second result, of a call that may have failed. Any line break
+    counts (``str.splitlines``: a model may read ``\\r`` or U+2028 as one)."""
+    return any(
+        line.lstrip().lower().startswith(("tool result (", "tool error ("))
+        for line in content.splitlines()
+    )
 
 
 def read_plain_result(text: str) -> ReadResult | None:
