@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from provider_support import HI, collect, provider_for, text_of
 
@@ -334,3 +336,23 @@ async def test_an_event_stream_labelled_json_is_read_as_it_arrives(anyio_backend
     assert first == TextChunk(text="Hello") and stalled
     assert rest == [TextChunk(text=" world"), FinishChunk(reason="stop")]
     assert answered == [TextChunk(text="Whole."), FinishChunk(reason="stop")]
+
+
+async def test_cancelled_while_telling_a_json_answer_from_a_stream(anyio_backend: str) -> None:
+    """Cancelled while the first bytes of a JSON-labelled answer are awaited (to
+    tell a whole answer from a mislabelled stream), the answer is closed and its
+    connection goes back to the caller's pool."""
+    raw = sse(delta(content="late"), finish("stop"), "[DONE]")
+    silent = Reply(raw=raw, content_type="application/json", stall_after=0, stall=10.0)
+    limits = httpx.Limits(max_connections=1)
+    async with (
+        FakeServer([silent, "next"]) as server,
+        httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(5.0, pool=2.0)) as client,
+    ):
+        provider = OpenAIChat("m", base_url=server.base_url, client=client, max_retries=0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(collect, provider)
+            assert await anyio.to_thread.run_sync(server.wait_stalled, 5.0)
+            tg.cancel_scope.cancel()
+        server.resume()
+        assert text_of(await collect(provider)) == "next"
