@@ -591,3 +591,34 @@ async def test_an_exception_group_tells_what_is_inside_it() -> None:
         "Tool 'nested' raised ExceptionGroup: outer (6 sub-exceptions): KeyError: 'k'; "
         "OSError: no disk; ValueError: 0; ValueError: 1; ValueError: 2; and 2 more"
     )
+
+
+@tool
+def sqlite_rows(n: int) -> Any:
+    """Rows from a fresh database: a cursor, which works only in its own thread."""
+    import sqlite3
+
+    connection = sqlite3.connect(":memory:")
+    connection.execute("create table t(x)")
+    connection.executemany("insert into t values (?)", [(i,) for i in range(n)])
+    return connection.execute("select x from t")
+
+
+async def test_an_iterator_a_sync_tool_returns_is_drained_in_its_thread() -> None:
+    """A sync tool ran in one worker thread and the iterator it returned was drained
+    by a second ``to_thread`` call: with calls running at once that was often
+    another thread, and a thread-bound iterator failed there (a ``sqlite3``
+    cursor: ``ProgrammingError``, most of 8 calls at once). It is drained in the
+    call that made it now."""
+    executor = Executor(ToolRegistry([sqlite_rows]))
+    outcomes: list[ToolResult | ToolFailed] = []
+
+    async def run(i: int) -> None:
+        outcomes.append(await executor.execute(call("sqlite_rows", {"n": 2}, index=i)))
+
+    for _ in range(3):
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(run, i)
+    assert len(outcomes) == 24
+    assert all(isinstance(o, ToolResult) and o.content == "[[0],[1]]" for o in outcomes)

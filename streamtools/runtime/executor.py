@@ -23,7 +23,9 @@ after the events before it, or by ``Agent.run``.
 A value is what the tool finally gives: a coroutine it returned without
 ``await`` is awaited, a generator's (or any iterator's) items are collected
 into a list, so the model never reads ``<generator object … at 0x…>``; an
-endless one stops being drained when its call times out or is cancelled.
+endless one stops being drained when its call times out or is cancelled. A
+sync tool's iterator is drained in the worker thread call that made it (a
+``sqlite3`` cursor works in its own thread only).
 
 The agent starts one ``execute`` per call in the turn's task group the moment
 the call's ``CallEnd`` arrives (eager dispatch), so the calls of a turn run
@@ -173,7 +175,7 @@ async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.is_async:
         value = tool.invoke(kwargs)
     else:
-        value = await _in_thread(partial(tool.invoke, kwargs))
+        value = await _called_in_thread(partial(tool.invoke, kwargs))
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
     while inspect.isawaitable(value):
@@ -272,25 +274,44 @@ async def _drain(items: Iterator[Any]) -> list[Any]:
     generator: an endless one (``itertools.count()``, a ``tail -f``) would
     otherwise be drained into a list in the background until memory ran out."""
     stop = threading.Event()
-
-    def take() -> list[Any]:
-        out: list[Any] = []
-        try:
-            for item in items:
-                if stop.is_set():
-                    break
-                out.append(item)
-        finally:
-            close = getattr(items, "close", None)
-            if stop.is_set() and callable(close):
-                close()
-        return out
-
     try:
-        items_taken: list[Any] = await _in_thread(take)
+        items_taken: list[Any] = await _in_thread(partial(_take, items, stop))
         return items_taken
     finally:
         stop.set()
+
+
+async def _called_in_thread(fn: Callable[[], Any]) -> Any:
+    """A sync tool's ``fn()`` in a worker thread; an iterator it returns is drained
+    (as ``_drain`` does) in that same call, so in the thread that made it: drained
+    by a second ``to_thread`` call, which may run in another worker thread, a
+    thread-bound one failed (a ``sqlite3`` cursor: "SQLite objects created in a
+    thread can only be used in that same thread"), as soon as calls ran at once."""
+    stop = threading.Event()
+
+    def call() -> Any:
+        value = fn()
+        return _take(value, stop) if isinstance(value, Iterator) else value
+
+    try:
+        return await _in_thread(call)
+    finally:
+        stop.set()
+
+
+def _take(items: Iterator[Any], stop: threading.Event) -> list[Any]:
+    """The items of ``items`` until ``stop`` is set; a generator cut short is closed."""
+    out: list[Any] = []
+    try:
+        for item in items:
+            if stop.is_set():
+                break
+            out.append(item)
+    finally:
+        close = getattr(items, "close", None)
+        if stop.is_set() and callable(close):
+            close()
+    return out
 
 
 async def _collect(items: AsyncIterator[Any]) -> list[Any]:
