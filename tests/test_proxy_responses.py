@@ -215,6 +215,7 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
         client = _openai(url)
         bad: list[tuple[dict[str, Any], str]] = [
             ({"previous_response_id": "resp_1"}, "keeps no state"),
+            ({"prompt": {"id": "pmpt_1", "variables": {"city": "Paris"}}}, "prompt is not"),
             (
                 {"tools": [{"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]},
                 "expected a function, custom or namespace tool inside namespace 'n'",

@@ -25,8 +25,8 @@ bare ``name`` and the ``namespace``, as OpenAI writes them (``_Tools``,
 Built-in tools (``web_search``, ``file_search``…) are left out: the upstream
 model cannot run them, and clients such as Codex send ``web_search`` by
 default. Stored state (``previous_response_id``, ``conversation``,
-``item_reference``) and non-text content are refused with a 400: the proxy is
-stateless and the upstream reads text.
+``item_reference``, a stored ``prompt``) and non-text content are refused
+with a 400: the proxy is stateless and the upstream reads text.
 
 ``EventEncoder`` writes the turn's events as the Responses stream does:
 ``response.created`` and ``response.in_progress``; for text, a ``message``
@@ -308,7 +308,9 @@ def decode_request(body: Any) -> ProxyCall:
     model = body.get("model")
     if not isinstance(model, str):
         raise RequestError("'model' is required")
-    for stored in ("previous_response_id", "conversation"):
+    # a stored prompt (``prompt: {"id": "pmpt_…"}``) is state too: ignored, the
+    # model got none of its instructions
+    for stored in ("previous_response_id", "conversation", "prompt"):
         if body.get(stored) is not None:
             raise RequestError(f"{stored} is not supported ({_STATELESS})")
     tools = _Tools()
