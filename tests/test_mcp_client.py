@@ -205,3 +205,18 @@ async def test_tools_with_invalid_definitions_are_left_out_and_the_others_load(
     )
     assert "tool 'no_schema' left out" in caplog.text
     assert "tool without a valid name left out" in caplog.text
+
+
+async def test_a_tool_listed_twice_by_its_server_is_loaded_once_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that lists one name twice failed the whole load, with advice that
+    cannot help ("clashes with another tool of that name; give the server a
+    namespace": the namespace prefixes both). The first listing is kept."""
+    caplog.set_level(logging.WARNING, logger="streamtools.mcp")
+    async with mcp_tools(raw_command("duplicate-tools"), namespace="raw") as registry:
+        assert set(registry) == {"raw.ok", "raw.null_message", "raw.no_result", "raw.wrong_id"}
+        ok = registry.get("raw.ok")
+        assert ok is not None and ok.description == "Works."
+        assert await call(registry, "raw.ok") == "ok ran"
+    assert "MCP server" in caplog.text and "lists the tool 'ok' twice" in caplog.text

@@ -334,8 +334,22 @@ class MCPConnection:
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
-                return tools
+                return self._first_of_each_name(tools)
         raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
+
+    def _first_of_each_name(self, tools: list[Tool]) -> list[Tool]:
+        """The listing with one tool per name, the first: a name listed twice failed
+        the whole load as a clash, with advice (a namespace) that prefixes both."""
+        kept: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in kept:
+                logger.warning(
+                    "MCP server %r lists the tool %r twice; the first is used",
+                    self.label, tool.name,
+                )
+            else:
+                kept[tool.name] = tool
+        return list(kept.values())
 
     def _session_broke(self, why: str) -> None:
         self.failure = why

@@ -7,7 +7,8 @@ its tools: ``ok`` works; ``null_message`` answers with an error whose
 ``invalid-tools``, the listing also holds tools whose definitions are not
 valid MCP: ``array_input`` (its input schema is an array schema),
 ``no_schema`` (its input schema is a string) and one without a name. With
-``bad-handshake``, it answers the ``initialize`` request with an error that
+``duplicate-tools``, ``ok`` is listed twice (the second with another
+description). With ``bad-handshake``, it answers the ``initialize`` request with an error that
 has no message. No SDK import.
 """
 
@@ -47,6 +48,8 @@ def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
             }
     elif method == "tools/list":
         tools = TOOLS[:1] + INVALID_TOOLS + TOOLS[1:] if mode == "invalid-tools" else TOOLS
+        if mode == "duplicate-tools":
+            tools = [*TOOLS, {"name": "ok", "description": "Again.", "inputSchema": OBJECT}]
         reply["result"] = {"tools": tools}
     elif method == "tools/call":
         name = message["params"]["name"]
