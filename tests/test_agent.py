@@ -461,3 +461,11 @@ async def test_a_stop_string_ends_the_text_when_the_provider_ignores_stop(native
     model = ScriptedModel(["It is EN"], honor_stop=False)
     result = await Agent(model, [add], stop="END", native=native).run("?")
     assert result.text == "It is EN"
+
+
+async def test_a_native_reply_s_think_tags_stay_text_with_a_stop_string() -> None:
+    """Native mode leaves the reply's text unparsed (the server splits reasoning
+    out); cutting it at a stop string must not start reading ``<think>`` in it."""
+    model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
+    result = await Agent(model, [add], stop="END", native=True).run("?")
+    assert result.text == "a <think>x</think> b "

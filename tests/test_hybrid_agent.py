@@ -208,3 +208,11 @@ async def test_the_selection_turn_honours_stop_and_max_tokens(honor_stop: bool) 
     assert result.text == "It is 5. "
     assert model.requests[0].stop == ("END",)
     assert model.requests[0].max_tokens == 50
+
+
+async def test_the_selection_turn_s_think_tags_stay_text_with_a_stop_string() -> None:
+    """Without ``think_open`` the selection turn's text is not parsed; a stop string
+    cuts it without making ``<think>`` in it reasoning."""
+    model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
+    result = await HybridAgent(model, [add], stop="END").run("?")
+    assert result.text == "a <think>x</think> b "

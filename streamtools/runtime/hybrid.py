@@ -44,10 +44,10 @@ budget cuts short still gets its ``TurnEnd(turn=0, reason="error")`` before
 applies to the selection turn too, the same model's reply: its text goes through
 a parser that knows no call markers, so the reasoning before ``</think>`` is
 ``ReasoningDelta`` and only what follows is text (and the answer, if no tool is
-selected). So do the ``stop`` strings and ``max_tokens``: the selection request
-carries them, and its text ends at a stop string (the request cancelled) when
-the provider ignores ``stop``, as an Agent's reply does. Without either the
-selection turn's text is not parsed.
+selected). Without it the selection turn's text is not parsed (a ``<think>``
+in it is text). The ``stop`` strings and ``max_tokens`` apply to it too: the
+selection request carries them, and its text ends at a stop string (the
+request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
-from streamtools.runtime.decoders import tool_names
+from streamtools.runtime.decoders import StopCut, tool_names
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Emit
 from streamtools.tools import Tool, ToolRegistry
@@ -244,21 +244,13 @@ class HybridAgent:
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
-        # the reply begins inside reasoning (see the module docstring); a stop string
-        # ends the text as an Agent's parser ends it, for a provider that ignores ``stop``
-        parser = None
-        if self._think_open or self._stop:
-            parser = Parser(NO_CALLS, None, self._stop, think_open=self._think_open)
+        reader = _SelectionText(self._stop, think_open=self._think_open)
         async with self.model.stream(self.selection_request(transcript)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
-                    if parser is not None:
-                        await self._split(parser.feed(chunk.text), text, emit)
-                        if parser.stopped:
-                            break  # the request is cancelled, as an Agent's at a stop string
-                        continue
-                    text.append(chunk.text)
-                    await emit(TextDelta(text=chunk.text))
+                    await self._split(reader.feed(chunk.text), text, emit)
+                    if reader.stopped:
+                        break  # the request is cancelled, as an Agent's at a stop string
                 elif isinstance(chunk, ReasoningChunk):
                     if chunk.text:  # a chunk that only signs a thinking block has none
                         await emit(ReasoningDelta(text=chunk.text))
@@ -270,8 +262,7 @@ class HybridAgent:
                     )
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        if parser is not None:
-            await self._split(parser.end(), text, emit)
+        await self._split(reader.end(), text, emit)
         closed = calls.end(finish.reason if finish is not None else None)
         ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
@@ -296,10 +287,41 @@ class HybridAgent:
 
     @staticmethod
     async def _split(events: list[ParserEvent], text: list[str], emit: Emit) -> None:
-        """The selection turn's text, through its parser (``think_open``, ``stop``)."""
+        """The selection turn's text events (``_SelectionText``), sent on and kept."""
         for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
                 await emit(event)
             elif isinstance(event, ReasoningDelta):
                 await emit(event)
+
+
+class _SelectionText:
+    """The selection turn's text: through a parser that knows no call markers when
+    the reply begins inside reasoning (``think_open``), else as it is (a
+    ``<think>`` in it is text, as an Agent's native-mode reply reads it); cut at
+    the user's first stop string either way (``StopCut``), for a provider that
+    ignores ``stop``."""
+
+    def __init__(self, stop: tuple[str, ...], *, think_open: bool) -> None:
+        self.parser = Parser(NO_CALLS, None, stop, think_open=True) if think_open else None
+        self.cut = StopCut(stop) if stop and not think_open else None
+
+    @property
+    def stopped(self) -> bool:
+        if self.parser is not None:
+            return self.parser.stopped
+        return self.cut is not None and self.cut.hit is not None
+
+    def feed(self, text: str) -> list[ParserEvent]:
+        if self.parser is not None:
+            return self.parser.feed(text)
+        if self.cut is not None:
+            text = self.cut.feed(text)
+        return [TextDelta(text=text)] if text else []
+
+    def end(self) -> list[ParserEvent]:
+        if self.parser is not None:
+            return self.parser.end()
+        held = self.cut.end() if self.cut is not None else ""
+        return [TextDelta(text=held)] if held else []
