@@ -167,3 +167,21 @@ def test_the_deprecated_output_format_asks_for_json_as_output_config_does() -> N
         sent = upstream.requests[0]
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["schema"] == schema
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"web_search_options": {}}, "web_search_options is not supported"),
+        ({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}}, "audio"),
+    ],
+)
+def test_chat_options_the_upstream_cannot_honour_are_400s(options: Any, says: str) -> None:
+    # ignored, the answer came back unsearched, or without the audio asked for
+    with proxy(["From memory: 9C."]) as (url, upstream):
+        with pytest.raises(openai.BadRequestError, match=says) as info:
+            _openai(url).chat.completions.create(model="m", messages=USER, **options)
+        plain = _openai(url).chat.completions.create(model="m", messages=USER, modalities=["text"])
+        assert len(upstream.requests) == 1
+    assert info.value.type == "invalid_request_error"
+    assert plain.choices[0].message.content == "From memory: 9C."

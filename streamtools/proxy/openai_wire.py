@@ -255,6 +255,18 @@ def _legacy_functions(body: dict[str, Any]) -> tuple[list[ToolSpec], ToolChoice]
     return specs, check_tool_choice(choice, specs)
 
 
+def _unservable(body: dict[str, Any]) -> None:
+    """Refuse what the upstream cannot give, as OpenAI refuses it for a model
+    that lacks it: a web search (``web_search_options``) and spoken output
+    (``audio``, ``modalities`` with ``"audio"``). Ignored, the answer came back
+    unsearched, or as text only, with nothing to tell the client so."""
+    if body.get("web_search_options") is not None:
+        raise RequestError("web_search_options is not supported (the upstream cannot search)")
+    modalities = body.get("modalities")
+    if body.get("audio") is not None or (isinstance(modalities, list) and "audio" in modalities):
+        raise RequestError("audio output is not supported (the upstream writes text only)")
+
+
 def decode_request(body: Any) -> ProxyCall:
     """Decode a chat completions request body (already parsed JSON)."""
     if not isinstance(body, dict):
@@ -264,6 +276,7 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("'model' is required")
     if body.get("n") not in (None, 1):
         raise RequestError("only n=1 is supported")
+    _unservable(body)
     legacy = body.get("functions") is not None or body.get("function_call") is not None
     tools = _tools(body.get("tools"))
     stops = stop_strings(body.get("stop"), "stop")
