@@ -195,3 +195,37 @@ def test_the_worked_example_reads_back_as_the_calls_it_shows(
     if dialect != "am_xml" or _agrees(specs[0].parameters, first):
         assert end.arguments == first
     assert all(r.read_result(text) is not None for text in results)
+
+
+@pytest.mark.parametrize(
+    ("schema", "values"),
+    [
+        ({"enum": [True, False, None]}, [True, False, None]),
+        ({"enum": [1, 2.5, "auto"]}, [1, 2.5, "auto"]),
+        ({"type": "boolean", "enum": [True]}, [True]),
+        ({"const": True}, [True]),
+        ({"const": 7}, [7]),
+    ],
+)
+def test_am_xml_shows_each_allowed_value_as_a_value_written_so_reads_back(
+    schema: dict[str, Any], values: list[Any]
+) -> None:
+    """``am_xml`` shows an enum in the parameter's description, and the model
+    writes the value it read there into the element. Python's ``str`` showed
+    ``True`` and ``None``; written so, a parameter without one type read back
+    the string "True", which no enum of ``true`` allows. A ``const`` was not
+    shown at all. Each value shown, written as shown, now reads back as itself."""
+    params = {"type": "object", "properties": {"p": schema}}
+    spec = ToolSpec(name="t", description="", parameters=params)
+    definitions = get_renderer("am_xml").tool_definitions([spec])
+    [line] = [ln for ln in definitions.split("\n") if ln.startswith('<parameter name="p"')]
+    described = ET.fromstring(line).get("description") or ""
+    found = re.search(r"\((?:one of|exactly) (.*)\)", described)
+    assert found is not None, described
+    shown = found.group(1).split(", ")
+    assert len(shown) == len(values)
+    for text, value in zip(shown, values, strict=True):
+        parser = Parser("am_xml", _Catalog([spec]))
+        call = f'<am:tool_call name="t">\n<p>{text}</p>\n</am:tool_call>'
+        [end] = [e for e in parser.feed(call) + parser.end("stop") if isinstance(e, CallEnd)]
+        assert end.arguments == {"p": value}

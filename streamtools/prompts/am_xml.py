@@ -115,6 +115,20 @@ def _type_name(schema: dict[str, Any], root: dict[str, Any]) -> str:
     return "object" if "$ref" in schema or "properties" in schema else "any"
 
 
+def _shown(value: Any) -> str:
+    """A schema's value (an enum's, a const, a default) as the model would write
+    it in a parameter element: a string as it is, anything else as JSON. Python's
+    ``str`` wrote ``True`` and ``None``, which no JSON reader takes for ``true``
+    and ``null``: a model copying ``True`` for a parameter without one type
+    (``enum: [true, false, null]``) sent the string "True"."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # a hand-built schema may hold any object
+        return str(value)
+
+
 def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
     """A short, quote-free type expression: ``array of string``, ``object {a, b?}``."""
     if not isinstance(schema, dict) or depth > 4:
@@ -122,7 +136,9 @@ def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
     if "$ref" in schema:
         return _shape(resolve(root, schema), root, depth + 1)
     if "enum" in schema:
-        return "one of " + ", ".join(str(v) for v in listed(schema["enum"]))
+        return "one of " + ", ".join(_shown(v) for v in listed(schema["enum"]))
+    if "const" in schema:
+        return "exactly " + _shown(schema["const"])
     options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
     if options:
         return " or ".join(_shape(o, root, depth + 1) for o in options)
@@ -149,9 +165,7 @@ def _describe(schema: dict[str, Any], root: dict[str, Any]) -> str:
     shape = _shape(schema, root)
     extra = [] if shape == _type_name(schema, root) else [shape]
     if "default" in schema:
-        default = schema["default"]
-        shown = default if isinstance(default, str) else json.dumps(default, ensure_ascii=False)
-        extra.append(f"default: {shown}")
+        extra.append(f"default: {_shown(schema['default'])}")
     if extra:
         text = (text + " " if text else "") + "(" + "; ".join(extra) + ")"
     return text
