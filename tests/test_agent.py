@@ -469,3 +469,13 @@ async def test_a_native_reply_s_think_tags_stay_text_with_a_stop_string() -> Non
     model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
     result = await Agent(model, [add], stop="END", native=True).run("?")
     assert result.text == "a <think>x</think> b "
+
+
+async def test_tool_choice_none_shows_no_summary_either() -> None:
+    """With ``offer`` (a HybridAgent's work phase) and ``tool_choice="none"``, the
+    tools not offered in full were still listed in summary, with how to ask for
+    them, though none may be called and every request is refused."""
+    model = ScriptedModel(["Three."])
+    await Agent(model, [add, fail], offer=["add"], tool_choice="none").run("1+2?")
+    assert [m.role for m in model.requests[0].messages] == ["user"]
+    assert "request_tools" not in str(model.requests[0].messages)

@@ -355,9 +355,10 @@ class Agent:
         if self.stop_at_call and not self.native and marker and marker not in stop:
             stop.append(marker)
         rest: list[ToolSpec] = []
-        if self.offer is not None and not self.native:
+        if self.offer is not None and not self.native and self.tool_choice != "none":
             # Hybrid: tools not offered in full are listed in one line each, with
             # how to ask for them (``am:request_tools``), after the definitions.
+            # Under ``tool_choice="none"`` none is shown, in full or in summary.
             shown = {spec.name for spec in specs}
             rest = [spec for spec in self.registry.specs() if spec.name not in shown]
         messages = project(
