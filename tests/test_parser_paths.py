@@ -42,3 +42,46 @@ def test_json_object_answer_lane_keeps_max_buffer() -> None:
     with pytest.raises(SizeLimitExceeded):
         for delta in random_cuts('{"final": {"content": "' + "word " * 40, random.Random(1)):
             parser.feed(delta)
+
+
+REPLIES = {
+    "hermes": 'Hi <tool_call>{"name": "search", "arguments": {"q": "a \\"b\\"", "n": 2}}'
+              '</tool_call> and <tool_call>\n{"name": "calc", "arguments": {}}\n</tool_call>.',
+    "json_action": 'Hi\n```json action\n{"tool": "search", "parameters": {"q": "a b", "n": 2}}'
+                   '\n```\nthen\n```json action\n{"tool": "calc", "parameters": {}}\n```\nok',
+    "inline_json": 'Hi {"tool": "search", "arguments": {"q": "a b", "n": 2}} and {"x": 1} '
+                   '{"tool": "calc", "arguments": {}} end',
+    "command": 'Hi\n@tool search {"q": "a b", "n": 2}\n@tool calc {}\nok',
+    "am_xml": 'Hi <am:tool_call name="search"><q>a b</q><n>2</n></am:tool_call> and '
+              '<am:tool_call name="calc"></am:tool_call>.',
+    "json_object": ANSWER,
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(REPLIES))
+def test_a_reply_in_small_deltas_gives_the_machines_events(dialect: str) -> None:
+    """Two calls (the second's body may be the first's, renewed) and prose."""
+    text = REPLIES[dialect]
+    for seed in range(30):
+        events = feed_all(Parser(dialect), random_cuts(text, random.Random(seed)))
+        assert merge(events) == _whole(dialect, text), seed
+
+
+def test_the_core_holds_what_the_body_holds_whole_without_fast() -> None:
+    """A buffer in the body's ``holds`` (an envelope head or a closing marker still
+    arriving) is held by the core's set lookup: ``fast`` is not called for it."""
+    parser = Parser("hermes")
+    parser.feed('<tool_call>{"name": "search"')
+    body = parser._body
+    assert body is not None and ', "ar' in body.holds
+
+    def no_fast(delta: str) -> None:
+        raise AssertionError(f"fast called for {delta!r}")
+
+    body.fast = no_fast  # type: ignore[method-assign]
+    assert parser.feed(", ") == []
+    assert parser.feed('"ar') == []
+    assert parser._held == ', "ar'
+    del body.fast  # the class's again
+    events = feed_all(parser, ['guments": {}}', "</tool_call>"])
+    assert [type(e).__name__ for e in events] == ["ArgsDelta", "CallEnd", "Finish"]

@@ -39,8 +39,8 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
 __all__ = [
-    "DONE", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN", "SPECIAL_TOKEN_START",
-    "XML_ARGS", "Call", "CallBody", "CallContext", "DialectSyntax",
+    "DONE", "NO_HOLDS", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN",
+    "SPECIAL_TOKEN_START", "XML_ARGS", "Call", "CallBody", "CallContext", "DialectSyntax",
 ]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
@@ -62,6 +62,7 @@ SPECIAL_TOKEN = re.compile(rf"<[{_BAR}]{_NAME}{{1,64}}[{_BAR}]?>|<{_NAME}{{1,64}
 # one still arriving (at most 67 characters held, where the call would fail otherwise)
 SPECIAL_TOKEN_START = re.compile(rf"<[{_BAR}]?{_NAME}{{0,64}}[{_BAR}]?\Z")
 Out = list[ParserEvent]
+NO_HOLDS: frozenset[str] = frozenset()  # ``CallBody.holds`` where nothing is held whole
 
 
 class CallContext:
@@ -97,6 +98,11 @@ class CallBody:
         self.size = len(marker)
         self.undecided = False  # True while the text may still turn out to be prose
         self.streaming = 0  # (an instance attribute: the core reads it on every delta)
+        # Buffers the body holds whole in its current state, whatever else is true
+        # (a JSON envelope's head or a closing marker still arriving, spelled the
+        # usual way): the core holds one of these by one set lookup, without
+        # calling ``fast``. Never one while ``streaming``: the lane comes first.
+        self.holds = NO_HOLDS
 
     def record(self, s: str, start: int, stop: int) -> None:
         if stop > start:

@@ -270,8 +270,17 @@ class Parser(TextModes):
                 return self._lane_text(body, streaming, delta)
         if delta:
             # the body's fast paths: string content, keys, punctuation (held text
-            # included: the body stopped before it at a safe cut, in the same state)
-            fast = body.fast(self._held + delta if self._held else delta)
+            # included: the body stopped before it at a safe cut, in the same state),
+            # and first what it holds whole by one lookup (``CallBody.holds``)
+            s = self._held + delta if self._held else delta
+            if s in body.holds:
+                self._held = s  # as ``fast`` would hold it, without the call
+                if body.undecided:
+                    self._note_held(body)
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return []
+            fast = body.fast(s)
             if fast is not None:
                 self._held = body.rest
                 if body.undecided:  # text held back (inline_json's window): measured
@@ -315,9 +324,15 @@ class Parser(TextModes):
             if streaming != XML_ARGS:
                 return self._lane_text(body, streaming, delta)
         if delta:
-            # the body's fast paths: string content, keys, punctuation (held text
-            # included: the body stopped before it at a safe cut, in the same state)
-            fast = body.fast(self._held + delta if self._held else delta)
+            s = self._held + delta if self._held else delta
+            if s in body.holds:
+                self._held = s  # as ``fast`` would hold it, without the call
+                if body.undecided:
+                    self._note_held(body)
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return []
+            fast = body.fast(s)
             if fast is not None:
                 self._held = body.rest
                 if body.undecided:  # text held back (inline_json's window): measured
@@ -365,7 +380,15 @@ class Parser(TextModes):
                     return [TextDelta(text=delta)]
                 return [ReasoningDelta(text=delta)]
         if delta:
-            fast = body.fast(self._held + delta if self._held else delta)
+            s = self._held + delta if self._held else delta
+            if s in body.holds:
+                self._held = s  # as ``fast`` would hold it, without the call
+                if body.undecided:
+                    self._note_held(body)
+                if self._max_buffer is not None:
+                    self._check_call_size(body, self._max_buffer)
+                return []
+            fast = body.fast(s)
             if fast is not None:
                 self._held = body.rest
                 if body.undecided:

@@ -26,6 +26,7 @@ from typing import Protocol
 
 import msgspec
 
+from streamtools.parser.calls import NO_HOLDS
 from streamtools.parser.jsonscan import STRING_RUN, VALUE_DONE, ValueScanner
 
 __all__ = [
@@ -45,7 +46,6 @@ NAME, ARGS, TEXT, REASONING, SKIP, KEY, ARGS_STR = range(7)
 # Envelope states
 _E_OPEN, _E_FIRST_KEY, _E_KEY, _E_COLON, _E_VALUE, _E_AFTER, _E_IN, _E_DONE, _E_ERROR = range(9)
 IN_VALUE, ENVELOPE_DONE = _E_IN, _E_DONE
-NO_HOLDS: frozenset[str] = frozenset()  # ``Envelope.holds`` where nothing is held whole
 OPEN_EXPECTED = "expected '{' to open the call object"  # the error of a first character
 
 

@@ -118,7 +118,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.out: Out = []
         self.args_given = False
         self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
-        self.holds = NO_HOLDS  # see ``_settle``: what ``fast`` holds whole by one lookup
+        # (``holds``: see ``_settle``, and the core's use of it in ``CallBody``)
 
     # -- envelope sink ------------------------------------------------------------
 
