@@ -216,3 +216,34 @@ async def test_the_selection_turn_s_think_tags_stay_text_with_a_stop_string() ->
     model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
     result = await HybridAgent(model, [add], stop="END").run("?")
     assert result.text == "a <think>x</think> b "
+
+
+async def test_tool_choice_none_shows_the_selection_turn_no_tool() -> None:
+    """``tool_choice="none"`` was ignored by the selection turn: every tool was
+    listed and ``select_tools`` offered. It is a plain chat request now."""
+    model = ScriptedModel(["3, without tools."])
+    result = await HybridAgent(model, [add], tool_choice="none").run("1 + 2?")
+    request = model.requests[0]
+    assert request.tools is None and request.tool_choice is None
+    assert "add" not in str(request.messages)
+    assert result.text == "3, without tools." and result.turns == 1
+
+
+@pytest.mark.parametrize("choice", ["required", "add"])
+async def test_a_required_tool_is_not_skipped_by_the_selection_turn(choice: str) -> None:
+    """With a tool required, the selection turn asked ``tool_choice="auto"`` and took
+    a reply without ``select_tools`` as the answer: the run ended with no tool
+    run. ``select_tools`` is required now; a model that answers anyway goes on to
+    the work phase, with every tool shown, whose re-prompt asks for the call."""
+    call = '<am:tool_call name="add"><a>1</a><b>2</b></am:tool_call>'
+    model = ScriptedModel(["It is 3.", "Still 3.", call, "3, checked."])
+    events: list[Event] = []
+    async with HybridAgent(model, [add], tool_choice=choice).stream("1 + 2?") as stream:
+        async for event in stream:
+            events.append(event)
+    assert model.requests[0].tool_choice == "required"
+    assert TurnEnd(turn=0, reason="retry") in events
+    assert 'name="add"' in model.requests[1].messages[0].content  # shown in full
+    assert model.requests[2].messages[-1].content.startswith("A ")  # the re-prompt
+    assert isinstance(events[-1], Final) and events[-1].text == "3, checked."
+    assert events[-1].turns == 4

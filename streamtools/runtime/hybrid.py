@@ -20,8 +20,12 @@ are not valid native function names). ``HybridAgent`` splits the work:
    ``<am:request_tools>`` adds more mid-conversation (the Agent handles that).
    The selection turn's text is not kept in the transcript, so the model
    does not read its own preamble twice. If it did not call ``select_tools``,
-   its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``.
-   A call with no known name still goes on to step 2, with only summaries.
+   its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``,
+   unless ``tool_choice`` requires a tool (``select_tools`` is then required in
+   the request): then ``TurnEnd(turn=0, reason="retry")`` and step 2 with every
+   tool in full. A call with no known name still goes on to step 2, with only
+   summaries (every tool in full when one is required). ``tool_choice="none"``
+   makes the selection request a plain chat, its reply the answer.
 
 Events, errors and cancellation are ``Agent.stream``'s, from the same
 ``event_stream``: the run is a task in a task group owned by the ``stream``
@@ -133,9 +137,26 @@ class HybridAgent:
         # max_tokens bound it too (its text is the answer when no tool is selected)
         self._stop = checked.stop
         self._max_tokens = checked.max_tokens
+        self._choice = checked.tool_choice
 
     def selection_request(self, transcript: Transcript) -> ModelRequest:
-        """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool."""
+        """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool.
+
+        ``tool_choice`` holds here too: ``none`` shows no tool (the request is a
+        plain chat, its reply the answer); ``required`` or a named tool makes the
+        model select (``select_tools`` is required), as answering here would end
+        the run before any tool ran."""
+        # the work phase's sampling options (``top_p``, ``seed``…) apply here too
+        sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
+        if self._choice == "none":
+            plain = project(transcript, self.dialect, [], native=False, system=self.system)
+            return ModelRequest(
+                messages=tuple(plain),
+                stop=self._stop,
+                temperature=self.temperature,
+                max_tokens=self._max_tokens,
+                **sampling,
+            )
         specs = self.registry.specs()
         guide = self.renderer.tool_summaries(specs) + "\n\n" + _SELECT_INSTRUCTION
         system = "\n\n".join(filter(None, [self.system, guide]))
@@ -154,13 +175,11 @@ class HybridAgent:
                 "required": ["names"],
             },
         )
-        # the work phase's sampling options (``top_p``, ``seed``…) apply here too
-        sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
         return ModelRequest(
             messages=tuple(messages),
             stop=self._stop,
             tools=(select,),
-            tool_choice="auto",
+            tool_choice="auto" if self._choice == "auto" else "required",
             temperature=self.temperature,
             max_tokens=self._max_tokens,
             **sampling,
@@ -177,7 +196,15 @@ class HybridAgent:
         """Run to the final answer and return it with the transcript."""
         return await drain(self.stream(prompt))
 
-    def _work_agent(self, *, offer: list[str], time_budget: float | None) -> Agent:
+    def _work_offer(self, chosen: list[str] | None) -> list[str] | None:
+        """The tools the work phase shows in full: those selected; when a tool is
+        required and none was (no call, or no known name), all of them (None), as
+        a call required of a model shown no tool could only be asked for in vain."""
+        if chosen:
+            return chosen
+        return [] if self._choice == "auto" else None
+
+    def _work_agent(self, *, offer: list[str] | None, time_budget: float | None) -> Agent:
         return Agent(
             self.model,
             self.registry,
@@ -208,18 +235,22 @@ class HybridAgent:
             raise BudgetExceeded(
                 f"time budget of {budget:g} s ran out during tool selection", turns=1
             )
-        if chosen is None:
+        # A tool is required (``required``, a named tool) and the model answered
+        # anyway (a server that does not force ``select_tools``): not the answer; the
+        # work phase goes on, whose re-prompt asks for the call (``missing_call``).
+        forced = chosen is None and self._choice not in ("auto", "none")
+        if chosen is None and not forced:
             transcript.add(AssistantMessage(text=text))
             await emit(TurnEnd(turn=0, reason="final"))
             await emit(Final(text=text, turns=1))
             return RunResult(text=text, transcript=transcript, turns=1)
-        await emit(TurnEnd(turn=0, reason="tool_calls"))
+        await emit(TurnEnd(turn=0, reason="retry" if forced else "tool_calls"))
         left = None if deadline is None else deadline - anyio.current_time()
         if left is not None and left <= 0:
             raise BudgetExceeded(
                 f"time budget of {budget:g} s ran out during tool selection", turns=1
             )
-        agent = self._work_agent(offer=chosen, time_budget=left)
+        agent = self._work_agent(offer=self._work_offer(chosen), time_budget=left)
         try:
             async with agent.stream(transcript) as work:
                 async for event in work:
