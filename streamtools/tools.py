@@ -64,6 +64,7 @@ from __future__ import annotations
 import copy
 import datetime
 import decimal
+import difflib
 import enum
 import functools
 import inspect
@@ -468,6 +469,15 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
+def _closest(name: str, names: list[str]) -> str | None:
+    """The name ``name`` most likely misspells (compared without case), or None."""
+    if not isinstance(name, str) or len(name) > 200:
+        return None
+    lowered = {n.lower(): n for n in names}
+    found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.8)
+    return lowered[found[0]] if found else None
+
+
 def _check_name(name: str) -> None:
     if not _NAME.match(name):
         raise ToolDefinitionError(
@@ -554,7 +564,12 @@ class ToolRegistry:
         return ToolRegistry(t for n, t in self._tools.items() if n in wanted)
 
     def unknown_tool_message(self, name: str) -> str:
+        """What a call to an unknown tool is told: the allowed names, and the one
+        it most likely meant when one is close (``Add``, ``get_wether``): among
+        many tools a list alone leaves the model to spot its own typo."""
         if not self._tools:
             return f"Unknown tool `{name}`: no tools are available here. Answer without tools."
         allowed = ", ".join(f"`{n}`" for n in self._tools)
-        return f"Unknown tool `{name}`. The only tools you may call are: {allowed}."
+        meant = _closest(name, list(self._tools))
+        hint = f" Did you mean `{meant}`?" if meant is not None else ""
+        return f"Unknown tool `{name}`.{hint} The only tools you may call are: {allowed}."

@@ -654,3 +654,21 @@ def test_parameters_named_with_two_leading_underscores() -> None:
     assert made.invoke(kwargs) == "5 2 z"
     with pytest.raises(ToolArgumentsError, match=r"at `\$\.__x`"):
         made.validate({"__x": "five"})
+
+
+def test_an_unknown_tool_close_to_a_known_one_is_named() -> None:
+    """A misspelt or miscased name (``Add``, ``get_wether``) was told only the list
+    of allowed names; the one it most likely meant is named now."""
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    registry = ToolRegistry([get_weather, search])
+    assert registry.unknown_tool_message("get_wether") == (
+        "Unknown tool `get_wether`. Did you mean `get_weather`? "
+        "The only tools you may call are: `get_weather`, `search`."
+    )
+    assert "Did you mean `search`?" in registry.unknown_tool_message("Search")
+    assert "Did you mean" not in registry.unknown_tool_message("rm_rf")
