@@ -21,6 +21,7 @@ from streamtools.parser import Parser
 from streamtools.prompts import RENDERERS, get_renderer
 from streamtools.prompts.renderer import example_arguments
 from streamtools.schema import json_type
+from streamtools.tools import ToolRegistry
 
 DIALECTS = list(RENDERERS)
 # the dialects whose definitions are ``## name`` sections (``Renderer.tool_definitions``)
@@ -229,3 +230,67 @@ def test_am_xml_shows_each_allowed_value_as_a_value_written_so_reads_back(
         call = f'<am:tool_call name="t">\n<p>{text}</p>\n</am:tool_call>'
         [end] = [e for e in parser.feed(call) + parser.end("stop") if isinstance(e, CallEnd)]
         assert end.arguments == {"p": value}
+
+
+def _bounded_param(kind: str, low: int | None, high: int | None, strict: bool) -> Any:
+    """A parameter schema of ``kind`` bounded to [low, high] (either may be open;
+    a number's bounds exclusive when ``strict``, a length's never negative)."""
+    schema: dict[str, Any] = {"type": kind}
+    if kind in ("string", "array"):
+        keys = ("minLength", "maxLength") if kind == "string" else ("minItems", "maxItems")
+        low = None if low is None else min(abs(low), high if high is not None else abs(low))
+        schema.update({"items": {"type": "string"}} if kind == "array" else {})
+    else:
+        keys = ("exclusiveMinimum", "exclusiveMaximum") if strict else ("minimum", "maximum")
+    for key, bound in zip(keys, (low, high), strict=True):
+        if bound is not None:
+            schema[key] = bound / 2 if kind == "number" else bound
+    return schema
+
+
+_bounds = st.tuples(
+    st.sampled_from(["integer", "number", "string", "array"]),
+    st.none() | st.integers(-50, 50),
+    st.none() | st.integers(0, 60),
+    st.booleans(),
+).filter(lambda b: b[1] is None or b[2] is None or b[1] + 2 * b[3] + 1 < b[2])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bounds=st.lists(_bounds, min_size=1, max_size=3))
+def test_the_example_call_is_one_its_tool_accepts(bounds: list[Any]) -> None:
+    """The worked example shows a call succeeding; its values came from the type
+    alone (3, 2.5, "example city", one item), so a parameter bounded as the
+    registry checks (``maximum: 2``, ``minimum: 10``, ``maxLength: 2``,
+    ``minItems: 2``) showed a call the tool refuses, as if it worked. Each value
+    now lies within its bounds."""
+    props = {f"p{n}": _bounded_param(*b) for n, b in enumerate(bounds)}
+    schema = {"type": "object", "properties": props, "required": list(props)}
+    registry = ToolRegistry()
+    registry.add_schema("t", "T.", schema)
+    assert registry.check_arguments("t", example_arguments(schema)) is None
+    spec = registry.specs()[0]
+    for dialect in DIALECTS:  # the example shown, the second call varied, too
+        r = get_renderer(dialect)
+        turns = re.split(r"\n(?=(?:Assistant|Result|User): )", r.example([spec]))
+        for reply in [t.removeprefix("Assistant: ") for t in turns if t.startswith("Assistant")]:
+            parser = Parser(dialect, registry)
+            events = parser.feed(reply) + parser.end("stop")
+            assert not [e for e in events if isinstance(e, CallError)], (dialect, reply)
+
+
+@pytest.mark.parametrize(
+    "param",
+    [
+        {"type": "integer", "minimum": 0, "maximum": 2},
+        {"type": "number", "minimum": 10},
+        {"type": "number", "exclusiveMaximum": 2.5},
+        {"type": "string", "maxLength": 2},
+        {"type": "array", "items": {"type": "string"}, "minItems": 2},
+    ],
+)
+def test_a_bounded_parameter_gets_an_example_value_within_its_bounds(param: dict[str, Any]) -> None:
+    schema = {"type": "object", "properties": {"p": param}, "required": ["p"]}
+    registry = ToolRegistry()
+    registry.add_schema("t", "T.", schema)
+    assert registry.check_arguments("t", example_arguments(schema)) is None

@@ -42,8 +42,9 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from streamtools.errors import ToolDefinitionError
@@ -114,7 +115,8 @@ def mapping(value: Any) -> dict[str, Any]:
 
 
 def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) -> Any:
-    """A plausible value for ``schema``: default, first enum, or by type and format."""
+    """A plausible value for ``schema``: default, first enum, or by type and format,
+    within the bounds ``ToolRegistry`` checks (``_BOUNDS``, lengths, item counts)."""
     node = resolve(root, schema)
     for key in ("default", "const"):
         if key in node:
@@ -130,27 +132,113 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "integer":
-        low = node.get("minimum", node.get("exclusiveMinimum", 0))
-        # an infinite bound has no integer after it (a JSON parser reads 1e400 so);
-        # an integer bound is exact at any size (math.isfinite overflows on 10**400)
-        finite = isinstance(low, int) or isinstance(low, float) and math.isfinite(low)
-        return max(3, int(low) + 1) if finite else 3
+        return _example_integer(node)
     if kind == "number":
-        return 2.5
+        return _example_number(node)
     if kind == "boolean":
         return True
     if kind == "null":
         return None
     if kind == "array":
-        return [] if depth > 3 else [example_value(node.get("items"), name, root, depth + 1)]
+        if depth > 3:
+            return []
+        return [example_value(node.get("items"), name, root, depth + 1)] * _item_count(node)
     if kind == "object" or "properties" in node:
         return {} if depth > 3 else example_arguments(node, root, depth + 1)
     fmt = node.get("format")
     if fmt == "date":
-        return "2026-01-15"
+        return _sized("2026-01-15", node)
     if fmt == "date-time":
-        return "2026-01-15T09:30:00Z"
-    return "example " + name.replace("_", " ").replace("-", " ")
+        return _sized("2026-01-15T09:30:00Z", node)
+    return _sized("example " + name.replace("_", " ").replace("-", " "), node)
+
+
+# The bounds ``ToolRegistry`` checks (``schema._type``): an example call outside
+# them taught the model a call its tool refuses (a ``maximum`` of 2 showed 3, a
+# ``maxLength`` of 2 showed "example country"), and showed it succeeding.
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": operator.ge,
+    "exclusiveMinimum": operator.gt,
+    "maximum": operator.le,
+    "exclusiveMaximum": operator.lt,
+}
+_MOST_PADDING = 1000  # a minLength or minItems beyond this is left unmet, not written out
+
+
+def _bound(value: Any) -> int | float | None:
+    """A numeric bound to compare with: an integer of any size (exact; JSON has
+    them and ``math.isfinite`` overflows on ``10**400``) or a finite float; an
+    infinite bound (a JSON parser reads ``1e400`` so) or another value, None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if isinstance(value, int) or math.isfinite(value) else None
+
+
+def _first_allowed(node: dict[str, Any], candidates: list[Any]) -> Any:
+    """The first candidate within every bound of ``node``; the first one when
+    none is (bounds that no value meets are the schema's own contradiction)."""
+    bounds = [(test, _bound(node.get(key))) for key, test in _BOUNDS.items()]
+    for value in candidates:  # Python compares an int of any size with a float exactly
+        if all(test(value, b) for test, b in bounds if b is not None):
+            return value
+    return candidates[0]
+
+
+def _example_integer(node: dict[str, Any]) -> int:
+    """3, or the integer after a lower bound; else the nearest one within the bounds."""
+    low = _bound(node.get("minimum", node.get("exclusiveMinimum")))
+    candidates = [3 if low is None else max(3, int(low) + 1)]
+    for key, nearest in (("maximum", math.floor), ("exclusiveMaximum", lambda b: math.ceil(b) - 1)):
+        if (b := _bound(node.get(key))) is not None:
+            candidates.append(nearest(b))
+    for key, nearest in (("minimum", math.ceil), ("exclusiveMinimum", lambda b: math.floor(b) + 1)):
+        if (b := _bound(node.get(key))) is not None:
+            candidates.append(nearest(b))
+    return int(_first_allowed(node, candidates))
+
+
+def _float_bound(node: dict[str, Any], key: str) -> float | None:
+    """``node[key]`` as a float bound (None where none is, or an integer no float reaches)."""
+    b = _bound(node.get(key))
+    try:
+        return None if b is None else float(b)
+    except OverflowError:
+        return None
+
+
+def _example_number(node: dict[str, Any]) -> float:
+    """2.5, else a number within the bounds (between two, or one past one)."""
+    lows = [b for k in ("minimum", "exclusiveMinimum") if (b := _float_bound(node, k)) is not None]
+    highs = [b for k in ("maximum", "exclusiveMaximum") if (b := _float_bound(node, k)) is not None]
+    candidates = [2.5]
+    if lows and highs:
+        candidates.append((max(lows) + min(highs)) / 2)
+    candidates += [max(lows) + 1] if lows else []
+    candidates += [min(highs) - 1] if highs else []
+    return float(_first_allowed(node, candidates))
+
+
+def _length(node: dict[str, Any], key: str) -> int | None:
+    value = node.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _sized(text: str, node: dict[str, Any]) -> str:
+    """``text`` cut to ``maxLength``, or padded to ``minLength`` (within reason)."""
+    most, least = _length(node, "maxLength"), _length(node, "minLength")
+    if most is not None:
+        text = text[:most]
+    if least is not None and len(text) < least <= _MOST_PADDING:
+        text = text.ljust(least, "x")
+    return text
+
+
+def _item_count(node: dict[str, Any]) -> int:
+    """One item, or as many as ``minItems`` asks (within reason), or none if
+    ``maxItems`` is 0."""
+    most, least = _length(node, "maxItems"), _length(node, "minItems")
+    count = least if least is not None and 1 < least <= _MOST_PADDING else 1
+    return min(count, most) if most is not None else count
 
 
 def example_arguments(
@@ -505,12 +593,16 @@ def _request(calls: Sequence[ToolCall]) -> str:
     return f"(a request that needs `{names[0]}`, then `{names[1]}`)"
 
 
+# what a changed example value could break (``_vary`` leaves such a value alone)
+_CONSTRAINED = ("enum", "const", "format", "pattern", "maximum", "exclusiveMaximum", "maxLength")
+
+
 def _vary(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
     """The same arguments with one free string or number changed (None if impossible)."""
     props = mapping(schema.get("properties"))
     for key, value in arguments.items():
         prop = resolve(schema, props.get(key))
-        if any(k in prop for k in ("enum", "const", "format", "maximum", "pattern")):
+        if any(k in prop for k in _CONSTRAINED):
             continue  # changing a constrained value could make the example invalid
         if isinstance(value, str):
             return {**arguments, key: "another " + value.removeprefix("example ")}
