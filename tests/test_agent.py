@@ -335,6 +335,9 @@ async def test_request_options_and_argument_checks() -> None:
         ("time_budget", -1.0),
         ("max_concurrency", 2.5),  # anyio's TypeError, at the first run
         ("max_turns", math.nan),  # no turn was ever the last: the loop had no bound
+        ("max_repairs", None),  # a TypeError when a call first needed repair, mid-run
+        ("max_repairs", math.nan),  # no repair, without a word
+        ("max_repairs", -1),
         # sent as null (msgspec's NaN and infinity): the server's default, without a word
         ("temperature", math.nan),
         ("top_p", math.inf),

@@ -144,6 +144,11 @@ class Agent:
         check_seconds("time_budget", time_budget)
         check_seconds("tool_timeout", tool_timeout)
         check_concurrency(max_concurrency)
+        if not (isinstance(max_repairs, int) and max_repairs >= 0):
+            # None failed only when a call first needed repair ("'<' not supported")
+            raise UsageError(
+                f"max_repairs must be a whole number of at least 0, got {max_repairs!r}"
+            )
         for option, value in (
             ("temperature", temperature),
             ("top_p", top_p),
