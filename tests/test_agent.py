@@ -482,3 +482,12 @@ async def test_tool_choice_none_shows_no_summary_either() -> None:
     await Agent(model, [add, fail], offer=["add"], tool_choice="none").run("1+2?")
     assert [m.role for m in model.requests[0].messages] == ["user"]
     assert "request_tools" not in str(model.requests[0].messages)
+
+
+async def test_offer_given_as_one_name_is_that_tool() -> None:
+    """``offer="add"`` was read as its characters (``["a", "d", "d"]``): no tool was
+    offered in full, and ``add`` was only listed in summary."""
+    model = ScriptedModel(["3."])
+    await Agent(model, [add, fail], offer="add").run("1+2?")
+    system = model.requests[0].messages[0].content
+    assert '<am:tool name="add"' in system and '<am:tool name="fail"' not in system

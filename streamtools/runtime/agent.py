@@ -193,7 +193,8 @@ class Agent:
         self.max_repairs = max_repairs
         # ``offer``: the tools described in full at first (None: all of them);
         # ``am:request_tools`` adds more from the registry during a run.
-        self.offer = None if offer is None else list(offer)
+        # A str is itself an Iterable[str]: one tool's name, not its characters (as ``stop``).
+        self.offer = None if offer is None else [offer] if isinstance(offer, str) else list(offer)
         forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
         if self.offer is not None and forced is not None and forced not in self.offer:
             # The tool that must be called, left out (a HybridAgent's selection did
