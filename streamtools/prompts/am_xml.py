@@ -130,7 +130,7 @@ def _shown(value: Any) -> str:
 
 
 def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
-    """A short, quote-free type expression: ``array of string``, ``object {a, b?}``."""
+    """A short type expression: ``array of string``, ``object {a, b?}``, ``one of a, b``."""
     if not isinstance(schema, dict) or depth > 4:
         return "any"
     if "$ref" in schema:
