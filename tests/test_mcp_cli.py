@@ -203,3 +203,35 @@ def test_http_address_takes_an_ipv6_host_in_brackets(text: str, address: tuple[s
     from streamtools.mcp.__main__ import _address
 
     assert _address(text) == address
+
+
+def test_what_the_tools_module_prints_at_import_never_reaches_the_stdio_wire(
+    tmp_path: Path,
+) -> None:
+    """The module was imported before the SDK points stdout at stderr: its print()
+    at import time was the first line the client read, as a broken message."""
+    module = tmp_path / "loud_tools.py"
+    module.write_text(
+        "from streamtools.tools import ToolRegistry, tool\n"
+        "print('loading loud_tools')\n"
+        "@tool\n"
+        "def hello() -> str:\n"
+        "    '''Say hi.'''\n"
+        "    return 'hi'\n"
+        "registry = ToolRegistry([hello])\n",
+        encoding="utf-8",
+    )
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "t", "version": "1"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+    proc = subprocess.run(
+        [sys.executable, "-m", "streamtools.mcp", "loud_tools:registry"],
+        cwd=tmp_path,
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    first = proc.stdout.splitlines()[0]
+    assert json.loads(first)["id"] == 1, first
+    assert "loading loud_tools" in proc.stderr

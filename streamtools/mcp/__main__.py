@@ -18,6 +18,7 @@ end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -76,7 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--path", default="/mcp", help="HTTP path of the MCP endpoint")
     args = parser.parse_args(argv)
     try:
-        tools = _load(args.target)
+        # Over stdio, stdout is the wire: what the module prints while it is
+        # imported (the SDK points stdout at stderr only once it serves) goes to
+        # stderr, or the client's first line would be it, not JSON-RPC.
+        with contextlib.redirect_stdout(sys.stderr if not args.http else sys.stdout):
+            tools = _load(args.target)
     except ValueError as exc:
         parser.error(str(exc))  # exits 2, with the usage line
     if args.http:
