@@ -85,3 +85,80 @@ def test_the_core_holds_what_the_body_holds_whole_without_fast() -> None:
     del body.fast  # the class's again
     events = feed_all(parser, ['guments": {}}', "</tool_call>"])
     assert [type(e).__name__ for e in events] == ["ArgsDelta", "CallEnd", "Finish"]
+
+
+def _state(obj: object, seen: frozenset[int] = frozenset()) -> object:
+    """Everything a body holds, nested objects by their state (the sink and the
+    context by role, not identity), for comparing a renewed body with a new one."""
+    if isinstance(obj, (str, int, float, bool, type(None), tuple, frozenset)):
+        return obj
+    if isinstance(obj, list):
+        return [_state(x, seen) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _state(v, seen) for k, v in obj.items()}
+    if id(obj) in seen:
+        return "<back>"
+    names = set(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        names.update(getattr(cls, "__slots__", ()))
+    names.update(n for n in ("rest", "fenced", "array") if hasattr(obj, n))
+    inner = seen | {id(obj)}
+    out: dict[str, object] = {"class": type(obj).__name__}
+    for name in sorted(names):
+        value = getattr(obj, name, "<unset>")
+        if name in ("ctx", "catalog", "roles", "prefixes", "jumps", "known"):
+            out[name] = type(value).__name__
+        elif callable(value) and not isinstance(value, type):
+            out[name] = "<method>"
+        else:
+            out[name] = _state(value, inner)
+    return out
+
+
+FIRST_CALLS = {
+    "hermes": [
+        '<tool_call>{"name": "search", "arguments": {"q": "a"}}</tool_call>',
+        '<tool_call>\n```json\n{"name": "search", "arguments": {"q": 1}}\n```\n</tool_call>',
+        '<tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": [1',
+        '<tool_call>{"name": "search", "arguments": {"q": tru}}</tool_call>',
+        '<tool_call>```json\n{"name": "x"} oops</tool_call>',
+        '<tool_call>{"name": "search", "options": {"q": 1}, "args": {}}</tool_call>',
+    ],
+    "json_action": [
+        '```json action\n{"tool": "search", "parameters": {"q": "a"}}\n```\nok',
+        '```json_action\n{"tool": "s", "parameters": {"q": "a"}}\n```\n```json action\n{"to',
+        '```json action\n{"tool": "s", "parameters": {"q": [}}\n```\n',
+    ],
+    "inline_json": [
+        '{"tool": "search", "arguments": {"q": "a"}} ',
+        '{"x": 1} ',
+        '{"tool": "search", "arguments": {"q": nope}} ',
+    ],
+    "command": [
+        '@tool search {"q": "a"}\nok',
+        '@tool search(q="a")\nok',
+        '@tool search {"q": \n',
+    ],
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(FIRST_CALLS))
+def test_a_renewed_body_is_a_new_one(dialect: str) -> None:
+    """After a call (complete, failed, fenced, in an array, rejected), the body
+    the core let go of and the next call renews is, in every attribute of it and
+    of its call, envelope and scanner, the body ``__init__`` builds."""
+    tools = ["search", "a", "b", "s", "x"]
+    for first in FIRST_CALLS[dialect]:
+        for cuts in ([first], list(first)):
+            parser = Parser(dialect, tools)
+            feed_all_but_end = [parser.feed(c) for c in cuts]
+            assert feed_all_but_end is not None
+            spare = parser._ctx.spare
+            if spare is None:  # the call is still open (cut off): nothing to renew
+                continue
+            for marker in parser.syntax.markers:
+                fresh = parser.syntax.open(marker, Parser(dialect, tools)._ctx)
+                parser._ctx.spare = spare
+                renewed = parser.syntax.open(marker, parser._ctx)
+                assert renewed is spare, marker
+                assert _state(renewed) == _state(fresh), (first, marker)

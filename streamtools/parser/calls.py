@@ -68,13 +68,17 @@ NO_HOLDS: frozenset[str] = frozenset()  # ``CallBody.holds`` where nothing is he
 class CallContext:
     """Per-parser call bookkeeping: the catalog and the call counter."""
 
-    __slots__ = ("catalog", "checks", "count", "id_prefix")
+    __slots__ = ("catalog", "checks", "count", "id_prefix", "spare")
 
     def __init__(self, catalog: ToolCatalog, id_prefix: str, *, checks: bool) -> None:
         self.catalog = catalog
         self.id_prefix = id_prefix
         self.count = 0
         self.checks = checks
+        # the body of the call that ended last, which the core let go of: a dialect
+        # opening its next call may renew it instead of building a new one (see
+        # ``CallBody.renews``); the core hands over only a body it no longer reads
+        self.spare: CallBody | None = None
 
     def allocate(self) -> tuple[int, str]:
         n = self.count
@@ -103,6 +107,22 @@ class CallBody:
         # usual way): the core holds one of these by one set lookup, without
         # calling ``fast``. Never one while ``streaming``: the lane comes first.
         self.holds = NO_HOLDS
+
+    # The body can be made a fresh one by ``renew`` (a JSON body: see ``jsoncall``):
+    # the core hands it to ``CallContext.spare`` when the call is over. Building a
+    # body is four objects and their lists, a sizable part of what a short call costs.
+    renews = False
+
+    def renew(self, marker: str) -> None:
+        """Be the body ``__init__(ctx, marker)`` makes, reusing this one's objects
+        (the body's call is over and nothing reads it any more)."""
+        self.status = RUNNING
+        self.raw = [marker]
+        self.size = len(marker)
+        self.undecided = False
+        self.streaming = 0
+        self.holds = NO_HOLDS
+        self.rest = ""
 
     def record(self, s: str, start: int, stop: int) -> None:
         if stop > start:
@@ -154,6 +174,14 @@ class Call:
         self.index = -1
         self.id = ""
         self.args: list[str] = []
+        self.started = False
+
+    def renew(self) -> None:
+        """Be the ``Call(ctx)`` of a new call, reusing this object."""
+        self.name = None
+        self.index = -1
+        self.id = ""
+        self.args = []
         self.started = False
 
     def named(self, name: str, out: Out) -> None:

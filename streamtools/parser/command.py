@@ -55,6 +55,13 @@ class CommandBody(JsonCallBody):
         self.step = _NAME_STATE
         self.mark = 0
 
+    def renew(self, marker: str, *, prefix: bool = True) -> None:
+        JsonCallBody.renew(self, marker)  # (super(): a lookup more)
+        self.undecided = False
+        self.name_parts = []
+        self.step = _NAME_STATE
+        self.mark = 0
+
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.mark = pos
         return super().feed(s, pos, out)
@@ -190,7 +197,11 @@ def _tool_name(text: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    return CommandBody(ctx, marker)
+    body = CommandBody.spare(ctx)
+    if body is None:
+        return CommandBody(ctx, marker)
+    body.renew(marker)
+    return body
 
 
 COMMAND = DialectSyntax(

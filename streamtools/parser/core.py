@@ -553,6 +553,8 @@ class Parser(TextModes):
                     # the character before what follows the call: the body's last
                     # (the in-call fast paths do not keep ``_prev``)
                     self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
+                    if body.renews:  # read no more: the next call of its kind may renew it
+                        self._ctx.spare = body
                     pos = k
                     if len(s) - k <= _SHORT_REST:
                         after = s[k:]
@@ -570,6 +572,8 @@ class Parser(TextModes):
                     continue
                 if body.status == REJECTED:
                     s, pos = self._rejected(body.raw_text(), s, k, out, final)
+                    if body.renews:
+                        self._ctx.spare = body
                     if pos < 0:
                         return
                     continue

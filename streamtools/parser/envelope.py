@@ -135,7 +135,7 @@ class Envelope:
     __slots__ = (
         "error", "jumps", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
         "state", "sub", "first", "root", "given", "skipped",
-        "answered",
+        "answered", "first_state",
     )
 
     def __init__(
@@ -154,7 +154,7 @@ class Envelope:
         self.prefixes = role_prefixes(roles) if prefixes is None else prefixes
         self.sink = sink
         self.path: list[str] = []
-        self.state = _E_FIRST_KEY if opened else _E_OPEN
+        self.first_state = self.state = _E_FIRST_KEY if opened else _E_OPEN
         self.root = () in roles  # the whole value has a role (command: the arguments)
         if self.root:
             self.state = _E_VALUE
@@ -171,6 +171,24 @@ class Envelope:
         self.given = 0
         self.skipped: tuple[str, ...] | None = None
         self.answered = False  # a TEXT member (``json_object``'s final answer) began
+
+    def renew(self, sink: EnvelopeSink) -> None:
+        """Be the envelope ``__init__`` makes with the same roles, reusing this
+        one and its scanner (its call is over: see ``CallBody.renews``)."""
+        self.sink = sink
+        self.path = []
+        self.state = _E_VALUE if self.root else self.first_state
+        sub = self.sub
+        sub.restart()
+        sub.examined = 0
+        self.role = SKIP
+        self.key = ""
+        self.pieces = []
+        self.first = True
+        self.error = None
+        self.given = 0
+        self.skipped = None
+        self.answered = False
 
     @property
     def done(self) -> bool:

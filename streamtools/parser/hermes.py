@@ -84,6 +84,10 @@ class HermesBody(JsonCallBody):
         "</tool_call>."
     )
 
+    def renew(self, marker: str, *, prefix: bool = True) -> None:
+        JsonCallBody.renew(self, marker, prefix=prefix)  # (super(): a lookup more)
+        self.fenced = False
+
     def prefix(self, s: str, i: int) -> int:
         n = len(s)
         while True:
@@ -126,7 +130,11 @@ class HermesBody(JsonCallBody):
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    body = HermesBody(ctx, marker)
+    body = HermesBody.spare(ctx)
+    if body is None:
+        body = HermesBody(ctx, marker)
+    else:
+        body.renew(marker)
     body.undecided = False  # <tool_call> is distinctive: it is a call from the marker on
     return body
 

@@ -76,6 +76,14 @@ class InlineJsonBody(JsonCallBody):
         self.k = 0  # letters of the key matched, or whitespace run length
         self.name = ""
 
+    def renew_with(self, marker: str, names: tuple[str, ...] | None) -> None:
+        """``renew`` for the window's state too (``__init__``'s ``names``)."""
+        self.renew(marker)
+        self.known = _name_prefixes(names) if names is not None else None
+        self.w = _W_KEY_QUOTE
+        self.k = 0
+        self.name = ""
+
     def _possible(self, name: str) -> bool:
         """``name`` may still become a tool name this window accepts."""
         return name in self.known if self.known is not None else len(name) <= _ANY_NAME_LIMIT
@@ -173,7 +181,11 @@ class InlineJsonBody(JsonCallBody):
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     names = tuple(ctx.catalog) or None
-    return InlineJsonBody(ctx, marker, names)
+    body = InlineJsonBody.spare(ctx)
+    if body is None:
+        return InlineJsonBody(ctx, marker, names)
+    body.renew_with(marker, names)
+    return body
 
 
 INLINE_JSON = DialectSyntax(

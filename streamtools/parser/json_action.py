@@ -175,7 +175,12 @@ class JsonActionBody(JsonCallBody):
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    return JsonActionBody(ctx, marker, prefix=marker[-1] != "\n")
+    prefix = marker[-1] != "\n"
+    body = JsonActionBody.spare(ctx)
+    if body is None:
+        return JsonActionBody(ctx, marker, prefix=prefix)
+    body.renew(marker, prefix=prefix)
+    return body
 
 
 JSON_ACTION = DialectSyntax(

@@ -45,6 +45,8 @@ The fast paths, which take most deltas without this machine, are in
 
 from __future__ import annotations
 
+from typing import Self
+
 from streamtools.events import ArgsDelta, ReasoningDelta, TextDelta
 from streamtools.parser.calls import (
     DONE,
@@ -119,6 +121,37 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.args_given = False
         self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
         # (``holds``: see ``_settle``, and the core's use of it in ``CallBody``)
+
+    renews = True
+
+    def renew(self, marker: str, *, prefix: bool = True) -> None:
+        """Be the body ``__init__(ctx, marker, prefix=prefix)`` makes, reusing this
+        finished one with its call, envelope and scanner (``CallBody.renews``);
+        a subclass that keeps more state resets it too."""
+        self.status = RUNNING  # ``CallBody.renew``, inline
+        self.raw = [marker]
+        self.size = len(marker)
+        self.streaming = 0
+        self.holds = NO_HOLDS
+        self.rest = ""
+        self.call.renew()
+        self.env.renew(self)
+        self.phase = PREFIX if prefix else ENVELOPE
+        self.undecided = prefix
+        self.failure = None
+        self.out = []
+        self.args_given = False
+        self.array = False
+
+    @classmethod
+    def spare(cls, ctx: CallContext) -> Self | None:
+        """The context's spare body if it is one of this class, taken (the
+        caller renews it), else None (the caller builds one)."""
+        body = ctx.spare
+        if body is not None and body.__class__ is cls:
+            ctx.spare = None
+            return body
+        return None
 
     # -- envelope sink ------------------------------------------------------------
 
