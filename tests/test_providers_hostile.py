@@ -130,8 +130,10 @@ async def test_an_ollama_answer_pretty_printed_over_lines_is_read(anyio_backend:
         (b"{not json\n", "malformed JSON"),  # no start of a value: as before
         (json.dumps(OLLAMA_WHOLE, indent=1).encode()[:-30], "ended before the answer"),
         (b"[\n" * 40_000, "sent a JSON value longer than 65536 bytes"),
+        # broken after its start: malformed there, not waiting for the end of the stream
+        (b'{\n "done": tru e\n}\n' + b'{"done": true}\n' * 3, "value over lines is malformed"),
     ],
-    ids=["malformed", "cut", "endless"],
+    ids=["malformed", "cut", "endless", "broken-later"],
 )
 async def test_an_ollama_value_over_lines_that_never_ends_is_an_error(
     anyio_backend: str, body: bytes, says: str, monkeypatch: pytest.MonkeyPatch

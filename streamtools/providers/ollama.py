@@ -204,17 +204,23 @@ class _Joined:
         self.add(first)
 
     @property
+    def error(self) -> str | None:
+        return self._scan.error
+
+    @property
     def bad(self) -> bool:
         """The lines so far begin no JSON value, or already hold a whole one
         (then they were no value split over lines)."""
         return self._scan.error is not None or self._scan.done
 
     def add(self, line: bytes) -> bytes | None:
-        """Take the next line: the value's text once it is whole, else None."""
+        """Take the next line: the value's text once it is whole, else None. The
+        line break goes before a line, not after it: the last line of a cut
+        body has none, and a string cut there is unfinished, not malformed."""
+        piece = self._tail + ("\n" if self._lines else "") + line.decode()
         self._lines.append(line)
         self._size += len(line) + 1
         record_limit(self._size, "a JSON value")
-        piece = self._tail + line.decode() + "\n"
         end = self._scan.feed(piece, 0)
         self._tail = piece[end:]
         return b"\n".join(self._lines) if self._scan.done else None
@@ -228,6 +234,8 @@ async def _records(lines: AsyncIterator[bytes]) -> AsyncGenerator[_Line, None]:
             if (value := joined.add(line)) is not None:
                 joined = None
                 yield _decoder.decode(value)
+            elif joined.bad:  # at the mistake: the lines after it are not swallowed
+                raise msgspec.DecodeError(f"a JSON value over lines is malformed: {joined.error}")
             continue
         if not line or line.isspace():
             continue
