@@ -358,3 +358,18 @@ async def test_cancelled_while_telling_a_json_answer_from_a_stream(anyio_backend
             tg.cancel_scope.cancel()
         server.resume()
         assert text_of(await collect(provider)) == "next"
+
+
+async def test_moonshot_s_usage_on_the_last_choice_is_read(anyio_backend: str) -> None:
+    """Moonshot (Kimi) streams its usage as ``choices[0].usage`` on the finish
+    chunk, not as ``usage``: its answers came without any ``UsageChunk``."""
+    counted = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    last = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "usage": counted}]}
+    raw = sse(delta(role="assistant", content="Hi"), last, "[DONE]")
+    async with FakeServer([Reply(raw=raw)]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+    assert chunks == [
+        TextChunk(text="Hi"),
+        UsageChunk(input_tokens=12, output_tokens=3),
+        FinishChunk(reason="stop"),
+    ]

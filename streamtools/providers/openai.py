@@ -65,7 +65,9 @@ honoured:
   the call open then is not complete (``NativeCalls.end``: unterminated): it
   was passed on as a finish of its own, and the call ran on what had come.
 * Groq puts the usage in ``x_groq.usage`` on the last chunk (without
-  ``stream_options``, or where a gateway drops it); it is read as ``usage``.
+  ``stream_options``, or where a gateway drops it), and Moonshot (Kimi) in
+  ``choices[0].usage``; each is read as ``usage`` (Kimi's answers came
+  without any ``UsageChunk``).
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
   once, just before the finish: OpenAI sends it once, after the finish reason,
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
@@ -203,6 +205,7 @@ class _Choice(msgspec.Struct):
     delta: _Delta | None = None
     finish_reason: str | None = None
     stop_reason: str | int | None = None
+    usage: _Usage | None = None  # Moonshot (Kimi): the usage, on the last chunk's choice
 
 
 class _Usage(msgspec.Struct):
@@ -652,6 +655,7 @@ class OpenAIChat(HTTPProvider):
                             reason=reason, stop_sequence=stop, message=_failed(choice, self._name)
                         )
                 counted = event.usage or (event.x_groq.usage if event.x_groq else None)
+                counted = counted or (choice.usage if choice is not None else None)
                 if counted is not None:
                     usage[:] = [
                         UsageChunk(
