@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -468,3 +468,65 @@ def test_one_long_line_costs_work_in_proportion_to_its_length(chromium: Browser)
     assert html.count("<code>") == 600 and html.count("<strong>") == 300
     assert re.sub(r"</?span>", "", html).startswith(unit * 3)
     assert written < 4 * len(shown), written
+
+
+def test_a_chunk_arriving_in_many_reads_is_scanned_once(chromium: Browser) -> None:
+    """A big chunk (a tool's long result) comes in many network reads; the page
+    looked for the end of the SSE message from the start of its buffer at each
+    read, work in the square of the chunk's size. Counted: characters searched."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from streamtools.ui import UIMessageFramer, chat_page
+
+    big = "x" * 400_000
+    answer: list[Event] = [
+        CallEnd(index=0, id="c", name="read_file", arguments={}, raw=""),
+        ToolResult(index=0, id="c", name="read_file", content=big),
+        TextDelta(text="Read it."),
+        Finish(reason="stop"),
+    ]
+    framer = UIMessageFramer()
+    body = framer.open() + b"".join(framer.frame(e) for e in answer) + framer.close()
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(chat_page().replace("{{config}}", "{}"))
+
+    # cut every 1000 bytes (one read each, as a slow network gives), and between
+    # the two newlines that end each message
+    ends = {i + 1 for i in range(len(body)) if body[i : i + 2] == b"\n\n"}
+    cuts = sorted({*range(0, len(body), 1000), *ends, len(body)})
+
+    async def chat(request: Request) -> Response:
+        async def pieces() -> AsyncIterator[bytes]:
+            for start, end in zip(cuts, cuts[1:], strict=False):
+                yield body[start:end]
+                await anyio.sleep(0.001)
+
+        return StreamingResponse(pieces(), media_type="text/event-stream")
+
+    count_scans = """() => {
+      window.__scanned = 0;
+      const indexOf = String.prototype.indexOf;
+      String.prototype.indexOf = function (s, from) {
+        const found = indexOf.call(this, s, from);
+        window.__scanned += (found < 0 ? this.length : found + s.length) - (from || 0);
+        return found;
+      };
+    }"""
+    app = Starlette(routes=[Route("/", index), Route("/api/chat", chat, methods=["POST"])])
+    with serve(app) as server:
+        page = chromium.new_page()
+        page.add_init_script(f"({count_scans})()")
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("Read the file.")
+        page.get_by_test_id("input").press("Enter")
+        sync_api.expect(page.get_by_test_id("text-part")).to_have_text("Read it.", timeout=60_000)
+        # [DONE] was read, though its message's end came in two reads
+        sync_api.expect(page.get_by_test_id("status")).to_have_attribute("data-state", "idle")
+        assert len(page.get_by_test_id("tool-result").text_content() or "") == len(big)
+        scanned = page.evaluate("__scanned")
+    assert scanned < 4 * len(body), scanned
