@@ -530,3 +530,44 @@ def test_a_chunk_arriving_in_many_reads_is_scanned_once(chromium: Browser) -> No
         assert len(page.get_by_test_id("tool-result").text_content() or "") == len(big)
         scanned = page.evaluate("__scanned")
     assert scanned < 4 * len(body), scanned
+
+
+def test_a_chunk_the_page_cannot_read_ends_the_request(chromium: Browser) -> None:
+    """A chunk that is not JSON (a proxy's mangling) showed an error, but the page
+    never aborted the request: the server kept streaming and its agent kept
+    running, with nobody reading."""
+    import threading
+
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from streamtools.ui import chat_page
+
+    ended = threading.Event()
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(chat_page().replace("{{config}}", "{}"))
+
+    async def chat(request: Request) -> Response:
+        async def pieces() -> AsyncIterator[bytes]:
+            try:
+                yield b'data: {"type":"start"}\n\ndata: {not json\n\n'
+                for _ in range(600):  # an answer still going (60 s), as an agent's would
+                    await anyio.sleep(0.1)
+                    yield b": keep-alive\n\n"
+            finally:
+                ended.set()
+
+        return StreamingResponse(pieces(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/", index), Route("/api/chat", chat, methods=["POST"])])
+    with serve(app) as server:
+        page = chromium.new_page()
+        page.goto(server.url + "/")
+        page.get_by_test_id("input").fill("Hello?")
+        page.get_by_test_id("input").press("Enter")
+        sync_api.expect(page.get_by_test_id("status")).to_have_attribute("data-state", "error")
+        assert ended.wait(20)  # bounds the wait; the stream itself would last 60 s
