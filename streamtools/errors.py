@@ -8,7 +8,12 @@ handled (everything else). Model text never raises: malformed calls are
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamtools.results import valid_text
+
+if TYPE_CHECKING:  # transcript imports this module
+    from streamtools.transcript import Transcript
 
 __all__ = [
     "BudgetExceeded",
@@ -54,23 +59,31 @@ class ToolDefinitionError(UsageError):
 
 
 class BudgetExceeded(StreamtoolsError):
-    """The agent ran out of turns or time before the model gave a final answer."""
+    """The agent ran out of turns or time before the model gave a final answer.
 
-    def __init__(self, message: str, *, turns: int) -> None:
+    ``transcript`` is the run's history up to there (the agent's own, when the
+    prompt was a string), so that the work done is not lost with the run."""
+
+    def __init__(self, message: str, *, turns: int, transcript: Transcript | None = None) -> None:
         super().__init__(message)
         self.turns = turns
+        self.transcript = transcript
 
 
 class RepairExhausted(StreamtoolsError):
     """The repair ladder ran out and the model's last reply said nothing: its calls
     still failed after ``max_repairs`` repairs (``reason="call_error"``), or it kept
     repeating a call after tool use was stopped (``reason="repeated_call"``). The
-    message ends with the last failure's message, as the model was told it."""
+    message ends with the last failure's message, as the model was told it.
+    ``transcript``: the run's history, as for ``BudgetExceeded``."""
 
-    def __init__(self, message: str, *, reason: str, turns: int) -> None:
+    def __init__(
+        self, message: str, *, reason: str, turns: int, transcript: Transcript | None = None
+    ) -> None:
         super().__init__(message)
         self.reason = reason
         self.turns = turns
+        self.transcript = transcript
 
 
 class ProviderError(StreamtoolsError):

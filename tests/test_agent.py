@@ -306,6 +306,33 @@ async def test_native_forced_choice_is_lifted_once_a_call_has_run(
     assert [r.tool_choice for r in model.requests] == [forced, forced, "auto"]
 
 
+@pytest.mark.parametrize(
+    ("choice", "told"),
+    [("required", "must call at least one of the tools"), ("add", "must call the tool `add`")],
+)
+async def test_prompt_mode_tells_the_model_of_a_forced_choice_until_its_call_ran(
+    choice: str, told: str
+) -> None:
+    """A prompt dialect has no tool_choice field: the model is told, in the last
+    user message of the first request, not only after a reply without the call
+    (a turn lost); once the call has run, the answer is free again."""
+    model = ScriptedModel([hermes("fail", reason="x"), hermes("add", a=1, b=2), "3."])
+    events = await collect(Agent(model, [add, fail], dialect="hermes", tool_choice=choice), "1+2?")
+    assert events[-1] == Final(text="3.", turns=3)
+    lasts = [r.messages[-1].content for r in model.requests]
+    # "required" is met by the first call (to fail); "add" only by the call to add
+    expected = [True, False, False] if choice == "required" else [True, True, False]
+    assert [told in last for last in lasts] == expected
+    assert all(told not in m.content for r in model.requests for m in r.messages[:-1])
+    call: list[Chunk] = [
+        CallChunk(index=0, id="n1", name="add", arguments='{"a": 1, "b": 2}'),
+        FinishChunk(reason="tool_calls"),
+    ]
+    native = ScriptedModel([call, "3."])
+    await collect(Agent(native, [add], native=True, tool_choice=choice), "1+2?")
+    assert told not in native.requests[0].messages[-1].content  # the field says it there
+
+
 async def test_request_options_and_argument_checks() -> None:
     model = ScriptedModel(["hi"])
     agent = Agent(

@@ -16,6 +16,7 @@ from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
+from streamtools.transcript import ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +134,12 @@ async def test_a_model_that_never_stops_calling_hits_max_turns() -> None:
     assert info.value.turns == 3
     assert [e for e in seen if isinstance(e, TurnStart)] == [TurnStart(turn=t) for t in (1, 2, 3)]
     assert len(model.requests) == 3
+    # the prompt was a str: the history of the work done comes with the error
+    history = info.value.transcript
+    assert history is not None
+    assert [m.content for m in history.messages if isinstance(m, ToolResultMessage)] == [
+        "0", "1", "2"
+    ]
     with pytest.raises(BudgetExceeded):
         await Agent(
             ScriptedModel([hermes("count", n=1)] * 2), [count], dialect="hermes", max_turns=1
@@ -146,6 +153,8 @@ async def test_time_budget_bounds_the_run() -> None:
         await agent.run("go")
     assert info.value.turns == 1
     assert model.cancelled == 1 and model.closed == 1
+    history = info.value.transcript
+    assert history is not None and history.messages[0] == UserMessage(content="go")
 
 
 async def test_leaving_while_results_are_arriving_is_clean() -> None:

@@ -90,6 +90,9 @@ async def test_exhausted_repairs_with_nothing_to_say_raise_repair_exhausted() ->
     assert seen[-1] == TurnEnd(turn=3, reason="error")
     assert not any(isinstance(e, Final) for e in seen)
     assert model.remaining == 1
+    history = info.value.transcript  # the prompt was a str: the history comes with the error
+    assert history is not None
+    assert [type(m).__name__ for m in history.messages].count("AssistantMessage") == 3
 
 
 async def test_repeating_after_the_stop_with_nothing_to_say_raises() -> None:

@@ -112,7 +112,6 @@ from streamtools.model import (
     Model,
     ModelRequest,
     TextChunk,
-    ToolChoice,
     ToolSpec,
     UsageChunk,
     UseTool,
@@ -121,6 +120,7 @@ from streamtools.parser import DIALECTS, NO_CALLS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer, project
+from streamtools.prompts.choice import choice_instruction
 from streamtools.providers.base import StopCutter
 from streamtools.providers.bodies import json_schema_of
 from streamtools.proxy.request import ProxyCall, forwarded_format
@@ -137,14 +137,6 @@ async def _no_flush() -> None:
 
 
 _encode = msgspec.json.Encoder().encode
-
-
-def choice_instruction(choice: ToolChoice) -> str | None:
-    if isinstance(choice, UseTool):  # a tool may be named "none"
-        return f"In this reply you must call the tool `{choice.name}`."
-    if choice == "required":
-        return "In this reply you must call at least one of the tools."
-    return None
 
 
 def format_instruction(response_format: dict[str, Any] | None) -> str | None:

@@ -65,6 +65,7 @@ from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, Tu
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
+from streamtools.prompts.choice import choice_instruction
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
 from streamtools.runtime.executor import Executor, check_concurrency, check_seconds
 from streamtools.runtime.repair import (
@@ -78,7 +79,13 @@ from streamtools.runtime.repair import (
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Decoder, Emit, Reply, TurnContext, run_turn
 from streamtools.tools import Tool, ToolRegistry
-from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage, Transcript
+from streamtools.transcript import (
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
 
 __all__ = ["Agent"]
 
@@ -217,6 +224,15 @@ class Agent:
     # --- the loop -------------------------------------------------------------
 
     async def _loop(self, transcript: Transcript, emit: Emit) -> RunResult:
+        try:
+            return await self._turns(transcript, emit)
+        except (BudgetExceeded, RepairExhausted) as exc:
+            # The history so far goes with the error: with a str prompt the caller
+            # has no other way to the work done (tool results, the model's text).
+            exc.transcript = exc.transcript or transcript
+            raise
+
+    async def _turns(self, transcript: Transcript, emit: Emit) -> RunResult:
         repair = RepairState(max_repairs=self.max_repairs)
         executor = Executor(
             self.registry,
@@ -367,6 +383,14 @@ class Agent:
             # Under ``tool_choice="none"`` none is shown, in full or in summary.
             shown = {spec.name for spec in specs}
             rest = [spec for spec in self.registry.specs() if spec.name not in shown]
+        told = None
+        if not self.native and not final_turn and not _choice_met(self.tool_choice, repair):
+            told = choice_instruction(self.tool_choice)  # None for auto and none
+        if told is not None:
+            # A prompt dialect has no tool_choice field: the model is told, last,
+            # in a message project merges into the final user message (see
+            # ``prompts.choice``), until the call it asks for has run.
+            transcript = Transcript(messages=[*transcript.messages, UserMessage(content=told)])
         messages = project(
             transcript,
             self.dialect,

@@ -233,7 +233,9 @@ class HybridAgent:
             assert budget is not None
             await emit(TurnEnd(turn=0, reason="error"))
             raise BudgetExceeded(
-                f"time budget of {budget:g} s ran out during tool selection", turns=1
+                f"time budget of {budget:g} s ran out during tool selection",
+                turns=1,
+                transcript=transcript,
             )
         # A tool is required (``required``, a named tool) and the model answered
         # anyway (a server that does not force ``select_tools``): not the answer; the
@@ -248,7 +250,9 @@ class HybridAgent:
         left = None if deadline is None else deadline - anyio.current_time()
         if left is not None and left <= 0:
             raise BudgetExceeded(
-                f"time budget of {budget:g} s ran out during tool selection", turns=1
+                f"time budget of {budget:g} s ran out during tool selection",
+                turns=1,
+                transcript=transcript,
             )
         agent = self._work_agent(offer=self._work_offer(chosen), time_budget=left)
         try:
@@ -262,9 +266,11 @@ class HybridAgent:
             if deadline is not None and anyio.current_time() >= deadline:
                 # the work agent knows only what was left of the budget: name the whole
                 message = f"time budget of {budget:g} s ran out during turn {exc.turns}"
-            raise BudgetExceeded(message, turns=exc.turns + 1) from None
+            raise BudgetExceeded(message, turns=exc.turns + 1, transcript=transcript) from None
         except RepairExhausted as exc:
-            raise RepairExhausted(str(exc), reason=exc.reason, turns=exc.turns + 1) from None
+            raise RepairExhausted(
+                str(exc), reason=exc.reason, turns=exc.turns + 1, transcript=transcript
+            ) from None
         assert work.result is not None
         result = work.result
         return RunResult(text=result.text, transcript=result.transcript, turns=result.turns + 1)
