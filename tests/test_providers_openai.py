@@ -92,6 +92,20 @@ async def test_server_stop_is_not_returned(anyio_backend: str) -> None:
     assert text_of(chunks) == '<am:tool_call name="t"><a>1</a>'
 
 
+async def test_stop_strings_past_the_apis_four_are_cut_client_side(anyio_backend: str) -> None:
+    """OpenAI takes at most four stop strings (a 400 for more): a user's four and
+    ``stop_at_call``'s marker made every request fail. The first four are sent,
+    the others cut here as the server would."""
+    stops = ("S1", "S2", "S3", "S4", "</am:tool_call>", "S6")
+    request = ModelRequest(messages=HI.messages, stop=stops)
+    reply = '<am:tool_call name="t"><a>1</a></am:tool_call> and more S6'
+    async with FakeServer([reply]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url), request)
+        assert server.requests[0]["stop"] == ["S1", "S2", "S3", "S4"]
+    assert text_of(chunks) == '<am:tool_call name="t"><a>1</a>'
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
+
+
 async def test_supports_stop_false_cuts_client_side(anyio_backend: str) -> None:
     request = ModelRequest(messages=HI.messages, stop=("</am:tool_call>",))
     reply = '<am:tool_call name="t"><a>1</a></am:tool_call> and then much more text'

@@ -16,7 +16,8 @@ honoured:
 * The returned text never contains the stop string. vLLM names the one it hit in
   ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
   ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
-  client-side (see ``streamtools.providers.base``).
+  client-side (see ``streamtools.providers.base``); past the API's four stop
+  strings, the rest are cut client-side too.
 * Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM),
   ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint), OpenRouter's
   ``delta.reasoning_details`` (text and summaries; read only when the delta
@@ -225,6 +226,7 @@ class _Event(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Event)
+_MAX_STOPS = 4  # OpenAI's limit on ``stop``; servers that take more lose nothing (cut here)
 _FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error"}
 _CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
@@ -530,6 +532,12 @@ class OpenAIChat(HTTPProvider):
             headers["authorization"] = f"Bearer {self.api_key}"
         return headers
 
+    def _client_stops(self, request: ModelRequest) -> tuple[str, ...]:
+        """Besides all of them when ``supports_stop`` is off, the stop strings past
+        the API's four, cut here: the API answers more with a 400, and a user's
+        four plus ``stop_at_call``'s marker make five."""
+        return request.stop if not self.supports_stop else request.stop[_MAX_STOPS:]
+
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -539,7 +547,7 @@ class OpenAIChat(HTTPProvider):
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}
         if request.stop and self.supports_stop:
-            body["stop"] = list(request.stop)
+            body["stop"] = list(request.stop[:_MAX_STOPS])
         if request.tools:
             body["tools"] = function_tools(request.tools)
             if request.tool_choice is not None:
