@@ -15,6 +15,7 @@ import pytest
 from mcp.types import Tool
 from mcp_servers.harness import MEMORY_SERVER, broken_command, memory_command, raw_command
 
+from streamtools.errors import ToolDefinitionError
 from streamtools.mcp import MCPConnection, MCPLoadError, MCPStdio, MCPToolError, mcp_tools
 from streamtools.mcp.client import add_tools
 from streamtools.tools import ToolRegistry, tool
@@ -220,3 +221,12 @@ async def test_a_tool_listed_twice_by_its_server_is_loaded_once_with_a_warning(
         assert ok is not None and ok.description == "Works."
         assert await call(registry, "raw.ok") == "ok ran"
     assert "MCP server" in caplog.text and "lists the tool 'ok' twice" in caplog.text
+
+
+async def test_a_namespace_no_tool_name_can_start_with_is_refused_at_once() -> None:
+    """Every tool was left out with a warning each, and the block began with none of
+    the server's tools: the fault was the namespace, which the error now names."""
+    refused = r"namespace 'my server' of MCP server .* invalid tool name"
+    with pytest.raises(ToolDefinitionError, match=refused):
+        async with mcp_tools(memory_command(), namespace="my server"):
+            raise AssertionError("the block began")

@@ -178,6 +178,22 @@ class MountedTools:
         del self._owner[name]
 
 
+def _check_namespace(connection: MCPConnection) -> None:
+    """``ToolDefinitionError`` for a namespace no tool name can start with ("my
+    server"): each tool was left out with a warning, and the block began with
+    none of the server's tools, though the fault was the caller's, not a tool's."""
+    namespace = connection.server.namespace
+    if not namespace:
+        return
+    try:
+        ToolRegistry().add_schema(f"{namespace}.tool", "", {"type": "object", "properties": {}})
+    except ToolDefinitionError as exc:
+        raise ToolDefinitionError(
+            f"namespace {namespace!r} of MCP server {connection.label!r} cannot prefix "
+            f"a tool name: {exc}"
+        ) from None
+
+
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
@@ -214,6 +230,8 @@ async def mcp_tools(
         )
         for s in servers
     ]
+    for connection in connections:
+        _check_namespace(connection)
     try:
         async with anyio.create_task_group() as tg:
             try:
