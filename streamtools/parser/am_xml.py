@@ -101,8 +101,10 @@ from streamtools.parser.am_xml_fast import (
 )
 from streamtools.parser.calls import (
     DONE,
+    NEVER_HOLDS,
     PROVIDER_STOP,
     REJECTED,
+    RUNNING,
     SPECIAL_TOKEN,
     Call,
     CallBody,
@@ -169,6 +171,38 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
         self.wrapper = ""  # the closing tag of an open <parameters> wrapper (see WRAPPERS)
+
+    renews = True
+
+    def renew(self, marker: str) -> None:
+        """Be the body ``__init__(ctx, marker)`` makes, reusing this finished one
+        and its call (``CallBody.renews``)."""
+        self.status = RUNNING  # ``CallBody.renew``, inline
+        self.raw = [marker]
+        self.size = len(marker)
+        self.holds = NEVER_HOLDS
+        self.rest = ""
+        self.undecided = True
+        self.call.renew()
+        self.state = TAG
+        self.tag = [marker]
+        self.kinds = {}
+        self.params = 0
+        self.stray = []
+        self.out = []
+        self.pname = ""
+        self.pclose = ""
+        self.kind = STRING
+        self.held = []
+        self.probe = ""
+        self.probe_done = False
+        self.fresh = True
+        self.newline = ""
+        self.streaming = 0
+        self.restart = False
+        self.gap = 0
+        self.bad = None
+        self.wrapper = ""
 
     # -- the machine (the fast paths are in ``am_xml_fast``) ---------------------------
 
@@ -474,7 +508,11 @@ def _name_attribute(tag: str, pos: int) -> str | None:
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     if marker == REQUEST_OPEN:
         return RequestToolsBody(ctx, marker)
-    return AmXmlBody(ctx, marker)
+    body = AmXmlBody.spare(ctx)
+    if body is None:
+        return AmXmlBody(ctx, marker)
+    body.renew(marker)
+    return body
 
 
 AM_XML = DialectSyntax(name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN), open=_open)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 
@@ -39,7 +39,7 @@ from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserE
 from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
 
 __all__ = [
-    "DONE", "NO_HOLDS", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN",
+    "DONE", "NEVER_HOLDS", "NO_HOLDS", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN",
     "SPECIAL_TOKEN_START", "XML_ARGS", "Call", "CallBody", "CallContext", "DialectSyntax",
 ]
 
@@ -63,6 +63,9 @@ SPECIAL_TOKEN = re.compile(rf"<[{_BAR}]{_NAME}{{1,64}}[{_BAR}]?>|<{_NAME}{{1,64}
 SPECIAL_TOKEN_START = re.compile(rf"<[{_BAR}]?{_NAME}{{0,64}}[{_BAR}]?\Z")
 Out = list[ParserEvent]
 NO_HOLDS: frozenset[str] = frozenset()  # ``CallBody.holds`` where nothing is held whole
+# ``CallBody.holds`` of a body that never holds by set: "in" it hashes nothing
+NEVER_HOLDS: tuple[()] = ()
+Holds = frozenset[str] | tuple[()]
 
 
 class CallContext:
@@ -106,7 +109,7 @@ class CallBody:
         # (a JSON envelope's head or a closing marker still arriving, spelled the
         # usual way): the core holds one of these by one set lookup, without
         # calling ``fast``. Never one while ``streaming``: the lane comes first.
-        self.holds = NO_HOLDS
+        self.holds: Holds = NEVER_HOLDS
 
     # The body can be made a fresh one by ``renew`` (a JSON body: see ``jsoncall``):
     # the core hands it to ``CallContext.spare`` when the call is over. Building a
@@ -121,8 +124,18 @@ class CallBody:
         self.size = len(marker)
         self.undecided = False
         self.streaming = 0
-        self.holds = NO_HOLDS
+        self.holds = NEVER_HOLDS
         self.rest = ""
+
+    @classmethod
+    def spare(cls, ctx: CallContext) -> Self | None:
+        """The context's spare body if it is one of this class, taken (the
+        caller renews it), else None (the caller builds one)."""
+        body = ctx.spare
+        if body is not None and body.__class__ is cls:
+            ctx.spare = None
+            return body
+        return None
 
     def record(self, s: str, start: int, stop: int) -> None:
         if stop > start:

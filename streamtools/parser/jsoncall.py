@@ -45,11 +45,10 @@ The fast paths, which take most deltas without this machine, are in
 
 from __future__ import annotations
 
-from typing import Self
-
 from streamtools.events import ArgsDelta, ReasoningDelta, TextDelta
 from streamtools.parser.calls import (
     DONE,
+    NEVER_HOLDS,
     PROVIDER_STOP,
     REJECTED,
     RUNNING,
@@ -132,7 +131,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.raw = [marker]
         self.size = len(marker)
         self.streaming = 0
-        self.holds = NO_HOLDS
+        self.holds = NEVER_HOLDS
         self.rest = ""
         self.call.renew()
         self.env.renew(self)
@@ -142,16 +141,6 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.out = []
         self.args_given = False
         self.array = False
-
-    @classmethod
-    def spare(cls, ctx: CallContext) -> Self | None:
-        """The context's spare body if it is one of this class, taken (the
-        caller renews it), else None (the caller builds one)."""
-        body = ctx.spare
-        if body is not None and body.__class__ is cls:
-            ctx.spare = None
-            return body
-        return None
 
     # -- envelope sink ------------------------------------------------------------
 

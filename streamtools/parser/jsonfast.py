@@ -39,7 +39,7 @@ import re
 import msgspec
 
 from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
-from streamtools.parser.calls import Call
+from streamtools.parser.calls import Call, Holds
 from streamtools.parser.envelope import ARGS, IN_VALUE, NO_HOLDS, REASONING, TEXT, Envelope
 from streamtools.parser.jsonscan import IN_STRING, VALUE_DONE, WHOLE_ESCAPES, ValueScanner
 
@@ -68,7 +68,7 @@ class JsonFastPaths:
     call: Call
     phase: int
     streaming: int
-    holds: frozenset[str]
+    holds: Holds
     suffix_holds: frozenset[str]
     close: str | None
     raw: list[str]
