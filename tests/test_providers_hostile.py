@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from provider_support import HI, collect, provider_for, text_of
@@ -330,8 +331,8 @@ async def test_an_event_stream_labelled_json_is_read_as_it_arrives(anyio_backend
     async with FakeServer([stalling, as_json]) as server:
         provider = OpenAIChat("m", base_url=server.base_url)
         async with provider.stream(HI) as chunks:
-            first = await chunks.__anext__()
-            stalled = server.wait_stalled(0)
+            first = await chunks.__anext__()  # the rest is not sent yet: the server stalls
+            stalled = await anyio.to_thread.run_sync(server.wait_stalled, 5.0)
             server.resume()
             rest = [chunk async for chunk in chunks]
         answered = await collect(provider)  # a whole JSON answer is still one
@@ -373,3 +374,4 @@ async def test_moonshot_s_usage_on_the_last_choice_is_read(anyio_backend: str) -
         UsageChunk(input_tokens=12, output_tokens=3),
         FinishChunk(reason="stop"),
     ]
+
