@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -375,3 +376,16 @@ async def test_moonshot_s_usage_on_the_last_choice_is_read(anyio_backend: str) -
         FinishChunk(reason="stop"),
     ]
 
+
+async def test_a_json_labelled_stream_left_unread_is_closed_whole(anyio_backend: str) -> None:
+    """Telling a JSON answer from a mislabelled stream reads its first bytes;
+    a caller that left the stream block at once (nothing read) left that
+    reader suspended for the garbage collector (trio warned: an error here)."""
+    raw = sse(delta(content="unread"), finish("stop"), "[DONE]")
+    async with FakeServer([Reply(raw=raw, content_type="application/json"), "next"]) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        async with provider.stream(HI):
+            pass
+        gc.collect()
+        await anyio.lowlevel.checkpoint()  # trio reports it at the next checkpoint
+        assert text_of(await collect(provider)) == "next"

@@ -46,7 +46,15 @@ class _Rest(httpx.AsyncByteStream):
             yield part
 
     async def aclose(self) -> None:
+        """Close the answer, then finish the reader of it that ``relabelled``
+        left suspended: closed unread (the caller left at once), it would be
+        left to the garbage collector, and trio warns then."""
         await self._response.aclose()
+        try:
+            async for _ in self._parts:
+                pass
+        except Exception:  # a closed stream fails in many ways; all of them mean "done"
+            pass
 
 
 def _looks_like_sse(head: bytes) -> bool:
