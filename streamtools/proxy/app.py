@@ -102,6 +102,7 @@ from streamtools.proxy.response import (
     TurnResponse,
     Wire,
     error_response,
+    in_band,
     provider_error_response,
     upstream_status,
 )
@@ -421,7 +422,7 @@ def create_app(
         async def collect(event: Event) -> None:
             reply.add(event)
             if isinstance(event, StreamError):
-                raise _Failed(event.message)
+                raise _Failed(event)
 
         async def answer() -> Response:
             try:
@@ -429,7 +430,7 @@ def create_app(
             except ProviderError as exc:
                 return provider_error_response(wire, exc)
             except _Failed as exc:
-                return error_response(wire, 502, str(exc), "upstream")
+                return error_response(wire, *in_band(exc.error))
             except Exception:  # a bug of ours: log it, answer in the client's format
                 log.exception("proxy turn failed")
                 return error_response(wire, 500, "internal error in the proxy", "internal")
@@ -666,4 +667,8 @@ def _converted_models(
 
 
 class _Failed(Exception):
-    """A non-streaming turn failed after it began."""
+    """A non-streaming turn failed after it began (``error``, as the turn said it)."""
+
+    def __init__(self, error: StreamError) -> None:
+        super().__init__(error.message)
+        self.error = error

@@ -300,6 +300,20 @@ def forwarded_format(call: ProxyCall) -> dict[str, Any] | None:
     return call.response_format
 
 
+# an Anthropic upstream's in-stream ``error`` event, by the type its message
+# begins with (the provider writes ``"<type>: <message>"``)
+_API_ERROR_KINDS = {"overloaded_error": "overloaded", "rate_limit_error": "rate_limit"}
+
+
+def kind_for_error(message: str) -> str:
+    """The wire-neutral kind of an upstream failure that came inside its stream:
+    an Anthropic upstream's ``overloaded_error`` or ``rate_limit_error`` keeps
+    its kind, anything else is ``upstream``. Clients retry a stream that failed
+    with an overload (they read the error's type, as a 200 stream has no status
+    to read), and a plain ``api_error`` told them it was not worth a retry."""
+    return _API_ERROR_KINDS.get(message.partition(":")[0], "upstream")
+
+
 def kind_for_status(status: int) -> str:
     """The wire-neutral error kind for an upstream HTTP status."""
     return {

@@ -78,6 +78,7 @@ __all__ = [
     "TurnResponse",
     "Wire",
     "error_response",
+    "in_band",
     "provider_error_response",
     "retry_headers",
 ]
@@ -231,6 +232,29 @@ class BodyBuffer:
                 return
 
 
+# the status an in-band error names, by its kind (``request.kind_for_status``)
+_STATUS = {
+    "invalid_request": 400,
+    "authentication": 401,
+    "permission": 403,
+    "not_found": 404,
+    "too_large": 413,
+    "rate_limit": 429,
+    "overloaded": 529,
+}
+
+
+def in_band(error: StreamError) -> tuple[int, str, str]:
+    """A ``StreamError``'s status, message and kind for the wire's error (an
+    event in a stream, the answer to a non-streaming request): an upstream's
+    overload or rate limit keeps its kind (the client retries on it), a broken
+    call or stream is the upstream's fault (502)."""
+    status = _STATUS.get(error.kind)
+    if status is None:
+        return 502, error.message, "upstream"
+    return status, error.message, error.kind
+
+
 # drive(emit, flush, ready): ``ready`` is awaited once the upstream has accepted
 Drive = Callable[[Emit, Flush, Flush], Awaitable[None]]
 
@@ -295,7 +319,7 @@ class TurnResponse(Response):
             async def emit(event: Event) -> None:
                 out = buffer or await begin()
                 if isinstance(event, StreamError):
-                    data = encoder.error(502, event.message, "upstream")
+                    data = encoder.error(*in_band(event))
                 else:
                     data = encoder.encode(event)
                 if data:

@@ -123,7 +123,12 @@ from streamtools.prompts import get_renderer, project
 from streamtools.prompts.choice import choice_instruction
 from streamtools.providers.base import StopCutter
 from streamtools.providers.bodies import json_schema_of
-from streamtools.proxy.request import ProxyCall, forwarded_format
+from streamtools.proxy.request import (
+    ProxyCall,
+    forwarded_format,
+    kind_for_error,
+    kind_for_status,
+)
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -275,7 +280,8 @@ class _Turn:
             except ProviderError as exc:
                 if not self.emitted or not self.call.stream:  # the client has seen nothing
                     raise
-                await self.out(StreamError(kind="upstream", message=str(exc)))
+                status = exc.status if exc.status is not None and exc.status >= 400 else 502
+                await self.out(StreamError(kind=kind_for_status(status), message=str(exc)))
                 return
             if finish is None:  # the attempt already reported an error
                 return
@@ -364,7 +370,8 @@ class _Attempt:
             )
         if finish.reason == "error":
             message = finish.message or "the upstream stream failed"
-            await turn.out(StreamError(kind="upstream", message=f"upstream failed: {message}"))
+            kind = kind_for_error(message)
+            await turn.out(StreamError(kind=kind, message=f"upstream failed: {message}"))
             return None
         if self.cutter is not None and not stopped:
             held = self.cutter.flush()  # held as the possible start of a stop string

@@ -1,0 +1,144 @@
+"""An upstream failure after a streamed answer has begun keeps its kind.
+
+A 200 stream has no status left to tell a client what went wrong, so clients
+(coding agents, the SDKs' users) read the error event's type to decide whether
+a retry is worth it: an Anthropic ``overloaded_error`` or a rate limit is, a
+plain ``api_error`` is not. The proxy wrote every such failure as ``api_error``
+(``upstream_error`` for OpenAI's APIs), whatever the upstream had said."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anthropic
+import httpx
+import pytest
+from test_proxy import _anthropic, proxy
+
+from streamtools.errors import ProviderError
+from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
+from streamtools.proxy import ProxyConfig, create_app
+from streamtools.testing import ScriptedModel
+from streamtools.testing.fake_server import Reply as FakeReply
+
+USER: Any = [{"role": "user", "content": "hi"}]
+REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai": ("/v1/chat/completions", {"model": "m", "messages": USER}),
+    "anthropic": ("/v1/messages", {"model": "m", "messages": USER, "max_tokens": 50}),
+    "responses": ("/v1/responses", {"model": "m", "input": "hi"}),
+}
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+async def _error_event(wire: str, model: Any, **extra: Any) -> dict[str, Any]:
+    """The error event of one streamed answer from ``model`` (through the app)."""
+    app = create_app(ProxyConfig(ping_interval=0), model_factory=lambda name, key: model)
+    path, body = REQUESTS[wire]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+        answer = await client.post(path, json={**body, **extra, "stream": True})
+    assert answer.status_code == 200  # the stream had begun: the error is in it
+    datas = [json.loads(line[6:]) for line in answer.text.split("\n") if line[:6] == "data: "]
+    # OpenAI's chat chunks: {"error": {…}}; Anthropic's and the Responses API's
+    # events: {"type": "error", …}
+    errors = [d for d in datas if d.get("type", "error") == "error" and "choices" not in d]
+    assert len(errors) == 1, datas
+    error: dict[str, Any] = errors[0]
+    return error
+
+
+def _cut(message: str) -> ScriptedModel:
+    """An upstream that streams some text, then fails in its stream."""
+    return ScriptedModel([[TextChunk(text="Hello"), FinishChunk(reason="error", message=message)]])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("overloaded_error: Overloaded", "overloaded_error"),
+        ("rate_limit_error: slow down", "rate_limit_error"),
+        ("api_error: Internal server error", "api_error"),
+        ("the upstream stream ended without a finish", "api_error"),
+    ],
+)
+async def test_an_anthropic_upstreams_error_type_reaches_an_anthropic_client(
+    message: str, kind: str
+) -> None:
+    event = await _error_event("anthropic", _cut(message))
+    assert event["type"] == "error" and event["error"]["type"] == kind
+    assert message in event["error"]["message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wire", ["openai", "responses"])
+async def test_a_rate_limit_in_the_stream_is_a_rate_limit_for_openai_clients(wire: str) -> None:
+    event = await _error_event(wire, _cut("rate_limit_error: slow down"))
+    error = event if wire == "responses" else event["error"]
+    kind = error["code"] if wire == "responses" else error["type"]
+    assert kind == "rate_limit_error"
+
+
+class _RefusesTheRepair(ScriptedModel):
+    """Answers without the required call, then refuses the re-prompt (429)."""
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        if self.requests:
+            raise ProviderError("HTTP 429: too many requests", status=429, retry_after=1)
+        async with super().stream(request) as chunks:
+            yield chunks
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "responses"])
+async def test_a_refused_repair_after_the_stream_began_is_a_rate_limit(wire: str) -> None:
+    tools: dict[str, Any] = {
+        "openai": {
+            "tools": [{"type": "function", "function": {"name": "w", "parameters": WEATHER}}],
+            "tool_choice": "required",
+        },
+        "anthropic": {
+            "tools": [{"name": "w", "input_schema": WEATHER}],
+            "tool_choice": {"type": "any"},
+        },
+        "responses": {
+            "tools": [{"type": "function", "name": "w", "parameters": WEATHER}],
+            "tool_choice": "required",
+        },
+    }
+    event = await _error_event(wire, _RefusesTheRepair(["No call."]), **tools[wire])
+    if wire == "anthropic":
+        assert event["error"]["type"] == "rate_limit_error"
+    else:
+        assert (event["code"] if wire == "responses" else event["error"]["type"]) == (
+            "rate_limit_error"
+        )
+
+
+@pytest.mark.anyio
+async def test_a_non_streamed_answer_that_failed_the_same_way_keeps_its_kind() -> None:
+    """Not streamed, it is the answer's status: 529 ``overloaded_error``, which
+    Anthropic's API answers for an overload and the SDK retries."""
+    app = create_app(ProxyConfig(), model_factory=lambda name, key: _cut("overloaded_error: busy"))
+    path, body = REQUESTS["anthropic"]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+        answer = await client.post(path, json=body)
+    assert answer.status_code == 529
+    assert answer.json()["error"]["type"] == "overloaded_error"
+
+
+def test_an_overload_mid_stream_reaches_the_anthropic_sdk_as_one() -> None:
+    """End to end: an Anthropic upstream's ``overloaded_error`` event, after
+    some text, is what the SDK raises from the proxy's stream."""
+    reply = FakeReply(text="Hello there, let me see.", error_after=3)
+    with proxy([reply], wire="anthropic") as (url, _):
+        with pytest.raises(anthropic.APIStatusError) as info:
+            with _anthropic(url).messages.stream(model="c", max_tokens=50, messages=USER) as s:
+                for _ in s:
+                    pass
+    assert info.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
