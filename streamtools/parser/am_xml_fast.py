@@ -10,7 +10,7 @@ Most deltas of an ``am_xml`` call need none of the element machine
 * **the parameter closing** (``_fast_close``): content up to a ``<`` that begins
   the parameter's closing tag (or a CDATA opener), the tag held while it arrives
   or closed when whole;
-* **tags still arriving** (``_fast_markup``): the call's opening tag or a child
+* **tags still arriving** (in ``fast`` itself): the call's opening tag or a child
   or closing tag between parameters, held;
 * **a parameter opening** (``_fast_child``): its tag completing in the delta
   (``<query`` + ``>fi``) with only plain content after it.
@@ -68,14 +68,36 @@ class AmXmlFastPaths(ParamValues):
         # (plain text in a started call's string parameter never gets here: the
         # core's lane takes it, see ``streaming``)
         state = self.state
-        if state != PARAM:
-            return self._fast_markup(state, delta)
-        if "<" in delta:
-            return self._fast_close(delta)
-        if "&" in delta:
-            return None  # an entity, maybe cut: the machine decodes or waits
-        self.rest = ""
-        return self._fast_content(delta, [])
+        if state == PARAM:
+            if "<" in delta:
+                return self._fast_close(delta)
+            if "&" in delta:
+                return None  # an entity, maybe cut: the machine decodes or waits
+            self.rest = ""
+            return self._fast_content(delta, [])
+        # tags still arriving, taken as ``_tag``/``_body`` would, without the loop
+        # (here, not in a method of their own: most of a call's markup deltas)
+        if ">" in delta:
+            return self._fast_child(delta) if state == BODY else None
+        if state == TAG:
+            if self.undecided:
+                if delta[0] not in " \t\r\n/":
+                    return None  # the machine rejects it (a different word: text)
+                self.undecided = False  # a call: see ``_tag``
+            self.rest = ""
+            self.tag.append(delta)
+            self.raw.append(delta)
+            self.size += len(delta)
+            return []
+        if (
+            state == BODY
+            and delta[0] == "<"
+            and len(delta) <= TAG_LIMIT
+            and not (delta.startswith(OPEN) and len(delta) > len(OPEN))  # maybe a new call
+        ):
+            self.rest = delta  # a child or closing tag still arriving: hold it
+            return []
+        return None
 
     def _fast_content(self, text: str, out: list[ParserEvent]) -> list[ParserEvent]:
         """Content with no markup or entity, taken as ``_param`` takes it (typed
@@ -122,30 +144,6 @@ class AmXmlFastPaths(ParamValues):
         self._close_param()
         self.rest = after
         return out
-
-    def _fast_markup(self, state: int, delta: str) -> list[ParserEvent] | None:
-        """Tags still arriving, taken as ``_tag``/``_body`` would, without the loop."""
-        if ">" in delta:
-            return self._fast_child(delta) if state == BODY else None
-        if state == TAG:
-            if self.undecided:
-                if delta[0] not in " \t\r\n/":
-                    return None  # the machine rejects it (a different word: text)
-                self.undecided = False  # a call: see ``_tag``
-            self.rest = ""
-            self.tag.append(delta)
-            self.raw.append(delta)
-            self.size += len(delta)
-            return []
-        if (
-            state == BODY
-            and delta[0] == "<"
-            and len(delta) <= TAG_LIMIT
-            and not (delta.startswith(OPEN) and len(delta) > len(OPEN))  # maybe a new call
-        ):
-            self.rest = delta  # a child or closing tag still arriving: hold it
-            return []
-        return None
 
     def _fast_child(self, delta: str) -> list[ParserEvent] | None:
         """A parameter's opening tag completing in ``delta`` (``<query>``), nothing
