@@ -389,3 +389,24 @@ async def test_a_json_labelled_stream_left_unread_is_closed_whole(anyio_backend:
         gc.collect()
         await anyio.lowlevel.checkpoint()  # trio reports it at the next checkpoint
         assert text_of(await collect(provider)) == "next"
+
+
+async def test_an_error_event_gives_the_server_s_words(anyio_backend: str) -> None:
+    """llama.cpp (builds before about September 2025) reports a prompt past the
+    context as an ``error:`` line: the message quoted its JSON, counts and all,
+    rather than what it says."""
+    error = {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 5000,
+        "n_ctx": 4096,
+    }
+    raw = b"error: " + json.dumps(error).encode() + b"\n\ndata: [DONE]\n\n"
+    plain = b"event: error\ndata: upstream connect error\n\n"
+    async with FakeServer([Reply(raw=raw), Reply(raw=plain)]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+        other = await collect(OpenAIChat("m", base_url=server.base_url))
+    said = "OpenAI-compatible server error event: "
+    assert chunks == [FinishChunk(reason="error", message=f"{said}{error['message']} (code 400)")]
+    assert other == [FinishChunk(reason="error", message=f"{said}upstream connect error")]

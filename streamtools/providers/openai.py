@@ -487,6 +487,16 @@ def _failed(choice: _Choice, name: str) -> str | None:
     return f"{name} ended the answer with finish_reason {choice.finish_reason!r}"
 
 
+def _event_error(data: str) -> str:
+    """An ``event: error``'s words: its JSON error object's message and code
+    (llama.cpp's ``error:`` line, mended to one), else the data as sent."""
+    try:
+        sent = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return data
+    return _error_text(sent.get("error", sent)) if isinstance(sent, dict) else data
+
+
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         msg = error.get("message") or error.get("error") or error
@@ -612,7 +622,8 @@ class OpenAIChat(HTTPProvider):
                 if sse.event == "error":
                     for chunk in [*calls.rest(), *usage]:
                         yield chunk
-                    yield FinishChunk(reason="error", message=f"{self._name} error event: {data}")
+                    said = f"{self._name} error event: {_event_error(data)}"
+                    yield FinishChunk(reason="error", message=said)
                     return
                 if not data or data.isspace():
                     continue
