@@ -15,8 +15,9 @@ from typing import Any
 
 import anthropic
 import httpx
+import openai
 import pytest
-from test_proxy import _anthropic, proxy
+from test_proxy import _anthropic, _openai, proxy
 
 from streamtools.errors import ProviderError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
@@ -142,3 +143,22 @@ def test_an_overload_mid_stream_reaches_the_anthropic_sdk_as_one() -> None:
                 for _ in s:
                     pass
     assert info.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+def test_a_rate_limit_chunk_from_an_openai_compatible_upstream_keeps_its_kind() -> None:
+    """A gateway (LiteLLM) that hits a rate limit mid-answer writes an error
+    chunk with the status as its ``code``; the client gets a rate limit too."""
+    text = {"choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]}
+    error = {"error": {"message": "Rate limit reached for requests", "code": 429}}
+    raw = b"".join(b"data: " + json.dumps(d).encode() + b"\n\n" for d in (text, error))
+    reply = FakeReply(raw=raw, content_type="text/event-stream")
+    with proxy([reply, reply]) as (url, _):
+        with pytest.raises(anthropic.APIStatusError) as info:
+            with _anthropic(url).messages.stream(model="c", max_tokens=50, messages=USER) as s:
+                for _ in s:
+                    pass
+        with pytest.raises(openai.APIError) as raised:
+            for _ in _openai(url).chat.completions.create(model="m", messages=USER, stream=True):
+                pass
+    assert info.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    assert raised.value.type == "rate_limit_error"
