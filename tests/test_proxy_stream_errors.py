@@ -84,19 +84,33 @@ async def test_a_rate_limit_in_the_stream_is_a_rate_limit_for_openai_clients(wir
 
 
 class _RefusesTheRepair(ScriptedModel):
-    """Answers without the required call, then refuses the re-prompt (429)."""
+    """Answers without the required call, then refuses the re-prompt (``status``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(["No call."])
+        self.status = status
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         if self.requests:
-            raise ProviderError("HTTP 429: too many requests", status=429, retry_after=1)
+            raise ProviderError(f"HTTP {self.status}", status=self.status, retry_after=1)
         async with super().stream(request) as chunks:
             yield chunks
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("wire", ["openai", "anthropic", "responses"])
-async def test_a_refused_repair_after_the_stream_began_is_a_rate_limit(wire: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "kinds"),
+    [
+        (429, ("rate_limit_error", "rate_limit_error")),
+        (529, ("overloaded_error", "server_error")),
+        (408, ("api_error", "upstream_error")),  # retryable by its status alone: not a 400
+    ],
+)
+async def test_a_refused_repair_after_the_stream_began_keeps_an_overloads_kind(
+    wire: str, status: int, kinds: tuple[str, str]
+) -> None:
     tools: dict[str, Any] = {
         "openai": {
             "tools": [{"type": "function", "function": {"name": "w", "parameters": WEATHER}}],
@@ -111,13 +125,11 @@ async def test_a_refused_repair_after_the_stream_began_is_a_rate_limit(wire: str
             "tool_choice": "required",
         },
     }
-    event = await _error_event(wire, _RefusesTheRepair(["No call."]), **tools[wire])
+    event = await _error_event(wire, _RefusesTheRepair(status), **tools[wire])
     if wire == "anthropic":
-        assert event["error"]["type"] == "rate_limit_error"
+        assert event["error"]["type"] == kinds[0]
     else:
-        assert (event["code"] if wire == "responses" else event["error"]["type"]) == (
-            "rate_limit_error"
-        )
+        assert (event["code"] if wire == "responses" else event["error"]["type"]) == kinds[1]
 
 
 @pytest.mark.anyio

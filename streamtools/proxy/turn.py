@@ -280,8 +280,9 @@ class _Turn:
             except ProviderError as exc:
                 if not self.emitted or not self.call.stream:  # the client has seen nothing
                     raise
-                status = exc.status if exc.status is not None and exc.status >= 400 else 502
-                await self.out(StreamError(kind=kind_for_status(status), message=str(exc)))
+                # an overload or a rate limit keeps its kind: clients retry on it
+                kind = kind_for_status(exc.status) if exc.status in (429, 529) else "upstream"
+                await self.out(StreamError(kind=kind, message=str(exc)))
                 return
             if finish is None:  # the attempt already reported an error
                 return
