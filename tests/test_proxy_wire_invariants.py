@@ -115,13 +115,17 @@ def _anthropic(raw: str) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
             assert data["index"] == open_block
             open_block = None
     assert open_block is None
+    end = events[-2][1]["delta"]
+    uses = ["".join(p) for kind, p in blocks if kind == "tool_use"]
+    if end["stop_reason"] != "max_tokens":  # no call cut off: each input is whole JSON
+        assert all(isinstance(json.loads(u), dict) for u in uses)
     read = [  # a cut call's input as the SDK reads it: the whole values of its JSON
         (kind, "".join(p) if kind == "text" else jiter.from_json(
             "".join(p).encode() or b"{}", partial_mode=True
         ))
         for kind, p in blocks
     ]
-    return read, events[-2][1]["delta"]
+    return read, end
 
 
 def _responses(raw: str) -> dict[str, Any]:
