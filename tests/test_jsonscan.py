@@ -6,6 +6,8 @@ where they stopped, their state, stack, error and examined count."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -106,3 +108,29 @@ def test_long_and_failing_pieces_are_not_remembered(monkeypatch: pytest.MonkeyPa
     assert bad.feed_run("'a': 1") == -1
     assert bad.error is None and bad.stack == ["}"]
     assert jsonscan._RUNS == {}
+
+
+_AFTER_THE_END = """
+from streamtools.parser.jsonscan import ValueScanner
+failed = ValueScanner()
+failed.feed("[1,]", 0)
+assert failed.error is not None
+print(failed.feed("2", 0), failed.feed("}", 0), failed.error)
+whole = ValueScanner()
+whole.feed('{"a": 1} ', 0)
+print(whole.feed("2", 0), whole.done)
+"""
+
+
+def test_a_scanner_that_failed_or_ended_reads_nothing_more() -> None:
+    """Fed again after an error (a caller that did not check ``error``: the
+    Ollama reader once did), the loop matched no state and never advanced: the
+    client spun at full CPU past every timeout. It returns where it began; the
+    error stays the first one. Run in a child so that a relapse fails, not hangs."""
+    out = subprocess.run(
+        [sys.executable, "-c", _AFTER_THE_END], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    failed, ended = out.stdout.splitlines()
+    assert failed == "0 0 a comma before ']' (JSON allows no trailing comma)"
+    assert ended == "0 True"

@@ -284,6 +284,8 @@ class ValueScanner:
                 else:
                     self._fail(f"expected ',' or {stack[-1]!r}, found {c!r}")
                     return i
+            else:  # _DONE or _ERROR on entry: the value is over, nothing more is read
+                break
             if state == _DONE:
                 break
         self.state = state
