@@ -27,6 +27,15 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    Both show as ``ToolFailed(kind="refused")``; the redirect also as a
    ``Retry(reason="repeated_call")``.
 
+   A *retry* is not a repeat: a call whose last run failed for a reason that
+   may pass (it raised, it timed out), made again in a later reply, after the
+   model read the failure, runs again, at most ``MAX_RETRIES`` (2) times per
+   call; past that it is a repeat, and the redirect quotes its last error.
+   An identical call twice in one reply is a repeat, never a retry (the model
+   has seen no failure), and its redirect quotes nothing: whether the first
+   one's result is in yet depends on timing, and the transcript must not. It
+   is told the result is the first call's, which the transcript pairs with it.
+
 **When the ladder runs out** (rung 1 past its bound, or the last turn of
 rung 3), the reply is the answer if it has visible text (what the model said
 around its failed call is all there is, and it may well be the answer). If it
@@ -49,10 +58,11 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import RepairExhausted
-from streamtools.events import CallError
+from streamtools.events import CallError, ToolFailed, ToolResult
 from streamtools.prompts.special_tokens import defuse_text
 
 __all__ = [
+    "MAX_RETRIES",
     "RepairState",
     "call_error_feedback",
     "call_signature",
@@ -77,6 +87,11 @@ _REFUSAL = re.compile(
 )
 
 _QUOTE_LIMIT = 300
+# How many times a call that raised or timed out may run again (see rung 3).
+MAX_RETRIES = 2
+# The failures a retry may get past: the others (arguments the tool refuses, a
+# result that cannot be written as text) would only fail again the same way.
+_TRANSIENT = frozenset({"exception", "timeout"})
 _encoder = msgspec.json.Encoder(order="sorted")
 
 
@@ -141,12 +156,29 @@ def missing_call_reprompt(
     )
 
 
-def repeat_redirect(name: str, previous: str | None) -> str:
-    """The tool error for the first repeat of an identical call."""
-    text = f"You already called `{name}` with exactly these arguments; it was not run again."
-    if previous is not None:
-        text += f" Its result was:\n{_quote(previous)}\n"
-    return text + " Use that result, call a tool with different arguments, or give your answer."
+def repeat_redirect(name: str, previous: str | None, *, failed: bool = False) -> str:
+    """The tool error for the first repeat of an identical call. ``previous``:
+    the earlier call's result, quoted; None for a repeat in the same reply (the
+    result is the other call's). ``failed``: every run of it failed, and its
+    retries are spent: ``previous`` is its last error."""
+    if previous is None:
+        return (
+            f"You called `{name}` more than once with exactly these arguments in one reply; "
+            "it was run once, and its result is the one given for the first of those calls. "
+            "Use that result, call a tool with different arguments, or give your answer."
+        )
+    if failed:
+        return (
+            f"You already called `{name}` with exactly these arguments and it failed "
+            f"{MAX_RETRIES + 1} times; it was not run again. Its last error was:\n"
+            f"{_quote(previous)}\n"
+            "Do not retry it: call a tool with different arguments, or give your answer."
+        )
+    return (
+        f"You already called `{name}` with exactly these arguments; it was not run again. "
+        f"Its result was:\n{_quote(previous)}\n"
+        "Use that result, call a tool with different arguments, or give your answer."
+    )
 
 
 def repeat_stop(name: str, *, repeated: bool = True) -> str:
@@ -180,9 +212,32 @@ class RepairState:
     # (every reply's first call ``call_0``), so an id can name several calls.
     seen: set[str] = field(default_factory=set)
     results: dict[str, str] = field(default_factory=dict)
+    # The signatures whose last run failed in a way a retry may get past, and
+    # how many retries each has had.
+    failed: set[str] = field(default_factory=set)
+    retries: dict[str, int] = field(default_factory=dict)
 
     def can_repair(self) -> bool:
         return self.call_error_repairs < self.max_repairs
+
+    def may_retry(self, signature: str) -> bool:
+        """Whether a call seen before may run again: its last run raised or timed
+        out, and it has retries left."""
+        return signature in self.failed and self.retries.get(signature, 0) < MAX_RETRIES
+
+    def ran(self, signature: str, outcome: ToolResult | ToolFailed) -> None:
+        """Note a call's outcome: what a repeat of it is told, and whether a
+        retry may run it again."""
+        self.calls_run += 1
+        self.tools_run.add(outcome.name)
+        if isinstance(outcome, ToolResult):
+            self.results[signature] = outcome.content
+        else:
+            self.results[signature] = outcome.message
+        if isinstance(outcome, ToolFailed) and outcome.kind in _TRANSIENT:
+            self.failed.add(signature)
+        else:
+            self.failed.discard(signature)
 
 
 def exhausted(

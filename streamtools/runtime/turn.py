@@ -28,7 +28,10 @@ the other tools are cancelled, and ``run_turn`` raises it. A stream that
 ladder handles.
 
 Repeated identical calls are caught here, before they run (see
-``streamtools.runtime.repair``), by their signature (name and arguments).
+``streamtools.runtime.repair``), by their signature (name and arguments); a
+retry of a call that raised or timed out in an earlier reply runs, within its
+bound. What a call is told depends only on the calls before it in the reply
+and on earlier replies, never on which of this reply's tools finished first.
 
 Call ids. ``Reply.offsets`` and ``Reply.outcomes`` are keyed by call id for
 one reply only, where ids are unique: the parser numbers its calls, and
@@ -116,6 +119,7 @@ class Reply:
     errors: list[CallError] = field(default_factory=list)
     outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
     requested_tools: list[str] = field(default_factory=list)
+    signatures: set[str] = field(default_factory=set)  # of the calls this reply ran
     finish: FinishChunk | None = None
     cut: bool = False
     # What a tool raised that the executor does not report (a ``BaseException``
@@ -256,14 +260,23 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
         return
-    if signature not in repair.seen:
+    # An identical call earlier in this reply: a repeat, whatever became of it.
+    twin = signature in reply.signatures
+    if signature not in repair.seen or (not twin and repair.may_retry(signature)):
+        if signature in repair.seen:  # a retry of a call that failed (see ``repair``)
+            repair.retries[signature] = repair.retries.get(signature, 0) + 1
         repair.seen.add(signature)
+        reply.signatures.add(signature)
         tools.start_soon(_run_tool, ctx, call, reply, signature, tools)
         return
     if not repair.redirected:
         repair.redirected = True
-        # None while the first call still runs (a repeat in the same reply)
-        message = repeat_redirect(call.name, repair.results.get(signature))
+        # A twin quotes nothing: its first call may or may not have finished by
+        # now, and what the transcript says must not depend on which. Otherwise
+        # the result is an earlier reply's, all of whose calls have finished.
+        previous = None if twin else repair.results.get(signature)
+        failed = signature in repair.failed
+        message = repeat_redirect(call.name, previous, failed=failed)
         await ctx.emit(Retry(turn=ctx.turn, reason="repeated_call", message=message))
         await _refuse(ctx, call, reply, message)
         return
@@ -294,10 +307,5 @@ async def _run_tool(
         tools.cancel_scope.cancel()
         return
     reply.outcomes[call.id] = outcome
-    ctx.repair.calls_run += 1
-    ctx.repair.tools_run.add(call.name)
-    if isinstance(outcome, ToolResult):
-        ctx.repair.results[signature] = outcome.content
-    else:
-        ctx.repair.results[signature] = outcome.message
+    ctx.repair.ran(signature, outcome)
     await ctx.emit(outcome)
