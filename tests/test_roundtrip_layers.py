@@ -228,11 +228,6 @@ def search(query: str, tag: str | None = None) -> str:
     return query
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="am_xml has no spelling of null for a string parameter: the render side "
-    "writes <tag>null</tag>, the parser reads a string parameter's text verbatim",
-)
 def test_am_xml_a_null_for_a_nullable_string_reads_back_as_null() -> None:
     """``search(query="x", tag=None)`` (a native call, as OpenAI strict mode sends
     every optional parameter; hybrid or proxy history in ``am_xml``) is written

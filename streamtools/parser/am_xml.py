@@ -18,8 +18,9 @@ CDATA    ``]]>``                             PARAM
 Arguments are built as JSON text (``streamtools.parser.xml_values``) and streamed
 as ``ArgsDelta``: ``{"a": "`` when a string parameter opens, its escaped content
 as it grows, ``"`` when it closes, ``}`` when the call closes. Parameter kinds
-come from the catalog's schema (``type: string`` streams; any other type is
-emitted when its element closes, as the element's JSON text, or as a string if
+come from the catalog's schema (``type: string`` streams, once its start
+cannot be ``null`` if the schema allows null; any other type is emitted when
+its element closes, as the element's JSON text, or as a string if
 it is not JSON so that validation can say what is wrong). Without a schema a
 JSON-literal heuristic decides: a value whose first non-space character could
 start a number, array, object or ``true``/``false``/``null`` is held until it
@@ -377,6 +378,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 self.state = BODY
                 return j + len(close)
             if s.startswith(CDATA_OPEN, j):
+                self._cdata_opens()
                 self.state = CDATA
                 self.streaming = 0
                 return j + len(CDATA_OPEN)

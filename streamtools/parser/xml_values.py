@@ -24,6 +24,19 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   could be a number, array, object, ``true``, ``false`` or ``null`` is held to the
   close and kept as JSON if it decodes to a non-string; any other start turns the
   parameter into a ``STRING`` and it streams from then on.
+* ``NULLABLE`` (a string that may also be null: ``str | None``, ``anyOf:
+  [string, null]``, ``type: [string, null]``): a ``STRING`` whose start is held
+  while it could still be ``null`` (past leading whitespace, the layout newline
+  among it); a content of exactly ``null`` (stripped) is JSON null, anything
+  else turns it into a ``STRING`` that streams from then on. Without this a
+  ``None`` written back from history (``<tag>null</tag>``, as OpenAI strict mode
+  sends every optional parameter) read back as the string ``"null"``, and a
+  model copying it sent that to the tool. ``ArgsDelta`` is append-only, so
+  nothing of the value is emitted before it is decided.
+
+CDATA is the model saying "this is text": a section in a ``NULLABLE`` value
+makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the string ``"null"``),
+which is how the render side writes that string.
 """
 
 from __future__ import annotations
@@ -35,15 +48,18 @@ import msgspec
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import XML_ARGS, Call
 from streamtools.results import valid_text
-from streamtools.schema import json_type
+from streamtools.schema import MAX_DEPTH, json_type, resolve
 
-__all__ = ["AUTO", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
+__all__ = ["AUTO", "NULLABLE", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
 
-STRING, TYPED, AUTO = range(3)
+# (``AUTO`` and ``NULLABLE`` last: ``kind >= AUTO`` is "undecided, probing")
+STRING, TYPED, AUTO, NULLABLE = range(4)
 _JSON_START = frozenset('{["-0123456789')
 _LITERALS = ("true", "false", "null")
 # every non-empty start of a literal: ``core in`` this is ``any(lit.startswith(core))``
 _LITERAL_STARTS = frozenset(lit[:k] for lit in _LITERALS for k in range(1, len(lit) + 1))
+_NULL: tuple[str, ...] = ("null",)
+_NULL_STARTS = frozenset(("n", "nu", "nul", "null"))
 _PROBE = 16
 
 
@@ -65,10 +81,29 @@ def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
         for name, prop in props.items():
             t = json_type(schema, prop)  # through anyOf and $ref: ``str | None`` is a string
             if t == "string":
-                kinds[name] = STRING
+                kinds[name] = NULLABLE if _allows_null(schema, prop) else STRING
             elif t is not None:
                 kinds[name] = TYPED
     return kinds
+
+
+def _allows_null(root: dict[str, Any], node: Any, depth: int = 0) -> bool:
+    """Whether a parameter's schema admits null: ``type: "null"`` or a type list
+    with it, an ``anyOf``/``oneOf`` option that does (``str | None``), OpenAPI's
+    ``nullable: true``, or an enum holding null. Read through local ``$ref``."""
+    node = resolve(root, node)
+    if not node or depth > MAX_DEPTH:
+        return False
+    t = node.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t) or node.get("nullable") is True:
+        return True
+    enum = node.get("enum")
+    if isinstance(enum, list) and None in enum:
+        return True
+    for options in (node.get("anyOf"), node.get("oneOf")):
+        if isinstance(options, list) and any(_allows_null(root, o, depth + 1) for o in options):
+            return True
+    return False
 
 
 class ParamValues:
@@ -119,11 +154,8 @@ class ParamValues:
     def _content(self, text: str) -> None:
         if self.kind != STRING:
             self.held.append(text)
-            if self.kind == AUTO and self._probe(text):
-                held, self.held = "".join(self.held), []
-                self.kind = STRING
-                self.call.add_args('"', self.out)
-                self._content(held)
+            if self.kind >= AUTO and self._probe(text):
+                self._as_string()
             return
         if self.newline:
             text = self.newline + text
@@ -167,8 +199,19 @@ class ParamValues:
             text = text[:-1]
         return _json_str(text)
 
+    def _as_string(self) -> None:
+        """An undecided (``AUTO``, ``NULLABLE``) value is a string after all: its
+        opening quote, then the text held so far, as a ``STRING`` takes it (the
+        layout newline, escaping); from here on it streams."""
+        held, self.held = "".join(self.held), []
+        self.kind = STRING
+        self.call.add_args('"', self.out)
+        if held:  # (an empty piece would end ``fresh``: the layout newline may follow)
+            self._content(held)
+
     def _probe(self, text: str) -> bool:
-        """AUTO kind: True once the value's start rules out a JSON non-string.
+        """``AUTO``, ``NULLABLE``: True once the value's start rules out a JSON
+        non-string (``NULLABLE``: rules out ``null``).
 
         Looks at no more than ``_PROBE`` characters, so deciding costs O(1) per
         piece however long the value grows."""
@@ -179,15 +222,25 @@ class ParamValues:
         if not p:
             self.probe = ""
             return False
-        if p[0] in _JSON_START:
+        if self.kind == NULLABLE:
+            literals, starts = _NULL, _NULL_STARTS
+        elif p[0] in _JSON_START:
             self.probe_done = True  # held whole until it closes, then decoded
             return False
+        else:
+            literals, starts = _LITERALS, _LITERAL_STARTS
         core = p.rstrip()
         if len(p) > _PROBE:
             return True
         if core != p:
-            return core not in _LITERALS
-        return core not in _LITERAL_STARTS
+            return core not in literals
+        return core not in starts
+
+    def _cdata_opens(self) -> None:
+        """A CDATA section begins in the value: in an undecided one it says
+        "text" (see the module docstring)."""
+        if self.kind == NULLABLE:
+            self._as_string()
 
     def _close_param(self) -> None:
         self.state = self.body_state
@@ -201,6 +254,9 @@ class ParamValues:
             return
         text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
         value = text.strip()
+        if self.kind == NULLABLE:  # still undecided: whitespace, ``nu``, ``null``
+            self.call.add_args("null" if value == "null" else _layout_free(text), self.out)
+            return
         try:
             decoded = msgspec.json.decode(value)
             as_json = value
@@ -211,12 +267,18 @@ class ParamValues:
             decoded = value
             as_json = msgspec.json.encode(value).decode()
         if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
-            if text.startswith("\n"):
-                text = text[1:]
-            elif text.startswith("\r\n"):
-                text = text[2:]
-            if text.endswith("\n"):
-                text = text[: -2 if text.endswith("\r\n") else -1]
-            self.call.add_args(msgspec.json.encode(text).decode(), self.out)
+            self.call.add_args(_layout_free(text), self.out)
         else:
             self.call.add_args(as_json, self.out)
+
+
+def _layout_free(text: str) -> str:
+    """A held value's text as a JSON string, its layout newlines (one after the
+    opening tag, one before the closing tag) dropped, as a ``STRING`` drops them."""
+    if text.startswith("\n"):
+        text = text[1:]
+    elif text.startswith("\r\n"):
+        text = text[2:]
+    if text.endswith("\n"):
+        text = text[: -2 if text.endswith("\r\n") else -1]
+    return msgspec.json.encode(text).decode()

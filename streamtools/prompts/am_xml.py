@@ -14,7 +14,9 @@ cannot invent the result itself. Strings are written as they are; a string
 holding ``<`` or ``&`` (or with leading/trailing whitespace that a reader might
 trim) goes in a CDATA section, with any ``]]>`` inside split across two
 sections, and so is a chat template's special token (``<|im_end|>``: see
-``streamtools.prompts.special_tokens``). Numbers, booleans and null are JSON
+``streamtools.prompts.special_tokens``), and the string ``null``, which bare is
+null to the parser where the schema allows null (``str | None``: a ``None``
+from history is written ``null``). Numbers, booleans and null are JSON
 literals; arrays and objects are JSON text inside the element. A newline right
 after the opening tag or right before the closing tag is layout, not content,
 so a value that starts or ends with a newline gets one more there. Because
@@ -100,7 +102,12 @@ def _value_text(value: Any) -> str:
     # itself starts or ends with a newline gets one extra, outside its CDATA.
     lead = "\n" if text.startswith("\n") else ""
     tail = "\n" if text.endswith("\n") else ""
-    if any(ch in text for ch in "<&") or "]]>" in text or text != text.strip():
+    if (
+        any(ch in text for ch in "<&")
+        or "]]>" in text
+        or text != text.strip()
+        or (text == "null" and isinstance(value, str))  # (bare, it reads back as null)
+    ):
         return lead + cdata(text) + tail
     return text
 

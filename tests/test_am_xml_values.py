@@ -1,0 +1,115 @@
+"""``am_xml`` parameter values that are not plainly one type: a string the schema
+lets be null, and a value with no schema at all, read at every chunking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from parser_cases import chunkings, run_checked
+
+from streamtools.events import ArgsDelta, CallEnd
+from streamtools.prompts import get_renderer
+from streamtools.transcript import ToolCall
+
+# the ways a schema says "a string, or null"
+_NULLABLE: dict[str, dict[str, Any]] = {
+    "any_of": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    "type_list": {"type": ["string", "null"]},
+    "openapi": {"type": "string", "nullable": True},
+    "ref": {"anyOf": [{"$ref": "#/$defs/Tag"}, {"type": "null"}]},
+}
+
+
+class _Catalog:
+    """One tool, ``t``, with parameter ``tag`` of the given schema (and a plain
+    string ``q``)."""
+
+    def __init__(self, tag: dict[str, Any]) -> None:
+        self.parameters = {
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "tag": tag},
+            "$defs": {"Tag": {"type": "string"}},
+        }
+
+    def __contains__(self, name: object) -> bool:
+        return name == "t"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["t"])
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self.parameters if name == "t" else None
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        return None
+
+
+def _arguments(body: str, catalog: Any) -> list[dict[str, Any]]:
+    """The arguments of ``<am:tool_call name="t">BODY</am:tool_call>``, the same
+    at every chunking (the invariants checked on the way)."""
+    text = f'<am:tool_call name="t">{body}</am:tool_call>'
+    seen = []
+    for _, chunks in chunkings(text):
+        events = run_checked("am_xml", chunks, catalog)
+        seen.append([e.arguments for e in events if isinstance(e, CallEnd)])
+    assert all(s == seen[0] for s in seen), seen
+    return seen[0]
+
+
+@pytest.mark.parametrize("schema", list(_NULLABLE))
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("null", None),
+        ("\nnull\n", None),
+        ("  null \r\n", None),
+        ("<![CDATA[null]]>", "null"),  # CDATA: the text, as the renderer writes it
+        ("\n<![CDATA[null]]>\n", "null"),
+        ("nullable", "nullable"),
+        ("nul", "nul"),
+        ("null x", "null x"),
+        ("Null", "Null"),
+        ("", ""),
+        ("\n", ""),
+        ("\nnews\n", "news"),
+        ("n&amp;m", "n&m"),
+        ("<![CDATA[a<b]]>", "a<b"),
+        ("null" + " " * 20, "null" + " " * 20),  # past the probe: text
+    ],
+)
+def test_a_nullable_string_reads_null_as_null_and_anything_else_as_text(
+    schema: str, value: str, expected: str | None
+) -> None:
+    body = f"<q>x</q><tag>{value}</tag>"
+    assert _arguments(body, _Catalog(_NULLABLE[schema])) == [{"q": "x", "tag": expected}]
+
+
+def test_a_plain_string_parameter_still_reads_null_as_text() -> None:
+    assert _arguments("<tag>null</tag>", _Catalog({"type": "string"})) == [{"tag": "null"}]
+
+
+def test_a_nullable_string_streams_once_it_cannot_be_null() -> None:
+    """Nothing of the value is sent while it may still be null (deltas are
+    append-only); a start that rules it out streams at once, and so does what
+    follows."""
+    from streamtools.parser import Parser
+
+    parser = Parser("am_xml", _Catalog(_NULLABLE["any_of"]))
+    got = parser.feed('<am:tool_call name="t"><tag>\nnu')
+    assert "".join(e.delta for e in got if isinstance(e, ArgsDelta)) == '{"tag": '
+    got = parser.feed("ts")
+    assert "".join(e.delta for e in got if isinstance(e, ArgsDelta)) == '"nuts'
+    got = parser.feed(" and bolts")
+    assert "".join(e.delta for e in got if isinstance(e, ArgsDelta)) == " and bolts"
+
+
+@pytest.mark.parametrize("value", [None, "null", "x", "", "\nnull\n"])
+def test_a_nullable_string_round_trips_through_the_renderer(value: str | None) -> None:
+    """A native call from history (``tag=None``, as OpenAI strict mode sends every
+    optional parameter), written back for the model, reads back as it was."""
+    call = ToolCall(id="c", name="t", arguments={"q": "x", "tag": value})
+    written = get_renderer("am_xml").render_call(call)
+    got = _arguments(written.split(">", 1)[1].rsplit("<", 1)[0], _Catalog(_NULLABLE["any_of"]))
+    assert got == [{"q": "x", "tag": value}]
