@@ -247,3 +247,18 @@ async def test_a_required_tool_is_not_skipped_by_the_selection_turn(choice: str)
     assert model.requests[2].messages[-1].content.startswith("A ")  # the re-prompt
     assert isinstance(events[-1], Final) and events[-1].text == "3, checked."
     assert events[-1].turns == 4
+
+
+@pytest.mark.parametrize("choice", ["auto", "required"])
+async def test_a_hybrid_agent_with_no_tools_is_a_plain_chat(choice: str) -> None:
+    """With no tools the selection turn offered ``select_tools`` with
+    ``"enum": []``, an invalid schema, asked the model to choose among no tools
+    and, under ``required``, forced that call and spent a second turn. There is
+    nothing to select: the request is a plain chat and its reply the answer."""
+    model = ScriptedModel(["Hello there.", "unused"])
+    result = await HybridAgent(model, [], tool_choice=choice).run("hi")
+    request = model.requests[0]
+    assert request.tools is None and request.tool_choice is None
+    assert SELECT_TOOLS not in str(request.messages)
+    assert result.text == "Hello there." and result.turns == 1
+    assert model.remaining == 1

@@ -25,7 +25,11 @@ are not valid native function names). ``HybridAgent`` splits the work:
    the request): then ``TurnEnd(turn=0, reason="retry")`` and step 2 with every
    tool in full. A call with no known name still goes on to step 2, with only
    summaries (every tool in full when one is required). ``tool_choice="none"``
-   makes the selection request a plain chat, its reply the answer.
+   makes the selection request a plain chat, its reply the answer; so does
+   having no tools at all: there is nothing to select (and ``select_tools``
+   would carry ``"enum": []``, which JSON Schema validators refuse), and a
+   required tool that cannot exist is not asked for, as an ``Agent`` with no
+   tools takes its reply as the answer.
 
 Events, errors and cancellation are ``Agent.stream``'s, from the same
 ``event_stream``: the run is a task in a task group owned by the ``stream``
@@ -138,6 +142,9 @@ class HybridAgent:
         self._stop = checked.stop
         self._max_tokens = checked.max_tokens
         self._choice = checked.tool_choice
+        # Whether the selection turn offers ``select_tools``: not under "none", and
+        # not without tools (see the module docstring).
+        self._selects = self._choice != "none" and len(self.registry) > 0
 
     def selection_request(self, transcript: Transcript) -> ModelRequest:
         """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool.
@@ -145,10 +152,10 @@ class HybridAgent:
         ``tool_choice`` holds here too: ``none`` shows no tool (the request is a
         plain chat, its reply the answer); ``required`` or a named tool makes the
         model select (``select_tools`` is required), as answering here would end
-        the run before any tool ran."""
+        the run before any tool ran. With no tools it is a plain chat too."""
         # the work phase's sampling options (``top_p``, ``seed``…) apply here too
         sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
-        if self._choice == "none":
+        if not self._selects:
             plain = project(transcript, self.dialect, [], native=False, system=self.system)
             return ModelRequest(
                 messages=tuple(plain),
@@ -240,7 +247,7 @@ class HybridAgent:
         # A tool is required (``required``, a named tool) and the model answered
         # anyway (a server that does not force ``select_tools``): not the answer; the
         # work phase goes on, whose re-prompt asks for the call (``missing_call``).
-        forced = chosen is None and self._choice not in ("auto", "none")
+        forced = chosen is None and self._selects and self._choice != "auto"
         if chosen is None and not forced:
             transcript.add(AssistantMessage(text=text))
             await emit(TurnEnd(turn=0, reason="final"))
