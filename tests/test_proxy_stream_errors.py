@@ -9,11 +9,12 @@ plain ``api_error`` is not. The proxy wrote every such failure as ``api_error``
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anthropic
+import anyio
 import httpx
 import openai
 import pytest
@@ -174,3 +175,111 @@ def test_a_rate_limit_chunk_from_an_openai_compatible_upstream_keeps_its_kind() 
                 pass
     assert info.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
     assert raised.value.type == "rate_limit_error"
+
+
+class _Refuses(ScriptedModel):
+    """Refuses every request with ``status``; given ``begun``, only once the
+    proxy's response has begun (the keep-alive task sent its status line)."""
+
+    def __init__(self, status: int, begun: anyio.Event | None = None) -> None:
+        super().__init__([])
+        self.status, self.begun = status, begun
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        if self.begun is not None:
+            await self.begun.wait()
+        raise ProviderError(f"HTTP {self.status}", status=self.status)
+        yield  # pragma: no cover  (a generator, for asynccontextmanager)
+
+
+async def _refused_after_the_ping(wire: str, status: int) -> dict[str, Any]:
+    """The error event of a stream that began (the upstream slow to answer)
+    before the upstream refused it with ``status``; the app is driven over raw
+    ASGI, to know when its status line went out."""
+    begun = anyio.Event()
+    model = _Refuses(status, begun)
+    app = create_app(ProxyConfig(ping_interval=0.01), model_factory=lambda name, key: model)
+    path, body = REQUESTS[wire]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "headers": [(b"content-type", b"application/json")],
+        "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1),
+    }
+    request = [{"type": "http.request", "body": json.dumps({**body, "stream": True}).encode()}]
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if request:
+            return request.pop()
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.start":
+            begun.set()
+
+    with anyio.fail_after(10):
+        await app(scope, receive, send)
+    assert sent[0]["status"] == 200  # begun: the refusal can only be in the stream
+    text = b"".join(m.get("body", b"") for m in sent[1:]).decode()
+    datas = [json.loads(line[6:]) for line in text.split("\n") if line[:6] == "data: "]
+    errors = [d for d in datas if d.get("type", "error") == "error" and "choices" not in d]
+    assert len(errors) == 1, datas
+    error: dict[str, Any] = errors[0]
+    return error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "responses"])
+@pytest.mark.parametrize(
+    ("status", "kinds"),
+    [
+        (408, ("api_error", "upstream_error")),  # retried by their status, which is lost
+        (409, ("api_error", "upstream_error")),
+        (429, ("rate_limit_error", "rate_limit_error")),
+        (401, ("authentication_error", "authentication_error")),  # not worth a retry
+        (504, ("timeout_error", "api_error")),
+    ],
+)
+async def test_a_refusal_after_a_slow_upstream_began_the_stream_keeps_a_retry_kind(
+    wire: str, status: int, kinds: tuple[str, str]
+) -> None:
+    """An upstream slow to answer gets the stream begun by the keep-alive; when
+    it then refuses with a 408 or 409 (a timeout, a conflict: both retried by
+    status), the error in the stream read ``invalid_request_error``, which
+    clients never retry."""
+    event = await _refused_after_the_ping(wire, status)
+    if wire == "anthropic":
+        assert event["error"]["type"] == kinds[0]
+    else:
+        assert (event["code"] if wire == "responses" else event["error"]["type"]) == kinds[1]
+    assert f"HTTP {status}" in (event if wire == "responses" else event["error"])["message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "anthropic_type", "openai_type"),
+    [
+        (402, "billing_error", "insufficient_quota"),
+        (504, "timeout_error", "api_error"),
+        (408, "invalid_request_error", "invalid_request_error"),  # the status says retry
+    ],
+)
+async def test_a_refusal_before_the_stream_has_the_types_the_apis_give_its_status(
+    status: int, anthropic_type: str, openai_type: str
+) -> None:
+    """Anthropic's API answers a 402 with ``billing_error`` and a 504 with
+    ``timeout_error``; both were ``invalid_request_error`` / ``api_error``."""
+    model = _Refuses(status)
+    app = create_app(ProxyConfig(ping_interval=0), model_factory=lambda name, key: model)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+        for wire, kind in (("anthropic", anthropic_type), ("openai", openai_type)):
+            path, body = REQUESTS[wire]
+            for stream in (False, True):
+                answer = await client.post(path, json={**body, "stream": stream})
+                assert answer.status_code == status
+                assert answer.json()["error"]["type"] == kind

@@ -80,11 +80,13 @@ _encode = msgspec.json.Encoder().encode
 _ERROR_TYPES = {
     "invalid_request": "invalid_request_error",
     "authentication": "authentication_error",
+    "billing": "billing_error",
     "permission": "permission_error",
     "not_found": "not_found_error",
     "too_large": "request_too_large",
     "rate_limit": "rate_limit_error",
     "overloaded": "overloaded_error",
+    "timeout": "timeout_error",
     "upstream": "api_error",
     "thread_unsupported": "invalid_request_error",
 }

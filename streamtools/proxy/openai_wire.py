@@ -79,6 +79,7 @@ _encode = msgspec.json.Encoder().encode
 _ERROR_TYPES = {
     "invalid_request": "invalid_request_error",
     "authentication": "authentication_error",
+    "billing": "insufficient_quota",  # OpenAI's type for a plan or credit that ran out
     "permission": "permission_error",
     "not_found": "not_found_error",
     "too_large": "invalid_request_error",

@@ -322,18 +322,36 @@ def kind_for_error(message: str) -> str:
     return kind or "upstream"
 
 
+# the kinds of the statuses the APIs name (Anthropic's errors page: 402
+# ``billing_error``, 504 ``timeout_error``); 408 and 409 are not named: a
+# timeout and a conflict, which the SDKs retry by their status
+_STATUS_KINDS = {
+    400: "invalid_request",
+    401: "authentication",
+    402: "billing",
+    403: "permission",
+    404: "not_found",
+    413: "too_large",
+    422: "invalid_request",
+    429: "rate_limit",
+    504: "timeout",
+    529: "overloaded",
+}
+
+
 def kind_for_status(status: int) -> str:
-    """The wire-neutral error kind for an upstream HTTP status."""
-    return {
-        400: "invalid_request",
-        401: "authentication",
-        403: "permission",
-        404: "not_found",
-        413: "too_large",
-        422: "invalid_request",
-        429: "rate_limit",
-        529: "overloaded",
-    }.get(status, "upstream" if status >= 500 else "invalid_request")
+    """The wire-neutral error kind for an upstream HTTP status, in an answer
+    that carries the status: another 4xx is ``invalid_request``, as Anthropic's
+    API writes one (its SDK and OpenAI's retry a 408 or 409 by the status)."""
+    return _STATUS_KINDS.get(status, "upstream" if status >= 500 else "invalid_request")
+
+
+def stream_kind(status: int) -> str:
+    """The kind for an upstream's refusal written into a stream already begun,
+    whose status line said 200: the client reads only the kind, so a status it
+    would retry (408, 409) must not read ``invalid_request``, which it never
+    retries; an unnamed status is the upstream's failure."""
+    return _STATUS_KINDS.get(status, "upstream")
 
 
 class ProxyCall(msgspec.Struct, kw_only=True):

@@ -66,7 +66,7 @@ from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
 from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
-from streamtools.proxy.request import ProxyCall, Reply, kind_for_status
+from streamtools.proxy.request import ProxyCall, Reply, kind_for_status, stream_kind
 from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
@@ -362,7 +362,7 @@ class TurnResponse(Response):
                 if refused is not None:  # begun while the upstream was slow to answer
                     status = upstream_status(refused)
                     message = f"upstream error: {refused}"
-                    await buffer.write(encoder.error(status, message, kind_for_status(status)))
+                    await buffer.write(encoder.error(status, message, stream_kind(status)))
                 elif broken:
                     await buffer.write(
                         encoder.error(500, "internal error in the proxy", "internal")
