@@ -1042,20 +1042,38 @@ def test_a_count_for_a_model_the_upstream_lacks_leaves_other_models_counted() ->
     assert calls == ["typo", "served", "served"]  # the model without one is not asked again
 
 
-def test_count_tokens_errors_in_anthropics_format() -> None:
+def test_an_anthropic_upstreams_failed_count_is_an_estimate() -> None:
+    """An Anthropic upstream that refuses the count (a rate limit on its count
+    endpoint, a compatible server without one) or is down was a 429, a 404 or
+    a 502 to the client, which then guessed a count of its own; the proxy
+    estimates what it would send, and says so, as for a local tokenizer that
+    fails. The client's own malformed request is still its 400."""
     async def limited(request: Request) -> JSONResponse:
         error = {"type": "rate_limit_error", "message": "slow down"}
         return JSONResponse({"type": "error", "error": error}, status_code=429)
 
-    upstream = Starlette(routes=[Route("/v1/messages/count_tokens", limited, methods=["POST"])])
-    with serve(upstream) as upstream_url:
-        cfg = ProxyConfig(upstream=upstream_url, upstream_kind="anthropic", upstream_retries=0)
-        with serve(create_app(cfg)) as url:
-            client = _anthropic(url)
-            with pytest.raises(anthropic.RateLimitError, match="slow down"):
-                client.messages.count_tokens(model="c", messages=USER)
-            with pytest.raises(anthropic.BadRequestError, match="messages"):
-                client.messages.count_tokens(model="c", messages="hi")  # type: ignore[arg-type]
+    async def absent(request: Request) -> JSONResponse:
+        error = {"type": "not_found_error", "message": "Not found"}
+        return JSONResponse({"type": "error", "error": error}, status_code=404)
+
+    long: Any = [{"role": "user", "content": "Is it warm in Paris? " * 60}]
+    for answer in (limited, absent):
+        upstream = Starlette(routes=[Route("/v1/messages/count_tokens", answer, methods=["POST"])])
+        with serve(upstream) as upstream_url:
+            cfg = ProxyConfig(upstream=upstream_url, upstream_kind="anthropic", upstream_retries=0)
+            with serve(create_app(cfg)) as url:
+                client = _anthropic(url)
+                counted = client.messages.with_raw_response.count_tokens(model="c", messages=long)
+                with pytest.raises(anthropic.BadRequestError, match="messages"):
+                    client.messages.count_tokens(model="c", messages="hi")  # type: ignore[arg-type]
+        assert counted.headers["x-streamtools-token-count"] == "estimate"
+        assert counted.parse().input_tokens >= len(long[0]["content"]) // 3  # erring high
+    # down: nothing listens there any more
+    cfg = ProxyConfig(upstream=upstream_url, upstream_kind="anthropic", upstream_retries=0)
+    with serve(create_app(cfg)) as url:
+        down = _anthropic(url).messages.with_raw_response.count_tokens(model="c", messages=USER)
+    assert down.headers["x-streamtools-token-count"] == "estimate"
+    assert down.parse().input_tokens > 0
 
 
 def test_an_upstream_refusal_stays_a_refusal() -> None:

@@ -14,7 +14,14 @@ sent: the request's tools rendered as the dialect's system prompt, past calls
 and results projected into text, the ``tool_choice`` instruction
 (``turn.upstream_request``). ``TokenCounter`` then asks, in order:
 
-* an Anthropic upstream: ``AnthropicMessages.count_tokens``, the API's count;
+* an Anthropic upstream: ``AnthropicMessages.count_tokens``, the API's count. A
+  count that fails (the API is down, overloaded, rate-limits its count endpoint,
+  which Claude Code's extension asks dozens of times at start-up; a compatible
+  server has no such endpoint) falls back to the estimate for that request, as
+  a local tokenizer's does below. Given the error, a client is left with a
+  guess of its own (Claude Code estimates locally when the endpoint fails),
+  made after its SDK's retries and from what it sent, not from the prompt the
+  upstream reads; the estimate counts what goes upstream and says it is one;
 * an OpenAI-style upstream: ``OpenAIChat.count_tokens``, the tokenizer and chat
   template of a vLLM or llama.cpp server. An upstream without a tokenizer
   endpoint (OpenAI itself, gateways; it answers 404) is asked once per
@@ -72,11 +79,14 @@ class TokenCounter:
         self.untokenized: set[str] = set()
 
     async def count(self, model: Model, request: ModelRequest) -> tuple[int, bool]:
-        """(tokens, exact). An Anthropic upstream's errors are raised as they are
-        (its count is the API's answer); an OpenAI-style upstream's mean an estimate."""
+        """(tokens, exact): the upstream's count, else (it has none, or it
+        failed) the estimate."""
         if isinstance(model, AnthropicMessages):
-            return await model.count_tokens(request), True
-        if isinstance(model, OpenAIChat) and model.model not in self.untokenized:
+            try:
+                return await model.count_tokens(request), True
+            except ProviderError as exc:
+                log.info("upstream token count failed, estimated instead: %s", exc)
+        elif isinstance(model, OpenAIChat) and model.model not in self.untokenized:
             try:
                 return await model.count_tokens(request), True
             except TokenCountUnavailable:
