@@ -14,6 +14,7 @@ from streamtools.errors import BudgetExceeded
 from streamtools.events import CallEnd, Event, Final, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Chunk, ModelRequest, TextChunk
 from streamtools.runtime import Agent
+from streamtools.runtime.repair import last_turn_refusal
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
 from streamtools.transcript import ToolResultMessage, UserMessage
@@ -137,13 +138,47 @@ async def test_a_model_that_never_stops_calling_hits_max_turns() -> None:
     # the prompt was a str: the history of the work done comes with the error
     history = info.value.transcript
     assert history is not None
-    assert [m.content for m in history.messages if isinstance(m, ToolResultMessage)] == [
-        "0", "1", "2"
-    ]
+    results = [m.content for m in history.messages if isinstance(m, ToolResultMessage)]
+    assert results[:2] == ["0", "1"]  # the last turn's call was not run (see below)
+    assert results[2].startswith("`count` was not run")
     with pytest.raises(BudgetExceeded):
         await Agent(
             ScriptedModel([hermes("count", n=1)] * 2), [count], dialect="hermes", max_turns=1
         ).run("x")
+
+
+@pytest.mark.parametrize("max_turns", [1, 2])
+async def test_the_last_turn_max_turns_allows_runs_no_tool(max_turns: int) -> None:
+    """The calls of the last turn ran, though no turn was left to read their
+    results: a tool's side effects (a message sent) happened for nothing, and a
+    slow tool held back ``BudgetExceeded``. They are refused now, and told why,
+    for a model that reads the transcript in a later run."""
+    sent: list[str] = []
+
+    @tool
+    def send(text: str) -> str:
+        """Send a message."""
+        sent.append(text)
+        return "sent"
+
+    model = ScriptedModel([hermes("send", text=f"m{n}") for n in range(3)])
+    agent = Agent(model, [send], dialect="hermes", max_turns=max_turns)
+    seen: list[Event] = []
+    with pytest.raises(BudgetExceeded) as info:
+        async with agent.stream("go") as events:
+            async for event in events:
+                seen.append(event)
+    assert sent == [f"m{n}" for n in range(max_turns - 1)]
+    [refused] = [e for e in seen if isinstance(e, ToolFailed)]
+    assert refused.kind == "refused" and refused.id == f"call_{max_turns}_0"
+    assert refused.message == last_turn_refusal("send")
+    assert "`send` was not run: the run reached its limit of turns" in refused.message
+    assert info.value.turns == max_turns
+    history = info.value.transcript
+    assert history is not None
+    last = history.messages[-1]
+    assert isinstance(last, ToolResultMessage) and last.is_error
+    assert last.content == refused.message
 
 
 async def test_time_budget_bounds_the_run() -> None:

@@ -39,11 +39,14 @@ wording and the bounds):
 
 Every model call counts against ``max_turns`` (repairs included), so the
 loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
-``BudgetExceeded``; a turn the time budget cut short still gets its
-``TurnEnd(reason="error")``, as a turn that failed does. Once a reply is
-known to be the answer, the run ends with it (``TurnEnd(final)``, ``Final``)
-even if the budget runs out while a slow consumer's full buffer holds those
-two events back.
+``BudgetExceeded``. The calls of the last turn ``max_turns`` allows are not
+run (``ToolFailed(kind="refused")``): no turn is left to read their results,
+and a tool's side effects (a message sent, a file written) should not happen
+for a result nobody reads, nor a slow tool hold back the error. A turn the
+time budget cut short still gets its ``TurnEnd(reason="error")``, as a turn
+that failed does. Once a reply is known to be the answer, the run ends with it
+(``TurnEnd(final)``, ``Final``) even if the budget runs out while a slow
+consumer's full buffer holds those two events back.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -271,6 +274,7 @@ class Agent:
                     stop_at_call=self.stop_at_call,
                     stop_marker=self.renderer.stop_marker,
                     tool_request=requested_tools,
+                    last=turn >= self.max_turns,
                 )
                 try:
                     request = self._request(transcript, specs, final_turn, repair)
