@@ -113,3 +113,31 @@ def test_a_nullable_string_round_trips_through_the_renderer(value: str | None) -
     written = get_renderer("am_xml").render_call(call)
     got = _arguments(written.split(">", 1)[1].rsplit("<", 1)[0], _Catalog(_NULLABLE["any_of"]))
     assert got == [{"q": "x", "tag": value}]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<![CDATA[5]]>", "5"),
+        ("<![CDATA[true]]>", "true"),
+        ("<![CDATA[null]]>", "null"),
+        ("<![CDATA[[1]]]>", "[1]"),
+        ('<![CDATA[{"a": 1}]]>', '{"a": 1}'),
+        ("\n<![CDATA[-2]]>\n", "-2"),
+        ("\n<![CDATA[\n5]]>\n", "\n5"),
+        ("[<![CDATA[1]]>]", "[1]"),  # a section anywhere in the value: text
+        ("5", 5),  # bare, it is what it reads as
+        ("\n[1, 2]\n", [1, 2]),
+        ("null", None),
+        ("word", "word"),
+    ],
+)
+def test_without_a_schema_a_value_in_cdata_is_text(body: str, expected: Any) -> None:
+    assert _arguments(f"<a>{body}</a>", ["t"]) == [{"a": expected}]
+
+
+def test_a_typed_value_in_cdata_is_still_read_as_its_type() -> None:
+    assert _arguments("<q>1</q><tag><![CDATA[5]]></tag>", _Catalog({"type": "integer"})) == [
+        {"q": "1", "tag": 5}
+    ]
+

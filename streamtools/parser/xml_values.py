@@ -34,9 +34,11 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   model copying it sent that to the tool. ``ArgsDelta`` is append-only, so
   nothing of the value is emitted before it is decided.
 
-CDATA is the model saying "this is text": a section in a ``NULLABLE`` value
-makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the string ``"null"``),
-which is how the render side writes that string.
+CDATA is the model saying "this is text": a section in an ``AUTO`` or
+``NULLABLE`` value makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the
+string ``"null"``, as the render side writes it; ``<![CDATA[5]]>`` without a
+schema the string ``"5"``). ``TYPED`` values are read as JSON with or without it
+(``<n><![CDATA[5]]></n>`` for an integer is ``5``: the schema says what it is).
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ class ParamValues:
     def _cdata_opens(self) -> None:
         """A CDATA section begins in the value: in an undecided one it says
         "text" (see the module docstring)."""
-        if self.kind == NULLABLE:
+        if self.kind >= AUTO:
             self._as_string()
 
     def _close_param(self) -> None:
