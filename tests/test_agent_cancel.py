@@ -17,7 +17,7 @@ from streamtools.runtime import Agent
 from streamtools.runtime.repair import last_turn_refusal
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
-from streamtools.transcript import ToolResultMessage, UserMessage
+from streamtools.transcript import AssistantMessage, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -190,6 +190,43 @@ async def test_time_budget_bounds_the_run() -> None:
     assert model.cancelled == 1 and model.closed == 1
     history = info.value.transcript
     assert history is not None and history.messages[0] == UserMessage(content="go")
+
+
+async def test_a_turn_the_time_budget_cuts_short_is_kept_in_the_history() -> None:
+    """The time budget ran out in a turn whose first call had run (a message
+    sent), and ``BudgetExceeded.transcript`` held nothing of that turn: a run
+    that went on from it would send the message again. The reply so far is kept
+    with the results of the calls that finished, and a call still running is
+    told it did not finish."""
+    sent: list[str] = []
+
+    @tool
+    async def send(text: str) -> str:
+        """Send a message."""
+        sent.append(text)
+        return "sent"
+
+    sleeper = Sleeper()
+    model = Endless("Sending. " + hermes("send", text="hi") + hermes("sleep_forever"))
+    agent = Agent(model, [send, sleeper.tool()], dialect="hermes", time_budget=0.5)
+    with anyio.fail_after(5), pytest.raises(BudgetExceeded) as info:
+        await agent.run("go")
+    assert sent == ["hi"] and sleeper.cancelled
+    history = info.value.transcript
+    assert history is not None
+    user, reply, *results = history.messages
+    assert user == UserMessage(content="go")
+    assert isinstance(reply, AssistantMessage) and reply.text == "Sending. "
+    assert [c.name for c in reply.calls] == ["send", "sleep_forever"]
+    assert results == [
+        ToolResultMessage(call_id="call_1_0", name="send", content="sent"),
+        ToolResultMessage(
+            call_id="call_1_1",
+            name="sleep_forever",
+            content="`sleep_forever` did not finish: the run's time budget ran out while it ran.",
+            is_error=True,
+        ),
+    ]
 
 
 async def test_leaving_while_results_are_arriving_is_clean() -> None:

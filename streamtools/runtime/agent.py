@@ -44,9 +44,13 @@ run (``ToolFailed(kind="refused")``): no turn is left to read their results,
 and a tool's side effects (a message sent, a file written) should not happen
 for a result nobody reads, nor a slow tool hold back the error. A turn the
 time budget cut short still gets its ``TurnEnd(reason="error")``, as a turn
-that failed does. Once a reply is known to be the answer, the run ends with it
-(``TurnEnd(final)``, ``Final``) even if the budget runs out while a slow
-consumer's full buffer holds those two events back.
+that failed does, and its reply so far goes in the transcript, with the
+results of the calls that finished and, for a call still running, a tool
+error saying it did not finish: the history ``BudgetExceeded`` carries must
+show a call that ran, lest a run going on from it make it again. Once a
+reply is known to be the answer, the run ends with it (``TurnEnd(final)``,
+``Final``) even if the budget runs out while a slow consumer's full buffer
+holds those two events back.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -249,6 +253,7 @@ class Agent:
         # continue from there, so they stay unique across the whole transcript.
         earlier = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
         in_turn = False  # between a TurnStart and its TurnEnd
+        partial: Reply | None = None  # the reply being read, until it is in the transcript
         final: Reply | None = None  # the reply that is the answer
         with anyio.move_on_after(self.time_budget):
             while True:
@@ -278,13 +283,15 @@ class Agent:
                 )
                 try:
                     request = self._request(transcript, specs, final_turn, repair)
-                    reply = await run_turn(ctx, request)
+                    partial = Reply()
+                    reply = await run_turn(ctx, request, partial)
                 except anyio.get_cancelled_exc_class():
                     raise  # the time budget (below) or the consumer leaving
                 except BaseException:  # a tool's KeyboardInterrupt too (see the docstring)
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 _append_reply(transcript, reply, native=self.native)
+                partial = None
                 try:  # (what the reply asked for is judged against what it was offered)
                     step = self._next_step(reply, repair, offered, final_turn, turn)
                     if step is None:
@@ -313,6 +320,11 @@ class Agent:
             await emit(TurnEnd(turn=turn, reason="final"))
             await emit(Final(text=final.visible_text, turns=turn))
             return RunResult(text=final.visible_text, transcript=transcript, turns=turn)
+        if partial is not None and (partial.calls or partial.written):
+            # The time ran out while the reply was read: what it had produced goes in
+            # the history the error carries, above all the calls that ran (a message
+            # sent), lest a run that goes on from it make them again.
+            _append_reply(transcript, partial, native=self.native)
         if in_turn:  # the time ran out mid-turn: it ends as a failed turn does
             await emit(TurnEnd(turn=turn, reason="error"))
         raise BudgetExceeded(
@@ -500,8 +512,13 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
     thinking = tuple(reply.thinking)
     transcript.add(AssistantMessage(text=text, calls=calls, reasoning=reasoning, thinking=thinking))
     for call in reply.calls:
-        outcome = reply.outcomes[call.id]
-        if isinstance(outcome, ToolResult):
+        outcome = reply.outcomes.get(call.id)
+        if outcome is None:  # a turn the time budget cut short: the call was still running
+            content = f"`{call.name}` did not finish: the run's time budget ran out while it ran."
+            result = ToolResultMessage(
+                call_id=call.id, name=call.name, content=content, is_error=True
+            )
+        elif isinstance(outcome, ToolResult):
             result = ToolResultMessage(call_id=call.id, name=call.name, content=outcome.content)
         else:
             result = ToolResultMessage(

@@ -157,9 +157,11 @@ class TurnContext:
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
 
 
-async def run_turn(ctx: TurnContext, request: ModelRequest) -> Reply:
-    """Stream one model reply, running its calls as they complete; return what it produced."""
-    reply = Reply()
+async def run_turn(ctx: TurnContext, request: ModelRequest, reply: Reply | None = None) -> Reply:
+    """Stream one model reply, running its calls as they complete; return what it
+    produced. ``reply``: where to gather it, for a caller that needs what a turn
+    cancelled midway had produced (a time budget's)."""
+    reply = Reply() if reply is None else reply
     failure: BaseException | None = None
     async with anyio.create_task_group() as tools:
         try:
