@@ -359,15 +359,22 @@ class EventEncoder:
 
     media_type = "text/event-stream"
 
-    def __init__(self, model: str, *, include_usage: bool = True) -> None:
+    def __init__(self, model: str, *, include_usage: bool = True, input_tokens: int = 0) -> None:
         self.id = "msg_" + secrets.token_hex(12)
         self.model = model
+        self.input_tokens = input_tokens  # for message_start (see ``start``)
         self.block = -1  # index of the last block opened
         self.open: str | None = None  # "text" | "tool_use" | None
         self.made_calls = False
         self.usage: tuple[int | None, int | None] = (None, None)
 
     def start(self) -> bytes:
+        """``message_start``, whose usage is all that some clients read of the
+        input tokens (IDE agents that track a conversation's context so): the
+        API writes its count there. The upstream's count comes only with its
+        answer, so the proxy's estimate of its request goes here (``tokens``,
+        erring high), and the upstream's exact count, cumulative, in
+        ``message_delta``, which the SDK's accumulator takes over it."""
         message: dict[str, Any] = {
             "id": self.id,
             "type": "message",
@@ -376,7 +383,7 @@ class EventEncoder:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": 0},
         }
         return _event("message_start", {"type": "message_start", "message": message})
 
@@ -434,8 +441,10 @@ class EventEncoder:
         return _event("error", error_body(status, message, kind))
 
 
-def response_body(reply: Reply, model: str) -> dict[str, Any]:
-    """A non-streaming ``message`` with the same content as the stream."""
+def response_body(reply: Reply, model: str, input_tokens: int = 0) -> dict[str, Any]:
+    """A non-streaming ``message`` with the same content as the stream;
+    ``input_tokens`` is the count written when the upstream gave none (the
+    estimate the stream's ``message_start`` has)."""
     content: list[dict[str, Any]] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
@@ -459,7 +468,7 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
         "stop_reason": stop_reason(reply.finish, made_calls),
         "stop_sequence": None if made_calls else reply.finish.stop_sequence,
         "usage": {
-            "input_tokens": reply.input_tokens or 0,
+            "input_tokens": input_tokens if reply.input_tokens is None else reply.input_tokens,
             "output_tokens": reply.output_tokens or 0,
         },
     }

@@ -393,11 +393,15 @@ def create_app(
             asked = forwarded_format(call)
             if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
                 raise RequestError(_NO_JSON_OBJECT)
+            sent = upstream_request(call, cfg.dialect)  # before the lease: nothing to release
             model, done = upstream(request, call)
         except RequestError as exc:
             return error_response(wire, exc.status, exc.message, exc.kind)
         except ClientDisconnect:
             return Response(status_code=499)
+        except Exception:  # a bug of ours (this path has no exception handler, see _ProxyApp)
+            log.exception("proxy request failed")
+            return error_response(wire, 500, "internal error in the proxy", "internal")
 
         async def drive(emit: Emit, flush: Flush | None = None, ready: Flush | None = None) -> None:
             try:
@@ -411,12 +415,13 @@ def create_app(
                     id_prefix=wire.id_prefix,
                     flush=flush,
                     ready=ready,
+                    request=sent,
                 )
             finally:
                 done()
 
         if call.stream:
-            return TurnResponse(wire, call, drive, ping_interval=cfg.ping_interval)
+            return TurnResponse(wire, call, sent, drive, ping_interval=cfg.ping_interval)
         reply = Reply()
 
         async def collect(event: Event) -> None:
@@ -434,7 +439,7 @@ def create_app(
             except Exception:  # a bug of ours: log it, answer in the client's format
                 log.exception("proxy turn failed")
                 return error_response(wire, 500, "internal error in the proxy", "internal")
-            body = wire.body(reply, call)
+            body = wire.body(reply, call, sent)
             return Response(_encode_json(body), media_type="application/json")
 
         # a client that gave up (its timeout) ends the upstream request: no

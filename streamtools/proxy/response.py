@@ -64,9 +64,11 @@ from starlette.types import Receive, Scope, Send
 
 from streamtools.errors import ProviderError
 from streamtools.events import Event, StreamError
+from streamtools.model import ModelRequest
 from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.request import ProxyCall, Reply, kind_for_status, stream_kind
+from streamtools.proxy.tokens import estimate_tokens
 from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
@@ -95,35 +97,46 @@ class Encoder(Protocol):
 
 class Wire(NamedTuple):
     decode: Callable[[Any], ProxyCall]
-    encoder: Callable[[ProxyCall], Encoder]
-    body: Callable[[Reply, ProxyCall], dict[str, Any]]
+    # encoder and body are also given the request that goes upstream first
+    encoder: Callable[[ProxyCall, ModelRequest], Encoder]
+    body: Callable[[Reply, ProxyCall, ModelRequest], dict[str, Any]]
     error: Callable[[int, str, str], dict[str, Any]]
     id_prefix: str
     ping: bytes  # a keep-alive the API's clients skip
 
 
+def _anthropic_body(reply: Reply, call: ProxyCall, request: ModelRequest) -> dict[str, Any]:
+    """The message, with the estimate of ``request`` for an upstream that gave
+    no input count (the stream has it in ``message_start``)."""
+    estimate = estimate_tokens(request) if reply.input_tokens is None else 0
+    return anthropic_wire.response_body(reply, call.model, estimate)
+
+
 OPENAI = Wire(
     openai_wire.decode_request,
-    lambda call: (openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder)(
+    lambda call, _: (openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder)(
         call.model, include_usage=call.include_usage
     ),
-    lambda reply, call: openai_wire.response_body(reply, call.model, call.legacy),
+    lambda reply, call, _: openai_wire.response_body(reply, call.model, call.legacy),
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",
 )
 RESPONSES = Wire(
     responses_wire.decode_request,
-    responses_wire.EventEncoder,
-    responses_wire.response_body,
+    lambda call, _: responses_wire.EventEncoder(call),
+    lambda reply, call, _: responses_wire.response_body(reply, call),
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",
 )
 ANTHROPIC = Wire(
     anthropic_wire.decode_request,
-    lambda call: anthropic_wire.EventEncoder(call.model),
-    lambda reply, call: anthropic_wire.response_body(reply, call.model),
+    # message_start says the input tokens: the estimate, as the upstream's come last
+    lambda call, request: anthropic_wire.EventEncoder(
+        call.model, input_tokens=estimate_tokens(request)
+    ),
+    _anthropic_body,
     anthropic_wire.error_body,
     "toolu_",
     b'event: ping\ndata: {"type":"ping"}\n\n',
@@ -262,12 +275,21 @@ Drive = Callable[[Emit, Flush, Flush], Awaitable[None]]
 class TurnResponse(Response):
     """Streams one turn (see the module docstring); ``drive(emit, flush, ready)``
     runs it, and ``ping_interval`` seconds (0: never) bound the client's wait for
-    a byte once the response has begun."""
+    a byte once the response has begun. ``request`` is the turn's first upstream
+    request (the wire's opening event may say its input tokens)."""
 
-    def __init__(self, wire: Wire, call: ProxyCall, drive: Drive, *, ping_interval: float = 0):
+    def __init__(
+        self,
+        wire: Wire,
+        call: ProxyCall,
+        request: ModelRequest,
+        drive: Drive,
+        *,
+        ping_interval: float = 0,
+    ):
         super().__init__(media_type="text/event-stream")
         self.wire = wire
-        self.encoder = wire.encoder(call)
+        self.encoder = wire.encoder(call, request)
         self.drive = drive
         self.ping_interval = ping_interval  # 0: no keep-alives
 

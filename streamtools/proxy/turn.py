@@ -271,12 +271,13 @@ class _Turn:
 
     # -- the turn -------------------------------------------------------------------
 
-    async def run(self) -> None:
+    async def run(self, first: ModelRequest | None) -> None:
         transcript = self.call.transcript
+        request = upstream_request(self.call, self.dialect) if first is None else first
         while True:
             attempt = _Attempt(self)
             try:
-                finish = await attempt.play(upstream_request(self.call, self.dialect, transcript))
+                finish = await attempt.play(request)
             except ProviderError as exc:
                 if not self.emitted or not self.call.stream:  # the client has seen nothing
                     raise
@@ -292,6 +293,7 @@ class _Turn:
                 transcript = Transcript(messages=[*transcript.messages])
                 transcript.add(AssistantMessage(text=attempt.written()))
                 transcript.add(UserMessage(content=repair))
+                request = upstream_request(self.call, self.dialect, transcript)
                 continue
             await attempt.give_up()
             await self.out(Usage(input_tokens=self.usage_in, output_tokens=self.usage_out))
@@ -515,8 +517,13 @@ async def run_turn(
     flush: Flush | None = None,
     ready: Flush | None = None,
     think_open: bool = False,
+    request: ModelRequest | None = None,
 ) -> None:
     """Drive one request's upstream turn, handing each output event to ``emit``.
+
+    ``request`` (optional) is ``upstream_request(call, dialect)``, built
+    already by a caller that needed it too (the proxy's Anthropic stream says
+    its estimated input tokens before the upstream answers): built once.
 
     ``flush`` (optional) is awaited after the events of each upstream chunk, so
     that a writer may buffer ``emit`` output and send it once per chunk.
@@ -533,4 +540,4 @@ async def run_turn(
     turn = _Turn(
         model, call, emit, dialect, max_repairs, id_prefix, flush or _no_flush, ready, think_open
     )
-    await turn.run()
+    await turn.run(request)

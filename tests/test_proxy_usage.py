@@ -1,0 +1,92 @@
+"""Input tokens on the Anthropic wire, as clients read them.
+
+The API writes a request's input tokens in ``message_start``; some clients
+(IDE agents that track a conversation's context) read them there only. The
+proxy's ``message_start`` said 0 for every request, since the upstream's count
+comes with its answer. It now says the estimate of the request it sends
+upstream (``tokens.estimate_tokens``), and ``message_delta`` the upstream's
+exact count, which the anthropic SDK's accumulator keeps in the end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+from test_proxy import _anthropic, serve
+
+from streamtools.model import Chunk, FinishChunk, TextChunk, UsageChunk
+from streamtools.proxy import ProxyConfig, create_app
+from streamtools.proxy.tokens import estimate_tokens
+from streamtools.testing import ScriptedModel
+
+USER: Any = [{"role": "user", "content": "What is the weather like in Paris today? " * 20}]
+WEATHER: Any = {
+    "name": "weather",
+    "description": "The weather in a city.",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+EXACT = UsageChunk(input_tokens=123, output_tokens=4)
+
+
+def _model(usage: UsageChunk | None) -> ScriptedModel:
+    """An upstream that answers one text, with ``usage`` or no count at all."""
+    chunks: list[Chunk] = [TextChunk(text="Sunny.")]
+    if usage is not None:
+        chunks.append(usage)
+    return ScriptedModel([[*chunks, FinishChunk(reason="stop")]])
+
+
+@contextmanager
+def _proxy(model: ScriptedModel) -> Iterator[str]:
+    """The proxy, in front of ``model``, on 127.0.0.1; yields its URL."""
+    app = create_app(ProxyConfig(ping_interval=0), model_factory=lambda name, key: model)
+    with serve(app) as url:
+        yield url
+
+
+def test_message_start_says_the_estimated_input_tokens() -> None:
+    """Read as a client that reads only ``message_start`` would (raw SSE)."""
+    model = _model(EXACT)
+    body = {"model": "c", "max_tokens": 50, "messages": USER, "tools": [WEATHER], "stream": True}
+    with _proxy(model) as url:
+        text = httpx.post(f"{url}/v1/messages", json=body, timeout=20).text
+    events = [json.loads(line[6:]) for line in text.split("\n") if line[:6] == "data: "]
+    start, delta = events[0], next(e for e in events if e["type"] == "message_delta")
+    estimate = estimate_tokens(model.requests[0])  # the tools' prompt and all
+    assert start["type"] == "message_start"
+    assert start["message"]["usage"]["input_tokens"] == estimate > 0
+    # erring high over the client's words alone, which are only part of it
+    assert estimate > len(USER[0]["content"]) // 3
+    assert delta["usage"] == {"input_tokens": 123, "output_tokens": 4}  # the upstream's
+
+
+def test_the_sdks_accumulator_ends_with_the_upstreams_exact_count() -> None:
+    with _proxy(_model(EXACT)) as url:
+        with _anthropic(url).messages.stream(model="c", max_tokens=50, messages=USER) as stream:
+            message = stream.get_final_message()
+    assert message.usage.input_tokens == 123 and message.usage.output_tokens == 4
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_upstream_without_a_count_leaves_the_estimate(stream: bool) -> None:
+    """Not streamed, the message said 0 input tokens too; streamed, the
+    estimate in ``message_start`` is what the accumulator keeps."""
+    model = _model(None)
+    with _proxy(model) as url:
+        client = _anthropic(url)
+        if stream:
+            with client.messages.stream(model="c", max_tokens=50, messages=USER) as s:
+                usage = s.get_final_message().usage
+        else:
+            usage = client.messages.create(model="c", max_tokens=50, messages=USER).usage
+    assert usage.input_tokens == estimate_tokens(model.requests[0]) > 0
+
+
+def test_a_non_streamed_message_keeps_the_upstreams_count() -> None:
+    with _proxy(_model(EXACT)) as url:
+        message = _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
+    assert message.usage.input_tokens == 123
