@@ -9,10 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamtools.errors import RepairExhausted
-from streamtools.events import CallEnd, Event, Final, Retry, TextDelta, ToolResult, TurnEnd
+from streamtools.events import (
+    CallEnd,
+    CallError,
+    Event,
+    Final,
+    Retry,
+    TextDelta,
+    ToolResult,
+    TurnEnd,
+)
 from streamtools.runtime import Agent, Replay, record
 from streamtools.testing import ScriptedModel
-from streamtools.tools import tool
+from streamtools.tools import ToolRegistry, tool
 from streamtools.transcript import ToolResultMessage
 
 pytestmark = pytest.mark.anyio
@@ -183,6 +192,31 @@ async def test_a_request_for_tools_already_offered_is_bounded() -> None:
         "call it, do not ask for it."
     )
     assert [e.reason for e in events if isinstance(e, Retry)] == ["call_error", "call_error"]
+
+
+async def test_a_tool_removed_mid_run_is_no_longer_offered() -> None:
+    """``ToolRegistry.remove`` says an agent sees the change at its next turn; with
+    ``offer`` (a HybridAgent's work phase) the offered tools were a copy made at
+    the start, so a tool an MCP server withdrew stayed described in full, and
+    its call was parsed as valid and failed only when run. Now it is unknown."""
+    registry = ToolRegistry([weather, search])
+
+    @tool
+    def withdraw() -> str:
+        """Withdraw the search tool."""
+        registry.remove("kom.memory.v1.search")
+        return "done"
+
+    registry.add(withdraw)
+    script = [am("withdraw"), am("kom.memory.v1.search", query="x"), "No search, then."]
+    model = ScriptedModel(script)
+    agent = Agent(model, registry, offer=["withdraw", "kom.memory.v1.search"])
+    events = await collect(agent, "Hi")
+    assert "Search memory." in model.requests[0].messages[0].content
+    assert "Search memory." not in model.requests[1].messages[0].content
+    [error] = [e for e in events if isinstance(e, CallError)]
+    assert error.reason == "unknown_tool" and error.name == "kom.memory.v1.search"
+    assert events[-1] == Final(text="No search, then.", turns=3)
 
 
 async def test_record_a_session_then_replay_it_identically(tmp_path: Path) -> None:

@@ -247,7 +247,9 @@ class Agent:
             max_concurrency=self.max_concurrency,
             include_tracebacks=self.include_tracebacks,
         )
-        offered = self.registry if self.offer is None else self.registry.subset(self.offer)
+        # The names offered in full (None: every tool), the registry read each turn:
+        # a tool removed mid-run (an MCP server withdrew it) is no longer shown.
+        offer = None if self.offer is None else list(self.offer)
         turn = 0
         # Replies already in a transcript passed in (a chat's earlier runs): ids
         # continue from there, so they stay unique across the whole transcript.
@@ -267,6 +269,7 @@ class Agent:
                 in_turn = True
                 # tool_choice "none": no tool is shown, and none runs: a call the model
                 # writes anyway (copying its history) is an unknown tool's CallError
+                offered = self.registry if offer is None else self.registry.subset(offer)
                 callable_now = self.registry.subset([]) if self.tool_choice == "none" else offered
                 specs = callable_now.specs()
                 ctx = TurnContext(
@@ -300,8 +303,8 @@ class Agent:
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 for name in reply.requested_tools:
-                    if name in self.registry and name not in offered:
-                        offered = self.registry.subset([*offered, name])
+                    if offer is not None and name in self.registry and name not in offer:
+                        offer.append(name)
                 if step is None:
                     final = reply
                     break
