@@ -90,3 +90,27 @@ def test_a_non_streamed_message_keeps_the_upstreams_count() -> None:
     with _proxy(_model(EXACT)) as url:
         message = _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
     assert message.usage.input_tokens == 123
+
+
+@pytest.mark.anyio
+async def test_a_bug_building_the_upstream_request_is_a_500_in_the_clients_format(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first upstream request is built before the turn (its estimate opens
+    the stream), on a path without Starlette's exception handlers: a bug there
+    must still be answered in the client's format, not as Uvicorn's text."""
+    import streamtools.proxy.app as proxy_app
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(proxy_app, "upstream_request", broken)
+    app = create_app(ProxyConfig(), model_factory=lambda name, key: _model(EXACT))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+        body = {"model": "c", "max_tokens": 50, "messages": USER, "stream": True}
+        answer = await client.post("/v1/messages", json=body)
+    assert answer.status_code == 500
+    assert answer.json() == {
+        "type": "error", "error": {"type": "api_error", "message": "internal error in the proxy"}
+    }
