@@ -251,6 +251,24 @@ MODEL_CASES: list[Case] = [
          [call("f(", a=1), F], tools=("f(", "f")),
     Case("command-known-quoted-name", "command", '@tool "q" {}',
          [call('"q"'), F], tools=('"q"', "q")),
+    # -- arguments that are JSON but no object ------------------------------------------
+    # one error with the whole object, nothing run: it was cut at the "[", the "["
+    # and "]}" left as text and the inner object run as a call the model never wrote
+    Case("inline-args-a-list-of-calls", "inline_json",
+         '{"tool": "search", "arguments": [{"tool": "search", "arguments": {}}]} ok',
+         [("error", S, "invalid_json"), ("text", " ok"), F]),
+    Case("inline-args-a-number", "inline_json", '{"tool": "search", "arguments": 5} ok',
+         [("error", S, "invalid_json"), ("text", " ok"), F]),
+    # a later JSON mistake still cuts the call there
+    Case("inline-args-a-broken-list", "inline_json", '{"tool": "search", "arguments": [1,}',
+         [("error", S, "invalid_json"), ("text", "}"), F]),
+    # in a block of several, the next call stands (it went into the error's raw)
+    Case("hermes-args-a-list-then-a-call", "hermes",
+         '<tool_call>[{"name": "search", "arguments": [1]}, '
+         '{"name": "search", "arguments": {"q": "x"}}]</tool_call>',
+         [("error", S, "invalid_json"), call(S, q="x"), F]),
+    Case("object-args-a-list", "json_object", '{"action": {"tool": "search", "args": [1]}}',
+         [("error", S, "invalid_json"), F]),
 ]
 
 
@@ -278,6 +296,12 @@ def test_arguments_under_an_unread_key_say_where_they_go() -> None:
     assert '"kw"' in msg.message and 'under "parameters"' in msg.message
     msg = _error("json_object", '{"action": {"tool": "search", "params": {}}}')
     assert '"params"' in msg.message and 'under "args"' in msg.message
+
+
+def test_arguments_that_are_no_object_say_so_with_the_whole_call() -> None:
+    text = '{"tool": "search", "arguments": [{"tool": "search", "arguments": {}}]}'
+    error = _error("inline_json", text)
+    assert error.raw == text and "'arguments' must be a JSON object" in error.message
 
 
 def test_arguments_given_twice_say_so() -> None:

@@ -135,7 +135,7 @@ class Envelope:
     __slots__ = (
         "error", "jumps", "key", "path", "pieces", "prefixes", "role", "roles", "sink",
         "state", "sub", "first", "root", "given", "skipped",
-        "answered", "first_state",
+        "answered", "first_state", "wrong",
     )
 
     def __init__(
@@ -171,6 +171,10 @@ class Envelope:
         self.given = 0
         self.skipped: tuple[str, ...] | None = None
         self.answered = False  # a TEXT member (``json_object``'s final answer) began
+        # what is wrong with an arguments value that is JSON but no object
+        # (``"arguments": [...]``): it is read through as skipped, so the call ends
+        # where its object does, and fails then (see ``_E_VALUE``)
+        self.wrong: str | None = None
 
     def renew(self, sink: EnvelopeSink) -> None:
         """Be the envelope ``__init__`` makes with the same roles, reusing this
@@ -189,6 +193,7 @@ class Envelope:
         self.given = 0
         self.skipped = None
         self.answered = False
+        self.wrong = None
 
     @property
     def done(self) -> bool:
@@ -286,8 +291,16 @@ class Envelope:
                         if c == '"':
                             role = ARGS_STR  # double-encoded arguments: a string of JSON
                         elif c != "n":
-                            self._fail(f"the value of {self.key!r} must be a JSON object")
-                            return i
+                            wrong = f"the value of {self.key!r} must be a JSON object"
+                            if self.root:  # (command: the whole value; nothing after it)
+                                self._fail(wrong)
+                                return i
+                            # read through to the end of the call's object, which then
+                            # fails whole: cut here, ``[{"tool": …}]``'s inner object
+                            # read as a call of its own (inline_json), which the model
+                            # did not write as one
+                            self.wrong = self.wrong or wrong
+                            role = SKIP
                         else:
                             role = SKIP  # null arguments: none
                     elif role == SKIP and c == "{" and self.skipped is None:

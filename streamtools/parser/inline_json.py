@@ -24,8 +24,11 @@ are ignored, but arguments given twice, or none while an object stands under
 another key, are ``CallError(reason="malformed")``).
 The call ends with the object's closing brace; a JSON error ends it at
 the offending character as ``CallError(reason="invalid_json")`` and the rest of
-the reply is text again. Only ``tool`` as the *first* key makes a call: the
-bound would otherwise be unbounded.
+the reply is text again. Arguments that are JSON but no object
+(``"arguments": [{"tool": …}]``) are read through to the object's end, and the
+whole call is that error: cut at the ``[``, the object inside was read as a
+call of its own, which the model did not write as one. Only ``tool`` as the
+*first* key makes a call: the bound would otherwise be unbounded.
 """
 
 from __future__ import annotations

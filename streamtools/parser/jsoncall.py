@@ -209,6 +209,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
         env = self.env
         name = self.call.name
         key = self.args_key
+        if env.wrong is not None:  # ``"arguments": [...]``, read through (``Envelope.wrong``)
+            return ("invalid_json", f"The call to {name} is not valid JSON: {env.wrong}."
+                    + (f" {self.example}" if self.example else ""))
         if env.given > 1:
             return ("malformed", f"The call to {name} gives its arguments more than once. "
                     f'Give them once, as one object under "{key}".')
@@ -285,7 +288,8 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         i += 1
                         continue
                     name = self.call.name or "the tool"
-                    message = f"The call to {name} is not valid JSON: {env.error}."
+                    # (arguments that were no object first: the first mistake to fix)
+                    message = f"The call to {name} is not valid JSON: {env.wrong or env.error}."
                     self._error("invalid_json", message)
                     if self.on_error == CUT:
                         self._finish(s, pos, i, self.failure)
