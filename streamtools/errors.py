@@ -8,7 +8,7 @@ handled (everything else). Model text never raises: malformed calls are
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streamtools.results import valid_text
 
@@ -58,7 +58,23 @@ class ToolDefinitionError(UsageError):
     """A function cannot be turned into a tool (unsupported annotation, bad name…)."""
 
 
-class BudgetExceeded(StreamtoolsError):
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An exception of ``cls`` with ``args``, its ``__init__`` not called (see
+    ``_KeywordState``); pickle then restores its attributes."""
+    return cls.__new__(cls, *args)
+
+
+class _KeywordState(StreamtoolsError):
+    """An error whose ``__init__`` takes required keywords (``turns``): pickle and
+    ``copy`` rebuild an exception by calling its class with ``args`` alone, which
+    raised TypeError (an error sent back from a worker process, a copied one).
+    It is rebuilt from its message, and its attributes restored."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+class BudgetExceeded(_KeywordState):
     """The agent ran out of turns or time before the model gave a final answer.
 
     ``transcript`` is the run's history up to there (the agent's own, when the
@@ -70,7 +86,7 @@ class BudgetExceeded(StreamtoolsError):
         self.transcript = transcript
 
 
-class RepairExhausted(StreamtoolsError):
+class RepairExhausted(_KeywordState):
     """The repair ladder ran out and the model's last reply said nothing: its calls
     still failed after ``max_repairs`` repairs (``reason="call_error"``), or it kept
     repeating a call after tool use was stopped (``reason="repeated_call"``). The
