@@ -31,8 +31,22 @@ __all__ = [
 ]
 
 
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An exception of ``cls`` with ``args``, its ``__init__`` not called (see
+    ``StreamtoolsError.__reduce__``); pickle then restores its attributes."""
+    return cls.__new__(cls, *args)
+
+
 class StreamtoolsError(Exception):
     """Base of every streamtools exception."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """pickle and ``copy`` rebuild an exception by calling its class with its
+        ``args``, which raises TypeError for one whose ``__init__`` takes other
+        arguments (``BudgetExceeded``'s required ``turns``, ``ToolArgumentsError``'s
+        four), so an error sent back from a worker process was lost. It is made
+        from its ``args`` without ``__init__``, and its attributes restored."""
+        return (_rebuilt, (type(self), self.args), self.__dict__)
 
 
 class UsageError(StreamtoolsError):
@@ -58,23 +72,7 @@ class ToolDefinitionError(UsageError):
     """A function cannot be turned into a tool (unsupported annotation, bad name…)."""
 
 
-def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
-    """An exception of ``cls`` with ``args``, its ``__init__`` not called (see
-    ``_KeywordState``); pickle then restores its attributes."""
-    return cls.__new__(cls, *args)
-
-
-class _KeywordState(StreamtoolsError):
-    """An error whose ``__init__`` takes required keywords (``turns``): pickle and
-    ``copy`` rebuild an exception by calling its class with ``args`` alone, which
-    raised TypeError (an error sent back from a worker process, a copied one).
-    It is rebuilt from its message, and its attributes restored."""
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuilt, (type(self), self.args), self.__dict__)
-
-
-class BudgetExceeded(_KeywordState):
+class BudgetExceeded(StreamtoolsError):
     """The agent ran out of turns or time before the model gave a final answer.
 
     ``transcript`` is the run's history up to there (the agent's own, when the
@@ -86,7 +84,7 @@ class BudgetExceeded(_KeywordState):
         self.transcript = transcript
 
 
-class RepairExhausted(_KeywordState):
+class RepairExhausted(StreamtoolsError):
     """The repair ladder ran out and the model's last reply said nothing: its calls
     still failed after ``max_repairs`` repairs (``reason="call_error"``), or it kept
     repeating a call after tool use was stopped (``reason="repeated_call"``). The

@@ -1,4 +1,4 @@
-"""The run's errors survive pickle and copy (a worker process sends one back)."""
+"""streamtools' errors survive pickle and copy (a worker process sends one back)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pickle
 
 import pytest
 
-from streamtools.errors import BudgetExceeded, RepairExhausted, StreamtoolsError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, StreamtoolsError
+from streamtools.tools import ToolArgumentsError
 from streamtools.transcript import Transcript
 
 
@@ -23,13 +24,16 @@ def history() -> Transcript:
     [
         BudgetExceeded("no final answer after 8 turns", turns=8, transcript=history()),
         RepairExhausted("still failed: bad call", reason="call_error", turns=3),
+        ToolArgumentsError("add", "Expected `int`", "$.a", "Invalid arguments for `add`"),
+        ProviderError("HTTP 429", status=429, body="{}", retryable=True, retry_after=2.0),
     ],
-    ids=["BudgetExceeded", "RepairExhausted"],
+    ids=["BudgetExceeded", "RepairExhausted", "ToolArgumentsError", "ProviderError"],
 )
-def test_errors_with_required_keywords_pickle_and_copy(error: StreamtoolsError) -> None:
+def test_errors_pickle_and_copy(error: StreamtoolsError) -> None:
     """pickle and ``copy`` rebuild an exception as ``cls(*args)``, which raised
-    TypeError for these two (``turns`` and ``reason`` are required keywords):
-    an error sent back from a worker process could not be read."""
+    TypeError for the first three (``turns`` and ``reason`` are required
+    keywords, ``ToolArgumentsError`` takes four arguments): an error sent back
+    from a worker process could not be read."""
     error.add_note("while answering a test")
     for again in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
         assert type(again) is type(error)
