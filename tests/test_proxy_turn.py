@@ -493,3 +493,23 @@ async def test_request_tools_never_reaches_the_wire() -> None:
     assert not [e for e in events if isinstance(e, CallStart)]
     assert _text(events) == asked
     assert events[-1] == Finish(reason="stop")
+
+
+async def test_a_repaired_turns_input_tokens_are_its_largest_prompt_not_a_sum() -> None:
+    """Clients take a reply's input tokens for the size of their context
+    (Claude Code compacts by it): a re-prompt's sum said twice the size."""
+    first: Sequence[Chunk] = [
+        TextChunk(text="It is probably sunny."),
+        UsageChunk(input_tokens=100, output_tokens=5),
+        FinishChunk(reason="stop"),
+    ]
+    second: Sequence[Chunk] = [
+        TextChunk(text=PARIS),
+        UsageChunk(input_tokens=130, output_tokens=7),
+        FinishChunk(reason="stop"),
+    ]
+    events = await _run(ScriptedModel([first, second]), _call(tool_choice="required"))
+    assert [c[1] for c in _calls(events)] == ["weather"]  # the re-prompt was made
+    # every token generated is counted, the prompt once
+    usage = [e for e in events if isinstance(e, Usage)]
+    assert usage == [Usage(input_tokens=130, output_tokens=12)]

@@ -19,7 +19,11 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
 3. The turn ends with one ``Usage`` and one ``Finish`` whose ``reason`` is
    ``tool_calls`` when any call was emitted. A broken upstream ends it with a
    ``StreamError`` instead (never a hang: providers end a cut stream with an
-   error finish).
+   error finish). After a re-prompt the ``Usage`` says the output tokens of
+   every attempt, but the input tokens of the largest prompt (the last, which
+   holds the others), not their sum: clients read a reply's input tokens as
+   the size of their context (Claude Code compacts by it, IDE agents show it),
+   and a sum told them the conversation was twice its size.
 
 Decisions, each bounded:
 
@@ -357,7 +361,7 @@ class _Attempt:
                             finish = FinishChunk(reason="stop")
                             break
                     elif isinstance(chunk, UsageChunk):
-                        turn.usage_in = _add(turn.usage_in, chunk.input_tokens)
+                        turn.usage_in = _largest(turn.usage_in, chunk.input_tokens)
                         turn.usage_out = _add(turn.usage_out, chunk.output_tokens)
                     elif isinstance(chunk, FinishChunk):
                         finish = chunk
@@ -498,6 +502,12 @@ def _no_request_tools(request: CallEnd) -> CallError:
         index=request.index, id=request.id, name=request.name, raw=request.raw,
         reason="unknown_tool", message=message,
     )
+
+
+def _largest(known: int | None, more: int | None) -> int | None:
+    if more is None:
+        return known
+    return more if known is None else max(known, more)
 
 
 def _add(total: int | None, more: int | None) -> int | None:
