@@ -9,7 +9,7 @@ from streamtools.events import Event, Final, ReasoningDelta, StreamError, TurnEn
 from streamtools.model import CallChunk, FinishChunk, TextChunk
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.testing import ScriptedModel
-from streamtools.tools import tool
+from streamtools.tools import ToolRegistry, tool
 from streamtools.transcript import ToolResultMessage
 
 pytestmark = pytest.mark.anyio
@@ -262,3 +262,17 @@ async def test_a_hybrid_agent_with_no_tools_is_a_plain_chat(choice: str) -> None
     assert SELECT_TOOLS not in str(request.messages)
     assert result.text == "Hello there." and result.turns == 1
     assert model.remaining == 1
+
+
+async def test_tools_added_after_the_hybrid_agent_is_made_are_selected_from() -> None:
+    """A registry filled after the agent is made (tools from an MCP server) is
+    read at each run: made with no tools, the agent still selects once it has some."""
+    select = CallChunk(index=0, id="s", name=SELECT_TOOLS, arguments='{"names": ["add"]}')
+    model = ScriptedModel([[select], "3."])
+    registry = ToolRegistry()
+    agent = HybridAgent(model, registry)
+    registry.add(add)
+    result = await agent.run("1 + 2?")
+    assert model.requests[0].tools is not None
+    assert model.requests[0].tools[0].name == SELECT_TOOLS
+    assert result.text == "3." and result.turns == 2

@@ -142,9 +142,13 @@ class HybridAgent:
         self._stop = checked.stop
         self._max_tokens = checked.max_tokens
         self._choice = checked.tool_choice
-        # Whether the selection turn offers ``select_tools``: not under "none", and
-        # not without tools (see the module docstring).
-        self._selects = self._choice != "none" and len(self.registry) > 0
+
+    @property
+    def _selects(self) -> bool:
+        """Whether the selection turn offers ``select_tools``: not under "none", and
+        not without tools (see the module docstring). Read at each run: a registry
+        may be filled after the agent is made (tools from an MCP server)."""
+        return self._choice != "none" and len(self.registry) > 0
 
     def selection_request(self, transcript: Transcript) -> ModelRequest:
         """The turn-0 request: summaries in the prompt, ``select_tools`` as the native tool.
