@@ -18,8 +18,9 @@ Theory of operation
   becomes a 502 in the client's format.
 * ``POST /v1/messages/count_tokens`` (Anthropic) and ``POST
   /v1/responses/input_tokens`` (Responses) count the input tokens of the
-  request the proxy would send upstream: an Anthropic upstream counts it,
-  other upstreams get an estimate (``tokens``).
+  request the proxy would send upstream: the upstream's count where it has
+  one (Anthropic's API, a vLLM or llama.cpp tokenizer), else, or when it
+  fails, an estimate (``tokens``).
 * ``GET /v1/models`` is the upstream's model listing, and ``GET
   /v1/models/{model_id}`` one of its models: passed through when the client
   speaks the upstream's API, else converted to the client's format (an
@@ -482,9 +483,8 @@ def create_app(
         except ClientDisconnect:
             return Response(status_code=499)
         try:
+            # never refused: a count the upstream cannot give is an estimate
             tokens, exact = await counter.count(model, upstream_request(call, cfg.dialect))
-        except ProviderError as exc:
-            return provider_error_response(wire, exc)
         finally:
             done()
         return Response(
