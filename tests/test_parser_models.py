@@ -269,6 +269,22 @@ MODEL_CASES: list[Case] = [
          [("error", S, "invalid_json"), call(S, q="x"), F]),
     Case("object-args-a-list", "json_object", '{"action": {"tool": "search", "args": [1]}}',
          [("error", S, "invalid_json"), F]),
+    # -- am_xml: an opening tag broken off, and the call begun again -----------------------
+    # the broken tag fails alone and the new call stands: it was one call, the broken
+    # tag in its raw, ``<am:tool_call`` read as an attribute and its name the broken tag's
+    Case("am-broken-tag-then-call", "am_xml",
+         '<am:tool_call\n<am:tool_call name="search"><q>x</q></am:tool_call> ok',
+         [("error", None, "unterminated"), call(S, q="x"), ("text", " ok"), F]),
+    Case("am-broken-named-tag-then-call", "am_xml",
+         '<am:tool_call name="calc" <am:tool_call name="search"><q>x</q></am:tool_call>',
+         [("error", None, "unterminated"), call(S, q="x"), F]),
+    Case("am-broken-tag-then-nameless-call", "am_xml",
+         "<am:tool_call <am:tool_call></am:tool_call>",
+         [("error", None, "unterminated"), ("error", None, "malformed"), F]),
+    # a "<" in the tag that begins no call is the tag's, as before
+    Case("am-lt-in-tag", "am_xml",
+         '<am:tool_call name="search" <am:tool_calls><q>x</q></am:tool_call>',
+         [call(S, q="x"), F]),
 ]
 
 
@@ -302,6 +318,14 @@ def test_arguments_that_are_no_object_say_so_with_the_whole_call() -> None:
     text = '{"tool": "search", "arguments": [{"tool": "search", "arguments": {}}]}'
     error = _error("inline_json", text)
     assert error.raw == text and "'arguments' must be a JSON object" in error.message
+
+
+def test_a_broken_off_opening_tag_says_so_and_names_its_tool() -> None:
+    text = '<am:tool_call name="calc"\n<am:tool_call name="search"><q>x</q></am:tool_call>'
+    events = run_checked("am_xml", [text], ["search", "calc"])
+    (error,) = [e for e in events if isinstance(e, CallError)]
+    assert error.raw == '<am:tool_call name="calc"\n'
+    assert "opening tag of the call to calc was not finished with >" in error.message
 
 
 def test_arguments_given_twice_say_so() -> None:

@@ -66,7 +66,8 @@ inside a call is silently dropped from its arguments; the ``ArgsDelta`` already
 streamed stay as they were (append-only) and the error supersedes them.
 
 A new ``<am:tool_call …>`` between the parameters of an open call (the model
-forgot ``</am:tool_call>``) ends the open one as
+forgot ``</am:tool_call>``), or inside its opening tag before the ``>`` (the
+model broke the tag off and began again), ends the open one as
 ``CallError(reason="unterminated")`` and starts the new one.
 
 ``<am:request_tools>a, b</am:request_tools>`` is a call too: ``CallStart`` with
@@ -230,11 +231,18 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             if self.restart:
                 self.record(s, pos, j)
                 self.status = DONE
-                self.call.fail(
-                    self.raw_text(), "unterminated",
-                    f"The call to {self.call.name or 'the tool'} was not closed before the next "
-                    f"call began. End every call with {CLOSE}.", out,
-                )
+                if self.state == TAG:  # (a name in the broken tag is quoted back)
+                    name = _name_attribute("".join(self.tag), len(OPEN)) or "the tool"
+                    message = (
+                        f"The opening tag of the call to {name} was not finished with > "
+                        f"before the next call began. Write whole calls, ending with {CLOSE}."
+                    )
+                else:
+                    message = (
+                        f"The call to {self.call.name or 'the tool'} was not closed before the "
+                        f"next call began. End every call with {CLOSE}."
+                    )
+                self.call.fail(self.raw_text(), "unterminated", message, out)
                 return j
             if j == i and self.state == state and self.status == 0:
                 break  # needs more input
@@ -249,6 +257,10 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 return i
             self.undecided = False  # from here on it is a call (holds back nothing more)
         k = s.find(">", i)
+        j = self._new_call_in_tag(s, i, k)
+        if j >= 0:
+            self.tag.append(s[i:j])
+            return j
         if k < 0:
             self.tag.append(s[i:])
             return len(s)
@@ -264,6 +276,27 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         if tag.endswith("/>"):
             return -(k + 1)
         return k + 1
+
+    def _new_call_in_tag(self, s: str, i: int, k: int) -> int:
+        """Where a new call's marker begins in the opening tag's text ``s[i:k]``
+        (``k`` its ``>``, or -1), or where one may be arriving at the end of ``s``
+        (the rest is held until it shows); -1 if neither. A new call there (the
+        model broke the tag off and began again) sets ``restart``: this call ends
+        unterminated, as one cut by a new call between its parameters does. Read
+        as this tag, its ``name`` would have been the broken tag's (running that
+        tool with the next call's arguments), or ``<am:tool_call`` an attribute."""
+        end = k if k >= 0 else len(s)
+        lt = s.find("<", i, end)
+        while lt >= 0:
+            after = lt + len(OPEN)
+            if after < len(s):
+                if s.startswith(OPEN, lt) and s[after] in " \t\r\n>/":
+                    self.restart = True
+                    return lt
+            elif k < 0 and OPEN.startswith(s[lt:]):
+                return lt  # maybe a new call: wait for it
+            lt = s.find("<", lt + 1, end)
+        return -1
 
     def _body(self, s: str, i: int) -> int:
         k = s.find("<", i)
