@@ -387,15 +387,30 @@ def _not_finite(raw: Any, lenient: bool) -> bool:
     return False
 
 
-def _positions(node: mi.Type, n: int) -> list[mi.Type]:
-    """The types of the ``n`` items of an array converted into ``node``."""
+def _parts(node: mi.Type, value: Any) -> list[tuple[Any, mi.Type, Any]]:
+    """What converting ``value`` into ``node`` (not a union: see ``_member``)
+    converts inside it, as (key or index, the type it is converted into, the
+    item): an object's declared fields (a key no field declares is dropped), a
+    free-form object's values, an array's items by position. How a value is
+    taken apart along its type, for both walks (``_problem``, ``_whole``)."""
+    if isinstance(value, dict):
+        if isinstance(node, _OBJECTS):
+            fields = {f.encode_name: f.type for f in node.fields}
+            return [(k, fields[k], v) for k, v in value.items() if k in fields]
+        if isinstance(node, mi.DictType):
+            return [(k, node.value_type, v) for k, v in value.items()]
+        return []
+    if not isinstance(value, list):
+        return []
     if isinstance(node, _ARRAYS):
-        return [node.item_type] * n
+        return [(i, node.item_type, v) for i, v in enumerate(value)]
     if isinstance(node, mi.TupleType):
-        return list(node.item_types)
-    if isinstance(node, (*_OBJECTS, mi.NamedTupleType)):  # array_like: fields by position
-        return [f.type for f in node.fields]
-    return []
+        types = node.item_types
+    elif isinstance(node, (*_OBJECTS, mi.NamedTupleType)):  # array_like: fields by position
+        types = tuple(f.type for f in node.fields)
+    else:
+        return []
+    return [(i, t, v) for i, (t, v) in enumerate(zip(types, value, strict=False))]
 
 
 def _problem(info: mi.Type, raw: Any, *, closed: bool, lenient: bool) -> str | None:
@@ -410,22 +425,20 @@ def _problem(info: mi.Type, raw: Any, *, closed: bool, lenient: bool) -> str | N
             if _not_finite(value, lenient):
                 shown = value if isinstance(value, str) else repr(value)
                 return f"Expected a finite number, got `{shown}` - at `{path}`"
-        elif isinstance(node, _OBJECTS) and isinstance(value, dict):
-            fields = {f.encode_name: f.type for f in node.fields}
-            tag = getattr(node, "tag_field", None)
-            if closed:
-                for key in value:
-                    if key not in fields and key != tag:
-                        where = "" if path == "$" else f" - at `{path}`"
-                        return f"Object contains unknown field `{key}`{where}"
-            pending = [(fields[k], v, f"{path}.{k}") for k, v in value.items() if k in fields]
-            stack.extend(reversed(pending))  # the first field is looked at first
         elif isinstance(value, list):
-            types = _positions(node, len(value))
-            pairs = enumerate(zip(types, value, strict=False))
-            stack.extend(reversed([(t, v, f"{path}[{i}]") for i, (t, v) in pairs]))
-        elif isinstance(node, mi.DictType) and isinstance(value, dict):
-            stack.extend((node.value_type, v, f"{path}[...]") for v in value.values())
+            parts = _parts(node, value)
+            stack.extend(reversed([(t, v, f"{path}[{i}]") for i, t, v in parts]))
+        elif isinstance(value, dict):
+            parts = _parts(node, value)
+            if closed and len(parts) < len(value) and isinstance(node, _OBJECTS):
+                declared = {key for key, _, _ in parts} | {getattr(node, "tag_field", None)}
+                unknown = next((key for key in value if key not in declared), None)
+                if unknown is not None:
+                    where = "" if path == "$" else f" - at `{path}`"
+                    return f"Object contains unknown field `{unknown}`{where}"
+            free = isinstance(node, mi.DictType)  # msgspec's path names no key of one
+            pending = [(t, v, f"{path}[...]" if free else f"{path}.{k}") for k, t, v in parts]
+            stack.extend(reversed(pending))  # the first item is looked at first
     return None
 
 
@@ -473,29 +486,18 @@ def _repaired(info: mi.Type, raw: Any) -> Any:
 def _whole(node: mi.Type, value: Any) -> Any:
     if isinstance(value, float):
         return int(value) if value.is_integer() and _takes_whole(node) else value
+    if not isinstance(value, (dict, list)):  # a tuple: faster than dict | list
+        return value
     if isinstance(node, mi.UnionType):
-        member = _member(node, value) if isinstance(value, dict | list) else None
+        member = _member(node, value)
         return value if member is None else _whole(member, value)
-    if isinstance(value, dict):
-        if isinstance(node, _OBJECTS):
-            fields = {f.encode_name: f.type for f in node.fields}
-        elif isinstance(node, mi.DictType):
-            fields = dict.fromkeys(value, node.value_type)
-        else:
-            return value
-        out = value
-        for key, item in value.items():
-            if key in fields and (new := _whole(fields[key], item)) is not item:
-                if out is value:
-                    out = dict(value)
-                out[key] = new
-        return out
-    if isinstance(value, list):
-        items = [_whole(t, v) for t, v in zip(_positions(node, len(value)), value, strict=False)]
-        if all(new is old for new, old in zip(items, value, strict=False)):
-            return value
-        return items + value[len(items) :]
-    return value
+    out = value
+    for key, typ, item in _parts(node, value):
+        if (new := _whole(typ, item)) is not item:
+            if out is value:
+                out = value.copy()  # a dict or a list
+            out[key] = new
+    return out
 
 
 def closed_objects(schema: dict[str, Any]) -> dict[str, Any]:

@@ -193,6 +193,19 @@ def test_a_number_that_is_not_finite_is_refused(arguments: dict[str, Any], detai
     }
 
 
+
+def test_the_first_number_that_is_not_finite_is_the_one_named() -> None:
+    """Fields, array items and a free-form object's values alike are looked at in
+    the order they were written, as msgspec names the first error it meets: of a
+    free-form object's values, the last one was named."""
+    limits = {"x": "1", "y": "NaN", "z": "inf"}
+    with pytest.raises(ToolArgumentsError) as info:
+        scale.validate({"factor": 1, "points": [], "limits": limits}, lenient=True)
+    assert info.value.detail == "Expected a finite number, got `NaN` - at `$.limits[...]`"
+    with pytest.raises(ToolArgumentsError) as info:
+        scale.validate({"factor": 1, "points": ["2", "nan", "inf"]}, lenient=True)
+    assert info.value.detail == "Expected a finite number, got `nan` - at `$.points[1]`"
+
 @tool
 def visit(place: Address | None = None, stops: list[Address] | None = None) -> str:
     """Visit a place."""
