@@ -193,7 +193,6 @@ def test_a_number_that_is_not_finite_is_refused(arguments: dict[str, Any], detai
     }
 
 
-
 def test_the_first_number_that_is_not_finite_is_the_one_named() -> None:
     """Fields, array items and a free-form object's values alike are looked at in
     the order they were written, as msgspec names the first error it meets: of a
@@ -205,6 +204,7 @@ def test_the_first_number_that_is_not_finite_is_the_one_named() -> None:
     with pytest.raises(ToolArgumentsError) as info:
         scale.validate({"factor": 1, "points": ["2", "nan", "inf"]}, lenient=True)
     assert info.value.detail == "Expected a finite number, got `nan` - at `$.points[1]`"
+
 
 @tool
 def visit(place: Address | None = None, stops: list[Address] | None = None) -> str:
