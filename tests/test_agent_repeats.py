@@ -15,7 +15,7 @@ import pytest
 from streamtools.events import Event, Final, Retry, ToolFailed, ToolResult
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.runtime import Agent
-from streamtools.runtime.repair import MAX_RETRIES
+from streamtools.runtime.repair import MAX_RETRIES, repeat_twin
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
 from streamtools.transcript import Transcript
@@ -203,6 +203,30 @@ async def test_a_twin_in_one_reply_is_told_the_same_whichever_finishes_first(
     assert [kind for kind, _ in outcomes(late)] == ["refused", "result"]
     refusal = outcomes(early)[1][1]
     assert refusal == outcomes(late)[0][1]
-    assert "it was run once, and its result is the one given for the first" in refusal
-    assert "Its result was" not in refusal
+    assert refusal == repeat_twin("fetch")
+    assert "only the first of them is answered" in refusal and "the page" not in refusal
     assert early_transcript == late_transcript
+
+
+async def test_a_twin_climbs_no_rung_of_the_repeat_ladder() -> None:
+    """A twin in one reply (parallel calls duplicated) used up the redirect, so
+    the model's first real repeat in a later turn stopped tool use at once."""
+    runs: list[str] = []
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        runs.append(url)
+        return "the page"
+
+    model = ScriptedModel([FETCH + FETCH + FETCH, FETCH, "It says: the page."])
+    events = await collect(Agent(model, [fetch], dialect="hermes"), "fetch it")
+    assert len(runs) == 1
+    # (the first call's result comes before or after its twins' refusals)
+    kinds = [kind for kind, _ in outcomes(events)]
+    assert sorted(kinds) == ["refused", "refused", "refused", "result"]
+    messages = [message for kind, message in outcomes(events) if kind == "refused"]
+    assert messages[:2] == [repeat_twin("fetch")] * 2
+    assert "Its result was:\nthe page" in messages[2]  # redirected, not stopped
+    assert [e.reason for e in events if isinstance(e, Retry)] == ["repeated_call"]
+    assert events[-1] == Final(text="It says: the page.", turns=3)

@@ -31,10 +31,13 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    may pass (it raised, it timed out), made again in a later reply, after the
    model read the failure, runs again, at most ``MAX_RETRIES`` (2) times per
    call; past that it is a repeat, and the redirect quotes its last error.
-   An identical call twice in one reply is a repeat, never a retry (the model
-   has seen no failure), and its redirect quotes nothing: whether the first
-   one's result is in yet depends on timing, and the transcript must not. It
-   is told the result is the first call's, which the transcript pairs with it.
+
+   An identical call written twice in one reply (a *twin*; models that write
+   parallel calls duplicate one now and then) is neither: the second is not
+   run, and is told that only the first is answered (``repeat_twin``). It
+   quotes nothing, since whether the first one's result is in yet depends on
+   timing, and the transcript must not; and it climbs no rung, being no loop
+   across turns: a later repeat is still redirected before tool use stops.
 
 **When the ladder runs out** (rung 1 past its bound, or the last turn of
 rung 3), the reply is the answer if it has visible text (what the model said
@@ -72,6 +75,7 @@ __all__ = [
     "missing_call_reprompt",
     "refusal_reprompt",
     "repeat_redirect",
+    "repeat_twin",
     "repeat_stop",
 ]
 
@@ -157,16 +161,22 @@ def missing_call_reprompt(
     )
 
 
+def repeat_twin(name: str) -> str:
+    """The tool error for a call identical to one earlier in the same reply."""
+    return (
+        f"You wrote this call of `{name}` more than once in one reply, with exactly the "
+        "same arguments; only the first of them is answered, and this one was not run."
+    )
+
+
 def repeat_redirect(name: str, previous: str | None, *, failed: bool = False) -> str:
     """The tool error for the first repeat of an identical call. ``previous``:
-    the earlier call's result, quoted; None for a repeat in the same reply (the
-    result is the other call's). ``failed``: every run of it failed, and its
-    retries are spent: ``previous`` is its last error."""
+    the earlier call's result, quoted (None: not known). ``failed``: every run
+    of it failed, and its retries are spent: ``previous`` is its last error."""
     if previous is None:
         return (
-            f"You called `{name}` more than once with exactly these arguments in one reply; "
-            "it was run once, and its result is the one given for the first of those calls. "
-            "Use that result, call a tool with different arguments, or give your answer."
+            f"You already called `{name}` with exactly these arguments; it was not run again. "
+            "Use its result, call a tool with different arguments, or give your answer."
         )
     if failed:
         return (

@@ -82,6 +82,7 @@ from streamtools.runtime.repair import (
     last_turn_refusal,
     repeat_redirect,
     repeat_stop,
+    repeat_twin,
 )
 
 __all__ = ["Decoder", "Reply", "TurnContext", "run_turn"]
@@ -125,7 +126,7 @@ class Reply:
     errors: list[CallError] = field(default_factory=list)
     outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
     requested_tools: list[str] = field(default_factory=list)
-    signatures: set[str] = field(default_factory=set)  # of the calls this reply ran
+    signatures: set[str] = field(default_factory=set)  # of the calls dispatched so far
     finish: FinishChunk | None = None
     cut: bool = False
     # What a tool raised that the executor does not report (a ``BaseException``
@@ -274,21 +275,22 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     if ctx.last:
         await _refuse(ctx, call, reply, last_turn_refusal(call.name))
         return
-    # An identical call earlier in this reply: a repeat, whatever became of it.
-    twin = signature in reply.signatures
-    if signature not in repair.seen or (not twin and repair.may_retry(signature)):
+    if signature in reply.signatures:
+        # The same call earlier in this reply (see ``repair``): not run, whatever
+        # became of the first, and no rung climbed.
+        await _refuse(ctx, call, reply, repeat_twin(call.name))
+        return
+    reply.signatures.add(signature)
+    if signature not in repair.seen or repair.may_retry(signature):
         if signature in repair.seen:  # a retry of a call that failed (see ``repair``)
             repair.retries[signature] = repair.retries.get(signature, 0) + 1
         repair.seen.add(signature)
-        reply.signatures.add(signature)
         tools.start_soon(_run_tool, ctx, call, reply, signature, tools)
         return
     if not repair.redirected:
         repair.redirected = True
-        # A twin quotes nothing: its first call may or may not have finished by
-        # now, and what the transcript says must not depend on which. Otherwise
-        # the result is an earlier reply's, all of whose calls have finished.
-        previous = None if twin else repair.results.get(signature)
+        # An earlier reply's result: all of its calls have finished.
+        previous = repair.results.get(signature)
         failed = signature in repair.failed
         message = repeat_redirect(call.name, previous, failed=failed)
         await ctx.emit(Retry(turn=ctx.turn, reason="repeated_call", message=message))
