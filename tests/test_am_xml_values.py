@@ -121,18 +121,24 @@ def test_a_nullable_string_round_trips_through_the_renderer(value: str | None) -
         ("<![CDATA[5]]>", "5"),
         ("<![CDATA[true]]>", "true"),
         ("<![CDATA[null]]>", "null"),
-        ("<![CDATA[[1]]]>", "[1]"),
-        ('<![CDATA[{"a": 1}]]>', '{"a": 1}'),
         ("\n<![CDATA[-2]]>\n", "-2"),
         ("\n<![CDATA[\n5]]>\n", "\n5"),
-        ("[<![CDATA[1]]>]", "[1]"),  # a section anywhere in the value: text
+        (" <![CDATA[1.5]]>", " 1.5"),
+        ("1<![CDATA[2]]>", "12"),  # a section anywhere in the value
+        ('<![CDATA["q"]]>', '"q"'),
+        ("<![CDATA[tr]]>ue", "true"),
+        # an array or object stays JSON: a "<" in one of its strings needs the section
+        ("<![CDATA[[1]]]>", [1]),
+        ('<![CDATA[{"a": "<b>"}]]>', {"a": "<b>"}),
+        ("\n[<![CDATA[1]]>]\n", [1]),
+        ("<![CDATA[[1, ]]>", "[1, "),  # (no JSON: text, as bare)
         ("5", 5),  # bare, it is what it reads as
         ("\n[1, 2]\n", [1, 2]),
         ("null", None),
         ("word", "word"),
     ],
 )
-def test_without_a_schema_a_value_in_cdata_is_text(body: str, expected: Any) -> None:
+def test_without_a_schema_a_number_or_literal_in_cdata_is_text(body: str, expected: Any) -> None:
     assert _arguments(f"<a>{body}</a>", ["t"]) == [{"a": expected}]
 
 
@@ -141,3 +147,12 @@ def test_a_typed_value_in_cdata_is_still_read_as_its_type() -> None:
         {"q": "1", "tag": 5}
     ]
 
+
+
+@pytest.mark.parametrize("value", [{"</am:tool>": None}, ["a&b", 1], {"x": "<|im_end|>"}, "null"])
+def test_without_a_schema_a_value_round_trips_through_the_renderer(value: Any) -> None:
+    """What the renderer puts in CDATA (an object holding ``<``, the string
+    ``null``) reads back as it was, with no schema to say its type."""
+    call = ToolCall(id="c", name="t", arguments={"a": value})
+    written = get_renderer("am_xml").render_call(call)
+    assert _arguments(written.split(">", 1)[1].rsplit("<", 1)[0], ["t"]) == [{"a": value}]

@@ -25,8 +25,9 @@ it is not JSON so that validation can say what is wrong). Without a schema a
 JSON-literal heuristic decides: a value whose first non-space character could
 start a number, array, object or ``true``/``false``/``null`` is held until it
 closes and kept as JSON if it decodes to a non-string; anything else streams as
-a string at once, and so does a value with a CDATA section in it (CDATA says
-"text": ``<![CDATA[5]]>`` is ``"5"``).
+a string at once. A CDATA section says "text": a number or literal in one is a
+string (``<![CDATA[5]]>`` is ``"5"``), an array or object still JSON (it may
+need the section for a ``<`` in one of its strings).
 
 String values are the element's text with XML entities decoded and CDATA
 unwrapped; one newline (``\\n`` or ``\\r\\n``) directly after the opening tag

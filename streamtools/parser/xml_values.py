@@ -34,11 +34,16 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   model copying it sent that to the tool. ``ArgsDelta`` is append-only, so
   nothing of the value is emitted before it is decided.
 
-CDATA is the model saying "this is text": a section in an ``AUTO`` or
-``NULLABLE`` value makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the
-string ``"null"``, as the render side writes it; ``<![CDATA[5]]>`` without a
-schema the string ``"5"``). ``TYPED`` values are read as JSON with or without it
-(``<n><![CDATA[5]]></n>`` for an integer is ``5``: the schema says what it is).
+CDATA is the model saying "this is text": a section in a ``NULLABLE`` value
+makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the string ``"null"``, as
+the render side writes it). An ``AUTO`` value with a section in it becomes
+``AUTO_TEXT``: decided as ``AUTO`` is, but at the close only an array or object
+stays JSON, a number, ``true``, ``false`` or ``null`` is the text
+(``<![CDATA[5]]>`` is ``"5"``). No one needs CDATA to write a number or a
+literal, while an array or object holding ``<`` or ``&`` in its strings goes in
+CDATA (the render side writes it so; the prompt asks it of text with them).
+``TYPED`` values are read as JSON with or without it (``<n><![CDATA[5]]></n>``
+for an integer is ``5``: the schema says what it is).
 """
 
 from __future__ import annotations
@@ -52,10 +57,12 @@ from streamtools.parser.calls import XML_ARGS, Call
 from streamtools.results import valid_text
 from streamtools.schema import MAX_DEPTH, json_type, resolve
 
-__all__ = ["AUTO", "NULLABLE", "STRING", "TYPED", "ParamValues", "kinds_from_schema"]
+__all__ = [
+    "AUTO", "AUTO_TEXT", "NULLABLE", "STRING", "TYPED", "ParamValues", "kinds_from_schema",
+]
 
-# (``AUTO`` and ``NULLABLE`` last: ``kind >= AUTO`` is "undecided, probing")
-STRING, TYPED, AUTO, NULLABLE = range(4)
+# (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
+STRING, TYPED, AUTO, NULLABLE, AUTO_TEXT = range(5)
 _JSON_START = frozenset('{["-0123456789')
 _LITERALS = ("true", "false", "null")
 # every non-empty start of a literal: ``core in`` this is ``any(lit.startswith(core))``
@@ -241,8 +248,10 @@ class ParamValues:
     def _cdata_opens(self) -> None:
         """A CDATA section begins in the value: in an undecided one it says
         "text" (see the module docstring)."""
-        if self.kind >= AUTO:
+        if self.kind == NULLABLE:
             self._as_string()
+        elif self.kind == AUTO:
+            self.kind = AUTO_TEXT
 
     def _close_param(self) -> None:
         self.state = self.body_state
@@ -268,7 +277,9 @@ class ParamValues:
             # catalog's validation says what is wrong
             decoded = value
             as_json = msgspec.json.encode(value).decode()
-        if self.kind == AUTO and (isinstance(decoded, str) or value == ""):
+        if self.kind == AUTO_TEXT and not isinstance(decoded, list | dict):
+            decoded = value  # (CDATA: text, but an array or object)
+        if self.kind >= AUTO and (isinstance(decoded, str) or value == ""):
             self.call.add_args(_layout_free(text), self.out)
         else:
             self.call.add_args(as_json, self.out)
