@@ -94,7 +94,8 @@ class ConsoleRenderer:
             if self._encoding is not None:
                 text = text.encode(self._encoding, "replace").decode(self._encoding)
             self.out.write(text)
-            self.at_line_start = text.endswith("\n")
+            # a styled piece ends with its reset code, after the newline it may end with
+            self.at_line_start = text.removesuffix(_RESET).endswith("\n")
 
     def line(self, text: str) -> None:
         """Write ``text`` as a line of its own."""
