@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_proxy import _anthropic, serve
+from test_proxy import _anthropic, _openai, serve
 
 from streamtools.model import Chunk, FinishChunk, TextChunk, UsageChunk
 from streamtools.proxy import ProxyConfig, create_app
@@ -84,6 +84,29 @@ def test_an_upstream_without_a_count_leaves_the_estimate(stream: bool) -> None:
         else:
             usage = client.messages.create(model="c", max_tokens=50, messages=USER).usage
     assert usage.input_tokens == estimate_tokens(model.requests[0]) > 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_clients_get_the_estimate_from_an_upstream_without_a_count(stream: bool) -> None:
+    """The chat and Responses APIs' usage said 0 input tokens, which clients
+    that track their context by it (Codex compacts by it) took for none."""
+    model = ScriptedModel([[TextChunk(text="Sunny.")]] * 2)
+    chat: Any = {"model": "m", "messages": USER, "stream": stream}
+    if stream:
+        chat["stream_options"] = {"include_usage": True}
+    with _proxy(model) as url:
+        client = _openai(url)
+        if stream:
+            chunks = list(client.chat.completions.create(**chat))
+            usage = chunks[-1].usage
+            with client.responses.stream(model="m", input=USER[0]["content"]) as events:
+                final = events.get_final_response().usage
+        else:
+            usage = client.chat.completions.create(**chat).usage
+            final = client.responses.create(model="m", input=USER[0]["content"]).usage
+    estimates = [estimate_tokens(r) for r in model.requests]
+    assert usage is not None and usage.prompt_tokens == estimates[0] > 0
+    assert final is not None and final.input_tokens == estimates[1] > 0
 
 
 def test_a_non_streamed_message_keeps_the_upstreams_count() -> None:

@@ -441,10 +441,8 @@ class EventEncoder:
         return _event("error", error_body(status, message, kind))
 
 
-def response_body(reply: Reply, model: str, input_tokens: int = 0) -> dict[str, Any]:
-    """A non-streaming ``message`` with the same content as the stream;
-    ``input_tokens`` is the count written when the upstream gave none (the
-    estimate the stream's ``message_start`` has)."""
+def response_body(reply: Reply, model: str) -> dict[str, Any]:
+    """A non-streaming ``message`` with the same content as the stream."""
     content: list[dict[str, Any]] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
@@ -468,7 +466,7 @@ def response_body(reply: Reply, model: str, input_tokens: int = 0) -> dict[str, 
         "stop_reason": stop_reason(reply.finish, made_calls),
         "stop_sequence": None if made_calls else reply.finish.stop_sequence,
         "usage": {
-            "input_tokens": input_tokens if reply.input_tokens is None else reply.input_tokens,
+            "input_tokens": reply.input_tokens or 0,
             "output_tokens": reply.output_tokens or 0,
         },
     }

@@ -440,7 +440,7 @@ def create_app(
             except Exception:  # a bug of ours: log it, answer in the client's format
                 log.exception("proxy turn failed")
                 return error_response(wire, 500, "internal error in the proxy", "internal")
-            body = wire.body(reply, call, sent)
+            body = wire.body(reply, call)
             return Response(_encode_json(body), media_type="application/json")
 
         # a client that gave up (its timeout) ends the upstream request: no

@@ -97,19 +97,12 @@ class Encoder(Protocol):
 
 class Wire(NamedTuple):
     decode: Callable[[Any], ProxyCall]
-    # encoder and body are also given the request that goes upstream first
+    # given the request that goes upstream first too (message_start's estimate)
     encoder: Callable[[ProxyCall, ModelRequest], Encoder]
-    body: Callable[[Reply, ProxyCall, ModelRequest], dict[str, Any]]
+    body: Callable[[Reply, ProxyCall], dict[str, Any]]
     error: Callable[[int, str, str], dict[str, Any]]
     id_prefix: str
     ping: bytes  # a keep-alive the API's clients skip
-
-
-def _anthropic_body(reply: Reply, call: ProxyCall, request: ModelRequest) -> dict[str, Any]:
-    """The message, with the estimate of ``request`` for an upstream that gave
-    no input count (the stream has it in ``message_start``)."""
-    estimate = estimate_tokens(request) if reply.input_tokens is None else 0
-    return anthropic_wire.response_body(reply, call.model, estimate)
 
 
 OPENAI = Wire(
@@ -117,7 +110,7 @@ OPENAI = Wire(
     lambda call, _: (openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder)(
         call.model, include_usage=call.include_usage
     ),
-    lambda reply, call, _: openai_wire.response_body(reply, call.model, call.legacy),
+    lambda reply, call: openai_wire.response_body(reply, call.model, call.legacy),
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",
@@ -125,7 +118,7 @@ OPENAI = Wire(
 RESPONSES = Wire(
     responses_wire.decode_request,
     lambda call, _: responses_wire.EventEncoder(call),
-    lambda reply, call, _: responses_wire.response_body(reply, call),
+    responses_wire.response_body,
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",
@@ -136,7 +129,7 @@ ANTHROPIC = Wire(
     lambda call, request: anthropic_wire.EventEncoder(
         call.model, input_tokens=estimate_tokens(request)
     ),
-    _anthropic_body,
+    lambda reply, call: anthropic_wire.response_body(reply, call.model),
     anthropic_wire.error_body,
     "toolu_",
     b'event: ping\ndata: {"type":"ping"}\n\n',

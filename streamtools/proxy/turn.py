@@ -23,7 +23,10 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    every attempt, but the input tokens of the largest prompt (the last, which
    holds the others), not their sum: clients read a reply's input tokens as
    the size of their context (Claude Code compacts by it, IDE agents show it),
-   and a sum told them the conversation was twice its size.
+   and a sum told them the conversation was twice its size. An upstream that
+   gives no input count gets the estimate of the last request
+   (``tokens.estimate_tokens``, erring high) in its place: a count of 0 told
+   clients that track their context by it that the conversation was empty.
 
 Decisions, each bounded:
 
@@ -133,6 +136,7 @@ from streamtools.proxy.request import (
     kind_for_error,
     kind_for_status,
 )
+from streamtools.proxy.tokens import estimate_tokens
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -300,7 +304,10 @@ class _Turn:
                 request = upstream_request(self.call, self.dialect, transcript)
                 continue
             await attempt.give_up()
-            await self.out(Usage(input_tokens=self.usage_in, output_tokens=self.usage_out))
+            # no count from the upstream: the estimate of what it was sent, not 0
+            # (as LiteLLM fills in usage), which clients took for an empty context
+            usage_in = estimate_tokens(request) if self.usage_in is None else self.usage_in
+            await self.out(Usage(input_tokens=usage_in, output_tokens=self.usage_out))
             stop_sequence = finish.stop_sequence if finish.stop_sequence in self.call.stop else None
             if attempt.cut:  # a call cut by the token limit (see the module docstring)
                 reason, stop_sequence = "length", None
