@@ -154,8 +154,7 @@ class ToolFailed(_Event, tag="tool_failed", frozen=True, kw_only=True):
     """A tool could not produce a result; ``message`` is what the model is told.
 
     ``kind``: ``exception``, ``timeout``, ``invalid_arguments``, ``unknown_tool``,
-    ``refused`` (not run by the runtime: a repeated call, or a call in the last
-    turn ``max_turns`` allows), ``unencodable_result``
+    ``refused`` (a repeated call stopped by the runtime), ``unencodable_result``
     (the tool ran but its value could not be turned into text).
     """
 

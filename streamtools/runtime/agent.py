@@ -39,10 +39,10 @@ wording and the bounds):
 
 Every model call counts against ``max_turns`` (repairs included), so the
 loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
-``BudgetExceeded``. The calls of the last turn ``max_turns`` allows are not
-run (``ToolFailed(kind="refused")``): no turn is left to read their results,
-and a tool's side effects (a message sent, a file written) should not happen
-for a result nobody reads, nor a slow tool hold back the error. A turn the
+``BudgetExceeded``. The calls of the last turn ``max_turns`` allows run, as
+the model asked, though no turn is left to read their results: the results
+go in the transcript ``BudgetExceeded`` carries, for a run that goes on from
+it (refused, a step the caller allowed would never happen). A turn the
 time budget cut short still gets its ``TurnEnd(reason="error")``, as a turn
 that failed does, and its reply so far goes in the transcript, with the
 results of the calls that finished and, for a call still running, a tool
@@ -282,7 +282,6 @@ class Agent:
                     stop_at_call=self.stop_at_call,
                     stop_marker=self.renderer.stop_marker,
                     tool_request=requested_tools,
-                    last=turn >= self.max_turns,
                 )
                 try:
                     request = self._request(transcript, specs, final_turn, repair)

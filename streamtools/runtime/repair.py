@@ -70,7 +70,6 @@ __all__ = [
     "call_error_feedback",
     "call_signature",
     "exhausted",
-    "last_turn_refusal",
     "looks_like_refusal",
     "missing_call_reprompt",
     "refusal_reprompt",
@@ -204,16 +203,6 @@ def repeat_stop(name: str, *, repeated: bool = True) -> str:
     return (
         f"`{name}` was called again with the same arguments; tool use is stopped for this "
         "request. Do not call any more tools: answer now with what you have."
-    )
-
-
-def last_turn_refusal(name: str) -> str:
-    """The tool error for a call in the last turn ``max_turns`` allows, which is
-    not run: no turn is left in the run to read its result. Worded for a model
-    that reads it when the transcript goes on in a later run."""
-    return (
-        f"`{name}` was not run: the run reached its limit of turns before its result "
-        "could be read. Call it again if you still need it."
     )
 
 

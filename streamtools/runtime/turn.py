@@ -79,7 +79,6 @@ from streamtools.runtime.executor import Executor
 from streamtools.runtime.repair import (
     RepairState,
     call_signature,
-    last_turn_refusal,
     repeat_redirect,
     repeat_stop,
     repeat_twin,
@@ -150,9 +149,6 @@ class TurnContext:
     emit: Emit
     stop_at_call: bool = False
     stop_marker: str | None = None
-    # The last turn ``max_turns`` allows: no turn follows to read a result, so no
-    # call runs (its side effects would be for nothing); each is refused.
-    last: bool = False
     # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
     # when it is an ordinary call.
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
@@ -271,9 +267,6 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
-        return
-    if ctx.last:
-        await _refuse(ctx, call, reply, last_turn_refusal(call.name))
         return
     if signature in reply.signatures:
         # The same call earlier in this reply (see ``repair``): not run, whatever
