@@ -258,10 +258,12 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 return i
             self.undecided = False  # from here on it is a call (holds back nothing more)
         k = s.find(">", i)
-        j = self._new_call_in_tag(s, i, k)
-        if j >= 0:
-            self.tag.append(s[i:j])
-            return j
+        lt = s.find("<", i, k) if k >= 0 else s.find("<", i)
+        if lt >= 0:  # (rare: no call for the common tag)
+            j = self._new_call_in_tag(s, lt, k)
+            if j >= 0:
+                self.tag.append(s[i:j])
+                return j
         if k < 0:
             self.tag.append(s[i:])
             return len(s)
@@ -278,16 +280,16 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return -(k + 1)
         return k + 1
 
-    def _new_call_in_tag(self, s: str, i: int, k: int) -> int:
-        """Where a new call's marker begins in the opening tag's text ``s[i:k]``
-        (``k`` its ``>``, or -1), or where one may be arriving at the end of ``s``
-        (the rest is held until it shows); -1 if neither. A new call there (the
-        model broke the tag off and began again) sets ``restart``: this call ends
-        unterminated, as one cut by a new call between its parameters does. Read
-        as this tag, its ``name`` would have been the broken tag's (running that
-        tool with the next call's arguments), or ``<am:tool_call`` an attribute."""
+    def _new_call_in_tag(self, s: str, lt: int, k: int) -> int:
+        """Where a new call's marker begins in the opening tag's text ``s[lt:k]``
+        (``k`` its ``>``, or -1; ``s[lt]`` is a ``<``), or where one may be
+        arriving at the end of ``s`` (the rest is held until it shows); -1 if
+        neither. A new call there (the model broke the tag off and began again)
+        sets ``restart``: this call ends unterminated, as one cut by a new call
+        between its parameters does. Read as this tag, its ``name`` would have
+        been the broken tag's (running that tool with the next call's arguments),
+        or ``<am:tool_call`` an attribute."""
         end = k if k >= 0 else len(s)
-        lt = s.find("<", i, end)
         while lt >= 0:
             after = lt + len(OPEN)
             if after < len(s):

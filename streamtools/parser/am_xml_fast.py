@@ -79,7 +79,9 @@ class AmXmlFastPaths(ParamValues):
         # (here, not in a method of their own: most of a call's markup deltas)
         if ">" in delta:
             return self._fast_child(delta) if state == BODY else None
-        if state == TAG and "<" not in delta:  # (a "<": maybe a new call, see ``_tag``)
+        if state == TAG:
+            if "<" in delta:
+                return None  # maybe a new call: see ``_tag``
             if self.undecided:
                 if delta[0] not in " \t\r\n/":
                     return None  # the machine rejects it (a different word: text)
