@@ -254,6 +254,8 @@ def test_upstream_errors_before_and_during_the_stream() -> None:
     assert error.type == "error" and "upstream" in error.message
     assert failed.type == "response.failed" and failed.response.status == "failed"
     assert failed.response.error is not None and "upstream" in failed.response.error.message
+    # the Responses API's code for a server's failure (Codex reads the code), in both
+    assert error.code == failed.response.error.code == "server_error"
 
 
 # Codex (0.144 and later) declares its tools in an ``additional_tools`` input item, in

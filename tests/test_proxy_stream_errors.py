@@ -52,6 +52,17 @@ async def _error_event(wire: str, model: Any, **extra: Any) -> dict[str, Any]:
     return error
 
 
+def _kind(wire: str, event: dict[str, Any]) -> str:
+    """What a client of ``wire`` reads of an error event: the error's type, or
+    a Responses event's ``code`` (the Responses API's own words)."""
+    kind: str = event["code"] if wire == "responses" else event["error"]["type"]
+    return kind
+
+
+# the order of the expected kinds in the tests' tuples
+WIRES = ("anthropic", "openai", "responses")
+
+
 def _cut(message: str) -> ScriptedModel:
     """An upstream that streams some text, then fails in its stream."""
     return ScriptedModel([[TextChunk(text="Hello"), FinishChunk(reason="error", message=message)]])
@@ -79,9 +90,9 @@ async def test_an_anthropic_upstreams_error_type_reaches_an_anthropic_client(
 @pytest.mark.parametrize("wire", ["openai", "responses"])
 async def test_a_rate_limit_in_the_stream_is_a_rate_limit_for_openai_clients(wire: str) -> None:
     event = await _error_event(wire, _cut("rate_limit_error: slow down"))
-    error = event if wire == "responses" else event["error"]
-    kind = error["code"] if wire == "responses" else error["type"]
-    assert kind == "rate_limit_error"
+    # the Responses API's code for it, which Codex retries after the wait it says
+    expected = "rate_limit_exceeded" if wire == "responses" else "rate_limit_error"
+    assert _kind(wire, event) == expected
 
 
 class _RefusesTheRepair(ScriptedModel):
@@ -104,13 +115,14 @@ class _RefusesTheRepair(ScriptedModel):
 @pytest.mark.parametrize(
     ("status", "kinds"),
     [
-        (429, ("rate_limit_error", "rate_limit_error")),
-        (529, ("overloaded_error", "server_error")),
-        (408, ("api_error", "upstream_error")),  # retryable by its status alone: not a 400
+        (429, ("rate_limit_error", "rate_limit_error", "rate_limit_exceeded")),
+        (529, ("overloaded_error", "server_error", "server_error")),
+        # retryable by its status alone: not a 400
+        (408, ("api_error", "upstream_error", "server_error")),
     ],
 )
 async def test_a_refused_repair_after_the_stream_began_keeps_an_overloads_kind(
-    wire: str, status: int, kinds: tuple[str, str]
+    wire: str, status: int, kinds: tuple[str, str, str]
 ) -> None:
     tools: dict[str, Any] = {
         "openai": {
@@ -127,10 +139,7 @@ async def test_a_refused_repair_after_the_stream_began_keeps_an_overloads_kind(
         },
     }
     event = await _error_event(wire, _RefusesTheRepair(status), **tools[wire])
-    if wire == "anthropic":
-        assert event["error"]["type"] == kinds[0]
-    else:
-        assert (event["code"] if wire == "responses" else event["error"]["type"]) == kinds[1]
+    assert _kind(wire, event) == kinds[WIRES.index(wire)]
 
 
 @pytest.mark.anyio
@@ -237,25 +246,25 @@ async def _refused_after_the_ping(wire: str, status: int) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("status", "kinds"),
     [
-        (408, ("api_error", "upstream_error")),  # retried by their status, which is lost
-        (409, ("api_error", "upstream_error")),
-        (429, ("rate_limit_error", "rate_limit_error")),
-        (401, ("authentication_error", "authentication_error")),  # not worth a retry
-        (504, ("timeout_error", "api_error")),
+        # retried by their status, which is lost
+        (408, ("api_error", "upstream_error", "server_error")),
+        (409, ("api_error", "upstream_error", "server_error")),
+        (429, ("rate_limit_error", "rate_limit_error", "rate_limit_exceeded")),
+        # not worth a retry
+        (401, ("authentication_error", "authentication_error", "authentication_error")),
+        (504, ("timeout_error", "api_error", "server_error")),
+        (402, ("billing_error", "insufficient_quota", "insufficient_quota")),
     ],
 )
 async def test_a_refusal_after_a_slow_upstream_began_the_stream_keeps_a_retry_kind(
-    wire: str, status: int, kinds: tuple[str, str]
+    wire: str, status: int, kinds: tuple[str, str, str]
 ) -> None:
     """An upstream slow to answer gets the stream begun by the keep-alive; when
     it then refuses with a 408 or 409 (a timeout, a conflict: both retried by
     status), the error in the stream read ``invalid_request_error``, which
     clients never retry."""
     event = await _refused_after_the_ping(wire, status)
-    if wire == "anthropic":
-        assert event["error"]["type"] == kinds[0]
-    else:
-        assert (event["code"] if wire == "responses" else event["error"]["type"]) == kinds[1]
+    assert _kind(wire, event) == kinds[WIRES.index(wire)]
     assert f"HTTP {status}" in (event if wire == "responses" else event["error"])["message"]
 
 

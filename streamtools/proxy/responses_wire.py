@@ -42,7 +42,9 @@ arguments as they arrive (``freeform.RawInput``), as
 one terminal event, ``response.completed`` (or ``response.incomplete`` when
 the upstream hit its token limit before any call), carrying the whole response
 with its usage. Every event has the next ``sequence_number``. A failure after
-the stream began is an ``error`` event followed by ``response.failed``.
+the stream began is an ``error`` event followed by ``response.failed``, its
+``code`` the Responses API's where it has one (``_CODES``): Codex reads only
+the code (a wait from a ``rate_limit_exceeded``, a stop at ``insufficient_quota``).
 
 ``response_body`` writes the same content as one ``response`` object. Errors
 before the stream are OpenAI's error object (``openai_wire.error_body``).
@@ -90,6 +92,16 @@ from streamtools.transcript import (
 __all__ = ["EventEncoder", "decode_request", "error_body", "response_body"]
 
 _encode = msgspec.json.Encoder().encode
+# a failure's code in the stream by its kind (the API's ResponseError codes),
+# else the chat error's type
+_CODES = {
+    "rate_limit": "rate_limit_exceeded",
+    "billing": "insufficient_quota",
+    "overloaded": "server_error",
+    "timeout": "server_error",
+    "upstream": "server_error",
+    "internal": "server_error",
+}
 _STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
 
 
@@ -643,7 +655,7 @@ class EventEncoder:
         ``response.failed`` with the output so far, as the API lists it: the
         item being written too, ``incomplete`` with what it had (it was left
         out, so text already streamed was missing from the failed response)."""
-        code = error_body(status, message, kind)["error"]["type"]
+        code = _CODES.get(kind) or error_body(status, message, kind)["error"]["type"]
         out = self._event("error", {"code": code, "message": message, "param": None})
         output = list(self.output)
         if self.item is not None:
