@@ -589,7 +589,7 @@ CASES: list[Case] = [
          [call(S), ("text", "json actions\n```json action"), F]),
     Case("action-fence-then-think", "json_action",
          '```json action\n{"tool": "search"}\n```<think>x</think>y',
-         [call(S), ("text", "<think>x</think>y"), F]),
+         [call(S), ("think", "x"), ("text", "y"), F]),
     Case("action-fence-then-cut", "json_action",
          '```json action\n{"tool": "search"}\n```json act',
          [call(S), ("text", "json act"), F]),

@@ -281,6 +281,18 @@ MODEL_CASES: list[Case] = [
     Case("am-broken-tag-then-nameless-call", "am_xml",
          "<am:tool_call <am:tool_call></am:tool_call>",
          [("error", None, "unterminated"), ("error", None, "malformed"), F]),
+    # -- json_action: <think> right after the closing fence ----------------------------
+    # the fence's backtick quotes nothing: reasoning, as after a space (it was text)
+    Case("action-think-right-after-fence", "json_action",
+         '```json action\n{"tool": "search", "parameters": {}}\n```<think>r</think>ok',
+         [call(S), ("think", "r"), ("text", "ok"), F]),
+    # a backtick of the model's own after it still quotes the tag
+    Case("action-quoted-think-after-fence", "json_action",
+         '```json action\n{"tool": "search", "parameters": {}}\n```\n`<think>`',
+         [call(S), ("text", "\n`<think>`"), F]),
+    # and prose's fence before a tag is still prose's
+    Case("action-prose-fence-then-think", "json_action", "```<think>x",
+         [("text", "```<think>x"), F]),
     # a "<" in the tag that begins no call is the tag's, as before
     Case("am-lt-in-tag", "am_xml",
          '<am:tool_call name="search" <am:tool_calls><q>x</q></am:tool_call>',

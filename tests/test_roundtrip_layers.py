@@ -253,11 +253,6 @@ def test_am_xml_a_null_for_a_nullable_string_reads_back_as_null() -> None:
     assert [e.arguments for e in ends] == [{"query": "x", "tag": None}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="json_action: <think> right after a call's closing fence is read as text, "
-    "while after any other character (a space, a letter, a line break) it is reasoning",
-)
 @pytest.mark.parametrize("most", [1, 100])
 def test_json_action_think_right_after_a_closing_fence_is_reasoning(most: int) -> None:
     """``…}\\n```<think>r</think>`` gives TextDelta ``<think>r</think>``;

@@ -69,7 +69,8 @@ Decisions
   path a delta takes does more work: the option only sets the mode a parser
   starts in (and each ``</think>`` pays one test).
 * A marker directly after a backtick is prose quoting the syntax (`` `<tool_call>` ``)
-  and stays text (except a marker that is itself a fence of backticks).
+  and stays text (except a marker that is itself a fence of backticks). A call's
+  own closing fence quotes nothing: ``<think>`` right after it is reasoning.
 * Stop strings apply to visible text and reasoning, not inside call bodies: the
   text of a call is content (a provider applying the stop server-side already cut
   the stream; see ``end``). The stop string and everything after it is dropped and
@@ -123,6 +124,7 @@ from streamtools.parser.envelope import TEXT as TEXT_ROLE
 from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 from streamtools.parser.textmode import (
     CALL,
+    CALL_END,
     STOPPED,
     TEXT,
     THINK_CLOSE,
@@ -551,8 +553,10 @@ class Parser(TextModes):
                     self._body = None
                     self._mode = TEXT
                     # the character before what follows the call: the body's last
-                    # (the in-call fast paths do not keep ``_prev``)
-                    self._prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
+                    # (the in-call fast paths do not keep ``_prev``), a backtick of
+                    # its markup none (``CALL_END``)
+                    prev = s[k - 1] if k > 0 else body.raw_text()[-1:]
+                    self._prev = prev if prev != "`" else CALL_END
                     if body.renews:  # read no more: the next call of its kind may renew it
                         self._ctx.spare = body
                     pos = k
@@ -586,7 +590,8 @@ class Parser(TextModes):
                     if body.status == DONE:
                         # text after the call's end, none of it scanned yet (stop
                         # strings included), as after a call that ends in ``feed``
-                        self._prev = body.raw_text()[-1:]
+                        prev = body.raw_text()[-1:]
+                        self._prev = prev if prev != "`" else CALL_END
                         s, pos = rest, 0
                         continue
                     s, pos = self._rejected(rest, "", 0, out, final)

@@ -21,14 +21,20 @@ from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
 from streamtools.parser.markers import MarkerScan
 
-__all__ = ["CALL", "STOPPED", "TEXT", "THINK", "THINK_CLOSE", "THINK_OPEN", "THINK_START",
-           "TextModes"]
+__all__ = ["CALL", "CALL_END", "STOPPED", "TEXT", "THINK", "THINK_CLOSE", "THINK_OPEN",
+           "THINK_START", "TextModes"]
 
 # THINK_START (after STOPPED: ``_run`` tells it apart from both with the one test it
 # makes anyway): reasoning that ``think_open`` began, before anything but whitespace
 TEXT, THINK, CALL, STOPPED, THINK_START = 0, 1, 2, 3, 4
 _SPACE = re.compile(r"\s*")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+# ``_prev`` after a call whose markup ends in a backtick (json_action's closing
+# fence): a marker right after a backtick is prose (`` `<think>` `` quotes the
+# tag), but the fence's backtick quotes nothing, and ``<think>`` right after it is
+# reasoning, as after ``</tool_call>``. No character a rule reads (not a backtick,
+# not a line start: ``@tool`` right after a call is still not at one).
+CALL_END = "\x00"
 
 
 class TextModes:
@@ -102,6 +108,7 @@ class TextModes:
         think = self._mode != TEXT  # THINK, or THINK_START
         scan = self._think if think else self._text
         syntax = self.syntax
+        start = pos  # the character before it is ``_prev``'s (``CALL_END`` after a call)
         while True:
             m = scan.rx.search(s, pos)
             if m is None:
@@ -115,7 +122,7 @@ class TextModes:
                 self._mode = STOPPED
                 self._held = ""
                 return -1
-            prev = s[i - 1] if i > 0 else self._prev[-1:]
+            prev = s[i - 1] if i > start else self._prev[-1:]
             if think:
                 if prev != "`":
                     self._emit(s[pos:i], True, out)
@@ -149,7 +156,7 @@ class TextModes:
             if self._marker_stops and self._stop_after_prose(s, i, scan, final):
                 self._emit(s[pos:i], think, out)
                 if self._stop_hit is None:
-                    self._hold(s, i)
+                    self._hold(s, i, start)
                 return -1
             self._emit(s[pos : i + 1], think, out)
             pos = i + 1
@@ -164,7 +171,7 @@ class TextModes:
                     break
                 c = scan.start_rx.search(s, t + 1)
         self._emit(s[pos:h], think, out)
-        self._hold(s, h)
+        self._hold(s, h, start)
         if self._max_buffer is not None and n - h > self._max_buffer:
             raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
         return -1
@@ -213,7 +220,9 @@ class TextModes:
             text = kept
         out.append(TextDelta(text=text))
 
-    def _hold(self, s: str, k: int) -> None:
+    def _hold(self, s: str, k: int, start: int) -> None:
+        """Hold ``s[k:]``; the scan began at ``s[start]``, whose ``_prev`` stands
+        (``CALL_END``) when nothing was emitted since."""
         self._held = s[k:]
-        if k > 0:
+        if k > start:
             self._prev = s[k - 1]
