@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from parser_cases import chunkings, run_checked
 
 from streamtools.events import ArgsDelta, CallEnd
@@ -156,3 +158,25 @@ def test_without_a_schema_a_value_round_trips_through_the_renderer(value: Any) -
     call = ToolCall(id="c", name="t", arguments={"a": value})
     written = get_renderer("am_xml").render_call(call)
     assert _arguments(written.split(">", 1)[1].rsplit("<", 1)[0], ["t"]) == [{"a": value}]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.none()
+    | st.lists(st.sampled_from(["n", "u", "l", "null", " ", "\n", "\r", "<", "&", "]]>", "é"]))
+    .map("".join),
+    st.lists(st.integers(1, 7), min_size=1, max_size=40),
+)
+def test_a_nullable_string_round_trips_at_any_cut(value: str | None, sizes: list[int]) -> None:
+    """Whatever a ``str | None`` holds (null, text that begins like it, layout
+    newlines, markup), written back for the model and read at any cuts."""
+    call = ToolCall(id="c", name="t", arguments={"tag": value})
+    text = get_renderer("am_xml").render_call(call)
+    chunks, i = [], 0
+    for size in sizes * (len(text) // len(sizes) + 1):
+        if i >= len(text):
+            break
+        chunks.append(text[i : i + size])
+        i += size
+    events = run_checked("am_xml", chunks, _Catalog(_NULLABLE["type_list"]))
+    assert [e.arguments for e in events if isinstance(e, CallEnd)] == [{"tag": value}]
