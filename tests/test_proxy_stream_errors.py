@@ -9,6 +9,7 @@ plain ``api_error`` is not. The proxy wrote every such failure as ``api_error``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,6 +34,21 @@ REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
     "responses": ("/v1/responses", {"model": "m", "input": "hi"}),
 }
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}}
+# a tool the model must call, on each wire (an answer without the call is re-prompted)
+_REQUIRED: dict[str, dict[str, Any]] = {
+    "openai": {
+        "tools": [{"type": "function", "function": {"name": "w", "parameters": WEATHER}}],
+        "tool_choice": "required",
+    },
+    "anthropic": {
+        "tools": [{"name": "w", "input_schema": WEATHER}],
+        "tool_choice": {"type": "any"},
+    },
+    "responses": {
+        "tools": [{"type": "function", "name": "w", "parameters": WEATHER}],
+        "tool_choice": "required",
+    },
+}
 
 
 async def _error_event(wire: str, model: Any, **extra: Any) -> dict[str, Any]:
@@ -124,21 +140,7 @@ class _RefusesTheRepair(ScriptedModel):
 async def test_a_refused_repair_after_the_stream_began_keeps_an_overloads_kind(
     wire: str, status: int, kinds: tuple[str, str, str]
 ) -> None:
-    tools: dict[str, Any] = {
-        "openai": {
-            "tools": [{"type": "function", "function": {"name": "w", "parameters": WEATHER}}],
-            "tool_choice": "required",
-        },
-        "anthropic": {
-            "tools": [{"name": "w", "input_schema": WEATHER}],
-            "tool_choice": {"type": "any"},
-        },
-        "responses": {
-            "tools": [{"type": "function", "name": "w", "parameters": WEATHER}],
-            "tool_choice": "required",
-        },
-    }
-    event = await _error_event(wire, _RefusesTheRepair(status), **tools[wire])
+    event = await _error_event(wire, _RefusesTheRepair(status), **_REQUIRED[wire])
     assert _kind(wire, event) == kinds[WIRES.index(wire)]
 
 
@@ -190,24 +192,28 @@ class _Refuses(ScriptedModel):
     """Refuses every request with ``status``; given ``begun``, only once the
     proxy's response has begun (the keep-alive task sent its status line)."""
 
-    def __init__(self, status: int, begun: anyio.Event | None = None) -> None:
+    def __init__(
+        self, status: int, begun: anyio.Event | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__([])
-        self.status, self.begun = status, begun
+        self.status, self.begun, self.retry_after = status, begun, retry_after
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         if self.begun is not None:
             await self.begun.wait()
-        raise ProviderError(f"HTTP {self.status}", status=self.status)
+        raise ProviderError(f"HTTP {self.status}", status=self.status, retry_after=self.retry_after)
         yield  # pragma: no cover  (a generator, for asynccontextmanager)
 
 
-async def _refused_after_the_ping(wire: str, status: int) -> dict[str, Any]:
+async def _refused_after_the_ping(
+    wire: str, status: int, retry_after: float | None = None
+) -> dict[str, Any]:
     """The error event of a stream that began (the upstream slow to answer)
     before the upstream refused it with ``status``; the app is driven over raw
     ASGI, to know when its status line went out."""
     begun = anyio.Event()
-    model = _Refuses(status, begun)
+    model = _Refuses(status, begun, retry_after)
     app = create_app(ProxyConfig(ping_interval=0.01), model_factory=lambda name, key: model)
     path, body = REQUESTS[wire]
     scope = {
@@ -292,3 +298,25 @@ async def test_a_refusal_before_the_stream_has_the_types_the_apis_give_its_statu
                 answer = await client.post(path, json={**body, "stream": stream})
                 assert answer.status_code == status
                 assert answer.json()["error"]["type"] == kind
+
+
+# Codex's pattern for the wait a rate limit's message states
+_WAIT = re.compile(r"(?i)try again in\s*(\d+(?:\.\d+)?)\s*(s|ms|seconds?)")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "responses"])
+async def test_a_refusal_in_a_begun_stream_says_the_wait_the_upstream_asked_for(
+    wire: str,
+) -> None:
+    """A stream has no ``retry-after`` header left to carry the upstream's wait:
+    it is said in the message, as OpenAI's API says it, which Codex reads."""
+    slow = await _refused_after_the_ping(wire, 429, retry_after=2.5)
+    repair = await _error_event(wire, _RefusesTheRepair(429), **_REQUIRED[wire])  # waits 1 s
+    waits = []
+    for event in (slow, repair):
+        message = (event if wire == "responses" else event["error"])["message"]
+        wait = _WAIT.search(message)
+        assert wait is not None, message
+        waits.append(wait.group(1))
+    assert waits == ["2.5", "1"]

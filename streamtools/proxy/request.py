@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from streamtools.errors import ProviderError
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.results import decode_json
@@ -352,6 +353,17 @@ def stream_kind(status: int) -> str:
     would retry (408, 409) must not read ``invalid_request``, which it never
     retries; an unnamed status is the upstream's failure."""
     return _STATUS_KINDS.get(status, "upstream")
+
+
+def refusal_message(exc: ProviderError) -> str:
+    """An upstream's refusal as a stream already begun writes it: the wait it
+    asked for, which no ``retry-after`` header can carry there, goes in the
+    words of OpenAI's messages ("try again in 20s"), which Codex reads a rate
+    limit's wait from; a client was left to guess it."""
+    if exc.retry_after is None:
+        return str(exc)
+    seconds = f"{exc.retry_after:.3f}".rstrip("0").rstrip(".")
+    return f"{exc}; try again in {seconds}s"
 
 
 class ProxyCall(msgspec.Struct, kw_only=True):

@@ -67,7 +67,13 @@ from streamtools.events import Event, StreamError
 from streamtools.model import ModelRequest
 from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
-from streamtools.proxy.request import ProxyCall, Reply, kind_for_status, stream_kind
+from streamtools.proxy.request import (
+    ProxyCall,
+    Reply,
+    kind_for_status,
+    refusal_message,
+    stream_kind,
+)
 from streamtools.proxy.tokens import estimate_tokens
 from streamtools.proxy.turn import Emit, Flush
 
@@ -376,7 +382,7 @@ class TurnResponse(Response):
             else:
                 if refused is not None:  # begun while the upstream was slow to answer
                     status = upstream_status(refused)
-                    message = f"upstream error: {refused}"
+                    message = f"upstream error: {refusal_message(refused)}"
                     await buffer.write(encoder.error(status, message, stream_kind(status)))
                 elif broken:
                     await buffer.write(

@@ -135,6 +135,7 @@ from streamtools.proxy.request import (
     forwarded_format,
     kind_for_error,
     kind_for_status,
+    refusal_message,
 )
 from streamtools.proxy.tokens import estimate_tokens
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
@@ -291,7 +292,7 @@ class _Turn:
                     raise
                 # an overload or a rate limit keeps its kind: clients retry on it
                 kind = kind_for_status(exc.status) if exc.status in (429, 529) else "upstream"
-                await self.out(StreamError(kind=kind, message=str(exc)))
+                await self.out(StreamError(kind=kind, message=refusal_message(exc)))
                 return
             if finish is None:  # the attempt already reported an error
                 return
