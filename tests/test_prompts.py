@@ -234,6 +234,19 @@ def test_example_arguments_pass_validation() -> None:
     assert reg.check_arguments("x", args) is None
 
 
+@pytest.mark.parametrize(
+    ("name", "value"), [("", "example"), ("dir_", "example dir"), ("a-", "example a")]
+)
+def test_an_example_string_has_no_trailing_space(name: str, value: str) -> None:
+    """A parameter named ``dir_`` (or with no name) showed ``"example dir "``,
+    which ``am_xml`` writes in CDATA (a reader trims such text)."""
+    from streamtools.prompts.renderer import example_value
+
+    assert example_value({"type": "string"}, name, {}) == value
+    call = ToolCall(id="c", name="t", arguments={name: value})
+    assert "CDATA" not in get_renderer("am_xml").render_call(call)
+
+
 CALL = ToolCall(
     id="call_0",
     name="kom.memory.v1.search_memory",

@@ -150,7 +150,10 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
         return _sized("2026-01-15", node)
     if fmt == "date-time":
         return _sized("2026-01-15T09:30:00Z", node)
-    return _sized("example " + name.replace("_", " ").replace("-", " "), node)
+    # (a name that ends in "_" or "-", or none, left a trailing space: text a
+    # reader trims, which am_xml then wrote in CDATA and its typed reading trimmed)
+    words = name.replace("_", " ").replace("-", " ")
+    return _sized(f"example {words}".rstrip(), node)
 
 
 # The bounds ``ToolRegistry`` checks (``schema._type``): an example call outside
