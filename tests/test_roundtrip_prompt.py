@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from streamtools.events import CallEnd, CallError, CallStart
 from streamtools.model import ToolSpec
 from streamtools.parser import Parser
+from streamtools.parser.xml_values import NULLABLE, kinds_from_schema
 from streamtools.prompts import RENDERERS, get_renderer
 from streamtools.prompts.renderer import example_arguments
 from streamtools.schema import json_type
@@ -156,12 +157,16 @@ class _Catalog:
 
 def _agrees(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     """Whether each value is a string where ``am_xml`` reads the parameter as
-    text (``json_type``): a ``string`` parameter with a default of 3 is the
-    schema's own contradiction, read back as the text "3"; a null for a
-    nullable string is ``test_roundtrip_layers``' known disagreement."""
+    text (``json_type``), or null where that text may be null: a ``string``
+    parameter with a default of 3 is the schema's own contradiction, read back
+    as the text "3"."""
     props = schema["properties"]
+    kinds = kinds_from_schema(schema)
     return all(
-        json_type(schema, props[k]) != "string" or isinstance(v, str) for k, v in arguments.items()
+        json_type(schema, props[k]) != "string"
+        or isinstance(v, str)
+        or (v is None and kinds.get(k) == NULLABLE)
+        for k, v in arguments.items()
     )
 
 
