@@ -91,6 +91,7 @@ from httpx_sse import EventSource, SSEError
 
 from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
+from streamtools.parser.stopcut import StopCutter
 from streamtools.providers.failures import stale_connection, status_error, transport_error, unread
 from streamtools.providers.mislabelled import relabelled
 
@@ -294,48 +295,6 @@ def _check_header(name: str, value: str) -> None:
             f"{name} holds a character an HTTP header cannot carry (a line break, a "
             "control character or a non-ASCII one): check it for a pasted extra character"
         )
-
-
-class StopCutter:
-    """Cut text at the first of ``stops`` as a server would (sans-IO).
-
-    ``feed`` returns the text that can be released; a possible start of a stop
-    string is held back (at most the longest stop minus one character).
-    ``hit`` is the stop string found, after which nothing more is released.
-    The first stop string to *end* decides (then the one starting first), as
-    for a server that checks its stops after every token, and as the parser
-    decides: so the cut does not depend on how the text was chunked.
-    """
-
-    def __init__(self, stops: tuple[str, ...]) -> None:
-        self._stops = tuple(s for s in stops if s)
-        self._hold = ""
-        self.hit: str | None = None
-
-    def feed(self, text: str) -> str:
-        if self.hit is not None:
-            return ""
-        buf = self._hold + text
-        cut = None  # (end, start, stop) of the first stop string to end
-        for stop in self._stops:
-            pos = buf.find(stop)
-            if pos >= 0 and (cut is None or (pos + len(stop), pos) < cut[:2]):
-                cut = (pos + len(stop), pos, stop)
-        if cut is not None:
-            self.hit, self._hold = cut[2], ""
-            return buf[: cut[1]]
-        keep = 0
-        for stop in self._stops:
-            for n in range(min(len(stop) - 1, len(buf)), keep, -1):
-                if stop.startswith(buf[-n:]):
-                    keep = n
-                    break
-        self._hold = buf[len(buf) - keep :]
-        return buf[: len(buf) - keep]
-
-    def flush(self) -> str:
-        out, self._hold = self._hold, ""
-        return out
 
 
 class ProviderOptions(TypedDict, total=False):

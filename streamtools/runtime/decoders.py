@@ -27,10 +27,11 @@ from streamtools.events import CallEnd, Finish, ParserEvent, TextDelta
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import Parser
 from streamtools.parser.markers import stop_strings
+from streamtools.parser.stopcut import StopCutter
 from streamtools.tools import ToolRegistry
 
 __all__ = [
-    "REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "StopCut", "requested_tools", "tool_names",
+    "REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools", "tool_names",
 ]
 
 REQUEST_TOOLS = "am:request_tools"
@@ -74,7 +75,7 @@ class NativeDecoder:
     """Native call deltas through ``NativeCalls``; text passes straight through,
     but for the user's ``stop`` strings: it ends at one, as ``PromptDecoder``'s
     text does, for a provider that ignores ``stop`` (or drops it for a model that
-    refuses it): ``StopCut`` cuts it there."""
+    refuses it): ``StopCutter`` cuts it there."""
 
     def __init__(
         self, tools: ToolRegistry | None, *, id_prefix: str = "call_", stop: Sequence[str] = ()
@@ -84,7 +85,7 @@ class NativeDecoder:
         # NativeCalls takes names; the executor validates arguments itself.
         # None: every call name is accepted, as by ``PromptDecoder``.
         self.calls = NativeCalls(None if tools is None else list(tools), id_prefix=id_prefix)
-        self.cut = StopCut(stop) if stop else None
+        self.cut = StopCutter(stop_strings(stop)) if stop else None
 
     @property
     def stopped(self) -> bool:
@@ -102,7 +103,7 @@ class NativeDecoder:
         events: list[ParserEvent] = []
         hit = None
         if self.cut is not None:  # text held back as a stop string's start, first
-            held = self.cut.end()
+            held = self.cut.flush()
             if held:
                 events.append(TextDelta(text=held))
             hit = self.cut.hit
@@ -113,46 +114,6 @@ class NativeDecoder:
             stop_sequence = finish.stop_sequence or hit
             events.append(Finish(reason=finish.reason, stop_sequence=stop_sequence))
         return events
-
-
-class StopCut:
-    """Text up to the first of the user's stop strings, as a provider cuts it:
-    released as soon as it cannot be the start of one, the stop string and what
-    follows dropped (``hit`` says which). Text only: unlike a ``Parser``, even one
-    that knows no call markers, it reads ``<think>`` as the text it is, where the
-    provider has split reasoning out itself (native mode, a selection turn)."""
-
-    def __init__(self, stop: Sequence[str]) -> None:
-        self.stops = tuple(stop_strings(stop))
-        self.held = ""
-        self.hit: str | None = None
-
-    def feed(self, text: str) -> str:
-        """What of ``text`` (after what was held) is certainly text."""
-        if self.hit is not None:
-            return ""
-        s = self.held + text
-        found = [(i, stop) for stop in self.stops if (i := s.find(stop)) != -1]
-        if found:  # the one that ends first, as a provider streaming the text meets it
-            at, self.hit = min(found, key=lambda f: (f[0] + len(f[1]), f[0]))
-            self.held = ""
-            return s[:at]
-        keep = max((_overlap(s, stop) for stop in self.stops), default=0)
-        self.held = s[len(s) - keep :] if keep else ""
-        return s[: len(s) - keep]
-
-    def end(self) -> str:
-        """The text still held: the stream ended before it became a stop string."""
-        held, self.held = self.held, ""
-        return held
-
-
-def _overlap(s: str, stop: str) -> int:
-    """The length of the longest end of ``s`` that begins ``stop`` (not all of it)."""
-    for k in range(min(len(stop) - 1, len(s)), 0, -1):
-        if s.endswith(stop[:k]):
-            return k
-    return 0
 
 
 def requested_tools(call: CallEnd) -> list[str] | None:

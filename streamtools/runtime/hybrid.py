@@ -91,9 +91,11 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
+from streamtools.parser.markers import stop_strings
+from streamtools.parser.stopcut import StopCutter
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
-from streamtools.runtime.decoders import StopCut, tool_names
+from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Emit
 from streamtools.tools import Tool, ToolRegistry
@@ -348,12 +350,12 @@ class _SelectionText:
     """The selection turn's text: through a parser that knows no call markers when
     the reply begins inside reasoning (``think_open``), else as it is (a
     ``<think>`` in it is text, as an Agent's native-mode reply reads it); cut at
-    the user's first stop string either way (``StopCut``), for a provider that
+    the user's first stop string either way (``StopCutter``), for a provider that
     ignores ``stop``."""
 
     def __init__(self, stop: tuple[str, ...], *, think_open: bool) -> None:
         self.parser = Parser(NO_CALLS, None, stop, think_open=True) if think_open else None
-        self.cut = StopCut(stop) if stop and not think_open else None
+        self.cut = StopCutter(stop_strings(stop)) if stop and not think_open else None
 
     @property
     def stopped(self) -> bool:
@@ -371,5 +373,5 @@ class _SelectionText:
     def end(self) -> list[ParserEvent]:
         if self.parser is not None:
             return self.parser.end()
-        held = self.cut.end() if self.cut is not None else ""
+        held = self.cut.flush() if self.cut is not None else ""
         return [TextDelta(text=held)] if held else []
