@@ -160,7 +160,10 @@ class Tool:
 
         A whole number written as a float (``5.0``) is an integer, as JSON Schema
         counts it: where msgspec refuses one, the arguments are converted again
-        with ``5`` in its place (``schema.integral_repair``); ``5.5`` stays an error."""
+        with ``5`` in its place (``schema.integral_repair``); ``5.5`` stays an error.
+        Any other failure while checking them (an exception from a Struct's own
+        check, a RecursionError on arguments nested too deep) is a
+        ``ToolArgumentsError`` too, so that it goes back to the model as one."""
         try:
             try:
                 value = _convert(arguments, self._type, lenient)
@@ -170,16 +173,20 @@ class Tool:
                     raise
                 arguments = fixed
                 value = _convert(arguments, self._type, lenient)
+            problem = self._check(arguments, lenient) if self._check is not None else None
+            if problem is None:
+                return self._wrap(value, arguments)
         except msgspec.ValidationError as exc:
             raise self._error(str(exc)) from None
-        except Exception as exc:  # a user's own check (a Struct's __post_init__) refused them
+        except Exception as exc:
+            # A user's own check (a Struct's __post_init__) refused them, or the
+            # arguments could not be taken apart at all (a RecursionError from
+            # arguments nested thousands deep): either way the arguments are what
+            # failed, so the caller gets a ToolArgumentsError, never something else.
             detail = describe_exception(exc)
             message = f"Invalid arguments for tool `{self.name}`: {detail}."
             raise ToolArgumentsError(self.name, detail, "$", message) from None
-        problem = self._check(arguments, lenient) if self._check is not None else None
-        if problem is not None:
-            raise self._error(problem)
-        return self._wrap(value, arguments)
+        raise self._error(problem)
 
     def invoke(self, kwargs: dict[str, Any]) -> Any:
         """Call the function: its value, or an awaitable when it is async."""

@@ -622,3 +622,26 @@ async def test_an_iterator_a_sync_tool_returns_is_drained_in_its_thread() -> Non
                 tg.start_soon(run, i)
     assert len(outcomes) == 24
     assert all(isinstance(o, ToolResult) and o.content == "[[0],[1]]" for o in outcomes)
+
+
+async def test_arguments_too_deep_to_take_apart_are_a_tool_error() -> None:
+    """``Tool.validate`` ran its own check and the conversion into keyword
+    arguments outside its ``try``: arguments nested too deep for them (a
+    ``RecursionError`` from ``msgspec.to_builtins`` for a schema tool whose
+    parameter takes anything) escaped ``Executor.execute`` and stopped the run.
+    They are a tool error the model is told about now, and the tool never runs."""
+    ran: list[Any] = []
+    registry = ToolRegistry()
+    schema = {"type": "object", "properties": {"x": {}}}
+    registry.add_schema("keep", "Keep a value.", schema, fn=lambda x: ran.append(x))
+    deep: Any = 1
+    for _ in range(100_000):
+        deep = [deep]
+    outcome = await Executor(registry).execute(call("keep", {"x": deep}))
+    assert isinstance(outcome, ToolFailed)
+    assert outcome.kind == "invalid_arguments"
+    assert "RecursionError" in outcome.message
+    assert ran == []
+    # The same tool still runs for arguments it can take apart.
+    assert isinstance(await Executor(registry).execute(call("keep", {"x": [[1]]})), ToolResult)
+    assert ran == [[[1]]]
