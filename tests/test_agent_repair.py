@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from streamtools.errors import RepairExhausted, StreamtoolsError
+from streamtools.errors import BudgetExceeded, RepairExhausted, StreamtoolsError
 from streamtools.events import CallError, Event, Final, Retry, ToolFailed, ToolResult, TurnEnd
 from streamtools.runtime import Agent
 from streamtools.runtime.repair import (
@@ -18,6 +18,7 @@ from streamtools.runtime.repair import (
 )
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
+from streamtools.transcript import UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +218,42 @@ async def test_an_answer_after_results_that_states_a_limit_is_not_a_refusal() ->
     assert retries(events) == []
     assert events[-1] == Final(text=answer, turns=2)
     assert model.remaining == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason", "tool_choice"),
+    [
+        (hermes("add", a="one", b=2), "call_error", "auto"),
+        ("I'm sorry, but I don't have access to tools.", "refusal", "auto"),
+        ("It is 3.", "missing_call", "required"),
+    ],
+)
+async def test_a_repair_the_last_turn_needs_is_not_announced(
+    reply: str, reason: str, tool_choice: str
+) -> None:
+    """A reply that needed repair on the last turn ``max_turns`` allows emitted
+    ``Retry`` and ``TurnEnd(reason="retry")``, then ``BudgetExceeded``: a UI said
+    "asking the model again" when no model call followed. The turn ends as a failed
+    one now (``TurnEnd(reason="error")``, no ``Retry``), and the feedback the model
+    would have been sent is still in the transcript the error carries."""
+    model = ScriptedModel([reply, "unused"])
+    agent = Agent(model, [add], dialect="hermes", tool_choice=tool_choice, max_turns=1)
+    events: list[Event] = []
+    with pytest.raises(BudgetExceeded) as caught:
+        async with agent.stream("1+2") as stream:
+            async for event in stream:
+                events.append(event)
+    assert retries(events) == []
+    assert [e for e in events if isinstance(e, TurnEnd)] == [TurnEnd(turn=1, reason="error")]
+    assert isinstance(events[-1], TurnEnd)
+    assert len(model.requests) == 1
+    transcript = caught.value.transcript
+    assert transcript is not None
+    last = transcript.messages[-1]
+    assert isinstance(last, UserMessage) and last.content != "1+2"
+    # With a turn left, the same reply is a repair, announced as one.
+    model = ScriptedModel([reply, hermes("add", a=1, b=2), "3."])
+    agent = Agent(model, [add], dialect="hermes", tool_choice=tool_choice, max_turns=3)
+    events = await collect(agent, "1+2")
+    assert retries(events) == [reason]
+    assert TurnEnd(turn=1, reason="retry") in events

@@ -42,7 +42,10 @@ loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
 ``BudgetExceeded``. The calls of the last turn ``max_turns`` allows run, as
 the model asked, though no turn is left to read their results: the results
 go in the transcript ``BudgetExceeded`` carries, for a run that goes on from
-it (refused, a step the caller allowed would never happen). A turn the
+it (refused, a step the caller allowed would never happen). A repair the last
+turn would need (rungs 1 and 5) is not announced: no ``Retry``, and the turn
+ends with ``TurnEnd(reason="error")`` before ``BudgetExceeded``, its feedback
+written to the transcript the error carries all the same. A turn the
 time budget cut short still gets its ``TurnEnd(reason="error")``, as a turn
 that failed does, and its reply so far goes in the transcript, with the
 results of the calls that finished and, for a call still running, a tool
@@ -310,7 +313,12 @@ class Agent:
                 reason, message = step
                 if message is not None:
                     transcript.user(message)
-                if reason in ("call_error", "refusal", "missing_call"):
+                if reason in ("call_error", "refusal", "missing_call") and turn >= self.max_turns:
+                    # No turn is left to ask again in: no Retry (a UI would say "asking
+                    # the model again"), the turn failed; the feedback stays in the
+                    # transcript BudgetExceeded carries, for a run that goes on from it.
+                    await emit(TurnEnd(turn=turn, reason="error"))
+                elif reason in ("call_error", "refusal", "missing_call"):
                     await emit(Retry(turn=turn, reason=reason, message=message or ""))
                     await emit(TurnEnd(turn=turn, reason="retry"))
                 else:
