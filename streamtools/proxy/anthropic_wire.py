@@ -17,6 +17,10 @@ placeholder the model reads, in a user's message and in a tool result alike
 whose source is text, which is that text (``request.media_text``), and a
 ``search_result`` (a tool's or the user's, text with its source and title),
 which is read as its text under them (``_search_result``).
+A tool declared by an Anthropic-defined client tool ``type`` (``bash_20250124``,
+``text_editor_20250728``, …) gets the input schema Anthropic documents for it
+(``client_tools``) and is then served as any custom tool; another ``type`` is a
+400 that names it.
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -44,6 +48,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
+from streamtools.proxy.client_tools import KNOWN, client_tool
 from streamtools.proxy.request import (
     AssistantTurn,
     ProxyCall,
@@ -242,9 +247,19 @@ def _tools(raw: Any) -> list[ToolSpec]:
     for i, tool in enumerate(array(raw, "tools")):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise RequestError(f"tools[{i}]: expected an object with a 'name'")
-        if tool.get("type") not in (None, "custom"):
-            raise RequestError(f"tools[{i}]: server tool type {tool['type']!r} is not supported")
-        specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
+        if tool.get("type") in (None, "custom"):
+            specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
+            continue
+        known = client_tool(tool)  # one of Anthropic's that the client runs
+        if known is not None and not known.name:
+            raise RequestError(f"tools[{i}]: a tool needs a non-empty string 'name'")
+        if known is None:
+            raise RequestError(
+                f"tools[{i}]: tool type {tool['type']!r} is not supported: the proxy serves "
+                f"custom tools and the Anthropic-defined client tools ({KNOWN}); "
+                "a server tool, which Anthropic's API runs, the upstream cannot run"
+            )
+        specs.append(known)
     return unique_tools(specs, "tools")
 
 
