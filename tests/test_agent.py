@@ -25,7 +25,15 @@ from streamtools.events import (
     TurnStart,
     Usage,
 )
-from streamtools.model import CallChunk, Chunk, FinishChunk, ModelRequest, TextChunk, UsageChunk
+from streamtools.model import (
+    CallChunk,
+    Chunk,
+    FinishChunk,
+    ModelRequest,
+    TextChunk,
+    UsageChunk,
+    UseTool,
+)
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
@@ -344,7 +352,9 @@ async def test_request_options_and_argument_checks() -> None:
     assert (request.top_p, request.seed, request.top_k) == (0.9, 7, None)
     assert request.tools is None and request.tool_choice is None  # prompt mode
     with pytest.raises(UsageError, match="tool_choice must be"):
-        Agent(model, [add], tool_choice="sometimes")
+        Agent(model, [add], tool_choice=UseTool(""))
+    with pytest.raises(UsageError, match="tool_choice must be"):  # no such tool: at the run
+        await Agent(model, [add], tool_choice="sometimes").run("x")
     with pytest.raises(UsageError, match="max_turns must be at least 1"):
         Agent(model, [add], max_turns=0)
     with pytest.raises(UnknownDialectError):

@@ -6,7 +6,7 @@ import pytest
 
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import Event, Final, ReasoningDelta, StreamError, TurnEnd, TurnStart
-from streamtools.model import CallChunk, FinishChunk, TextChunk
+from streamtools.model import CallChunk, FinishChunk, TextChunk, UseTool
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import ToolRegistry, tool
@@ -47,7 +47,7 @@ def test_work_phase_keywords_are_checked_when_the_agent_is_made() -> None:
     with pytest.raises(UsageError, match="max_turns"):
         HybridAgent(model, [add], max_turns=0)
     with pytest.raises(UsageError, match="tool_choice"):
-        HybridAgent(model, [add], tool_choice="nope")
+        HybridAgent(model, [add], tool_choice=UseTool(""))
     with pytest.raises(UsageError, match="native"):
         HybridAgent(model, [add], native=True)
     with pytest.raises(UsageError, match="offer"):

@@ -110,7 +110,10 @@ class Agent:
     choice goes in the request until a call it asks for has run (any call for
     ``required``, a call to the named tool for ``UseTool``), then ``auto``: a
     model still forced to call a tool could never give its answer. The tool that
-    must be called is offered in full even if ``offer`` leaves it out.
+    must be called is offered in full even if ``offer`` leaves it out. It must be
+    in the registry when a run starts, not when the agent is made (a registry
+    filled later, with an MCP server's tools, works): a run whose named tool is
+    missing raises ``UsageError`` before its first request.
 
     ``think_open=True``: the model's chat template ends the prompt with
     ``<think>`` (DeepSeek-R1 and its distills, QwQ, Qwen3 thinking templates),
@@ -192,7 +195,7 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.max_concurrency = max_concurrency
         self.stop_at_call = stop_at_call
-        self.tool_choice = _tool_choice(tool_choice, self.registry)
+        self.tool_choice = _tool_choice(tool_choice)
         # A str is itself a Sequence[str]: taken as one stop string, not its characters.
         self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
         stop_strings(self.stop)  # an empty or non-str one is refused now, not at a run
@@ -243,6 +246,7 @@ class Agent:
             raise
 
     async def _turns(self, transcript: Transcript, emit: Emit) -> RunResult:
+        check_choice(self.tool_choice, self.registry)  # before the first event
         repair = RepairState(max_repairs=self.max_repairs)
         executor = Executor(
             self.registry,
@@ -451,18 +455,32 @@ class Agent:
         )
 
 
-def _tool_choice(choice: str | UseTool, registry: ToolRegistry) -> ToolChoice:
+def _tool_choice(choice: str | UseTool) -> ToolChoice:
     """The agent's ``tool_choice`` as a request carries it: a keyword, or the
-    ``UseTool`` a bare tool name stands for."""
+    ``UseTool`` a bare tool name stands for. Whether the tool exists is checked
+    when a run starts (``check_choice``): the registry may be filled later."""
     keyword = keyword_choice(choice)
     if keyword is not None:
         return keyword
     name = choice.name if isinstance(choice, UseTool) else choice
-    if name not in registry:
+    if not isinstance(name, str) or not name:
         raise UsageError(
             f"tool_choice must be auto, none, required or a tool name, got {choice!r}"
         )
     return UseTool(name)
+
+
+def check_choice(choice: ToolChoice, registry: ToolRegistry) -> None:
+    """Raise ``UsageError`` when ``choice`` names a tool ``registry`` does not
+    hold. Called as a run starts, before any request: a tool added after the
+    agent was made (an MCP server's, loaded later) counts, and a run that could
+    only ask the model in vain for a call to no tool does not begin."""
+    if isinstance(choice, UseTool) and choice.name not in registry:
+        names = ", ".join(sorted(registry)) or "none"
+        raise UsageError(
+            f"tool_choice must be auto, none, required or a tool name: no tool is named "
+            f"{choice.name!r} when the run starts (tools: {names})"
+        )
 
 
 def _choice_met(choice: ToolChoice, repair: RepairState) -> bool:

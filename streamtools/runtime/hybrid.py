@@ -94,7 +94,7 @@ from streamtools.parser import NO_CALLS, Parser
 from streamtools.parser.markers import stop_strings
 from streamtools.parser.stopcut import StopCutter
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import Agent
+from streamtools.runtime.agent import Agent, check_choice
 from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Emit
@@ -231,6 +231,7 @@ class HybridAgent:
     async def _run(self, transcript: Transcript, emit: Emit) -> RunResult:
         budget: float | None = self.agent_kwargs.get("time_budget")
         deadline = None if budget is None else anyio.current_time() + budget
+        check_choice(self._choice, self.registry)  # as the work agent does, before turn 0
         await emit(TurnStart(turn=0))
         selected = False
         with anyio.move_on_after(budget):
