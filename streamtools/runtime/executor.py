@@ -267,26 +267,23 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
 
 
 async def _drain(items: Iterator[Any]) -> list[Any]:
-    """The items of an iterator, taken in a worker thread (its ``next`` may block).
-
-    The thread is abandoned on cancellation (the timeout, the run cancelled) like
-    a sync tool's, but it stops taking items at the next one and closes a
-    generator: an endless one (``itertools.count()``, a ``tail -f``) would
-    otherwise be drained into a list in the background until memory ran out."""
-    stop = threading.Event()
-    try:
-        items_taken: list[Any] = await _in_thread(partial(_take, items, stop))
-        return items_taken
-    finally:
-        stop.set()
+    """The items of an iterator an async tool returned, taken in a worker thread
+    (its ``next`` may block), as ``_called_in_thread`` takes a sync tool's."""
+    taken: list[Any] = await _called_in_thread(lambda: items)
+    return taken
 
 
 async def _called_in_thread(fn: Callable[[], Any]) -> Any:
     """A sync tool's ``fn()`` in a worker thread; an iterator it returns is drained
-    (as ``_drain`` does) in that same call, so in the thread that made it: drained
-    by a second ``to_thread`` call, which may run in another worker thread, a
-    thread-bound one failed (a ``sqlite3`` cursor: "SQLite objects created in a
-    thread can only be used in that same thread"), as soon as calls ran at once."""
+    in that same call, so in the thread that made it: drained by a second
+    ``to_thread`` call, which may run in another worker thread, a thread-bound
+    one failed (a ``sqlite3`` cursor: "SQLite objects created in a thread can
+    only be used in that same thread"), as soon as calls ran at once.
+
+    The thread is abandoned on cancellation (the timeout, the run cancelled),
+    but it stops taking items at the next one and closes a generator: an
+    endless one (``itertools.count()``, a ``tail -f``) would otherwise be
+    drained into a list in the background until memory ran out."""
     stop = threading.Event()
 
     def call() -> Any:
