@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 
 __all__ = [
-    "decode_json", "encode_json", "format_result", "json_ready",
+    "decode_json", "encode_json", "format_result", "holds_non_finite", "json_ready",
     "lone_surrogate_escapes_replaced", "valid_text",
 ]
 
@@ -178,7 +178,7 @@ def format_result(value: Any) -> str:
         return _result_encoder.encode(_spelled(json_ready(value))).decode()
     if b"null" in data:  # perhaps a NaN or an infinity, which msgspec writes as null
         ready = json_ready(value)
-        if _non_finite(ready):
+        if holds_non_finite(ready):
             return _result_encoder.encode(_spelled(ready)).decode()
     return data.decode()
 
@@ -241,14 +241,18 @@ def _non_finite_name(value: float) -> str:
     return "Infinity" if value > 0 else "-Infinity"
 
 
-def _non_finite(value: Any) -> bool:
-    """Whether ``json_ready``'s output holds a NaN or an infinity."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_non_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_non_finite(v) for v in value)
+def holds_non_finite(value: Any) -> bool:
+    """Whether plain JSON data (``json_ready``'s or ``msgspec.to_builtins``'
+    output: dicts, lists, scalars) holds a NaN or an infinity, at any depth."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 

@@ -68,7 +68,6 @@ import difflib
 import enum
 import functools
 import inspect
-import math
 import re
 import sys
 import types
@@ -87,6 +86,7 @@ from streamtools.errors import (
     describe_exception,
 )
 from streamtools.model import ToolSpec
+from streamtools.results import holds_non_finite
 from streamtools.schema import (
     ValueCheck,
     arguments_from,
@@ -459,16 +459,7 @@ def _in_json(value: Any) -> bool:
         plain = msgspec.to_builtins(value, str_keys=True)
     except (TypeError, ValueError, OverflowError):
         return False
-    stack = [plain]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
+    return not holds_non_finite(plain)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
