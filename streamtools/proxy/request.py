@@ -347,6 +347,17 @@ def kind_for_status(status: int) -> str:
     return _STATUS_KINDS.get(status, "upstream" if status >= 500 else "invalid_request")
 
 
+# the other way: a kind's status, its first in the table (reversed, the first is
+# written last: invalid_request is 400, not 422)
+_KIND_STATUS = {kind: status for status, kind in reversed(_STATUS_KINDS.items())}
+
+
+def status_for_kind(kind: str) -> int | None:
+    """The HTTP status of a kind ``kind_for_status`` gives, or None for another
+    (``upstream``, a broken call or stream)."""
+    return _KIND_STATUS.get(kind)
+
+
 def stream_kind(status: int) -> str:
     """The kind for an upstream's refusal written into a stream already begun,
     whose status line said 200: the client reads only the kind, so a status it

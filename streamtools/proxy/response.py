@@ -72,6 +72,7 @@ from streamtools.proxy.request import (
     Reply,
     kind_for_status,
     refusal_message,
+    status_for_kind,
     stream_kind,
 )
 from streamtools.proxy.tokens import estimate_tokens
@@ -244,24 +245,12 @@ class BodyBuffer:
                 return
 
 
-# the status an in-band error names, by its kind (``request.kind_for_status``)
-_STATUS = {
-    "invalid_request": 400,
-    "authentication": 401,
-    "permission": 403,
-    "not_found": 404,
-    "too_large": 413,
-    "rate_limit": 429,
-    "overloaded": 529,
-}
-
-
 def in_band(error: StreamError) -> tuple[int, str, str]:
     """A ``StreamError``'s status, message and kind for the wire's error (an
     event in a stream, the answer to a non-streaming request): an upstream's
     overload or rate limit keeps its kind (the client retries on it), a broken
     call or stream is the upstream's fault (502)."""
-    status = _STATUS.get(error.kind)
+    status = status_for_kind(error.kind)
     if status is None:
         return 502, error.message, "upstream"
     return status, error.message, error.kind
