@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import msgspec
 import pytest
@@ -184,6 +186,23 @@ def test_the_page_is_served_with_its_title() -> None:
     assert response.status_code == 200
     assert "<title>My &lt;agent&gt;</title>" in response.text
     assert 'const API = "api/chat"' in response.text
+
+
+def test_placeholders_in_the_page_strings_are_text_not_template() -> None:
+    """The page's strings were put in one after another with str.replace, so a
+    title holding ``{{config}}`` or ``{{subtitle}}`` had that placeholder filled
+    in too: the page showed the config JSON or the subtitle in its title."""
+    title = "{{config}} & {{subtitle}} <b>'"
+    app = create_app(ScriptedSource([]), title=title, subtitle="{{title}}", suggestion="{{title}}")
+    with serve(app) as server:
+        page = httpx.get(server.url + "/").text
+    shown = "{{config}} &amp; {{subtitle}} &lt;b&gt;&#x27;"
+    assert f"<title>{shown}</title>" in page
+    assert f"<h1>{shown}</h1>" in page
+    assert '<div class="sub" data-testid="subtitle">{{title}}</div>' in page
+    config = re.search(r'<script id="config" type="application/json">(.*?)</script>', page)
+    assert config is not None and msgspec.json.decode(config[1]) == {"suggestion": "{{title}}"}
+    assert page.count('<script id="config"') == 1
 
 
 # --- the pump alone, on both anyio backends -------------------------------------

@@ -30,7 +30,9 @@ names no origin asks.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Literal
@@ -228,16 +230,10 @@ def create_app(
     docstring). ``finish_reason=False``: for an ai 5 client older than 5.0.92 (see
     ``chat_endpoint``). ``app.state.shutdown`` (a ``Shutdown``) ends the streams
     under way: the server calls its ``close()`` when it stops."""
-    config = json.dumps({"suggestion": suggestion}).replace("<", "\\u003c")
-    html = (
-        chat_page()
-        .replace("{{title}}", _escape(title))
-        .replace("{{subtitle}}", _escape(subtitle))
-        .replace("{{config}}", config)
-    )
+    page_html = _fill_page(chat_page(), title=title, subtitle=subtitle, suggestion=suggestion)
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(html)
+        return HTMLResponse(page_html)
 
     shutdown = Shutdown()
     routes = [
@@ -271,7 +267,17 @@ def create_app(
     return app
 
 
-def _escape(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+_PLACEHOLDER = re.compile(r"\{\{(title|subtitle|config)\}\}")
+
+
+def _fill_page(template: str, *, title: str, subtitle: str, suggestion: str | None) -> str:
+    """``template`` with its placeholders filled in, in one pass over the template
+    only: a value is never searched for placeholders (one after another, a title
+    holding ``{{config}}`` got the config JSON). The strings are HTML-escaped;
+    the config is JSON with ``<`` escaped, so it cannot close its script element."""
+    values = {
+        "title": html.escape(title),
+        "subtitle": html.escape(subtitle),
+        "config": json.dumps({"suggestion": suggestion}).replace("<", "\\u003c"),
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m[1]], template)
