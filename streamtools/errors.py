@@ -103,7 +103,12 @@ class RepairExhausted(StreamtoolsError):
 class ProviderError(StreamtoolsError):
     """A model provider failed: an HTTP error status (``status`` and the API's own
     ``body``), a transport failure (``status`` is None), or a broken stream.
-    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one."""
+    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one.
+
+    Raised out of an agent's run: ``partial_text`` is the visible text of the reply
+    the failure cut short ("" if it had none; None outside a run), which is not
+    put in the history, and ``transcript`` the run's history up to that reply, as
+    for ``BudgetExceeded``."""
 
     def __init__(
         self,
@@ -113,12 +118,16 @@ class ProviderError(StreamtoolsError):
         body: str | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
+        partial_text: str | None = None,
+        transcript: Transcript | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
         self.retryable = retryable
         self.retry_after = retry_after
+        self.partial_text = partial_text
+        self.transcript = transcript
 
 
 class TokenCountUnavailable(ProviderError):

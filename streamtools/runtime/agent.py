@@ -32,6 +32,7 @@ wording and the bounds):
    is ``"none"``, or every tool it names is already offered) is told so, as
    rung 1, within ``max_repairs``;
 4. a stream that failed and produced nothing usable: ``ProviderError``;
+   the cut reply is left out of the transcript (see below);
 5. a refusal, or no call when one is required: one stronger re-prompt;
 6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
    the repairs ran out on a reply that is nothing but failed or refused calls
@@ -54,6 +55,16 @@ show a call that ran, lest a run going on from it make it again. Once a
 reply is known to be the answer, the run ends with it (``TurnEnd(final)``,
 ``Final``) even if the budget runs out while a slow consumer's full buffer
 holds those two events back.
+
+A model stream that fails (it raises ``ProviderError``, or ends with an
+error and rung 4 raises one) leaves the transcript as it was before that
+turn: a chat that catches the error and asks again must not send the model a
+reply cut off mid-sentence as if it had said it. Earlier turns stay, their
+tool calls and results above all (the tools ran). The cut reply's visible
+text is on the error (``ProviderError.partial_text``), and the history on
+``ProviderError.transcript``. A failed stream whose reply has calls is not
+rung 4: its complete calls ran and are kept with their results, and a call it
+cut off is a ``CallError`` for rung 1.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -239,7 +250,7 @@ class Agent:
     async def _loop(self, transcript: Transcript, emit: Emit) -> RunResult:
         try:
             return await self._turns(transcript, emit)
-        except (BudgetExceeded, RepairExhausted) as exc:
+        except (BudgetExceeded, RepairExhausted, ProviderError) as exc:
             # The history so far goes with the error: with a str prompt the caller
             # has no other way to the work done (tool results, the model's text).
             exc.transcript = exc.transcript or transcript
@@ -296,16 +307,23 @@ class Agent:
                     reply = await run_turn(ctx, request, partial)
                 except anyio.get_cancelled_exc_class():
                     raise  # the time budget (below) or the consumer leaving
-                except BaseException:  # a tool's KeyboardInterrupt too (see the docstring)
+                except BaseException as exc:  # a tool's KeyboardInterrupt too (see the docstring)
+                    if isinstance(exc, ProviderError) and exc.partial_text is None:
+                        exc.partial_text = partial.visible_text if partial is not None else ""
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
+                kept = len(transcript.messages)
                 _append_reply(transcript, reply, native=self.native)
                 partial = None
                 try:  # (what the reply asked for is judged against what it was offered)
                     step = self._next_step(reply, repair, offered, final_turn, turn)
                     if step is None:
                         _check_exhausted(reply, repair, turn)
-                except Exception:
+                except Exception as exc:
+                    if isinstance(exc, ProviderError):
+                        # A reply cut off by a failed stream is no part of the history
+                        # (see the module docstring): its text is on the error.
+                        del transcript.messages[kept:]
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 for name in reply.requested_tools:
@@ -379,7 +397,10 @@ class Agent:
                     turns=turn,
                 )
         if reply.finish is not None and reply.finish.reason == "error":
-            raise ProviderError(reply.finish.message or "the model stream ended with an error")
+            raise ProviderError(
+                reply.finish.message or "the model stream ended with an error",
+                partial_text=reply.visible_text,
+            )
         if repair.reprompted or not len(offered) or self.tool_choice == "none":
             return None
         names = list(offered)

@@ -36,7 +36,8 @@ Events, errors and cancellation are ``Agent.stream``'s, from the same
 block; its exceptions are raised by the iterator after the last event;
 leaving the block cancels everything. A selection stream that ends with an
 error is a ``ProviderError`` (after a ``StreamError`` event), as an Agent's
-reply without a call is: its text was cut off, it is not the answer.
+reply without a call is: its text was cut off, it is not the answer (it is the
+error's ``partial_text``, and not in the transcript).
 
 The keywords for the work phase are checked when the ``HybridAgent`` is made
 (an Agent is built from them once), not when a run first selects a tool.
@@ -239,7 +240,9 @@ class HybridAgent:
                 chosen, text = await self._select(transcript, emit)
             except anyio.get_cancelled_exc_class():
                 raise
-            except BaseException:  # as an Agent's turn (see ``Agent``)
+            except BaseException as exc:  # as an Agent's turn (see ``Agent``)
+                if isinstance(exc, ProviderError):
+                    exc.transcript = exc.transcript or transcript
                 await emit(TurnEnd(turn=0, reason="error"))
                 raise
             selected = True
@@ -321,7 +324,7 @@ class HybridAgent:
                 # Text cut off by an error is not an answer (as for an Agent's reply).
                 message = finish.message or "the model stream ended with an error"
                 await emit(StreamError(kind="stream", message=message))
-                raise ProviderError(message)
+                raise ProviderError(message, partial_text="".join(text), transcript=transcript)
             return None, "".join(text)
         names: list[str] = []
         for end in ends:
