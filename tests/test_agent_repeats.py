@@ -230,3 +230,83 @@ async def test_a_twin_climbs_no_rung_of_the_repeat_ladder() -> None:
     assert "Its result was:\nthe page" in messages[2]  # redirected, not stopped
     assert [e.reason for e in events if isinstance(e, Retry)] == ["repeated_call"]
     assert events[-1] == Final(text="It says: the page.", turns=3)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("no such date: 2024-02-30"), TypeError("bad"), ZeroDivisionError("division")],
+)
+async def test_a_call_that_raised_for_its_arguments_is_not_run_again(error: Exception) -> None:
+    """A tool that raised what says its arguments are wrong fails the same way
+    with the same arguments: the model sending them again is redirected at once,
+    with the error quoted, instead of the tool running (side effects and all)
+    two more times for the same error and two turns."""
+    runs: list[str] = []
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        runs.append(url)
+        raise error
+
+    model = ScriptedModel([FETCH, FETCH, "I could not fetch it."])
+    events = await collect(Agent(model, [fetch], dialect="hermes"), "fetch it")
+    assert len(runs) == 1
+    (kind, first), (again, redirect) = outcomes(events)
+    assert (kind, again) == ("exception", "refused")
+    assert "the same arguments would fail the same way, so it was not run again" in redirect
+    assert f"Its error was:\n{first}\n" in redirect
+    assert "Its result was" not in redirect
+    assert events[-1] == Final(text="I could not fetch it.", turns=3)
+
+
+async def test_an_os_error_that_is_also_a_value_error_may_pass() -> None:
+    """requests' JSONDecodeError (a gateway's error page) is both: it is retried."""
+    runs: list[str] = []
+
+    class PageError(OSError, ValueError):
+        pass
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        runs.append(url)
+        if len(runs) == 1:
+            raise PageError("Expecting value: line 1 column 1")
+        return "the page"
+
+    model = ScriptedModel([FETCH, FETCH, "It says: the page."])
+    events = await collect(Agent(model, [fetch], dialect="hermes"), "fetch it")
+    assert len(runs) == 2
+    assert [kind for kind, _ in outcomes(events)] == ["exception", "result"]
+
+
+async def test_a_repeat_of_a_call_whose_result_had_no_text_quotes_it_as_an_error() -> None:
+    """Its redirect said "Its result was: <the error>. Use that result"."""
+
+    class Opaque:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+        __repr__ = __str__
+
+    @tool
+    def fetch(url: str) -> Any:
+        """Fetch a page."""
+        return Opaque()
+
+    model = ScriptedModel([FETCH, FETCH, "No luck."])
+    events = await collect(Agent(model, [fetch], dialect="hermes"), "fetch it")
+    redirect = outcomes(events)[-1][1]
+    assert "Its error was:\nTool 'fetch' ran, but its result could not be turned" in redirect
+    assert "Use that result" not in redirect
+
+
+def test_an_exception_group_may_pass_when_one_exception_in_it_may() -> None:
+    from streamtools.runtime.executor import may_pass
+
+    settled = ExceptionGroup("g", [ValueError("a"), ExceptionGroup("h", [TypeError("b")])])
+    assert not may_pass(settled)
+    assert may_pass(ExceptionGroup("g", [ValueError("a"), ConnectionError("reset")]))
+    assert may_pass(RuntimeError("coroutine raised StopIteration"))
+    assert not may_pass(SystemExit(2))

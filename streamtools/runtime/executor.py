@@ -77,7 +77,7 @@ from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
-__all__ = ["Executor", "check_concurrency", "check_seconds", "tool_value"]
+__all__ = ["Executor", "check_concurrency", "check_seconds", "may_pass", "tool_value"]
 
 
 def check_seconds(name: str, value: float | None) -> None:
@@ -116,13 +116,21 @@ class Executor:
     async def execute(self, call: CallEnd) -> ToolResult | ToolFailed:
         """Run ``call``; return its result or why it failed. Raises only cancellation
         and a tool's ``BaseException`` that is neither an ``Exception`` nor ``SystemExit``."""
+        outcome, _ = await self.attempt(call)
+        return outcome
+
+    async def attempt(self, call: CallEnd) -> tuple[ToolResult | ToolFailed, bool]:
+        """``execute``'s outcome, and whether the same call might succeed if run
+        again: it timed out, or raised what may pass (``may_pass``). The agent
+        runs a call the model makes again only then (``streamtools.runtime.repair``)."""
         tool = self.registry.get(call.name)
         if tool is None:
-            return self._failed(call, "unknown_tool", self.registry.unknown_tool_message(call.name))
+            message = self.registry.unknown_tool_message(call.name)
+            return self._failed(call, "unknown_tool", message), False
         try:
             kwargs = tool.validate(call.arguments, lenient=True)
         except ToolArgumentsError as exc:
-            return self._failed(call, "invalid_arguments", str(exc))
+            return self._failed(call, "invalid_arguments", str(exc)), False
         async with self.limiter:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
@@ -130,17 +138,17 @@ class Executor:
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
-                    return self._failed(call, "exception", self._describe(call.name, exc))
+                    failed = self._failed(call, "exception", self._describe(call.name, exc))
+                    return failed, may_pass(exc)
                 except anyio.get_cancelled_exc_class() as exc:
                     # Raises again when the cancellation is real (ours, the timeout's);
                     # returns when the tool raised it itself (asyncio's CancelledError
                     # from a future someone else cancelled): that is the tool failing.
                     await anyio.lowlevel.checkpoint_if_cancelled()
-                    return self._failed(call, "exception", self._describe(call.name, exc))
+                    return self._failed(call, "exception", self._describe(call.name, exc)), True
             if scope.cancelled_caught:
-                return self._failed(
-                    call, "timeout", f"Tool {call.name!r} timed out after {self.timeout:g} s."
-                )
+                message = f"Tool {call.name!r} timed out after {self.timeout:g} s."
+                return self._failed(call, "timeout", message), True
         # Outside the tool's try: the tool did run, and the model should not be told
         # it raised when only its result could not be written as text.
         try:
@@ -150,8 +158,8 @@ class Executor:
                 f"Tool {call.name!r} ran, but its result could not be turned into text: "
                 + describe_exception(exc)
             )
-            return self._failed(call, "unencodable_result", message)
-        return ToolResult(index=call.index, id=call.id, name=call.name, content=content)
+            return self._failed(call, "unencodable_result", message), False
+        return ToolResult(index=call.index, id=call.id, name=call.name, content=content), False
 
     def _describe(self, name: str, exc: BaseException) -> str:
         exc = _unmasked(exc)
@@ -187,6 +195,26 @@ async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
     elif isinstance(value, Iterator):
         value = await _drain(value)
     return value
+
+
+# What a tool raises to say its arguments are wrong (a date it cannot read, a
+# division by zero, argparse refusing a command line): the same call fails the
+# same way again. An ``OSError`` never is (requests' ``JSONDecodeError`` is a
+# ``ValueError`` too, raised for a gateway's error page that may pass).
+_SETTLED = (ValueError, TypeError, ArithmeticError, NotImplementedError, SystemExit)
+
+
+def may_pass(exc: BaseException) -> bool:
+    """Whether a call that raised ``exc`` might succeed if made again with the same
+    arguments: False for what says the arguments are wrong (``ValueError``,
+    ``TypeError``, ``ArithmeticError``, ``NotImplementedError``, ``SystemExit``),
+    True for anything else (a connection error, an error of the tool's own
+    class: what it means is not known). An exception group may pass when any
+    exception in it may."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(may_pass(e) for e in exc.exceptions)
+    exc = _unmasked(exc)
+    return isinstance(exc, OSError) or not isinstance(exc, _SETTLED)
 
 
 # What PEP 479 makes of a StopIteration leaving a coroutine or a generator: a

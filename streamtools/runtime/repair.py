@@ -28,9 +28,17 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    ``Retry(reason="repeated_call")``.
 
    A *retry* is not a repeat: a call whose last run failed for a reason that
-   may pass (it raised, it timed out), made again in a later reply, after the
+   may pass (it timed out, or raised a connection error or an error of the
+   tool's own: ``executor.may_pass``), made again in a later reply, after the
    model read the failure, runs again, at most ``MAX_RETRIES`` (2) times per
-   call; past that it is a repeat, and the redirect quotes its last error.
+   call; past that it is a repeat, and the redirect quotes its last error. A
+   call that raised what says its arguments are wrong (``ValueError``,
+   ``TypeError``, a ``ZeroDivisionError``…), was refused before it ran, or whose
+   result could not be written as text would fail the same way: made again, it
+   is a repeat at once, redirected with its error quoted. Peers run such a
+   call again on and on; a model that sends the same arguments after reading
+   the error is looping, and each run of the tool (its side effects too) would
+   only buy the same error and spend a turn.
 
    An identical call written twice in one reply (a *twin*; models that write
    parallel calls duplicate one now and then) is neither: the second is not
@@ -91,11 +99,8 @@ _REFUSAL = re.compile(
 )
 
 _QUOTE_LIMIT = 300
-# How many times a call that raised or timed out may run again (see rung 3).
+# How many times a call whose failure may pass may run again (see rung 3).
 MAX_RETRIES = 2
-# The failures a retry may get past: the others (arguments the tool refuses, a
-# result that cannot be written as text) would only fail again the same way.
-_TRANSIENT = frozenset({"exception", "timeout"})
 _encoder = msgspec.json.Encoder(order="sorted")
 
 
@@ -168,19 +173,28 @@ def repeat_twin(name: str) -> str:
     )
 
 
-def repeat_redirect(name: str, previous: str | None, *, failed: bool = False) -> str:
+def repeat_redirect(
+    name: str, previous: str | None, *, failed: bool = False, runs: int = 1
+) -> str:
     """The tool error for the first repeat of an identical call. ``previous``:
-    the earlier call's result, quoted (None: not known). ``failed``: every run
-    of it failed, and its retries are spent: ``previous`` is its last error."""
+    the earlier call's result, quoted (None: not known). ``failed``: its last
+    run failed (its retries are spent, or the failure would not pass):
+    ``previous`` is its last error; ``runs``: how many times it ran."""
     if previous is None:
         return (
             f"You already called `{name}` with exactly these arguments; it was not run again. "
             "Use its result, call a tool with different arguments, or give your answer."
         )
     if failed:
+        if runs > 1:
+            said = f"it failed {runs} times; it was not run again. Its last error was:"
+        else:
+            said = (
+                "it failed; the same arguments would fail the same way, so it was not run "
+                "again. Its error was:"
+            )
         return (
-            f"You already called `{name}` with exactly these arguments and it failed "
-            f"{MAX_RETRIES + 1} times; it was not run again. Its last error was:\n"
+            f"You already called `{name}` with exactly these arguments and {said}\n"
             f"{_quote(previous)}\n"
             "Do not retry it: call a tool with different arguments, or give your answer."
         )
@@ -222,29 +236,33 @@ class RepairState:
     # (every reply's first call ``call_0``), so an id can name several calls.
     seen: set[str] = field(default_factory=set)
     results: dict[str, str] = field(default_factory=dict)
-    # The signatures whose last run failed in a way a retry may get past, and
-    # how many retries each has had.
+    # The signatures whose last run failed in a way a retry may get past, those
+    # whose last run failed at all, and how many retries each has had.
     failed: set[str] = field(default_factory=set)
+    errored: set[str] = field(default_factory=set)
     retries: dict[str, int] = field(default_factory=dict)
 
     def can_repair(self) -> bool:
         return self.call_error_repairs < self.max_repairs
 
     def may_retry(self, signature: str) -> bool:
-        """Whether a call seen before may run again: its last run raised or timed
-        out, and it has retries left."""
+        """Whether a call seen before may run again: its last run failed in a way
+        that may pass, and it has retries left."""
         return signature in self.failed and self.retries.get(signature, 0) < MAX_RETRIES
 
-    def ran(self, signature: str, outcome: ToolResult | ToolFailed) -> None:
+    def ran(self, signature: str, outcome: ToolResult | ToolFailed, *, retryable: bool) -> None:
         """Note a call's outcome: what a repeat of it is told, and whether a
-        retry may run it again."""
+        retry may run it again (``retryable``: a failure that may pass, as
+        ``Executor.attempt`` says)."""
         self.calls_run += 1
         self.tools_run.add(outcome.name)
         if isinstance(outcome, ToolResult):
             self.results[signature] = outcome.content
+            self.errored.discard(signature)
         else:
             self.results[signature] = outcome.message
-        if isinstance(outcome, ToolFailed) and outcome.kind in _TRANSIENT:
+            self.errored.add(signature)
+        if isinstance(outcome, ToolFailed) and retryable:
             self.failed.add(signature)
         else:
             self.failed.discard(signature)

@@ -29,9 +29,10 @@ ladder handles.
 
 Repeated identical calls are caught here, before they run (see
 ``streamtools.runtime.repair``), by their signature (name and arguments); a
-retry of a call that raised or timed out in an earlier reply runs, within its
-bound. What a call is told depends only on the calls before it in the reply
-and on earlier replies, never on which of this reply's tools finished first.
+retry of a call that timed out or raised what may pass in an earlier reply
+runs, within its bound. What a call is told depends only on the calls before
+it in the reply and on earlier replies, never on which of this reply's tools
+finished first.
 
 Call ids. ``Reply.offsets`` and ``Reply.outcomes`` are keyed by call id for
 one reply only, where ids are unique: the parser numbers its calls, and
@@ -284,8 +285,9 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         repair.redirected = True
         # An earlier reply's result: all of its calls have finished.
         previous = repair.results.get(signature)
-        failed = signature in repair.failed
-        message = repeat_redirect(call.name, previous, failed=failed)
+        failed = signature in repair.errored
+        runs = 1 + repair.retries.get(signature, 0)
+        message = repeat_redirect(call.name, previous, failed=failed, runs=runs)
         await ctx.emit(Retry(turn=ctx.turn, reason="repeated_call", message=message))
         await _refuse(ctx, call, reply, message)
         return
@@ -305,7 +307,7 @@ async def _run_tool(
     ctx: TurnContext, call: CallEnd, reply: Reply, signature: str, tools: TaskGroup
 ) -> None:
     try:
-        outcome = await ctx.executor.execute(call)
+        outcome, retryable = await ctx.executor.attempt(call)
     except anyio.get_cancelled_exc_class():
         raise
     except BaseException as exc:
@@ -316,5 +318,5 @@ async def _run_tool(
         tools.cancel_scope.cancel()
         return
     reply.outcomes[call.id] = outcome
-    ctx.repair.ran(signature, outcome)
+    ctx.repair.ran(signature, outcome, retryable=retryable)
     await ctx.emit(outcome)
