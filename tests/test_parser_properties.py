@@ -96,7 +96,10 @@ def stop_sets(dialect: str) -> st.SearchStrategy[tuple[str, ...]]:
     a think tag (the first to end decides, whatever the chunking)."""
     marker = DIALECTS[dialect].markers[0]
     sets = [(), ("STOP",), ("STOP", "ST"), ("OP", "STOP"), ("<th",), ("i>",), ("\n<think>",),
-            (marker[:2],), (marker[1:4], "STOP"), (marker + "x",)]
+            (marker[:2],), (marker[1:4], "STOP"), (marker + "x",),
+            # a marker inside a stop string: it ends first, and where it is prose
+            # (quoted, its body rejected) the stop string that began before it counts
+            ("`" + marker + "`",), ("`" + marker, "STOP"), ("z" + marker,)]
     return st.sampled_from([tuple(stop for stop in stops if stop) for stops in sets])
 
 
@@ -183,6 +186,37 @@ def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
             dialect, cut(text, points), TOOLS if named else None, stop, think_open=think_open
         )
         for e in merge(events):
+            if isinstance(e, TextDelta | ReasoningDelta):
+                assert stop not in e.text
+
+    prop()
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_a_stop_string_around_a_quoted_marker_is_never_visible_text(dialect: str) -> None:
+    """A stop string with a marker after its first character, a backtick before
+    the marker (quoted syntax, prose): the marker ends first but opens nothing, so
+    the stop string counts, as for a provider, whatever the chunking (the text
+    before the marker was held as the stop string's start). Not a fence: after a
+    backtick it still opens a body, and a stop string that began before a body
+    later rejected is missed (the text before it went out when it opened)."""
+    tags = [t for t in (*DIALECTS[dialect].markers, "<think>", "</think>") if t[0] != "`"]
+
+    @SETTINGS
+    @given(texts(dialect), st.sampled_from(tags), st.sampled_from(["`", "say `", "\n`"]),
+           st.sampled_from(["", "`", "` x"]), st.lists(st.integers(0, 10_000), max_size=30),
+           st.integers(0, 400))
+    def prop(
+        text: str, tag: str, before: str, after: str, points: list[int], at: int
+    ) -> None:
+        stop = before + tag + after
+        at %= len(text) + 1
+        text = text[:at] + stop + text[at:]
+        whole = run_checked(dialect, [text], TOOLS, stop)
+        chunked = run_checked(dialect, cut(text, points), TOOLS, stop)
+        chars = run_checked(dialect, list(text), TOOLS, stop)
+        assert merge(whole) == merge(chunked) == merge(chars)
+        for e in merge(whole):
             if isinstance(e, TextDelta | ReasoningDelta):
                 assert stop not in e.text
 

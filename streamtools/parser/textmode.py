@@ -46,11 +46,12 @@ class TextModes:
     _body: CallBody | None
     _ctx: CallContext
     _held: str
-    _marker_stops: tuple[str, ...]
     _max_buffer: int | None
     _mode: int
     _opened: bool
     _prev: str
+    # stop strings holding a whole marker, found on first use (``_stop_after_prose``)
+    _prose_stops: tuple[str, ...] | None = None
     _stop_hit: str | None
     _stops: frozenset[str]
     _text: MarkerScan
@@ -88,9 +89,11 @@ class TextModes:
         self.examined += len(text) - 1  # the rescan; bounded by the decision window
         start = k - len(text)
         inside = start >= 0 and s.startswith(text, start)
-        if self._marker_stops:
+        if self._stops:
             r, j = (s, start) if inside else (text + s[k:], 0)
-            if self._stop_after_prose(r, j, self._text, final):
+            # the text before the marker went out when the body opened: a stop
+            # string can only begin at the marker (see ``_stop_after_prose``)
+            if self._stop_after_prose(r, j, j, self._text, final) >= 0:
                 if self._held:
                     # the marker opens a body again when the held text comes back:
                     # what came before it allowed that ("" allows every marker)
@@ -153,11 +156,13 @@ class TextModes:
                     self._mode = CALL
                     return i + len(tok)
             # not a marker here: its first character is plain text
-            if self._marker_stops and self._stop_after_prose(s, i, scan, final):
-                self._emit(s[pos:i], think, out)
-                if self._stop_hit is None:
-                    self._hold(s, i, start)
-                return -1
+            if self._stops:
+                k = self._stop_after_prose(s, i, pos, scan, final)
+                if k >= 0:
+                    self._emit(s[pos:k], think, out)
+                    if self._stop_hit is None:
+                        self._hold(s, k, start)
+                    return -1
             self._emit(s[pos : i + 1], think, out)
             pos = i + 1
         n = len(s)
@@ -176,28 +181,52 @@ class TextModes:
             raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
         return -1
 
-    def _stop_after_prose(self, s: str, j: int, scan: MarkerScan, final: bool) -> bool:
+    def _stop_after_prose(
+        self, s: str, j: int, lo: int, scan: MarkerScan, final: bool
+    ) -> int:
         """The marker at ``s[j]`` is prose (a backtick before it, or its body
-        rejected), so a stop string beginning with it (``{"`` in ``inline_json``),
-        which lost to the marker because the marker ends first, counts after all,
-        as it would for a provider: True if one is there (the parser stops) or
-        may still arrive (``s[j:]`` is its start: the caller holds it, at most the
-        stop string's length, re-examined like a held marker). A marker or stop
-        string that ends inside it first is left to the scan from ``s[j + 1]``."""
+        rejected), so a stop string holding it, which lost to the marker because
+        the marker ends first, counts after all, as it would for a provider: one
+        beginning with it (``{"`` in ``inline_json``) or with text before it
+        (`` `<tool_call>` `` after a backtick), that text not yet emitted (from
+        ``s[lo]`` on). Returns where such a stop string begins, -1 if none does:
+        it is there (the one to end first, the parser stops) or may still arrive
+        (``s[k:]`` is its start: the caller holds it, at most the stop string's
+        length, re-examined like a held marker). A marker or stop string that
+        ends inside it after the prose marker is left to the scan from
+        ``s[j + 1]``. Only stop strings holding a whole marker are tried
+        (``_prose_stops``: usually none), on this path only, which a prose
+        marker takes."""
+        stops = self._prose_stops
+        if stops is None:
+            tags = (*self.syntax.markers, THINK_OPEN, THINK_CLOSE)
+            stops = self._prose_stops = tuple(
+                sorted(t for t in self._stops if t not in tags and any(m in t for m in tags))
+            )
         n = len(s)
-        for t in self._marker_stops:
-            e = j + len(t)
-            if s.startswith(t, j):
-                if scan.rx.search(s, j + 1, e - 1) is not None:
-                    return False  # something ends before it: the scan finds that
-                self._stop_hit = t
-                self._mode = STOPPED
-                self._held = ""
-                return True
-            if not final and e > n and s.startswith(t[: n - j], j):
-                self._held = s[j:]
-                return True
-        return False
+        hit: tuple[int, int, str] | None = None  # (end, start, stop) of the first to end
+        held = n
+        for t in stops:
+            for k in range(max(lo, j - len(t) + 1), j + 1):
+                e = k + len(t)
+                if s.startswith(t, k):
+                    if hit is None or (e, k) < hit[:2]:
+                        hit = (e, k, t)
+                    break
+                if not final and e > n and k < held and s.startswith(t[: n - k], k):
+                    held = k
+        if hit is not None:
+            e, k, t = hit
+            if scan.rx.search(s, j + 1, e - 1) is not None:
+                return -1  # something ends before it: the scan finds that
+            self._stop_hit = t
+            self._mode = STOPPED
+            self._held = ""
+            return k
+        if held < n:
+            self._held = s[held:]
+            return held
+        return -1
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
         if text:
