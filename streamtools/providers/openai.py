@@ -29,22 +29,23 @@ honoured:
   their safety rules) is what the model answered in place of ``content``, so
   it is text; it was dropped, and the answer looked empty.
 * Tool-call deltas are passed on as ``CallChunk``, one ``index`` per call in
-  the order the calls began (``_Calls`` decides which call a delta belongs
-  to: servers reuse index 0 for parallel calls, with or without ids, repeat
-  the name with every delta, or stream it in pieces). A server that sends
+  the order the calls began (``openai_calls.ToolCallDeltas`` decides which
+  call a delta belongs to: servers reuse index 0 for parallel calls, with or
+  without ids, repeat the name with every delta, or stream it in pieces, and
+  a few gateways interleave the deltas of parallel calls, whose chunks are
+  then held so that each call's come out together). A server that sends
   ``arguments`` as an object instead of JSON text gets it re-encoded. The
-  deprecated ``delta.function_call`` is one such call, on index 0. Calls
-  stream one after another, so a delta that starts another call completes
-  the previous one, and the finish reason completes the last: each gets a
-  ``done`` chunk then, so it can run while the next is still being written.
+  deprecated ``delta.function_call`` is one such call, on index 0. A delta
+  for another call completes the previous one if its arguments are whole,
+  and the finish reason completes the rest: each gets a ``done`` chunk then,
+  so it can run while the next is still being written.
   A ``length`` or ``content_filter`` finish does not: the call open then may
   have been cut short, and ``NativeCalls.end`` makes it ``unterminated``
   unless its arguments are a whole object. A new ``id`` without a name on
   the same index is the same call under a changed id (Poolside sends the
   name under one id and the arguments under another): its arguments
   continue the call, which keeps its first id, rather than completing it
-  with none. (A server that interleaved the deltas of parallel calls would
-  see its late fragments become ``malformed`` call errors; none is known to.)
+  with none.
 * A call's ``extra_content`` is kept (``CallChunk.extra``) and sent back on
   that call in the assistant message: Gemini 3's OpenAI-compatible endpoint
   puts the call's thought signature there and refuses the next request (400,
@@ -104,7 +105,6 @@ from httpx_sse import ServerSentEvent
 
 from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.model import (
-    CallChunk,
     ChatMessage,
     Chunk,
     FinishChunk,
@@ -118,7 +118,6 @@ from streamtools.model import (
     keyword_choice,
     sampling,
 )
-from streamtools.parser.jsonscan import ValueScanner
 from streamtools.providers import whole
 from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
 from streamtools.providers.bodies import (
@@ -127,22 +126,11 @@ from streamtools.providers.bodies import (
     json_schema_of,
     with_call_texts,
 )
-from streamtools.providers.openrouter import DETAILS, ReasoningDetails, details_of, reasoning_text
-from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
+from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
+from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
+from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
 
 __all__ = ["OpenAIChat"]
-
-
-class _Function(msgspec.Struct):
-    name: str | None = None
-    arguments: str | dict[str, Any] | None = None
-
-
-class _ToolCallDelta(msgspec.Struct):
-    index: int = 0
-    id: str | None = None
-    function: _Function | None = None
-    extra_content: dict[str, Any] | None = None  # Gemini: the call's thought signature
 
 
 class _Part(msgspec.Struct):
@@ -161,9 +149,9 @@ class _Delta(msgspec.Struct):
     # OpenRouter's, kept as sent (to go back: ``providers.openrouter``): ``reasoning.text``
     # (``text``), ``reasoning.summary`` (``summary``), ``reasoning.encrypted`` (``data``)
     reasoning_details: list[dict[str, Any]] | None = None
-    tool_calls: list[_ToolCallDelta] | None = None
+    tool_calls: list[ToolCallDelta] | None = None
     refusal: str | None = None  # the model's refusal, in place of ``content``
-    function_call: _Function | None = None  # the legacy form of one call (``_legacy``)
+    function_call: Function | None = None  # the legacy form of one call (``_legacy``)
 
 
 def _reasoning(delta: _Delta) -> str | None:
@@ -176,14 +164,14 @@ def _reasoning(delta: _Delta) -> str | None:
     return reasoning_text(delta.reasoning_details)
 
 
-def _legacy(delta: _Delta) -> tuple[_ToolCallDelta, ...]:
+def _legacy(delta: _Delta) -> tuple[ToolCallDelta, ...]:
     """A legacy ``function_call`` delta as the tool-call delta it stands for:
     one call, on index 0, without an id. Servers that still answer in the
     deprecated form (its finish reason ``function_call`` already read as
     ``tool_calls``) had the call itself dropped: a call finish with no call."""
     if delta.function_call is None:
         return ()
-    return (_ToolCallDelta(function=delta.function_call),)
+    return (ToolCallDelta(function=delta.function_call),)
 
 
 def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
@@ -265,201 +253,6 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
     if msg.name is not None:
         out["name"] = msg.name
     return out
-
-
-_BLANKS = " \t\r\n"  # JSON's whitespace
-
-
-class _Whole:
-    """Whether a call's argument text so far is one whole JSON value (then
-    only blanks). The pieces are kept and scanned when asked, each once:
-    ``ValueScanner`` goes on from where it stopped, and the short tail it
-    leaves (an escape, number or literal cut at the end of a piece) is offered
-    again with the next one. A server that never makes ``_Calls`` ask (ids
-    on every call, no repeated names) costs a list append per piece."""
-
-    __slots__ = ("_scan", "_pieces", "_tail", "_after")
-
-    def __init__(self) -> None:
-        self._scan = ValueScanner()
-        self._pieces: list[str] = []  # not scanned yet
-        self._tail = ""
-        self._after = False  # text other than blanks after the value
-
-    def feed(self, text: str) -> None:
-        self._pieces.append(text)
-
-    @property
-    def whole(self) -> bool:
-        scan = self._scan
-        for text in self._pieces:
-            if scan.done:
-                self._after = self._after or bool(text.strip(_BLANKS))
-            elif scan.error is None:
-                piece = self._tail + text
-                end = scan.feed(piece, 0)
-                self._tail = "" if scan.done else piece[end:]
-                self._after = scan.done and bool(piece[end:].strip(_BLANKS))
-        self._pieces.clear()
-        return scan.done and not self._after
-
-
-class _Call:
-    """One call of the reply as the server streams it (see ``_Calls``)."""
-
-    __slots__ = (
-        "number", "index", "id", "name", "named", "args", "whole", "again", "ended", "details"
-    )
-
-    def __init__(self, number: int, index: int, call_id: str | None) -> None:
-        self.number = number  # its ``CallChunk.index``: its place among the reply's calls
-        self.index = index  # the server's index
-        self.id = call_id
-        self.name: str | None = None  # as far as it came
-        self.named = False  # the name went out
-        self.args = False  # argument text came
-        self.whole = _Whole()
-        self.again = False  # its name came again, alone, once its arguments were whole
-        self.ended = False  # a ``done`` chunk went out
-        self.details: list[dict[str, Any]] = []  # OpenRouter's, before it (``ReasoningDetails``)
-
-
-class _Calls:
-    """The reply's tool-call deltas as ``CallChunk``: which call each belongs to.
-
-    Calls stream one after another. A delta starts another call when it names
-    another ``index``, or a new ``id`` together with a name, or, on the same
-    index with no new id (servers that put every call on index 0 and send no
-    ids), a name once the call has arguments: a name other than the call's,
-    or, for a call without an id, the call's own name followed by more
-    arguments once its arguments are a whole JSON object (nothing but blanks
-    can follow a whole value, so they are another call of the same tool).
-    The call's own name alone is a repeat (MiniMax sends the name with every
-    delta) and changes nothing; so a second call of a tool with empty
-    argument text, on the same index with no id, cannot be told from a
-    repeat and is not seen. A name that comes before any arguments and is not
-    a repeat continues the name (Gemini streams a long name in pieces), so
-    the name goes out, whole, with the call's first arguments (or its
-    ``done``, or the end of the stream): the ``CallStart`` waits for them.
-    Each call gets its own ``CallChunk.index``, counted from 0, so
-    ``NativeCalls`` needs no server index to tell calls apart; a delta for an
-    index left before goes to that index's latest call, which has ended
-    (``NativeCalls`` reports it as a late, malformed part).
-    """
-
-    def __init__(self, pairs: SurrogatePairs[_Event]) -> None:
-        self._pairs = pairs
-        self._by_index: dict[int, _Call] = {}  # server index -> its latest call
-        self._count = 0
-        self.open: _Call | None = None  # the call being streamed
-        self.details = ReasoningDetails()
-
-    def _extra(self, call: _Call, content: dict[str, Any] | None) -> dict[str, Any] | None:
-        """A chunk's ``extra``: the call's ``extra_content``, and the reasoning
-        details so far when new ones came (all of the call's: a chunk's extra
-        is merged over the call's key by key)."""
-        if self.details.pending:
-            call.details.extend(self.details.take())
-            return {**(content or {}), DETAILS: list(call.details)}
-        return content
-
-    def feed(self, tc: _ToolCallDelta) -> list[CallChunk]:
-        """The chunks of one tool-call delta: a ``done`` first if it starts another call."""
-        out: list[CallChunk] = []
-        fn = tc.function
-        name = (fn.name or None) if fn is not None else None
-        raw = fn.arguments if fn is not None else None
-        if isinstance(raw, dict):
-            raw = msgspec.json.encode(raw).decode()
-        sent_id = tc.id or None
-        call = self.open
-        if call is not None and call.index != tc.index:
-            if not call.ended:
-                out.append(self.close(call, whole=True))
-            call = self._by_index.get(tc.index)
-        inherited = None  # the name a new call takes from a repeat (see ``_another``)
-        if call is not None:
-            new_id = bool(sent_id and call.id and sent_id != call.id)
-            if new_id and name is None:  # the same call under a changed id (Poolside)
-                sent_id = None
-            elif new_id or self._another(call, name, raw or ""):
-                inherited = call.name if call.again and name is None else None
-                if not call.ended:
-                    out.append(self.close(call, whole=True))
-                call = None
-        if call is None:
-            call = _Call(self._count, tc.index, sent_id)
-            call.name = inherited
-            self._count += 1
-            self._by_index[tc.index] = call
-        elif sent_id and call.id is None:
-            call.id = sent_id
-        if name is not None and name != call.name and not call.named:
-            call.name = (call.name or "") + name
-        args = self._pairs.join(arguments(call.number), raw) if raw else ""
-        if args:
-            call.args = True
-            call.whole.feed(args)
-        out.append(
-            CallChunk(
-                index=call.number,
-                id=sent_id,
-                name=self._name(call) if call.args else None,
-                arguments=args,
-                extra=self._extra(call, tc.extra_content or None),
-            )
-        )
-        self.open = call
-        return out
-
-    def close(self, call: _Call, *, whole: bool) -> CallChunk:
-        """The chunk that ends ``call``: ``done`` if ``whole`` (see the module docstring)."""
-        call.ended = whole
-        if call is self.open:
-            self.open = None
-        lost = self._pairs.close(arguments(call.number))
-        return CallChunk(
-            index=call.number,
-            name=self._name(call),
-            arguments=lost,
-            done=whole,
-            extra=self._extra(call, None),
-        )
-
-    def rest(self) -> list[CallChunk]:
-        """At the end of the stream, however it ended: the name still held for
-        the open call, so that ``NativeCalls`` names the call it ends."""
-        call = self.open
-        if call is None or call.ended:
-            return []
-        name, extra = self._name(call), self._extra(call, None)  # and details still due
-        if name is None and extra is None:
-            return []
-        return [CallChunk(index=call.number, name=name, extra=extra)]
-
-    @staticmethod
-    def _name(call: _Call) -> str | None:
-        """The call's name if it has not gone out yet (and now does)."""
-        if call.named or call.name is None:
-            return None
-        call.named = True
-        return call.name
-
-    @staticmethod
-    def _another(call: _Call, name: str | None, raw: str) -> bool:
-        """Whether a delta with ``name`` and argument text ``raw`` and no new id
-        starts another call on ``call``'s index (see the class docstring)."""
-        if name is None and not call.again:
-            return False  # more of the call's arguments, or a delta with nothing
-        if name is not None and call.name is not None and name != call.name and call.args:
-            return True
-        if call.id is not None or not call.whole.whole:
-            return False  # a server that sends ids tells calls of one tool apart by them
-        if raw.strip(_BLANKS) and (name is not None or call.again):
-            return True
-        if name is not None:
-            call.again = True
-        return False
 
 
 def _tool_choice(choice: ToolChoice | str) -> Any:
@@ -615,7 +408,7 @@ class OpenAIChat(HTTPProvider):
         finish: FinishChunk | None = None
         usage: list[Chunk] = []  # none, or the latest UsageChunk (see the module docstring)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
-        calls = _Calls(pairs)  # a delta for another call completes this one
+        calls = ToolCallDeltas(pairs)  # which call each delta is of, and when it is done
         try:
             async for sse in events:
                 data = sse.data
@@ -665,10 +458,10 @@ class OpenAIChat(HTTPProvider):
                                 yield call_chunk
                     if choice.finish_reason:
                         reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
-                        if calls.open is not None and not calls.open.ended:
-                            # out of tokens or filtered: not complete by the wire's say-so;
-                            # the finish reason decides (``NativeCalls.end``: unterminated)
-                            yield calls.close(calls.open, whole=reason not in _CUT)
+                        # out of tokens or filtered: not complete by the wire's say-so;
+                        # the finish reason decides (``NativeCalls.end``: unterminated)
+                        for call_chunk in calls.finish(whole=reason not in _CUT):
+                            yield call_chunk
                         stop = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                         finish = FinishChunk(
                             reason=reason, stop_sequence=stop, message=_failed(choice, self._name)

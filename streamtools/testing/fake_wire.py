@@ -101,7 +101,9 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     is sent verbatim with ``content_type``. ``drop`` closes the connection
     after reading the request, without a response (a server closing a kept-alive
     connection just as the client reuses it).
-    ``index_zero`` (openai) puts every parallel call on index 0, differing by id.
+    ``index_zero`` (openai) puts every parallel call on index 0, differing by id;
+    ``interleave`` (openai) sends the parallel calls' deltas in turn (a piece
+    of each call, then the next piece of each), as some gateways do.
     """
 
     text: str = ""
@@ -121,6 +123,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     stall: float = 30.0
     delay: float = 0.0
     index_zero: bool = False
+    interleave: bool = False
     drop: bool = False
 
 
@@ -228,13 +231,20 @@ def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
             text, stop_hit, calls = text[:pos], stop, ()
     out: list[Chunk] = [ReasoningChunk(text=p) for p in token_pieces(reply.reasoning)]
     out += [TextChunk(text=p) for p in token_pieces(text)]
+    per_call: list[list[CallChunk]] = []
     for n, call in enumerate(calls):
         args = call.arguments
         args_text = args if isinstance(args, str) else msgspec.json.encode(args).decode()
         prefix = "toolu_fake_" if wire == "anthropic" else "call_fake_"
         index = 0 if reply.index_zero else n
-        out.append(CallChunk(index=index, id=call.id or f"{prefix}{n}", name=call.name))
-        out += [CallChunk(index=index, arguments=p) for p in token_pieces(args_text)]
+        mine = [CallChunk(index=index, id=call.id or f"{prefix}{n}", name=call.name)]
+        mine += [CallChunk(index=index, arguments=p) for p in token_pieces(args_text)]
+        per_call.append(mine)
+    if reply.interleave and wire == "openai":
+        rounds = max((len(mine) for mine in per_call), default=0)
+        out += [mine[i] for i in range(rounds) for mine in per_call if i < len(mine)]
+    else:
+        out += [chunk for mine in per_call for chunk in mine]
     reason = reply.finish or ("tool_calls" if calls else "stop")
     out.append(UsageChunk(input_tokens=len(json.dumps(body)) // 4, output_tokens=len(out)))
     out.append(FinishChunk(reason=reason, stop_sequence=stop_hit))

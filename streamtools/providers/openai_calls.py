@@ -1,0 +1,295 @@
+"""OpenAI-compatible tool-call deltas as ``CallChunk``: which call each delta belongs to.
+
+Theory of operation
+-------------------
+``OpenAIChat`` reads ``delta.tool_calls`` fragments; ``ToolCallDeltas`` decides
+which call of the reply each one continues or starts (servers reuse index 0
+for parallel calls, with or without ids, repeat the name with every delta, or
+stream it in pieces), numbers the calls in the order they began, and says when
+each is complete (a ``done`` chunk), so that it can run while the next one is
+still being written.
+
+Interleaving. Most servers stream parallel calls one after another, but some
+gateways interleave them (a fragment of index 0, then of index 1, then of
+index 0 again). The events a call makes must still come one call after
+another (``CallStart``, its ``ArgsDelta``, its ``CallEnd``; consumers such as
+the console, the Anthropic and Responses wires of the proxy follow one call at
+a time), so the chunks of a call that is not the one being streamed (the
+front of the queue) are held and released, in order, when the calls before it
+are complete. A call is complete, when a delta for another call comes, if its
+argument text is one whole JSON value (nothing but blanks can follow it);
+otherwise it stays open (the later calls are held) until its arguments become
+whole, or the finish reason ends it. So a server that streams calls one after
+another sees no difference, except that a call whose arguments are not whole
+when the next begins (a call with no argument text, or broken JSON) completes
+at the finish instead; argument text is never lost or moved between calls.
+Before, a fragment for a call left earlier went to a call already complete
+(it may have been running) and became a ``malformed`` call error.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import msgspec
+
+from streamtools.model import CallChunk
+from streamtools.parser.jsonscan import ValueScanner
+from streamtools.providers.openrouter import DETAILS, ReasoningDetails
+from streamtools.providers.surrogates import SurrogatePairs, arguments
+
+__all__ = ["ToolCallDeltas", "ToolCallDelta"]
+
+
+class Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+
+
+class ToolCallDelta(msgspec.Struct):
+    index: int = 0
+    id: str | None = None
+    function: Function | None = None
+    extra_content: dict[str, Any] | None = None  # Gemini: the call's thought signature
+
+
+_BLANKS = " \t\r\n"  # JSON's whitespace
+
+
+class _Whole:
+    """Whether a call's argument text so far is one whole JSON value (then
+    only blanks). The pieces are kept and scanned when asked, each once:
+    ``ValueScanner`` goes on from where it stopped, and the short tail it
+    leaves (an escape, number or literal cut at the end of a piece) is offered
+    again with the next one. A server that never makes ``ToolCallDeltas`` ask (ids
+    on every call, no repeated names) costs a list append per piece."""
+
+    __slots__ = ("_scan", "_pieces", "_tail", "_after")
+
+    def __init__(self) -> None:
+        self._scan = ValueScanner()
+        self._pieces: list[str] = []  # not scanned yet
+        self._tail = ""
+        self._after = False  # text other than blanks after the value
+
+    def feed(self, text: str) -> None:
+        self._pieces.append(text)
+
+    @property
+    def whole(self) -> bool:
+        scan = self._scan
+        for text in self._pieces:
+            if scan.done:
+                self._after = self._after or bool(text.strip(_BLANKS))
+            elif scan.error is None:
+                piece = self._tail + text
+                end = scan.feed(piece, 0)
+                self._tail = "" if scan.done else piece[end:]
+                self._after = scan.done and bool(piece[end:].strip(_BLANKS))
+        self._pieces.clear()
+        return scan.done and not self._after
+
+
+class _Call:
+    """One call of the reply as the server streams it (see ``ToolCallDeltas``)."""
+
+    __slots__ = (
+        "number", "index", "id", "name", "named", "args", "whole", "again", "ended", "details",
+        "held", "queued",
+    )
+
+    def __init__(self, number: int, index: int, call_id: str | None) -> None:
+        self.number = number  # its ``CallChunk.index``: its place among the reply's calls
+        self.index = index  # the server's index
+        self.id = call_id
+        self.name: str | None = None  # as far as it came
+        self.named = False  # the name went out
+        self.args = False  # argument text came
+        self.whole = _Whole()
+        self.again = False  # its name came again, alone, once its arguments were whole
+        self.ended = False  # a ``done`` chunk went out
+        self.details: list[dict[str, Any]] = []  # OpenRouter's, before it (``ReasoningDetails``)
+        self.held: list[CallChunk] = []  # its chunks, while an earlier call is still open
+        self.queued = True  # not all its chunks have gone out yet (``ToolCallDeltas``)
+
+
+class ToolCallDeltas:
+    """The reply's tool-call deltas as ``CallChunk``: which call each belongs to.
+
+    A delta starts another call when it names an ``index`` not seen yet, or a
+    new ``id`` together with a name, or, on the same index with no new id
+    (servers that put every call on index 0 and send no ids), a name once the
+    call has arguments: a name other than the call's, or, for a call without
+    an id, the call's own name followed by more arguments once its arguments
+    are a whole JSON object (nothing but blanks can follow a whole value, so
+    they are another call of the same tool). The call's own name alone is a
+    repeat (MiniMax sends the name with every delta) and changes nothing; so a
+    second call of a tool with empty argument text, on the same index with no
+    id, cannot be told from a repeat and is not seen. A name that comes before
+    any arguments and is not a repeat continues the name (Gemini streams a
+    long name in pieces), so the name goes out, whole, with the call's first
+    arguments (or its ``done``, or the end of the stream): the ``CallStart``
+    waits for them. A delta for an index seen before goes to that index's
+    latest call (interleaved calls: see the module docstring), which, if it
+    has ended, takes nothing more (``NativeCalls`` reports a late, malformed
+    part). Each call gets its own ``CallChunk.index``, counted from 0, so
+    ``NativeCalls`` needs no server index to tell calls apart.
+    """
+
+    def __init__(self, pairs: SurrogatePairs[Any]) -> None:
+        self._pairs = pairs
+        self._by_index: dict[int, _Call] = {}  # server index -> its latest call
+        self._count = 0
+        # the calls whose chunks have not all gone out, in order: the first is streamed
+        self._queue: deque[_Call] = deque()
+        self.details = ReasoningDetails()
+
+    def _extra(self, call: _Call, content: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A chunk's ``extra``: the call's ``extra_content``, and the reasoning
+        details so far when new ones came (all of the call's: a chunk's extra
+        is merged over the call's key by key)."""
+        if self.details.pending:
+            call.details.extend(self.details.take())
+            return {**(content or {}), DETAILS: list(call.details)}
+        return content
+
+    def feed(self, tc: ToolCallDelta) -> list[CallChunk]:
+        """The chunks of one tool-call delta, with those of earlier calls it completes
+        or releases (see the module docstring)."""
+        out: list[CallChunk] = []
+        fn = tc.function
+        name = (fn.name or None) if fn is not None else None
+        raw = fn.arguments if fn is not None else None
+        if isinstance(raw, dict):
+            raw = msgspec.json.encode(raw).decode()
+        sent_id = tc.id or None
+        call = self._by_index.get(tc.index)
+        if self._queue and call is not self._queue[0]:
+            self._complete(out, call)  # a delta for a later call: the ones before, if whole
+        inherited = None  # the name a new call takes from a repeat (see ``_another``)
+        if call is not None:
+            new_id = bool(sent_id and call.id and sent_id != call.id)
+            if new_id and name is None:  # the same call under a changed id (Poolside)
+                sent_id = None
+            elif new_id or self._another(call, name, raw or ""):
+                inherited = call.name if call.again and name is None else None
+                if not call.ended:
+                    self._close(call, True, out)
+                call = None
+        if call is None:
+            call = _Call(self._count, tc.index, sent_id)
+            call.name = inherited
+            self._count += 1
+            self._by_index[tc.index] = call
+            self._queue.append(call)
+        elif sent_id and call.id is None:
+            call.id = sent_id
+        if name is not None and name != call.name and not call.named:
+            call.name = (call.name or "") + name
+        args = self._pairs.join(arguments(call.number), raw) if raw else ""
+        if args:
+            call.args = True
+            call.whole.feed(args)
+        chunk = CallChunk(
+            index=call.number,
+            id=sent_id,
+            name=self._name(call) if call.args else None,
+            arguments=args,
+            extra=self._extra(call, tc.extra_content or None),
+        )
+        self._send(call, chunk, out)
+        if len(self._queue) > 1:  # others wait: the streamed call, once whole, is complete
+            self._complete(out, self._queue[-1])
+        return out
+
+    def finish(self, *, whole: bool) -> list[CallChunk]:
+        """At the finish reason: every call not yet complete ends, ``done`` if
+        ``whole`` (see ``OpenAIChat``), and every chunk held goes out."""
+        out: list[CallChunk] = []
+        for call in list(self._queue):
+            if not call.ended:
+                self._close(call, whole, out)
+        return out + self.rest()
+
+    def rest(self) -> list[CallChunk]:
+        """At the end of the stream, however it ended: the chunks still held,
+        and the name still held for each call not complete, so that
+        ``NativeCalls`` names the call it ends."""
+        out: list[CallChunk] = []
+        while self._queue:
+            call = self._queue.popleft()
+            call.queued = False
+            out.extend(call.held)
+            call.held.clear()
+            if call.ended:
+                continue
+            name, extra = self._name(call), self._extra(call, None)  # and details still due
+            if name is not None or extra is not None:
+                out.append(CallChunk(index=call.number, name=name, extra=extra))
+        return out
+
+    def _complete(self, out: list[CallChunk], until: _Call | None) -> None:
+        """Complete the streamed call, then the next, while its arguments are
+        whole and it is not ``until`` (a call a delta came for; None: a new one)."""
+        queue = self._queue
+        while queue and queue[0] is not until and queue[0].whole.whole:
+            self._close(queue[0], True, out)
+
+    def _send(self, call: _Call, chunk: CallChunk, out: list[CallChunk]) -> None:
+        """``chunk`` out now if ``call`` is the one streamed, else held for it."""
+        queue = self._queue
+        if not call.queued:  # all of it went out: a late part, after the calls still open
+            if not queue:
+                out.append(chunk)
+                return
+            call.queued = True
+            queue.append(call)
+        if call is queue[0]:
+            out.append(chunk)
+        else:
+            call.held.append(chunk)
+
+    def _close(self, call: _Call, whole: bool, out: list[CallChunk]) -> None:
+        """The chunk that ends ``call``: ``done`` if ``whole``; then, if it was
+        the streamed call, the chunks held for the calls after it."""
+        call.ended = whole
+        lost = self._pairs.close(arguments(call.number))
+        chunk = CallChunk(
+            index=call.number,
+            name=self._name(call),
+            arguments=lost,
+            done=whole,
+            extra=self._extra(call, None),
+        )
+        self._send(call, chunk, out)
+        queue = self._queue
+        while queue and queue[0].ended:
+            queue.popleft().queued = False
+            if queue:
+                out.extend(queue[0].held)
+                queue[0].held.clear()
+
+    @staticmethod
+    def _name(call: _Call) -> str | None:
+        """The call's name if it has not gone out yet (and now does)."""
+        if call.named or call.name is None:
+            return None
+        call.named = True
+        return call.name
+
+    @staticmethod
+    def _another(call: _Call, name: str | None, raw: str) -> bool:
+        """Whether a delta with ``name`` and argument text ``raw`` and no new id
+        starts another call on ``call``'s index (see the class docstring)."""
+        if name is None and not call.again:
+            return False  # more of the call's arguments, or a delta with nothing
+        if name is not None and call.name is not None and name != call.name and call.args:
+            return True
+        if call.id is not None or not call.whole.whole:
+            return False  # a server that sends ids tells calls of one tool apart by them
+        if raw.strip(_BLANKS) and (name is not None or call.again):
+            return True
+        if name is not None:
+            call.again = True
+        return False
