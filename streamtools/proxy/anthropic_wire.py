@@ -94,6 +94,7 @@ _ERROR_TYPES = {
     "timeout": "timeout_error",
     "upstream": "api_error",
     "thread_unsupported": "invalid_request_error",
+    "context_length": "invalid_request_error",  # its message says "prompt is too long"
 }
 
 # Why a ``thread`` is refused: the answer the anthropic SDK reads to go on

@@ -86,7 +86,10 @@ _ERROR_TYPES = {
     "rate_limit": "rate_limit_error",
     "overloaded": "server_error",
     "upstream": "upstream_error",
+    "context_length": "invalid_request_error",
 }
+# the ``code`` of an error below 500 by its kind (OpenAI's, which clients act on)
+_CODES = {"context_length": "context_length_exceeded"}
 
 
 def text_content(content: Any, where: str, *, result: bool = False) -> str:
@@ -337,7 +340,7 @@ def error_body(status: int, message: str, kind: str) -> dict[str, Any]:
             "message": message,
             "type": _ERROR_TYPES.get(kind, "api_error"),
             "param": None,
-            "code": None if status < 500 else kind,
+            "code": _CODES.get(kind) if status < 500 else kind,
         }
     }
 

@@ -352,9 +352,13 @@ def kind_for_status(status: int) -> str:
 _KIND_STATUS = {kind: status for status, kind in reversed(_STATUS_KINDS.items())}
 
 
+# an upstream's context-window overflow (``overflow``), whatever status it came with
+_KIND_STATUS["context_length"] = 400
+
+
 def status_for_kind(kind: str) -> int | None:
-    """The HTTP status of a kind ``kind_for_status`` gives, or None for another
-    (``upstream``, a broken call or stream)."""
+    """The HTTP status of a kind ``kind_for_status`` gives (and of a context
+    overflow's, 400), or None for another (``upstream``, a broken call or stream)."""
     return _KIND_STATUS.get(kind)
 
 

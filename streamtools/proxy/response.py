@@ -67,6 +67,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import ModelRequest
 from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
+from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -182,10 +183,15 @@ def upstream_status(exc: ProviderError) -> int:
 
 def provider_error_response(wire: Wire, exc: ProviderError) -> Response:
     """The answer to an upstream failure known before the response began: the
-    upstream's status (``upstream_status``) and its ``retry-after``."""
+    upstream's status (``upstream_status``) and its ``retry-after``; a context
+    overflow is a 400 in the words the client's API uses (``overflow``)."""
     status = upstream_status(exc)
+    message = f"upstream error: {exc}"
+    overflow = overflow_message(message, exc.body, status)
+    if overflow is not None:
+        return error_response(wire, 400, overflow, CONTEXT_LENGTH)
     headers = retry_headers(exc.retry_after)
-    return error_response(wire, status, f"upstream error: {exc}", headers=headers)
+    return error_response(wire, status, message, headers=headers)
 
 
 _HEADERS = [
@@ -372,7 +378,12 @@ class TurnResponse(Response):
                 if refused is not None:  # begun while the upstream was slow to answer
                     status = upstream_status(refused)
                     message = f"upstream error: {refusal_message(refused)}"
-                    await buffer.write(encoder.error(status, message, stream_kind(status)))
+                    overflow = overflow_message(message, refused.body, status)
+                    if overflow is not None:
+                        error = encoder.error(400, overflow, CONTEXT_LENGTH)
+                    else:
+                        error = encoder.error(status, message, stream_kind(status))
+                    await buffer.write(error)
                 elif broken:
                     await buffer.write(
                         encoder.error(500, "internal error in the proxy", "internal")

@@ -101,6 +101,7 @@ _CODES = {
     "timeout": "server_error",
     "upstream": "server_error",
     "internal": "server_error",
+    "context_length": "context_length_exceeded",  # Codex compacts its history on it
 }
 _STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
 

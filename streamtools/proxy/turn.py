@@ -130,6 +130,7 @@ from streamtools.prompts import get_renderer, project
 from streamtools.prompts.choice import choice_instruction
 from streamtools.providers.base import StopCutter
 from streamtools.providers.bodies import json_schema_of
+from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
     ProxyCall,
     forwarded_format,
@@ -292,7 +293,11 @@ class _Turn:
                     raise
                 # an overload or a rate limit keeps its kind: clients retry on it
                 kind = kind_for_status(exc.status) if exc.status in (429, 529) else "upstream"
-                await self.out(StreamError(kind=kind, message=refusal_message(exc)))
+                message = refusal_message(exc)
+                overflow = overflow_message(message, exc.body, exc.status)
+                if overflow is not None:  # a re-prompt that no longer fits
+                    kind, message = CONTEXT_LENGTH, overflow
+                await self.out(StreamError(kind=kind, message=message))
                 return
             if finish is None:  # the attempt already reported an error
                 return
@@ -384,9 +389,13 @@ class _Attempt:
                 reason="error", message="the upstream stream ended without a finish"
             )
         if finish.reason == "error":
-            message = finish.message or "the upstream stream failed"
-            kind = kind_for_error(message)
-            await turn.out(StreamError(kind=kind, message=f"upstream failed: {message}"))
+            said = finish.message or "the upstream stream failed"
+            message = f"upstream failed: {said}"
+            overflow = overflow_message(message)  # an error event that says so
+            if overflow is not None:
+                await turn.out(StreamError(kind=CONTEXT_LENGTH, message=overflow))
+            else:
+                await turn.out(StreamError(kind=kind_for_error(said), message=message))
             return None
         if self.cutter is not None and not stopped:
             held = self.cutter.flush()  # held as the possible start of a stop string
