@@ -158,11 +158,16 @@ class Transcript(msgspec.Struct, kw_only=True):
         A lone surrogate half is read as U+FFFD, as ``encode`` writes it: in a
         ``str`` (text read with ``surrogateescape``), or escaped in a JSON string
         (``"\\ud83d"`` with no low half, as JavaScript writes a string cut inside
-        an emoji), which JSON parsers refuse (the proxy reads request bodies so too)."""
+        an emoji), which JSON parsers refuse (the proxy reads request bodies so too).
+
+        A byte order mark before the JSON (a file saved again by a Windows editor,
+        or read with ``encoding="utf-8"`` rather than ``"utf-8-sig"``) is no part
+        of it, as for a recording."""
         if isinstance(data, str):
-            data = valid_text(data).encode()
+            data = valid_text(data.removeprefix("\ufeff")).encode()
+        data = bytes(data).removeprefix(b"\xef\xbb\xbf")
         try:
-            return decode_json(lambda raw: msgspec.json.decode(raw, type=cls), bytes(data))
+            return decode_json(lambda raw: msgspec.json.decode(raw, type=cls), data)
         except msgspec.ValidationError as exc:
             raise UsageError(f"not a transcript: {exc}") from exc
         except msgspec.DecodeError as exc:

@@ -83,6 +83,23 @@ def test_decode_names_what_is_not_a_transcript(data: bytes, says: str) -> None:
     assert says in str(info.value)
 
 
+@pytest.mark.parametrize("bom", ["bytes", "str"])
+def test_decode_reads_a_file_that_starts_with_a_byte_order_mark(bom: str) -> None:
+    """A saved transcript opened and saved again by a Windows editor starts with
+    a UTF-8 byte order mark, kept as U+FEFF when read with ``encoding="utf-8"``;
+    it was refused as invalid JSON ("invalid character"), while a recording
+    with one is read."""
+    transcript = Transcript()
+    transcript.user("héllo")
+    transcript.assistant("hi")
+    saved = b"\xef\xbb\xbf" + transcript.encode()
+    data = saved if bom == "bytes" else saved.decode("utf-8")
+    assert Transcript.decode(data) == transcript
+    # a mark anywhere else is still no JSON
+    with pytest.raises(UsageError, match="invalid JSON"):
+        Transcript.decode(b" " + saved)
+
+
 @pytest.mark.parametrize(
     "data",
     [
