@@ -9,7 +9,8 @@ here, in ``HTTPProvider``:
 * **Opening** (``_open``). The request is sent with ``stream=True``; the status
   is checked *before* the body is read as an event stream, so an API's own JSON
   (or HTML) error body reaches the user inside ``ProviderError``. A 200 with the
-  wrong content type is an error too (a proxy's login page is not an SSE stream).
+  wrong content type is an error too (a proxy's login page is not an SSE stream),
+  and so is a body in a coding httpx cannot decode (``failures.undecodable``).
 * **A whole answer.** Some servers and gateways ignore ``stream: true`` and
   answer 200 with the whole answer as JSON (``application/json``); others
   label the stream itself so (``streamtools.providers.mislabelled``). Where the
@@ -92,7 +93,13 @@ from httpx_sse import EventSource, SSEError
 from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.parser.stopcut import StopCutter
-from streamtools.providers.failures import stale_connection, status_error, transport_error, unread
+from streamtools.providers.failures import (
+    stale_connection,
+    status_error,
+    transport_error,
+    undecodable,
+    unread,
+)
 from streamtools.providers.mislabelled import relabelled
 
 __all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
@@ -520,9 +527,10 @@ class HTTPProvider:
                 response = await client.send(req, stream=True)
                 status = response.status_code
                 ctype = _content_type(response)
-                if status < 300 and ctype in accept:
+                readable = undecodable(response) is None  # else ``status_error`` says why
+                if status < 300 and ctype in accept and readable:
                     return response
-                if status < 300 and ctype in _JSON and content_types is None:
+                if status < 300 and ctype in _JSON and content_types is None and readable:
                     response = await relabelled(response, accept[0])  # an SSE stream as JSON
                     if _content_type(response) in accept:
                         return response

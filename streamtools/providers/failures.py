@@ -20,6 +20,13 @@ Everything that can go wrong before a provider's answer starts ends up as one
   301 or 302 would turn it into a GET): its message names the ``location``,
   which is what to put in ``base_url`` (``http://`` to ``https://``, a
   missing path prefix); it said only "answered HTTP 308".
+* ``undecodable`` names a ``content-encoding`` httpx has no decoder for
+  (``br`` without the brotli package, ``zstd`` without zstandard: httpx asks
+  only for what it can decode, but a proxy or CDN may compress all the
+  same). httpx then passes the compressed bytes on as they came, so a stream
+  ended in "malformed JSON" or "an unreadable stream" and an error body was
+  quoted as mojibake; ``status_error`` says which coding it was and what to
+  install instead, and quotes none of the bytes.
 
 Sans-IO apart from reading already-received headers: nothing here sends or
 reads the network.
@@ -28,6 +35,7 @@ reads the network.
 from __future__ import annotations
 
 import email.utils
+import importlib.util
 import math
 import time
 from collections.abc import Mapping
@@ -39,7 +47,7 @@ from streamtools.errors import ProviderError
 
 __all__ = [
     "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error",
-    "unread",
+    "undecodable", "unread",
 ]
 
 
@@ -49,6 +57,23 @@ class ProviderTimeout(ProviderError):
     Envoy and load balancers do), where a refused or cut connection is 502."""
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+# the package httpx decodes each optional coding with (its ``brotli`` or ``zstd`` extra)
+_CODING_PACKAGES = {"br": ("brotli", "brotlicffi"), "zstd": ("zstandard",)}
+_DECODED = frozenset({"identity", "gzip", "deflate"}) | {
+    coding
+    for coding, packages in _CODING_PACKAGES.items()
+    if any(importlib.util.find_spec(package) for package in packages)
+}
+
+
+def undecodable(response: httpx.Response) -> str | None:
+    """The ``content-encoding`` of ``response`` if httpx cannot decode it (see
+    the module docstring), else None."""
+    sent = response.headers.get("content-encoding")
+    if not sent:
+        return None
+    codings = [c.strip().lower() for c in sent.split(",") if c.strip()]
+    return sent.strip() if any(c not in _DECODED for c in codings) else None
 
 
 def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> ProviderError:
@@ -171,7 +196,19 @@ def status_error(
     if location:
         message += f", a redirect to {_target(response, location)} (not followed: point "
         message += "base_url at that address)"
-    detail = _error_detail(body, ctype)
+    packed = undecodable(response)
+    if packed is not None:
+        if status < 300:
+            message = f"{name} answered HTTP {status}"
+        codings = packed.lower()
+        wanted = [p[0] for c, p in _CODING_PACKAGES.items() if c in codings]
+        install = f"install {' and '.join(wanted)}, or " if wanted else ""
+        body = f"({len(raw)} bytes compressed as {packed})"
+        message += (
+            f" with a body compressed as {packed}, which this client cannot decode "
+            f"({install}have the server or proxy send it uncompressed)"
+        )
+    detail = "" if packed is not None else _error_detail(body, ctype)
     if detail:
         message += f": {detail}"
     return ProviderError(
