@@ -152,6 +152,26 @@ async def test_a_recorded_error_finish_is_the_wire_s_error_with_its_words(
     assert (chunks[-1].message or "").endswith(said)
 
 
+async def test_recorded_call_extra_goes_out_as_the_call_s_extra_content(
+    anyio_backend: str,
+) -> None:
+    """A recorded call's ``extra`` (Gemini's thought signature, which its
+    OpenAI-compatible endpoint sends as the call's ``extra_content``) was dropped
+    on the openai wire: an agent replayed through the server never had it, so
+    what it sent back could not be checked against the recording."""
+    signature = {"google": {"thought_signature": "CpkBAdHtim9"}}
+    recorded: list[Chunk] = [
+        CallChunk(index=0, id="c1", name="f", extra=signature),
+        CallChunk(index=0, arguments='{"a": 1}'),
+        CallChunk(index=1, id="c2", name="g", arguments="{}"),
+        FinishChunk(reason="tool_calls"),
+    ]
+    async with FakeServer([recorded]) as server:
+        chunks = await collect(provider_for(server))
+    calls = [c for c in chunks if isinstance(c, CallChunk)]
+    assert {c.index: c.extra for c in calls if c.extra is not None} == {0: signature}
+
+
 async def test_recorded_anthropic_thinking_keeps_its_signature(anyio_backend: str) -> None:
     """A recorded thinking block's signature (and a redacted block) went out as
     ``fake-signature`` (and not at all): an agent replayed through the server

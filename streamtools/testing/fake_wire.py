@@ -10,8 +10,10 @@ server can send each in its own HTTP chunk and inject faults between them:
 
 * ``openai``: chat-completion SSE chunks after a leading ``: OPENROUTER
   PROCESSING`` comment, ``delta.content`` / ``reasoning_content`` /
-  ``tool_calls`` deltas, a finish chunk, a usage chunk with empty ``choices``
-  when the request asked for one, and ``data: [DONE]``;
+  ``tool_calls`` deltas (a call chunk's ``extra`` as the call's
+  ``extra_content``, where Gemini puts its thought signature; OpenRouter's
+  ``reasoning_details`` are not sent), a finish chunk, a usage chunk with empty
+  ``choices`` when the request asked for one, and ``data: [DONE]``;
 * ``anthropic``: ``message_start``, a ``ping``, ``thinking`` (closed by a
   ``signature_delta``: a ``ReasoningChunk``'s own signature, else a fake one),
   ``redacted_thinking`` / ``text`` / ``tool_use`` content blocks with their
@@ -52,6 +54,7 @@ from streamtools.model import (
     TextChunk,
     UsageChunk,
 )
+from streamtools.providers.openrouter import DETAILS
 
 __all__ = [
     "CONTENT_TYPES",
@@ -290,6 +293,9 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
                 call["id"], call["type"] = c.id, "function"
             if c.name is not None:
                 call["function"]["name"] = c.name
+            content = {k: v for k, v in (c.extra or {}).items() if k != DETAILS}
+            if content:  # as Gemini attaches a call's thought signature
+                call["extra_content"] = content
             frames.append(frame({"tool_calls": [call]}))
         elif isinstance(c, UsageChunk):
             usage = {
