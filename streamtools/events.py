@@ -29,6 +29,8 @@ from typing import Any
 
 import msgspec
 
+from streamtools.results import decode_json, encode_json, valid_text
+
 __all__ = [
     "ArgsDelta",
     "CallEnd",
@@ -215,15 +217,20 @@ Event = (
     | Final
 )
 
-_encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
 
 
 def encode_events(events: Iterable[Event]) -> bytes:
-    """Encode events as one JSON line each (a golden transcript)."""
-    return b"".join(_encoder.encode(e) + b"\n" for e in events)
+    """Encode events as one JSON line each (a golden transcript). Text UTF-8
+    cannot carry (a lone surrogate half: a scripted reply, a tool's text read
+    with ``surrogateescape``) is written as U+FFFD, as ``Transcript.encode`` and
+    the UI's event stream write it, not a ``UnicodeEncodeError``."""
+    return b"".join(encode_json(e) + b"\n" for e in events)
 
 
 def decode_event(line: bytes | str) -> Event:
-    """Decode one JSON-encoded event back into its Struct."""
-    return _decoder.decode(line)
+    """Decode one JSON-encoded event back into its Struct. A lone surrogate half
+    escaped in a JSON string (a JavaScript client's, cut inside an emoji) is
+    read as U+FFFD, as ``encode_events`` writes one."""
+    data = valid_text(line).encode() if isinstance(line, str) else bytes(line)
+    return decode_json(_decoder.decode, data)
