@@ -103,7 +103,9 @@ class RepairExhausted(StreamtoolsError):
 class ProviderError(StreamtoolsError):
     """A model provider failed: an HTTP error status (``status`` and the API's own
     ``body``), a transport failure (``status`` is None), or a broken stream.
-    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one.
+    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one;
+    ``should_retry`` its ``x-should-retry`` header (True, False; None when
+    absent), which the OpenAI and Anthropic SDKs obey over the status.
 
     Raised out of an agent's run: ``partial_text`` is the visible text of the reply
     the failure cut short ("" if it had none; None outside a run), which is not
@@ -118,6 +120,7 @@ class ProviderError(StreamtoolsError):
         body: str | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
+        should_retry: bool | None = None,
         partial_text: str | None = None,
         transcript: Transcript | None = None,
     ) -> None:
@@ -126,6 +129,7 @@ class ProviderError(StreamtoolsError):
         self.body = body
         self.retryable = retryable
         self.retry_after = retry_after
+        self.should_retry = should_retry
         self.partial_text = partial_text
         self.transcript = transcript
 

@@ -217,7 +217,11 @@ def status_error(
         body=body,
         retryable=retryable,
         retry_after=retry_after_seconds(response.headers),
+        should_retry=_SHOULD_RETRY.get(response.headers.get("x-should-retry", "").lower()),
     )
+
+
+_SHOULD_RETRY = {"true": True, "false": False}
 
 
 def _target(response: httpx.Response, location: str) -> str:

@@ -98,12 +98,13 @@ from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
     ANTHROPIC,
+    NO_RETRY,
     OPENAI,
     RESPONSES,
     TurnResponse,
     Wire,
     error_response,
-    in_band,
+    failed_response,
     provider_error_response,
     upstream_status,
 )
@@ -402,7 +403,8 @@ def create_app(
             return Response(status_code=499)
         except Exception:  # a bug of ours (this path has no exception handler, see _ProxyApp)
             log.exception("proxy request failed")
-            return error_response(wire, 500, "internal error in the proxy", "internal")
+            # before any upstream request: the same body meets the same bug
+            return error_response(wire, 500, "internal error in the proxy", "internal", NO_RETRY)
 
         async def drive(emit: Emit, flush: Flush | None = None, ready: Flush | None = None) -> None:
             try:
@@ -436,7 +438,7 @@ def create_app(
             except ProviderError as exc:
                 return provider_error_response(wire, exc)
             except _Failed as exc:
-                return error_response(wire, *in_band(exc.error))
+                return failed_response(wire, exc.error)
             except Exception:  # a bug of ours: log it, answer in the client's format
                 log.exception("proxy turn failed")
                 return error_response(wire, 500, "internal error in the proxy", "internal")

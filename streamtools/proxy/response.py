@@ -81,6 +81,7 @@ from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
     "ANTHROPIC",
+    "NO_RETRY",
     "OPENAI",
     "RESPONSES",
     "BodyBuffer",
@@ -88,6 +89,7 @@ __all__ = [
     "TurnResponse",
     "Wire",
     "error_response",
+    "failed_response",
     "in_band",
     "provider_error_response",
     "retry_headers",
@@ -157,6 +159,11 @@ def error_response(
     )
 
 
+# ``x-should-retry``, which the OpenAI and Anthropic SDKs obey over the status:
+# on an answer that the same request would get again
+NO_RETRY = {"x-should-retry": "false"}
+
+
 def retry_headers(retry_after: float | None) -> dict[str, str] | None:
     """The upstream's ``retry-after``, passed on so the client's SDK waits as asked.
 
@@ -188,9 +195,11 @@ def provider_error_response(wire: Wire, exc: ProviderError) -> Response:
     status = upstream_status(exc)
     message = f"upstream error: {exc}"
     overflow = overflow_message(message, exc.body, status)
-    if overflow is not None:
-        return error_response(wire, 400, overflow, CONTEXT_LENGTH)
-    headers = retry_headers(exc.retry_after)
+    if overflow is not None:  # the same request overflows again: not worth a retry
+        return error_response(wire, 400, overflow, CONTEXT_LENGTH, NO_RETRY)
+    headers = retry_headers(exc.retry_after) or {}
+    if exc.should_retry is not None:  # the upstream's word, which the SDKs obey
+        headers["x-should-retry"] = "true" if exc.should_retry else "false"
     return error_response(wire, status, message, headers=headers)
 
 
@@ -260,6 +269,14 @@ def in_band(error: StreamError) -> tuple[int, str, str]:
     if status is None:
         return 502, error.message, "upstream"
     return status, error.message, error.kind
+
+
+def failed_response(wire: Wire, error: StreamError) -> Response:
+    """The answer to a non-streaming turn that failed after it began (``in_band``):
+    an overflow says that a retry would overflow again."""
+    status, message, kind = in_band(error)
+    headers = NO_RETRY if kind == CONTEXT_LENGTH else None
+    return error_response(wire, status, message, kind, headers)
 
 
 # drive(emit, flush, ready): ``ready`` is awaited once the upstream has accepted
