@@ -26,7 +26,7 @@ from streamtools.model import (
     UsageChunk,
 )
 from streamtools.native import NativeCalls
-from streamtools.providers import OllamaChat
+from streamtools.providers import OllamaChat, base
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 
@@ -214,3 +214,58 @@ async def test_extra_body_adds_to_options_over_http(anyio_backend: str) -> None:
         body = server.received[0].body
     assert body["options"] == {"stop": ["</am:tool_call>"], "temperature": 0.9, "num_ctx": 16384}
     assert (body["keep_alive"], body["think"]) == ("1m", False)
+async def test_ndjson_labelled_as_an_event_stream_is_read(anyio_backend: str) -> None:
+    """Ollama-compatible servers and proxies that label NDJSON
+    ``text/event-stream`` were refused before a line was read."""
+    body = lines(msg(thinking="hmm"), msg(content="Hel"), msg(content="lo"), DONE)
+    chunks = await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Hello"
+    assert ReasoningChunk(text="hmm") in chunks
+    assert chunks[-2:] == [UsageChunk(input_tokens=5, output_tokens=6), FinishChunk(reason="stop")]
+
+
+async def test_lines_framed_as_sse_events_are_read(anyio_backend: str) -> None:
+    """A proxy that wraps each line in an SSE event (``data: {…}``), with a
+    comment, an event name, CRLF line ends and a closing ``[DONE]``."""
+    framed = [f"data: {json.dumps(o)}\r\n\r\n" for o in (msg(content="Hi"), msg(content="!"))]
+    body = ": keep-alive\r\n\r\nevent: message\r\n" + "".join(framed)
+    body += f"data:{json.dumps(DONE)}\r\n\r\ndata: [DONE]\r\n\r\n"
+    chunks = await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Hi!"
+    assert chunks[-1] == FinishChunk(reason="stop")
+
+
+async def test_an_error_line_labelled_as_an_event_stream_ends_in_an_error(
+    anyio_backend: str,
+) -> None:
+    body = lines(msg(content="a"), {"error": "model runner has unexpectedly stopped"})
+    chunks = await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert "unexpectedly stopped" in (last.message or "")
+
+
+async def test_a_stream_labelled_as_sse_over_http(anyio_backend: str) -> None:
+    reply = Reply(
+        text="Two words.",
+        calls=(FakeCall(name="add", arguments={"a": 1}),),
+        content_type="text/event-stream",
+    )
+    async with FakeServer([reply], wire="ollama") as server:
+        chunks = await collect(OllamaChat("m", base_url=server.base_url))
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Two words."
+    calls = [c for c in chunks if isinstance(c, CallChunk)]
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("add", {"a": 1})]
+    assert chunks[-1] == FinishChunk(reason="tool_calls")
+
+
+async def test_a_long_stream_labelled_as_sse_is_read_line_by_line(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NDJSON has no blank lines: read as SSE records, a long answer would be
+    one record, and cut at the record limit."""
+    monkeypatch.setattr(base, "_RECORD_LIMIT", 4 * 1024)
+    body = lines(*[msg(content="word ") for _ in range(400)], DONE)
+    chunks = await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "word " * 400
+    assert chunks[-1] == FinishChunk(reason="stop")

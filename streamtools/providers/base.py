@@ -205,16 +205,17 @@ class _Body(httpx.AsyncByteStream):
     line and an event's data, ``_lines`` a line), so a server that never ends
     one (a hostile one, or one gone wrong) would take memory without bound,
     and keep-alives would not even come to stop it. Only the last blank line
-    (SSE) or newline (NDJSON) of each part is looked for, from its end."""
+    (SSE) or newline (NDJSON, and whatever the label with ``lines``: a wire
+    read line by line) of each part is looked for, from its end."""
 
-    def __init__(self, response: httpx.Response, stall: float) -> None:
+    def __init__(self, response: httpx.Response, stall: float, lines: bool = False) -> None:
         self._response = response
         self._stall = stall
         self.waiting = time.monotonic()
         ctype: str = response.headers.get("content-type", "")
         media, sep, params = ctype.partition(";")
         self._ctype = media.strip().lower() + sep + params
-        sse = media.strip().lower() == "text/event-stream"
+        sse = media.strip().lower() == "text/event-stream" and not lines
         self._mend = _SSEMend() if sse else None
         self._ends = _SSE_ENDS if sse else _LINE_ENDS
         self._record = "an event" if sse else "a line"
@@ -342,6 +343,7 @@ class HTTPProvider:
 
     _name = "provider"
     _content_types: tuple[str, ...] = ("text/event-stream",)
+    _line_records = False  # the wire is read line by line, whatever its label (Ollama)
     default_base_url = ""
     default_timeout = 60.0
 
@@ -585,7 +587,7 @@ class HTTPProvider:
         """Run the decoder; turn every failure after the first byte into a FinishChunk."""
         stops = self._client_stops(request)
         cutter = StopCutter(stops) if stops else None
-        body = _Body(response, self.stall_timeout)
+        body = _Body(response, self.stall_timeout, self._line_records)
         events = self._events(body.view())
         decoder = self._decode(events, request)
         finished = answered = False

@@ -29,6 +29,12 @@ per line (``application/x-ndjson``), each decoded by one
   many lines) ended in an error at its first line, "malformed JSON". A line
   that cannot begin a value is malformed as before; one that is a whole
   value is decoded alone, so an NDJSON stream pays nothing for this.
+* An answer labelled ``text/event-stream`` is read too (Ollama-compatible
+  servers and proxies label NDJSON so, and some wrap each line in an SSE
+  event): it was refused ("expected application/x-ndjson") before any of it
+  was read. Lines are read as ever; a ``data:`` line is its data, and the
+  other SSE lines (``event:``, ``id:``, ``retry:``, ``:`` comments, a
+  ``data: [DONE]``) carry nothing (``_unframed``).
 
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
 limit); native calls are sent back with object arguments and tool results as
@@ -112,7 +118,8 @@ class OllamaChat(HTTPProvider):
     """A model served by Ollama's native chat API."""
 
     _name = "Ollama"
-    _content_types = ("application/x-ndjson", "application/json")
+    _content_types = ("application/x-ndjson", "application/json", "text/event-stream")
+    _line_records = True
 
     default_base_url = "http://127.0.0.1:11434"
     default_timeout = 300.0  # a local model may load for minutes before its first token
@@ -237,6 +244,7 @@ async def _records(lines: AsyncIterator[bytes]) -> AsyncGenerator[_Line, None]:
             elif joined.bad:  # at the mistake: the lines after it are not swallowed
                 raise msgspec.DecodeError(f"a JSON value over lines is malformed: {joined.error}")
             continue
+        line = _unframed(line)
         if not line or line.isspace():
             continue
         try:
@@ -247,6 +255,20 @@ async def _records(lines: AsyncIterator[bytes]) -> AsyncGenerator[_Line, None]:
                 raise  # no start of a value: malformed, as it says
             continue
         yield data
+
+
+_SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
+
+
+def _unframed(line: bytes) -> bytes:
+    """A line as NDJSON: an SSE ``data:`` line's data, b"" for the other SSE
+    lines (see the module docstring); a JSON line as it is."""
+    if line[:1] in (b"{", b""):  # the usual line: nothing to look at
+        return line
+    if line.startswith(b"data:"):
+        data = line[5:].strip()
+        return b"" if data == b"[DONE]" else data
+    return b"" if line.startswith(_SSE_FIELDS) else line
 
 
 async def _lines(response: httpx.Response) -> AsyncGenerator[bytes, None]:
