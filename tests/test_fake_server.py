@@ -6,13 +6,18 @@ import json
 import socket
 import struct
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from provider_support import collect, provider_for
 
+from streamtools.events import CallEnd, CallError
 from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk
+from streamtools.native import NativeCalls
+from streamtools.runtime import record
+from streamtools.runtime.recording import load
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, token_pieces
 from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, encode, reply_chunks
@@ -170,6 +175,36 @@ async def test_recorded_call_extra_goes_out_as_the_call_s_extra_content(
         chunks = await collect(provider_for(server))
     calls = [c for c in chunks if isinstance(c, CallChunk)]
     assert {c.index: c.extra for c in calls if c.extra is not None} == {0: signature}
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "ollama", "openai"])
+async def test_a_recording_made_with_openai_plays_its_calls_on_every_wire(
+    anyio_backend: str, wire: Any, tmp_path: Path
+) -> None:
+    """``OpenAIChat`` yields a call's id on a chunk of its own and its name with
+    the arguments on the next; played back on the anthropic wire that was one
+    ``tool_use`` block with no name and no input, then another with a made-up
+    id holding the call, and on Ollama's a nameless call then the call, so an
+    agent replayed through the server saw malformed calls the model never made."""
+    scripted = Reply(
+        text="Let me check.",
+        calls=(FakeCall(name="weather", arguments={"city": "Paris"}), FakeCall(name="now")),
+    )
+    path = tmp_path / "calls.jsonl"
+    async with FakeServer([scripted]) as server:
+        await collect(record(provider_for(server), path))
+    (segment,) = load(path)
+    recorded = [timed.chunk for timed in segment.chunks]
+    async with FakeServer([recorded], wire=wire) as server:
+        played = await collect(provider_for(server))
+    calls = NativeCalls()
+    events = [e for c in played if isinstance(c, CallChunk) for e in calls.feed(c)]
+    events += calls.end("tool_calls")
+    ends = [e for e in events if isinstance(e, CallEnd)]
+    assert [(e.name, e.arguments) for e in ends] == [("weather", {"city": "Paris"}), ("now", {})]
+    assert [e for e in events if isinstance(e, CallError)] == []
+    if wire != "ollama":  # Ollama's calls have no ids
+        assert [e.id for e in ends] == ["call_fake_0", "call_fake_1"]
 
 
 async def test_recorded_anthropic_thinking_keeps_its_signature(anyio_backend: str) -> None:

@@ -24,6 +24,10 @@ server can send each in its own HTTP chunk and inject faults between them:
   and a ``done`` line with ``done_reason`` (never ``tool_calls``, as Ollama)
   and token counts.
 
+On the anthropic and ollama wires, which name a call once as it begins, a
+call's id and name go out with its first chunk whichever of its chunks held
+them (a recording made with ``OpenAIChat`` names a call on its second chunk).
+
 Error bodies (``error_body``) and in-band error events (``inband_error``)
 have each wire's own shape. A ``FinishChunk(reason="error")`` among the
 chunks (a recording of a stream that broke) is sent as the wire's in-band
@@ -441,7 +445,47 @@ CONTENT_TYPES: dict[Wire, str] = {
 
 def encode(wire: Wire, chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
     """``chunks`` as ``wire`` sends them for a request with ``body``, one event per item."""
-    return _FRAMES[wire](chunks, body)
+    return _FRAMES[wire](chunks if wire == "openai" else _named_calls(chunks), body)
+
+
+def _named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """``chunks`` with each call's id and name on its first chunk and on no other.
+
+    A wire that names a call once, when it begins (Anthropic's ``tool_use``
+    block, Ollama's whole call), needs both there; a recording made with
+    ``OpenAIChat`` has the id on a chunk of its own and the name on the next,
+    with the arguments. Chunks belong to calls as ``NativeCalls`` reads them: the
+    latest call on their index, unless their id is another or that call is done.
+    A call that never had a name gets ``""``, so that it still begins there."""
+    owners: list[int | None] = []
+    ids: list[str | None] = []
+    names: list[str | None] = []
+    done: list[bool] = []
+    latest: dict[int, int] = {}  # index -> its latest call
+    for c in chunks:
+        if not isinstance(c, CallChunk):
+            owners.append(None)
+            continue
+        n = latest.get(c.index)
+        if n is None or done[n] or (c.id and ids[n] and c.id != ids[n]):
+            n = latest[c.index] = len(ids)
+            ids.append(None)
+            names.append(None)
+            done.append(False)
+        ids[n] = ids[n] or c.id
+        names[n] = names[n] or c.name
+        done[n] = done[n] or c.done
+        owners.append(n)
+    out: list[Chunk] = []
+    begun: set[int] = set()
+    for c, n in zip(chunks, owners, strict=True):
+        if isinstance(c, CallChunk) and n is not None:
+            first = n not in begun
+            begun.add(n)
+            name = (names[n] or "") if first else None
+            c = msgspec.structs.replace(c, id=ids[n] if first else None, name=name)
+        out.append(c)
+    return out
 
 
 def error_body(wire: Wire, status: int, message: str) -> str:
