@@ -28,6 +28,7 @@ This module is core: standard library and msgspec only.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -135,14 +136,23 @@ class Transcript(msgspec.Struct, kw_only=True):
         )
 
     def pending_calls(self) -> list[ToolCall]:
-        """Calls of the last assistant reply that have no result yet, in order."""
+        """Calls of the last assistant reply that have no result yet, in order.
+        Calls that share an id (clients and servers do reuse ids) take the results
+        with that id in order, as ``project`` pairs them: two such calls and one
+        result leave the second pending."""
         for i in range(len(self.messages) - 1, -1, -1):
             message = self.messages[i]
             if isinstance(message, AssistantMessage):
-                answered = {
+                answers = Counter(
                     m.call_id for m in self.messages[i + 1 :] if isinstance(m, ToolResultMessage)
-                }
-                return [c for c in message.calls if c.id not in answered]
+                )
+                pending: list[ToolCall] = []
+                for call in message.calls:
+                    if answers[call.id] > 0:
+                        answers[call.id] -= 1
+                    else:
+                        pending.append(call)
+                return pending
         return []
 
     def encode(self) -> bytes:

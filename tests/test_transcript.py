@@ -60,6 +60,23 @@ def test_transcript_helpers_and_json() -> None:
     assert Transcript().pending_calls() == []
 
 
+def test_pending_calls_that_share_an_id_take_its_results_in_order() -> None:
+    """Two calls of one reply with one id (a server that reuses ids) and one
+    result with that id: the second call is still pending, as ``project`` pairs
+    them (it writes NO_RESULT for it), but ``pending_calls`` said none was, so
+    a loop driven by it never ran the second call."""
+    first = ToolCall(id="call_0", name="add", arguments={"a": 1, "b": 2})
+    second = ToolCall(id="call_0", name="add", arguments={"a": 5, "b": 2})
+    t = Transcript()
+    t.user("Add both.")
+    t.assistant("", [first, second])
+    assert t.pending_calls() == [first, second]
+    t.result(first, "3")
+    assert t.pending_calls() == [second]
+    t.result(second, "7")
+    assert t.pending_calls() == []
+
+
 @pytest.mark.parametrize(
     ("data", "says"),
     [
