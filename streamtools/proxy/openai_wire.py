@@ -12,7 +12,9 @@ that it can say it cannot see it, rather than a 400 that every later request of
 the conversation would get too, or a silent drop that would change the question.
 
 ``ChunkEncoder`` turns the turn's events into ``chat.completion.chunk`` SSE
-lines exactly as OpenAI writes them: a first chunk with ``role``, ``content``
+lines exactly as OpenAI writes them: the ``role`` with the first delta (with
+``content: ""`` in a chunk of its own before text, with ``content: null`` beside
+a first call, so that a reply of calls only assembles to null content), ``content``
 deltas, a ``tool_calls`` delta carrying ``index``, ``id``, ``type`` and
 ``function.name`` (with empty ``arguments``) when a call starts, then one delta
 per ``arguments`` fragment as the upstream produced it, one chunk with the one
@@ -357,6 +359,7 @@ class ChunkEncoder:
         self.created = int(time.time())
         self.include_usage = include_usage
         self.made_calls = False
+        self.opened = False  # the role was sent (with the first delta)
         self.usage: tuple[int | None, int | None] = (None, None)
         # Every chunk but the last differs only in its delta: its envelope is
         # encoded once, and each chunk costs one small encode (a hot path).
@@ -382,22 +385,41 @@ class ChunkEncoder:
         return b"data: " + _encode(chunk) + b"\n\n"
 
     def start(self) -> bytes:
-        return self._chunk({"role": "assistant", "content": ""})
+        # the role goes with the first delta (``_opened``), once the answer's
+        # kind is known: OpenAI sends ``content: null`` beside a first call
+        return b""
+
+    def _opened(self, delta: dict[str, Any]) -> bytes:
+        """The first chunk: the role, with ``content: ""`` before text (its own
+        chunk, as OpenAI sends it) or null with a call (which the SDK's
+        assembled message keeps: ``""`` there, with calls only, was not what
+        OpenAI gives)."""
+        self.opened = True
+        if "content" in delta:
+            return self._chunk({"role": "assistant", "content": ""}) + self._chunk(delta)
+        return self._chunk({"role": "assistant", "content": None, **delta})
 
     def encode(self, event: Event) -> bytes:
         match event:
             case TextDelta(text=text):
-                return self._chunk({"content": text})
+                if self.opened:
+                    return self._chunk({"content": text})
+                return self._opened({"content": text})
             case CallStart(index=index, id=call_id, name=name):
                 self.made_calls = True
                 function = {"name": name, "arguments": ""}
                 call = {"index": index, "id": call_id, "type": "function", "function": function}
-                return self._chunk({"tool_calls": [call]})
+                if self.opened:
+                    return self._chunk({"tool_calls": [call]})
+                return self._opened({"tool_calls": [call]})
             case ArgsDelta(index=index, delta=delta):
                 fragment = {"index": index, "function": {"arguments": delta}}
                 return self._chunk({"tool_calls": [fragment]})
             case Finish():
-                return self._finish(event)
+                if self.opened:
+                    return self._finish(event)
+                self.opened = True
+                return self._chunk({"role": "assistant", "content": ""}) + self._finish(event)
             case Usage(input_tokens=inp, output_tokens=out):
                 self.usage = (inp, out)
                 return b""
@@ -435,7 +457,8 @@ class LegacyChunkEncoder(ChunkEncoder):
         match event:
             case CallStart(name=name):
                 self.made_calls = True
-                return self._chunk({"function_call": {"name": name, "arguments": ""}})
+                delta = {"function_call": {"name": name, "arguments": ""}}
+                return self._chunk(delta) if self.opened else self._opened(delta)
             case ArgsDelta(delta=delta):
                 return self._chunk({"function_call": {"arguments": delta}})
         return super().encode(event)

@@ -1,0 +1,53 @@
+"""The shape of a chat completion through the proxy, as the openai SDK's helpers
+assemble it: what a client compares with ``None`` or an empty string."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_proxy import PARIS, USER, WEATHER, _openai, proxy
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_reply_of_calls_only_has_null_content_streamed_or_not(legacy: bool) -> None:
+    """OpenAI sends ``content: null`` in a message that only calls tools; the
+    stream's first chunk said ``content: ""``, so the SDK's assembled message
+    (``chat.completions.stream(...).get_final_completion()``) had ``""``,
+    unlike the same answer not streamed."""
+    functions: Any = [WEATHER["function"]]
+    tools: dict[str, Any] = {"functions": functions} if legacy else {"tools": [WEATHER]}
+    with proxy([PARIS, PARIS]) as (url, _):
+        client = _openai(url)
+        with client.chat.completions.stream(model="m", messages=USER, **tools) as stream:
+            for _ in stream:
+                pass
+            streamed = stream.get_final_completion().choices[0].message
+        whole = client.chat.completions.create(model="m", messages=USER, **tools)
+    for message in (streamed, whole.choices[0].message):
+        assert message.content is None
+        if legacy:
+            assert message.function_call is not None
+            assert json.loads(message.function_call.arguments) == {"city": "Paris"}
+        else:
+            (call,) = message.tool_calls or []
+            assert call.type == "function" and call.function.name == "weather"
+
+
+def test_text_keeps_its_empty_start_and_an_empty_answer_is_a_string() -> None:
+    """A text answer still begins as OpenAI's does (``role`` with ``content:
+    ""``), and an answer of no text is ``""``, not ``None``, streamed."""
+    with proxy(["Sunny.", ""]) as (url, _):
+        client = _openai(url)
+        chunks = list(
+            client.chat.completions.create(model="m", messages=USER, tools=[WEATHER], stream=True)
+        )
+        with client.chat.completions.stream(model="m", messages=USER) as stream:
+            for _ in stream:
+                pass
+            empty = stream.get_final_completion().choices[0].message
+    first = chunks[0].choices[0].delta
+    assert first.role == "assistant" and first.content == ""
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Sunny."
+    assert empty.content == ""
