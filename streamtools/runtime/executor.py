@@ -42,7 +42,17 @@ Async tools are awaited in the task. Sync tools run in a worker thread
 (``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
 cannot stop a thread, so a sync tool that outlives its timeout (or a
 cancelled run) is abandoned to finish in the background instead of blocking
-the loop forever.
+the loop forever. Abandoned threads still running are counted for the whole
+process (``abandoned_threads``); once ``MAX_ABANDONED_THREADS`` are, a new
+sync call is refused as a tool error that says why (``ThreadsAbandoned``),
+rather than leave one more thread behind each time a stuck tool is called.
+
+An async tool that catches the cancellation and goes on (``except
+CancelledError: pass`` in a loop) cannot be abandoned: anyio waits for every
+task. It is closed once it has waited ``_GRACE`` (1 s) in a cancelled scope
+(``_Stoppable``), so the run goes on; and a tool that returns or raises after
+its timeout's cancellation reached it is reported as timed out, since its
+answer came past the deadline.
 
 What the model is told: the exception's type and message (for an exception
 group, such as an async tool's failed task group raises, the exceptions in it
@@ -66,7 +76,7 @@ import inspect
 import math
 import threading
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from functools import partial
 from typing import Any
 
@@ -77,7 +87,16 @@ from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import format_result
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
-__all__ = ["Executor", "check_concurrency", "check_seconds", "may_pass", "tool_value"]
+__all__ = [
+    "MAX_ABANDONED_THREADS",
+    "Executor",
+    "ThreadsAbandoned",
+    "abandoned_threads",
+    "check_concurrency",
+    "check_seconds",
+    "may_pass",
+    "tool_value",
+]
 
 
 def check_seconds(name: str, value: float | None) -> None:
@@ -131,24 +150,31 @@ class Executor:
             kwargs = tool.validate(call.arguments, lenient=True)
         except ToolArgumentsError as exc:
             return self._failed(call, "invalid_arguments", str(exc)), False
+        failure: BaseException | None = None
         async with self.limiter:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
-                    value = await tool_value(tool, kwargs)
+                    value = await _Stoppable(tool_value(tool, kwargs))
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
-                    failed = self._failed(call, "exception", self._describe(call.name, exc))
-                    return failed, may_pass(exc)
+                    failure = exc
                 except anyio.get_cancelled_exc_class() as exc:
                     # Raises again when the cancellation is real (ours, the timeout's);
-                    # returns when the tool raised it itself (asyncio's CancelledError
+                    # goes on when the tool raised it itself (asyncio's CancelledError
                     # from a future someone else cancelled): that is the tool failing.
                     await anyio.lowlevel.checkpoint_if_cancelled()
-                    return self._failed(call, "exception", self._describe(call.name, exc)), True
-            if scope.cancelled_caught:
+                    failure = exc
+            if scope.cancel_called:
+                # Also when the tool caught the timeout's cancellation and then returned
+                # or raised: past its deadline, what it gives is not its answer.
                 message = f"Tool {call.name!r} timed out after {self.timeout:g} s."
                 return self._failed(call, "timeout", message), True
+        if isinstance(failure, ThreadsAbandoned):
+            return self._failed(call, "exception", f"Tool {call.name!r} was {failure}."), True
+        if failure is not None:
+            failed = self._failed(call, "exception", self._describe(call.name, failure))
+            return failed, may_pass(failure)
         # Outside the tool's try: the tool did run, and the model should not be told
         # it raised when only its result could not be written as text.
         try:
@@ -264,6 +290,58 @@ def _grouped(group: BaseExceptionGroup[BaseException]) -> str:
     return shown
 
 
+# How long a tool may go on waiting after a cancellation reached it (its
+# timeout, the run cancelled) before its coroutine is closed.
+_GRACE = 1.0
+
+
+class _Stoppable:
+    """``await _Stoppable(coro)`` is ``await coro``, with one difference: a
+    coroutine that catches the cancellation and goes on awaiting (``except
+    CancelledError: pass`` in a loop) is closed, and the cancellation raised,
+    once it has waited in a cancelled scope for ``_GRACE`` seconds on end. A task
+    cannot be abandoned in anyio, so the turn (and a consumer leaving the
+    ``stream`` block) would otherwise wait for such a tool for ever. Closing
+    raises ``GeneratorExit`` where it waits, which ``except CancelledError``
+    does not catch, and runs its ``finally`` blocks, as when Python collects a
+    coroutine. A scope the tool shields is not cancelled: its cleanup there is
+    left alone. Each step is passed through unchanged, so the tool runs in the
+    caller's task and cancel scopes as if awaited directly. (Whether a wait
+    is in a cancelled scope is asked of anyio, ``current_effective_deadline``
+    being minus infinity: trio delivers a cancellation as a value sent in, not
+    as an exception thrown.)"""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.coro = coro
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro = self.coro
+        sent: Any = None
+        thrown: BaseException | None = None
+        since: float | None = None  # when it first waited in a cancelled scope
+        while True:
+            try:
+                step = coro.send(sent) if thrown is None else coro.throw(thrown)
+            except StopIteration as done:
+                return done.value
+            if anyio.current_effective_deadline() != -math.inf:
+                since = None  # a scope of its own it had let expire is over
+            else:
+                now = anyio.current_time()
+                since = now if since is None else since
+                if now - since >= _GRACE:
+                    try:
+                        coro.close()
+                    except Exception:  # it awaited again in its GeneratorExit: left as is
+                        pass
+                    yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
+                    raise RuntimeError("a tool was closed in a scope that is not cancelled")
+            try:
+                sent, thrown = (yield step), None
+            except BaseException as exc:
+                sent, thrown = None, exc
+
+
 class _Carried:
     """A ``GeneratorExit`` raised in a worker thread, carried out of it as a value:
     asyncio cannot raise one into the task awaiting the thread (the task fails
@@ -276,17 +354,70 @@ class _Carried:
         self.awaitable = awaitable
 
 
+# How many worker threads of sync tool calls abandoned on cancellation (see
+# ``abandoned_threads``) may still be running before a new call is refused.
+MAX_ABANDONED_THREADS = 16
+
+
+class ThreadsAbandoned(RuntimeError):
+    """A sync tool call refused: too many abandoned worker threads still run."""
+
+
+class _Abandoned:
+    """The worker threads abandoned still running, in the whole process (threads are)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+
+
+_ABANDONED = _Abandoned()
+
+
+def abandoned_threads() -> int:
+    """How many worker threads of sync tool calls this process abandoned (the call
+    timed out, or its run was cancelled) are still running. Python cannot stop a
+    thread: a tool blocked for ever (a network read with no timeout) keeps its
+    thread, and one more with each call. Once ``MAX_ABANDONED_THREADS`` (16) are,
+    a new sync call (a sync tool, or the items of an iterator an async tool
+    returned) is not started: it fails as a tool error that says so, until some
+    of them end."""
+    return _ABANDONED.count
+
+
 async def _in_thread(fn: Callable[[], Any]) -> Any:
     """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
+    ended = False
+    abandoned = False
 
     def run() -> Any:
+        nonlocal ended
         try:
             value = fn()
         except GeneratorExit as exc:
             return _Carried(exc)
+        finally:
+            with _ABANDONED.lock:
+                ended = True
+                if abandoned:
+                    _ABANDONED.count -= 1
         return _Carried(awaitable=value) if inspect.iscoroutine(value) else value
 
-    value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    with _ABANDONED.lock:
+        if _ABANDONED.count >= MAX_ABANDONED_THREADS:
+            raise ThreadsAbandoned(
+                f"not run: {_ABANDONED.count} earlier calls of sync tools that timed out or "
+                "were cancelled are still running in their threads (the limit is "
+                f"{MAX_ABANDONED_THREADS}); a sync tool is run again once some of them end"
+            )
+    try:
+        value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        with _ABANDONED.lock:
+            if not ended:
+                abandoned = True
+                _ABANDONED.count += 1
+        raise
     if isinstance(value, _Carried):
         if value.exc is not None:
             raise value.exc

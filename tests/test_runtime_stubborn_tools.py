@@ -1,0 +1,183 @@
+"""Tools that outlive their timeout: a coroutine that swallows cancellation, a
+sync tool whose thread cannot be stopped. The run goes on, the model is told the
+timeout, and abandoned threads are bounded."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from streamtools.events import CallEnd, Final, ToolFailed, ToolResult
+from streamtools.runtime import Agent, executor
+from streamtools.runtime.executor import Executor
+from streamtools.testing import ScriptedModel
+from streamtools.tools import ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+# How long the stubborn tools below go on swallowing cancellations, at most:
+# far past their timeout, so that a tool that is let run to this bound shows.
+_STUBBORN_FOR = 5.0
+
+
+def call(name: str) -> CallEnd:
+    return CallEnd(index=0, id="c0", name=name, arguments={}, raw="")
+
+
+class Stubborn:
+    """An async tool that catches every cancellation and goes on awaiting."""
+
+    def __init__(self) -> None:
+        self.swallowed = 0
+        self.ran_out = False  # it reached its own bound: nothing stopped it
+        self.closed = False
+
+    async def __call__(self) -> str:
+        """Go on whatever happens."""
+        cancelled = anyio.get_cancelled_exc_class()
+        end = anyio.current_time() + _STUBBORN_FOR
+        try:
+            while anyio.current_time() < end:
+                try:
+                    await anyio.sleep(0.05)
+                except cancelled:
+                    self.swallowed += 1
+                    # a cancelled sleep returns at once: not a busy spin
+                    time.sleep(0.002)  # noqa: ASYNC251
+            self.ran_out = True
+            return "finished late"
+        finally:
+            self.closed = True
+
+
+async def test_a_tool_that_swallows_cancellation_is_reported_as_timed_out() -> None:
+    """It went on for ever after its timeout (anyio cannot abandon a task), so
+    the turn waited for it; its coroutine is closed after a grace period now,
+    and the model is told the timeout."""
+    stubborn = Stubborn()
+    registry = ToolRegistry([tool(stubborn, name="stubborn")])
+    outcome = await Executor(registry, timeout=0.05).execute(call("stubborn"))
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout", outcome
+    assert outcome.message == "Tool 'stubborn' timed out after 0.05 s."
+    assert stubborn.swallowed > 0 and stubborn.closed and not stubborn.ran_out
+
+
+async def test_a_result_given_after_the_timeout_is_not_the_answer() -> None:
+    """A tool that caught its timeout's cancellation and then returned: the model
+    read that result as if the call had been in time."""
+
+    @tool
+    async def late() -> str:
+        """Return after the timeout."""
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            pass
+        return "too late"
+
+    outcome = await Executor(ToolRegistry([late]), timeout=0.05).execute(call("late"))
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+
+    @tool
+    async def late_error() -> str:
+        """Raise its own error on the timeout's cancellation."""
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            raise ValueError("aborted") from None
+        return "unreachable"
+
+    outcome = await Executor(ToolRegistry([late_error]), timeout=0.05).execute(call("late_error"))
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+
+
+async def test_leaving_the_stream_does_not_wait_for_a_stubborn_tool() -> None:
+    """The consumer leaves the block while a tool with no timeout swallows the
+    cancellation: the block ended only when the tool gave up by itself."""
+    stubborn = Stubborn()
+    call_text = '<tool_call>{"name": "stubborn", "arguments": {}}</tool_call>'
+    agent = Agent(
+        ScriptedModel([call_text, "done"]),
+        [tool(stubborn, name="stubborn")],
+        dialect="hermes",
+        tool_timeout=None,
+    )
+    async with agent.stream("go") as events:
+        async for event in events:
+            if isinstance(event, CallEnd):
+                await anyio.sleep(0.05)  # the tool is running
+                break
+    assert stubborn.closed and not stubborn.ran_out
+
+
+async def test_the_run_goes_on_after_a_stubborn_tool() -> None:
+    stubborn = Stubborn()
+    call_text = '<tool_call>{"name": "stubborn", "arguments": {}}</tool_call>'
+    model = ScriptedModel([call_text, "It timed out."])
+    agent = Agent(model, [tool(stubborn, name="stubborn")], dialect="hermes", tool_timeout=0.05)
+    async with agent.stream("go") as stream:
+        events = [e async for e in stream]
+    assert [e.kind for e in events if isinstance(e, ToolFailed)] == ["timeout"]
+    assert events[-1] == Final(text="It timed out.", turns=2)
+    assert not stubborn.ran_out
+
+
+async def test_abandoned_sync_threads_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call of a sync tool stuck in a blocking call left one more thread
+    behind, without bound; past the limit a call is refused as a tool error,
+    and runs again once the stuck threads have ended."""
+    release = threading.Event()
+
+    @tool
+    def stuck() -> str:
+        """Block until released."""
+        release.wait(10)
+        return "released"
+
+    abandoned_threads = executor.abandoned_threads
+    before = abandoned_threads()
+    monkeypatch.setattr(executor, "MAX_ABANDONED_THREADS", before + 2)
+    ex = Executor(ToolRegistry([stuck]), timeout=0.05)
+    try:
+        for _ in range(2):
+            timed_out = await ex.execute(call("stuck"))
+            assert isinstance(timed_out, ToolFailed) and timed_out.kind == "timeout"
+        assert abandoned_threads() == before + 2
+        refused = await ex.execute(call("stuck"))
+        assert isinstance(refused, ToolFailed) and refused.kind == "exception"
+        assert refused.message.startswith("Tool 'stuck' was not run: ")
+        assert "still running in their threads" in refused.message
+        assert abandoned_threads() == before + 2  # the refused call started no thread
+    finally:
+        release.set()
+    with anyio.fail_after(10):
+        while abandoned_threads() > before:  # noqa: ASYNC110 (other threads end them)
+            await anyio.sleep(0.01)
+    ran: Any = await ex.execute(call("stuck"))
+    assert ran == ToolResult(index=0, id="c0", name="stuck", content="released")
+
+
+async def test_a_tool_whose_own_timeouts_expire_again_and_again_is_left_alone() -> None:
+    """Its own ``move_on_after`` expiring is a cancelled scope for a moment,
+    each time; that is no swallowing, however long it goes on."""
+
+    @tool
+    async def patient() -> bool:
+        """Try again and again, each try cut short by its own timeout."""
+        end = anyio.current_time() + 1.5  # past the grace period
+        tries = 0
+        while anyio.current_time() < end:
+            with anyio.move_on_after(0.02):
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    await anyio.lowlevel.checkpoint()  # waits (cancelled) as it cleans up
+            tries += 1
+        return tries > 1
+
+    outcome = await Executor(ToolRegistry([patient]), timeout=10).execute(call("patient"))
+    assert outcome == ToolResult(index=0, id="c0", name="patient", content="true")
