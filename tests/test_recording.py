@@ -325,6 +325,43 @@ async def test_a_failed_stream_replays_as_the_same_failure(tmp_path: Path) -> No
     assert got == [TextChunk(text="The answer is")]
 
 
+class _RateLimited:
+    """A model refused as a provider does after its own retries: HTTP 429 with
+    the server's advice."""
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        raise ProviderError(
+            "HTTP 429: rate limited",
+            status=429,
+            body='{"error":"slow down"}',
+            retryable=True,
+            retry_after=20.0,
+            should_retry=True,
+        )
+        yield  # pragma: no cover - never reached
+
+
+async def test_a_replayed_failure_keeps_its_retry_advice(tmp_path: Path) -> None:
+    """A recorded 429 replayed as a ``ProviderError`` that was not ``retryable``
+    and had no ``retry_after``, so an app that waits and asks again on a rate
+    limit (or a test of that code, replaying a recording) did neither."""
+    path = tmp_path / "limited.jsonl"
+    with pytest.raises(ProviderError) as recorded:
+        await Agent(record(_RateLimited(), path)).run("hi")
+    with pytest.raises(ProviderError) as replayed:
+        await Agent(Replay(path)).run("hi")
+    advice = ("retryable", "retry_after", "should_retry", "status", "body")
+    assert [getattr(replayed.value, a) for a in advice] == [
+        getattr(recorded.value, a) for a in advice
+    ]
+    assert replayed.value.retry_after == 20.0 and replayed.value.retryable is True
+    # a line written before these fields existed still reads, without advice
+    old = encode_header(Header(request=REQ)) + b'{"type":"error","message":"reset","t":0.5}\n'
+    [segment] = parse(old)
+    assert segment.failure is not None and segment.failure.error().retryable is False
+
+
 async def test_the_consumers_own_error_is_not_recorded_as_the_models(tmp_path: Path) -> None:
     path = tmp_path / "consumer.jsonl"
     recorder = record(ScriptedModel(["abc"]), path)

@@ -26,7 +26,7 @@ while streaming, as for a connection reset) ends its segment with an error
 line, the exception as a ``ProviderError`` carries it::
 
     {"type":"error","message":"connection reset","status":null,"body":null,
-     "opened":true,"t":1.204}
+     "opened":true,"t":1.204,"retryable":false,"retry_after":null,"should_retry":null}
 
 and ``Replay`` raises that ``ProviderError`` at the same point (on opening
 the stream when ``opened`` is false, else after the chunks before it), so a
@@ -100,22 +100,43 @@ class TimedChunk(msgspec.Struct, frozen=True):
 
 class Failure(msgspec.Struct, tag_field="type", tag="error", frozen=True, kw_only=True):
     """How a recorded stream failed: raised on opening (``opened`` false) or while
-    streaming, ``t`` seconds after the request; replayed as a ``ProviderError``."""
+    streaming, ``t`` seconds after the request; replayed as a ``ProviderError``
+    with the recorded one's ``status``, ``body`` and retry advice (``retryable``,
+    ``retry_after``, ``should_retry``: what a caller reads to wait and ask again)."""
 
     message: str
     status: int | None = None
     body: str | None = None
     opened: bool = True
     t: float = 0.0
+    retryable: bool = False
+    retry_after: float | None = None
+    should_retry: bool | None = None
 
     @classmethod
     def of(cls, exc: Exception, *, opened: bool, t: float) -> Failure:
         if isinstance(exc, ProviderError):
-            return cls(message=str(exc), status=exc.status, body=exc.body, opened=opened, t=t)
+            return cls(
+                message=str(exc),
+                status=exc.status,
+                body=exc.body,
+                opened=opened,
+                t=t,
+                retryable=exc.retryable,
+                retry_after=exc.retry_after,
+                should_retry=exc.should_retry,
+            )
         return cls(message=describe_exception(exc), opened=opened, t=t)
 
     def error(self) -> ProviderError:
-        return ProviderError(self.message, status=self.status, body=self.body)
+        return ProviderError(
+            self.message,
+            status=self.status,
+            body=self.body,
+            retryable=self.retryable,
+            retry_after=self.retry_after,
+            should_retry=self.should_retry,
+        )
 
 
 class Segment(msgspec.Struct, frozen=True):
