@@ -51,3 +51,20 @@ def test_text_keeps_its_empty_start_and_an_empty_answer_is_a_string() -> None:
     assert first.role == "assistant" and first.content == ""
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Sunny."
     assert empty.content == ""
+
+
+@pytest.mark.parametrize("instructions", ["Be brief.", None])
+def test_a_response_echoes_the_requests_instructions(instructions: str | None) -> None:
+    """OpenAI's response object repeats the request's ``instructions``; the
+    proxy's said null, streamed (every event's response) or not."""
+    given: Any = {} if instructions is None else {"instructions": instructions}
+    with proxy(["Sunny.", "Sunny."]) as (url, _):
+        client = _openai(url)
+        whole = client.responses.create(model="m", input="Weather?", **given)
+        with client.responses.stream(model="m", input="Weather?", **given) as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+    assert whole.instructions == instructions and final.instructions == instructions
+    snapshots = [getattr(e, "response") for e in events if hasattr(e, "response")]  # noqa: B009
+    assert len(snapshots) == 3  # created, in_progress, completed
+    assert all(r.instructions == instructions for r in snapshots)

@@ -411,6 +411,8 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     allowed: list[str] | None = None
     # the tools came as OpenAI's legacy ``functions``: the reply is written in their form
     legacy: bool = False
+    # the Responses API's ``instructions``, which its response object repeats
+    instructions: str | None = None
 
 
 def check_tool_choice(

@@ -328,7 +328,8 @@ def decode_request(body: Any) -> ProxyCall:
             raise RequestError(f"{stored} is not supported ({_STATELESS})")
     tools = _Tools()
     tools.add(body.get("tools"), "tools")
-    transcript = _input(body.get("input"), body.get("instructions"), tools)
+    instructions = body.get("instructions")
+    transcript = _input(body.get("input"), instructions, tools)  # checks it is a string
     max_tokens = token_limit(body.get("max_output_tokens"), "max_output_tokens")
     allowed = _allowed(body.get("tool_choice"))
     if allowed is None:
@@ -350,6 +351,7 @@ def decode_request(body: Any) -> ProxyCall:
         freeform=tools.freeform,
         namespaces=tools.namespaces,
         response_format=_text_format(body.get("text")),
+        instructions=instructions,
     )
 
 
@@ -451,7 +453,7 @@ def _response(call: ProxyCall, response_id: str, created: int) -> dict[str, Any]
         "status": "in_progress",
         "error": None,
         "incomplete_details": None,
-        "instructions": None,
+        "instructions": call.instructions,  # echoed, as OpenAI does
         "max_output_tokens": call.max_tokens,
         "model": call.model,
         "output": [],
