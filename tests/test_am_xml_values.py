@@ -134,14 +134,52 @@ def test_a_nullable_string_round_trips_through_the_renderer(value: str | None) -
         ('<![CDATA[{"a": "<b>"}]]>', {"a": "<b>"}),
         ("\n[<![CDATA[1]]>]\n", [1]),
         ("<![CDATA[[1, ]]>", "[1, "),  # (no JSON: text, as bare)
-        ("5", 5),  # bare, it is what it reads as
+        # bare, a number or true/false is the text too (it was the number or
+        # boolean: a string parameter got an int, "1.10" became 1.1); null, an
+        # array or an object is JSON
+        ("5", "5"),
+        ("true", "true"),
+        ("\n1.10\n", "1.10"),
+        ("1e3", "1e3"),
+        ("-0", "-0"),
+        ("12345678901234567890123", "12345678901234567890123"),
         ("\n[1, 2]\n", [1, 2]),
+        ('{"a": 1}', {"a": 1}),
         ("null", None),
+        (" null\n", None),
+        ("nul", "nul"),
         ("word", "word"),
     ],
 )
-def test_without_a_schema_a_number_or_literal_in_cdata_is_text(body: str, expected: Any) -> None:
+def test_without_a_schema_only_null_an_array_or_an_object_is_json(
+    body: str, expected: Any
+) -> None:
     assert _arguments(f"<a>{body}</a>", ["t"]) == [{"a": expected}]
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # no type: the text (it was 5, as with no schema at all)
+        ({}, "5"),
+        ({"description": "a zip code"}, "5"),
+        ({"type": [[]]}, "5"),
+        ({"enum": ["5", "6"]}, "5"),
+        ({"anyOf": [{"type": "string"}, {"type": "null"}]}, "5"),
+        # several types, a number among them: JSON decides, as before
+        ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, 5),
+        ({"type": ["integer", "string"]}, 5),
+        ({"enum": [5, "x"]}, 5),
+        ({"oneOf": [{"$ref": "#/$defs/Tag"}, {"const": 5}]}, 5),
+        # one type: the schema decides
+        ({"type": "integer"}, 5),
+        ({"type": "string"}, "5"),
+    ],
+)
+def test_a_schema_without_one_type_reads_a_number_only_if_it_names_one(
+    schema: dict[str, Any], expected: Any
+) -> None:
+    assert _arguments("<tag>5</tag>", _Catalog(schema)) == [{"tag": expected}]
 
 
 def test_a_typed_value_in_cdata_is_still_read_as_its_type() -> None:
@@ -151,7 +189,9 @@ def test_a_typed_value_in_cdata_is_still_read_as_its_type() -> None:
 
 
 
-@pytest.mark.parametrize("value", [{"</am:tool>": None}, ["a&b", 1], {"x": "<|im_end|>"}, "null"])
+@pytest.mark.parametrize(
+    "value", [{"</am:tool>": None}, ["a&b", 1], {"x": "<|im_end|>"}, "null", "5", "true", "1.10"]
+)
 def test_without_a_schema_a_value_round_trips_through_the_renderer(value: Any) -> None:
     """What the renderer puts in CDATA (an object holding ``<``, the string
     ``null``) reads back as it was, with no schema to say its type."""

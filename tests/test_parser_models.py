@@ -175,7 +175,7 @@ MODEL_CASES: list[Case] = [
     # not first, or without a schema (a tool may take a "parameters" value): a value
     Case("am-wrapper-after-a-parameter", "am_xml",
          '<am:tool_call name="calc"><a>1</a><args>2</args></am:tool_call>',
-         [call("calc", a=1, args=2), F], extra={"catalog": True}),
+         [call("calc", a=1, args="2"), F], extra={"catalog": True}),
     Case("am-wrapper-without-schema", "am_xml",
          '<am:tool_call name="search"><parameters><q>x</q></parameters></am:tool_call>',
          [call(S, parameters="<q>x</q>"), F]),

@@ -21,13 +21,16 @@ as it grows, ``"`` when it closes, ``}`` when the call closes. Parameter kinds
 come from the catalog's schema (``type: string`` streams, once its start
 cannot be ``null`` if the schema allows null; any other type is emitted when
 its element closes, as the element's JSON text, or as a string if
-it is not JSON so that validation can say what is wrong). Without a schema a
-JSON-literal heuristic decides: a value whose first non-space character could
-start a number, array, object or ``true``/``false``/``null`` is held until it
-closes and kept as JSON if it decodes to a non-string; anything else streams as
-a string at once. A CDATA section says "text": a number or literal in one is a
-string (``<![CDATA[5]]>`` is ``"5"``), an array or object still JSON (it may
-need the section for a ``<`` in one of its strings).
+it is not JSON so that validation can say what is wrong). Without a type (no
+schema, a parameter it does not declare or types not) a value is the text the
+model wrote, but an array, an object or ``null``: a start of ``[``, ``{`` or
+``null`` is held until it closes and kept as JSON if it decodes; anything else
+streams as a string at once (``<n>5</n>`` is ``"5"``). A schema that allows
+several types, a number or literal among them (``int | str``), lets JSON
+decide: a number, ``true`` or ``false`` is held and kept as JSON too. A CDATA
+section says "text": a number or literal in one is a string (``<![CDATA[5]]>``
+is ``"5"``), an array or object still JSON (it may need the section for a
+``<`` in one of its strings).
 
 String values are the element's text with XML entities decoded and CDATA
 unwrapped; one newline (``\\n`` or ``\\r\\n``) directly after the opening tag

@@ -20,10 +20,25 @@ machine in ``am_xml`` finds element boundaries, this turns content into
 * ``TYPED`` (any other schema type): the content is held and emitted when the
   element closes: its stripped text if that is JSON, else as a JSON string so the
   catalog's validation can say what is wrong.
-* ``AUTO`` (no schema): the first ``_PROBE`` characters decide. A start that
-  could be a number, array, object, ``true``, ``false`` or ``null`` is held to the
-  close and kept as JSON if it decodes to a non-string; any other start turns the
-  parameter into a ``STRING`` and it streams from then on.
+* ``UNTYPED`` (no schema, a parameter the schema does not declare, or one whose
+  schema names no type): the text the model wrote, but for an array or object
+  (JSON text, as the prompt teaches) and ``null``. The first ``_PROBE``
+  characters decide: a start of ``[``, ``{`` or ``null`` is held to the close and
+  kept as JSON if it decodes (to an array, an object or null); any other start
+  turns the parameter into a ``STRING`` and it streams from then on. A bare
+  ``5`` or ``true`` is the string ``"5"`` or ``"true"``. It was the number or
+  boolean: a string parameter got an int (which a lenient reader does not
+  take for a string) and a text lost its spelling for good (``1.10`` became
+  1.1, ``1e3`` 1000.0); ``"5"`` is typed again by any lenient reader (the
+  registry's validation reads it as 5 for an int parameter, ``"true"`` as
+  true). vLLM's Qwen3-Coder XML parser leaves a parameter it has no type for a
+  string too.
+* ``AUTO`` (a schema that allows several types, not one: ``int | str``, a type
+  list, an enum of numbers and strings): the schema says a number or literal
+  may be meant, so JSON decides. A start that could be a number, array,
+  object, ``true``, ``false`` or ``null`` is held to the close and kept as JSON
+  if it decodes to a non-string; any other start turns the parameter into a
+  ``STRING``.
 * ``NULLABLE`` (a string that may also be null: ``str | None``, ``anyOf:
   [string, null]``, ``type: [string, null]``): a ``STRING`` whose start is held
   while it could still be ``null`` (past leading whitespace, the layout newline
@@ -36,8 +51,8 @@ machine in ``am_xml`` finds element boundaries, this turns content into
 
 CDATA is the model saying "this is text": a section in a ``NULLABLE`` value
 makes it a ``STRING`` at once (``<![CDATA[null]]>`` is the string ``"null"``, as
-the render side writes it). An ``AUTO`` value with a section in it becomes
-``AUTO_TEXT``: decided as ``AUTO`` is, but at the close only an array or object
+the render side writes it). An ``AUTO`` or ``UNTYPED`` value with a section in
+it becomes ``AUTO_TEXT``: decided as ``AUTO`` is, but at the close only an array or object
 stays JSON, a number, ``true``, ``false`` or ``null`` is the text
 (``<![CDATA[5]]>`` is ``"5"``). No one needs CDATA to write a number or a
 literal, while an array or object holding ``<`` or ``&`` in its strings goes in
@@ -58,12 +73,14 @@ from streamtools.results import valid_text
 from streamtools.schema import MAX_DEPTH, json_type, resolve
 
 __all__ = [
-    "AUTO", "AUTO_TEXT", "NULLABLE", "STRING", "TYPED", "ParamValues", "kinds_from_schema",
+    "AUTO", "AUTO_TEXT", "NULLABLE", "STRING", "TYPED", "UNTYPED", "ParamValues",
+    "kinds_from_schema",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
-STRING, TYPED, AUTO, NULLABLE, AUTO_TEXT = range(5)
+STRING, TYPED, AUTO, NULLABLE, AUTO_TEXT, UNTYPED = range(6)
 _JSON_START = frozenset('{["-0123456789')
+_CONTAINER_START = frozenset("[{")
 _LITERALS = ("true", "false", "null")
 # every non-empty start of a literal: ``core in`` this is ``any(lit.startswith(core))``
 _LITERAL_STARTS = frozenset(lit[:k] for lit in _LITERALS for k in range(1, len(lit) + 1))
@@ -82,7 +99,7 @@ def _json_str(text: str) -> str:
 
 
 def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
-    """Parameter kinds from a parameters schema (missing: AUTO)."""
+    """Parameter kinds from a parameters schema (missing: ``UNTYPED``)."""
     kinds: dict[str, int] = {}
     schema = schema or {}
     props = schema.get("properties")
@@ -93,7 +110,32 @@ def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
                 kinds[name] = NULLABLE if _allows_null(schema, prop) else STRING
             elif t is not None:
                 kinds[name] = TYPED
+            elif _types_named(schema, prop) - {"string", "null"}:
+                kinds[name] = AUTO  # several types, not only text: JSON decides
     return kinds
+
+
+def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
+    """The JSON types a parameter's schema names anywhere: ``type`` (a list's
+    strings too), the options of ``anyOf``/``oneOf``, the values of an ``enum``
+    or ``const``. Read through local ``$ref``."""
+    node = resolve(root, node)
+    if not node or depth > MAX_DEPTH:
+        return set()
+    t = node.get("type")
+    types = t if isinstance(t, list) else [t]
+    named = {x for x in types if isinstance(x, str)}
+    enum = node.get("enum")
+    values = list(enum) if isinstance(enum, list) else []
+    if "const" in node:
+        values.append(node["const"])
+    for v in values:  # (which non-string type it is does not matter here)
+        named.add("null" if v is None else "string" if isinstance(v, str) else "other")
+    for options in (node.get("anyOf"), node.get("oneOf")):
+        if isinstance(options, list):
+            for o in options:
+                named |= _types_named(root, o, depth + 1)
+    return named
 
 
 def _allows_null(root: dict[str, Any], node: Any, depth: int = 0) -> bool:
@@ -143,7 +185,7 @@ class ParamValues:
         self.pname = name
         self.pclose = f"</{element}>"
         self.state = self.param_state
-        self.kind = self.kinds.get(name, AUTO)
+        self.kind = self.kinds.get(name, UNTYPED)
         self.held = []
         self.probe = ""
         self.probe_done = False
@@ -219,8 +261,9 @@ class ParamValues:
             self._content(held)
 
     def _probe(self, text: str) -> bool:
-        """``AUTO``, ``NULLABLE``: True once the value's start rules out a JSON
-        non-string (``NULLABLE``: rules out ``null``).
+        """``AUTO``, ``NULLABLE``, ``UNTYPED``: True once the value's start rules
+        out a JSON non-string (``NULLABLE``: ``null``; ``UNTYPED``: an array, an
+        object or ``null``).
 
         Looks at no more than ``_PROBE`` characters, so deciding costs O(1) per
         piece however long the value grows."""
@@ -233,9 +276,11 @@ class ParamValues:
             return False
         if self.kind == NULLABLE:
             literals, starts = _NULL, _NULL_STARTS
-        elif p[0] in _JSON_START:
+        elif p[0] in (_CONTAINER_START if self.kind == UNTYPED else _JSON_START):
             self.probe_done = True  # held whole until it closes, then decoded
             return False
+        elif self.kind == UNTYPED:
+            literals, starts = _NULL, _NULL_STARTS
         else:
             literals, starts = _LITERALS, _LITERAL_STARTS
         core = p.rstrip()
@@ -250,7 +295,7 @@ class ParamValues:
         "text" (see the module docstring)."""
         if self.kind == NULLABLE:
             self._as_string()
-        elif self.kind == AUTO:
+        elif self.kind == AUTO or self.kind == UNTYPED:
             self.kind = AUTO_TEXT
 
     def _close_param(self) -> None:
