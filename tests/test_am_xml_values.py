@@ -107,7 +107,7 @@ def test_a_nullable_string_streams_once_it_cannot_be_null() -> None:
     assert "".join(e.delta for e in got if isinstance(e, ArgsDelta)) == " and bolts"
 
 
-@pytest.mark.parametrize("value", [None, "null", "x", "", "\nnull\n"])
+@pytest.mark.parametrize("value", [None, "null", "x", "", "\nnull\n", "\r\n", "\r\nb", "\r\n\r\n"])
 def test_a_nullable_string_round_trips_through_the_renderer(value: str | None) -> None:
     """A native call from history (``tag=None``, as OpenAI strict mode sends every
     optional parameter), written back for the model, reads back as it was."""

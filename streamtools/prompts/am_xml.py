@@ -99,8 +99,9 @@ def _value_text(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     # One newline right after the opening tag and one right before the closing tag
     # are layout to the reader (``<code>\nx = 1\n</code>`` is "x = 1"): a value that
-    # itself starts or ends with a newline gets one extra, outside its CDATA.
-    lead = "\n" if text.startswith("\n") else ""
+    # itself starts or ends with a newline gets one extra, outside its CDATA. A CRLF
+    # is a newline to the reader too: a value starting with one lost it.
+    lead = "\n" if text.startswith(("\n", "\r\n")) else ""
     tail = "\n" if text.endswith("\n") else ""
     if (
         any(ch in text for ch in "<&")
