@@ -78,7 +78,7 @@ _SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may
 def _whole_object(raw: str) -> bool:
     try:
         return isinstance(msgspec.json.decode(raw), dict)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
         return False
 
 
@@ -226,7 +226,9 @@ class NativeCalls:
             raw = "{}"
         try:
             arguments = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:  # also: a model stuck on ``[[[``
+        # also: a model stuck on ``[[[``, and a lone surrogate half (a model of the
+        # user's own, a scripted chunk), which msgspec cannot encode to read
+        except (msgspec.DecodeError, RecursionError, UnicodeEncodeError) as exc:
             message = (
                 f"The arguments of {call.name} are not valid JSON ({describe_json_error(exc)}). "
                 "Send the arguments as one JSON object."

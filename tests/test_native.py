@@ -355,6 +355,25 @@ def test_arguments_nested_too_deeply_are_a_call_error() -> None:
         assert error.reason in ("invalid_json", "unterminated") and error.raw.startswith('{"x"')
 
 
+@pytest.mark.parametrize("reason", [None, "stop", "length"])
+def test_a_lone_surrogate_half_in_arguments_is_a_call_error(reason: str | None) -> None:
+    """Argument text holding a lone UTF-16 surrogate half (a model of the user's
+    own, a scripted chunk) raised msgspec's ``UnicodeEncodeError`` out of
+    ``feed``/``end`` and so out of the agent's run; it is invalid JSON for the
+    model to fix, as the text parser makes it."""
+    text = '{"path": "report-\udce9.txt"}'
+    calls = NativeCalls(["f"])
+    chunk = CallChunk(index=0, id="a", name="f", arguments=text, done=reason is None)
+    events = calls.feed(chunk) + calls.end(reason)
+    error = events[-1]
+    assert isinstance(error, CallError), error
+    assert error.raw == text and error.id == "a"
+    if reason == "length":  # cut off: not whole, so it never runs
+        assert error.reason == "unterminated"
+    else:
+        assert error.reason == "invalid_json" and "surrogate" in error.message
+
+
 def test_extra_rides_on_the_call_end() -> None:
     """Data an API attached to a call (Gemini's thought signature), on any of its
     chunks, is on its CallEnd; a call without any encodes as before."""
