@@ -36,9 +36,27 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   block's deltas become ``CallChunk``.
 * ``message_delta`` gives ``stop_reason`` (``end_turn`` and ``stop_sequence``
   become ``stop``, ``max_tokens`` and ``model_context_window_exceeded``
-  ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``) and
+  ``length``, ``tool_use`` ``tool_calls``, ``refusal`` ``content_filter``,
+  ``pause_turn`` ``pause``: see below) and
   ``stop_sequence`` (the user stop string hit, never part of the text) and the
   token counts; the ``FinishChunk`` goes out at ``message_stop``.
+* ``pause_turn``: the API ran server tools (web search, code execution) in a
+  loop and paused the turn at its iteration limit; the model has not
+  finished, and the API asks the client to send the answer back, as it came,
+  to let the model go on. It passed through as a raw finish reason that no
+  consumer knew, so the agent took the unfinished answer for the final one.
+  Now, for a request with server tools (a ``tools`` entry with a ``type``,
+  or ``mcp_servers``, in ``extra_body`` or the request's ``extra``: only
+  they pause), the provider goes on by itself (``_resumed``): the answer's
+  content blocks are kept as the API sent them (``_Content``: text, thinking
+  with its signature, the server tools' use and result blocks, citations),
+  and the same request is sent again with them as the last assistant
+  message; its chunks continue the same stream (each round with its own
+  ``UsageChunk``, as each is billed), up to ``max_pauses`` times. Past that
+  (or without server tools) the stream ends with
+  ``FinishChunk(reason="pause")`` and a message that says the turn is
+  unfinished; a later request that fails ends it in an error finish, as any
+  failure after the first byte does.
 * Usage (``_Counts``): ``message_start`` has the input counts, each
   ``message_delta`` the counts so far (cumulative, as the API documents): the
   output, and the input too where the server sends it there (the API, and
@@ -83,13 +101,16 @@ clients' token counts with it).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Unpack
 
+import anyio
 import msgspec
 from httpx_sse import ServerSentEvent
 
-from streamtools.errors import UsageError
+from streamtools.errors import ProviderError, UsageError
 from streamtools.model import (
     CallChunk,
     ChatMessage,
@@ -140,6 +161,7 @@ class _Delta(msgspec.Struct):
     thinking: str | None = None
     signature: str | None = None
     partial_json: str | None = None
+    citation: dict[str, Any] | None = None  # ``citations_delta``: kept for ``_Content``
     stop_reason: str | None = None
     stop_sequence: str | None = None
 
@@ -218,7 +240,64 @@ _STOP = {
     "model_context_window_exceeded": "length",  # the prompt left no room: out of tokens
     "tool_use": "tool_calls",
     "refusal": "content_filter",  # the classifiers stopped the answer
+    "pause_turn": "pause",  # server tools paused a long turn (see the module docstring)
 }
+_any = msgspec.json.Decoder()
+_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "input"}
+_PAUSED = (
+    "the API paused the turn (pause_turn: its server tools ran to their iteration "
+    "limit) and it was not sent back to go on (max_pauses); the answer is unfinished"
+)
+
+
+class _Content:
+    """An answer's content blocks as the API sent them, so that a paused turn
+    goes back unchanged (see the module docstring): each block as it started,
+    its deltas applied at its stop (text joined once, argument JSON decoded)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[dict[str, Any]] = []
+        self._open: dict[int, dict[str, Any]] = {}  # block index -> its block
+        self._parts: dict[tuple[int, str], list[str]] = {}  # (index, field) -> its text
+
+    def start(self, index: int, data: str) -> None:
+        try:
+            event = _any.decode(data)
+        except (msgspec.DecodeError, RecursionError):  # decoded already: a split pair
+            event = json.loads(data)
+        block = event.get("content_block") if isinstance(event, dict) else None
+        if isinstance(block, dict):
+            self.blocks.append(block)
+            self._open[index] = block
+
+    def delta(self, index: int, delta: _Delta, text: str) -> None:
+        """``text``: the delta's text, thinking or argument JSON, pairs joined."""
+        block = self._open.get(index)
+        if block is None:
+            return
+        field = _FIELDS.get(delta.type or "")
+        if field is not None:
+            if (index, field) not in self._parts:
+                self._parts[index, field] = [block.get(field) or ""] if field != "input" else []
+            self._parts[index, field].append(text)
+        elif delta.type == "signature_delta":
+            block["signature"] = delta.signature
+        elif delta.type == "citations_delta" and delta.citation is not None:
+            block.setdefault("citations", []).append(delta.citation)
+
+    def stop(self, index: int) -> None:
+        block = self._open.pop(index, None)
+        for field in ("text", "thinking", "input"):
+            parts = self._parts.pop((index, field), None)
+            if block is None or parts is None:
+                continue
+            if field != "input":
+                block[field] = "".join(parts)
+                continue
+            try:
+                block["input"] = msgspec.json.decode("".join(parts))
+            except (msgspec.DecodeError, RecursionError):
+                pass  # left as it started: the API checks it
 
 
 def _thinking(block: Thinking) -> dict[str, Any]:
@@ -284,6 +363,34 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
     return ("\n\n".join(system) if system else None), out
 
 
+def _server_tools(*extras: Mapping[str, Any]) -> bool:
+    """Whether a body with these fields added runs server tools (a tool with a
+    ``type`` such as ``web_search_20250305``, or MCP servers): only then can the
+    API pause a turn, so only then is an answer's content kept."""
+    for extra in extras:
+        tools = extra.get("tools")
+        if extra.get("mcp_servers") or (
+            isinstance(tools, list)
+            and any(isinstance(t, dict) and t.get("type", "custom") != "custom" for t in tools)
+        ):
+            return True
+    return False
+
+
+def _continued(messages: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> list[Any]:
+    """``messages`` with a paused answer's ``blocks`` as the last assistant
+    message (added to one that ends them already: a prefill)."""
+    out = list(messages)
+    last = out[-1] if out else None
+    if last is None or last.get("role") != "assistant":
+        return [*out, {"role": "assistant", "content": blocks}]
+    before = last.get("content")
+    if isinstance(before, str):
+        before = [{"type": "text", "text": before}] if before else []
+    out[-1] = {**last, "content": [*(before or []), *blocks]}
+    return out
+
+
 def _tool_choice(choice: ToolChoice | str) -> dict[str, Any]:
     kinds = {"auto": "auto", "required": "any", "any": "any", "none": "none"}
     if isinstance(choice, str) and choice in kinds:
@@ -294,7 +401,11 @@ def _tool_choice(choice: ToolChoice | str) -> dict[str, Any]:
 
 
 class AnthropicMessages(HTTPProvider):
-    """Claude (or any server speaking the Anthropic Messages API)."""
+    """Claude (or any server speaking the Anthropic Messages API).
+
+    ``max_pauses``: how many times an answer the API paused (``pause_turn``)
+    is sent back to go on, within one stream (see the module docstring).
+    """
 
     _name = "Anthropic API"
 
@@ -306,11 +417,60 @@ class AnthropicMessages(HTTPProvider):
         *,
         max_tokens: int = 4096,
         api_version: str = API_VERSION,
+        max_pauses: int = 5,
         **options: Unpack[ProviderOptions],
     ) -> None:
         super().__init__(model, **options)
         self.max_tokens = max_tokens
         self.api_version = api_version
+        self.max_pauses = max_pauses
+        # a stream's request (by id, while it is open) -> the content it keeps
+        self._contents: dict[int, _Content] = {}
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
+        """Open the request and stream chunks; with server tools in the request,
+        a turn the API pauses goes on in the same stream (see the module docstring)."""
+        if self.max_pauses > 0 and _server_tools(self.extra_body, request.extra):
+            return self._paused_stream(request)
+        return super().stream(request)
+
+    @asynccontextmanager
+    async def _paused_stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        chunks = self._resumed(request)
+        try:
+            yield chunks
+        finally:
+            with anyio.CancelScope(shield=True):
+                await chunks.aclose()
+
+    async def _resumed(self, request: ModelRequest) -> AsyncGenerator[Chunk, None]:
+        """The answer, sent back and continued each time the API pauses the turn."""
+        sent: list[dict[str, Any]] = []  # the request's messages, once a pause needs them
+        paused: list[dict[str, Any]] = []  # the content blocks of the rounds so far
+        for pauses in range(self.max_pauses + 1):
+            extra = request.extra
+            if paused:
+                sent = sent or self.request_body(request)["messages"]
+                extra = {**extra, "messages": _continued(sent, paused)}
+            asked = msgspec.structs.replace(request, extra=extra)  # its own id, at least
+            content = self._contents[id(asked)] = _Content()
+            try:
+                async with super()._stream(asked) as chunks:
+                    async for chunk in chunks:
+                        if isinstance(chunk, FinishChunk) and chunk.reason == "pause":
+                            if pauses < self.max_pauses:
+                                break
+                        yield chunk
+                    else:
+                        return
+            except ProviderError as exc:  # a later round's request: the stream has begun
+                if not pauses:
+                    raise
+                yield FinishChunk(reason="error", message=f"{exc} (going on after pause_turn)")
+                return
+            finally:
+                del self._contents[id(asked)]
+            paused += content.blocks
 
     def _url(self) -> str:
         base = self.base_url
@@ -386,6 +546,7 @@ class AnthropicMessages(HTTPProvider):
         tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
         unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
+        content = self._contents.get(id(request))  # kept for a paused turn (``_resumed``)
         async for sse in events:
             if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
                 yield FinishChunk(reason="error", message=_error_message(sse.data))
@@ -394,21 +555,31 @@ class AnthropicMessages(HTTPProvider):
                 continue
             event = pairs.decode(sse.data)
             kind = event.type
+            if content is not None:
+                if kind == "content_block_start":
+                    content.start(event.index, sse.data)
+                elif kind == "content_block_stop":
+                    content.stop(event.index)
             if kind == "content_block_delta" and event.delta is not None:
                 d = event.delta
+                piece = ""  # the delta's text, as the stream passes it on
                 if d.type == "text_delta" and d.text:
-                    if text := pairs.join(TEXT, d.text):
-                        yield TextChunk(text=text)
-                elif d.type == "input_json_delta" and d.partial_json and event.index in tool_blocks:
-                    if args := pairs.join(arguments(event.index), d.partial_json):
-                        tool_blocks[event.index].append(args)
-                        yield CallChunk(index=event.index, arguments=args)
+                    if piece := pairs.join(TEXT, d.text):
+                        yield TextChunk(text=piece)
+                elif d.type == "input_json_delta" and d.partial_json:
+                    if event.index not in tool_blocks:
+                        piece = d.partial_json  # a server tool's: no call of ours
+                    elif piece := pairs.join(arguments(event.index), d.partial_json):
+                        tool_blocks[event.index].append(piece)
+                        yield CallChunk(index=event.index, arguments=piece)
                 elif d.type == "thinking_delta" and d.thinking:
-                    if thinking := pairs.join(REASONING, d.thinking):
-                        yield ReasoningChunk(text=thinking)
+                    if piece := pairs.join(REASONING, d.thinking):
+                        yield ReasoningChunk(text=piece)
                 elif d.type == "signature_delta" and d.signature:
                     lost = pairs.close(REASONING)
                     yield ReasoningChunk(text=lost, signature=d.signature)
+                if content is not None:
+                    content.delta(event.index, d, piece)
             elif kind == "content_block_start" and event.content_block is not None:
                 for index in unsure:  # another block follows: it was not cut off
                     yield CallChunk(index=index, done=True)
@@ -443,7 +614,11 @@ class AnthropicMessages(HTTPProvider):
                         for index in unsure:
                             yield CallChunk(index=index, done=True)
                     unsure.clear()
-                    finish = FinishChunk(reason=reason, stop_sequence=event.delta.stop_sequence)
+                    finish = FinishChunk(
+                        reason=reason,
+                        stop_sequence=event.delta.stop_sequence,
+                        message=_PAUSED if reason == "pause" else None,
+                    )
                 if event.usage is not None:
                     counts.add(event.usage, delta=True)
             elif kind == "message_stop":
