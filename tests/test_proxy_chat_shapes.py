@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import openai
 import pytest
 from test_proxy import PARIS, USER, WEATHER, _openai, proxy
 
@@ -68,3 +69,42 @@ def test_a_response_echoes_the_requests_instructions(instructions: str | None) -
     snapshots = [getattr(e, "response") for e in events if hasattr(e, "response")]  # noqa: B009
     assert len(snapshots) == 3  # created, in_progress, completed
     assert all(r.instructions == instructions for r in snapshots)
+
+
+@pytest.mark.parametrize(
+    ("api", "asked"),
+    [
+        ("chat", {"logprobs": True}),
+        ("chat", {"logprobs": True, "top_logprobs": 3}),
+        ("chat", {"top_logprobs": 2}),
+        ("responses", {"top_logprobs": 2}),
+        ("responses", {"include": ["message.output_text.logprobs"]}),
+    ],
+)
+def test_log_probabilities_are_refused_not_dropped(api: str, asked: dict[str, Any]) -> None:
+    """The proxy cannot give them (the model's text is parsed into text and
+    calls, which the upstream's tokens do not line up with): a 400 that says
+    so, where the answer came with ``logprobs: null`` and the client's
+    ``choice.logprobs.content`` failed on None."""
+    with proxy(["Sunny."]) as (url, upstream):
+        client = _openai(url)
+        with pytest.raises(openai.BadRequestError, match="logprobs") as info:
+            if api == "chat":
+                client.chat.completions.create(model="m", messages=USER, **asked)
+            else:
+                client.responses.create(model="m", input="Weather?", **asked)
+        assert not upstream.received
+    said: Any = info.value.body
+    assert said["type"] == "invalid_request_error"
+
+
+def test_log_probabilities_turned_off_are_no_request() -> None:
+    with proxy(["Sunny.", "Sunny."]) as (url, _):
+        client = _openai(url)
+        chat = client.chat.completions.create(
+            model="m", messages=USER, logprobs=False, top_logprobs=0
+        )
+        response = client.responses.create(
+            model="m", input="Weather?", top_logprobs=0, include=["reasoning.encrypted_content"]
+        )
+    assert chat.choices[0].message.content == "Sunny." and response.output_text == "Sunny."

@@ -55,6 +55,7 @@ from streamtools.proxy.request import (
     optional_switch,
     optional_text,
     past_call,
+    refuse_logprobs,
     response_format,
     sampling_options,
     stop_strings,
@@ -263,11 +264,16 @@ def _legacy_functions(body: dict[str, Any]) -> tuple[list[ToolSpec], ToolChoice]
 
 def _unservable(body: dict[str, Any]) -> None:
     """Refuse what the upstream cannot give, as OpenAI refuses it for a model
-    that lacks it: a web search (``web_search_options``) and spoken output
-    (``audio``, ``modalities`` with ``"audio"``). Ignored, the answer came back
-    unsearched, or as text only, with nothing to tell the client so."""
+    that lacks it: a web search (``web_search_options``), spoken output
+    (``audio``, ``modalities`` with ``"audio"``) and log probabilities
+    (``logprobs``, ``top_logprobs``: see ``refuse_logprobs``). Ignored, the
+    answer came back unsearched, as text only or without them, with nothing to
+    tell the client so."""
     if body.get("web_search_options") is not None:
         raise RequestError("web_search_options is not supported (the upstream cannot search)")
+    top = body.get("top_logprobs")
+    logprobs = optional_flag(body.get("logprobs"), "logprobs")
+    refuse_logprobs(logprobs or top not in (None, 0), "logprobs (and top_logprobs)")
     modalities = body.get("modalities")
     if body.get("audio") is not None or (isinstance(modalities, list) and "audio" in modalities):
         raise RequestError("audio output is not supported (the upstream writes text only)")

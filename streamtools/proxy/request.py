@@ -50,7 +50,7 @@ __all__ = [
     "MEDIA", "json_arguments", "media", "media_text", "omitted",
     "optional_number", "optional_switch", "optional_text",
     "partial_object",
-    "past_call",
+    "past_call", "refuse_logprobs",
     "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
     "unique_tools",
@@ -290,6 +290,20 @@ def response_format(raw: Any, what: str) -> dict[str, Any] | None:
         if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
             raise RequestError(f"{what} of type json_schema needs a JSON Schema object")
     return raw
+
+
+def refuse_logprobs(asked: bool, what: str) -> None:
+    """A 400 for a request that asks for log probabilities (``what``, as its API
+    names them). The proxy cannot give them honestly: the model's text is parsed
+    into the answer's text and calls (markup left out, a stop string cut), which
+    the upstream's tokens do not line up with, and the providers do not read
+    them. Dropped, the answer came with ``logprobs: null``, on which a client's
+    ``choice.logprobs.content`` failed."""
+    if asked:
+        raise RequestError(
+            f"{what} is not supported: the proxy parses the model's text into text and "
+            "tool calls, which token log probabilities would not line up with"
+        )
 
 
 def forwarded_format(call: ProxyCall) -> dict[str, Any] | None:

@@ -75,6 +75,7 @@ from streamtools.proxy.request import (
     optional_switch,
     optional_text,
     past_call,
+    refuse_logprobs,
     response_format,
     sampling_options,
     token_limit,
@@ -97,10 +98,7 @@ _encode = msgspec.json.Encoder().encode
 _CODES = {
     "rate_limit": "rate_limit_exceeded",
     "billing": "insufficient_quota",
-    "overloaded": "server_error",
-    "timeout": "server_error",
-    "upstream": "server_error",
-    "internal": "server_error",
+    **dict.fromkeys(("overloaded", "timeout", "upstream", "internal"), "server_error"),
     "context_length": "context_length_exceeded",  # Codex compacts its history on it
 }
 _STATELESS = "the proxy keeps no state: send the whole conversation as 'input'"
@@ -326,10 +324,13 @@ def decode_request(body: Any) -> ProxyCall:
     for stored in ("previous_response_id", "conversation", "prompt"):
         if body.get(stored) is not None:
             raise RequestError(f"{stored} is not supported ({_STATELESS})")
+    include = array(body.get("include"), "include")
+    asked = body.get("top_logprobs") not in (None, 0) or "message.output_text.logprobs" in include
+    refuse_logprobs(asked, "logprobs (top_logprobs, include message.output_text.logprobs)")
     tools = _Tools()
     tools.add(body.get("tools"), "tools")
-    instructions = body.get("instructions")
-    transcript = _input(body.get("input"), instructions, tools)  # checks it is a string
+    instructions = body.get("instructions")  # a string (``_input`` checks it), echoed
+    transcript = _input(body.get("input"), instructions, tools)
     max_tokens = token_limit(body.get("max_output_tokens"), "max_output_tokens")
     allowed = _allowed(body.get("tool_choice"))
     if allowed is None:
