@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import msgspec
 
 __all__ = [
-    "decode_json", "encode_json", "format_result", "holds_non_finite", "json_ready",
-    "lone_surrogate_escapes_replaced", "valid_text",
+    "cut_to_limit", "decode_json", "encode_json", "format_result", "holds_non_finite",
+    "json_ready", "lone_surrogate_escapes_replaced", "valid_text",
 ]
 
 T = TypeVar("T")
@@ -181,6 +181,26 @@ def format_result(value: Any) -> str:
         if holds_non_finite(ready):
             return _result_encoder.encode(_spelled(ready)).decode()
     return data.decode()
+
+
+def cut_to_limit(text: str, limit: int | None) -> str:
+    """``text`` as the model gets it when a limit holds results to ``limit``
+    characters: whole when it fits, else its start and its end (three quarters
+    and one quarter of ``limit``: a file's head, and the last lines where a
+    command prints its summary or its error) around a note that says how much
+    was cut and that less can be asked for. One tool's output of megabytes
+    would otherwise go into every later request, which the model's context
+    cannot hold: each would fail the same way, the chat with it."""
+    if limit is None or len(text) <= limit:
+        return text
+    tail = limit // 4
+    head = limit - tail
+    cut = len(text) - head - tail
+    note = (
+        f"\n[... {cut:,} characters cut here: the result was {len(text):,} characters, "
+        f"more than the {limit:,} passed on. Ask for a smaller part if you need what was cut.]\n"
+    )
+    return text[:head] + note + (text[-tail:] if tail else "")
 
 
 def _bytes_as_text(value: Any) -> Any:

@@ -88,7 +88,13 @@ from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
 from streamtools.prompts.choice import choice_instruction
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder, requested_tools
-from streamtools.runtime.executor import Executor, check_concurrency, check_seconds
+from streamtools.runtime.executor import (
+    MAX_RESULT_CHARS,
+    Executor,
+    check_concurrency,
+    check_result_chars,
+    check_seconds,
+)
 from streamtools.runtime.repair import (
     RepairState,
     call_error_feedback,
@@ -133,6 +139,12 @@ class Agent:
     does not run. For a prompt dialect only: with ``native=True`` it is a
     ``UsageError`` (the model's text is not parsed there).
 
+    ``max_result_chars`` (100,000; None: no limit): a tool's result, or its
+    error, longer than that reaches the model (and the transcript, and the
+    ``ToolResult`` event) cut to its start and end around a note saying so
+    (``results.cut_to_limit``): a result of megabytes would go into every
+    later request, past any model's context, and fail them all.
+
     A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
     told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
     ``GeneratorExit``, ``pytest.fail``'s ``Failed``, a user class deriving from
@@ -165,6 +177,7 @@ class Agent:
         presence_penalty: float | None = None,
         frequency_penalty: float | None = None,
         include_tracebacks: bool = False,
+        max_result_chars: int | None = MAX_RESULT_CHARS,
         max_repairs: int = 2,
         offer: Iterable[str] | None = None,
         think_open: bool = False,
@@ -175,6 +188,7 @@ class Agent:
         check_seconds("time_budget", time_budget)
         check_seconds("tool_timeout", tool_timeout)
         check_concurrency(max_concurrency)
+        check_result_chars(max_result_chars)
         if not (isinstance(max_repairs, int) and max_repairs >= 0):
             # None failed only when a call first needed repair ("'<' not supported")
             raise UsageError(
@@ -221,6 +235,7 @@ class Agent:
             "frequency_penalty": frequency_penalty,
         }
         self.include_tracebacks = include_tracebacks
+        self.max_result_chars = max_result_chars
         self.max_repairs = max_repairs
         # ``offer``: the tools described in full at first (None: all of them);
         # ``am:request_tools`` adds more from the registry during a run.
@@ -264,6 +279,7 @@ class Agent:
             timeout=self.tool_timeout,
             max_concurrency=self.max_concurrency,
             include_tracebacks=self.include_tracebacks,
+            max_result_chars=self.max_result_chars,
         )
         # The names offered in full (None: every tool), the registry read each turn:
         # a tool removed mid-run (an MCP server withdrew it) is no longer shown.

@@ -84,15 +84,17 @@ import anyio
 
 from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
-from streamtools.results import format_result
+from streamtools.results import cut_to_limit, format_result
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = [
     "MAX_ABANDONED_THREADS",
+    "MAX_RESULT_CHARS",
     "Executor",
     "ThreadsAbandoned",
     "abandoned_threads",
     "check_concurrency",
+    "check_result_chars",
     "check_seconds",
     "may_pass",
     "tool_value",
@@ -114,8 +116,22 @@ def check_concurrency(value: int) -> None:
         raise UsageError(f"max_concurrency must be a whole number of at least 1, got {value!r}")
 
 
+# The characters of a result (or a tool error) the model is given, by default.
+MAX_RESULT_CHARS = 100_000
+
+
+def check_result_chars(value: int | None) -> None:
+    """Refuse a result limit that is not a whole number of characters (None: no
+    limit) at least large enough for the note that says what was cut."""
+    if value is not None and not (isinstance(value, int) and value >= 1000):
+        raise UsageError(
+            f"max_result_chars must be a whole number of at least 1000 or None, got {value!r}"
+        )
+
+
 class Executor:
-    """Runs calls against a registry with a timeout and a concurrency limit."""
+    """Runs calls against a registry with a timeout and a concurrency limit;
+    results longer than ``max_result_chars`` are cut (``results.cut_to_limit``)."""
 
     def __init__(
         self,
@@ -124,12 +140,15 @@ class Executor:
         timeout: float | None = 30.0,
         max_concurrency: int = 8,
         include_tracebacks: bool = False,
+        max_result_chars: int | None = MAX_RESULT_CHARS,
     ) -> None:
         check_seconds("timeout", timeout)
         check_concurrency(max_concurrency)
+        check_result_chars(max_result_chars)
         self.registry = registry
         self.timeout = timeout
         self.include_tracebacks = include_tracebacks
+        self.max_result_chars = max_result_chars
         self.limiter = anyio.CapacityLimiter(max_concurrency)
 
     async def execute(self, call: CallEnd) -> ToolResult | ToolFailed:
@@ -185,6 +204,7 @@ class Executor:
                 + describe_exception(exc)
             )
             return self._failed(call, "unencodable_result", message), False
+        content = cut_to_limit(content, self.max_result_chars)
         return ToolResult(index=call.index, id=call.id, name=call.name, content=content), False
 
     def _describe(self, name: str, exc: BaseException) -> str:
@@ -196,8 +216,9 @@ class Executor:
             text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
         return text
 
-    @staticmethod
-    def _failed(call: CallEnd, kind: str, message: str) -> ToolFailed:
+    def _failed(self, call: CallEnd, kind: str, message: str) -> ToolFailed:
+        # an exception's message (a traceback, a command's whole output) may be huge too
+        message = cut_to_limit(message, self.max_result_chars)
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
 
 
