@@ -38,7 +38,13 @@ answers the questions the rest of the package asks of a schema:
 
 * **a value's one type** (``json_type``): what a dialect that writes every
   value as text (am_xml) needs to know to read it back, ``str | None`` being
-  ``anyOf: [string, null]`` and an enum a ``$ref``.
+  ``anyOf: [string, null]`` and an enum a ``$ref``. A schema's alternatives
+  (``alternatives``) are read one way by it and by the render side's example
+  values: the options of ``anyOf`` (else ``oneOf``), each with the keywords of
+  the schema around it (``{"type": "integer", "anyOf": [{"minimum": 1}, …]}``
+  is an integer of at least 1); an option whose ``type`` that schema's
+  ``type`` excludes is none (nothing can be both), and with none left the
+  schema's own ``type`` says.
 
 * **paths** (``at_path``, ``resolve``): msgspec's errors name a path such as
   ``$.items[0].id``; ``at_path`` finds the sub-schema there, following local
@@ -68,6 +74,7 @@ import msgspec.inspect as mi
 __all__ = [
     "MAX_DEPTH",
     "ValueCheck",
+    "alternatives",
     "arguments_from",
     "at_path",
     "closed_objects",
@@ -535,29 +542,56 @@ def resolve(root: dict[str, Any], node: Any) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
+def alternatives(root: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The options of ``node``'s (resolved) ``anyOf``, else ``oneOf``: each
+    resolved, with ``node``'s other keywords beneath its own (an option without
+    a ``type`` has ``node``'s: ``{"type": "integer", "anyOf": [{"minimum": 1},
+    {"maximum": -1}]}`` offers integers); an option whose ``type`` ``node``'s
+    ``type`` excludes is left out (``{"type": "string", "anyOf": [{"type":
+    "integer"}]}`` offers none: nothing is both). Empty when there are none:
+    ``node``'s own ``type`` says. The one reading of a schema's ``type`` beside
+    its ``anyOf`` for ``json_type`` and the render side's example values."""
+    for key in ("anyOf", "oneOf"):
+        options = node.get(key)
+        if isinstance(options, list) and options:
+            break
+    else:
+        return []
+    around = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
+    allowed = around.get("type")
+    if isinstance(allowed, str):
+        allowed = [allowed]
+    out = []
+    for option in options:
+        option = {**around, **resolve(root, option)}
+        t = option.get("type")
+        if isinstance(allowed, list) and not (
+            all(x in allowed for x in t) if isinstance(t, list) else t in allowed
+        ):
+            continue
+        out.append(option)
+    return out
+
+
 def json_type(root: dict[str, Any], node: Any, depth: int = 0) -> str | None:
     """The one JSON type ``node`` (a schema inside ``root``) allows besides null,
     or None if it allows several or does not say. Read through local ``$ref``
-    (``resolve``) and the options of ``anyOf``/``oneOf``: ``str | None`` is
-    ``anyOf: [string, null]`` (msgspec and pydantic both write it so). A string
-    ``enum`` is a string."""
+    (``resolve``) and the ``alternatives`` of ``anyOf``/``oneOf``: ``str | None``
+    is ``anyOf: [string, null]`` (msgspec and pydantic both write it so). A
+    string ``enum`` is a string."""
     node = resolve(root, node)
     if not node or depth > MAX_DEPTH:
         return None
+    options = alternatives(root, node)
+    if options:
+        found = {json_type(root, o, depth + 1) for o in options if o.get("type") != "null"}
+        return found.pop() if len(found) == 1 else None
     t = node.get("type")
     if isinstance(t, str):
         return t
     if isinstance(t, list):  # a foreign schema's list may hold anything
         types = [x for x in t if x != "null"]
         return types[0] if len(types) == 1 and isinstance(types[0], str) else None
-    for options in (node.get("anyOf"), node.get("oneOf")):
-        if isinstance(options, list) and options:
-            found = {
-                json_type(root, o, depth + 1)
-                for o in options
-                if not (isinstance(o, dict) and o.get("type") == "null")
-            }
-            return found.pop() if len(found) == 1 else None
     enum = node.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
         return "string"

@@ -331,3 +331,71 @@ def test_an_object_closed_with_no_properties_takes_no_key() -> None:
     assert registry.check_arguments("nested", {"o": {}}) is None
     open_ = registry.add_schema("open", "Open.", {"type": "object", "properties": {}})
     assert open_.validate({"any": 1}) == {"any": 1}  # not closed: any key, as sent
+
+
+_TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
+_IS = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+_TYPE = st.none() | st.sampled_from(_TYPES) | st.lists(st.sampled_from(_TYPES), min_size=1,
+                                                        max_size=3, unique=True)
+
+
+def _node(kind: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    return {**extra, "type": kind} if kind is not None else dict(extra)
+
+
+_OPTION = st.builds(
+    _node, _TYPE, st.sampled_from([{}, {"minimum": 1}, {"maximum": -1}, {"required": ["a"]},
+                                    {"$ref": "#/$defs/T"}, {"format": "date"}]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TYPE, st.sampled_from(["anyOf", "oneOf"]), st.lists(_OPTION, max_size=3))
+def test_json_type_and_example_values_read_type_beside_any_of_alike(
+    kind: Any, key: str, options: list[dict[str, Any]]
+) -> None:
+    """A schema whose ``type`` and ``anyOf`` disagree (or whose options leave
+    the type to it) has one reading: the type ``json_type`` gives is the type of
+    the example value the prompts show. They read it apart: ``{"type":
+    "string", "anyOf": [{"type": "integer"}]}`` was a string to the parser and
+    showed an integer example; ``{"type": "integer", "anyOf": [{"minimum": 1}]}``
+    an integer shown as "example n"."""
+    from streamtools.prompts.renderer import example_value
+    from streamtools.schema import json_type
+
+    root = {"$defs": {"T": {"type": "integer", "minimum": 2}}}
+    schema = _node(kind, {key: options} if options else {})
+    found = json_type(root, schema)
+    if found in _IS:
+        assert _IS[found](example_value(schema, "n", root)), (found, schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "kind", "fits"),
+    [
+        ({"type": "string", "anyOf": [{"type": "integer"}, {"type": "null"}]}, "string",
+         lambda v: v == "example n"),
+        ({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": -5}]}, "integer",
+         lambda v: v >= 5),
+        ({"type": "object", "properties": {"a": {"type": "boolean"}},
+          "oneOf": [{"required": ["a"]}]}, "object", lambda v: v == {"a": True}),
+        ({"type": ["integer", "string"], "anyOf": [{"type": "integer", "maximum": -3}]},
+         "integer", lambda v: v <= -3),
+    ],
+)
+def test_type_beside_any_of_reads_one_way(
+    schema: dict[str, Any], kind: str, fits: Any
+) -> None:
+    from streamtools.prompts.renderer import example_value
+    from streamtools.schema import json_type
+
+    assert json_type(schema, schema) == kind
+    example = example_value(schema, "n", schema)
+    assert _IS[kind](example) and fits(example), example

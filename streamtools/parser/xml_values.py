@@ -70,7 +70,7 @@ import msgspec
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import XML_ARGS, Call
 from streamtools.results import valid_text
-from streamtools.schema import MAX_DEPTH, json_type, resolve
+from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
     "AUTO", "AUTO_TEXT", "NULLABLE", "STRING", "TYPED", "UNTYPED", "ParamValues",
@@ -116,12 +116,15 @@ def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
 
 
 def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
-    """The JSON types a parameter's schema names anywhere: ``type`` (a list's
-    strings too), the options of ``anyOf``/``oneOf``, the values of an ``enum``
-    or ``const``. Read through local ``$ref``."""
+    """The JSON types a parameter's schema names: ``type`` (a list's strings
+    too), the values of an ``enum`` or ``const``, those of each of its
+    ``alternatives``. Read through local ``$ref``."""
     node = resolve(root, node)
     if not node or depth > MAX_DEPTH:
         return set()
+    options = alternatives(root, node)  # (read as ``json_type`` reads them)
+    if options:
+        return set().union(*(_types_named(root, o, depth + 1) for o in options))
     t = node.get("type")
     types = t if isinstance(t, list) else [t]
     named = {x for x in types if isinstance(x, str)}
@@ -131,10 +134,6 @@ def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
         values.append(node["const"])
     for v in values:  # (which non-string type it is does not matter here)
         named.add("null" if v is None else "string" if isinstance(v, str) else "other")
-    for options in (node.get("anyOf"), node.get("oneOf")):
-        if isinstance(options, list):
-            for o in options:
-                named |= _types_named(root, o, depth + 1)
     return named
 
 

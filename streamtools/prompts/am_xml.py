@@ -54,7 +54,7 @@ from typing import Any
 from streamtools.model import ToolSpec
 from streamtools.prompts.renderer import ReadResult, Renderer, listed, mapping
 from streamtools.prompts.special_tokens import defused
-from streamtools.schema import json_type, resolve
+from streamtools.schema import alternatives, json_type, resolve
 
 __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 
@@ -147,9 +147,9 @@ def _shape(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
         return "one of " + ", ".join(_shown(v) for v in listed(schema["enum"]))
     if "const" in schema:
         return "exactly " + _shown(schema["const"])
-    options = listed(schema.get("anyOf")) or listed(schema.get("oneOf"))
+    options = alternatives(root, schema)  # (``json_type`` reads them the same way)
     if options:
-        return " or ".join(_shape(o, root, depth + 1) for o in options)
+        return " or ".join(dict.fromkeys(_shape(o, root, depth + 1) for o in options))
     kind = schema.get("type")
     if isinstance(kind, list):
         return " or ".join(_shape({**schema, "type": k}, root, depth + 1) for k in kind)

@@ -55,7 +55,7 @@ from streamtools.prompts.special_tokens import (
     defuse_text,
     holds_special_token,
 )
-from streamtools.schema import resolve
+from streamtools.schema import MAX_DEPTH, alternatives, resolve
 from streamtools.transcript import ToolCall
 
 __all__ = [
@@ -124,10 +124,9 @@ def example_value(schema: Any, name: str, root: dict[str, Any], depth: int = 0) 
     for key in ("enum", "examples"):
         if isinstance(node.get(key), list) and node[key]:
             return node[key][0]
-    for key in ("anyOf", "oneOf"):
-        options = [o for o in listed(node.get(key)) if resolve(root, o).get("type") != "null"]
-        if options:
-            return example_value(options[0], name, root, depth + 1)
+    options = [o for o in alternatives(root, node) if o.get("type") != "null"]
+    if options and depth <= MAX_DEPTH:  # (``json_type`` reads them the same way)
+        return example_value(options[0], name, root, depth + 1)
     kind = node.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
