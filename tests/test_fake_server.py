@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import anyio
 import httpx
 import pytest
 from provider_support import collect, provider_for
@@ -205,6 +207,22 @@ async def test_a_recording_made_with_openai_plays_its_calls_on_every_wire(
     assert [e for e in events if isinstance(e, CallError)] == []
     if wire != "ollama":  # Ollama's calls have no ids
         assert [e.id for e in ends] == ["call_fake_0", "call_fake_1"]
+
+
+def test_a_recorded_refusal_is_anthropic_s_refusal() -> None:
+    """``AnthropicMessages`` reads the API's ``refusal`` as ``content_filter``;
+    played back, that went out as ``stop_reason: "content_filter"``, which the
+    API never sends, so a client that checks for ``refusal`` missed it."""
+    recorded: list[Chunk] = [TextChunk(text="I can't"), FinishChunk(reason="content_filter")]
+    with FakeServer([recorded, recorded], wire="anthropic") as server:
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="k", max_retries=0)
+        messages: Any = [{"role": "user", "content": "hi"}]
+        with client.messages.stream(model="m", max_tokens=9, messages=messages) as stream:
+            assert stream.get_final_message().stop_reason == "refusal"
+    # and our provider reads it back as it was recorded
+    with FakeServer([recorded], wire="anthropic") as server:
+        chunks = anyio.run(collect, provider_for(server))
+    assert chunks[-1] == FinishChunk(reason="content_filter")
 
 
 async def test_recorded_anthropic_thinking_keeps_its_signature(anyio_backend: str) -> None:

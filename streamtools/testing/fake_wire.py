@@ -317,7 +317,13 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
     return frames
 
 
-_ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+# our finish reasons as the API's stop reasons (``AnthropicMessages`` reads them back)
+_ANTHROPIC_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 def _event(kind: str, **fields: Any) -> bytes:
