@@ -135,6 +135,11 @@ class _SSEMend:
     becomes ``event: error`` and ``data: {json}``, the in-band error event that
     every SSE wire format here ends with an error finish. Only a line that
     *starts* with ``error:`` is changed: inside a ``data:`` line it is data.
+    A body whose last event lacks its blank line (a gateway that trims the
+    body, a server that never writes one) gets one at its end (``_Body``):
+    the spec drops such an event, and with it went the finish reason or the
+    usage, so a whole answer ended in "stream ended before the answer was
+    complete" (the SDKs of OpenAI and others read it too).
     The start of a possible ``error:`` at the end of a part is held for the
     next one, so the result does not depend on how the body was split.
     """
@@ -246,11 +251,15 @@ class _Body(httpx.AsyncByteStream):
                 if open_bytes > _RECORD_LIMIT:
                     await _release(self._response, source, graceful=False)
                     raise _Oversized(self._record)
-                tail = seen[-3:]
+                tail = seen[-4:]
                 self.head = self.head or part[:200]
                 yield part
-        if mend is not None and (rest := mend.flush()):
-            yield rest
+        if mend is not None:
+            rest = mend.flush()
+            if not (tail + rest).endswith(_SSE_ENDS) and (tail or rest):
+                rest += b"\n\n"  # the last event's blank line (see ``_SSEMend``)
+            if rest:
+                yield rest
 
 
 def answer_field(answer: Any, name: str, kind: type, url: str = "") -> Any:

@@ -1,0 +1,59 @@
+"""SSE streams as servers and gateways really end and frame them: the last
+event without its blank line, CRLF and CR line ends, comments and keep-alives
+between the fields of an event (MockTransport + FakeServer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from provider_support import collect, mock, text_of
+
+from streamtools.model import FinishChunk, UsageChunk
+from streamtools.providers import OpenAIChat
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import Reply
+
+pytestmark = pytest.mark.anyio
+
+
+def data(obj: Any) -> str:
+    return f"data: {json.dumps(obj)}"
+
+
+TEXT = {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]}
+FINISH = {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+USAGE = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+@pytest.mark.parametrize("end", ["\n", "", "\r\n", "\r"], ids=["lf", "none", "crlf", "cr"])
+async def test_a_last_event_without_its_blank_line_is_read(anyio_backend: str, end: str) -> None:
+    """A gateway that trims the body's trailing blank line (or a server that
+    never writes one) lost the last event: its finish reason, then the whole
+    answer ended in "stream ended before the answer was complete"."""
+    body = f"{data(TEXT)}\n\n{data(FINISH)}{end}"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert text_of(chunks) == "Hi"
+    assert chunks[-1] == FinishChunk(reason="length")
+
+
+async def test_a_last_usage_event_without_its_blank_line_is_read(anyio_backend: str) -> None:
+    body = f"{data(TEXT)}\n\n{data(FINISH)}\n\n{data(USAGE)}"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    usage = UsageChunk(input_tokens=3, output_tokens=1)
+    assert chunks[-2:] == [usage, FinishChunk(reason="length")]
+
+
+async def test_a_last_event_without_its_blank_line_over_http(anyio_backend: str) -> None:
+    raw = f": hello\n\n{data(TEXT)}\n\n{data(FINISH)}".encode()
+    async with FakeServer([Reply(raw=raw, content_type="text/event-stream")]) as server:
+        chunks = await collect(OpenAIChat("m", base_url=server.base_url))
+    assert text_of(chunks) == "Hi" and chunks[-1] == FinishChunk(reason="length")
+
+
+async def test_a_stream_cut_inside_its_last_event_is_still_an_error(anyio_backend: str) -> None:
+    body = f"{data(TEXT)}\n\n{data(FINISH)[:20]}"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
