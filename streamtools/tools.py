@@ -37,6 +37,10 @@ never reach the function. A float with no fractional part where an integer is
 expected (``5.0``: JSON Schema counts it as an integer, and models write it) is
 taken as that integer, strict or lenient, at any depth; ``5.5`` is refused
 (``streamtools.schema.integral_repair``, run only after a conversion failed).
+A ``null`` for a parameter that has a default and does not take null is that
+parameter left out, its default used (``Tool._mended``): models write one for
+each optional parameter they leave alone (OpenAI's strict mode has them write
+every parameter), and refusing it cost a repair turn for a call that was clear.
 
 Two things ``convert`` lets through are refused after it
 (``streamtools.schema.value_check``), so that schema and validation agree: a key
@@ -167,12 +171,8 @@ class Tool:
         try:
             try:
                 value = _convert(arguments, self._type, lenient)
-            except msgspec.ValidationError:
-                fixed = self._integral(arguments) if self._integral is not None else None
-                if fixed is None:
-                    raise
-                arguments = fixed
-                value = _convert(arguments, self._type, lenient)
+            except msgspec.ValidationError as exc:
+                arguments, value = self._mended(arguments, exc, lenient)
             problem = self._check(arguments, lenient) if self._check is not None else None
             if problem is None:
                 return self._wrap(value, arguments)
@@ -187,6 +187,33 @@ class Tool:
             message = f"Invalid arguments for tool `{self.name}`: {detail}."
             raise ToolArgumentsError(self.name, detail, "$", message) from None
         raise self._error(problem)
+
+    def _mended(
+        self, arguments: dict[str, Any], exc: msgspec.ValidationError, lenient: bool
+    ) -> tuple[dict[str, Any], Any]:
+        """The arguments, and their value, after conversion failed with ``exc``,
+        mended where the model's meaning is plain: a ``null`` for a parameter
+        that has a default and takes no null is that parameter left out (models
+        write ``"days": null`` for an optional parameter they leave alone, as
+        OpenAI's strict mode has every parameter written), and a whole number
+        written as a float is that integer (see the class docstring). Raises
+        the failure that remains."""
+        required = self.parameters.get("required", ())
+        integral = self._integral
+        for _ in range(len(arguments) + 2):  # one null dropped, or the floats, each time
+            key = _refused_null(str(exc), arguments, required)
+            if key is not None:
+                arguments = {k: v for k, v in arguments.items() if k != key}
+            else:
+                fixed = integral(arguments) if integral is not None else None
+                if fixed is None:
+                    break
+                arguments, integral = fixed, None
+            try:
+                return arguments, _convert(arguments, self._type, lenient)
+            except msgspec.ValidationError as again:
+                exc = again
+        raise exc
 
     def invoke(self, kwargs: dict[str, Any]) -> Any:
         """Call the function: its value, or an awaitable when it is async."""
@@ -203,6 +230,21 @@ class Tool:
         if hint:
             text += " " + hint
         return ToolArgumentsError(self.name, detail, path, text)
+
+
+_NULL_AT = re.compile(r"got `null` - at `\$\.([A-Za-z_][A-Za-z0-9_]*)`$")
+
+
+def _refused_null(message: str, arguments: dict[str, Any], required: Any) -> str | None:
+    """The top-level parameter whose ``null`` msgspec refused (``message``), when
+    it is one that may be left out (not in the schema's ``required``), else None."""
+    found = _NULL_AT.search(message)
+    if found is None:
+        return None
+    key = found.group(1)
+    if key in required or key not in arguments or arguments[key] is not None:
+        return None
+    return key
 
 
 @overload
