@@ -71,6 +71,18 @@ LLAMA_BODY = json.dumps({"error": {
         ),
         ("Requested tokens (2285) exceed context window of 2048", Overflow(2285, None, 2048)),
         (
+            "The decoder prompt (length 40000) is longer than the maximum model length of 32768. "
+            "Make sure that `max_model_len` is no smaller than the number of text tokens.",
+            Overflow(40000, None, 32768),
+        ),
+        (
+            "The prompt (total length 40000) is too long to fit into the model (context length "
+            "32768). Make sure that `max_model_len` is no smaller than the number of text tokens "
+            "plus multimodal tokens.",
+            Overflow(40000, None, 32768),
+        ),
+        ("the input exceeds maximum context length", Overflow()),
+        (
             "The input (40000 tokens) is longer than the model's context length (32768 tokens).",
             Overflow(40000, None, 32768),
         ),

@@ -87,6 +87,12 @@ _NUMBERED: list[tuple[re.Pattern[str], tuple[str | None, str | None, str | None]
         ("p", None, "l"),
     ),
     (re.compile(r"maximum context length is (?P<l>\d+) tokens"), (None, None, "l")),
+    # vLLM's V1 engine
+    (
+        re.compile(r"prompt \((?:total )?length (?P<p>\d+)\) is (?:longer than the maximum model "
+                   r"length of|too long to fit into the model \(context length) (?P<l>\d+)"),
+        ("p", None, "l"),
+    ),
     # SGLang
     (
         re.compile(r"input \((?P<p>\d+) tokens\) is longer than the model's context length "
@@ -136,6 +142,8 @@ _PHRASES = (
     "context length exceeded",
     "exceeds the context length",  # Ollama
     "exceeded max context length",  # Ollama
+    "exceeds maximum context length",  # Ollama
+    "exceeds the maximum context length",
 )
 
 
