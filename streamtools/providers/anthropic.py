@@ -101,7 +101,9 @@ clients' token counts with it).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Unpack
@@ -311,6 +313,21 @@ def _readable(text: str | None) -> bool:
     return bool(text and not text.isspace())
 
 
+_NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _tool_id(call_id: str | None) -> str | None:
+    """A call's id as the API takes one (``^[a-zA-Z0-9_-]+$``): another provider's
+    (Kimi's ``functions.search:0``, an id joined with ``|``) would have every
+    request of the conversation refused (400). Other characters become ``_``,
+    and a digest of the id keeps two ids apart that differ only in them; its
+    ``tool_use`` and ``tool_result`` get the same one, so they stay paired."""
+    if call_id is None or (call_id and _NOT_IN_ID.search(call_id) is None):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
+
+
 def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     """A message's content blocks. An assistant message's thinking blocks go in
     their places among its tool_use blocks (``Thinking.calls``; the ones
@@ -321,7 +338,8 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     ``input`` ``{}``, which is all the API takes, and its text in a text block
     just before it, so the model still reads what it wrote."""
     if msg.role == "tool":
-        return [{"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.content}]
+        use_id = _tool_id(msg.tool_call_id)
+        return [{"type": "tool_result", "tool_use_id": use_id, "content": msg.content}]
     thinking = msg.thinking if msg.role == "assistant" else ()
     blocks = [_thinking(t) for t in thinking if t.calls <= 0]
     if _readable(msg.content):  # the API refuses blank text blocks
@@ -331,9 +349,8 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
             blocks.extend(_thinking(t) for t in thinking if t.calls == n)
         if _readable(call.arguments_text):  # ``input`` must be an object: the text before it
             blocks.append({"type": "text", "text": call.arguments_text})
-        blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
-        )
+        use = {"type": "tool_use", "id": _tool_id(call.id), "name": call.name}
+        blocks.append({**use, "input": call.arguments})
     last = max(len(msg.tool_calls), 1)
     blocks.extend(_thinking(t) for t in thinking if t.calls >= last)
     return blocks
