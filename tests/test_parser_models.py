@@ -297,6 +297,18 @@ MODEL_CASES: list[Case] = [
     Case("am-lt-in-tag", "am_xml",
          '<am:tool_call name="search" <am:tool_calls><q>x</q></am:tool_call>',
          [call(S, q="x"), F]),
+    # -- am_xml: a parameter given twice --------------------------------------------------
+    # (a list as repeated elements): the arguments held the last value only, the first
+    # silently lost; it is an error that says to write one JSON array
+    Case("am-parameter-twice", "am_xml",
+         '<am:tool_call name="search"><q>a</q><q>b</q></am:tool_call> ok',
+         [("error", S, "malformed"), ("text", " ok"), F]),
+    Case("am-parameter-twice-other-form", "am_xml",
+         '<am:tool_call name="search">\n<q>a</q>\n<parameter name="q">b</parameter>\n'
+         "</am:tool_call>", [("error", S, "malformed"), F]),
+    Case("am-parameter-twice-typed", "am_xml",
+         '<am:tool_call name="calc"><a>1</a><b>2</b><a>3</a></am:tool_call>',
+         [("error", "calc", "malformed"), F], extra={"catalog": True}),
     # -- a stop string with a marker after its first character ---------------------------
     # the marker ends first; where it is prose (quoted, mid-line) the stop string that
     # began before it counts, as for a provider (it was missed: the text showed it)
@@ -372,6 +384,9 @@ def test_a_broken_off_opening_tag_says_so_and_names_its_tool() -> None:
 def test_arguments_given_twice_say_so() -> None:
     msg = _error("hermes", '<tool_call>{"name": "search", "arguments": {}, "args": {}}</tool_call>')
     assert "more than once" in msg.message
+    msg = _error("am_xml", '<am:tool_call name="search"><q>a</q><q>b</q></am:tool_call>')
+    assert "The parameter 'q' is given more than once" in msg.message
+    assert '<q>["a", "b"]</q>' in msg.message
 
 
 @pytest.mark.parametrize(

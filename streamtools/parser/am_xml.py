@@ -69,6 +69,11 @@ and a value containing the closing tag in CDATA. So no character the model wrote
 inside a call is silently dropped from its arguments; the ``ArgsDelta`` already
 streamed stay as they were (append-only) and the error supersedes them.
 
+A parameter given twice (``<q>a</q><q>b</q>``, a list written as repeated
+elements) is ``malformed`` too, saying to write a list as one JSON array: the
+arguments would hold the last value only, the first silently lost (as the
+JSON dialects refuse arguments given twice).
+
 A new ``<am:tool_call …>`` between the parameters of an open call (the model
 forgot ``</am:tool_call>``), or inside its opening tag before the ``>`` (the
 model broke the tag off and began again), ends the open one as
@@ -178,6 +183,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
         self.bad: str | None = None  # why the call is malformed (text outside elements)
         self.wrapper = ""  # the closing tag of an open <parameters> wrapper (see WRAPPERS)
+        self.given: set[str] = set()  # the parameters' names so far (one given twice fails)
 
     renews = True
 
@@ -210,6 +216,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.gap = 0
         self.bad = None
         self.wrapper = ""
+        self.given = set()
 
     # -- the machine (the fast paths are in ``am_xml_fast``) ---------------------------
 

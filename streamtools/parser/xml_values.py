@@ -178,9 +178,19 @@ class ParamValues:
     streaming: int
     param_state: int  # the element machine's state inside a parameter
     body_state: int  # … and between parameters
+    given: set[str]  # the parameters' names so far
+    bad: str | None  # why the call is malformed (``am_xml``), found so far
 
 
     def _open_param(self, name: str, element: str) -> None:
+        if name not in self.given:
+            self.given.add(name)
+        elif self.bad is None:
+            # the arguments would hold the last value only (see ``am_xml``)
+            self.bad = (
+                f"The parameter {name!r} is given more than once: give each parameter "
+                f'once, a list as one JSON array (<{element}>["a", "b"]</{element}>).'
+            )
         self.pname = name
         self.pclose = f"</{element}>"
         self.state = self.param_state
