@@ -135,6 +135,10 @@ class _RefusesTheRepair(ScriptedModel):
         (529, ("overloaded_error", "server_error", "server_error")),
         # retryable by its status alone: not a 400
         (408, ("api_error", "upstream_error", "server_error")),
+        # not worth a retry: a key refused, credit used up, a request refused as it is
+        (401, ("authentication_error", "authentication_error", "authentication_error")),
+        (402, ("billing_error", "insufficient_quota", "insufficient_quota")),
+        (400, ("invalid_request_error", "invalid_request_error", "invalid_request_error")),
     ],
 )
 async def test_a_refused_repair_after_the_stream_began_keeps_an_overloads_kind(

@@ -135,8 +135,8 @@ from streamtools.proxy.request import (
     ProxyCall,
     forwarded_format,
     kind_for_error,
-    kind_for_status,
     refusal_message,
+    stream_kind,
 )
 from streamtools.proxy.tokens import estimate_tokens
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
@@ -291,8 +291,10 @@ class _Turn:
             except ProviderError as exc:
                 if not self.emitted or not self.call.stream:  # the client has seen nothing
                     raise
-                # an overload or a rate limit keeps its kind: clients retry on it
-                kind = kind_for_status(exc.status) if exc.status in (429, 529) else "upstream"
+                # the refusal's kind, as a stream begun by a slow upstream writes it
+                # (response.TurnResponse): clients retry an overload or a rate limit,
+                # and not a key refused or credit used up, which read api_error
+                kind = "upstream" if exc.status is None else stream_kind(exc.status)
                 message = refusal_message(exc)
                 overflow = overflow_message(message, exc.body, exc.status)
                 if overflow is not None:  # a re-prompt that no longer fits
