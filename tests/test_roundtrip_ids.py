@@ -66,10 +66,36 @@ async def test_anthropic_gets_ids_it_takes_each_result_still_paired(anyio_backen
     assert [by_id[use["id"]] for use in uses] == [f"result of {i}" for i in _IDS]
 
 
-async def test_openai_keeps_the_ids_as_they_were(anyio_backend: str) -> None:
+async def test_openai_keeps_the_ids_it_takes_as_they_were(anyio_backend: str) -> None:
     async with FakeServer(["Done."], wire="openai") as server:
         await collect(provider_for(server), _request())
         (body,) = server.requests
     calls = [call["id"] for m in body["messages"] for call in m.get("tool_calls", ())]
     answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
     assert calls == _IDS and answered == _IDS
+
+
+async def test_openai_gets_ids_of_at_most_40_characters(anyio_backend: str) -> None:
+    """OpenAI's API refuses a past call whose id is longer than 40 characters
+    (400 "Invalid 'messages[2].tool_calls[0].id': string too long"), and vLLM
+    names its calls ``chatcmpl-tool-`` and 32 hex digits (46): a conversation
+    begun on vLLM could not go on with OpenAI. Such an id is shortened, the
+    same for the call and its result; ids that differ stay apart."""
+    long_ids = [f"chatcmpl-tool-{n:032x}" for n in (1, 2)] + ["x" * 41]
+    transcript = Transcript()
+    transcript.user("Look these up.")
+    calls = [ToolCall(id=i, name="search", arguments={}) for i in [*long_ids, "call_1"]]
+    transcript.add(AssistantMessage(text="", calls=tuple(calls)))
+    for call in calls:
+        transcript.result(call, f"result of {call.id}")
+    messages = project(transcript, "am_xml", _TOOLS, native=True)
+    request = ModelRequest(messages=tuple(messages), tools=tuple(_TOOLS))
+    async with FakeServer(["Done."], wire="openai") as server:
+        await collect(provider_for(server), request)
+        (body,) = server.requests
+    sent = [call["id"] for m in body["messages"] for call in m.get("tool_calls", ())]
+    answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
+    assert all(len(i) <= 40 for i in sent) and len(set(sent)) == len(calls), sent
+    assert sent[-1] == "call_1" and answered == sent
+    contents = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    assert contents == [f"result of {call.id}" for call in calls]

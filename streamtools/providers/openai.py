@@ -97,6 +97,7 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Unpack
 
@@ -222,9 +223,24 @@ _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
 
 
+_MAX_ID = 40  # OpenAI's limit on a past call's id (400 "string too long")
+
+
+def _call_id(call_id: str) -> str:
+    """A call's id as OpenAI takes one: at most 40 characters. Another server's
+    may be longer (vLLM's ``chatcmpl-tool-`` and 32 hex digits), which would have
+    every later request of the conversation refused; it is cut, with a digest
+    of the whole id so that ids alike up to there stay apart, the same for the
+    call and its result."""
+    if len(call_id) <= _MAX_ID:
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{call_id[: _MAX_ID - 9]}_{digest}"
+
+
 def _tool_call(call: NativeCall) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": call.id,
+        "id": _call_id(call.id),
         "type": "function",
         "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
     }
@@ -249,7 +265,7 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
         if details := details_of(msg):
             out[DETAILS] = details
     if msg.tool_call_id is not None:
-        out["tool_call_id"] = msg.tool_call_id
+        out["tool_call_id"] = _call_id(msg.tool_call_id)
     if msg.name is not None:
         out["name"] = msg.name
     return out
