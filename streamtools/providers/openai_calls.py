@@ -25,6 +25,22 @@ when the next begins (a call with no argument text, or broken JSON) completes
 at the finish instead; argument text is never lost or moved between calls.
 Before, a fragment for a call left earlier went to a call already complete
 (it may have been running) and became a ``malformed`` call error.
+
+Resent arguments. Some servers send a call's argument text so far with
+every delta rather than what is new (DeepSeek's and Baidu Qianfan's
+cumulative mode, gateways that map another API's stream), or the whole
+arguments once more at the end (GPT-5 through some gateways): appended,
+they made ``{"a{"a": 1}``, and the call failed as invalid JSON (its model
+told to fix JSON it had written right). A delta whose text begins with all
+of the call's text so far is taken as such a resend, and only what follows
+that text is the call's (nothing, for a repeat): the chunks stay
+append-only. Incremental text cannot begin so (the JSON would repeat its own
+start right after it), except where a value may begin (after ``:``, ``[``
+or ``,``: ``{"node":`` then ``{"node": 1}}``); there it is read as a resend
+only once the server has been seen resending, or once the text so far is a
+whole value, after which nothing but blanks may follow. The check costs
+nothing for the small pieces servers stream: it looks only at a delta at
+least as long as the text so far.
 """
 
 from __future__ import annotations
@@ -96,7 +112,7 @@ class _Call:
 
     __slots__ = (
         "number", "index", "id", "name", "named", "args", "whole", "again", "ended", "details",
-        "held", "queued",
+        "held", "queued", "sent", "length", "cumulative",
     )
 
     def __init__(self, number: int, index: int, call_id: str | None) -> None:
@@ -112,6 +128,9 @@ class _Call:
         self.details: list[dict[str, Any]] = []  # OpenRouter's, before it (``ReasoningDetails``)
         self.held: list[CallChunk] = []  # its chunks, while an earlier call is still open
         self.queued = True  # not all its chunks have gone out yet (``ToolCallDeltas``)
+        self.sent: list[str] = []  # its argument text as the server sent it (``_new_text``)
+        self.length = 0  # of that text
+        self.cumulative = False  # the server sends all of it so far with every delta
 
 
 class ToolCallDeltas:
@@ -187,6 +206,7 @@ class ToolCallDeltas:
             call.id = sent_id
         if name is not None and name != call.name and not call.named:
             call.name = (call.name or "") + name
+        raw = self._new_text(call, raw) if raw else ""
         args = self._pairs.join(arguments(call.number), raw) if raw else ""
         if args:
             call.args = True
@@ -269,6 +289,26 @@ class ToolCallDeltas:
             if queue:
                 out.extend(queue[0].held)
                 queue[0].held.clear()
+
+    @staticmethod
+    def _new_text(call: _Call, raw: str) -> str:
+        """What of a delta's argument text ``raw`` the call has not had yet (see
+        the module docstring): past the text so far when ``raw`` begins with all
+        of it and so is a resend, not more of it."""
+        if call.length and len(raw) >= call.length:
+            so_far = "".join(call.sent)
+            call.sent[:] = [so_far]
+            if raw.startswith(so_far) and (
+                call.cumulative
+                or call.whole.whole
+                or not so_far.rstrip(_BLANKS).endswith((":", "[", ","))
+            ):
+                call.cumulative = True
+                raw = raw[call.length :]
+        if raw:
+            call.sent.append(raw)
+            call.length += len(raw)
+        return raw
 
     @staticmethod
     def _name(call: _Call) -> str | None:
