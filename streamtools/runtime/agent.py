@@ -56,6 +56,13 @@ reply is known to be the answer, the run ends with it (``TurnEnd(final)``,
 ``Final``) even if the budget runs out while a slow consumer's full buffer
 holds those two events back.
 
+A turn the consumer stopped (leaving the ``stream`` block, cancelling ``run``)
+goes in the transcript as one the time budget cut short does: the reply so
+far, the results of the calls that finished, and a tool error for a call still
+running ("the run was stopped while it ran"). A chat that goes on from it
+keeps what its user saw, and a run going on from it knows which calls ran
+(left out, a model not told of them could make them again).
+
 A model stream that fails (it raises ``ProviderError``, or ends with an
 error and rung 4 raises one) leaves the transcript as it was before that
 turn: a chat that catches the error and asks again must not send the model a
@@ -291,7 +298,7 @@ class Agent:
         in_turn = False  # between a TurnStart and its TurnEnd
         partial: Reply | None = None  # the reply being read, until it is in the transcript
         final: Reply | None = None  # the reply that is the answer
-        with anyio.move_on_after(self.time_budget):
+        with anyio.move_on_after(self.time_budget) as budget:
             while True:
                 if turn >= self.max_turns:
                     raise BudgetExceeded(
@@ -322,7 +329,13 @@ class Agent:
                     partial = Reply()
                     reply = await run_turn(ctx, request, partial)
                 except anyio.get_cancelled_exc_class():
-                    raise  # the time budget (below) or the consumer leaving
+                    # The time budget (below) or the consumer leaving: what the reply
+                    # had produced goes in the history (see the module docstring).
+                    if partial is not None and (partial.calls or partial.written):
+                        why = _OUT_OF_TIME if budget.cancel_called else _STOPPED
+                        _append_reply(transcript, partial, native=self.native, unfinished=why)
+                    partial = None
+                    raise
                 except BaseException as exc:  # a tool's KeyboardInterrupt too (see the docstring)
                     if isinstance(exc, ProviderError) and exc.partial_text is None:
                         exc.partial_text = partial.visible_text if partial is not None else ""
@@ -368,11 +381,6 @@ class Agent:
             await emit(TurnEnd(turn=turn, reason="final"))
             await emit(Final(text=final.visible_text, turns=turn))
             return RunResult(text=final.visible_text, transcript=transcript, turns=turn)
-        if partial is not None and (partial.calls or partial.written):
-            # The time ran out while the reply was read: what it had produced goes in
-            # the history the error carries, above all the calls that ran (a message
-            # sent), lest a run that goes on from it make them again.
-            _append_reply(transcript, partial, native=self.native)
         if in_turn:  # the time ran out mid-turn: it ends as a failed turn does
             await emit(TurnEnd(turn=turn, reason="error"))
         raise BudgetExceeded(
@@ -557,7 +565,14 @@ _NATIVE_REMINDER = (
 )
 
 
-def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None:
+# What a call still running when its turn was cut short is told, after "did not finish: "
+_OUT_OF_TIME = "the run's time budget ran out while it ran."
+_STOPPED = "the run was stopped while it ran."
+
+
+def _append_reply(
+    transcript: Transcript, reply: Reply, *, native: bool, unfinished: str = _OUT_OF_TIME
+) -> None:
     # each call's place in the text the transcript keeps (native: the visible text)
     offsets = reply.text_offsets if native else reply.offsets
     calls = tuple(
@@ -578,8 +593,8 @@ def _append_reply(transcript: Transcript, reply: Reply, *, native: bool) -> None
     transcript.add(AssistantMessage(text=text, calls=calls, reasoning=reasoning, thinking=thinking))
     for call in reply.calls:
         outcome = reply.outcomes.get(call.id)
-        if outcome is None:  # a turn the time budget cut short: the call was still running
-            content = f"`{call.name}` did not finish: the run's time budget ran out while it ran."
+        if outcome is None:  # a turn cut short (the time budget, the consumer leaving)
+            content = f"`{call.name}` did not finish: {unfinished}"
             result = ToolResultMessage(
                 call_id=call.id, name=call.name, content=content, is_error=True
             )
