@@ -35,9 +35,10 @@ from streamtools.model import (
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
 from streamtools.providers import OpenAIChat, base
-from streamtools.providers.base import StopCutter, _SSEMend
+from streamtools.providers.base import StopCutter
 from streamtools.providers.failures import retry_after_seconds, transport_error
 from streamtools.providers.openrouter import DETAILS
+from streamtools.providers.ssemend import SSEMend
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply, Wire
 from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, token_pieces
@@ -547,9 +548,9 @@ def test_sse_mend_does_not_depend_on_the_split(
     bom: bool, pieces: list[str], cuts: list[int]
 ) -> None:
     body = (b"\xef\xbb\xbf" if bom else b"") + "".join(pieces).encode()
-    whole = _SSEMend()
+    whole = SSEMend()
     expected = whole.feed(body) + whole.flush()
-    mend = _SSEMend()
+    mend = SSEMend()
     bounds = [0, *sorted(c for c in cuts if c <= len(body)), len(body)]
     got = b"".join(mend.feed(body[a:b]) for a, b in zip(bounds, bounds[1:], strict=False))
     assert got + mend.flush() == expected

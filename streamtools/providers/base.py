@@ -67,7 +67,7 @@ here, in ``HTTPProvider``:
   httpx-sse compares exactly, and refused the stream once it had started), a
   leading byte-order mark (which the spec drops and httpx-sse read as part of
   the first field's name, losing the first event), and llama.cpp's mid-answer
-  failure (see ``_SSEMend``).
+  failure (see ``SSEMend``).
 
 Providers never spawn tasks: the chunk iterator runs in the consumer's task and
 the response is closed when the consumer leaves the ``stream`` block. With no
@@ -101,6 +101,7 @@ from streamtools.providers.failures import (
     unread,
 )
 from streamtools.providers.mislabelled import relabelled
+from streamtools.providers.ssemend import SSEMend
 
 __all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
 
@@ -118,65 +119,6 @@ _JSON = ("application/json",)
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
 _STALL = 600.0  # seconds: the default bound on a wait for content (``stall_timeout``)
-
-
-_BOM = b"\xef\xbb\xbf"
-_ERROR_LINE = re.compile(rb"([\r\n])error:")
-
-
-class _SSEMend:
-    """Sans-IO: the bytes of an SSE stream, mended for httpx-sse.
-
-    A leading UTF-8 byte-order mark is dropped, as the SSE spec says.
-    llama.cpp's server (builds before about September 2025) reports a failure
-    during an answer as an ``error: {json}`` line, then ``data: [DONE]``; the
-    spec ignores an ``error`` field, so the cut answer ended as a normal stop
-    (and a prompt past the context size as an empty answer). Such a line
-    becomes ``event: error`` and ``data: {json}``, the in-band error event that
-    every SSE wire format here ends with an error finish. Only a line that
-    *starts* with ``error:`` is changed: inside a ``data:`` line it is data.
-    A body whose last event lacks its blank line (a gateway that trims the
-    body, a server that never writes one) gets one at its end (``_Body``):
-    the spec drops such an event, and with it went the finish reason or the
-    usage, so a whole answer ended in "stream ended before the answer was
-    complete" (the SDKs of OpenAI and others read it too).
-    The start of a possible ``error:`` at the end of a part is held for the
-    next one, so the result does not depend on how the body was split.
-    """
-
-    def __init__(self) -> None:
-        self._hold = b""
-        self._first = True  # before the first bytes: a byte-order mark may come
-        self._line_start = True  # the held bytes, or the next ones, begin a line
-
-    def feed(self, data: bytes) -> bytes:
-        buf = self._hold + data if self._hold else data
-        self._hold = b""
-        if self._first:
-            if len(buf) < len(_BOM) and _BOM.startswith(buf):
-                self._hold = buf
-                return b""
-            self._first = False
-            buf = buf.removeprefix(_BOM)
-        if buf.endswith(b"\n") and b"error:" not in buf:  # the usual part: whole events
-            self._line_start = True
-            return buf
-        at_start = self._line_start
-        last_end = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
-        tail = buf[last_end + 1 :]
-        if len(tail) < 6 and b"error:".startswith(tail) and (last_end >= 0 or at_start):
-            self._hold, buf = tail, buf[: last_end + 1]  # tail may be b"": then held is b""
-            self._line_start = True
-        elif buf:
-            self._line_start = False
-        if b"error:" in buf:
-            head = b"\n" if at_start else b""
-            buf = _ERROR_LINE.sub(rb"\1event: error\ndata:", head + buf)[len(head) :]
-        return buf
-
-    def flush(self) -> bytes:
-        out, self._hold = self._hold, b""
-        return out
 
 
 class _Stalled(Exception):
@@ -201,7 +143,7 @@ def record_limit(size: int, record: str) -> None:
 
 class _Body(httpx.AsyncByteStream):
     """The accepted answer's body as the event reader reads it: ``view()`` is
-    a response of its own over these bytes (decoded, mended by ``_SSEMend``
+    a response of its own over these bytes (decoded, mended by ``SSEMend``
     for an SSE stream), with the content type's media type in lower case.
     A read ``stall`` seconds after ``waiting`` (when the consumer last asked
     for a chunk, set by ``_guard``) raises ``_Stalled``. A record (an SSE
@@ -221,7 +163,7 @@ class _Body(httpx.AsyncByteStream):
         media, sep, params = ctype.partition(";")
         self._ctype = media.strip().lower() + sep + params
         sse = media.strip().lower() == "text/event-stream" and not lines
-        self._mend = _SSEMend() if sse else None
+        self._mend = SSEMend() if sse else None
         self._ends = _SSE_ENDS if sse else _LINE_ENDS
         self._record = "an event" if sse else "a line"
         self.head = b""  # the body's first bytes: quoted if it held no answer (``unread``)
@@ -257,7 +199,7 @@ class _Body(httpx.AsyncByteStream):
         if mend is not None:
             rest = mend.flush()
             if not (tail + rest).endswith(_SSE_ENDS) and (tail or rest):
-                rest += b"\n\n"  # the last event's blank line (see ``_SSEMend``)
+                rest += b"\n\n"  # the last event's blank line (see ``SSEMend``)
             if rest:
                 yield rest
 
