@@ -309,6 +309,20 @@ MODEL_CASES: list[Case] = [
     Case("am-parameter-twice-typed", "am_xml",
          '<am:tool_call name="calc"><a>1</a><b>2</b><a>3</a></am:tool_call>',
          [("error", "calc", "malformed"), F], extra={"catalog": True}),
+    # -- am_xml: parameters as attributes of the call's tag ------------------------------
+    # (the way the tool definitions write theirs): the ones the schema declares are
+    # read, typed by it; they were ignored and the tool ran without them
+    Case("am-parameter-as-attribute", "am_xml", '<am:tool_call name="search" q="cats"/>',
+         [call(S, q="cats"), F], extra={"catalog": True}),
+    Case("am-parameters-as-attributes-typed", "am_xml",
+         "<am:tool_call name='calc' a=\"1.5\" b=2 id=\"c1\"></am:tool_call>",
+         [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
+    Case("am-parameter-as-attribute-entity", "am_xml",
+         '<am:tool_call q="a &amp; b" name="search">\n</am:tool_call>',
+         [call(S, q="a & b"), F], extra={"catalog": True}),
+    Case("am-parameter-as-attribute-and-element", "am_xml",
+         '<am:tool_call name="search" q="cats"><q>dogs</q></am:tool_call>',
+         [("error", S, "malformed"), F], extra={"catalog": True}),
     # -- a stop string with a marker after its first character ---------------------------
     # the marker ends first; where it is prose (quoted, mid-line) the stop string that
     # began before it counts, as for a provider (it was missed: the text showed it)

@@ -45,7 +45,11 @@ element and the tool's schema names no parameter so: otherwise, and without a
 schema, it is a parameter like any other (a tool may take a ``parameters``
 value). A ``name`` attribute's value may be quoted or not
 (``name=search``, as HTML allows), and only a ``name`` attribute of the tag
-counts, not ``name=`` inside another attribute's value. A call without one is
+counts, not ``name=`` inside another attribute's value. Another attribute
+that the tool's schema declares as a parameter (``<am:tool_call name="search"
+q="cats"/>``, written the way the tool definitions write theirs) is that
+parameter, read as its element would be (an element of it as well: given
+twice); any other attribute is ignored. A call without a name is
 ``CallError(reason="malformed")`` saying to use the ``name`` attribute, and
 quoting back a name the model put elsewhere (``<am:tool_call tool="x">``,
 ``<name>x</name>`` among the elements) in it. Inside a
@@ -95,6 +99,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from streamtools.events import ParserEvent
 from streamtools.parser.am_xml_fast import (
@@ -137,6 +142,8 @@ _ATTR = re.compile(
 )
 # a child element that names the tool where the ``name`` attribute should (error path)
 _NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>")
+# the common opening tag, nothing but the name in it (no parameter in an attribute)
+_ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?>\Z""")
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -285,10 +292,37 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             name = name.strip()
             self.call.named(name, self.out)
             if self.call.started:
-                self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
+                schema = self.ctx.catalog.schema(name)
+                self.kinds = kinds_from_schema(schema)
+                if schema and not _ONLY_NAME.match(tag, len(OPEN)):
+                    self._attribute_params(tag, schema)
         if tag.endswith("/>"):
             return -(k + 1)
         return k + 1
+
+    def _attribute_params(self, tag: str, schema: dict[str, Any]) -> None:
+        """Parameters the model wrote as attributes of the call's tag
+        (``<am:tool_call name="search" q="cats"/>``, the way the tool
+        definitions write theirs): each the tool's schema declares is read as
+        that parameter's element would be; any other attribute is ignored, as
+        before (``id="call_1"``). They were all ignored: the tool ran without
+        them."""
+        props = schema.get("properties")
+        if not isinstance(props, dict) or not props:
+            return
+        pos = len(OPEN)
+        while (m := _ATTR.match(tag, pos)) is not None:
+            pos = m.end()
+            key = m.group(1)
+            value = m.group(2) if m.group(2) is not None else m.group(3)
+            if value is None:
+                value = m.group(4)
+            if key == "name" or key not in props or value is None:
+                continue
+            self._open_param(key, key)
+            if value:
+                self._content(html.unescape(value) if "&" in value else value)
+            self._close_param()
 
     def _new_call_in_tag(self, s: str, lt: int, k: int) -> int:
         """Where a new call's marker begins in the opening tag's text ``s[lt:k]``
