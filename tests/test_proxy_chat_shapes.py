@@ -10,6 +10,8 @@ import openai
 import pytest
 from test_proxy import PARIS, USER, WEATHER, _openai, proxy
 
+from streamtools.testing.fake_server import Reply
+
 
 @pytest.mark.parametrize("legacy", [False, True])
 def test_a_reply_of_calls_only_has_null_content_streamed_or_not(legacy: bool) -> None:
@@ -108,3 +110,14 @@ def test_log_probabilities_turned_off_are_no_request() -> None:
             model="m", input="Weather?", top_logprobs=0, include=["reasoning.encrypted_content"]
         )
     assert chat.choices[0].message.content == "Sunny." and response.output_text == "Sunny."
+
+
+def test_an_empty_answer_is_an_empty_string_not_streamed_too() -> None:
+    """A model that said nothing (all reasoning, or an empty reply) gave
+    ``content: null`` with no calls, which OpenAI never sends: a client's
+    ``message.content.strip()`` failed on None. Streamed, it was already ``""``."""
+    with proxy(["", Reply(reasoning="Hmm.", text="")]) as (url, _):
+        client = _openai(url)
+        for _ in range(2):
+            message = client.chat.completions.create(model="m", messages=USER).choices[0].message
+            assert message.content == "" and message.tool_calls is None

@@ -482,7 +482,9 @@ def _random_id() -> str:
 def response_body(reply: Reply, model: str, legacy: bool = False) -> dict[str, Any]:
     """A non-streaming ``chat.completion`` with the same content as the stream
     (``legacy``: the call as ``message.function_call``, see ``LegacyChunkEncoder``)."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    # null only beside calls, as OpenAI writes it (and as the stream assembles)
+    content = reply.text or (None if reply.calls else "")
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
     if reply.calls and legacy:
         first = reply.calls[0]  # the one call of a legacy reply (``parallel`` off)
         message["function_call"] = {"name": first.name, "arguments": first.arguments}
