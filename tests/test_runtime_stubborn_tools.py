@@ -181,3 +181,31 @@ async def test_a_tool_whose_own_timeouts_expire_again_and_again_is_left_alone() 
 
     outcome = await Executor(ToolRegistry([patient]), timeout=10).execute(call("patient"))
     assert outcome == ToolResult(index=0, id="c0", name="patient", content="true")
+
+
+
+async def test_a_tool_waiting_inside_an_async_generator_is_not_closed() -> None:
+    """Closing a coroutine leaves an async generator it waits in suspended, its
+    cancel scopes open (trio: "Cancel scope stack corrupted"): such a tool is
+    waited for, and finishes (here at its own bound) as it would have."""
+    swallowed: list[int] = []
+
+    async def ticks() -> Any:
+        cancelled = anyio.get_cancelled_exc_class()
+        end = anyio.current_time() + 1.5  # past the grace period
+        while anyio.current_time() < end:
+            try:
+                await anyio.sleep(0.05)
+            except cancelled:
+                swallowed.append(1)
+                time.sleep(0.002)  # noqa: ASYNC251 (not a busy spin)
+            yield 1
+
+    @tool
+    async def count() -> int:
+        """Count ticks."""
+        return sum([n async for n in ticks()])
+
+    outcome = await Executor(ToolRegistry([count]), timeout=0.05).execute(call("count"))
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert swallowed

@@ -173,7 +173,7 @@ class Executor:
         async with self.limiter:
             with anyio.move_on_after(self.timeout) as scope:
                 try:
-                    value = await _Stoppable(tool_value(tool, kwargs))
+                    value = await tool_value(tool, kwargs)
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
@@ -224,8 +224,9 @@ class Executor:
 
 async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
     """What ``tool`` finally gives for ``kwargs`` (see the module docstring): a
-    returned awaitable awaited, an iterator's items collected, a sync tool in a
-    worker thread abandoned on cancellation. What it raises is raised. The MCP
+    returned awaitable awaited (a coroutine that swallows cancellation closed),
+    an iterator's items collected, a sync tool in a worker thread abandoned on
+    cancellation. What it raises is raised. The MCP
     server runs tools through this too, so that a tool gives the same to both."""
     if tool.is_async:
         value = tool.invoke(kwargs)
@@ -233,8 +234,9 @@ async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
         value = await _called_in_thread(partial(tool.invoke, kwargs))
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
+    # A coroutine that swallows cancellation is closed (``_Stoppable``).
     while inspect.isawaitable(value):
-        value = await value
+        value = await (_Stoppable(value) if inspect.iscoroutine(value) else value)
     # A generator's items are its result, not its repr (with a memory address);
     # a sync one is drained in a worker thread, as its body may block.
     if isinstance(value, AsyncIterator):
@@ -326,8 +328,10 @@ class _Stoppable:
     raises ``GeneratorExit`` where it waits, which ``except CancelledError``
     does not catch, and runs its ``finally`` blocks, as when Python collects a
     coroutine. A scope the tool shields is not cancelled: its cleanup there is
-    left alone. Each step is passed through unchanged, so the tool runs in the
-    caller's task and cancel scopes as if awaited directly. (Whether a wait
+    left alone; nor is a tool waiting inside an async generator (``_closable``),
+    and an async generator tool is not wrapped: closing cannot unwind one. Each
+    step is passed through unchanged, so the tool runs in the caller's task and
+    cancel scopes as if awaited directly. (Whether a wait
     is in a cancelled scope is asked of anyio, ``current_effective_deadline``
     being minus infinity: trio delivers a cancellation as a value sent in, not
     as an exception thrown.)"""
@@ -350,7 +354,7 @@ class _Stoppable:
             else:
                 now = anyio.current_time()
                 since = now if since is None else since
-                if now - since >= _GRACE:
+                if now - since >= _GRACE and _closable(coro):
                     try:
                         coro.close()
                     except Exception:  # it awaited again in its GeneratorExit: left as is
@@ -361,6 +365,26 @@ class _Stoppable:
                 sent, thrown = (yield step), None
             except BaseException as exc:
                 sent, thrown = None, exc
+
+
+def _closable(coro: Coroutine[Any, Any, Any]) -> bool:
+    """Whether closing ``coro`` unwinds every frame it waits in: not when it waits
+    inside an async generator (an ``async for``), whose frame a coroutine's
+    ``close`` leaves suspended, with any cancel scope it holds still open, which
+    breaks the task's scopes (trio: "Cancel scope stack corrupted"). Such a tool
+    is waited for, as before."""
+    awaited: Any = coro
+    while awaited is not None:
+        if inspect.iscoroutine(awaited):
+            awaited = awaited.cr_await
+        elif inspect.isgenerator(awaited):  # a ``types.coroutine`` (trio's traps)
+            awaited = awaited.gi_yieldfrom
+        else:
+            return type(awaited).__name__ not in _AGEN_STEPS
+    return True
+
+
+_AGEN_STEPS = frozenset({"async_generator_asend", "async_generator_athrow"})
 
 
 class _Carried:
