@@ -11,7 +11,11 @@ from __future__ import annotations
 import anthropic
 import openai
 import pytest
-from test_proxy import USER, _ask, _openai, proxy, serve
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from test_proxy import USER, _anthropic, _ask, _openai, proxy, serve
 from test_proxy_overflow import LLAMA_BODY
 
 from streamtools.model import Model
@@ -73,3 +77,28 @@ def test_a_bug_before_the_upstream_is_asked_is_not_retried() -> None:
             _openai(url, retries=2).chat.completions.create(model="m", messages=USER)
     assert made == ["m"]
     assert info.value.response.headers["x-should-retry"] == "false"
+
+
+@pytest.mark.parametrize("client", ["openai", "anthropic"])
+def test_a_model_lists_refusal_keeps_its_word_on_a_retry(client: str) -> None:
+    """``GET /v1/models``, passed through (openai) or converted (anthropic):
+    the refusal's ``retry-after`` and ``x-should-retry`` were dropped."""
+    asked: list[str] = []
+
+    async def models(request: Request) -> JSONResponse:
+        asked.append(request.url.path)
+        headers = {"retry-after": "0", "x-should-retry": "false"}
+        return JSONResponse({"error": {"message": "quota"}}, status_code=429, headers=headers)
+
+    with serve(Starlette(routes=[Route("/v1/models", models)])) as upstream_url:
+        with serve(create_app(ProxyConfig(upstream=f"{upstream_url}/v1"))) as url:
+            with pytest.raises(_ERRORS) as info:
+                if client == "openai":
+                    _openai(url, retries=2).models.list()
+                else:
+                    _anthropic(url, retries=2).models.list()
+    refused = info.value
+    assert isinstance(refused, _ERRORS) and refused.status_code == 429
+    assert refused.response.headers["x-should-retry"] == "false"
+    assert refused.response.headers["retry-after"] == "0"
+    assert len(asked) == 1

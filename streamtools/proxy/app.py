@@ -545,7 +545,10 @@ def create_app(
         if not convert:
             ctype = upstream_response.headers.get("content-type", "application/json")
             return Response(
-                upstream_response.content, upstream_response.status_code, media_type=ctype
+                upstream_response.content,
+                upstream_response.status_code,
+                headers=_retry_advice(upstream_response),
+                media_type=ctype,
             )
         return _converted_models(wire, upstream_response, request.query_params, model_id)
 
@@ -654,7 +657,7 @@ def _converted_models(
     ``openai_wire.model_list``, ``model_object``)."""
     if upstream.status_code >= 400:
         message = f"upstream error: HTTP {upstream.status_code}: {upstream.text[:1000]}"
-        return error_response(wire, upstream.status_code, message)
+        return error_response(wire, upstream.status_code, message, headers=_retry_advice(upstream))
     try:
         listing = _decode_json(upstream.content)
         if wire is ANTHROPIC:
@@ -671,6 +674,17 @@ def _converted_models(
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:
         return error_response(wire, 502, f"upstream model list unreadable: {exc}", "upstream")
     return Response(_encode_json(body), media_type="application/json")
+
+
+def _retry_advice(upstream: httpx.Response) -> dict[str, str] | None:
+    """An upstream refusal's word on a retry (``retry-after``, ``retry-after-ms``,
+    ``x-should-retry``), passed on with it, as a turn's refusal passes it on."""
+    if upstream.status_code < 400:
+        return None
+    return {k: v for k in _RETRY_ADVICE if (v := upstream.headers.get(k)) is not None}
+
+
+_RETRY_ADVICE = ("retry-after", "retry-after-ms", "x-should-retry")
 
 
 class _Failed(Exception):
