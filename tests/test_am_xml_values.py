@@ -88,6 +88,21 @@ def test_a_nullable_string_reads_null_as_null_and_anything_else_as_text(
     assert _arguments(body, _Catalog(_NULLABLE[schema])) == [{"q": "x", "tag": expected}]
 
 
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # the options narrow the type: a string, never null (it was null)
+        ({"type": ["string", "null"], "anyOf": [{"type": "string"}]}, "null"),
+        ({"type": "string", "anyOf": [{"type": "null"}]}, "null"),
+        # options that only constrain take the type around them
+        ({"type": ["string", "null"], "anyOf": [{"minLength": 1}]}, None),
+        ({"type": "string", "nullable": True, "oneOf": [{"maxLength": 9}]}, None),
+    ],
+)
+def test_null_is_read_through_any_of_as_the_type_is(schema: dict[str, Any], expected: Any) -> None:
+    assert _arguments("<tag>null</tag>", _Catalog(schema)) == [{"tag": expected}]
+
+
 def test_a_plain_string_parameter_still_reads_null_as_text() -> None:
     assert _arguments("<tag>null</tag>", _Catalog({"type": "string"})) == [{"tag": "null"}]
 

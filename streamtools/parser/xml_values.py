@@ -139,21 +139,21 @@ def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
 
 def _allows_null(root: dict[str, Any], node: Any, depth: int = 0) -> bool:
     """Whether a parameter's schema admits null: ``type: "null"`` or a type list
-    with it, an ``anyOf``/``oneOf`` option that does (``str | None``), OpenAPI's
-    ``nullable: true``, or an enum holding null. Read through local ``$ref``."""
+    with it, OpenAPI's ``nullable: true``, an enum holding null, or one of its
+    ``alternatives`` that does (``str | None``). Read through local ``$ref``,
+    and the alternatives as ``json_type`` reads them (``{"type": ["string",
+    "null"], "anyOf": [{"type": "string"}]}`` is a string, never null)."""
     node = resolve(root, node)
     if not node or depth > MAX_DEPTH:
         return False
+    options = alternatives(root, node)
+    if options:
+        return any(_allows_null(root, o, depth + 1) for o in options)
     t = node.get("type")
     if t == "null" or (isinstance(t, list) and "null" in t) or node.get("nullable") is True:
         return True
     enum = node.get("enum")
-    if isinstance(enum, list) and None in enum:
-        return True
-    for options in (node.get("anyOf"), node.get("oneOf")):
-        if isinstance(options, list) and any(_allows_null(root, o, depth + 1) for o in options):
-            return True
-    return False
+    return isinstance(enum, list) and None in enum
 
 
 class ParamValues:
