@@ -192,10 +192,27 @@ def exit_if_threads_remain(code: int) -> None:
         if not thread.daemon:
             thread.join(max(0.0, grace - time.monotonic()))
     if any(t.is_alive() and not t.daemon for t in others):
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_output()
         os._exit(code)
+
+
+def _flush_output() -> None:
+    """Write out what logging and the standard streams still buffer, as the
+    interpreter would at exit; never raise. A flush into a pipe whose reader
+    went away (``| head``) raised BrokenPipeError out of ``exit_if_threads_remain``
+    before its ``os._exit``, and ``sys.stdout`` may be None (pythonw, a program
+    that dropped it): then the interpreter waited at exit for the thread after
+    all. The original streams are flushed too, in case ``sys.stdout`` was
+    replaced. Atexit handlers are not run: one may wait for the very thread
+    that hangs."""
+    logging.shutdown()  # flushes and closes every handler, catching their errors
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone, a stream closed: nothing to keep
+            pass
 
 
 # the extra that brings each optional package (a command's own extra for its server)
