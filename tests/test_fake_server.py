@@ -209,6 +209,31 @@ async def test_a_recording_made_with_openai_plays_its_calls_on_every_wire(
         assert [e.id for e in ends] == ["call_fake_0", "call_fake_1"]
 
 
+@pytest.mark.parametrize("wire", ["anthropic", "ollama"])
+async def test_a_repeated_completion_mark_is_no_call_of_its_own(
+    anyio_backend: str, wire: Any
+) -> None:
+    """A call chunk that only says ``done`` again, after its call was complete
+    (``NativeCalls`` ignores it), was read as the start of another call: a
+    ``tool_use`` block with no name, or a nameless Ollama call."""
+    recorded: list[Chunk] = [
+        CallChunk(index=0, id="c1", name="f", arguments='{"a": 1}', done=True),
+        CallChunk(index=0, done=True),
+        CallChunk(index=1, id="c2", name="g", arguments="{}", done=True),
+        FinishChunk(reason="tool_calls"),
+    ]
+    async with FakeServer([recorded], wire=wire) as server:
+        played = await collect(provider_for(server))
+    calls = NativeCalls()
+    events = [e for c in played if isinstance(c, CallChunk) for e in calls.feed(c)]
+    events += calls.end("tool_calls")
+    assert [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)] == [
+        ("f", {"a": 1}),
+        ("g", {}),
+    ]
+    assert [e for e in events if isinstance(e, CallError)] == []
+
+
 def test_a_recorded_refusal_is_anthropic_s_refusal() -> None:
     """``AnthropicMessages`` reads the API's ``refusal`` as ``content_filter``;
     played back, that went out as ``stop_reason: "content_filter"``, which the

@@ -461,8 +461,9 @@ def _named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
     block, Ollama's whole call), needs both there; a recording made with
     ``OpenAIChat`` has the id on a chunk of its own and the name on the next,
     with the arguments. Chunks belong to calls as ``NativeCalls`` reads them: the
-    latest call on their index, unless their id is another or that call is done.
-    A call that never had a name gets ``""``, so that it still begins there."""
+    latest call on their index, unless their id is another or that call is done
+    (a bare repeated completion mark still belongs to it). A call that never had
+    a name gets ``""``, so that it still begins there."""
     owners: list[int | None] = []
     ids: list[str | None] = []
     names: list[str | None] = []
@@ -473,7 +474,12 @@ def _named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
             owners.append(None)
             continue
         n = latest.get(c.index)
-        if n is None or done[n] or (c.id and ids[n] and c.id != ids[n]):
+        if n is not None and done[n]:  # only a bare repeated completion mark is its
+            if c.name or c.arguments or (c.id and c.id != ids[n]):
+                n = None
+        elif n is not None and c.id and ids[n] and c.id != ids[n]:
+            n = None
+        if n is None:
             n = latest[c.index] = len(ids)
             ids.append(None)
             names.append(None)
