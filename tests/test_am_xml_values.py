@@ -197,6 +197,31 @@ def test_a_schema_without_one_type_reads_a_number_only_if_it_names_one(
     assert _arguments("<tag>5</tag>", _Catalog(schema)) == [{"tag": expected}]
 
 
+@pytest.mark.parametrize(
+    ("schema", "value", "expected"),
+    [
+        # Python's literals where the schema says boolean or null: it was the string
+        # "True", which the check refused (Expected `bool`, got `str`)
+        ({"type": "boolean"}, "True", True),
+        ({"type": "boolean"}, "\nFALSE\n", False),
+        ({"anyOf": [{"type": "number"}, {"type": "null"}]}, "None", None),
+        ({"type": "boolean"}, "true", True),
+        # where the schema says text, the text
+        ({"type": "string"}, "True", "True"),
+        ({"anyOf": [{"type": "boolean"}, {"type": "string"}]}, "True", "True"),
+        ({}, "None", "None"),
+        # not a literal: a string, for the check to refuse
+        ({"type": "boolean"}, "yes", "yes"),
+        ({"type": "boolean"}, "Truly", "Truly"),
+    ],
+)
+def test_a_python_literal_for_a_typed_value_is_the_json_one(
+    schema: dict[str, Any], value: str, expected: Any
+) -> None:
+    got = _arguments(f"<tag>{value}</tag>", _Catalog(schema))
+    assert got == [{"tag": expected}] and type(got[0]["tag"]) is type(expected)
+
+
 def test_a_typed_value_in_cdata_is_still_read_as_its_type() -> None:
     assert _arguments("<q>1</q><tag><![CDATA[5]]></tag>", _Catalog({"type": "integer"})) == [
         {"q": "1", "tag": 5}

@@ -18,8 +18,10 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   held back the same way, since its low half may follow (the pair is one
   character, as ``valid_text`` makes it, whatever the cut).
 * ``TYPED`` (any other schema type): the content is held and emitted when the
-  element closes: its stripped text if that is JSON, else as a JSON string so the
-  catalog's validation can say what is wrong.
+  element closes: its stripped text if that is JSON (Python's ``True``,
+  ``False`` and ``None``, in any case, are ``true``, ``false`` and ``null``:
+  the schema says it is no text), else as a JSON string so the catalog's
+  validation can say what is wrong.
 * ``UNTYPED`` (no schema, a parameter the schema does not declare, or one whose
   schema names no type): the text the model wrote, but for an array or object
   (JSON text, as the prompt teaches) and ``null``. The first ``_PROBE``
@@ -84,6 +86,7 @@ _CONTAINER_START = frozenset("[{")
 _LITERALS = ("true", "false", "null")
 # every non-empty start of a literal: ``core in`` this is ``any(lit.startswith(core))``
 _LITERAL_STARTS = frozenset(lit[:k] for lit in _LITERALS for k in range(1, len(lit) + 1))
+_PY_LITERALS = {"true": "true", "false": "false", "none": "null"}  # (lowered)
 _NULL: tuple[str, ...] = ("null",)
 _NULL_STARTS = frozenset(("n", "nu", "nul", "null"))
 _PROBE = 16
@@ -331,6 +334,11 @@ class ParamValues:
             # catalog's validation says what is wrong
             decoded = value
             as_json = msgspec.json.encode(value).decode()
+            if self.kind == TYPED and value.lower() in _PY_LITERALS:
+                # Python's True, False, None (any case) where the schema says a
+                # boolean or null, not text: the literal (it was "True", which
+                # the parser's check refused though lenient reading takes it)
+                as_json = _PY_LITERALS[value.lower()]
         if self.kind == AUTO_TEXT and not isinstance(decoded, list | dict):
             decoded = value  # (CDATA: text, but an array or object)
         if self.kind >= AUTO and (isinstance(decoded, str) or value == ""):
