@@ -126,8 +126,8 @@ class Tool:
     """A named, described, validated callable. Calling the Tool calls the function."""
 
     __slots__ = (
-        "name", "description", "parameters", "fn", "is_async", "_type", "_wrap", "_check",
-        "_integral",
+        "name", "description", "parameters", "fn", "is_async", "repeatable", "_type", "_wrap",
+        "_check", "_integral",
     )
 
     def __init__(
@@ -145,6 +145,9 @@ class Tool:
         self.parameters = parameters
         self.fn = fn
         self.is_async = fn is not None and _is_async(fn)
+        # Its result may change between identical calls (a job's status, a clock): the
+        # agent runs a repeat of it rather than take it for a loop (``runtime.repair``).
+        self.repeatable = False
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
         self._check = check  # what convert lets through (``schema.value_check``)
@@ -249,11 +252,16 @@ def _refused_null(message: str, arguments: dict[str, Any], required: Any) -> str
 
 @overload
 def tool(
-    fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    repeatable: bool = False,
 ) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, repeatable: bool = False
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -261,11 +269,20 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    repeatable: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options."""
-    if fn is not None:
-        return _from_function(fn, name, description)
-    return lambda f: _from_function(f, name, description)
+    """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
+
+    ``repeatable=True``: the same call may give another result each time (a job's
+    status, a clock, a queue), so the agent runs it again when the model repeats
+    it (polling), instead of taking the repeat for a loop (``Tool.repeatable``)."""
+
+    def made(f: Callable[..., Any]) -> Tool:
+        made_tool = _from_function(f, name, description)
+        made_tool.repeatable = repeatable
+        return made_tool
+
+    return made(fn) if fn is not None else made
 
 
 def _from_function(fn: Callable[..., Any], given_name: str | None, description: str | None) -> Tool:

@@ -310,3 +310,44 @@ def test_an_exception_group_may_pass_when_one_exception_in_it_may() -> None:
     assert may_pass(ExceptionGroup("g", [ValueError("a"), ConnectionError("reset")]))
     assert may_pass(RuntimeError("coroutine raised StopIteration"))
     assert not may_pass(SystemExit(2))
+
+
+async def test_a_repeatable_tool_is_polled_and_others_still_redirected() -> None:
+    """A model polling a job's status makes the same call again and again; it was
+    redirected at the second poll ("use its result") and tool use stopped at the
+    third, so no agent could wait for a job. A repeatable tool runs each time;
+    a repeat of another tool is still a repeat."""
+    polls: list[str] = []
+
+    @tool(repeatable=True)
+    def status(job: str) -> str:
+        """A job's status."""
+        polls.append(job)
+        return "done" if len(polls) == 4 else "running"
+
+    @tool
+    def start(job: str) -> str:
+        """Start a job."""
+        return "started"
+
+    poll = hermes("status", job="build")
+    begin = hermes("start", job="build")
+    model = ScriptedModel([begin, poll, poll, poll, poll + begin, "The build is done."])
+    agent = Agent(model, [status, start], dialect="hermes", max_turns=8)
+    events = await collect(agent, "build it and wait")
+    assert polls == ["build"] * 4
+    seen = outcomes(events)  # the last reply's two in the order they finished
+    assert seen[:4] == [("result", "started")] + [("result", "running")] * 3
+    assert sorted(kind for kind, _ in seen[4:]) == ["refused", "result"]
+    assert ("result", "done") in seen[4:]
+    assert events[-1] == Final(text="The build is done.", turns=6)
+
+
+def test_repeatable_is_off_unless_asked_for() -> None:
+    @tool
+    def plain() -> str:
+        """Plain."""
+        return ""
+
+    assert plain.repeatable is False
+    assert tool(plain.fn, name="other", repeatable=True).repeatable is True  # type: ignore[arg-type]

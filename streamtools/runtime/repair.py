@@ -40,6 +40,10 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    the error is looping, and each run of the tool (its side effects too) would
    only buy the same error and spend a turn.
 
+   A tool marked ``repeatable`` (``@tool(repeatable=True)``: a job's status,
+   a clock) gives another result each time: a repeat of its call runs again,
+   as a model polling it needs, bounded by ``max_turns``, and climbs no rung.
+
    An identical call written twice in one reply (a *twin*; models that write
    parallel calls duplicate one now and then) is neither: the second is not
    run, and is told that only the first is answered (``repeat_twin``). It

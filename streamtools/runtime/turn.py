@@ -275,8 +275,10 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         await _refuse(ctx, call, reply, repeat_twin(call.name))
         return
     reply.signatures.add(signature)
-    if signature not in repair.seen or repair.may_retry(signature):
-        if signature in repair.seen:  # a retry of a call that failed (see ``repair``)
+    tool = ctx.executor.registry.get(call.name)
+    repeatable = tool is not None and tool.repeatable  # polled: a repeat is no loop
+    if signature not in repair.seen or repeatable or repair.may_retry(signature):
+        if signature in repair.seen and not repeatable:  # a retry of a failed call
             repair.retries[signature] = repair.retries.get(signature, 0) + 1
         repair.seen.add(signature)
         tools.start_soon(_run_tool, ctx, call, reply, signature, tools)
