@@ -128,7 +128,12 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers import whole
-from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
+from streamtools.providers.base import (
+    HTTPProvider,
+    ProviderOptions,
+    TransientStreamError,
+    answer_field,
+)
 from streamtools.providers.bodies import answerable_only, json_schema_of
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
@@ -227,14 +232,22 @@ _decoder = msgspec.json.Decoder(_Event)
 _error_decoder = msgspec.json.Decoder(_ErrorEvent)
 
 
-def _error_message(data: str) -> str:
-    """An ``error`` event's message: the API's type and words, from its JSON or
-    from what a gateway sent in its place (plain text, JSON without ``type``)."""
+# the error types the API calls passing: asked again if nothing of the answer came yet
+_PASSING = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+def _failed(data: str) -> FinishChunk:
+    """An ``error`` event's finish: the API's type and words, from its JSON or
+    from what a gateway sent in its place (plain text, JSON without ``type``);
+    ``TransientStreamError`` for a passing one (see ``providers.base``)."""
     try:
         err = _error_decoder.decode(data).error or _Error()
     except (msgspec.DecodeError, RecursionError):
         err = _Error()
-    return f"{err.type or 'error'}: {err.message or data or 'no details'}"
+    message = f"{err.type or 'error'}: {err.message or data or 'no details'}"
+    if err.type in _PASSING:
+        raise TransientStreamError(message)
+    return FinishChunk(reason="error", message=message)
 _STOP = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -566,7 +579,7 @@ class AnthropicMessages(HTTPProvider):
         content = self._contents.get(id(request))  # kept for a paused turn (``_resumed``)
         async for sse in events:
             if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
-                yield FinishChunk(reason="error", message=_error_message(sse.data))
+                yield _failed(sse.data)
                 return
             if not sse.data or sse.data.isspace():
                 continue
@@ -644,7 +657,7 @@ class AnthropicMessages(HTTPProvider):
                 yield finish or FinishChunk(reason="stop")
                 return
             elif kind == "error":  # a stream of data lines only (no SSE event names)
-                yield FinishChunk(reason="error", message=_error_message(sse.data))
+                yield _failed(sse.data)
                 return
             # ping, other blocks' stops and unknown event types carry nothing for us
         if finish is not None:

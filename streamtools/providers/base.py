@@ -26,8 +26,15 @@ here, in ``HTTPProvider``:
   ``retry_max_wait`` the error is raised at once with ``retryable=True``
   rather than waiting less than the server asked; ``ProviderError.retry_after``
   carries the server's figure to the caller either way. Once a 2xx response is
-  accepted nothing is retried: a streamed answer that has started is never
-  silently restarted (the consumer may have shown or acted on it). Apart from
+  accepted, a streamed answer that has started is never silently restarted
+  (the consumer may have shown or acted on it), with one exception: an answer
+  that fails in-band before any chunk of it came, with an error the server
+  calls passing (Anthropic's ``overloaded_error`` event after a 200, as the API
+  reports overload when streaming; OpenRouter's ``{"error": {"code": 502}}``),
+  raises ``TransientStreamError`` in the decoder and is asked again within
+  the same ``max_retries`` and backoff (``_asked``): it ended the run, though
+  nothing of it had been seen. (A request that fails when asked again ends
+  the stream in an error finish.) Apart from
   ``max_retries``, a request whose connection broke before any response (a
   kept-alive connection the server closed just as it was reused, the classic
   "server disconnected without sending a response") is sent again once, at once:
@@ -103,7 +110,10 @@ from streamtools.providers.failures import (
 from streamtools.providers.mislabelled import relabelled
 from streamtools.providers.ssemend import SSEMend
 
-__all__ = ["HTTPProvider", "ProviderOptions", "StopCutter", "answer_field", "sendable_header"]
+__all__ = [
+    "HTTPProvider", "ProviderOptions", "StopCutter", "TransientStreamError", "answer_field",
+    "sendable_header",
+]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
 _GRACE = 0.25  # seconds to read the end of a finished body before closing it
@@ -119,6 +129,17 @@ _JSON = ("application/json",)
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
 _STALL = 600.0  # seconds: the default bound on a wait for content (``stall_timeout``)
+
+
+class TransientStreamError(Exception):
+    """Raised by a wire's decoder for an in-band error that the server calls
+    passing (overloaded, rate limited, a server error), with the chunks it
+    still held (``rest``): before any chunk of the answer the request is asked
+    again, else the stream ends in an error finish (see the module docstring)."""
+
+    def __init__(self, message: str, rest: list[Chunk] | None = None) -> None:
+        super().__init__(message)
+        self.rest = rest or []
 
 
 class _Stalled(Exception):
@@ -399,15 +420,49 @@ class HTTPProvider:
         content = _encoder.encode(self.request_body(request))
         headers = self._request_headers()
         async with self._client() as client:
-            response = await self._open(client, content, headers)
-            chunks = self._guard(response, request)
+            opened = [await self._open(client, content, headers)]  # the answer being read
+            chunks = self._asked(client, content, headers, opened, request)
             try:
                 yield chunks
             finally:
                 with anyio.CancelScope(shield=True):
                     await chunks.aclose()
+                    await opened[0].aclose()
+                    opened[0].stream = _DONE  # see ``_DONE``
+
+    async def _asked(
+        self,
+        client: httpx.AsyncClient,
+        content: bytes,
+        headers: dict[str, str],
+        opened: list[httpx.Response],
+        request: ModelRequest,
+    ) -> AsyncGenerator[Chunk, None]:
+        """The chunks of ``opened[0]``, the request asked again as often as the
+        answer fails in-band before any chunk (``TransientStreamError``: see
+        the module docstring), within ``max_retries``."""
+        for attempt in range(self.max_retries + 1):
+            response = opened[0]
+            chunks = self._guard(response, request)
+            try:
+                async for chunk in chunks:
+                    yield chunk
+                return
+            except TransientStreamError as exc:
+                failure = str(exc)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await chunks.aclose()
                     await response.aclose()
-                    response.stream = _DONE  # see ``_DONE``
+                    response.stream = _DONE
+            if attempt < self.max_retries:
+                await anyio.sleep(min(self.retry_base * 2**attempt, self.retry_max_wait))
+                try:
+                    opened[0] = await self._open(client, content, headers)
+                except ProviderError as exc:  # a stream that began: failures are data
+                    failure = str(exc)
+                    break
+        yield FinishChunk(reason="error", message=failure)
 
     def _request_headers(self, *last: tuple[str, str]) -> dict[str, str]:
         """A request's headers: JSON content, the wire's, the user's ``headers``,
@@ -542,6 +597,7 @@ class HTTPProvider:
         events = self._events(body.view())
         decoder = self._decode(events, request)
         finished = answered = False
+        rest: list[Chunk] = []  # what a decoder held when it failed in-band
         try:
             async for chunk in decoder:
                 if isinstance(chunk, FinishChunk):
@@ -562,6 +618,10 @@ class HTTPProvider:
                     yield chunk
                 body.waiting = time.monotonic()  # the consumer's own time is no stall
                 answered = True
+        except TransientStreamError as exc:
+            if not answered:
+                raise  # asked again (``_asked``)
+            message, rest = str(exc), exc.rest
         except _Stalled:
             message = (
                 f"{self._name} sent no content for over {self.stall_timeout:g} s "
@@ -586,6 +646,8 @@ class HTTPProvider:
         if not finished:
             if cutter is not None and (held := cutter.flush()):
                 yield TextChunk(text=held)  # held for a stop string that never came
+            for chunk in rest:
+                yield chunk
             yield FinishChunk(reason="error", message=message)
 
 

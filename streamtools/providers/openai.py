@@ -120,13 +120,19 @@ from streamtools.model import (
     sampling,
 )
 from streamtools.providers import whole
-from streamtools.providers.base import HTTPProvider, ProviderOptions, answer_field
+from streamtools.providers.base import (
+    HTTPProvider,
+    ProviderOptions,
+    TransientStreamError,
+    answer_field,
+)
 from streamtools.providers.bodies import (
     answerable_only,
     function_tools,
     json_schema_of,
     with_call_texts,
 )
+from streamtools.providers.failures import RETRY_STATUSES
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
@@ -221,6 +227,9 @@ _CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
+_PASSING = frozenset(
+    {"server_error", "api_error", "overloaded_error", "rate_limit_error", "rate_limit_exceeded"}
+)
 
 
 _MAX_ID = 40  # OpenAI's limit on a past call's id (400 "string too long")
@@ -296,14 +305,29 @@ def _failed(choice: _Choice, name: str) -> str | None:
     return f"{name} ended the answer with finish_reason {choice.finish_reason!r}"
 
 
-def _event_error(data: str) -> str:
-    """An ``event: error``'s words: its JSON error object's message and code
-    (llama.cpp's ``error:`` line, mended to one), else the data as sent."""
+def _event_error(data: str) -> Any:
+    """An ``event: error``'s error: its JSON error object (llama.cpp's
+    ``error:`` line, mended to one), else the data as sent."""
     try:
         sent = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return data
-    return _error_text(sent.get("error", sent)) if isinstance(sent, dict) else data
+    return sent.get("error", sent) if isinstance(sent, dict) else data
+
+
+def _passing(error: Any) -> bool:
+    """Whether an in-band error is one the server calls passing: a status code
+    that is retried (OpenRouter's ``code: 502``), or a type or code that says
+    so (``server_error``, ``rate_limit_exceeded``…)."""
+    if not isinstance(error, dict):
+        return False
+    code = error.get("code")
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code in RETRY_STATUSES
+    kind = error.get("type")
+    return any(isinstance(v, str) and v in _PASSING for v in (kind, code))
 
 
 def _error_text(error: Any) -> str:
@@ -429,9 +453,12 @@ class OpenAIChat(HTTPProvider):
             async for sse in events:
                 data = sse.data
                 if sse.event == "error":
+                    sent = _event_error(data)
+                    said = f"{self._name} error event: {_error_text(sent)}"
+                    if _passing(sent):  # asked again if nothing came yet (``providers.base``)
+                        raise TransientStreamError(said, [*calls.rest(), *usage])
                     for chunk in [*calls.rest(), *usage]:
                         yield chunk
-                    said = f"{self._name} error event: {_event_error(data)}"
                     yield FinishChunk(reason="error", message=said)
                     return
                 if not data or data.isspace():
@@ -443,6 +470,9 @@ class OpenAIChat(HTTPProvider):
                     return
                 event = pairs.decode(data)
                 if event.error is not None:
+                    if _passing(event.error):
+                        rest = [*calls.rest(), *usage]
+                        raise TransientStreamError(_error_text(event.error), rest)
                     for chunk in [*calls.rest(), *usage]:
                         yield chunk
                     yield FinishChunk(reason="error", message=_error_text(event.error))
