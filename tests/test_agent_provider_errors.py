@@ -121,3 +121,25 @@ async def test_a_hybrid_selection_cut_by_an_error_keeps_its_text_on_the_error() 
     assert info.value.partial_text == "The answer is"
     assert info.value.transcript is transcript
     assert transcript.messages == [UserMessage(content="1 + 2?")]
+
+
+async def test_a_last_turn_cut_by_an_error_is_not_the_answer() -> None:
+    """After repeats stopped tool use the model gets one last turn to answer; a
+    stream that broke in it ended the run with the fragment as ``Final``."""
+    fetch_call = hermes("add", a=1, b=2)
+    model = ScriptedModel(
+        [
+            fetch_call,
+            fetch_call,
+            fetch_call,
+            [TextChunk(text="The sum is"), FinishChunk(reason="error", message="reset")],
+        ]
+    )
+    transcript = Transcript()
+    transcript.user("1+2?")
+    with pytest.raises(ProviderError, match="reset") as info:
+        await Agent(model, [add], dialect="hermes").run(transcript)
+    assert info.value.partial_text == "The sum is"
+    assert not any(
+        isinstance(m, AssistantMessage) and m.text == "The sum is" for m in transcript.messages
+    )

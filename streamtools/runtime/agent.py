@@ -392,7 +392,8 @@ class Agent:
     ) -> tuple[str, str | None] | None:
         """What follows ``reply``: None for the final answer, else (reason, message to add)."""
         reminder = _NATIVE_REMINDER if self.native else self.renderer.format_reminder()
-        if final_turn:
+        if final_turn:  # its calls were refused: only a stream cut short is not the answer
+            _check_stream(reply)
             return None
         if reply.errors and repair.can_repair():
             repair.call_error_repairs += 1
@@ -420,11 +421,7 @@ class Agent:
                     reason="call_error",
                     turns=turn,
                 )
-        if reply.finish is not None and reply.finish.reason == "error":
-            raise ProviderError(
-                reply.finish.message or "the model stream ended with an error",
-                partial_text=reply.visible_text,
-            )
+        _check_stream(reply)
         if repair.reprompted or not len(offered) or self.tool_choice == "none":
             return None
         names = list(offered)
@@ -543,6 +540,16 @@ def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> s
     if name not in grantable:
         return grantable.unknown_tool_message(name)
     return f"The tool `{name}` is already available to you: call it, do not ask for it."
+
+
+def _check_stream(reply: Reply) -> None:
+    """Raise ``ProviderError`` when the reply's stream ended with an error: its
+    text was cut off, it is not the answer (rung 4)."""
+    if reply.finish is not None and reply.finish.reason == "error":
+        raise ProviderError(
+            reply.finish.message or "the model stream ended with an error",
+            partial_text=reply.visible_text,
+        )
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
