@@ -92,7 +92,7 @@ _ERROR_TYPES = {
     "context_length": "invalid_request_error",
 }
 # the ``code`` of an error below 500 by its kind (OpenAI's, which clients act on)
-_CODES = {"context_length": "context_length_exceeded"}
+_CODES = {"context_length": "context_length_exceeded", "billing": "insufficient_quota"}
 
 
 def text_content(content: Any, where: str, *, result: bool = False) -> str:

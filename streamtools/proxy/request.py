@@ -50,7 +50,7 @@ __all__ = [
     "MEDIA", "json_arguments", "media", "media_text", "omitted",
     "optional_number", "optional_switch", "optional_text",
     "partial_object",
-    "past_call", "refuse_logprobs",
+    "past_call", "refusal_kind", "refuse_logprobs",
     "response_format",
     "sampling_options", "stop_strings", "token_limit", "tool_schema", "tool_spec",
     "unique_tools",
@@ -382,6 +382,25 @@ def stream_kind(status: int) -> str:
     would retry (408, 409) must not read ``invalid_request``, which it never
     retries; an unnamed status is the upstream's failure."""
     return _STATUS_KINDS.get(status, "upstream")
+
+
+def refusal_kind(exc: ProviderError, status: int, begun: bool) -> str:
+    """The kind of an upstream's refusal with ``status``, before the response
+    began (``kind_for_status``) or in a stream already begun (``stream_kind``).
+    A used-up quota (OpenAI's 429 of type or code ``insufficient_quota``) is
+    ``billing``: no wait cures it, and as a rate limit every client retried it."""
+    if exc.body and "insufficient_quota" in exc.body and _used_up(exc.body):
+        return "billing"
+    return stream_kind(status) if begun else kind_for_status(status)
+
+
+def _used_up(body: str) -> bool:
+    try:
+        error = msgspec.json.decode(body).get("error")
+    except (msgspec.DecodeError, RecursionError, AttributeError):
+        return False
+    said = (error.get("type"), error.get("code")) if isinstance(error, dict) else ()
+    return "insufficient_quota" in said
 
 
 def refusal_message(exc: ProviderError) -> str:

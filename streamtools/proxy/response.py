@@ -72,9 +72,9 @@ from streamtools.proxy.request import (
     ProxyCall,
     Reply,
     kind_for_status,
+    refusal_kind,
     refusal_message,
     status_for_kind,
-    stream_kind,
 )
 from streamtools.proxy.tokens import estimate_tokens
 from streamtools.proxy.turn import Emit, Flush
@@ -198,9 +198,12 @@ def provider_error_response(wire: Wire, exc: ProviderError) -> Response:
     if overflow is not None:  # the same request overflows again: not worth a retry
         return error_response(wire, 400, overflow, CONTEXT_LENGTH, NO_RETRY)
     headers = retry_headers(exc.retry_after) or {}
+    kind = refusal_kind(exc, status, begun=False)
     if exc.should_retry is not None:  # the upstream's word, which the SDKs obey
         headers["x-should-retry"] = "true" if exc.should_retry else "false"
-    return error_response(wire, status, message, headers=headers)
+    elif kind == "billing":  # a used-up quota: no wait cures it
+        headers.update(NO_RETRY)
+    return error_response(wire, status, message, kind, headers)
 
 
 _HEADERS = [
@@ -399,7 +402,8 @@ class TurnResponse(Response):
                     if overflow is not None:
                         error = encoder.error(400, overflow, CONTEXT_LENGTH)
                     else:
-                        error = encoder.error(status, message, stream_kind(status))
+                        kind = refusal_kind(refused, status, begun=True)
+                        error = encoder.error(status, message, kind)
                     await buffer.write(error)
                 elif broken:
                     await buffer.write(

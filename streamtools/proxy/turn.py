@@ -135,8 +135,8 @@ from streamtools.proxy.request import (
     ProxyCall,
     forwarded_format,
     kind_for_error,
+    refusal_kind,
     refusal_message,
-    stream_kind,
 )
 from streamtools.proxy.tokens import estimate_tokens
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
@@ -294,7 +294,7 @@ class _Turn:
                 # the refusal's kind, as a stream begun by a slow upstream writes it
                 # (response.TurnResponse): clients retry an overload or a rate limit,
                 # and not a key refused or credit used up, which read api_error
-                kind = "upstream" if exc.status is None else stream_kind(exc.status)
+                kind = "upstream" if exc.status is None else refusal_kind(exc, exc.status, True)
                 message = refusal_message(exc)
                 overflow = overflow_message(message, exc.body, exc.status)
                 if overflow is not None:  # a re-prompt that no longer fits
