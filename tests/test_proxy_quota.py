@@ -17,7 +17,7 @@ from test_proxy import _ask, _openai, proxy
 from test_proxy_stream_errors import _REQUIRED, _error_event, _kind
 
 from streamtools.errors import ProviderError
-from streamtools.model import Chunk, ModelRequest
+from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.testing import ScriptedModel
 from streamtools.testing.fake_server import Reply
 
@@ -81,3 +81,25 @@ async def test_a_used_up_quota_after_the_stream_began_is_one(wire: str) -> None:
     event = await _error_event(wire, _QuotaOnRepair(), **_REQUIRED[wire])
     expected = {"openai": "insufficient_quota", "anthropic": "billing_error"}
     assert _kind(wire, event) == expected.get(wire, "insufficient_quota")
+
+
+def _cut(message: str) -> ScriptedModel:
+    return ScriptedModel([[TextChunk(text="Hello"), FinishChunk(reason="error", message=message)]])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wire", ["openai", "anthropic", "responses"])
+@pytest.mark.parametrize(
+    ("code", "kinds"),
+    [
+        ("insufficient_quota", ("insufficient_quota", "billing_error", "insufficient_quota")),
+        ("rate_limit_exceeded", ("rate_limit_error", "rate_limit_error", "rate_limit_exceeded")),
+    ],
+)
+async def test_an_error_chunks_word_code_keeps_its_kind(
+    wire: str, code: str, kinds: tuple[str, str, str]
+) -> None:
+    """An OpenAI-style error chunk in the upstream's stream, its code a word as
+    OpenAI writes it (the provider appends ``(code …)``), not a status."""
+    event = await _error_event(wire, _cut(f"You exceeded your current quota (code {code})"))
+    assert _kind(wire, event) == kinds[("openai", "anthropic", "responses").index(wire)]

@@ -317,16 +317,20 @@ def forwarded_format(call: ProxyCall) -> dict[str, Any] | None:
 
 # an Anthropic upstream's in-stream ``error`` event, by the type its message
 # begins with (the provider writes ``"<type>: <message>"``), and an
-# OpenAI-compatible one's error chunk, by its status code (``"… (code 429)"``:
-# LiteLLM, vLLM and llama.cpp write a code)
+# OpenAI-compatible one's error chunk, by its code (``"… (code 429)"``: LiteLLM,
+# vLLM and llama.cpp write a status; OpenAI a word, ``insufficient_quota``)
 _API_ERROR_KINDS = {"overloaded_error": "overloaded", "rate_limit_error": "rate_limit"}
-_CODE_KINDS = {"429": "rate_limit", "529": "overloaded"}
-_CODE = re.compile(r"\(code (\d{3})\)\Z")
+_CODE_KINDS = {
+    "429": "rate_limit", "529": "overloaded",
+    "rate_limit_exceeded": "rate_limit", "insufficient_quota": "billing",
+}
+_CODE = re.compile(r"\(code (\w+)\)\Z")
 
 
 def kind_for_error(message: str) -> str:
     """The wire-neutral kind of an upstream failure that came inside its stream:
-    an overload or a rate limit keeps its kind, anything else is ``upstream``.
+    an overload or a rate limit keeps its kind (a used-up quota is ``billing``),
+    anything else is ``upstream``.
     Clients retry a stream that failed with an overload (they read the error's
     type, as a 200 stream has no status to read), and a plain ``api_error``
     told them it was not worth a retry."""
