@@ -209,3 +209,32 @@ async def test_a_tool_waiting_inside_an_async_generator_is_not_closed() -> None:
     outcome = await Executor(ToolRegistry([count]), timeout=0.05).execute(call("count"))
     assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
     assert swallowed
+
+
+async def test_a_call_cancelled_before_its_thread_started_is_not_counted() -> None:
+    """A call that timed out while it waited for a worker thread (all of anyio's
+    busy) never runs, and was counted as an abandoned thread for ever after: in
+    a busy process the limit was reached by threads that did not exist."""
+    release = threading.Event()
+
+    @tool
+    def stuck() -> str:
+        """Block until released."""
+        release.wait(10)
+        return "released"
+
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    tokens = limiter.total_tokens
+    limiter.total_tokens = 1  # this test's event loop only
+    before = executor.abandoned_threads()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, release.wait, 10)  # holds the one thread
+            await anyio.sleep(0.05)
+            waited = await Executor(ToolRegistry([stuck]), timeout=0.05).execute(call("stuck"))
+            assert isinstance(waited, ToolFailed) and waited.kind == "timeout"
+            assert executor.abandoned_threads() == before
+            release.set()
+    finally:
+        release.set()
+        limiter.total_tokens = tokens

@@ -432,11 +432,12 @@ def abandoned_threads() -> int:
 
 async def _in_thread(fn: Callable[[], Any]) -> Any:
     """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
-    ended = False
-    abandoned = False
+    started = ended = abandoned = False
 
     def run() -> Any:
-        nonlocal ended
+        nonlocal started, ended
+        with _ABANDONED.lock:
+            started = True
         try:
             value = fn()
         except GeneratorExit as exc:
@@ -459,7 +460,8 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
         value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         with _ABANDONED.lock:
-            if not ended:
+            # not a call still waiting for a worker thread: it never runs
+            if started and not ended:
                 abandoned = True
                 _ABANDONED.count += 1
         raise
