@@ -6,6 +6,7 @@ import json
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 
 from streamtools.errors import ProviderError
@@ -143,3 +144,35 @@ async def test_a_last_turn_cut_by_an_error_is_not_the_answer() -> None:
     assert not any(
         isinstance(m, AssistantMessage) and m.text == "The sum is" for m in transcript.messages
     )
+
+
+class RaisesAfterACall:
+    """A model whose stream writes a call, then raises (a custom provider, a replay)."""
+
+    @asynccontextmanager
+    async def _opened(self) -> Any:
+        async def chunks() -> Any:
+            yield TextChunk(text="Adding. " + hermes("add", a=2, b=3))
+            await anyio.sleep(0.05)  # the call runs meanwhile
+            raise ProviderError("connection reset")
+
+        yield chunks()
+
+    def stream(self, request: ModelRequest) -> Any:
+        return self._opened()
+
+
+async def test_calls_that_ran_before_a_stream_raised_stay_in_the_history() -> None:
+    """They ran (a message sent, a file written): a chat that asks again must
+    see them, lest the model make them again."""
+    transcript = Transcript()
+    transcript.user("2+3?")
+    with pytest.raises(ProviderError):
+        await Agent(RaisesAfterACall(), [add], dialect="hermes").run(transcript)
+    assert [type(m) for m in transcript.messages] == [
+        UserMessage,
+        AssistantMessage,
+        ToolResultMessage,
+    ]
+    result = transcript.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.content == "5"

@@ -71,7 +71,9 @@ tool calls and results above all (the tools ran). The cut reply's visible
 text is on the error (``ProviderError.partial_text``), and the history on
 ``ProviderError.transcript``. A failed stream whose reply has calls is not
 rung 4: its complete calls ran and are kept with their results, and a call it
-cut off is a ``CallError`` for rung 1.
+cut off is a ``CallError`` for rung 1. So is a reply with calls whose stream
+raised: it goes in the transcript before the error is raised, a call still
+running told that it did not finish.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -337,8 +339,13 @@ class Agent:
                     partial = None
                     raise
                 except BaseException as exc:  # a tool's KeyboardInterrupt too (see the docstring)
-                    if isinstance(exc, ProviderError) and exc.partial_text is None:
-                        exc.partial_text = partial.visible_text if partial is not None else ""
+                    if isinstance(exc, ProviderError) and partial is not None:
+                        if exc.partial_text is None:
+                            exc.partial_text = partial.visible_text
+                        if partial.calls:  # they ran: kept, as for a stream ended in error
+                            _append_reply(
+                                transcript, partial, native=self.native, unfinished=_FAILED
+                            )
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 kept = len(transcript.messages)
@@ -575,6 +582,7 @@ _NATIVE_REMINDER = (
 # What a call still running when its turn was cut short is told, after "did not finish: "
 _OUT_OF_TIME = "the run's time budget ran out while it ran."
 _STOPPED = "the run was stopped while it ran."
+_FAILED = "the model's stream failed while it ran."
 
 
 def _append_reply(
