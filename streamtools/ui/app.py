@@ -19,8 +19,18 @@ cancels the pump, which leaves the agent's ``async with`` block, which
 cancels the model request and running tools. A failed write is treated as a
 disconnect too.
 
+The endpoint also answers ``GET``, the only method of a browser's
+``EventSource``: the conversation comes in the query string
+(``messages.parse_chat_query``: ``?prompt=…`` or ``?messages=[…]``; 414
+past ``max_query`` bytes, a length that proxies in front also accept), and
+our events are framed for ``EventSource`` (``sse.EventSourceFramer``: a
+failure is ``stream_error``, never ``error``, and ``done`` ends the stream).
+A GET carrying ``Last-Event-ID`` is that ``EventSource`` reconnecting after
+the stream ended or dropped: it gets 204, which makes it stop, since running
+the conversation again would run its tools again.
+
 ``create_app(agent)`` serves the page at ``/``, the AI SDK stream at
-``POST /api/chat`` and our events at ``POST /api/events``. With
+``POST /api/chat`` and our events at ``GET`` and ``POST /api/events``. With
 ``cors_origins`` a front end served from those origins (a ``useChat`` app on
 its own dev server, ``http://localhost:3000``) may call the endpoints: Starlette's
 ``CORSMiddleware`` answers the browser's preflight and marks the responses.
@@ -48,11 +58,12 @@ from starlette.types import Message, Receive, Scope, Send
 
 from streamtools.transcript import Transcript
 from streamtools.ui.aisdk import UI_MESSAGE_STREAM_HEADERS
-from streamtools.ui.messages import ChatRequestError, parse_chat_request
+from streamtools.ui.messages import ChatRequestError, parse_chat_query, parse_chat_request
 from streamtools.ui.sse import (
     EVENTS_HEADERS,
     EventsFramer,
     EventSource,
+    EventSourceFramer,
     Framer,
     UIMessageFramer,
     pump,
@@ -164,16 +175,29 @@ def chat_endpoint(
     protocol: Protocol = "ai-sdk",
     keepalive: float = 15.0,
     max_body: int = 4 * 1024 * 1024,
+    max_query: int = 8 * 1024,
     dynamic_tools: bool = True,
     finish_reason: bool = True,
     shutdown: Shutdown | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
-    """A Starlette endpoint that streams ``agent`` for each POSTed conversation;
-    ``shutdown.close()`` ends the streams under way (see ``Shutdown``).
-    ``finish_reason=False`` leaves ``finishReason`` out of the ``finish`` chunk,
-    for an ai 5 client older than 5.0.92, whose strict schema refuses it."""
+    """A Starlette endpoint that streams ``agent`` for each POSTed conversation,
+    or for one in a GET's query string (see the module docstring; mount it with
+    ``methods=["GET", "POST"]``); ``shutdown.close()`` ends the streams under
+    way (see ``Shutdown``). ``finish_reason=False`` leaves ``finishReason`` out
+    of the ``finish`` chunk, for an ai 5 client older than 5.0.92, whose strict
+    schema refuses it."""
 
     async def endpoint(request: Request) -> Response:
+        if request.method == "GET":
+            if "last-event-id" in request.headers:
+                return Response(status_code=204)  # an EventSource reconnecting: stop it
+            if len(request.scope["query_string"]) > max_query:
+                return _error(414, f"query string longer than {max_query} bytes; POST it")
+            try:
+                transcript = parse_chat_query(request.query_params.multi_items())
+            except ChatRequestError as exc:
+                return _error(400, str(exc))
+            return _response(transcript, event_source=True)
         body = bytearray()
         try:
             async for piece in request.stream():
@@ -188,10 +212,15 @@ def chat_endpoint(
             transcript = parse_chat_request(bytes(body))
         except ChatRequestError as exc:
             return _error(400, str(exc))
+        return _response(transcript, event_source=False)
+
+    def _response(transcript: Transcript, *, event_source: bool) -> Response:
         framer: Framer
         if protocol == "ai-sdk":
             framer = UIMessageFramer(dynamic_tools=dynamic_tools, finish_reason=finish_reason)
             headers = UI_MESSAGE_STREAM_HEADERS
+        elif event_source:
+            framer, headers = EventSourceFramer(), EVENTS_HEADERS
         else:
             framer, headers = EventsFramer(), EVENTS_HEADERS
         return EventStreamResponse(
@@ -203,7 +232,7 @@ def chat_endpoint(
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    kind = "invalid_request_error" if status == 400 else "request_too_large"
+    kind = "invalid_request_error" if status == 400 else "request_too_large"  # 413, 414
     return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status)
 
 
@@ -224,12 +253,13 @@ def create_app(
     finish_reason: bool = True,
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
-    UI message stream) and ``/api/events`` (our events). ``suggestion`` is a first
-    message the page offers with one click. ``cors_origins``: the origins of front
-    ends served elsewhere that may call the endpoints (``"*"``: any; see the module
-    docstring). ``finish_reason=False``: for an ai 5 client older than 5.0.92 (see
-    ``chat_endpoint``). ``app.state.shutdown`` (a ``Shutdown``) ends the streams
-    under way: the server calls its ``close()`` when it stops."""
+    UI message stream) and ``/api/events`` (our events; GET for ``EventSource``).
+    ``suggestion`` is a first message the page offers with one click.
+    ``cors_origins``: the origins of front ends served elsewhere that may call the
+    endpoints (``"*"``: any; see the module docstring). ``finish_reason=False``: for
+    an ai 5 client older than 5.0.92 (see ``chat_endpoint``). ``app.state.shutdown``
+    (a ``Shutdown``) ends the streams under way: the server calls its ``close()``
+    when it stops."""
     page_html = _fill_page(chat_page(), title=title, subtitle=subtitle, suggestion=suggestion)
 
     async def index(request: Request) -> Response:
@@ -247,7 +277,7 @@ def create_app(
         Route(
             "/api/events",
             chat_endpoint(agent, protocol="events", keepalive=keepalive, shutdown=shutdown),
-            methods=["POST"],
+            methods=["GET", "POST"],
         ),
     ]
     if page:

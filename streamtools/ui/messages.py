@@ -27,11 +27,16 @@ must not hold a call without a result.
 Validation is at this boundary, with msgspec; anything malformed raises
 ``ChatRequestError`` whose message names the problem (the endpoint answers
 400 with it). The conversation must end with a user message.
+
+A browser's ``EventSource`` can only GET, so ``parse_chat_query`` reads the
+same conversation from a query string: ``prompt=TEXT`` (one user message)
+or ``messages=JSON`` (the ``messages`` array of a POST body, either shape).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -46,9 +51,10 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["ChatRequestError", "parse_chat_request"]
+__all__ = ["ChatRequestError", "parse_chat_query", "parse_chat_request"]
 
 _json = msgspec.json.Encoder()
+T = TypeVar("T")
 
 
 class ChatRequestError(ValueError):
@@ -78,24 +84,50 @@ class _Body(msgspec.Struct, kw_only=True):
 
 
 _decoder = msgspec.json.Decoder(_Body)
+_messages_decoder = msgspec.json.Decoder(list[_Message])
 
 
 def parse_chat_request(body: bytes) -> Transcript:
     """The conversation in ``body`` (JSON) as a new transcript."""
+    parsed = _decode(_decoder, body, "request body", "invalid chat request")
+    return _transcript(parsed.messages)
+
+
+def parse_chat_query(params: Sequence[tuple[str, str]]) -> Transcript:
+    """The conversation in a GET request's query parameters (decoded pairs, in
+    order): one ``prompt`` or one ``messages``; any other parameter (a cache
+    buster) is ignored."""
+    given = [(key, value) for key, value in params if key in ("prompt", "messages")]
+    if len(given) != 1:
+        raise ChatRequestError(
+            "give the conversation as one `prompt` or one `messages` query parameter"
+        )
+    key, value = given[0]
+    if key == "prompt":
+        return Transcript(messages=[UserMessage(content=value)])
+    what = "the `messages` query parameter"
+    invalid = "invalid `messages` query parameter"
+    return _transcript(_decode(_messages_decoder, value.encode(), what, invalid))
+
+
+def _decode(decoder: msgspec.json.Decoder[T], data: bytes, what: str, invalid: str) -> T:
     try:
         # read again with U+FFFD for lone surrogate halves if it has any: a browser's
         # JSON.stringify writes one of a string cut inside an emoji
-        parsed = decode_json(_decoder.decode, body)
+        return decode_json(decoder.decode, data)
     except msgspec.ValidationError as exc:
-        raise ChatRequestError(f"invalid chat request: {exc}") from None
+        raise ChatRequestError(f"{invalid}: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise ChatRequestError(f"request body is not valid JSON: {exc}") from None
+        raise ChatRequestError(f"{what} is not valid JSON: {exc}") from None
     except RecursionError:  # deeper than msgspec goes (about a thousand levels)
-        raise ChatRequestError("request body is nested too deeply") from None
+        raise ChatRequestError(f"{what} is nested too deeply") from None
     except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
-        raise ChatRequestError(f"request body is not valid UTF-8: {exc.reason}") from None
+        raise ChatRequestError(f"{what} is not valid UTF-8: {exc.reason}") from None
+
+
+def _transcript(messages: list[_Message]) -> Transcript:
     transcript = Transcript()
-    for n, message in enumerate(parsed.messages):
+    for n, message in enumerate(messages):
         if message.parts is not None:
             transcript.messages.extend(_from_parts(message, n))
         elif message.content is not None:

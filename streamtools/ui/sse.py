@@ -9,6 +9,15 @@ Two wire formats share one pump:
   ``type`` tag as the SSE ``event:`` name and its msgspec JSON as ``data:``
   (``decode_event`` reads it back). An agent failure ends the stream with an
   ``error`` event (a ``StreamError`` of kind ``server``).
+- ``EventSourceFramer``: the same for a browser's ``EventSource`` (``GET``),
+  which gives the name ``error`` to its own connection errors: a
+  ``StreamError`` is named ``stream_error`` there, the stream ends with a
+  ``done`` event (the page closes the ``EventSource`` at it), and it opens
+  with an ``id:`` line, so that a reconnection (``EventSource`` reconnects
+  whenever a stream ends or drops) carries ``Last-Event-ID``, which the
+  endpoint answers with 204, the status that stops it: a stateless stream
+  cannot resume, and starting it again would run the agent and its tools
+  again.
 - ``UIMessageFramer``: the AI SDK UI message stream (see ``aisdk``), ending
   with ``data: [DONE]``.
 
@@ -41,6 +50,7 @@ __all__ = [
     "EVENTS_HEADERS",
     "KEEPALIVE",
     "EventSource",
+    "EventSourceFramer",
     "EventsFramer",
     "Framer",
     "UIMessageFramer",
@@ -68,11 +78,12 @@ class EventSource(Protocol):
     ) -> AbstractAsyncContextManager[AsyncIterator[Event]]: ...
 
 
-def encode_sse_event(event: Event) -> bytes:
-    """One event as an SSE message named by its ``type`` tag; a lone surrogate
-    half as U+FFFD (see ``aisdk.encode_ui_chunk``)."""
-    tag = type(event).__struct_config__.tag
-    return b"event: " + str(tag).encode() + b"\ndata: " + encode_json(event) + b"\n\n"
+def encode_sse_event(event: Event, *, name: str | None = None) -> bytes:
+    """One event as an SSE message named ``name``, by default its ``type`` tag; a
+    lone surrogate half as U+FFFD (see ``aisdk.encode_ui_chunk``)."""
+    if name is None:
+        name = str(type(event).__struct_config__.tag)
+    return b"event: " + name.encode() + b"\ndata: " + encode_json(event) + b"\n\n"
 
 
 class Framer(Protocol):
@@ -94,6 +105,28 @@ class EventsFramer:
         if error is None:
             return b""
         return encode_sse_event(StreamError(kind="server", message=error))
+
+
+class EventSourceFramer:
+    """Our own events for a browser's ``EventSource`` (see the module docstring):
+    ``stream_error`` for a ``StreamError`` (its data still says ``"type":
+    "error"``, as ``decode_event`` reads it), a last ``done`` event, a first
+    ``id:`` line."""
+
+    def open(self) -> bytes:
+        # no data: sets the browser's last event ID, dispatches nothing
+        return b"id: 0\n\n"
+
+    def frame(self, event: Event) -> bytes:
+        if isinstance(event, StreamError):
+            return encode_sse_event(event, name="stream_error")
+        return encode_sse_event(event)
+
+    def close(self, error: str | None = None) -> bytes:
+        failure = b""
+        if error is not None:
+            failure = self.frame(StreamError(kind="server", message=error))
+        return failure + b"event: done\ndata: {}\n\n"
 
 
 class UIMessageFramer:
