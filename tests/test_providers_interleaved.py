@@ -164,7 +164,7 @@ def test_any_interleaving_gives_each_call_whole_and_in_one_piece(
         which = data.draw(st.sampled_from([n for n, rest in enumerate(pending) if rest]))
         for chunk in calls.feed(pending[which].pop(0)):
             events += native.feed(chunk)
-    for chunk in calls.finish(whole=True):
+    for chunk in calls.finish(whole=True) + calls.rest():
         events += native.feed(chunk)
     events += native.end("tool_calls")
     ends = [(e.id, e.arguments) for e in events if isinstance(e, CallEnd)]

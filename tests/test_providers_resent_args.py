@@ -95,3 +95,21 @@ async def test_cumulative_arguments_over_http(anyio_backend: str) -> None:
     events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
     ends = [e for e in events + native.end("tool_calls") if isinstance(e, CallEnd)]
     assert [(e.name, e.arguments) for e in ends] == [("weather", {"city": "Paris", "days": 3})]
+
+
+async def test_a_finish_reason_on_every_chunk_does_not_end_a_call_mid_way(
+    anyio_backend: str,
+) -> None:
+    """Gateways in front of Gemini (one-api, new-api, gcli2api) put
+    ``finish_reason: "stop"`` on every chunk. The first one ended the call
+    being written: it ran with ``{}`` and the rest of its arguments became a
+    malformed part."""
+
+    def stop(chunk: Any) -> Any:
+        chunk["choices"][0]["finish_reason"] = "stop"
+        return chunk
+
+    frames = [tool(0, "", "c1", "search"), tool(0, '{"q": '), tool(0, '"rain"}')]
+    frames += [tool(1, '{"q": "sun"}', "c2", "search")]
+    body = sse(*[stop(f) for f in frames], "data: [DONE]\n\n")
+    assert await ends_of(body) == [("search", {"q": "rain"}), ("search", {"q": "sun"})]

@@ -224,13 +224,18 @@ class ToolCallDeltas:
         return out
 
     def finish(self, *, whole: bool) -> list[CallChunk]:
-        """At the finish reason: every call not yet complete ends, ``done`` if
-        ``whole`` (see ``OpenAIChat``), and every chunk held goes out."""
+        """At a finish reason: every call not yet complete ends, ``done`` if
+        ``whole`` (see ``OpenAIChat``) and its arguments are a whole value. A
+        call whose arguments are not whole is left open, and the chunks of the
+        calls after it held, until the stream ends (``rest``; ``NativeCalls.end``
+        ends it): some gateways put a finish reason on every chunk (one-api and
+        new-api in front of Gemini), and the first one ended the call being
+        written, which ran with ``{}``."""
         out: list[CallChunk] = []
         for call in list(self._queue):
-            if not call.ended:
+            if not call.ended and (not whole or call.whole.whole):
                 self._close(call, whole, out)
-        return out + self.rest()
+        return out
 
     def rest(self) -> list[CallChunk]:
         """At the end of the stream, however it ended: the chunks still held,
