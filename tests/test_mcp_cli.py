@@ -80,7 +80,7 @@ def test_chat_reports_a_command_line_with_an_unclosed_quote() -> None:
     [
         (["no_such_module_xyz:tools"], "cannot load no_such_module_xyz:tools: ModuleNotFoundError"),
         (["os:no_such_name"], "cannot load os:no_such_name: AttributeError"),
-        (["os:getcwd"], "os:getcwd is not a ToolRegistry or a list of tools"),
+        (["os:sep"], "os:sep is not a ToolRegistry, a tool or a list of tools"),
         (["no-colon"], "expected MODULE:NAME, got 'no-colon'"),
         (["--http", "abc", "os:getcwd"], "argument --http: expected HOST:PORT, got 'abc'"),
         (["--http", ":99999", "os:getcwd"], "argument --http: a port is 0 to 65535"),
@@ -96,6 +96,21 @@ def test_serve_refuses_what_it_cannot_serve_with_a_usage_error(
     assert "usage: python -m streamtools.mcp" in err
     assert message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("target", ["registry_tools:add", "registry_tools:add.fn"])
+def test_one_tool_or_function_is_served_as_streamtools_ui_takes_it(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``streamtools ui --tools`` takes a single tool; this refused one with
+    ``TypeError: 'Tool' object is not iterable``."""
+    from streamtools.mcp.__main__ import _load
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # _load adds "." to it
+    tools = _load("mcp_servers." + target)
+    assert list(tools) == ["add"]
+    add = tools.get("add")
+    assert add is not None and add.fn is not None and add.fn(a=40, b=2) == 42
 
 
 def test_a_server_printing_junk_to_stdout_is_one_warning_not_tracebacks() -> None:

@@ -2,10 +2,10 @@
 
 Theory of operation
 -------------------
-``NAME`` is a ``ToolRegistry`` or a list of tools / functions in the importable
-module ``MODULE``. Over stdio by default (for clients that start the server
-themselves, e.g. a desktop app's MCP settings); ``--http HOST:PORT`` serves
-streamable HTTP at ``--path`` instead.
+``NAME`` is a ``ToolRegistry``, a tool or function, or a list of tools /
+functions in the importable module ``MODULE``. Over stdio by default (for
+clients that start the server themselves, e.g. a desktop app's MCP settings);
+``--http HOST:PORT`` serves streamable HTTP at ``--path`` instead.
 
 When serving ends (the client closed stdin, Ctrl-C), the process exits at once
 (``streamtools.cli.exit_if_threads_remain``) even if a sync tool is still
@@ -46,11 +46,14 @@ def _load(target: str) -> ToolRegistry:
             value = getattr(value, part)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load {target}: {describe_exception(exc)}") from None
+    if callable(value) and not isinstance(value, ToolRegistry):
+        value = [value]  # one tool or function, as `streamtools ui --tools` takes it
     try:
         return value if isinstance(value, ToolRegistry) else ToolRegistry(value)
     except (TypeError, StreamtoolsError) as exc:
         raise ValueError(
-            f"{target} is not a ToolRegistry or a list of tools: {describe_exception(exc)}"
+            f"{target} is not a ToolRegistry, a tool or a list of tools: "
+            + describe_exception(exc)
         ) from None
 
 
@@ -69,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m streamtools.mcp", description="Serve streamtools tools over MCP."
     )
-    parser.add_argument("target", help="MODULE:NAME of a ToolRegistry or a list of tools")
+    parser.add_argument(
+        "target", help="MODULE:NAME of a ToolRegistry, a tool or a list of tools"
+    )
     parser.add_argument("--name", default="streamtools", help="server name shown to clients")
     parser.add_argument(
         "--http", metavar="HOST:PORT", type=_address, help="serve streamable HTTP, not stdio"
