@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from provider_support import collect, mock, text_of
 
-from streamtools.model import FinishChunk, UsageChunk
+from streamtools.model import CallChunk, FinishChunk, UsageChunk
 from streamtools.providers import OpenAIChat
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
@@ -57,3 +57,36 @@ async def test_a_stream_cut_inside_its_last_event_is_still_an_error(anyio_backen
     chunks = await collect(OpenAIChat("m", client=mock(body)))
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        ("MAX_TOKENS", "length"),  # Gemini's own reasons, passed on by gateways
+        ("STOP", "stop"),
+        ("SAFETY", "content_filter"),
+        ("max_tokens", "length"),  # Anthropic's, through OpenAI-shaped gateways
+        ("tool_use", "tool_calls"),
+        ("stop_sequence", "stop"),
+        ("eos_token", "stop"),
+        ("tool_call", "tool_calls"),
+    ],
+)
+async def test_other_apis_finish_reasons_are_read_as_openai_s(
+    anyio_backend: str, sent: str, read: str
+) -> None:
+    """A gateway that passes another API's finish reason through gave it raw:
+    a call cut by ``MAX_TOKENS`` was completed (and ran) as if it were whole."""
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": sent}]}
+    body = f"{data(TEXT)}\n\n{data(finish)}\n\ndata: [DONE]\n\n"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert chunks[-1] == FinishChunk(reason=read)
+
+
+async def test_a_call_cut_by_max_tokens_is_not_completed(anyio_backend: str) -> None:
+    call = {"index": 0, "id": "c1", "function": {"name": "write", "arguments": '{"text": "ab'}}
+    start = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "MAX_TOKENS"}]}
+    body = f"{data(start)}\n\n{data(finish)}\n\ndata: [DONE]\n\n"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    assert not [c for c in chunks if isinstance(c, CallChunk) and c.done]

@@ -66,6 +66,10 @@ honoured:
   whole) or ``error`` without an error object, with a message that names it;
   the call open then is not complete (``NativeCalls.end``: unterminated): it
   was passed on as a finish of its own, and the call ran on what had come.
+* A finish reason of another API that a gateway passes on (Anthropic's
+  ``max_tokens`` and ``tool_use``, Gemini's ``MAX_TOKENS`` and ``SAFETY``) is
+  read as OpenAI's (``_reason``): it was passed on raw, and a call cut by
+  ``MAX_TOKENS`` was not seen as cut.
 * Groq puts the usage in ``x_groq.usage`` on the last chunk (without
   ``stream_options``, or where a gateway drops it), and Moonshot (Kimi) in
   ``choices[0].usage``; each is read as ``usage`` (Kimi's answers came
@@ -222,7 +226,27 @@ class _Event(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(_Event)
 _MAX_STOPS = 4  # OpenAI's limit on ``stop``; servers that take more lose nothing (cut here)
-_FINISH = {"function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error"}
+_FINISH = {
+    "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
+    # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
+    # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
+    "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
+    "stop_sequence": "stop", "eos_token": "stop", "safety": "content_filter",
+    "recitation": "content_filter", "blocklist": "content_filter",
+    "prohibited_content": "content_filter", "spii": "content_filter",
+}  # fmt: skip
+
+
+def _reason(sent: str) -> str:
+    """A finish reason as OpenAI's (see ``_FINISH``); one it has no word for, as sent."""
+    reason = _FINISH.get(sent)
+    if reason is None:
+        lower = sent.lower()
+        reason = _FINISH.get(lower, lower if lower in _OPENAI_REASONS else sent)
+    return reason
+
+
+_OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
 _CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
@@ -300,7 +324,7 @@ def _check_n(body: Mapping[str, Any]) -> None:
 
 def _failed(choice: _Choice, name: str) -> str | None:
     """What an ``error`` finish says (see the module docstring), else None."""
-    if _FINISH.get(choice.finish_reason or "", choice.finish_reason) != "error":
+    if _reason(choice.finish_reason or "") != "error":
         return None
     return f"{name} ended the answer with finish_reason {choice.finish_reason!r}"
 
@@ -503,7 +527,7 @@ class OpenAIChat(HTTPProvider):
                             for call_chunk in calls.feed(tc):
                                 yield call_chunk
                     if choice.finish_reason:
-                        reason = _FINISH.get(choice.finish_reason, choice.finish_reason)
+                        reason = _reason(choice.finish_reason)
                         # out of tokens or filtered: not complete by the wire's say-so;
                         # the finish reason decides (``NativeCalls.end``: unterminated)
                         for call_chunk in calls.finish(whole=reason not in _CUT):
