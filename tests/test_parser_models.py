@@ -323,6 +323,16 @@ MODEL_CASES: list[Case] = [
     Case("am-parameter-as-attribute-and-element", "am_xml",
          '<am:tool_call name="search" q="cats"><q>dogs</q></am:tool_call>',
          [("error", S, "malformed"), F], extra={"catalog": True}),
+    # -- am_xml: a self-closing parameter element with a value attribute -----------------
+    # (after the definitions' <parameter name=… type=…/>): it was the empty string
+    Case("am-parameter-value-attribute", "am_xml",
+         '<am:tool_call name="search"><parameter name="q" value="cats &amp; dogs"/>'
+         "</am:tool_call>", [call(S, q="cats & dogs"), F]),
+    Case("am-element-value-attribute-typed", "am_xml",
+         '<am:tool_call name="calc">\n<a value="1.5"/>\n<b value=2 />\n</am:tool_call>',
+         [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
+    Case("am-empty-element-still-empty", "am_xml",
+         '<am:tool_call name="search"><q/></am:tool_call>', [call(S, q=""), F]),
     # -- a stop string with a marker after its first character ---------------------------
     # the marker ends first; where it is prose (quoted, mid-line) the stop string that
     # began before it counts, as for a provider (it was missed: the text showed it)

@@ -37,7 +37,10 @@ unwrapped; one newline (``\\n`` or ``\\r\\n``) directly after the opening tag
 and one directly before the closing tag are layout, not content
 (``<code>\\nx = 1\\n</code>`` is ``"x = 1"``). Typed values are stripped.
 ``<parameter name="a">…</parameter>`` (the tag the tool definitions use) is
-accepted as parameter ``a``. A ``<parameters>`` (or ``<arguments>``, ``<args>``)
+accepted as parameter ``a``; an element that closes itself takes its value
+from a ``value`` attribute (``<parameter name="q" value="cats"/>``,
+``<q value="cats"/>``, written after the definitions' self-closing tags: it
+was the empty string), else it is empty. A ``<parameters>`` (or ``<arguments>``, ``<args>``)
 element around the parameter elements, as models trained on Anthropic's old
 ``<invoke><parameters>…`` format write, is markup (its closing tag too; left
 open, ``</am:tool_call>`` still closes the call) when it is the call's first
@@ -399,7 +402,10 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             if given is not None:
                 name = given
         self._open_param(name, m.group(1))
-        if m.group(3):  # <a/>: an empty value
+        if m.group(3):  # <a/>: an empty value, or the one a value attribute gives
+            value = _attribute(tag, m.end(1), "value")
+            if value:
+                self._content(value)
             self._close_param()
         return e + 1
 
@@ -578,8 +584,14 @@ def _name_attribute(tag: str, pos: int) -> str | None:
         if e >= 0:
             value = tag[pos + 7 : e]
             return html.unescape(value) if "&" in value else value
+    return _attribute(tag, pos, "name")
+
+
+def _attribute(tag: str, pos: int, key: str) -> str | None:
+    """The attribute ``key`` of a whole tag whose attributes begin at ``pos``,
+    its entities decoded; None if absent (or after text that is no attribute)."""
     while (m := _ATTR.match(tag, pos)) is not None:
-        if m.group(1) == "name":
+        if m.group(1) == key:
             value = m.group(2)
             if value is None:
                 value = m.group(3) if m.group(3) is not None else m.group(4)
