@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         chat_endpoint,
         chat_page,
         create_app,
+        no_stream_to_resume,
     )
 
 __all__ = [
@@ -48,11 +49,19 @@ __all__ = [
     "create_app",
     "encode_sse_event",
     "encode_ui_chunk",
+    "no_stream_to_resume",
     "parse_chat_request",
     "pump",
 ]
 
-_STARLETTE = {"EventStreamResponse", "Shutdown", "chat_endpoint", "chat_page", "create_app"}
+_STARLETTE = {
+    "EventStreamResponse",
+    "Shutdown",
+    "chat_endpoint",
+    "chat_page",
+    "create_app",
+    "no_stream_to_resume",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -30,7 +30,8 @@ the stream ended or dropped: it gets 204, which makes it stop, since running
 the conversation again would run its tools again.
 
 ``create_app(agent)`` serves the page at ``/``, the AI SDK stream at
-``POST /api/chat`` and our events at ``GET`` and ``POST /api/events``. With
+``POST /api/chat`` (and 204, "nothing to resume", at ``GET
+/api/chat/{id}/stream``) and our events at ``GET`` and ``POST /api/events``. With
 ``cors_origins`` a front end served from those origins (a ``useChat`` app on
 its own dev server, ``http://localhost:3000``) may call the endpoints: Starlette's
 ``CORSMiddleware`` answers the browser's preflight and marks the responses.
@@ -69,7 +70,14 @@ from streamtools.ui.sse import (
     pump,
 )
 
-__all__ = ["EventStreamResponse", "Shutdown", "chat_endpoint", "chat_page", "create_app"]
+__all__ = [
+    "EventStreamResponse",
+    "Shutdown",
+    "chat_endpoint",
+    "chat_page",
+    "create_app",
+    "no_stream_to_resume",
+]
 
 Protocol = Literal["ai-sdk", "events"]
 
@@ -231,6 +239,13 @@ def chat_endpoint(
     return endpoint
 
 
+async def no_stream_to_resume(request: Request) -> Response:
+    """``GET /api/chat/{id}/stream``, where ``useChat({ resume: true })`` asks on
+    mount for a stream to resume: 204, the SDK's "none", as a stateless server
+    never has one (a 404 was an error the chat showed: "Not Found")."""
+    return Response(status_code=204)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     kind = "invalid_request_error" if status == 400 else "request_too_large"  # 413, 414
     return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status)
@@ -280,6 +295,7 @@ def create_app(
             methods=["GET", "POST"],
         ),
     ]
+    routes.append(Route("/api/chat/{chat_id}/stream", no_stream_to_resume, methods=["GET"]))
     if page:
         routes.append(Route("/", index, methods=["GET"]))
     middleware = []

@@ -6,7 +6,7 @@
 // We give it the plain state object useChat would keep, send each prompt from
 // the command line in turn, and print the resulting messages as JSON.
 //
-// usage: [AI_PACKAGE=ai5] node chat_client.mjs URL PROMPT [PROMPT...]
+// usage: [AI_PACKAGE=ai5] [RESUME=1] node chat_client.mjs URL PROMPT [PROMPT...]
 // The SDK under test: "ai" (6.x) unless AI_PACKAGE names another installed
 // major, e.g. "ai5" (package.json installs ai 5 under that alias).
 import { createRequire } from "node:module";
@@ -39,6 +39,10 @@ const chat = new Chat({
   transport: new DefaultChatTransport({ api: url }),
   onError: (error) => errors.push(String(error && error.message || error)),
 });
+// RESUME=1: first what useChat({ resume: true }) does on mount
+if (process.env.RESUME === "1") {
+  await chat.resumeStream();
+}
 for (const text of prompts) {
   await chat.sendMessage({ text });
 }
