@@ -333,6 +333,13 @@ MODEL_CASES: list[Case] = [
          [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
     Case("am-empty-element-still-empty", "am_xml",
          '<am:tool_call name="search"><q/></am:tool_call>', [call(S, q=""), F]),
+    # -- am_xml: <parameter=NAME>, Qwen3-Coder's spelling (a stray tag: malformed) --------
+    Case("am-qwen-parameter", "am_xml",
+         '<am:tool_call name="search">\n<parameter=q>\ncats\n</parameter>\n</am:tool_call>',
+         [call(S, q="cats"), F]),
+    Case("am-qwen-parameter-typed", "am_xml",
+         '<am:tool_call name="calc"><parameter=a>1.5</parameter><parameter="b">2</parameter>'
+         "</am:tool_call>", [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
     # -- a stop string with a marker after its first character ---------------------------
     # the marker ends first; where it is prose (quoted, mid-line) the stop string that
     # began before it counts, as for a provider (it was missed: the text showed it)

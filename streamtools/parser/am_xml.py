@@ -40,7 +40,9 @@ and one directly before the closing tag are layout, not content
 accepted as parameter ``a``; an element that closes itself takes its value
 from a ``value`` attribute (``<parameter name="q" value="cats"/>``,
 ``<q value="cats"/>``, written after the definitions' self-closing tags: it
-was the empty string), else it is empty. A ``<parameters>`` (or ``<arguments>``, ``<args>``)
+was the empty string), else it is empty. ``<parameter=a>…</parameter>``, the
+form Qwen3-Coder models are trained on, is parameter ``a`` too (it was a stray
+tag: the call failed as malformed). A ``<parameters>`` (or ``<arguments>``, ``<args>``)
 element around the parameter elements, as models trained on Anthropic's old
 ``<invoke><parameters>…`` format write, is markup (its closing tag too; left
 open, ``</am:tool_call>`` still closes the call) when it is the call's first
@@ -147,6 +149,8 @@ _ATTR = re.compile(
 _NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>")
 # the common opening tag, nothing but the name in it (no parameter in an attribute)
 _ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?>\Z""")
+# ``<parameter=q>``, as Qwen3-Coder models write a parameter (closed by ``</parameter>``)
+_PARAMETER_IS = re.compile(r"""<parameter=["']?([^\s"'<>=/]+)["']?\s*>\Z""")
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -373,7 +377,11 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return k  # wait for the whole tag
         tag = s[k : e + 1]
         m = OPEN_TAG.match(tag)
-        self._gap_done(m is not None)
+        q = _PARAMETER_IS.match(tag) if m is None else None
+        self._gap_done(m is not None or q is not None)
+        if q is not None:  # <parameter=q>: Qwen3-Coder's spelling
+            self._open_param(html.unescape(q.group(1)), "parameter")
+            return e + 1
         if m is None:
             if _LOOSE_CLOSE.match(tag) is not None:
                 return -(e + 1)  # </am:tool_call >
