@@ -126,8 +126,8 @@ class Tool:
     """A named, described, validated callable. Calling the Tool calls the function."""
 
     __slots__ = (
-        "name", "description", "parameters", "fn", "is_async", "repeatable", "_type", "_wrap",
-        "_check", "_integral",
+        "name", "description", "parameters", "fn", "is_async", "repeatable", "timeout",
+        "_type", "_wrap", "_check", "_integral",
     )
 
     def __init__(
@@ -148,6 +148,9 @@ class Tool:
         # Its result may change between identical calls (a job's status, a clock): the
         # agent runs a repeat of it rather than take it for a loop (``runtime.repair``).
         self.repeatable = False
+        # Seconds a call may take, for this tool only (None: the agent's ``tool_timeout``;
+        # ``math.inf``: no limit).
+        self.timeout: float | None = None
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
         self._check = check  # what convert lets through (``schema.value_check``)
@@ -258,10 +261,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     repeatable: bool = False,
+    timeout: float | None = None,
 ) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, repeatable: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    repeatable: bool = False,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -270,16 +278,25 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     repeatable: bool = False,
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
 
     ``repeatable=True``: the same call may give another result each time (a job's
     status, a clock, a queue), so the agent runs it again when the model repeats
-    it (polling), instead of taking the repeat for a loop (``Tool.repeatable``)."""
+    it (polling), instead of taking the repeat for a loop (``Tool.repeatable``).
+    ``timeout``: the seconds a call of this tool may take, in place of the
+    agent's ``tool_timeout`` (a build that takes minutes beside tools that take
+    a second; ``math.inf``: no limit)."""
+    if timeout is not None and not timeout > 0:  # NaN, zero, negative
+        raise ToolDefinitionError(
+            f"timeout must be a positive number of seconds or None, got {timeout!r}"
+        )
 
     def made(f: Callable[..., Any]) -> Tool:
         made_tool = _from_function(f, name, description)
         made_tool.repeatable = repeatable
+        made_tool.timeout = timeout
         return made_tool
 
     return made(fn) if fn is not None else made

@@ -34,9 +34,10 @@ apply, in this order:
 
 1. a ``CapacityLimiter`` (``max_concurrency``): a call waits for a slot, and
    waiting does not count against its timeout;
-2. a per-call timeout (``move_on_after``; checking ``cancelled_caught``
-   rather than catching ``TimeoutError`` keeps a tool's own ``TimeoutError``
-   reported as the exception it is).
+2. a per-call timeout (``move_on_after``; checking the scope rather than
+   catching ``TimeoutError`` keeps a tool's own ``TimeoutError`` reported as
+   the exception it is): the tool's own (``@tool(timeout=...)``), else the
+   executor's.
 
 Async tools are awaited in the task. Sync tools run in a worker thread
 (``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
@@ -170,8 +171,9 @@ class Executor:
         except ToolArgumentsError as exc:
             return self._failed(call, "invalid_arguments", str(exc)), False
         failure: BaseException | None = None
+        timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own
         async with self.limiter:
-            with anyio.move_on_after(self.timeout) as scope:
+            with anyio.move_on_after(timeout) as scope:
                 try:
                     value = await tool_value(tool, kwargs)
                 except (Exception, SystemExit) as exc:
@@ -187,7 +189,7 @@ class Executor:
             if scope.cancel_called:
                 # Also when the tool caught the timeout's cancellation and then returned
                 # or raised: past its deadline, what it gives is not its answer.
-                message = f"Tool {call.name!r} timed out after {self.timeout:g} s."
+                message = f"Tool {call.name!r} timed out after {timeout:g} s."
                 return self._failed(call, "timeout", message), True
         if isinstance(failure, ThreadsAbandoned):
             return self._failed(call, "exception", f"Tool {call.name!r} was {failure}."), True
