@@ -340,6 +340,17 @@ MODEL_CASES: list[Case] = [
     Case("am-qwen-parameter-typed", "am_xml",
          '<am:tool_call name="calc"><parameter=a>1.5</parameter><parameter="b">2</parameter>'
          "</am:tool_call>", [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
+    # -- am_xml: a CDATA section outside the parameter elements --------------------------
+    # was taken for a declaration and dropped: the call ran without it
+    Case("am-cdata-as-the-body", "am_xml",
+         '<am:tool_call name="search"><![CDATA[{"q": "x"}]]></am:tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("am-cdata-between-parameters", "am_xml",
+         '<am:tool_call name="search"><q>a</q>\n<![CDATA[b]]>\n</am:tool_call>',
+         [("error", S, "malformed"), F]),
+    Case("am-declarations-still-layout", "am_xml",
+         '<am:tool_call name="search"><!-- note --><q>a</q><!DOCTYPE x></am:tool_call>',
+         [call(S, q="a"), F]),
     # -- a stop string with a marker after its first character ---------------------------
     # the marker ends first; where it is prose (quoted, mid-line) the stop string that
     # began before it counts, as for a provider (it was missed: the text showed it)

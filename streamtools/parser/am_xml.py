@@ -66,7 +66,8 @@ body with no child elements but a JSON object as its text is taken as the
 arguments object.
 
 Between, before and after the parameter elements only whitespace, comments
-(``<!-- … -->``), declarations and chat-template special tokens (``<|im_end|>``,
+(``<!-- … -->``), declarations (not a CDATA section: text, which was dropped)
+and chat-template special tokens (``<|im_end|>``,
 Gemma 4's ``<turn|>``, DeepSeek's full-width ``<｜…｜>``: ``calls.SPECIAL_TOKEN``;
 a server that does not strip them, a model ending its turn where
 ``</am:tool_call>`` is due) are allowed. Any other text there, or a stray
@@ -388,7 +389,13 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             if self.wrapper and tag == self.wrapper:
                 self.wrapper = ""  # </parameters>: markup, like its opening tag
                 return e + 1
-            if (
+            if self.bad is None and tag.startswith(CDATA_OPEN):
+                # text, not a declaration: it was dropped (the call ran without it)
+                self.bad = (
+                    f"A CDATA section {tag[:40]!r}{self._after()} is outside a parameter "
+                    "element."
+                ) + self._advice()
+            elif (
                 self.bad is None
                 and tag[1] not in "!?"  # comments, declarations: layout
                 and SPECIAL_TOKEN.fullmatch(tag) is None  # <|im_end|>: layout too
