@@ -67,7 +67,19 @@ LLAMA_BODY = json.dumps({"error": {
         (
             "This endpoint's maximum context length is 131072 tokens. However, you requested "
             "about 140000 tokens (139000 of text input, 1000 in the output).",
-            Overflow(140000, None, 131072),
+            Overflow(139000, 1000, 131072),
+        ),
+        (
+            "This model's maximum context length is 32768 tokens. However, you requested 32000 "
+            "output tokens and your prompt contains at least 5001 input tokens, for a total of "
+            "at least 37001 tokens. Please reduce the length of the input prompt or the number "
+            "of requested output tokens. (parameter=input_tokens, value=5001)",
+            Overflow(5001, 32000, 32768),
+        ),
+        (
+            "This model's maximum context length is 40960 tokens. However, you requested 0 "
+            "output tokens and your prompt contains at least 40961 input tokens",
+            Overflow(40961, 0, 40960),
         ),
         ("Requested tokens (2285) exceed context window of 2048", Overflow(2285, None, 2048)),
         (
@@ -161,13 +173,21 @@ def test_an_upstream_overflow_is_one_for_every_client(
     assert "the request exceeds" in sent["error"]["message"] or "32768" in sent["error"]["message"]
 
 
-def test_an_overflow_of_the_answers_room_says_so_to_an_anthropic_client() -> None:
-    """Claude Code reads this one to lower ``max_tokens``, not to compact."""
-    said = (
+@pytest.mark.parametrize(
+    "said",
+    [
         "'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum "
         "context length is 4096 tokens and your request has 3500 input tokens "
-        "(1000 > 4096 - 3500)."
-    )
+        "(1000 > 4096 - 3500).",
+        "This model's maximum context length is 4096 tokens. However, you requested 1000 "
+        "output tokens and your prompt contains at least 3500 input tokens, for a total of at "
+        "least 4500 tokens. Please reduce the length of the input prompt or the number of "
+        "requested output tokens. (parameter=input_tokens, value=3500)",
+    ],
+)
+def test_an_overflow_of_the_answers_room_says_so_to_an_anthropic_client(said: str) -> None:
+    """Claude Code reads this one to lower ``max_tokens``, not to compact (its
+    32000 is more than a local model's window leaves)."""
     with proxy([Reply(status=400, body=json.dumps({"message": said}))]) as (url, _):
         with pytest.raises(anthropic.BadRequestError) as info:
             _anthropic(url).messages.create(model="c", max_tokens=1000, messages=USER)

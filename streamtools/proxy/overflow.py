@@ -75,6 +75,19 @@ _NUMBERED: list[tuple[re.Pattern[str], tuple[str | None, str | None, str | None]
                    r" tokens and your request has (?P<p>\d+) input tokens"),
         ("p", "c", "l"),
     ),
+    # vLLM: "you requested 32000 output tokens and your prompt contains at least 5001
+    # input tokens" (the prompt may fit, the answer's room not)
+    (
+        re.compile(r"maximum context length is (?P<l>\d+) tokens\. However, you requested "
+                   r"(?P<c>\d+) output tokens and your prompt contains at least (?P<p>\d+)"),
+        ("p", "c", "l"),
+    ),
+    # OpenRouter: "(21239 of text input, 16384 in the output)"
+    (
+        re.compile(r"maximum context length is (?P<l>\d+) tokens.*?\((?P<p>\d+) of text input"
+                   r"[^)]*?(?P<c>\d+) in the output\)", re.DOTALL),
+        ("p", "c", "l"),
+    ),
     # OpenAI's and vLLM's older words: "(3162 in the messages, 1000 in the completion)"
     (
         re.compile(r"maximum context length is (?P<l>\d+) tokens.*?\((?P<p>\d+) in the messages"
