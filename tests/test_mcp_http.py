@@ -13,7 +13,7 @@ import pytest
 from mcp_servers.harness import asgi_server, memory_http_server
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from streamtools.mcp import MCPHttp, MCPLoadError, MCPToolError, mcp_tools
@@ -73,6 +73,30 @@ async def test_a_web_page_instead_of_mcp_is_a_load_error() -> None:
         with pytest.raises(MCPLoadError, match="/mcp'"):
             async with mcp_tools(base + "/mcp", load_timeout=3.0):
                 pass
+
+
+async def unauthorized(request: Request) -> JSONResponse:
+    body = {"error": "invalid_token", "error_description": "missing bearer token"}
+    return JSONResponse(body, status_code=401, headers={"www-authenticate": "Bearer"})
+
+
+async def test_a_refused_token_is_a_load_error_that_says_the_status_and_why() -> None:
+    """The SDK reports any status but 404 as "Server returned an error response":
+    a missing or wrong token read the same as a crashed server."""
+
+    def app() -> Starlette:
+        return Starlette(routes=[Route("/mcp", unauthorized, methods=["GET", "POST", "DELETE"])])
+
+    with asgi_server(app) as base:
+        with pytest.raises(MCPLoadError) as caught:
+            async with mcp_tools(MCPHttp(base + "/mcp", headers={"x": "y"}), load_timeout=5.0):
+                pass
+    message = str(caught.value)
+    assert message.startswith(f"MCP server '{base}/mcp' could not be loaded: ")
+    assert message.endswith(
+        'the server answered HTTP 401 Unauthorized: {"error":"invalid_token",'
+        '"error_description":"missing bearer token"}'
+    )
 
 
 async def test_cancelling_mid_call_ends_the_session_and_the_server_lives_on() -> None:

@@ -61,6 +61,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from streamtools.mcp.results import result_text
 from streamtools.mcp.servers import (
+    HTTPAnswers,
     MCPHttp,
     MCPLoadError,
     MCPStdio,
@@ -209,6 +210,7 @@ class MCPConnection:
         before ``ready`` only."""
         loaded = False
         http_client: httpx2.AsyncClient | None = None
+        answers: HTTPAnswers | None = None
         self._session_end = anyio.Event()
         self._garbage = None
         try:
@@ -216,7 +218,7 @@ class MCPConnection:
             # since a cancel scope cannot be left while the SDK's task groups stay open.
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
-                client, http_client = open_client(self.server, self._on_message)
+                client, http_client, answers = open_client(self.server, self._on_message)
                 async with client, anyio.create_task_group() as watching:
                     self._stale = anyio.Event()
                     if _announces_changes(client):
@@ -257,8 +259,11 @@ class MCPConnection:
                         f"MCP server {self.label!r} closed the connection before the "
                         f"handshake completed (did the command exit? see its stderr){sent}"
                     ) from exc
+                why = describe_failure(exc)
+                if answers is not None and answers.last_error is not None:
+                    why += f"; the server answered {answers.last_error}"
                 raise MCPLoadError(
-                    f"MCP server {self.label!r} could not be loaded: {describe_failure(exc)}"
+                    f"MCP server {self.label!r} could not be loaded: {why}"
                 ) from exc
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.

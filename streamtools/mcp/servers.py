@@ -15,7 +15,11 @@ instead of failing the whole server.
 
 The SDK reports failures wrapped in exception groups and pydantic errors;
 ``describe_failure`` and ``offending_input`` turn them into the one line that
-our ``MCPLoadError`` and ``MCPToolError`` messages quote.
+our ``MCPLoadError`` and ``MCPToolError`` messages quote. Over HTTP it reports
+every error status but 404 as "Server returned an error response", so a 401
+(a token missing or refused) read like a crashed server: ``HTTPAnswers``
+keeps the last error answer (status and the start of its body) for the
+message.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from streamtools.errors import StreamtoolsError
 from streamtools.mcp.screen import screened
 
 __all__ = [
+    "HTTPAnswers",
     "MCPHttp",
     "MCPLoadError",
     "MCPStdio",
@@ -113,11 +118,31 @@ def parse_server(server: ServerLike, *, namespace: str | None = None) -> MCPStdi
     return MCPStdio(argv[0], tuple(argv[1:]), namespace=namespace)
 
 
+class HTTPAnswers:
+    """An httpx response hook that keeps the last error answer of a session, in
+    words: ``HTTP 401 Unauthorized: {"error": …}`` (its body cut short)."""
+
+    def __init__(self) -> None:
+        self.last_error: str | None = None
+
+    async def __call__(self, response: httpx2.Response) -> None:
+        if response.status_code < 400:
+            return
+        try:  # read once here; the SDK's own read gets the same bytes
+            body = (await response.aread()).decode("utf-8", "replace")
+        except httpx2.HTTPError:
+            body = ""
+        said = " ".join(body.split())
+        said = said if len(said) <= 300 else said[:300] + "…"
+        status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        self.last_error = f"{status}: {said}" if said else status
+
+
 def open_client(
     server: MCPStdio | MCPHttp, message_handler: MessageHandlerFnT
-) -> tuple[Client, httpx2.AsyncClient | None]:
-    """A client for one session with ``server`` (enter it to connect), and the
-    HTTP client to close after it, if one was made."""
+) -> tuple[Client, httpx2.AsyncClient | None, HTTPAnswers | None]:
+    """A client for one session with ``server`` (enter it to connect), the HTTP
+    client to close after it, if one was made, and what its error answers said."""
     info = Implementation(name="streamtools", version=__version__)
     client: Client | None = None
 
@@ -125,11 +150,15 @@ def open_client(
         return client.session.protocol_version if client is not None else None
 
     http: httpx2.AsyncClient | None = None
+    answers: HTTPAnswers | None = None
     if isinstance(server, MCPHttp):
-        # Our own httpx2 client only to pass headers; the timeouts follow the SDK's
-        # advice (a long read timeout: the server may hold an event stream open).
+        # Our own httpx2 client to pass headers and hear error answers; the timeouts
+        # follow the SDK's advice (a long read: the server may hold a stream open).
+        answers = HTTPAnswers()
         http = httpx2.AsyncClient(
-            headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=dict(server.headers),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [answers]},
         )
         transport = streamable_http_client(server.url, http_client=http)
     else:
@@ -145,7 +174,7 @@ def open_client(
         client_info=info,
         message_handler=message_handler,
     )
-    return client, http
+    return client, http, answers
 
 
 def unwrap_group(exc: BaseException) -> BaseException:
