@@ -126,7 +126,9 @@ class HTTPAnswers:
         self.last_error: str | None = None
 
     async def __call__(self, response: httpx2.Response) -> None:
-        if response.status_code < 400:
+        # POSTs only: the messages; a GET (the listen stream) and a DELETE (the
+        # session's end) may get 405 from a server that offers neither, as allowed
+        if response.status_code < 400 or response.request.method != "POST":
             return
         try:  # read once here; the SDK's own read gets the same bytes
             body = (await response.aread()).decode("utf-8", "replace")
