@@ -54,7 +54,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--model", default=None, help="upstream model, overriding the request's")
     parser.add_argument(
-        "--max-body", type=at_least(1), default=8 * 1024 * 1024, help="request body limit in bytes"
+        "--max-body",
+        type=at_least(1),
+        default=32 * 1024 * 1024,  # ProxyConfig's (not imported here: Starlette loads late)
+        help="request body limit in bytes (default 32 MiB)",
     )
     parser.add_argument(
         "--max-repairs", type=at_least(0), default=1, help="re-prompts per request (default 1)"

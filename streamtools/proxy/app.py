@@ -134,7 +134,10 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     think_open: bool = False
     api_key: str | None = None
     model: str | None = None  # overrides the request's model
-    max_body: int = 8 * 1024 * 1024
+    # Anthropic's Messages API takes 32 MB: a coding agent's conversation of pasted
+    # screenshots (base64, never sent upstream) went past 8 MiB, and got a 413 for
+    # that request and every later one of its session
+    max_body: int = 32 * 1024 * 1024
     max_repairs: int = 1
     timeout: float = 120.0
     # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
