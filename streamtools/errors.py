@@ -86,9 +86,11 @@ class BudgetExceeded(StreamtoolsError):
 
 class RepairExhausted(StreamtoolsError):
     """The repair ladder ran out and the model's last reply said nothing: its calls
-    still failed after ``max_repairs`` repairs (``reason="call_error"``), or it kept
-    repeating a call after tool use was stopped (``reason="repeated_call"``). The
-    message ends with the last failure's message, as the model was told it.
+    still failed after ``max_repairs`` repairs (``reason="call_error"``), it kept
+    repeating a call after tool use was stopped (``reason="repeated_call"``), or
+    its reply was empty again after it was asked for its answer
+    (``reason="empty_reply"``). The message ends with the last failure's message,
+    as the model was told it.
     ``transcript``: the run's history, as for ``BudgetExceeded``."""
 
     def __init__(

@@ -169,7 +169,7 @@ class ToolFailed(_Event, tag="tool_failed", frozen=True, kw_only=True):
 
 class Retry(_Event, tag="retry", frozen=True, kw_only=True):
     """The runtime re-prompts the model: ``reason`` is ``call_error``,
-    ``refusal``, ``missing_call`` or ``repeated_call``."""
+    ``refusal``, ``missing_call``, ``empty_reply`` or ``repeated_call``."""
 
     turn: int
     reason: str

@@ -34,7 +34,10 @@ wording and the bounds):
 4. a stream that failed and produced nothing usable: ``ProviderError``;
    the cut reply is left out of the transcript (see below);
 5. a refusal, or no call when one is required: one stronger re-prompt;
-6. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
+6. a reply with nothing in it (no text, no call): one re-prompt asking for
+   the answer (``Retry(reason="empty_reply")``); empty again,
+   ``RepairExhausted(reason="empty_reply")``;
+7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
    the repairs ran out on a reply that is nothing but failed or refused calls
    (no visible text): then ``RepairExhausted``, never a silent empty answer.
 
@@ -107,6 +110,7 @@ from streamtools.runtime.executor import (
 from streamtools.runtime.repair import (
     RepairState,
     call_error_feedback,
+    empty_reply_reprompt,
     exhausted,
     looks_like_refusal,
     missing_call_reprompt,
@@ -371,12 +375,12 @@ class Agent:
                 reason, message = step
                 if message is not None:
                     transcript.user(message)
-                if reason in ("call_error", "refusal", "missing_call") and turn >= self.max_turns:
+                if reason in _RETRIES and turn >= self.max_turns:
                     # No turn is left to ask again in: no Retry (a UI would say "asking
                     # the model again"), the turn failed; the feedback stays in the
                     # transcript BudgetExceeded carries, for a run that goes on from it.
                     await emit(TurnEnd(turn=turn, reason="error"))
-                elif reason in ("call_error", "refusal", "missing_call"):
+                elif reason in _RETRIES:
                     await emit(Retry(turn=turn, reason=reason, message=message or ""))
                     await emit(TurnEnd(turn=turn, reason="retry"))
                 else:
@@ -429,20 +433,19 @@ class Agent:
                     turns=turn,
                 )
         _check_stream(reply)
-        if repair.reprompted or not len(offered) or self.tool_choice == "none":
-            return None
-        names = list(offered)
-        if self.tool_choice != "auto" and not _choice_met(self.tool_choice, repair):
-            repair.reprompted = True
-            forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
-            return "missing_call", missing_call_reprompt(names, reminder, forced=forced)
-        # Only before any tool has run: after results, "I can't check tomorrow's
-        # forecast" is an answer that states its limits, not a model that thinks it
-        # has no tools; a re-prompt there would demand a call the answer does not need.
-        if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
-            repair.reprompted = True
-            return "refusal", refusal_reprompt(names, reminder)
-        return None
+        if not (repair.reprompted or not len(offered) or self.tool_choice == "none"):
+            names = list(offered)
+            if self.tool_choice != "auto" and not _choice_met(self.tool_choice, repair):
+                repair.reprompted = True
+                forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
+                return "missing_call", missing_call_reprompt(names, reminder, forced=forced)
+            # Only before any tool has run: after results, "I can't check tomorrow's
+            # forecast" is an answer that states its limits, not a model that thinks it
+            # has no tools; a re-prompt there would demand a call the answer does not need.
+            if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
+                repair.reprompted = True
+                return "refusal", refusal_reprompt(names, reminder)
+        return _empty_answer(reply, repair, turn)
 
     def _request(
         self,
@@ -549,6 +552,25 @@ def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> s
     return f"The tool `{name}` is already available to you: call it, do not ask for it."
 
 
+def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[str, str] | None:
+    """None for a reply that is an answer; for one with nothing in it (no text, no
+    call; models do that after tool results now and then) the one re-prompt that
+    asks for the answer, and ``RepairExhausted(reason="empty_reply")`` when it is
+    empty again: a silent ``Final(text="")`` reads as success to a caller."""
+    if reply.visible_text.strip() or reply.errors:  # (errors: ``_check_exhausted``)
+        return None
+    finish = reply.finish.reason if reply.finish is not None else None
+    if not repair.nudged:
+        repair.nudged = True
+        return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0)
+    hint = " (it ended at max_tokens: raise it)" if finish == "length" else ""
+    raise RepairExhausted(
+        f"the model's reply was empty again after it was asked for its answer{hint}",
+        reason="empty_reply",
+        turns=turn,
+    )
+
+
 def _check_stream(reply: Reply) -> None:
     """Raise ``ProviderError`` when the reply's stream ended with an error: its
     text was cut off, it is not the answer (rung 4)."""
@@ -578,6 +600,9 @@ _NATIVE_REMINDER = (
     "with all its arguments as one complete JSON object."
 )
 
+
+# The steps that ask the model again for what its reply lacked (a ``Retry``)
+_RETRIES = frozenset({"call_error", "refusal", "missing_call", "empty_reply"})
 
 # What a call still running when its turn was cut short is told, after "did not finish: "
 _OUT_OF_TIME = "the run's time budget ran out while it ran."

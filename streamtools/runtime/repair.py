@@ -81,6 +81,7 @@ __all__ = [
     "RepairState",
     "call_error_feedback",
     "call_signature",
+    "empty_reply_reprompt",
     "exhausted",
     "looks_like_refusal",
     "missing_call_reprompt",
@@ -169,6 +170,12 @@ def missing_call_reprompt(
     )
 
 
+def empty_reply_reprompt(*, ran: bool) -> str:
+    """The one re-prompt after a reply with nothing in it; ``ran``: tools ran."""
+    using = " using the tool results above" if ran else ""
+    return f"Your reply was empty. Answer the user now{using}, in plain text."
+
+
 def repeat_twin(name: str) -> str:
     """The tool error for a call identical to one earlier in the same reply."""
     return (
@@ -231,6 +238,7 @@ class RepairState:
     max_repairs: int = 2
     call_error_repairs: int = 0
     reprompted: bool = False
+    nudged: bool = False  # the re-prompt after an empty reply, once per run
     redirected: bool = False
     stopping: bool = False
     calls_run: int = 0
