@@ -488,7 +488,8 @@ class OpenAIChat(HTTPProvider):
                 if not data or data.isspace():
                     continue
                 if data == "[DONE]":
-                    for chunk in [*calls.rest(), *pairs.rest(), *usage]:
+                    whole = finish is None or finish.reason not in _CUT
+                    for chunk in [*calls.rest(complete=whole), *pairs.rest(), *usage]:
                         yield chunk
                     yield finish or FinishChunk(reason="stop")
                     return
@@ -530,7 +531,7 @@ class OpenAIChat(HTTPProvider):
                         reason = _reason(choice.finish_reason)
                         # out of tokens or filtered: not complete by the wire's say-so;
                         # the finish reason decides (``NativeCalls.end``: unterminated)
-                        for call_chunk in calls.finish(whole=reason not in _CUT):
+                        for call_chunk in calls.finish(reason):
                             yield call_chunk
                         stop = choice.stop_reason if isinstance(choice.stop_reason, str) else None
                         finish = FinishChunk(
@@ -549,7 +550,7 @@ class OpenAIChat(HTTPProvider):
             for chunk in calls.rest():
                 yield chunk
             raise
-        for chunk in calls.rest():
+        for chunk in calls.rest(complete=finish is not None and finish.reason not in _CUT):
             yield chunk
         if finish is not None:
             for chunk in [*pairs.rest(), *usage]:

@@ -71,6 +71,7 @@ class ToolCallDelta(msgspec.Struct):
 
 
 _BLANKS = " \t\r\n"  # JSON's whitespace
+_BROKEN = frozenset({"error", "content_filter"})  # finishes after which no open call runs
 
 
 class _Whole:
@@ -223,25 +224,40 @@ class ToolCallDeltas:
             self._complete(out, self._queue[-1])
         return out
 
-    def finish(self, *, whole: bool) -> list[CallChunk]:
-        """At a finish reason: every call not yet complete ends, ``done`` if
-        ``whole`` (see ``OpenAIChat``) and its arguments are a whole value. A
-        call whose arguments are not whole is left open, and the chunks of the
-        calls after it held, until the stream ends (``rest``; ``NativeCalls.end``
-        ends it): some gateways put a finish reason on every chunk (one-api and
-        new-api in front of Gemini), and the first one ended the call being
+    def finish(self, reason: str) -> list[CallChunk]:
+        """At a finish reason (OpenAI's word for it). A call whose arguments are
+        a whole value is complete (``done``), as it would be when the next call
+        starts, unless the reason says the stream broke (``error``,
+        ``content_filter``). A call whose arguments are not whole ends without
+        ``done`` if the reason may have cut it (those two, and ``length``:
+        ``NativeCalls.end`` makes it ``unterminated``), and is otherwise left
+        open, the chunks of the calls after it held, until the stream ends
+        (``rest``): some gateways put a finish reason on every chunk (one-api
+        and new-api in front of Gemini), and the first one ended the call being
         written, which ran with ``{}``."""
+        broken, cut = reason in _BROKEN, reason in _BROKEN or reason == "length"
         out: list[CallChunk] = []
         for call in list(self._queue):
-            if not call.ended and (not whole or call.whole.whole):
-                self._close(call, whole, out)
+            if call.ended:
+                continue
+            if not broken and call.whole.whole:
+                self._close(call, True, out)
+            elif cut:
+                self._close(call, False, out)
         return out
 
-    def rest(self) -> list[CallChunk]:
+    def rest(self, *, complete: bool = False) -> list[CallChunk]:
         """At the end of the stream, however it ended: the chunks still held,
         and the name still held for each call not complete, so that
-        ``NativeCalls`` names the call it ends."""
+        ``NativeCalls`` names the call it ends. With ``complete`` (the stream
+        ended as the model chose), every call still open is ended, ``done``, in
+        order: a call left open would end only in ``NativeCalls.end``, after
+        the later calls had started."""
         out: list[CallChunk] = []
+        if complete:
+            for call in list(self._queue):
+                if not call.ended:
+                    self._close(call, True, out)
         while self._queue:
             call = self._queue.popleft()
             call.queued = False
