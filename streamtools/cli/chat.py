@@ -16,7 +16,11 @@ Input is read line by line from stdin in a thread (``_stdin_line``), so the same
 serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
 ``/reset`` clears the conversation, ``/quit`` (or end of input) leaves. A
 provider error is printed and the session goes on (the failed turn's reply
-is not kept); Ctrl-C cancels the answer in progress and exits.
+is not kept). Ctrl-C in an interactive session stops the answer in progress
+and the session goes on, the stopped exchange left out as a failed one is
+(a rambling answer or a slow tool should not cost the whole conversation,
+as in other terminal chats); at the prompt, or with piped input, Ctrl-C
+leaves (``AnswerStopper``).
 
 Exit status, as ``sqlite3`` reading a script from a pipe: 0 when every
 exchange got its answer; 1 when input was piped (no prompt shown) and any
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -130,11 +135,33 @@ def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) 
     return Agent(model, tools, native=args.native, stop_at_call=not args.native, **kwargs)
 
 
+class AnswerStopper:
+    """Where Ctrl-C goes in an interactive session: ``answer`` is the cancel scope
+    of the answer in progress (None at the prompt), which ``stop`` cancels; with
+    no answer in progress ``stop`` says False, and the session leaves."""
+
+    def __init__(self) -> None:
+        self.answer: anyio.CancelScope | None = None
+
+    def stop(self) -> bool:
+        if self.answer is None:
+            return False
+        self.answer.cancel()
+        return True
+
+
 async def chat(
-    agent: Any, read_line: ReadLine, out: TextIO, *, color: bool | None = None, prompt: bool = True
+    agent: Any,
+    read_line: ReadLine,
+    out: TextIO,
+    *,
+    color: bool | None = None,
+    prompt: bool = True,
+    stopper: AnswerStopper | None = None,
 ) -> int:
     """Run the session until end of input or ``/quit``; returns the exit code: 1 when
-    an exchange failed in a session without ``prompt`` (piped input), else 0."""
+    an exchange failed in a session without ``prompt`` (piped input), else 0.
+    ``stopper.stop()`` stops the answer in progress; the session goes on."""
     view = ConsoleRenderer(out, color=color)
     you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
     transcript = Transcript()
@@ -163,14 +190,24 @@ async def chat(
         if not prompt:
             view.line(view.style("bold", you) + text)
         kept = len(transcript.messages)
-        try:
-            async with agent.stream(_with_user(transcript, text)) as events:
-                async for event in events:
-                    view.render(event)
-        except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
-            del transcript.messages[kept:]  # forget the failed exchange
-            failed = True
-            view.error(str(exc))
+        with anyio.CancelScope() as answer:
+            if stopper is not None:
+                stopper.answer = answer
+            try:
+                async with agent.stream(_with_user(transcript, text)) as events:
+                    async for event in events:
+                        view.render(event)
+            except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
+                del transcript.messages[kept:]  # forget the failed exchange
+                failed = True
+                view.error(str(exc))
+            finally:
+                if stopper is not None:
+                    stopper.answer = None
+        if answer.cancelled_caught:
+            del transcript.messages[kept:]  # as a failed one: no half answer in the history
+            view.newline()
+            view.line(view.style("dim", "(stopped)"))
         view.newline()
 
 
@@ -246,10 +283,15 @@ def _run(args: argparse.Namespace) -> int:
         mode = "native tools" if args.native else f"{args.dialect} dialect"
         print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /quit to leave")
 
-    async def session() -> int:
+    # Ctrl-C stops an answer only in a terminal session, where there is a prompt to go back to
+    stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
+
+    async def conversation() -> int:
         if not (args.mcp or args.mcp_url):
             agent = make_agent(model, args)
-            return await chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
+            return await chat(
+                agent, _stdin_line, sys.stdout, color=color, prompt=interactive, stopper=stopper
+            )
         # --mcp / --mcp-url: the servers' tools join the example tools for the session
         from streamtools.mcp import MCPLoadError, mcp_tools
         from streamtools.tools import ToolRegistry
@@ -260,10 +302,32 @@ def _run(args: argparse.Namespace) -> int:
             servers = [*args.mcp, *args.mcp_url]
             async with mcp_tools(*servers, registry=ToolRegistry(DEMO_TOOLS)) as tools:
                 agent = make_agent(model, args, tools)
-                return await chat(agent, _stdin_line, sys.stdout, color=color, prompt=interactive)
+                return await chat(
+                    agent, _stdin_line, sys.stdout, color=color, prompt=interactive,
+                    stopper=stopper,
+                )
         except MCPLoadError as exc:
             print(f"streamtools chat: {exc}", file=sys.stderr)
             return 1
+
+    async def session() -> int:
+        if stopper is None:
+            return await conversation()
+        code = 130  # unless the conversation ends first
+        async with anyio.create_task_group() as tg:
+
+            async def ctrl_c() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        if not stopper.stop():  # at the prompt: leave
+                            print()
+                            tg.cancel_scope.cancel()
+                            return
+
+            tg.start_soon(ctrl_c)
+            code = await conversation()
+            tg.cancel_scope.cancel()
+        return code
 
     try:
         return anyio.run(session)
