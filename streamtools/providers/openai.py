@@ -37,8 +37,9 @@ honoured:
   ``arguments`` as an object instead of JSON text gets it re-encoded. The
   deprecated ``delta.function_call`` is one such call, on index 0. A delta
   for another call completes the previous one if its arguments are whole,
-  and the finish reason completes the rest: each gets a ``done`` chunk then,
-  so it can run while the next is still being written.
+  the finish reason any other whose arguments are whole, and the end of the
+  stream the rest: each gets a ``done`` chunk then, so it can run while the
+  next is still being written (``ToolCallDeltas.finish`` and ``rest``).
   A ``length`` or ``content_filter`` finish does not: the call open then may
   have been cut short, and ``NativeCalls.end`` makes it ``unterminated``
   unless its arguments are a whole object. A new ``id`` without a name on

@@ -19,10 +19,11 @@ front of the queue) are held and released, in order, when the calls before it
 are complete. A call is complete, when a delta for another call comes, if its
 argument text is one whole JSON value (nothing but blanks can follow it);
 otherwise it stays open (the later calls are held) until its arguments become
-whole, or the finish reason ends it. So a server that streams calls one after
-another sees no difference, except that a call whose arguments are not whole
-when the next begins (a call with no argument text, or broken JSON) completes
-at the finish instead; argument text is never lost or moved between calls.
+whole, or the stream ends (see ``finish`` and ``rest``). So a server that
+streams calls one after another sees no difference, except that a call whose
+arguments are not whole when the next begins (a call with no argument text,
+or broken JSON) completes at the end of the stream instead; argument text is
+never lost or moved between calls.
 Before, a fragment for a call left earlier went to a call already complete
 (it may have been running) and became a ``malformed`` call error.
 
