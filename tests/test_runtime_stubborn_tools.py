@@ -139,9 +139,14 @@ async def test_abandoned_sync_threads_are_bounded(monkeypatch: pytest.MonkeyPatc
         return "released"
 
     abandoned_threads = executor.abandoned_threads
+    # a count of this test's own: earlier tests' threads ending do not move it
+    monkeypatch.setattr(executor, "_ABANDONED", executor._Abandoned())
     before = abandoned_threads()
-    monkeypatch.setattr(executor, "MAX_ABANDONED_THREADS", before + 2)
-    ex = Executor(ToolRegistry([stuck]), timeout=0.05)
+    assert before == 0
+    monkeypatch.setattr(executor, "MAX_ABANDONED_THREADS", 2)
+    # long enough for each call's thread to have started (a call still waiting for
+    # one is not counted: it never runs)
+    ex = Executor(ToolRegistry([stuck]), timeout=0.3)
     try:
         for _ in range(2):
             timed_out = await ex.execute(call("stuck"))
@@ -211,7 +216,9 @@ async def test_a_tool_waiting_inside_an_async_generator_is_not_closed() -> None:
     assert swallowed
 
 
-async def test_a_call_cancelled_before_its_thread_started_is_not_counted() -> None:
+async def test_a_call_cancelled_before_its_thread_started_is_not_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A call that timed out while it waited for a worker thread (all of anyio's
     busy) never runs, and was counted as an abandoned thread for ever after: in
     a busy process the limit was reached by threads that did not exist."""
@@ -226,6 +233,7 @@ async def test_a_call_cancelled_before_its_thread_started_is_not_counted() -> No
     limiter = anyio.to_thread.current_default_thread_limiter()
     tokens = limiter.total_tokens
     limiter.total_tokens = 1  # this test's event loop only
+    monkeypatch.setattr(executor, "_ABANDONED", executor._Abandoned())  # a count of its own
     before = executor.abandoned_threads()
     try:
         async with anyio.create_task_group() as tg:

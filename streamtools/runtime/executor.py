@@ -435,37 +435,38 @@ def abandoned_threads() -> int:
 async def _in_thread(fn: Callable[[], Any]) -> Any:
     """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
     started = ended = abandoned = False
+    counted = _ABANDONED  # the count this call goes into, and out of
 
     def run() -> Any:
         nonlocal started, ended
-        with _ABANDONED.lock:
+        with counted.lock:
             started = True
         try:
             value = fn()
         except GeneratorExit as exc:
             return _Carried(exc)
         finally:
-            with _ABANDONED.lock:
+            with counted.lock:
                 ended = True
                 if abandoned:
-                    _ABANDONED.count -= 1
+                    counted.count -= 1
         return _Carried(awaitable=value) if inspect.iscoroutine(value) else value
 
-    with _ABANDONED.lock:
-        if _ABANDONED.count >= MAX_ABANDONED_THREADS:
+    with counted.lock:
+        if counted.count >= MAX_ABANDONED_THREADS:
             raise ThreadsAbandoned(
-                f"not run: {_ABANDONED.count} earlier calls of sync tools that timed out or "
+                f"not run: {counted.count} earlier calls of sync tools that timed out or "
                 "were cancelled are still running in their threads (the limit is "
                 f"{MAX_ABANDONED_THREADS}); a sync tool is run again once some of them end"
             )
     try:
         value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
-        with _ABANDONED.lock:
+        with counted.lock:
             # not a call still waiting for a worker thread: it never runs
             if started and not ended:
                 abandoned = True
-                _ABANDONED.count += 1
+                counted.count += 1
         raise
     if isinstance(value, _Carried):
         if value.exc is not None:
