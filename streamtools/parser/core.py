@@ -79,7 +79,7 @@ Decisions
   before ``<think>``), as it does when text arrives a character at a time and
   as a provider cutting at its stop strings would; a marker that turns out to
   be prose (its body rejected, a backtick before it) does not hide a stop
-  string that begins with it (``{"`` in ``inline_json``). ``stop`` is one string or a
+  string that holds it (``{"`` in ``inline_json``). ``stop`` is one string or a
   sequence of strings (a str is never split into characters); an empty stop
   string is caller misuse (``UsageError``: it would stop before the first
   character).
@@ -164,13 +164,6 @@ class Parser(TextModes):
         self._text = marker_scan((*self.syntax.markers, THINK_OPEN, *stops))
         self._think = marker_scan((THINK_CLOSE, *stops))
         self._think_close = self._think  # ``_think`` again once THINK_START is over
-        # stop strings that begin with a whole marker, shortest first: the marker ends
-        # first and wins, so one of these is looked for where the marker turns out to
-        # be prose (``_stop_after_prose``); usually there are none
-        tags = (*self.syntax.markers, THINK_OPEN, THINK_CLOSE)
-        self._marker_stops = tuple(
-            sorted((t for t in stops if t not in tags and t.startswith(tags)), key=len)
-        )
         self._max_buffer = max_buffer
         self._mode = TEXT
         self._held = ""
