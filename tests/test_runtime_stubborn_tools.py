@@ -238,7 +238,9 @@ async def test_a_call_cancelled_before_its_thread_started_is_not_counted(
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(anyio.to_thread.run_sync, release.wait, 10)  # holds the one thread
-            await anyio.sleep(0.05)
+            with anyio.fail_after(5):
+                while limiter.borrowed_tokens < 1:  # noqa: ASYNC110 (a thread takes it)
+                    await anyio.sleep(0.01)
             waited = await Executor(ToolRegistry([stuck]), timeout=0.05).execute(call("stuck"))
             assert isinstance(waited, ToolFailed) and waited.kind == "timeout"
             assert executor.abandoned_threads() == before
