@@ -77,7 +77,7 @@ async def test_a_stopped_turn_keeps_what_ran_and_what_was_said() -> None:
 
 
 async def test_text_said_before_the_stop_is_kept_and_nothing_when_nothing_was_said() -> None:
-    model = ScriptedModel(["The answer is forty-two, because"], chunk_sizes=(5, 5), delay=0.01)
+    model = ScriptedModel(["The answer is forty-two, because"], chunk_sizes=(5, 5), delay=0.05)
     transcript = Transcript()
     transcript.user("Why?")
     async with Agent(model, [send_email], dialect="hermes").stream(transcript) as events:
