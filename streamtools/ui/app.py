@@ -36,7 +36,9 @@ the conversation again would run its tools again.
 its own dev server, ``http://localhost:3000``) may call the endpoints: Starlette's
 ``CORSMiddleware`` answers the browser's preflight and marks the responses.
 Without it, the browser refuses such a page the response, as a server that
-names no origin asks.
+names no origin asks; and ``create_app`` refuses (403) a browser's request
+from any site not named there before it runs anything (``foreign_site``):
+else any page the user opened could run the agent, unseen.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ __all__ = [
     "chat_endpoint",
     "chat_page",
     "create_app",
+    "foreign_site",
     "no_stream_to_resume",
 ]
 
@@ -187,15 +190,20 @@ def chat_endpoint(
     dynamic_tools: bool = True,
     finish_reason: bool = True,
     shutdown: Shutdown | None = None,
+    sites: Sequence[str] | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """A Starlette endpoint that streams ``agent`` for each POSTed conversation,
     or for one in a GET's query string (see the module docstring; mount it with
     ``methods=["GET", "POST"]``); ``shutdown.close()`` ends the streams under
     way (see ``Shutdown``). ``finish_reason=False`` leaves ``finishReason`` out
     of the ``finish`` chunk, for an ai 5 client older than 5.0.92, whose strict
-    schema refuses it."""
+    schema refuses it. ``sites``: the origins of other sites whose pages may
+    call it; with it, a browser's request from any other site is refused (403,
+    see ``foreign_site``); None (the default) checks nothing."""
 
     async def endpoint(request: Request) -> Response:
+        if sites is not None and (why := foreign_site(request, sites)) is not None:
+            return _error(403, why)
         if request.method == "GET":
             if "last-event-id" in request.headers:
                 return Response(status_code=204)  # an EventSource reconnecting: stop it
@@ -246,8 +254,42 @@ async def no_stream_to_resume(request: Request) -> Response:
     return Response(status_code=204)
 
 
+def foreign_site(request: Request, sites: Sequence[str]) -> str | None:
+    """Why ``request`` is refused as sent by a page of another site, or None.
+
+    Any page a user opens can make the browser send requests to a server on
+    127.0.0.1: an ``<img>`` or a link to ``GET /api/events?prompt=…``, a
+    ``no-cors`` POST of JSON as ``text/plain`` (no preflight). The browser
+    hides the answer from that page, but the agent ran, tools and API key
+    included. Browsers say where a request comes from: ``Sec-Fetch-Site``
+    (``same-origin``; ``none`` for an address typed by the user) or, in older
+    ones, ``Origin``, compared with the request's own host. A request from
+    another site is served only if its ``Origin`` is one of ``sites`` (``*``:
+    any). Clients that are not browsers send neither header and are served."""
+    if "*" in sites:
+        return None
+    origin = request.headers.get("origin")
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        ours = site in ("same-origin", "none")
+    elif origin is not None:
+        ours = origin == f"{request.url.scheme}://{request.headers.get('host', '')}"
+    else:
+        return None  # not a browser
+    if ours or (origin is not None and origin in sites):
+        return None
+    return (
+        f"a page of another site ({origin or 'no origin given'}) may not call this "
+        "endpoint; name the origin of a front end served elsewhere with "
+        "create_app(cors_origins=...) or streamtools ui --cors-origin"
+    )
+
+
+_ERROR_KINDS = {400: "invalid_request_error", 403: "forbidden"}  # others: 413, 414
+
+
 def _error(status: int, message: str) -> JSONResponse:
-    kind = "invalid_request_error" if status == 400 else "request_too_large"  # 413, 414
+    kind = _ERROR_KINDS.get(status, "request_too_large")
     return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status)
 
 
@@ -285,13 +327,17 @@ def create_app(
         Route(
             "/api/chat",
             chat_endpoint(
-                agent, keepalive=keepalive, finish_reason=finish_reason, shutdown=shutdown
+                agent, keepalive=keepalive, finish_reason=finish_reason, shutdown=shutdown,
+                sites=cors_origins,
             ),
             methods=["POST"],
         ),
         Route(
             "/api/events",
-            chat_endpoint(agent, protocol="events", keepalive=keepalive, shutdown=shutdown),
+            chat_endpoint(
+                agent, protocol="events", keepalive=keepalive, shutdown=shutdown,
+                sites=cors_origins,
+            ),
             methods=["GET", "POST"],
         ),
     ]
