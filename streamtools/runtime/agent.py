@@ -47,7 +47,7 @@ loop always ends; ``time_budget`` bounds the whole run in seconds. Both raise
 the model asked, though no turn is left to read their results: the results
 go in the transcript ``BudgetExceeded`` carries, for a run that goes on from
 it (refused, a step the caller allowed would never happen). A repair the last
-turn would need (rungs 1 and 5) is not announced: no ``Retry``, and the turn
+turn would need (rungs 1, 5 and 6) is not announced: no ``Retry``, and the turn
 ends with ``TurnEnd(reason="error")`` before ``BudgetExceeded``, its feedback
 written to the transcript the error carries all the same. A turn the
 time budget cut short still gets its ``TurnEnd(reason="error")``, as a turn
