@@ -51,6 +51,11 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    timing, and the transcript must not; and it climbs no rung, being no loop
    across turns: a later repeat is still redirected before tool use stops.
 
+4. **Empty reply** (no text, no call: models give one after tool results
+   now and then). One re-prompt asking for the answer
+   (``empty_reply_reprompt``), once per run; empty again, the agent raises
+   ``RepairExhausted(reason="empty_reply")``.
+
 **When the ladder runs out** (rung 1 past its bound, or the last turn of
 rung 3), the reply is the answer if it has visible text (what the model said
 around its failed call is all there is, and it may well be the answer). If it
