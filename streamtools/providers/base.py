@@ -13,7 +13,8 @@ here, in ``HTTPProvider``:
   and so is a body in a coding httpx cannot decode (``failures.undecodable``).
 * **A whole answer.** Some servers and gateways ignore ``stream: true`` and
   answer 200 with the whole answer as JSON (``application/json``); others
-  label the stream itself so (``streamtools.providers.mislabelled``). Where the
+  label the stream itself so, or ``text/plain``, ``application/x-ndjson``,
+  ``application/octet-stream`` or nothing (``streamtools.providers.mislabelled``). Where the
   wire has a whole form (``_whole``: OpenAI's ``chat.completion``, Anthropic's
   ``message``), it is read (up to ``_RECORD_LIMIT``) and turned into the
   stream the wire would have sent, which is then read as any stream. Other
@@ -121,6 +122,11 @@ _CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancell
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 _JSON = ("application/json",)
+# the labels a 2xx answer's first bytes are looked at under (``mislabelled``): JSON, and
+# what servers and proxies put on a stream in place of its own (none, among them)
+_SNIFFED = frozenset(
+    {"application/json", "text/plain", "application/x-ndjson", "application/octet-stream", ""}
+)
 # A streamed httpx response and the stream httpx wraps its body in refer to each
 # other, so every response would be left to the garbage collector, with its
 # request, URL, headers and connection-pool entries: about fifty objects per
@@ -538,8 +544,9 @@ class HTTPProvider:
                 readable = undecodable(response) is None  # else ``status_error`` says why
                 if status < 300 and ctype in accept and readable:
                     return response
-                if status < 300 and ctype in _JSON and content_types is None and readable:
-                    response = await relabelled(response, accept[0])  # an SSE stream as JSON
+                if status < 300 and ctype in _SNIFFED and content_types is None and readable:
+                    # a stream under another label (``providers.mislabelled``)
+                    response = await relabelled(response, accept[0], lines=self._line_records)
                     if _content_type(response) in accept:
                         return response
                     raw = await self._read_limited(response, _RECORD_LIMIT)

@@ -1,4 +1,4 @@
-"""An event stream sent under a JSON content type, read as the stream it is.
+"""A stream sent under another content type, read as the stream it is.
 
 Theory of operation
 -------------------
@@ -9,13 +9,21 @@ stream all the same but label the SSE stream ``application/json`` (Azure
 AI Foundry's tools, agentgateway in front of Bedrock): the whole answer was
 buffered to its end, then refused as JSON that is no answer.
 
+Other labels come on streams too: ``text/plain`` (a RAG proxy, a Workers
+script), ``application/x-ndjson`` (LitServe's OpenAI spec, with SSE framing),
+``application/octet-stream``, or no content type at all (an API gateway that
+drops it); each stream was refused ("expected text/event-stream") before a
+byte of it was read.
+
 ``relabelled`` looks at the start of such a body before anything else reads
 it: if its first bytes (past a byte-order mark and blank lines) are an SSE
 field (``data:``, ``event:``, ``id:``, ``retry:``, or a ``:`` comment)
-rather than ``{`` or ``[``, the answer is given the stream's content type and
-read as it arrives; else it stays JSON. Either way the bytes read to decide
-(at most the first few parts) are given back in front of the rest, and
-closing the answer closes the one it was made from.
+rather than ``{`` or ``[``, or, for a wire read line by line (``lines``:
+Ollama's NDJSON), a JSON object, the answer is given the stream's content
+type and read as it arrives; else it keeps its label (and is a whole answer,
+or an error). Either way the bytes read to decide (at most the first few
+parts) are given back in front of the rest, and closing the answer closes
+the one it was made from.
 """
 
 from __future__ import annotations
@@ -57,22 +65,25 @@ class _Rest(httpx.AsyncByteStream):
             pass
 
 
-def _looks_like_sse(head: bytes) -> bool:
+def _looks_like_stream(head: bytes, lines: bool) -> bool:
     start = head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANKS)
-    return start.startswith(_FIELDS)
+    return start.startswith(_FIELDS) or (lines and start.startswith(b"{"))
 
 
-async def relabelled(response: httpx.Response, stream_type: str) -> httpx.Response:
-    """``response`` (a 2xx JSON answer, unread) as a new answer over the same
-    bytes: labelled ``stream_type`` if it begins as an SSE stream, else as it
-    came (see the module docstring)."""
+async def relabelled(
+    response: httpx.Response, stream_type: str, *, lines: bool = False
+) -> httpx.Response:
+    """``response`` (a 2xx answer under another label, unread) as a new answer
+    over the same bytes: labelled ``stream_type`` if it begins as that stream,
+    else as it came (see the module docstring)."""
     parts = response.aiter_bytes()
     head = b""
     async for part in parts:
         head += part
         if len(head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANKS)) >= _ENOUGH:
             break
-    ctype = stream_type if _looks_like_sse(head) else response.headers["content-type"]
+    came = response.headers.get("content-type", "")
+    ctype = stream_type if _looks_like_stream(head, lines) else came
     return httpx.Response(
         response.status_code,
         headers={"content-type": ctype},
