@@ -87,6 +87,20 @@ def test_openai_calls_on_index_zero() -> None:
     assert sse_data(r.text)[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
+def test_openai_calls_interleaved() -> None:
+    calls = (FakeCall(name="a", arguments={"x": "one two"}), FakeCall(name="b", arguments={}))
+    with FakeServer([Reply(calls=calls, interleave=True)]) as server:
+        r = post(server, {"model": "m", "messages": []})
+    deltas = [
+        tc for e in sse_data(r.text) for tc in e["choices"][0]["delta"].get("tool_calls") or []
+    ]
+    order = [d["index"] for d in deltas]
+    assert order[:4] == [0, 1, 0, 1]  # a piece of each call in turn
+    for index, call in enumerate(calls):  # each call's pieces, in order, make its arguments
+        text = "".join(d["function"]["arguments"] for d in deltas if d["index"] == index)
+        assert json.loads(text) == call.arguments
+
+
 def test_anthropic_stream_exact_shape() -> None:
     reply = Reply(reasoning="think", text="Hello", calls=(FakeCall(name="t", arguments={"a": 1}),))
     with FakeServer([reply], wire="anthropic") as server:
