@@ -18,6 +18,7 @@ from test_ui_support import ScriptedSource, serve
 
 from streamtools.events import Event, Final, Finish, TextDelta, TurnEnd, TurnStart
 from streamtools.ui import create_app
+from streamtools.ui.app import LOOPBACK_NAMES
 
 SCRIPT: list[Event] = [
     TurnStart(turn=1),
@@ -89,3 +90,47 @@ def test_any_origin_with_a_star() -> None:
     with serve(create_app(source, cors_origins=["*"])) as server:
         response = request("get", server.url, {"sec-fetch-site": "cross-site"})
     assert response.status_code == 200
+
+
+# --- DNS rebinding: a name an attacker's DNS points at 127.0.0.1 ---------------------
+
+
+@pytest.mark.parametrize("kind", ["get", "post"])
+def test_a_host_name_not_ours_is_refused_on_a_loopback_server(kind: str) -> None:
+    """The page of http://rebound.test:PORT, once its name resolves to 127.0.0.1,
+    is same-origin with the server for the browser; only ``Host`` tells."""
+    source = ScriptedSource(SCRIPT)
+    with serve(create_app(source, hosts=LOOPBACK_NAMES)) as server:
+        port = server.url.rsplit(":", 1)[1]
+        headers = {"host": f"rebound.test:{port}", "sec-fetch-site": "same-origin"}
+        response = request(kind, server.url, headers)
+    assert response.status_code == 421
+    assert response.json()["error"]["message"] == (
+        f"this server does not answer to the host name 'rebound.test:{port}'"
+    )
+    assert source.prompts == []
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LOCALHOST", "[::1]"])
+def test_the_loopback_names_are_served(host: str) -> None:
+    source = ScriptedSource(SCRIPT)
+    with serve(create_app(source, hosts=LOOPBACK_NAMES)) as server:
+        port = server.url.rsplit(":", 1)[1]
+        response = request("get", server.url, {"host": f"{host}:{port}"})
+    assert response.status_code == 200
+
+
+def test_streamtools_ui_on_loopback_answers_only_to_its_names() -> None:
+    from test_ui_cli import parse
+
+    from streamtools.cli.ui import build_app
+
+    app, _ = build_app(parse("--instant"))
+    with serve(app) as server:
+        rebound = request("get", server.url, {"host": "rebound.test"})
+        ours = request("get", server.url, {})
+    assert rebound.status_code == 421
+    assert ours.status_code == 200
+    app, _ = build_app(parse("--instant", "--host", "0.0.0.0"))  # asked to be reachable
+    with serve(app) as server:
+        assert request("get", server.url, {"host": "box.lan"}).status_code == 200

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import ipaddress
 import os
 import socket
 import sys
@@ -138,7 +139,7 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
 
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     """The Starlette app the command serves, and the page's subtitle."""
-    from streamtools.ui import create_app
+    from streamtools.ui.app import LOOPBACK_NAMES, create_app
 
     # UsageError (a missing or malformed --fixture, --tools that are not tools):
     # ``streamtools.cli.main`` says it in one line, exit status 2
@@ -150,8 +151,18 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
         suggestion=suggestion,
         cors_origins=args.cors_origin,
         finish_reason=not args.no_finish_reason,
+        # on a loopback address, only its own names: not a name an attacker's DNS
+        # points there, whose pages the browser would take as this server's own
+        hosts=LOOPBACK_NAMES if _loopback(args.host) else None,
     )
     return app, subtitle
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: may be reached by others, served as asked
+        return False
 
 
 def _run(args: argparse.Namespace) -> int:

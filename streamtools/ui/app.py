@@ -73,6 +73,7 @@ from streamtools.ui.sse import (
 )
 
 __all__ = [
+    "LOOPBACK_NAMES",
     "EventStreamResponse",
     "Shutdown",
     "chat_endpoint",
@@ -80,9 +81,13 @@ __all__ = [
     "create_app",
     "foreign_site",
     "no_stream_to_resume",
+    "strange_host",
 ]
 
 Protocol = Literal["ai-sdk", "events"]
+
+# the names a server on a loopback address is reached by (``create_app(hosts=...)``)
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 class Shutdown:
@@ -191,6 +196,7 @@ def chat_endpoint(
     finish_reason: bool = True,
     shutdown: Shutdown | None = None,
     sites: Sequence[str] | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """A Starlette endpoint that streams ``agent`` for each POSTed conversation,
     or for one in a GET's query string (see the module docstring; mount it with
@@ -199,9 +205,12 @@ def chat_endpoint(
     of the ``finish`` chunk, for an ai 5 client older than 5.0.92, whose strict
     schema refuses it. ``sites``: the origins of other sites whose pages may
     call it; with it, a browser's request from any other site is refused (403,
-    see ``foreign_site``); None (the default) checks nothing."""
+    see ``foreign_site``); None (the default) checks nothing. ``hosts``: the
+    names the ``Host`` header may give (``strange_host``); None: any."""
 
     async def endpoint(request: Request) -> Response:
+        if hosts is not None and (why := strange_host(request, hosts)) is not None:
+            return _error(421, why)
         if sites is not None and (why := foreign_site(request, sites)) is not None:
             return _error(403, why)
         if request.method == "GET":
@@ -285,7 +294,22 @@ def foreign_site(request: Request, sites: Sequence[str]) -> str | None:
     )
 
 
-_ERROR_KINDS = {400: "invalid_request_error", 403: "forbidden"}  # others: 413, 414
+def strange_host(request: Request, hosts: Sequence[str]) -> str | None:
+    """Why ``request`` is refused for its ``Host`` header, or None. A server on
+    127.0.0.1 is reached by its own names; a page on a name that an attacker's DNS
+    points at 127.0.0.1 (DNS rebinding) is same-origin for the browser, and only
+    the ``Host`` it sends tells it apart. ``hosts``: the names, without port."""
+    host = request.headers.get("host", "")
+    if host.startswith("["):  # an IPv6 address: [::1]:8500
+        name = host[1 : host.find("]")] if "]" in host else host
+    else:
+        name = host.rpartition(":")[0] if ":" in host else host
+    if name.lower() in {h.strip("[]").lower() for h in hosts}:
+        return None
+    return f"this server does not answer to the host name {host!r}"
+
+
+_ERROR_KINDS = {400: "invalid_request_error", 403: "forbidden", 421: "misdirected_request"}
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -308,6 +332,7 @@ def create_app(
     suggestion: str | None = None,
     cors_origins: Sequence[str] = (),
     finish_reason: bool = True,
+    hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
     UI message stream) and ``/api/events`` (our events; GET for ``EventSource``).
@@ -316,7 +341,9 @@ def create_app(
     endpoints (``"*"``: any; see the module docstring). ``finish_reason=False``: for
     an ai 5 client older than 5.0.92 (see ``chat_endpoint``). ``app.state.shutdown``
     (a ``Shutdown``) ends the streams under way: the server calls its ``close()``
-    when it stops."""
+    when it stops. ``hosts``: the only names the endpoints answer to (``Host``
+    header; ``strange_host``), for a server on a loopback address: ``streamtools
+    ui`` passes ``LOOPBACK_NAMES`` there."""
     page_html = _fill_page(chat_page(), title=title, subtitle=subtitle, suggestion=suggestion)
 
     async def index(request: Request) -> Response:
@@ -328,7 +355,7 @@ def create_app(
             "/api/chat",
             chat_endpoint(
                 agent, keepalive=keepalive, finish_reason=finish_reason, shutdown=shutdown,
-                sites=cors_origins,
+                sites=cors_origins, hosts=hosts,
             ),
             methods=["POST"],
         ),
@@ -336,7 +363,7 @@ def create_app(
             "/api/events",
             chat_endpoint(
                 agent, protocol="events", keepalive=keepalive, shutdown=shutdown,
-                sites=cors_origins,
+                sites=cors_origins, hosts=hosts,
             ),
             methods=["GET", "POST"],
         ),
