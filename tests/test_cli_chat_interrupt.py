@@ -20,12 +20,12 @@ from streamtools.testing.fake_server import FakeServer, Reply
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a pty and SIGINT")
 
 
-def start_chat(base_url: str) -> tuple[subprocess.Popen[str], int]:
+def start_chat(base_url: str, *extra: str) -> tuple[subprocess.Popen[str], int]:
     import pty
 
     master, slave = pty.openpty()
     argv = [sys.executable, "-m", "streamtools", "chat", "--color", "never"]
-    argv += ["--base-url", base_url, "--model", "m"]
+    argv += ["--base-url", base_url, "--model", "m", *extra]
     proc = subprocess.Popen(
         argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -81,3 +81,34 @@ def test_ctrl_c_at_the_prompt_leaves_with_130() -> None:
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert model.requests == []
+
+
+def test_ctrl_c_during_an_mcp_tool_call_keeps_the_server_for_the_next_question() -> None:
+    from mcp_servers.harness import memory_command
+
+    slow = '<am:tool_call name="slow"><seconds>60</seconds></am:tool_call>'
+    add = '<am:tool_call name="add"><a>40</a><b>2</b></am:tool_call>'
+    with FakeServer([slow, add, "It is 42."]) as model:
+        proc, master = start_chat(model.base_url, "--mcp", memory_command())
+        try:
+            say(master, "take your time")
+            deadline = time.monotonic() + 30
+            while not model.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.5)  # the call went out and the tool sleeps
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+            say(master, "what is 40 + 2?")
+            while len(model.requests) < 3 and time.monotonic() < deadline + 30:
+                time.sleep(0.05)
+            say(master, "/quit")
+            out, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+            os.close(master)
+        requests = model.requests
+    assert proc.returncode == 0, (out, err)
+    assert "(stopped)" in out and "It is 42." in out
+    assert len(requests) == 3
+    assert '<am:tool_result name="add">' in requests[2]["messages"][-1]["content"]
+    assert "42" in requests[2]["messages"][-1]["content"]
