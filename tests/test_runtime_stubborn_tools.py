@@ -133,10 +133,13 @@ async def test_abandoned_sync_threads_are_bounded(monkeypatch: pytest.MonkeyPatc
     release = threading.Event()
 
     @tool
-    def stuck() -> str:
+    def stuck(n: int) -> str:
         """Block until released."""
         release.wait(10)
         return "released"
+
+    def nth(n: int) -> CallEnd:  # other arguments each time: not a retry of one call
+        return CallEnd(index=0, id="c0", name="stuck", arguments={"n": n}, raw="")
 
     abandoned_threads = executor.abandoned_threads
     # a count of this test's own: earlier tests' threads ending do not move it
@@ -148,11 +151,11 @@ async def test_abandoned_sync_threads_are_bounded(monkeypatch: pytest.MonkeyPatc
     # one is not counted: it never runs)
     ex = Executor(ToolRegistry([stuck]), timeout=0.3)
     try:
-        for _ in range(2):
-            timed_out = await ex.execute(call("stuck"))
+        for n in range(2):
+            timed_out = await ex.execute(nth(n))
             assert isinstance(timed_out, ToolFailed) and timed_out.kind == "timeout"
         assert abandoned_threads() == before + 2
-        refused = await ex.execute(call("stuck"))
+        refused = await ex.execute(nth(2))
         assert isinstance(refused, ToolFailed) and refused.kind == "exception"
         assert refused.message.startswith("Tool 'stuck' was not run: ")
         assert "still running in their threads" in refused.message
@@ -162,7 +165,7 @@ async def test_abandoned_sync_threads_are_bounded(monkeypatch: pytest.MonkeyPatc
     with anyio.fail_after(10):
         while abandoned_threads() > before:  # noqa: ASYNC110 (other threads end them)
             await anyio.sleep(0.01)
-    ran: Any = await ex.execute(call("stuck"))
+    ran: Any = await ex.execute(nth(3))
     assert ran == ToolResult(index=0, id="c0", name="stuck", content="released")
 
 
@@ -248,3 +251,39 @@ async def test_a_call_cancelled_before_its_thread_started_is_not_counted(
     finally:
         release.set()
         limiter.total_tokens = tokens
+
+
+async def test_a_retry_does_not_run_beside_the_call_that_timed_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sync call that timed out runs on in its thread; the model's retry of it
+    ran a second one beside it (an invoice written twice). It is refused while
+    the first runs, and runs once that has ended."""
+    monkeypatch.setattr(executor, "_ABANDONED", executor._Abandoned())
+    release = threading.Event()
+    runs: list[str] = []
+
+    @tool
+    def invoice(customer: str) -> str:
+        """Write an invoice (slowly)."""
+        runs.append(customer)
+        release.wait(10)
+        return f"invoice for {customer}"
+
+    ex = Executor(ToolRegistry([invoice]), timeout=0.3)
+    first = CallEnd(index=0, id="c0", name="invoice", arguments={"customer": "ann"}, raw="")
+    try:
+        timed_out = await ex.execute(first)
+        assert isinstance(timed_out, ToolFailed) and timed_out.kind == "timeout"
+        again = await ex.execute(first)
+        assert isinstance(again, ToolFailed) and again.kind == "refused"
+        assert "is still running in its thread" in again.message
+        assert runs == ["ann"]
+    finally:
+        release.set()
+    with anyio.fail_after(10):
+        while executor.abandoned_threads():  # noqa: ASYNC110 (its thread ends it)
+            await anyio.sleep(0.01)
+    done = await ex.execute(first)
+    assert done == ToolResult(index=0, id="c0", name="invoice", content="invoice for ann")
+    assert runs == ["ann", "ann"]

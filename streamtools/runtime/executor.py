@@ -47,6 +47,9 @@ the loop forever. Abandoned threads still running are counted for the whole
 process (``abandoned_threads``); once ``MAX_ABANDONED_THREADS`` are, a new
 sync call is refused as a tool error that says why (``ThreadsAbandoned``),
 rather than leave one more thread behind each time a stuck tool is called.
+The same call (tool and arguments) made again while the thread its timed-out
+run left is still running is refused (``kind="refused"``, retryable): run
+beside it, a write would happen twice.
 
 An async tool that catches the cancellation and goes on (``except
 CancelledError: pass`` in a loop) cannot be abandoned: anyio waits for every
@@ -86,6 +89,7 @@ import anyio
 from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import cut_to_limit, format_result
+from streamtools.runtime.repair import call_signature
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = [
@@ -151,6 +155,9 @@ class Executor:
         self.include_tracebacks = include_tracebacks
         self.max_result_chars = max_result_chars
         self.limiter = anyio.CapacityLimiter(max_concurrency)
+        # By call signature: the worker threads a timed-out (or cancelled) call left
+        # running, which a retry of that same call must not run beside.
+        self._left_running: dict[str, list[_Worker]] = {}
 
     async def execute(self, call: CallEnd) -> ToolResult | ToolFailed:
         """Run ``call``; return its result or why it failed. Raises only cancellation
@@ -170,12 +177,16 @@ class Executor:
             kwargs = tool.validate(call.arguments, lenient=True)
         except ToolArgumentsError as exc:
             return self._failed(call, "invalid_arguments", str(exc)), False
+        key = call_signature(call.name, call.arguments)
+        if any(worker.alive for worker in self._left_running.get(key, ())):
+            return self._failed(call, "refused", _still_running(call.name)), True
         failure: BaseException | None = None
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own
+        left: list[_Worker] = []
         async with self.limiter:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    value = await tool_value(tool, kwargs)
+                    value = await tool_value(tool, kwargs, left_running=left)
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
@@ -186,6 +197,8 @@ class Executor:
                     # from a future someone else cancelled): that is the tool failing.
                     await anyio.lowlevel.checkpoint_if_cancelled()
                     failure = exc
+            if left:
+                self._left_running[key] = left
             if scope.cancel_called:
                 # Also when the tool caught the timeout's cancellation and then returned
                 # or raised: past its deadline, what it gives is not its answer.
@@ -224,16 +237,19 @@ class Executor:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
 
 
-async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
+async def tool_value(
+    tool: Tool, kwargs: dict[str, Any], *, left_running: list[_Worker] | None = None
+) -> Any:
     """What ``tool`` finally gives for ``kwargs`` (see the module docstring): a
     returned awaitable awaited (a coroutine that swallows cancellation closed),
     an iterator's items collected, a sync tool in a worker thread abandoned on
-    cancellation. What it raises is raised. The MCP
-    server runs tools through this too, so that a tool gives the same to both."""
+    cancellation (and put in ``left_running``, when given). What it raises is
+    raised. The MCP server runs tools through this too, so that a tool gives
+    the same to both."""
     if tool.is_async:
         value = tool.invoke(kwargs)
     else:
-        value = await _called_in_thread(partial(tool.invoke, kwargs))
+        value = await _called_in_thread(partial(tool.invoke, kwargs), left_running)
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
     # A coroutine that swallows cancellation is closed (``_Stoppable``).
@@ -244,7 +260,7 @@ async def tool_value(tool: Tool, kwargs: dict[str, Any]) -> Any:
     if isinstance(value, AsyncIterator):
         value = await _collect(value)
     elif isinstance(value, Iterator):
-        value = await _drain(value)
+        value = await _drain(value, left_running)
     return value
 
 
@@ -432,23 +448,43 @@ def abandoned_threads() -> int:
     return _ABANDONED.count
 
 
-async def _in_thread(fn: Callable[[], Any]) -> Any:
+class _Worker:
+    """One worker thread call: whether it started, ended, was abandoned."""
+
+    def __init__(self) -> None:
+        self.started = self.ended = self.abandoned = False
+
+    @property
+    def alive(self) -> bool:
+        """Abandoned and still running (read without the lock: a stale answer
+        only holds a retry back until the next look)."""
+        return self.abandoned and not self.ended
+
+
+def _still_running(name: str) -> str:
+    return (
+        f"Tool {name!r} was not run again: its call with these arguments that timed out "
+        "is still running in its thread (a sync tool cannot be stopped), and may yet "
+        "take effect. Do not repeat it now: check its effect another way, or answer."
+    )
+
+
+async def _in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None = None) -> Any:
     """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
-    started = ended = abandoned = False
+    worker = _Worker()
     counted = _ABANDONED  # the count this call goes into, and out of
 
     def run() -> Any:
-        nonlocal started, ended
         with counted.lock:
-            started = True
+            worker.started = True
         try:
             value = fn()
         except GeneratorExit as exc:
             return _Carried(exc)
         finally:
             with counted.lock:
-                ended = True
-                if abandoned:
+                worker.ended = True
+                if worker.abandoned:
                     counted.count -= 1
         return _Carried(awaitable=value) if inspect.iscoroutine(value) else value
 
@@ -464,9 +500,11 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
     except anyio.get_cancelled_exc_class():
         with counted.lock:
             # not a call still waiting for a worker thread: it never runs
-            if started and not ended:
-                abandoned = True
+            if worker.started and not worker.ended:
+                worker.abandoned = True
                 counted.count += 1
+                if left_running is not None:
+                    left_running.append(worker)
         raise
     if isinstance(value, _Carried):
         if value.exc is not None:
@@ -475,14 +513,14 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
     return value
 
 
-async def _drain(items: Iterator[Any]) -> list[Any]:
+async def _drain(items: Iterator[Any], left_running: list[_Worker] | None) -> list[Any]:
     """The items of an iterator an async tool returned, taken in a worker thread
     (its ``next`` may block), as ``_called_in_thread`` takes a sync tool's."""
-    taken: list[Any] = await _called_in_thread(lambda: items)
+    taken: list[Any] = await _called_in_thread(lambda: items, left_running)
     return taken
 
 
-async def _called_in_thread(fn: Callable[[], Any]) -> Any:
+async def _called_in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None) -> Any:
     """A sync tool's ``fn()`` in a worker thread; an iterator it returns is drained
     in that same call, so in the thread that made it: drained by a second
     ``to_thread`` call, which may run in another worker thread, a thread-bound
@@ -500,7 +538,7 @@ async def _called_in_thread(fn: Callable[[], Any]) -> Any:
         return _take(value, stop) if isinstance(value, Iterator) else value
 
     try:
-        return await _in_thread(call)
+        return await _in_thread(call, left_running)
     finally:
         stop.set()
 

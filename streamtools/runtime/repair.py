@@ -31,7 +31,9 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    may pass (it timed out, or raised a connection error or an error of the
    tool's own: ``executor.may_pass``), made again in a later reply, after the
    model read the failure, runs again, at most ``MAX_RETRIES`` (2) times per
-   call; past that it is a repeat, and the redirect quotes its last error. A
+   call (a sync call whose timed-out run still runs in its thread is refused
+   meanwhile, by the executor); past that it is a repeat, and the redirect
+   quotes its last error. A
    call that raised what says its arguments are wrong (``ValueError``,
    ``TypeError``, a ``ZeroDivisionError``…), was refused before it ran, or whose
    result could not be written as text would fail the same way: made again, it
