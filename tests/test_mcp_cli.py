@@ -8,8 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp_servers.harness import memory_command, memory_http_server
 
@@ -202,6 +204,41 @@ def test_http_on_a_port_in_use_is_one_line_and_exit_status_1() -> None:
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"python -m streamtools.mcp: cannot listen on {address}: ")
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_http_says_where_it_serves_so_that_port_0_can_be_used() -> None:
+    """It said nothing: with ``--http 127.0.0.1:0`` (any free port, which the
+    flag takes) there was no way to know where the server was."""
+    from mcp import Client
+    from mcp_servers.harness import HERE
+
+    argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:registry"]
+    pipe = subprocess.PIPE
+    with subprocess.Popen(
+        [*argv, "--http", "127.0.0.1:0"], cwd=HERE, stdout=pipe, stderr=pipe, text=True
+    ) as proc:
+        try:
+            err = proc.stderr
+            assert err is not None
+            line: list[str] = []
+            reader = threading.Thread(target=lambda: line.append(err.readline()))
+            reader.start()
+            reader.join(timeout=30)  # bounds the silence the test is about
+            assert line and line[0].startswith("python -m streamtools.mcp: serving MCP on ")
+            url = line[0].split()[-1]
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+
+            async def names() -> list[str]:
+                async with Client(url) as client:
+                    return [t.name for t in (await client.list_tools()).tools]
+
+            assert anyio.run(names) == ["add", "kom.memory.v1.search_memory", "divide", "weather"]
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=20)
+            finally:
+                proc.kill()
 
 
 @pytest.mark.parametrize(

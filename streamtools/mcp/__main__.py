@@ -91,7 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))  # exits 2, with the usage line
     if args.http:
         host, number = args.http
-        run = partial(serve_http, tools, name=args.name, host=host, port=number, path=args.path)
+
+        def listening(url: str) -> None:  # stderr: stdout may be a pipe nobody reads
+            print(f"{parser.prog}: serving MCP on {url}", file=sys.stderr, flush=True)
+
+        run = partial(
+            serve_http, tools, name=args.name, host=host, port=number, path=args.path,
+            on_listening=listening,
+        )
     else:
         run = partial(serve_stdio, tools, name=args.name)
     try:

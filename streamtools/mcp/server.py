@@ -204,8 +204,11 @@ async def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
+    on_listening: Callable[[str], None] | None = None,
 ) -> None:
     """Serve ``tools`` over streamable HTTP with uvicorn until cancelled (asyncio only).
+    ``on_listening`` is called with the endpoint's URL once the socket listens
+    (the real port for ``port=0``).
 
     The socket is bound first, so that an address that cannot be served (a port
     in use, a host not ours) raises ``OSError`` here: uvicorn would log it and
@@ -221,6 +224,9 @@ async def serve_http(
     server = uvicorn.Server(config)
     sock = _listening_socket(host, port)
     with sock:
+        if on_listening is not None:
+            shown = f"[{host}]" if ":" in host else host
+            on_listening(f"http://{shown}:{sock.getsockname()[1]}{path}")
         async with anyio.create_task_group() as tg:
 
             async def serve() -> None:
