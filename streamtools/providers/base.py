@@ -86,7 +86,6 @@ event loops and backends); inject one to pool connections.
 from __future__ import annotations
 
 import math
-import re
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -109,6 +108,7 @@ from streamtools.providers.failures import (
     unread,
 )
 from streamtools.providers.mislabelled import relabelled
+from streamtools.providers.sendable import check_header, checked_url, sendable_header
 from streamtools.providers.ssemend import SSEMend
 
 __all__ = [
@@ -243,46 +243,6 @@ def answer_field(answer: Any, name: str, kind: type, url: str = "") -> Any:
     return None
 
 
-def _checked_url(url: str) -> str:
-    """``url``, if a request can be sent to it; else ``UsageError`` at once. A
-    malformed base URL failed only at the first request, and not as a
-    ``ProviderError``: a missing scheme was a "transport error" retried with
-    backoff, ``http://[::1`` or a trailing newline a raw ``httpx.InvalidURL``,
-    and a port past 65535 an ``OverflowError`` from the socket layer."""
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        problem = str(exc)
-    else:
-        if parsed.scheme not in ("http", "https") or not parsed.host:
-            problem = "expected an http:// or https:// URL with a host"
-        elif parsed.port is not None and not 0 < parsed.port < 65536:
-            problem = f"port {parsed.port} is not between 1 and 65535"
-        else:
-            return url
-    raise UsageError(f"invalid base_url {url!r}: {problem}")
-
-
-_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what httpx and HTTP/1.1 can send
-
-
-def sendable_header(value: str) -> bool:
-    """Whether a request can carry ``value`` in a header (tabs and printable
-    ASCII only: no line break, control or non-ASCII character)."""
-    return _HEADER_VALUE.fullmatch(value) is not None
-
-
-def _check_header(name: str, value: str) -> None:
-    """``UsageError`` for a header value no request can carry (a key pasted with
-    a "…", a newline inside): it was a raw ``UnicodeEncodeError``, or a retried
-    transport error quoting the whole value, the secret key included."""
-    if not sendable_header(value):
-        raise UsageError(
-            f"{name} holds a character an HTTP header cannot carry (a line break, a "
-            "control character or a non-ASCII one): check it for a pasted extra character"
-        )
-
-
 class ProviderOptions(TypedDict, total=False):
     """The keyword options every HTTP provider takes (see ``HTTPProvider``)."""
 
@@ -342,11 +302,11 @@ class HTTPProvider:
         stall_timeout: float | None = None,
     ) -> None:
         self.model = model
-        self.base_url = _checked_url((base_url or self.default_base_url).strip()).rstrip("/")
+        self.base_url = checked_url((base_url or self.default_base_url).strip()).rstrip("/")
         self.api_key = api_key.strip() if api_key else api_key  # a key read from a file
         self.headers = dict(headers or {})
         for name, value in [("api_key", self.api_key or ""), *self.headers.items()]:
-            _check_header(name, value)
+            check_header(name, value)
         if not isinstance(timeout, httpx.Timeout):
             timeout = httpx.Timeout(self.default_timeout if timeout is None else timeout)
         self.timeout = timeout
