@@ -206,13 +206,21 @@ def test_http_on_a_port_in_use_is_one_line_and_exit_status_1() -> None:
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
 
 
-def test_http_says_where_it_serves_so_that_port_0_can_be_used() -> None:
+@pytest.mark.parametrize(
+    ("flags", "path"),
+    [([], "/mcp"), (["--path", "tools"], "/tools"), (["--path", "/a/b"], "/a/b")],
+    ids=["default", "no-slash", "slash"],
+)
+def test_http_says_where_it_serves_so_that_port_0_can_be_used(
+    flags: list[str], path: str
+) -> None:
     """It said nothing: with ``--http 127.0.0.1:0`` (any free port, which the
-    flag takes) there was no way to know where the server was."""
+    flag takes) there was no way to know where the server was. ``--path tools``
+    (no slash) was a Starlette AssertionError traceback."""
     from mcp import Client
     from mcp_servers.harness import HERE
 
-    argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:registry"]
+    argv = [sys.executable, "-m", "streamtools.mcp", "registry_tools:registry", *flags]
     pipe = subprocess.PIPE
     with subprocess.Popen(
         [*argv, "--http", "127.0.0.1:0"], cwd=HERE, stdout=pipe, stderr=pipe, text=True
@@ -226,7 +234,8 @@ def test_http_says_where_it_serves_so_that_port_0_can_be_used() -> None:
             reader.join(timeout=30)  # bounds the silence the test is about
             assert line and line[0].startswith("python -m streamtools.mcp: serving MCP on ")
             url = line[0].split()[-1]
-            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+            assert url.startswith("http://127.0.0.1:") and url.endswith(path)
+            assert url.count("/") == 2 + path.count("/")
 
             async def names() -> list[str]:
                 async with Client(url) as client:

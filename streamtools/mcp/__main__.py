@@ -68,6 +68,12 @@ def _address(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", port(number)
 
 
+def _path(text: str) -> str:
+    """An ``argparse`` type: a URL path, ``/`` added in front if missing
+    (``--path tools`` is ``/tools``; Starlette refused it with a traceback)."""
+    return text if text.startswith("/") else "/" + text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m streamtools.mcp", description="Serve streamtools tools over MCP."
@@ -79,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--http", metavar="HOST:PORT", type=_address, help="serve streamable HTTP, not stdio"
     )
-    parser.add_argument("--path", default="/mcp", help="HTTP path of the MCP endpoint")
+    parser.add_argument(
+        "--path", default="/mcp", type=_path, help="HTTP path of the MCP endpoint"
+    )
     args = parser.parse_args(argv)
     try:
         # Over stdio, stdout is the wire: what the module prints while it is
