@@ -32,6 +32,9 @@ BAD = [
     (["ui", "--port", "99999"], "--port"),
     (["ui", "--speed", "-1"], "--speed"),
     (["ui", "--dialect", "bogus"], "--dialect"),
+    # an origin has no path: it never matched a browser's Origin header
+    (["ui", "--cors-origin", "http://localhost:3000/app"], "--cors-origin"),
+    (["ui", "--cors-origin", "localhost:3000"], "--cors-origin"),
     (["demo", "--speed", "nan"], "--speed"),
     (["demo", "--speed", "0"], "--speed"),
     (["chat", "--model", "m", "--max-turns", "0"], "--max-turns"),

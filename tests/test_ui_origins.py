@@ -134,3 +134,22 @@ def test_streamtools_ui_on_loopback_answers_only_to_its_names() -> None:
     app, _ = build_app(parse("--instant", "--host", "0.0.0.0"))  # asked to be reachable
     with serve(app) as server:
         assert request("get", server.url, {"host": "box.lan"}).status_code == 200
+
+
+def test_an_origin_written_with_a_trailing_slash_still_matches() -> None:
+    """A browser's ``Origin`` never ends with ``/``; ``http://localhost:3000/``
+    (as copied from the address bar) matched nothing, and the front end was
+    refused."""
+    source = ScriptedSource(SCRIPT)
+    front = {"sec-fetch-site": "cross-site", "origin": "http://localhost:3000"}
+    with serve(create_app(source, cors_origins=["http://localhost:3000/"])) as server:
+        response = request("post", server.url, front)
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "http://localhost:3000"
+
+
+def test_the_command_takes_an_origin_with_a_trailing_slash() -> None:
+    from test_ui_cli import parse
+
+    args = parse("--cors-origin", "http://localhost:3000/", "--cors-origin", "*")
+    assert args.cors_origin == ["http://localhost:3000", "*"]

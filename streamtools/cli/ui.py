@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from streamtools.cli import http_url, log_level, port, positive_number
 from streamtools.errors import UsageError
@@ -158,6 +159,22 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     return app, subtitle
 
 
+def _origin(text: str) -> str:
+    """An ``argparse`` type: ``*`` or an origin, ``scheme://host[:port]``; a
+    trailing ``/`` (as copied from the address bar) is dropped. A browser's
+    ``Origin`` has no path, so one with a path, or no scheme, matched nothing."""
+    if text == "*":
+        return text
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"expected * or http(s)://host[:port], got {text!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(
+            f"an origin is scheme://host[:port], without a path: got {text!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def _loopback(host: str) -> bool:
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -238,6 +255,7 @@ def register(subparsers: Any) -> None:
         "--cors-origin",
         action="append",
         default=[],
+        type=_origin,
         metavar="ORIGIN",
         help="a front end's origin that may call the endpoints (http://localhost:3000; "
         "repeat for more; * for any)",

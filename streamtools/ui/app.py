@@ -344,6 +344,8 @@ def create_app(
     when it stops. ``hosts``: the only names the endpoints answer to (``Host``
     header; ``strange_host``), for a server on a loopback address: ``streamtools
     ui`` passes ``LOOPBACK_NAMES`` there."""
+    # a browser's Origin never ends with "/": an origin copied from the address bar did
+    cors_origins = [origin.rstrip("/") for origin in cors_origins]
     page_html = _fill_page(chat_page(), title=title, subtitle=subtitle, suggestion=suggestion)
 
     async def index(request: Request) -> Response:
