@@ -90,3 +90,24 @@ async def test_a_call_cut_by_max_tokens_is_not_completed(anyio_backend: str) -> 
     body = f"{data(start)}\n\n{data(finish)}\n\ndata: [DONE]\n\n"
     chunks = await collect(OpenAIChat("m", client=mock(body)))
     assert not [c for c in chunks if isinstance(c, CallChunk) and c.done]
+
+
+async def test_a_bare_json_error_line_ending_a_stream_is_quoted(anyio_backend: str) -> None:
+    """A proxy that forwards its backend's error body into a stream already
+    begun writes it without ``data:``; the spec ignores such a line, so the
+    answer ended "before it was complete" without a word of why."""
+    error = {"error": {"code": 400, "message": "request exceeds the available context size"}}
+    body = f"{data(TEXT)}\n\n{json.dumps(error)}"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    last = chunks[-1]
+    assert text_of(chunks) == "Hi"
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert "ended before the answer was complete" in (last.message or "")
+    assert "exceeds the available context size" in (last.message or "")
+
+
+async def test_a_stream_cut_inside_an_event_quotes_nothing_more(anyio_backend: str) -> None:
+    body = f"{data(TEXT)}\n\ndata: {{\"choices\": [{{\"index\": 0, \"delta\": {{\"cont"
+    chunks = await collect(OpenAIChat("m", client=mock(body)))
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"

@@ -194,6 +194,16 @@ class _Body(httpx.AsyncByteStream):
         self._ends = _SSE_ENDS if sse else _LINE_ENDS
         self._record = "an event" if sse else "a line"
         self.head = b""  # the body's first bytes: quoted if it held no answer (``unread``)
+        self.last = b""  # its last bytes (SSE): a stray line there is quoted (``stray``)
+
+    def stray(self) -> str:
+        """The SSE body's last line if it is no SSE field (a bare JSON error that
+        a proxy wrote into a stream already begun, which the spec ignores), else
+        ""."""
+        lines = [line.strip() for line in self.last.splitlines() if line.strip()]
+        if not lines or lines[-1].startswith((b"data:", b"event:", b"id:", b"retry:", b":")):
+            return ""
+        return " ".join(lines[-1].decode("utf-8", "replace").split())[:300]
 
     def view(self) -> httpx.Response:
         headers = {"content-type": self._ctype}
@@ -222,6 +232,8 @@ class _Body(httpx.AsyncByteStream):
                     raise _Oversized(self._record)
                 tail = seen[-4:]
                 self.head = self.head or part[:200]
+                if mend is not None:
+                    self.last = part[-400:] if len(part) >= 400 else (self.last + part)[-400:]
                 yield part
         if mend is not None:
             rest = mend.flush()
@@ -607,6 +619,8 @@ class HTTPProvider:
         else:
             message = f"{self._name} stream ended before the answer was complete"
             message += "" if answered else unread(body.head)
+            if answered and (stray := body.stray()):
+                message += f"; it ended with: {stray}"
         finally:
             await _release(response, events, graceful=finished)
             await decoder.aclose()
