@@ -39,6 +39,7 @@ import importlib.util
 import math
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 import msgspec
@@ -47,7 +48,7 @@ from streamtools.errors import ProviderError
 
 __all__ = [
     "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error",
-    "undecodable", "unread",
+    "undecodable", "unread", "upstream_reason",
 ]
 
 
@@ -251,12 +252,37 @@ def _error_detail(body: str, ctype: str) -> str:
             if isinstance(msg, list):  # FastAPI's 422: a list of {"loc", "msg"}
                 msg = "; ".join(_problem(item) for item in msg[:5])
             if isinstance(msg, str) and msg:
-                return msg[:500]
+                upstream = upstream_reason(err)
+                return (f"{msg} ({upstream})" if upstream else msg)[:500]
         elif isinstance(err, str):
             return err[:500]
     if "html" in ctype.lower() or text.lstrip().startswith("<"):
         return f"(HTML page) {' '.join(text.split())[:200]}"
     return " ".join(text.split())[:500]
+
+
+def upstream_reason(error: dict[str, Any]) -> str:
+    """What a gateway's error says of the upstream provider that failed, as
+    OpenRouter puts it under ``metadata``: its name and its own words (``raw``:
+    its error, often as JSON text, whose message is taken), or "". OpenRouter's
+    own message is only "Provider returned error"."""
+    meta = error.get("metadata")
+    if not isinstance(meta, dict):
+        return ""
+    said = meta.get("raw")
+    if isinstance(said, str):
+        try:
+            said = msgspec.json.decode(said)
+        except (msgspec.DecodeError, RecursionError):
+            pass
+    if isinstance(said, dict):
+        inner = said.get("error", said)
+        said = inner.get("message") or inner.get("detail") if isinstance(inner, dict) else inner
+    said = " ".join(said.split())[:300] if isinstance(said, str) else ""
+    name = meta.get("provider_name")
+    if isinstance(name, str) and name:
+        return f"{name}: {said}" if said else name
+    return said
 
 
 def _problem(item: object) -> str:

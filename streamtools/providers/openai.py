@@ -137,7 +137,7 @@ from streamtools.providers.bodies import (
     json_schema_of,
     with_call_texts,
 )
-from streamtools.providers.failures import RETRY_STATUSES
+from streamtools.providers.failures import RETRY_STATUSES, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
@@ -356,10 +356,14 @@ def _passing(error: Any) -> bool:
 
 
 def _error_text(error: Any) -> str:
+    """An in-band error's words: its message and code, and what it says of the
+    upstream provider that failed (``failures.upstream_reason``)."""
     if isinstance(error, dict):
         msg = error.get("message") or error.get("error") or error
         code = error.get("code")
-        return f"{msg} (code {code})" if code is not None else str(msg)
+        said = f"{msg} (code {code})" if code is not None else str(msg)
+        upstream = upstream_reason(error)
+        return f"{said}: {upstream}" if upstream else said
     return str(error)
 
 
