@@ -99,6 +99,50 @@ async def test_a_refused_token_is_a_load_error_that_says_the_status_and_why() ->
     )
 
 
+def refusing_calls() -> Any:
+    """The SDK's server for ``registry``, behind a gate that answers each
+    ``tools/call`` with 403 (a token without the right scope, say)."""
+    from mcp_servers.registry_tools import registry
+
+    from streamtools.mcp import http_app
+
+    inner = http_app(registry)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await inner(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if b'"tools/call"' in body:
+            refused = JSONResponse({"error": "insufficient_scope"}, status_code=403)
+            return await refused(scope, receive, send)
+        replayed = False
+
+        async def again() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await inner(scope, again, send)
+
+    return app
+
+
+async def test_a_refused_call_says_the_status_and_why() -> None:
+    with asgi_server(refusing_calls) as base:
+        async with mcp_tools(base + "/mcp", load_timeout=10.0) as tools:
+            with pytest.raises(MCPToolError) as caught:
+                await call(tools, "add", a=1, b=2)
+    assert str(caught.value).endswith(
+        'the server answered HTTP 403 Forbidden: {"error":"insufficient_scope"}'
+    )
+
+
 async def test_cancelling_mid_call_ends_the_session_and_the_server_lives_on() -> None:
     with memory_http_server() as (url, proc):
         with anyio.CancelScope() as scope:

@@ -142,6 +142,7 @@ class MCPConnection:
         self.failure: str | None = None
         self.restarts = 0
         self._client: Client | None = None
+        self._answers: HTTPAnswers | None = None  # the live HTTP session's error answers
         self._closing = anyio.Event()
         self._session_end = anyio.Event()
         self._stale = anyio.Event()  # the server said its tools changed
@@ -219,6 +220,7 @@ class MCPConnection:
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
                 client, http_client, answers = open_client(self.server, self._on_message)
+                self._answers = answers
                 async with client, anyio.create_task_group() as watching:
                     self._stale = anyio.Event()
                     if _announces_changes(client):
@@ -270,6 +272,7 @@ class MCPConnection:
             self.failure = self.failure or describe_failure(exc)
         finally:
             self._client = None
+            self._answers = None
             if http_client is not None:
                 with anyio.CancelScope(shield=True):
                     await http_client.aclose()
@@ -394,6 +397,8 @@ class MCPConnection:
         client = await self._connected()
         if all(offered.name != name for offered in self.tools):
             raise MCPToolError(f"MCP server {self.label!r} no longer offers the tool {name!r}")
+        answers = self._answers
+        errors = answers.errors if answers is not None else 0
         try:
             result = await client.call_tool(
                 name, dict(arguments), read_timeout_seconds=self.call_timeout
@@ -418,7 +423,10 @@ class MCPConnection:
                     f"MCP server {self.label!r} did not answer the call to {name!r} "
                     f"within {self.call_timeout}s"
                 ) from exc
-            raise MCPToolError(f"MCP tool {name!r} failed: {exc}") from exc
+            why = str(exc)
+            if answers is not None and answers.errors > errors:  # the SDK hides the status
+                why += f"; the server answered {answers.last_error}"
+            raise MCPToolError(f"MCP tool {name!r} failed: {why}") from exc
         except Exception as exc:  # a malformed answer, a transport error
             raise MCPToolError(f"MCP tool {name!r} failed: {describe_failure(exc)}") from exc
         text = result_text(result)

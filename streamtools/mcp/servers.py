@@ -124,6 +124,7 @@ class HTTPAnswers:
 
     def __init__(self) -> None:
         self.last_error: str | None = None
+        self.errors = 0  # how many so far: a call compares before and after
 
     async def __call__(self, response: httpx2.Response) -> None:
         # POSTs only: the messages; a GET (the listen stream) and a DELETE (the
@@ -138,6 +139,7 @@ class HTTPAnswers:
         said = said if len(said) <= 300 else said[:300] + "…"
         status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         self.last_error = f"{status}: {said}" if said else status
+        self.errors += 1
 
 
 def open_client(
