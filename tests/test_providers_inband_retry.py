@@ -154,3 +154,12 @@ async def test_leaving_during_the_wait_to_ask_again_returns_promptly(anyio_backe
             with anyio.move_on_after(0.3):
                 await collect(provider)
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("retries", [0, -1])
+async def test_no_retries_reads_the_one_answer(anyio_backend: str, retries: int) -> None:
+    """``max_retries`` of 0 (the proxy's) or below asks once: the answer is read."""
+    async with FakeServer(["Hello."], wire="anthropic") as server:
+        provider = AnthropicMessages("m", base_url=server.base_url, max_retries=retries)
+        chunks = await collect(provider)
+    assert text_of(chunks) == "Hello." and chunks[-1] == FinishChunk(reason="stop")

@@ -419,7 +419,7 @@ class HTTPProvider:
         """The chunks of ``opened[0]``, the request asked again as often as the
         answer fails in-band before any chunk (``TransientStreamError``: see
         the module docstring), within ``max_retries``."""
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(max(self.max_retries, 0) + 1):
             response = opened[0]
             chunks = self._guard(response, request)
             try:
