@@ -98,16 +98,41 @@ _STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
 # --- type -> schema ------------------------------------------------------------
 
 
-def schema_of(arg_type: Any) -> dict[str, Any]:
+# ``schema_of``'s ``describe``: a type msgspec does not know as its schema and the
+# definitions its references point to, or None
+Describe = Callable[[Any], "tuple[dict[str, Any], dict[str, Any]] | None"]
+
+
+def schema_of(arg_type: Any, describe: Describe | None = None) -> dict[str, Any]:
     """The JSON Schema of ``arg_type`` with the object itself at the root; nested
     types stay under ``$defs``. Raises ``TypeError``/``ValueError`` from msgspec
     for a type it cannot describe. ``object`` is any JSON value, as ``Any`` is
-    (``{}``): msgspec validates it so, but has no schema for it."""
+    (``{}``): msgspec validates it so, but has no schema for it. ``describe``
+    gives the schema of other types (pydantic models: ``tools``); the
+    definitions it returns join the root's ``$defs``, and one name given two
+    different definitions is a ``ValueError`` (one would describe the other's
+    values)."""
+    found: dict[str, Any] = {}
+
+    def hook(cls: Any) -> dict[str, Any]:
+        if cls is object:
+            return {_ANY_MARK: True}
+        given = describe(cls) if describe is not None else None
+        if given is None:
+            raise NotImplementedError  # msgspec's own error for any other custom type
+        schema, defs = given
+        _join(found, defs)
+        return schema
+
     (ref,), defs = msgspec.json.schema_components(
-        [arg_type], ref_template="#/$defs/{name}", schema_hook=_object_hook
+        [arg_type], ref_template="#/$defs/{name}", schema_hook=hook
     )
     defs = _without_mark(defs)
-    root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
+    if "$ref" in ref:
+        root = dict(defs.pop(ref["$ref"].rsplit("/", 1)[-1]))
+    else:  # a type ``describe`` gave is its schema, not a reference
+        root = dict(_without_mark(ref))
+    _join(defs, found)
     if root.get("title", "").endswith(".arguments"):
         del root["title"]  # the generated Struct's name says nothing to the model
     if defs:
@@ -115,15 +140,18 @@ def schema_of(arg_type: Any) -> dict[str, Any]:
     return root
 
 
+def _join(defs: dict[str, Any], more: dict[str, Any]) -> None:
+    for name, definition in more.items():
+        if defs.setdefault(name, definition) != definition:
+            raise ValueError(
+                f"two different types are both named {name!r} in these parameters; "
+                "rename one of them"
+            )
+
+
 # msgspec takes a hook's schema only when it is not empty, and ``{}`` is the
 # schema of any value: ``object`` is given this mark, taken out afterwards
 _ANY_MARK = "x-streamtools-any"
-
-
-def _object_hook(cls: Any) -> dict[str, Any]:
-    if cls is object:
-        return {_ANY_MARK: True}
-    raise NotImplementedError  # msgspec's own error for any other custom type
 
 
 def _without_mark(node: Any) -> Any:

@@ -12,6 +12,8 @@ Theory of operation
 * an **argument type**: a msgspec Struct generated from the signature
   (``defstruct``; defaults make a field optional, unknown fields are refused), or
   the function's own Struct when it takes exactly one Struct-typed parameter.
+  A pydantic model is described by its own schema and validated by pydantic,
+  as a parameter or as the one parameter (``streamtools.pydantic_models``).
   ``object`` is any JSON value, as ``Any`` is. A default that JSON cannot state
   (a sentinel ``object()``, NaN) is left out of the schema and given as is (``_default``).
 
@@ -90,6 +92,7 @@ from streamtools.errors import (
     describe_exception,
 )
 from streamtools.model import ToolSpec
+from streamtools.pydantic_models import described, is_model, validated
 from streamtools.results import holds_non_finite
 from streamtools.schema import (
     ValueCheck,
@@ -329,7 +332,9 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
     single = params[0] if len(params) == 1 else None
     stated: dict[str, Any] = {}  # mutable defaults, which msgspec's schema does not state
     struct = hints[single.name] if single is not None else None
-    if single is not None and isinstance(struct, type) and issubclass(struct, msgspec.Struct):
+    if single is not None and (
+        (isinstance(struct, type) and issubclass(struct, msgspec.Struct)) or is_model(struct)
+    ):
         arg_type: Any = struct
         key = single.name
 
@@ -475,12 +480,24 @@ def _convert(arguments: dict[str, Any], arg_type: Any, lenient: bool) -> Any:
     XML), where every key is a string: ``str_keys`` reads ``{"1": "a"}`` into a
     ``dict[int, str]``, which a strict conversion from a Python dict refuses, so
     that a tool taking one could never be called from a JSON dialect."""
-    return msgspec.convert(arguments, arg_type, strict=not lenient, str_keys=True)
+    return msgspec.convert(
+        arguments, arg_type, strict=not lenient, str_keys=True, dec_hook=_from_model
+    )
+
+
+def _from_model(tp: Any, obj: Any) -> Any:
+    """msgspec's ``dec_hook``: a pydantic model is read by pydantic (see
+    ``streamtools.pydantic_models``); other custom types are msgspec's to refuse."""
+    if is_model(tp):
+        return validated(tp, obj)
+    if tp is object:  # any JSON value, which msgspec hands here once a hook is given
+        return obj
+    raise NotImplementedError
 
 
 def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
     try:
-        return schema_of(arg_type)
+        return schema_of(arg_type, described)
     except (TypeError, ValueError) as exc:
         detail = str(exc).replace("\n", " ")
         raise ToolDefinitionError(f"tool {name!r}: unsupported annotation: {detail}") from exc
