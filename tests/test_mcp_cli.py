@@ -55,6 +55,35 @@ def test_chat_with_an_mcp_url_and_a_clash_with_a_command() -> None:
     assert "clashes with another tool of that name" in clash.stderr
 
 
+def slow_command(seconds: float) -> str:
+    """The memory server, started after ``seconds``: a first ``npx -y`` or ``uvx``
+    run, which downloads the server before it starts."""
+    from mcp_servers.harness import MEMORY_SERVER
+
+    script = (
+        f"import runpy, sys, time; time.sleep({seconds}); sys.argv = [sys.argv[0]]; "
+        f"runpy.run_path({MEMORY_SERVER!r}, run_name='__main__')"
+    )
+    return f'{sys.executable} -c "{script}"'
+
+
+def test_chat_waits_for_a_server_that_starts_slowly() -> None:
+    """``mcp_tools``' 10 s load timeout gave up on a first ``npx -y`` run that
+    was still downloading, and chat had no way to wait longer."""
+    with FakeServer([SEARCH, "Miso is your cat."]) as model:
+        proc = run_chat(model.base_url, "--mcp", slow_command(11))
+    assert proc.returncode == 0, proc.stderr
+    assert "Miso is your cat." in proc.stdout
+
+
+def test_chat_mcp_timeout_bounds_the_wait() -> None:
+    with FakeServer(["unused"]) as model:
+        proc = run_chat(model.base_url, "--mcp", slow_command(30), "--mcp-timeout", "1")
+    assert proc.returncode == 1
+    assert "did not answer the handshake and tool listing within 1s" in proc.stderr
+    assert model.requests == []
+
+
 def test_chat_reports_a_server_that_does_not_start() -> None:
     with FakeServer(["unused"]) as model:
         proc = run_chat(model.base_url, "--mcp", "no-such-mcp-server-command")

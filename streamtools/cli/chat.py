@@ -32,6 +32,8 @@ failed on the way: the person at the terminal saw each error.
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
+Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
+start and list its tools: a first ``npx -y`` or ``uvx`` run downloads it.
 The SDK's log records print as one line each, without a traceback; a line a
 stdio server writes to stdout that is not JSON-RPC is reported once, by
 ``streamtools.mcp``, and skipped.
@@ -300,7 +302,9 @@ def _run(args: argparse.Namespace) -> int:
 
         try:
             servers = [*args.mcp, *args.mcp_url]
-            async with mcp_tools(*servers, registry=ToolRegistry(DEMO_TOOLS)) as tools:
+            async with mcp_tools(
+                *servers, registry=ToolRegistry(DEMO_TOOLS), load_timeout=args.mcp_timeout
+            ) as tools:
                 agent = make_agent(model, args, tools)
                 return await chat(
                     agent, _stdin_line, sys.stdout, color=color, prompt=interactive,
@@ -404,6 +408,14 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="URL",
         help="give the model the tools of a streamable HTTP MCP server; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-timeout",
+        type=positive_number,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long an MCP server may take to start and list its tools (default 60: "
+        "a first npx -y or uvx run downloads the server)",
     )
     parser.add_argument("--temperature", type=finite_number, default=None)
     parser.add_argument("--top-p", type=finite_number, default=None)
