@@ -192,14 +192,17 @@ def test_a_stop_string_is_never_visible_text(dialect: str) -> None:
     prop()
 
 
-@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+@pytest.mark.parametrize("dialect", sorted(set(DIALECT_NAMES) - {"json_object"}))
 def test_a_stop_string_around_a_quoted_marker_is_never_visible_text(dialect: str) -> None:
     """A stop string with a marker after its first character, a backtick before
     the marker (quoted syntax, prose): the marker ends first but opens nothing, so
     the stop string counts, as for a provider, whatever the chunking (the text
     before the marker was held as the stop string's start). Not a fence: after a
     backtick it still opens a body, and a stop string that began before a body
-    later rejected is missed (the text before it went out when it opened)."""
+    later rejected is missed (the text before it went out when it opened). Not
+    ``json_object``, as in the test above: its text is inside its reply object, a
+    body, where stop strings do not apply (a stop string put inside the object's
+    ``thought`` showed as reasoning)."""
     tags = [t for t in (*DIALECTS[dialect].markers, "<think>", "</think>") if t[0] != "`"]
 
     @SETTINGS
