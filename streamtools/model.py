@@ -45,6 +45,7 @@ __all__ = [
     "ModelRequest",
     "NativeCall",
     "ReasoningChunk",
+    "ReasoningOrigin",
     "SAMPLING",
     "TextChunk",
     "Thinking",
@@ -93,9 +94,27 @@ class Thinking(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     calls: int = 0
 
 
+class ReasoningOrigin(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a reply's reasoning text came from, for the server that streamed it
+    to take it back: the wire ``field`` it came in (``reasoning_content``:
+    DeepSeek, Kimi, vLLM, llama.cpp; ``reasoning``: OpenRouter, Ollama, Groq),
+    and ``server``, an opaque digest of the server and model that sent it (the
+    provider's own; no URL is kept). DeepSeek's and Kimi's thinking modes
+    refuse the next request (400, "reasoning_content must be passed back")
+    unless a reply with tool calls carries its reasoning back; other servers
+    refuse a field they do not know (OpenAI's API, Groq), so it goes back only
+    where it came from (``OpenAIChat``, ``send_reasoning``)."""
+
+    field: str
+    server: str
+
+
 class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
     """One message of a request, as every chat API understands it. ``thinking``:
-    an assistant message's signed reasoning blocks, sent back in native mode."""
+    an assistant message's signed reasoning blocks, sent back in native mode.
+    ``reasoning`` and ``reasoning_origin``: an assistant message's reasoning
+    text in native mode and where it came from (``ReasoningOrigin``), which the
+    provider that streamed it takes back; the others ignore them."""
 
     role: Role
     content: str
@@ -103,6 +122,8 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
     tool_call_id: str | None = None
     name: str | None = None
     thinking: tuple[Thinking, ...] = ()
+    reasoning: str = ""
+    reasoning_origin: ReasoningOrigin | None = None
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -187,11 +208,16 @@ class TextChunk(_Chunk, tag="text", frozen=True, kw_only=True):
 class ReasoningChunk(_Chunk, tag="reasoning", frozen=True, kw_only=True, omit_defaults=True):
     """Reasoning text. A ``signature`` ends a signed thinking block: the reasoning
     text since the last one (this chunk's included) is that block, to be sent
-    back as it was (``Thinking``); ``redacted`` is a whole redacted block's data."""
+    back as it was (``Thinking``); ``redacted`` is a whole redacted block's data.
+    ``origin``: where the reply's reasoning came from (``ReasoningOrigin``), on
+    the first chunk of a reply that a provider can take back; the runtime keeps
+    it with the reply (``AssistantMessage.reasoning_origin``), so a recording
+    replayed or a transcript saved and loaded still has it."""
 
     text: str
     signature: str | None = None
     redacted: str | None = None
+    origin: ReasoningOrigin | None = None
 
 
 class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):

@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import UsageError
-from streamtools.model import Thinking
+from streamtools.model import ReasoningOrigin, Thinking
 from streamtools.results import decode_json, encode_json, valid_text
 
 __all__ = [
@@ -83,12 +83,18 @@ class AssistantMessage(
     """One model reply: its visible text, its reasoning, and the calls it made
     (in order). ``text`` is the visible text with the calls' markup removed.
     ``thinking``: the reasoning blocks the provider signed (Anthropic's extended
-    thinking), which its API needs back with the reply's native calls."""
+    thinking), which its API needs back with the reply's native calls.
+    ``reasoning_origin``: the wire field and server the reasoning came from
+    (``ReasoningOrigin``), kept so that the server that streamed it gets it
+    back in native mode (DeepSeek's and Kimi's thinking modes require it with
+    the reply's tool calls), whether the transcript was saved and loaded or
+    carried on by another agent, and no other server does."""
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
     thinking: tuple[Thinking, ...] = ()
+    reasoning_origin: ReasoningOrigin | None = None
 
 
 class ToolResultMessage(msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True):

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 import pytest
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
 from provider_support import PROVIDERS, collect, mock
@@ -98,7 +99,11 @@ def calls_of(chunks: list[Chunk]) -> list[tuple[str | None, str]]:
 
 
 def check_answer(wire: str, chunks: list[Chunk]) -> None:
-    assert chunks[0] == ReasoningChunk(text="Paris and Oslo.")
+    # the OpenAI wire says where its reasoning came from (``ReasoningOrigin``)
+    first = chunks[0]
+    assert isinstance(first, ReasoningChunk)
+    assert (first.origin is not None) == (wire == "openai")
+    assert msgspec.structs.replace(first, origin=None) == ReasoningChunk(text="Paris and Oslo.")
     assert [c for c in chunks if isinstance(c, TextChunk)] == [TextChunk(text="Checking both.")]
     called = calls_of(chunks)
     assert [(name, json.loads(text)) for name, text in called[:1]] == [

@@ -23,7 +23,15 @@ one dialect and one mode. The rules, in the order they apply:
    refuse past arguments that are not one, so the model still reads what it
    wrote next to the result: ``NativeCall``), and the reasoning blocks the provider signed in
    ``thinking`` (Anthropic requires them back with the calls when extended
-   thinking is on); other reasoning is not sent back. A reply with
+   thinking is on). Reasoning a server streamed in a field it takes back
+   (``ReasoningOrigin``) travels too, with where it came from
+   (``ChatMessage.reasoning`` and ``reasoning_origin``, defused as reply text
+   is): ``OpenAIChat`` sends it back only to the server and model that
+   streamed it, in the field it came in (DeepSeek's and Kimi's thinking modes
+   refuse a request whose past tool-call replies lack their
+   ``reasoning_content``; OpenAI's API and Groq refuse a field they do not
+   know), and the other providers do not send it; other reasoning is not sent
+   back. A reply with
    neither text nor calls is dropped (APIs reject empty assistant messages).
    In a dialect with one call per reply (``json_object``) a past reply with
    several calls (native history) becomes one reply per call, each followed by
@@ -56,7 +64,8 @@ one dialect and one mode. The rules, in the order they apply:
    text (``ToolCall.offset`` moved by the text before it; a call after all of
    its reply's text stays at that reply's end), so a prompt dialect writes the
    calls where they stood and the results that follow answer any of them; the
-   signed ``thinking`` blocks are kept in order. Strict chat templates (Gemma,
+   signed ``thinking`` blocks are kept in order, and the reasoning keeps its
+   origin only if all of it came from one place. Strict chat templates (Gemma,
    Mistral, some llama.cpp ones) refuse a request whose roles do not alternate,
    and in native mode OpenAI-compatible servers take one reply's calls together.
    After any transcript, then, no two adjacent messages (after the system one)
@@ -171,6 +180,8 @@ def _turn(
                     content=said,
                     tool_calls=calls,
                     thinking=reply.thinking,
+                    reasoning=defuse_text(reply.reasoning) if reply.reasoning_origin else "",
+                    reasoning_origin=reply.reasoning_origin,
                 )
             )
     elif not (renderer.one_call_per_reply and len(reply.calls) > 1):
@@ -308,11 +319,14 @@ def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
             calls.append(c if moved == c.offset else msgspec.structs.replace(c, offset=moved))
         texts.append(reply.text)
         written += len(reply.text)
+    # one origin for the joined reasoning only if all of it came from one place
+    origins = {r.reasoning_origin for r in replies if r.reasoning}
     return AssistantMessage(
         text="".join(texts),
         calls=tuple(calls),
         reasoning="\n\n".join(r.reasoning for r in replies if r.reasoning),
         thinking=tuple(thinking),
+        reasoning_origin=origins.pop() if len(origins) == 1 else None,
     )
 
 

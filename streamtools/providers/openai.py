@@ -51,6 +51,25 @@ honoured:
   that call in the assistant message: Gemini 3's OpenAI-compatible endpoint
   puts the call's thought signature there and refuses the next request (400,
   "Function call is missing a thought_signature") without it.
+* A reply's reasoning goes back on its assistant message, in the field it
+  came in (``reasoning_content`` or ``reasoning``), to the server and model
+  that streamed it (``ReasoningOrigin``: the first ``ReasoningChunk`` of a
+  reply says where it came from, and the transcript keeps it): DeepSeek's
+  thinking mode (V3.2 and later) and Kimi K2's thinking models answer 400
+  ("reasoning_content must be passed back", "reasoning_content is missing in
+  assistant tool call message") to a request whose past replies lack it: every
+  reply between two user messages where the model called tools, in every
+  later turn, not only the current tool loop (DeepSeek ignores it on the
+  replies of a user turn without calls, so every reply's goes back); vLLM and
+  SGLang give it to chat templates that keep reasoning between tool calls.
+  Other servers refuse a field they do not know (OpenAI's API refuses any
+  unknown message property; Groq refuses ``reasoning_content``, and
+  ``reasoning`` for a model that does not reason, though another of its
+  models streamed it), so a conversation begun on one server or model and
+  continued on another sends the second none of it. (The first
+  deepseek-reasoner, R1, refused ``reasoning_content`` in input; the name now
+  stands for the thinking mode that requires it.) ``send_reasoning``
+  overrides this (see ``OpenAIChat``).
 * OpenRouter's ``reasoning_details`` go back, in order, as the message's
   ``reasoning_details`` with a reply's tool calls, as OpenRouter asks (signed
   and encrypted reasoning continues only so); they travel on the calls'
@@ -117,6 +136,7 @@ from streamtools.model import (
     ModelRequest,
     NativeCall,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     ToolChoice,
     UsageChunk,
@@ -166,14 +186,19 @@ class _Delta(msgspec.Struct):
     function_call: Function | None = None  # the legacy form of one call (``_legacy``)
 
 
-def _reasoning(delta: _Delta) -> str | None:
-    """A delta's reasoning text: ``reasoning_content``, ``reasoning``, or (only
-    when neither is there: OpenRouter sends its text in both ``reasoning`` and
-    ``reasoning_details``) the text and summaries of ``reasoning_details``."""
-    text = delta.reasoning_content or delta.reasoning
-    if text or not delta.reasoning_details:
-        return text
-    return reasoning_text(delta.reasoning_details)
+def _reasoning(delta: _Delta) -> tuple[str | None, str | None]:
+    """A delta's reasoning text, and the field it came in when that field can
+    carry it back: ``reasoning_content``, ``reasoning``, or (only when neither
+    is there: OpenRouter sends its text in both ``reasoning`` and
+    ``reasoning_details``, which go back on their own) the text and summaries
+    of ``reasoning_details``."""
+    if delta.reasoning_content:
+        return delta.reasoning_content, "reasoning_content"
+    if delta.reasoning:
+        return delta.reasoning, "reasoning"
+    if not delta.reasoning_details:
+        return None, None
+    return reasoning_text(delta.reasoning_details), None
 
 
 def _legacy(delta: _Delta) -> tuple[ToolCallDelta, ...]:
@@ -285,7 +310,37 @@ def _tool_call(call: NativeCall) -> dict[str, Any]:
     return out
 
 
-def _message(msg: ChatMessage) -> dict[str, Any]:
+def _server(base_url: str, model: str) -> str:
+    """The ``ReasoningOrigin.server`` of a server and model: a digest, so that a
+    saved transcript holds no URL (a gateway's may name an account)."""
+    seen = f"{base_url.rstrip('/')}\n{model}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(seen).hexdigest()[:16]
+
+
+_PLACEHOLDER = " "  # the reasoning of a forced reply with calls and none: DeepSeek takes no ""
+
+
+def _reasoning_back(msg: ChatMessage, server: str, send: bool | None) -> tuple[str, str] | None:
+    """The field and text an assistant message's reasoning goes back in, or
+    None (see the module docstring and ``OpenAIChat``'s ``send_reasoning``)."""
+    origin = msg.reasoning_origin
+    if msg.role != "assistant" or send is False:
+        return None
+    if send is None:
+        if origin is None or origin.server != server or not msg.reasoning:
+            return None
+        if origin.field == "reasoning" and details_of(msg):
+            return None  # OpenRouter: the same reasoning goes as its ``reasoning_details``
+        return origin.field, msg.reasoning
+    if not (msg.reasoning or msg.tool_calls):
+        return None
+    field = origin.field if origin is not None else "reasoning_content"
+    return field, msg.reasoning or _PLACEHOLDER
+
+
+def _message(
+    msg: ChatMessage, server: str = "", send_reasoning: bool | None = None
+) -> dict[str, Any]:
     """One message. A past call whose arguments are text that is no JSON object
     (``NativeCall.arguments_text``) goes as ``{}`` with its text at the end of
     the content, as for Ollama: OpenAI's API takes any string as ``arguments``,
@@ -298,6 +353,8 @@ def _message(msg: ChatMessage) -> dict[str, Any]:
         out["content"] = with_call_texts(msg) or None
         if details := details_of(msg):
             out[DETAILS] = details
+    if (back := _reasoning_back(msg, server, send_reasoning)) is not None:
+        out[back[0]] = back[1]
     if msg.tool_call_id is not None:
         out["tool_call_id"] = _call_id(msg.tool_call_id)
     if msg.name is not None:
@@ -373,6 +430,16 @@ class OpenAIChat(HTTPProvider):
     ``stream_usage`` asks for the final usage chunk (``stream_options``); turn it
     off for servers that reject that field. ``max_tokens_field`` names the
     token limit field (``max_completion_tokens`` for o-series models).
+
+    ``send_reasoning``: whether a past reply's reasoning goes back on its
+    assistant message (native mode). None (the default): only a reply's
+    whose reasoning this server and model streamed, in the field it came in
+    (see the module docstring). True: whatever server or model streamed it,
+    in the field it came in, and on a reply with calls and no such reasoning
+    (one of another provider, or of a model that did not think) a single
+    space in ``reasoning_content``: for a conversation begun elsewhere and
+    continued on DeepSeek's or Kimi's thinking mode, or a gateway in front of
+    one under another URL. False: none.
     """
 
     _name = "OpenAI-compatible server"
@@ -385,12 +452,14 @@ class OpenAIChat(HTTPProvider):
         *,
         stream_usage: bool = True,
         max_tokens_field: str = "max_tokens",
+        send_reasoning: bool | None = None,
         **options: Unpack[ProviderOptions],
     ) -> None:
         super().__init__(model, **options)
         _check_n(self.extra_body)
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
+        self.send_reasoning = send_reasoning
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
@@ -411,9 +480,13 @@ class OpenAIChat(HTTPProvider):
         return request.stop if not self.supports_stop else request.stop[_MAX_STOPS:]
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
+        server = _server(self.base_url, self.model)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [_message(m) for m in answerable_only(request.messages)],
+            "messages": [
+                _message(m, server, self.send_reasoning)
+                for m in answerable_only(request.messages)
+            ],
             "stream": True,
         }
         if self.stream_usage:
@@ -478,6 +551,7 @@ class OpenAIChat(HTTPProvider):
         usage: list[Chunk] = []  # none, or the latest UsageChunk (see the module docstring)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         calls = ToolCallDeltas(pairs)  # which call each delta is of, and when it is done
+        origin: ReasoningOrigin | None = None  # said once, on the first chunk it is of
         try:
             async for sse in events:
                 data = sse.data
@@ -515,9 +589,14 @@ class OpenAIChat(HTTPProvider):
                     if delta is not None:
                         if delta.reasoning_details:
                             calls.details.add(delta.reasoning_details)
-                        reasoning = _reasoning(delta)
+                        reasoning, field = _reasoning(delta)
                         if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
-                            yield ReasoningChunk(text=reasoning)
+                            if field is not None and origin is None:
+                                server = _server(self.base_url, self.model)
+                                origin = ReasoningOrigin(field=field, server=server)
+                                yield ReasoningChunk(text=reasoning, origin=origin)
+                            else:
+                                yield ReasoningChunk(text=reasoning)
                         content = delta.content
                         if isinstance(content, list):  # Mistral: thinking and text parts
                             for thought, piece in _parts(content):

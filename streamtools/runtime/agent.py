@@ -630,7 +630,15 @@ def _append_reply(
     text = reply.visible_text if native else "".join(reply.written)
     reasoning = "".join(reply.reasoning)
     thinking = tuple(reply.thinking)
-    transcript.add(AssistantMessage(text=text, calls=calls, reasoning=reasoning, thinking=thinking))
+    transcript.add(
+        AssistantMessage(
+            text=text,
+            calls=calls,
+            reasoning=reasoning,
+            thinking=thinking,
+            reasoning_origin=reply.origin,
+        )
+    )
     for call in reply.calls:
         outcome = reply.outcomes.get(call.id)
         if outcome is None:  # a turn cut short (the time budget, the consumer leaving)

@@ -72,6 +72,7 @@ from streamtools.model import (
     Model,
     ModelRequest,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     Thinking,
     UsageChunk,
@@ -122,6 +123,8 @@ class Reply:
     # reasoning text since the last one: the text of the block its signature ends.
     thinking: list[Thinking] = field(default_factory=list)
     unsigned: list[str] = field(default_factory=list)
+    # where the reasoning came from, for the server that sent it to take it back
+    origin: ReasoningOrigin | None = None
     calls: list[CallEnd] = field(default_factory=list)
     errors: list[CallError] = field(default_factory=list)
     outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
@@ -218,6 +221,8 @@ def _sign(reply: Reply, chunk: ReasoningChunk) -> None:
     """Keep the provider's signed reasoning blocks, to be sent back as they came,
     each with the number of calls before it (its place among them)."""
     reply.unsigned.append(chunk.text)
+    if chunk.origin is not None:
+        reply.origin = chunk.origin
     if chunk.redacted is not None:
         reply.thinking.append(Thinking(redacted=chunk.redacted, calls=len(reply.calls)))
     elif chunk.signature is not None:
