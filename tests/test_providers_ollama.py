@@ -269,3 +269,18 @@ async def test_a_long_stream_labelled_as_sse_is_read_line_by_line(
     chunks = await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
     assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "word " * 400
     assert chunks[-1] == FinishChunk(reason="stop")
+
+
+@pytest.mark.parametrize("reason", ["load", "unload"])
+async def test_an_answer_ollama_only_loaded_for_is_an_error(
+    anyio_backend: str, reason: str
+) -> None:
+    """Ollama answers a request with no user turn (only system messages) by
+    loading the model and ending with ``done_reason: "load"``, having generated
+    nothing: it passed as a finish no consumer knew, an empty final answer."""
+    done = {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True,
+            "done_reason": reason}  # fmt: skip
+    chunks = await collect(OllamaChat("m", client=mock(lines(done))))
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+    assert f"done_reason {reason!r}" in (last.message or "") and "user" in (last.message or "")

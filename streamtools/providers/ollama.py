@@ -19,7 +19,10 @@ per line (``application/x-ndjson``), each decoded by one
   were seen, as other providers do. Ollama does not say which stop string
   ended the text (``stop_sequence`` stays None).
 * A line ``{"error": "..."}`` (the runner crashed, the model was unloaded)
-  ends the stream with an error finish.
+  ends the stream with an error finish. So does ``done_reason`` ``load`` or
+  ``unload``: Ollama only (un)loaded the model and generated nothing, as it
+  does for a request with no user turn (only system messages); it passed as
+  a finish no consumer knew, an empty final answer.
 * Lines end at ``\n`` only (``_lines``): Go's JSON encoder leaves U+0085,
   U+2028 and U+2029 raw inside strings, and httpx's ``aiter_lines`` would split
   a line there, as ``str.splitlines`` does.
@@ -114,6 +117,16 @@ def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+# done_reasons that mean Ollama only (un)loaded the model: nothing was generated
+_NOTHING_DONE = {
+    why: (
+        f"Ollama ended with done_reason {why!r}: it {why}ed the model and generated nothing, "
+        "as it does for a request without a user message to answer"
+    )
+    for why in ("load", "unload")
+}
+
+
 class OllamaChat(HTTPProvider):
     """A model served by Ollama's native chat API."""
 
@@ -184,6 +197,9 @@ class OllamaChat(HTTPProvider):
                     reason = data.done_reason or "stop"
                     if calls and reason == "stop":
                         reason = "tool_calls"
+                    if reason in _NOTHING_DONE:
+                        yield FinishChunk(reason="error", message=_NOTHING_DONE[reason])
+                        return
                     yield FinishChunk(reason=reason)
                     return
         finally:
