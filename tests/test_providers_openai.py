@@ -313,8 +313,10 @@ async def test_comments_keepalives_reasoning_usage_and_done(anyio_backend: str) 
         "data: ignored after done\n\n",
     )
     chunks = await collect(OpenAIChat("m", client=mock(body)))
+    origin = getattr(chunks[0], "origin", None)  # the reply's first reasoning says where from
+    assert origin is not None and origin.field == "reasoning_content"
     assert chunks == [
-        ReasoningChunk(text="think "),
+        ReasoningChunk(text="think ", origin=origin),
         ReasoningChunk(text="more"),
         TextChunk(text="Hi"),
         UsageChunk(input_tokens=3, output_tokens=4),
