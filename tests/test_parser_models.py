@@ -340,6 +340,85 @@ MODEL_CASES: list[Case] = [
     Case("am-qwen-parameter-typed", "am_xml",
          '<am:tool_call name="calc"><parameter=a>1.5</parameter><parameter="b">2</parameter>'
          "</am:tool_call>", [call("calc", a=1.5, b=2), F], extra={"catalog": True}),
+    # -- hermes: Qwen3-Coder's <function=NAME><parameter=P> form inside the tags ------------
+    # (it was malformed, a repair turn every time): read as am_xml reads element values,
+    # typed by the schema, the newline after <parameter=P> and before </parameter> layout
+    Case("hermes-qwen-call", "hermes",
+         "ok <tool_call>\n<function=search>\n<parameter=q>\ncats\n</parameter>\n</function>\n"
+         "</tool_call> done", [("text", "ok "), call(S, q="cats"), ("text", " done"), F],
+         extra={"catalog": True}),
+    Case("hermes-qwen-typed", "hermes",
+         "<tool_call>\n<function=calc>\n<parameter=a>\n1.5\n</parameter>\n<parameter=b>\n2\n"
+         "</parameter>\n</function>\n</tool_call>", [call("calc", a=1.5, b=2), F],
+         extra={"catalog": True}),
+    Case("hermes-qwen-untyped-names-only", "hermes",
+         '<tool_call><function=search><parameter=q>5</parameter><parameter=o>{"k": [1]}'
+         "</parameter></function></tool_call>", [call(S, q="5", o={"k": [1]}), F]),
+    # the value is the text as written: markup and entities in it are content, only
+    # </parameter> ends it; more newlines than the layout ones stay, CRLF layout too
+    Case("hermes-qwen-value-as-written", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>\n\nif a < b && c:\n  x = '</tool_call>"
+         " &amp; <b>\"'\n\n</parameter>\n</function>\n</tool_call>",
+         [call(S, q="\nif a < b && c:\n  x = '</tool_call> &amp; <b>\"'\n"), F],
+         extra={"catalog": True}),
+    Case("hermes-qwen-crlf", "hermes",
+         "<tool_call>\r\n<function=search>\r\n<parameter=q>\r\nx\r\n</parameter>\r\n"
+         "</function>\r\n</tool_call>", [call(S, q="x"), F], extra={"catalog": True}),
+    Case("hermes-qwen-no-parameters", "hermes",
+         "<tool_call>\n<function=search>\n</function>\n</tool_call>", [call(S), F]),
+    Case("hermes-qwen-dotted-quoted-name", "hermes",
+         '<tool_call><function="kom.memory.v1.search_memory"><parameter=q>x</parameter>'
+         "</function></tool_call>", [call("kom.memory.v1.search_memory", q="x"), F]),
+    # the provider removed </tool_call> as a stop string; a template's end token
+    Case("hermes-qwen-stop-removed-marker", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</function>\n",
+         [call(S, q="x"), F], finish_reason="stop"),
+    Case("hermes-qwen-end-token", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>\n<|im_end|>",
+         [call(S, q="x"), F], finish_reason="stop"),
+    # a stutter before it, several calls in one block, one block after another
+    Case("hermes-qwen-stutter", "hermes",
+         "<tool_call>\n<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>"
+         "\n</tool_call>", [call(S, q="x"), F]),
+    Case("hermes-qwen-two-in-one-block", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>\n"
+         "<function=calc>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
+         [call(S, q="x"), call("calc", a=1), F], extra={"catalog": True}),
+    Case("hermes-qwen-then-json", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>\n"
+         '</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"a": 1}}\n</tool_call>',
+         [call(S, q="x"), ("text", "\n"), call("calc", a=1), F], extra={"catalog": True}),
+    # broken forms: a CallError with the raw text, as the JSON form's
+    Case("hermes-qwen-unknown-tool", "hermes",
+         "<tool_call>\n<function=nope>\n<parameter=q>x</parameter>\n</function>\n</tool_call>",
+         [("error", "nope", "unknown_tool"), F]),
+    Case("hermes-qwen-function-not-closed", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</tool_call> ok",
+         [("error", S, "malformed"), ("text", " ok"), F]),
+    Case("hermes-qwen-parameter-outside-function", "hermes",
+         "<tool_call>\n<parameter=q>\nx\n</parameter>\n</tool_call> ok",
+         [("error", None, "malformed"), ("text", " ok"), F]),
+    Case("hermes-qwen-parameter-after-function", "hermes",
+         "<tool_call><function=search></function><parameter=q>x</parameter></tool_call>",
+         [("error", S, "malformed"), F]),
+    Case("hermes-qwen-text-between-parameters", "hermes",
+         "<tool_call><function=search><parameter=q>x</parameter> y </function></tool_call>",
+         [("error", S, "malformed"), F]),
+    Case("hermes-qwen-parameter-twice", "hermes",
+         "<tool_call><function=search><parameter=q>x</parameter><parameter=q>y</parameter>"
+         "</function></tool_call>", [("error", S, "malformed"), F]),
+    Case("hermes-qwen-other-tag", "hermes",
+         "<tool_call>\n<name>search</name>\n</tool_call> ok",
+         [("error", None, "malformed"), ("text", " ok"), F]),
+    Case("hermes-qwen-next-call-before-close", "hermes",
+         "<tool_call><function=search><parameter=q>x</parameter>\n<tool_call>"
+         "<function=search></function></tool_call>",
+         [("error", S, "unterminated"), call(S), F]),
+    Case("hermes-qwen-cut-in-value", "hermes",
+         "<tool_call>\n<function=search>\n<parameter=q>\nca", [("error", S, "unterminated"), F],
+         finish_reason="stop"),
+    Case("hermes-qwen-cut-in-function-tag", "hermes", "<tool_call>\n<function=sea",
+         [("error", None, "unterminated"), F], finish_reason="stop"),
     # -- am_xml: a CDATA section outside the parameter elements --------------------------
     # was taken for a declaration and dropped: the call ran without it
     Case("am-cdata-as-the-body", "am_xml",

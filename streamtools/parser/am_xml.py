@@ -137,7 +137,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
 from streamtools.parser.xml_values import STRING, kinds_from_schema
 
-__all__ = ["AM_XML", "AmXmlBody"]
+__all__ = ["AM_XML", "PARAMETER_IS", "AmXmlBody", "equals_tag"]
 
 # one attribute of a tag, its value quoted, unquoted (``name=search``, as HTML
 # allows) or absent; read one after another from the element's name on, so a
@@ -150,8 +150,16 @@ _ATTR = re.compile(
 _NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>")
 # the common opening tag, nothing but the name in it (no parameter in an attribute)
 _ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?>\Z""")
-# ``<parameter=q>``, as Qwen3-Coder models write a parameter (closed by ``</parameter>``)
-_PARAMETER_IS = re.compile(r"""<parameter=["']?([^\s"'<>=/]+)["']?\s*>\Z""")
+
+
+def equals_tag(element: str) -> re.Pattern[str]:
+    """A whole ``<ELEMENT=NAME>`` tag, the name quoted or not, as Qwen3-Coder
+    models write a parameter (``<parameter=q>``, closed by ``</parameter>``) and,
+    in ``hermes``, the function (``<function=search>``); group 1 is the name."""
+    return re.compile(rf"""<{element}=["']?([^\s"'<>=/]+)["']?\s*>\Z""")
+
+
+PARAMETER_IS = equals_tag("parameter")
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -378,7 +386,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return k  # wait for the whole tag
         tag = s[k : e + 1]
         m = OPEN_TAG.match(tag)
-        q = _PARAMETER_IS.match(tag) if m is None else None
+        q = PARAMETER_IS.match(tag) if m is None else None
         self._gap_done(m is not None or q is not None)
         if q is not None:  # <parameter=q>: Qwen3-Coder's spelling
             self._open_param(html.unescape(q.group(1)), "parameter")

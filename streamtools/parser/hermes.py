@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
 quotes the tag in backticks stays text, see the core). The body expects, after
-optional whitespace, a JSON object; anything else is ``CallError(reason=
+optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
+<parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
+read by ``hermes_xml``); anything else is ``CallError(reason=
 "malformed")`` reaching to the next ``</tool_call>``, except ``<tool_call>``
 again (``<tool_call><tool_call>{…}``, a stutter small models write), which is
 part of the call's markup, and a Markdown fence around the object
@@ -44,16 +46,15 @@ from __future__ import annotations
 
 import re
 
-from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
+from streamtools.parser.calls import RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
+from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 
-__all__ = ["HERMES", "HermesBody"]
+__all__ = ["HERMES", "HermesBody", "HermesXmlBody"]
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
 # where </tool_call> is due (``loose_suffix``): the closing tag with whitespace
-# before its ">", and its start
-_LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
+# before its ">" (``LOOSE_CLOSE``), and its start
 _LOOSE_START = re.compile(r"</tool_call[ \t\r\n]{0,8}\Z")
 # a Markdown fence around the object inside the tags (``<tool_call>\n```json\n{…}
 # \n```\n</tool_call>``): its opening line, whole or still arriving
@@ -89,7 +90,7 @@ class HermesBody(JsonCallBody):
         self.fenced = False
 
     def prefix(self, s: str, i: int) -> int:
-        n = len(s)
+        start, n = i, len(s)
         while True:
             while i < n and s[i] in " \t\r\n":
                 i += 1
@@ -110,6 +111,8 @@ class HermesBody(JsonCallBody):
                     continue
                 if _FENCE_START.fullmatch(s, i) is None:
                     self._error("malformed", "<tool_call> must contain one JSON object.")
+            elif s[i] == "<" and not self.fenced:
+                return HermesXmlBody.take_over(self, s, start, i)  # Qwen3-Coder's form
             else:
                 self._error("malformed", "<tool_call> must contain one JSON object.")
             return i
@@ -121,12 +124,38 @@ class HermesBody(JsonCallBody):
                 return i + len(FENCE), False
             if FENCE.startswith(s[i:]):
                 return i, False  # the closing fence still arriving: wait
-        m = _LOOSE_CLOSE.match(s, i)
+        m = LOOSE_CLOSE.match(s, i)
         if m is not None:
             return m.end(), True
         if _LOOSE_START.match(s, i) is not None:
             return i, False
         return super().loose_suffix(s, i)  # a special token
+
+
+class HermesXmlBody(QwenXmlCall, HermesBody):
+    """A ``hermes`` body reading Qwen3-Coder's form (``hermes_xml``). A body
+    becomes one (``take_over``) where its prefix finds that form, so the JSON
+    body's paths test nothing for it."""
+
+    json_message = "<tool_call> must contain one JSON object. " + HermesBody.example
+
+    @staticmethod
+    def take_over(body: HermesBody, s: str, start: int, i: int) -> int:
+        """``body``'s prefix, called at ``start`` by ``JsonCallBody.feed``, met
+        this form at ``s[i]``: the body reads it from there, as ``prefix``
+        would, and returns where it stopped."""
+        body.__class__ = HermesXmlBody  # (the same layout: both are plain classes)
+        assert isinstance(body, HermesXmlBody)
+        mark, size = len(body.raw), body.size
+        body.record(s, start, i)
+        body.begin_xml()
+        k = body.feed(s, i, body.out)
+        if body.status == RUNNING:
+            # ``JsonCallBody.feed`` records ``s[start:k]`` when the prefix returns
+            # (it records nothing for a call that ended: that one's raw is whole)
+            del body.raw[mark:]
+            body.size = size
+        return k
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:

@@ -1,0 +1,338 @@
+"""Qwen3-Coder's call form inside ``hermes``' tags: the body's XML half.
+
+Theory of operation
+-------------------
+Qwen3-Coder (and the Qwen3.5 coder-style chat templates) write a call as
+
+    <tool_call>
+    <function=search>
+    <parameter=q>
+    cats
+    </parameter>
+    </function>
+    </tool_call>
+
+where Hermes writes ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``.
+The ``hermes`` body (``HermesBody.prefix``) chooses between the two once per
+call, at the first character of the body past whitespace and the markup it
+takes as layout (a stuttered ``<tool_call>``, a Markdown fence's line): ``{``
+(or ``[``) is the JSON form and its machine, unchanged; a ``<`` that begins no
+``<tool_call>`` makes the body this form's (``HermesXmlBody``, the JSON body's
+class with ``QwenXmlCall`` put first), which reads the rest of the call. The
+JSON form pays nothing for it per delta: no test of its own on any path a
+JSON delta takes.
+
+The element machine:
+
+=======  ==================================  =====================================
+state    looks for                           then
+=======  ==================================  =====================================
+FUNC     ``<function=NAME>``                 FBODY; ``CallStart`` if the tool is
+                                             known (else ``unknown_tool`` at the
+                                             close, as in the JSON form)
+FBODY    ``<parameter=P>``, ``</function>``  PARAM; AFTER
+PARAM    ``</parameter>``                    FBODY
+AFTER    ``</tool_call>``                    the call ends
+SKIP     ``</tool_call>``                    the call ends as ``CallError``
+=======  ==================================  =====================================
+
+Outside a parameter, tags are read whole (a ``<`` waits for its ``>``, at most
+``TAG_LIMIT`` characters) and only whitespace may stand between them.
+Parameter values are read as ``am_xml`` reads element values
+(``xml_values.ParamValues``, the same code): typed by the tool's schema, string
+values streamed as they grow, one newline right after ``<parameter=P>`` and
+one right before ``</parameter>`` layout (vLLM's ``qwen3_coder`` parser drops
+the same two). Unlike ``am_xml``, a value is the text as written: Qwen3-Coder
+escapes nothing (code with ``a < b && c`` in it), so there are no entities and
+no CDATA, and only ``</parameter>`` ends a value: ``</function>`` and
+``</tool_call>`` in one are content. The arguments' ``}`` goes out at
+``</function>``; the call ends at ``</tool_call>`` (also ``</tool_call >``),
+or at ``end("stop")`` after ``</function>`` (the provider removed the stop
+marker); chat-template special tokens (``<|im_end|>``) after ``</function>``
+are layout. Another ``<function=…>`` there is the block's next call (several
+calls in one block, as the JSON form allows), this one complete as if its
+closing marker had come, the next one's raw text from its ``<``.
+
+Broken forms are ``CallError`` with the call's raw text: a body that begins
+with no ``<function=…>`` (``malformed``, the JSON form's message, which the
+prompt teaches), a ``<parameter=…>`` outside the function or anything else out
+of place (``malformed``, then the rest up to ``</tool_call>`` is the error's,
+as after a JSON error), ``</tool_call>`` before ``</function>`` (``malformed``:
+the function was not closed), a parameter given twice (``malformed``, as in
+``am_xml``), ``<tool_call>`` between the elements (``unterminated``, the next
+call opens), a reply cut off inside (``unterminated``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from streamtools.events import ParserEvent
+from streamtools.parser.am_xml import PARAMETER_IS, equals_tag
+from streamtools.parser.am_xml_fast import TAG_LIMIT
+from streamtools.parser.calls import (
+    DONE,
+    NEVER_HOLDS,
+    PROVIDER_STOP,
+    RUNNING,
+    SPECIAL_TOKEN,
+    Call,
+    CallContext,
+    Holds,
+)
+from streamtools.parser.envelope import Envelope
+from streamtools.parser.xml_values import STRING, ParamValues, kinds_from_schema
+
+__all__ = ["CLOSE", "LOOSE_CLOSE", "OPEN", "QwenXmlCall"]
+
+OPEN, CLOSE = "<tool_call>", "</tool_call>"
+FUNCTION, FUNCTION_END, PARAMETER_END = "<function=", "</function>", "</parameter>"
+# the machine's states (see above); CUT: a new call began, this one ends unterminated;
+# NEXT: the block's next call begins
+FUNC, FBODY, PARAM, AFTER, SKIP, CUT, NEXT = range(7)
+_FUNCTION_IS = equals_tag("function")
+# </tool_call> with whitespace before its ">", as XML allows (at most 8 characters,
+# so a run of them is not held on and on): in both forms
+LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
+_EXAMPLE = (
+    " Write <tool_call>\n<function=TOOL>\n<parameter=PARAM>\nvalue\n</parameter>\n"
+    "</function>\n</tool_call>, one <parameter=…> element per parameter."
+)
+
+
+class QwenXmlCall(ParamValues):
+    """The element machine of a ``hermes`` call in Qwen3-Coder's form (see the
+    module docstring): the first base of ``hermes.HermesXmlBody``."""
+
+    # the body's state, kept by ``CallBody`` and ``JsonCallBody``
+    ctx: CallContext
+    status: int
+    raw: list[str]
+    size: int
+    holds: Holds
+    env: Envelope
+    failure: tuple[str, str] | None
+    json_message: str  # what a body that is neither form is told (the JSON form's words)
+    record: Callable[[str, int, int], None]  # (``CallBody``'s)
+    raw_text: Callable[[], str]
+
+    param_state = PARAM
+    body_state = FBODY
+
+    def begin_xml(self) -> None:
+        """Start reading the call in this form, at the ``<`` that chose it."""
+        self.state = FUNC
+        self.holds = NEVER_HOLDS
+        self.streaming = 0
+        self.failure = None
+        self._new_call()
+
+    def _new_call(self) -> None:
+        self.kinds = {}
+        self.params = 0
+        self.given = set()
+        self.bad = None
+        self.pname = ""
+        self.pclose = ""
+        self.kind = STRING
+        self.held = []
+        self.probe = ""
+        self.probe_done = False
+        self.fresh = True
+        self.newline = ""
+
+    # -- the ``JsonCallBody`` methods this form replaces ------------------------------
+
+    def prefix(self, s: str, i: int) -> int:
+        return i  # (the JSON machine that chose this form asks once more: nothing)
+
+    def _settle(self) -> None:
+        pass  # (``streaming`` is kept by ``ParamValues``)
+
+    def fast(self, delta: str) -> list[ParserEvent] | None:
+        return None  # plain value text takes the core's lane; the rest, the machine
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        self.out = out
+        i, n = pos, len(s)
+        while i < n:
+            state = self.state
+            if state == PARAM:
+                j = self._param(s, i)
+            elif state == SKIP:
+                j = s.find(CLOSE, i)
+                if j >= 0:
+                    j = -(j + len(CLOSE))
+                else:  # the closing tag's start, still arriving, held
+                    j = max(i, n - len(CLOSE) + 1)
+                    while j < n and not CLOSE.startswith(s[j:]):
+                        j += 1
+            else:
+                j = self._tags(s, i)
+            if j < 0 or self.state == CUT:  # the call ends (its closing tag, a new call)
+                j = -j if j < 0 else j
+                self.record(s, pos, j)
+                self._close_call()
+                return j
+            if self.state == NEXT:  # the block's next call
+                self.record(s, pos, j)
+                self.state = AFTER
+                self._close_call()
+                self._next_in_block(out)
+                pos = i = j
+                continue
+            if j == i and self.state == state:
+                break  # needs more input
+            i = j
+        self.record(s, pos, i)
+        return i
+
+    def _tags(self, s: str, i: int) -> int:
+        """FUNC, FBODY, AFTER: whitespace, then one whole tag."""
+        n = len(s)
+        while i < n and s[i] in " \t\r\n":
+            i += 1
+        if i == n:
+            return i
+        state = self.state
+        if s[i] != "<":
+            # quoted up to the next tag, at most 40 characters (so the same whatever the cut)
+            k = s.find("<", i, i + 40)
+            if k < 0 and n - i < 40:
+                return i  # wait for them
+            return self._wrong(i, f"Text {s[i : k if k >= 0 else i + 40].rstrip()!r}")
+        e = s.find(">", i, i + TAG_LIMIT + 1)
+        if e < 0:
+            if n - i > TAG_LIMIT:
+                return self._wrong(i, f"Text {s[i : i + 40]!r} (a tag with no >)")
+            return i  # the tag still arriving: wait
+        tag = s[i : e + 1]
+        if tag == CLOSE or LOOSE_CLOSE.fullmatch(tag) is not None:
+            return -(e + 1)
+        if tag == OPEN and state != FUNC:
+            self.failure = (
+                "unterminated",
+                f"The call to {self.call.name or 'the tool'} was not closed before the next "
+                f"call began. End every call with {CLOSE}.",
+            )
+            self.state = CUT
+            return i  # the new call's marker is left for the core
+        if state == FBODY:
+            q = PARAMETER_IS.match(tag)
+            if q is not None:
+                self._open_param(q.group(1), "parameter")
+                return e + 1
+            if tag == FUNCTION_END:
+                self.state = AFTER
+                if self.params:
+                    self.call.add_args("}", self.out)
+                return e + 1
+        elif state == AFTER:
+            if SPECIAL_TOKEN.fullmatch(tag) is not None:
+                return e + 1  # <|im_end|>: layout, as in the JSON form
+            f = _FUNCTION_IS.match(tag)
+            if f is not None:  # the block's next call: ``feed`` ends this one first
+                self.state = NEXT
+                return i
+        else:  # FUNC
+            f = _FUNCTION_IS.match(tag)
+            if f is not None:
+                self._named(f.group(1))
+                return e + 1
+            if PARAMETER_IS.match(tag) is None:
+                self.failure = ("malformed", self.json_message)
+                self.state = SKIP
+                return i
+        return self._wrong(i, f"The tag {tag[:40]!r}")
+
+    def _named(self, name: str) -> None:
+        self.state = FBODY
+        self.call.named(name, self.out)
+        if self.call.started:
+            self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
+
+    def _wrong(self, i: int, what: str) -> int:
+        """``what`` at ``i`` is out of place: the call fails, and the rest up to
+        ``</tool_call>`` is its raw text."""
+        state = self.state
+        where = (
+            "before <function=…>" if state == FUNC
+            else f"after {FUNCTION_END}" if state == AFTER
+            else f"between the parameters of {self.call.name}"
+        )
+        self.failure = ("malformed", f"{what} {where} is out of place.{_EXAMPLE}")
+        self.state = SKIP
+        return i
+
+    def _param(self, s: str, i: int) -> int:
+        k = s.find(PARAMETER_END, i)
+        if k >= 0:
+            if k > i:
+                self._content(s[i:k])
+            self._close_param()
+            return k + len(PARAMETER_END)
+        # the end, if it may begin the closing tag, is held until it shows
+        n = len(s)
+        k = s.find("<", max(i, n - len(PARAMETER_END) + 1))
+        while k >= 0 and not PARAMETER_END.startswith(s[k:]):
+            k = s.find("<", k + 1)
+        if k < 0:
+            k = n
+        if k > i:
+            self._content(s[i:k])
+        return k
+
+    def _close_call(self) -> None:
+        """The call's text is all in ``raw``: its last event."""
+        self.status = DONE
+        self.streaming = 0
+        raw = self.raw_text()
+        out = self.out
+        if self.failure is not None:
+            self.call.fail(raw, *self.failure, out)
+        elif self.bad is not None:
+            self.call.fail(raw, "malformed", self.bad, out)
+        elif self.state == FUNC:
+            self.call.fail(raw, "malformed", self.json_message, out)
+        elif self.state != AFTER:
+            self.call.fail(
+                raw, "malformed",
+                f"The function {self.call.name} was not closed: end it with {FUNCTION_END} "
+                f"before {CLOSE}.{_EXAMPLE}", out,
+            )
+        else:
+            self.call.complete(raw, out, example=_EXAMPLE)
+        self.env.detach()
+
+    def _next_in_block(self, out: list[ParserEvent]) -> None:
+        """Another ``<function=…>`` after ``</function>``: a new call in the same
+        block (``status`` running again, a fresh ``Call``, nothing in ``raw``)."""
+        self.status = RUNNING
+        self.raw = []
+        self.size = 0
+        self.call = Call(self.ctx)
+        self.out = out
+        self.state = FUNC
+        self._new_call()
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        self.out = out
+        self.record(tail, 0, len(tail))
+        rest = tail.strip()
+        if (
+            self.state == AFTER and finish_reason in PROVIDER_STOP
+            and (not rest or CLOSE.startswith(rest))
+        ) or (self.state == SKIP and self.failure is not None):
+            self._close_call()  # the provider removed </tool_call> as a stop string
+            return None
+        if self.state != FUNC or rest.startswith(FUNCTION) or FUNCTION.startswith(rest):
+            # (else, in FUNC: ``_close_call`` says what a body must hold)
+            where = f" inside <parameter={self.pname}>" if self.state == PARAM else ""
+            self.failure = (
+                "unterminated",
+                f"The call to {self.call.name or 'the tool'} was cut off{where} before "
+                f"{CLOSE}.{_EXAMPLE}",
+            )
+        self._close_call()
+        return None
