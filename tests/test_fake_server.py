@@ -34,6 +34,8 @@ def post(server: FakeServer, body: dict[str, Any], path: str | None = None) -> h
             server.wire
         ]
     )
+    if server.wire != "ollama" and "stream" not in body:
+        body = {**body, "stream": True}  # as the providers ask; test_fake_server_whole: not
     return httpx.post(server.base_url + path, json=body, timeout=5.0)
 
 
@@ -352,7 +354,8 @@ async def test_async_context_manager_and_push(anyio_backend: str) -> None:
 async def test_slow_chunks_arrive_spaced(anyio_backend: str) -> None:
     async with FakeServer([Reply(text="a b", delay=0.05)]) as server:
         async with httpx.AsyncClient() as client:
-            async with client.stream("POST", server.base_url + "/chat/completions", json={}) as r:
+            url, body = server.base_url + "/chat/completions", {"stream": True}
+            async with client.stream("POST", url, json=body) as r:
                 parts = [part async for part in r.aiter_bytes()]
     assert len(parts) >= 3  # one HTTP chunk per event, not one buffered body
     assert b"[DONE]" in parts[-1]
@@ -362,7 +365,8 @@ def test_stall_before_a_marker_waits_for_resume() -> None:
     reply = Reply(text="one two MARK three", stall_before="MARK", stall=60.0)
     with FakeServer([reply]) as server:
         with httpx.Client(timeout=5.0) as client:
-            with client.stream("POST", server.base_url + "/chat/completions", json={}) as r:
+            url, body = server.base_url + "/chat/completions", {"stream": True}
+            with client.stream("POST", url, json=body) as r:
                 received = b""
                 parts = r.iter_bytes()
                 while b" two" not in received:
@@ -461,12 +465,13 @@ def test_json_nested_too_deep_is_a_400(capfd: pytest.CaptureFixture[str]) -> Non
 
 def test_a_chunked_request_body_is_read() -> None:
     def body() -> Any:
-        yield b'{"model": "m", '
+        yield b'{"model": "m", "stream": true, '
         yield b'"stop": ["two"]}'
 
     with FakeServer(["one two three"]) as server:
         r = httpx.post(server.base_url + "/chat/completions", content=body())
-    assert r.status_code == 200 and server.requests == [{"model": "m", "stop": ["two"]}]
+    expected = {"model": "m", "stream": True, "stop": ["two"]}
+    assert r.status_code == 200 and server.requests == [expected]
     text = "".join(e["choices"][0]["delta"].get("content") or "" for e in sse_data(r.text))
     assert text == "one "
 

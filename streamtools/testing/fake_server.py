@@ -17,6 +17,11 @@ llama-server's ``/apply-template``), counting the ``token_pieces`` of the
 request's messages as ``fake_wire.chat_template`` lays them out; without one
 those paths answer 404, as OpenAI's would.
 
+A request that does not ask for a stream (OpenAI and Anthropic: no ``"stream":
+true``; Ollama: ``"stream": false``) gets the same reply as one JSON answer, the
+wire's whole object (``fake_whole``), as a real server sends it to the SDKs'
+non-streaming calls.
+
 Like a real server, a plain-text reply honours the request's stop strings: the
 text ends before the earliest one, which is not sent (Anthropic also names it
 in ``stop_sequence``). ``reject_stop=True`` plays a model that refuses the
@@ -55,6 +60,7 @@ import anyio
 import msgspec
 
 from streamtools.model import Chunk, FinishChunk
+from streamtools.testing.fake_whole import streams, whole
 from streamtools.testing.fake_wire import (
     CONTENT_TYPES,
     TOKENIZER_PATHS,
@@ -177,19 +183,26 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Reply) and reply.drop:
             self.close_connection = True  # no status line at all: the client sees a cut
             return
+        answer: tuple[int, str] | None = None  # a whole answer: no stream was asked for
         try:
             if not isinstance(reply, Reply):
                 chunks = list(reply)
                 if not any(isinstance(c, FinishChunk) for c in chunks):
                     chunks.append(FinishChunk(reason="stop"))
-                frames, reply = encode(wire, chunks, body), Reply()
+                reply = Reply()
             elif reply.status >= 400:
                 self._error(reply)
                 return
             elif reply.raw is not None:
-                frames = reply.raw.splitlines(keepends=True)
+                chunks = None  # the scripted bytes, verbatim, streamed or not
             else:
-                frames = encode(wire, reply_chunks(reply, wire, body), body)
+                chunks = reply_chunks(reply, wire, body)
+            if chunks is not None and not streams(wire, body):
+                answer = whole(wire, chunks, body)
+            elif chunks is not None:
+                frames = encode(wire, chunks, body)
+            else:
+                frames = reply.raw.splitlines(keepends=True) if reply.raw is not None else []
         except Exception as exc:  # noqa: BLE001 - the script's mistake, told to the client
             # Nothing is sent yet: a reply the wire cannot carry (Ollama call
             # arguments that are not JSON, an argument msgspec cannot encode) is
@@ -197,7 +210,36 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"FakeServer cannot send this scripted reply: {exc}"
             self._send(500, error_body(wire, 500, message))
             return
+        if answer is not None:
+            self._whole(*answer, reply)
+            return
         self._stream(frames, reply.content_type or CONTENT_TYPES[wire], reply)
+
+    def _whole(self, status: int, text: str, reply: Reply) -> None:
+        """A whole JSON answer (``fake_whole``), with the reply's faults that can
+        apply to one: a stall or delay before it, a body cut halfway."""
+        fake = self.server.fake
+        if reply.stall_after is not None or reply.stall_before is not None:
+            if fake._stall(reply.stall):
+                self.close_connection = True
+                return
+        if reply.delay and fake._stopping.wait(reply.delay):
+            self.close_connection = True
+            return
+        if reply.error_after is not None:  # a generation that failed: no answer to give
+            status, text = 500, error_body(fake.wire, 500, "generation failed")
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("content-type", reply.content_type or "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if reply.cut_after is not None:
+            self.wfile.write(data[: len(data) // 2])
+            self.close_connection = True  # fewer bytes than content-length: a cut body
+            return
+        self.wfile.write(data)
 
     def _error(self, reply: Reply) -> None:
         """A scripted error answer: its status, body, ``retry-after`` and headers."""
