@@ -4,6 +4,7 @@ gets the tools of real MCP servers; ``python -m streamtools.mcp`` serves a regis
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -82,6 +83,32 @@ def test_chat_mcp_timeout_bounds_the_wait() -> None:
     assert proc.returncode == 1
     assert "did not answer the handshake and tool listing within 1s" in proc.stderr
     assert model.requests == []
+
+
+def test_a_chat_mcp_command_runs_with_the_users_environment(tmp_path: Path) -> None:
+    """The SDK starts a stdio server with a few variables only (HOME, PATH…):
+    ``--mcp "npx -y @modelcontextprotocol/server-github"`` never saw the token
+    exported in the user's shell, as the command typed there would have."""
+    (tmp_path / "envtools.py").write_text(
+        "import os\n"
+        "from streamtools import tool\n\n"
+        "@tool\n"
+        "def secret() -> str:\n"
+        '    """The token the server was given."""\n'
+        '    return os.environ.get("ST_TEST_TOKEN", "<unset>")\n'
+    )
+    server = f"{sys.executable} -m streamtools.mcp envtools:secret"
+    call = '<am:tool_call name="secret"></am:tool_call>'
+    with FakeServer([call, "Done."]) as model:
+        argv = [sys.executable, "-m", "streamtools", "chat", "--base-url", model.base_url]
+        proc = subprocess.run(
+            [*argv, "--model", "m", "--color", "never", "--mcp", server],
+            input="which token?\n", capture_output=True, text=True, timeout=60,
+            cwd=tmp_path, env={**os.environ, "ST_TEST_TOKEN": "ghp_example"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        result = model.requests[1]["messages"][-1]["content"]
+    assert '<am:tool_result name="secret">ghp_example</am:tool_result>' in result
 
 
 def test_chat_reports_a_server_that_does_not_start() -> None:

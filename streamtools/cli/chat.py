@@ -32,7 +32,9 @@ failed on the way: the person at the terminal saw each error.
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
-Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
+A command runs with the user's whole environment (the SDK passes a stdio
+server a few variables only), as it would typed in the shell: an exported
+token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
 start and list its tools: a first ``npx -y`` or ``uvx`` run downloads it.
 The SDK's log records print as one line each, without a traceback; a line a
 stdio server writes to stdout that is not JSON-RPC is reported once, by
@@ -47,6 +49,7 @@ the ``stop`` parameter (the cut happens client-side).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
@@ -296,12 +299,21 @@ def _run(args: argparse.Namespace) -> int:
             )
         # --mcp / --mcp-url: the servers' tools join the example tools for the session
         from streamtools.mcp import MCPLoadError, mcp_tools
+        from streamtools.mcp.servers import MCPStdio, parse_server
         from streamtools.tools import ToolRegistry
 
         _quiet_sdk_logs()
 
         try:
-            servers = [*args.mcp, *args.mcp_url]
+            # A command typed here runs with this shell's environment, as it would
+            # typed at the prompt: the SDK passes a few variables only (HOME,
+            # PATH…), and a server never saw the token the user had exported.
+            commands = [parse_server(command) for command in args.mcp]
+            servers: list[Any] = [
+                dataclasses.replace(c, env=dict(os.environ)) if isinstance(c, MCPStdio) else c
+                for c in commands
+            ]
+            servers += args.mcp_url
             async with mcp_tools(
                 *servers, registry=ToolRegistry(DEMO_TOOLS), load_timeout=args.mcp_timeout
             ) as tools:
