@@ -49,6 +49,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Literal
+from urllib.parse import urlsplit
 
 import anyio
 from starlette.applications import Starlette
@@ -282,7 +283,8 @@ def foreign_site(request: Request, sites: Sequence[str]) -> str | None:
     if site is not None:
         ours = site in ("same-origin", "none")
     elif origin is not None:
-        ours = origin == f"{request.url.scheme}://{request.headers.get('host', '')}"
+        # the host only: behind a proxy that ends TLS the page is https, the request http
+        ours = urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
     else:
         return None  # not a browser
     if ours or (origin is not None and origin in sites):
