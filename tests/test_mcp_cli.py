@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -109,6 +110,51 @@ def test_a_chat_mcp_command_runs_with_the_users_environment(tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
         result = model.requests[1]["messages"][-1]["content"]
     assert '<am:tool_result name="secret">ghp_example</am:tool_result>' in result
+
+
+def token_gate() -> Any:
+    """``registry`` over HTTP, answering 401 to any request without the token."""
+    from mcp_servers.registry_tools import registry
+    from starlette.responses import JSONResponse
+
+    from streamtools.mcp import http_app
+
+    inner = http_app(registry)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", []))
+        if scope["type"] == "http" and headers.get(b"authorization") != b"Bearer s3cret":
+            refused = JSONResponse({"error": "invalid_token"}, status_code=401)
+            return await refused(scope, receive, send)
+        await inner(scope, receive, send)
+
+    return app
+
+
+def test_chat_sends_mcp_headers_to_an_http_server() -> None:
+    """A remote MCP server that wants a token could not be used from chat: no
+    way to give --mcp-url a header."""
+    from mcp_servers.harness import asgi_server
+
+    with asgi_server(token_gate) as base, FakeServer([ADD, "42."]) as model:
+        url = base + "/mcp"
+        token = ["--mcp-header", "Authorization: Bearer s3cret"]
+        refused = run_chat(model.base_url, "--mcp-url", url)
+        proc = run_chat(model.base_url, "--mcp-url", url, *token)
+        result = model.requests[1]["messages"][-1]["content"] if proc.returncode == 0 else ""
+    assert refused.returncode == 1
+    assert "HTTP 401 Unauthorized" in refused.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert result.startswith('<am:tool_result name="add">42</am:tool_result>')
+
+
+@pytest.mark.parametrize("value", ["no colon", ": no name", "Bad Name: x", "X-A: b\nX-B: c"])
+def test_a_malformed_mcp_header_is_a_usage_error(value: str) -> None:
+    from streamtools.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["chat", "--model", "m", "--mcp-header", value])
+    assert info.value.code == 2
 
 
 def test_chat_reports_a_server_that_does_not_start() -> None:

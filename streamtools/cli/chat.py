@@ -32,7 +32,8 @@ failed on the way: the person at the terminal saw each error.
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
-A command runs with the user's whole environment (the SDK passes a stdio
+``--mcp-header 'NAME: VALUE'`` (repeatable) is sent to each ``--mcp-url``
+server, for a token. A command runs with the user's whole environment (the SDK passes a stdio
 server a few variables only), as it would typed in the shell: an exported
 token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
 start and list its tools: a first ``npx -y`` or ``uvx`` run downloads it.
@@ -52,6 +53,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -299,7 +301,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         # --mcp / --mcp-url: the servers' tools join the example tools for the session
         from streamtools.mcp import MCPLoadError, mcp_tools
-        from streamtools.mcp.servers import MCPStdio, parse_server
+        from streamtools.mcp.servers import MCPHttp, MCPStdio, parse_server
         from streamtools.tools import ToolRegistry
 
         _quiet_sdk_logs()
@@ -313,7 +315,8 @@ def _run(args: argparse.Namespace) -> int:
                 dataclasses.replace(c, env=dict(os.environ)) if isinstance(c, MCPStdio) else c
                 for c in commands
             ]
-            servers += args.mcp_url
+            headers = dict(args.mcp_header)
+            servers += [MCPHttp(url, headers=headers) for url in args.mcp_url]
             async with mcp_tools(
                 *servers, registry=ToolRegistry(DEMO_TOOLS), load_timeout=args.mcp_timeout
             ) as tools:
@@ -350,6 +353,18 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print()
         return 130
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
+
+
+def _header(text: str) -> tuple[str, str]:
+    """An ``argparse`` type: ``NAME: VALUE``, an HTTP header (``--mcp-header``)."""
+    name, colon, value = text.partition(":")
+    bad = not colon or not _TOKEN.fullmatch(name) or any(c in value for c in "\r\n\0")
+    if bad:
+        raise argparse.ArgumentTypeError(f"expected 'NAME: VALUE', got {text!r}")
+    return name, value.strip()
 
 
 def register(subparsers: Any) -> None:
@@ -420,6 +435,14 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="URL",
         help="give the model the tools of a streamable HTTP MCP server; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-header",
+        action="append",
+        default=[],
+        type=_header,
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for the --mcp-url servers ('Authorization: Bearer …'); repeatable",
     )
     parser.add_argument(
         "--mcp-timeout",
