@@ -86,6 +86,21 @@ async def test_asking_again_is_bounded_by_max_retries(anyio_backend: str) -> Non
     assert chunks == [FinishChunk(reason="error", message="overloaded_error: Overloaded")]
 
 
+async def test_refusals_and_in_band_failures_share_one_retry_budget(anyio_backend: str) -> None:
+    """A 503 refused before the stream and an overload inside it are both retries
+    of one request: ``max_retries=2`` sends it three times in all, not three
+    times for each time it is asked again (nine)."""
+    busy = Reply(status=503, body='{"error": {"type": "x", "message": "busy"}}')
+    replies = [busy, OVERLOADED] * 5
+    async with FakeServer(replies, wire="anthropic") as server:
+        provider = AnthropicMessages("m", base_url=server.base_url, **anthropic(max_retries=2))
+        chunks = await collect(provider)
+        asked = len(server.requests)
+    assert asked == 3
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and last.reason == "error"
+
+
 async def test_a_failed_request_when_asking_again_is_an_error_finish(anyio_backend: str) -> None:
     refused = Reply(status=401, body='{"error": {"type": "x", "message": "key revoked"}}')
     async with FakeServer([OVERLOADED, refused], wire="anthropic") as server:

@@ -33,7 +33,8 @@ here, in ``HTTPProvider``:
   calls passing (Anthropic's ``overloaded_error`` event after a 200, as the API
   reports overload when streaming; OpenRouter's ``{"error": {"code": 502}}``),
   raises ``TransientStreamError`` in the decoder and is asked again within
-  the same ``max_retries`` and backoff (``_asked``): it ended the run, though
+  the same ``max_retries`` and backoff (``_asked``), one budget with the
+  refusals before it: it ended the run, though
   nothing of it had been seen. (A request that fails when asked again ends
   the stream in an error finish.) Apart from
   ``max_retries``, a request whose connection broke before any response (a
@@ -398,8 +399,9 @@ class HTTPProvider:
         content = _encoder.encode(self.request_body(request))
         headers = self._request_headers()
         async with self._client() as client:
-            opened = [await self._open(client, content, headers)]  # the answer being read
-            chunks = self._asked(client, content, headers, opened, request)
+            spent = [0]  # retries made, shared by ``_open`` and ``_asked``: one budget
+            opened = [await self._open(client, content, headers, spent=spent)]  # being read
+            chunks = self._asked(client, content, headers, opened, request, spent)
             try:
                 yield chunks
             finally:
@@ -415,11 +417,14 @@ class HTTPProvider:
         headers: dict[str, str],
         opened: list[httpx.Response],
         request: ModelRequest,
+        spent: list[int],
     ) -> AsyncGenerator[Chunk, None]:
         """The chunks of ``opened[0]``, the request asked again as often as the
         answer fails in-band before any chunk (``TransientStreamError``: see
-        the module docstring), within ``max_retries``."""
-        for attempt in range(max(self.max_retries, 0) + 1):
+        the module docstring), within ``max_retries``: the retries ``_open``
+        made of refused answers count (``spent``), so that no request is sent
+        more than ``max_retries + 1`` times in all (it was up to their square)."""
+        while True:
             response = opened[0]
             chunks = self._guard(response, request)
             try:
@@ -433,13 +438,15 @@ class HTTPProvider:
                     await chunks.aclose()
                     await response.aclose()
                     response.stream = _DONE
-            if attempt < self.max_retries:
-                await anyio.sleep(min(self.retry_base * 2**attempt, self.retry_max_wait))
-                try:
-                    opened[0] = await self._open(client, content, headers)
-                except ProviderError as exc:  # a stream that began: failures are data
-                    failure = str(exc)
-                    break
+            if spent[0] >= self.max_retries:
+                break
+            await anyio.sleep(min(self.retry_base * 2 ** spent[0], self.retry_max_wait))
+            spent[0] += 1
+            try:
+                opened[0] = await self._open(client, content, headers, spent=spent)
+            except ProviderError as exc:  # a stream that began: failures are data
+                failure = str(exc)
+                break
         yield FinishChunk(reason="error", message=failure)
 
     def _request_headers(self, *last: tuple[str, str]) -> dict[str, str]:
@@ -494,12 +501,15 @@ class HTTPProvider:
         headers: dict[str, str],
         url: str | None = None,
         content_types: tuple[str, ...] | None = None,
+        *,
+        spent: list[int] | None = None,
     ) -> httpx.Response:
         """POST to ``url`` (default: the wire's ``_url()``) until a 2xx answer
         of one of ``content_types`` (default: the wire's) comes, retrying as
-        the module docstring says; else raise ``ProviderError``."""
+        the module docstring says; else raise ``ProviderError``. ``spent[0]``:
+        the retries made so far for this answer, counted on here."""
         accept = content_types or self._content_types
-        attempt = 0
+        spent = spent if spent is not None else [0]
         resent = False  # the one immediate resend after a stale connection
         while True:
             try:
@@ -537,16 +547,16 @@ class HTTPProvider:
             else:
                 error = status_error(self._name, accept, response, raw)
                 wait = error.retry_after
-            if not error.retryable or attempt >= self.max_retries:
+            if not error.retryable or spent[0] >= self.max_retries:
                 try:
                     raise error
                 finally:
                     del error  # or the error's traceback holds this frame, which holds it
             if wait is None:
-                wait = min(self.retry_base * 2**attempt, self.retry_max_wait)
+                wait = min(self.retry_base * 2 ** spent[0], self.retry_max_wait)
             elif wait > self.retry_max_wait:
                 raise error
-            attempt += 1
+            spent[0] += 1
             await anyio.sleep(wait)
 
     async def _read_limited(self, response: httpx.Response, limit: int = _BODY_LIMIT) -> bytes:
