@@ -138,6 +138,9 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
     body's paths test nothing for it."""
 
     json_message = "<tool_call> must contain one JSON object. " + HermesBody.example
+    # not kept for the next call to renew (``CallBody.renews``): that one is most
+    # likely in the JSON form, and may renew the spare body of an earlier JSON call
+    renews = False
 
     @staticmethod
     def take_over(body: HermesBody, s: str, start: int, i: int) -> int:
