@@ -152,6 +152,15 @@ async def test_served_over_streamable_http() -> None:
     assert text_of(result.content) == "42"
 
 
+async def test_a_path_without_its_slash_is_served_at_slash_path() -> None:
+    """``http_app(path="tools")`` raised Starlette's "Routed paths must start
+    with '/'" from inside the server's startup."""
+    with asgi_server(lambda: http_app(registry, path="tools")) as base:
+        async with Client(base + "/tools") as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+    assert names == list(registry)
+
+
 async def test_round_trip_through_our_own_client_keeps_the_tools() -> None:
     """Serve a registry over HTTP and load it back: same names, schemas, results."""
     with asgi_server(lambda: http_app(registry)) as base:

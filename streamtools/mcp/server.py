@@ -191,6 +191,7 @@ def http_app(
     DNS-rebinding protection (only local Host/Origin headers are accepted).
     """
     server = mcp_server(tools, name=name)
+    path = path if path.startswith("/") else "/" + path  # Starlette refused "mcp"
     return server.streamable_http_app(
         streamable_http_path=path, json_response=json_response, stateless_http=stateless, host=host
     )
@@ -226,7 +227,8 @@ async def serve_http(
     with sock:
         if on_listening is not None:
             shown = f"[{host}]" if ":" in host else host
-            on_listening(f"http://{shown}:{sock.getsockname()[1]}{path}")
+            slash = "" if path.startswith("/") else "/"  # as http_app serves it
+            on_listening(f"http://{shown}:{sock.getsockname()[1]}{slash}{path}")
         async with anyio.create_task_group() as tg:
 
             async def serve() -> None:
