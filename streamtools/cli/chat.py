@@ -26,15 +26,18 @@ Exit status, as ``sqlite3`` reading a script from a pipe: 0 when every
 exchange got its answer; 1 when input was piped (no prompt shown) and any
 exchange failed (the server down, a budget or the repairs run out), after
 the remaining lines have still been tried, so a script can tell; 130 on
-Ctrl-C; 2 for a usage error. An interactive session ends with 0 whatever
-failed on the way: the person at the terminal saw each error.
+Ctrl-C (at the prompt, or with piped input); 2 for a usage error. An
+interactive session ends with 0 whatever failed on the way: the person at
+the terminal saw each error.
 
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
 MCP servers to the example tools for the whole session (``streamtools.mcp``);
 a server that cannot be loaded is reported and the command exits with 1.
-``--mcp-header 'NAME: VALUE'`` (repeatable) is sent to each ``--mcp-url``
-server, for a token. A command runs with the user's whole environment (the SDK passes a stdio
-server a few variables only), as it would typed in the shell: an exported
+``NAME=COMMAND`` (``NAME=URL``) puts a server's tools under ``NAME.`` (its
+namespace), for two servers with the same tool names. ``--mcp-header 'NAME:
+VALUE'`` (repeatable) is sent to each ``--mcp-url`` server, for a token. A
+command runs with the user's whole environment (the SDK passes a stdio server
+a few variables only), as it would typed in the shell: an exported
 token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
 start and list its tools: a first ``npx -y`` or ``uvx`` run downloads it.
 The SDK's log records print as one line each, without a traceback; a line a
@@ -310,13 +313,17 @@ def _run(args: argparse.Namespace) -> int:
             # A command typed here runs with this shell's environment, as it would
             # typed at the prompt: the SDK passes a few variables only (HOME,
             # PATH…), and a server never saw the token the user had exported.
-            commands = [parse_server(command) for command in args.mcp]
-            servers: list[Any] = [
-                dataclasses.replace(c, env=dict(os.environ)) if isinstance(c, MCPStdio) else c
-                for c in commands
-            ]
+            servers: list[Any] = []
+            for given in args.mcp:
+                namespace, command = _named(given)
+                server = parse_server(command, namespace=namespace)
+                if isinstance(server, MCPStdio):
+                    server = dataclasses.replace(server, env=dict(os.environ))
+                servers.append(server)
             headers = dict(args.mcp_header)
-            servers += [MCPHttp(url, headers=headers) for url in args.mcp_url]
+            for given in args.mcp_url:
+                namespace, url = _named(given)
+                servers.append(MCPHttp(url, headers=headers, namespace=namespace))
             async with mcp_tools(
                 *servers, registry=ToolRegistry(DEMO_TOOLS), load_timeout=args.mcp_timeout
             ) as tools:
@@ -326,7 +333,8 @@ def _run(args: argparse.Namespace) -> int:
                     stopper=stopper,
                 )
         except MCPLoadError as exc:
-            print(f"streamtools chat: {exc}", file=sys.stderr)
+            hint = " (streamtools chat: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
+            print(f"streamtools chat: {exc}{hint}", file=sys.stderr)
             return 1
 
     async def session() -> int:
@@ -353,6 +361,19 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print()
         return 130
+
+
+_NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(?=\S)")
+
+
+def _named(text: str) -> tuple[str | None, str]:
+    """``NAME=COMMAND`` or ``NAME=URL`` (``--mcp``, ``--mcp-url``): the server's
+    tools are then ``NAME.tool``, so that two servers with the same tool names
+    can be used together; any other text is the command or URL, with no name."""
+    named = _NAMED.match(text)
+    if named is None:
+        return None, text
+    return named[1], text[named.end() :]
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
