@@ -448,14 +448,16 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="COMMAND",
-        help="start an MCP server (a command line) and give the model its tools; repeatable",
+        help="start an MCP server (a command line) and give the model its tools; "
+        "NAME=COMMAND puts them under NAME.; repeatable",
     )
     parser.add_argument(
         "--mcp-url",
         action="append",
         default=[],
         metavar="URL",
-        help="give the model the tools of a streamable HTTP MCP server; repeatable",
+        help="give the model the tools of a streamable HTTP MCP server; NAME=URL puts "
+        "them under NAME.; repeatable",
     )
     parser.add_argument(
         "--mcp-header",
