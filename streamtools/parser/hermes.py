@@ -138,9 +138,6 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
     body's paths test nothing for it."""
 
     json_message = "<tool_call> must contain one JSON object. " + HermesBody.example
-    # not kept for the next call to renew (``CallBody.renews``): that one is most
-    # likely in the JSON form, and may renew the spare body of an earlier JSON call
-    renews = False
 
     @staticmethod
     def take_over(body: HermesBody, s: str, start: int, i: int) -> int:
@@ -164,7 +161,14 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     body = HermesBody.spare(ctx)
     if body is None:
-        body = HermesBody(ctx, marker)
+        xml = HermesXmlBody.spare(ctx)  # (a body that read Qwen3-Coder's form)
+        if xml is None:
+            body = HermesBody(ctx, marker)
+        else:
+            # JSON's again, until its prefix chooses (mypy takes the class for fixed)
+            xml.__class__ = HermesBody  # type: ignore[assignment]
+            body = xml
+            body.renew(marker)
     else:
         body.renew(marker)
     body.undecided = False  # <tool_call> is distinctive: it is a call from the marker on
