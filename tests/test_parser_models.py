@@ -419,6 +419,13 @@ MODEL_CASES: list[Case] = [
          finish_reason="stop"),
     Case("hermes-qwen-cut-in-function-tag", "hermes", "<tool_call>\n<function=sea",
          [("error", None, "unterminated"), F], finish_reason="stop"),
+    # text where </tool_call> is due is malformed whether the reply ends there or not
+    Case("hermes-qwen-text-after-function-at-end", "hermes",
+         "<tool_call><function=search><parameter=q>x</parameter></function>\nDone.",
+         [("error", S, "malformed"), F], finish_reason="stop"),
+    Case("hermes-qwen-text-after-function", "hermes",
+         "<tool_call><function=search><parameter=q>x</parameter></function>\nDone. Now the"
+         " answer.</tool_call>", [("error", S, "malformed"), F]),
     # -- am_xml: a CDATA section outside the parameter elements --------------------------
     # was taken for a declaration and dropped: the call ran without it
     Case("am-cdata-as-the-body", "am_xml",

@@ -320,6 +320,8 @@ class QwenXmlCall(ParamValues):
         self.out = out
         self.record(tail, 0, len(tail))
         rest = tail.strip()
+        if rest and rest[0] != "<" and (self.state == FBODY or self.state == AFTER):
+            self._wrong(0, f"Text {rest!r}")  # as ``_tags`` says once it has seen enough
         if (
             self.state == AFTER and finish_reason in PROVIDER_STOP
             and (not rest or CLOSE.startswith(rest))
