@@ -587,3 +587,14 @@ def test_special_tokens_are_the_shape_the_prompts_defuse(text: str) -> None:
         if special_tokens.SPECIAL_TOKEN.fullmatch(text[:k]) is not None:
             for j in range(1, k):  # each start of one is a start still arriving
                 assert calls.SPECIAL_TOKEN_START.match(text[:j]) is not None, text[:j]
+
+
+@pytest.mark.parametrize("text", [
+    "<tool_call>\n<function=>\n</function>\n</tool_call>",
+    "<tool_call>\n<function=web search>\n<parameter=q>x</parameter>\n</function>\n</tool_call>",
+])
+def test_qwen_function_tag_without_a_tool_name_says_so(text: str) -> None:
+    # (it was told to write one JSON object, as for a body of no form at all)
+    error = _error("hermes", text)
+    assert error.reason == "malformed" and error.raw == text
+    assert "names no tool" in error.message and "<function=TOOL>" in error.message

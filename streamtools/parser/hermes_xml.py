@@ -240,6 +240,14 @@ class QwenXmlCall(ParamValues):
             if f is not None:
                 self._named(f.group(1))
                 return e + 1
+            if tag.startswith(FUNCTION):  # ``<function=>``, ``<function=my tool>``
+                self.failure = (
+                    "malformed",
+                    f"The tag {tag[:40]!r} names no tool: write the tool's name right after "
+                    f"the =, as <function=TOOL>.{_EXAMPLE}",
+                )
+                self.state = SKIP
+                return i
             if PARAMETER_IS.match(tag) is None:
                 self.failure = ("malformed", self.json_message)
                 self.state = SKIP
