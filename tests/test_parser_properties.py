@@ -367,17 +367,32 @@ def test_generated_qwen_calls_round_trip() -> None:
     @given(st.lists(st.tuples(PROSE, st.sampled_from(TOOLS), st.dictionaries(
                st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), QWEN_VALUE, max_size=4)),
                min_size=1, max_size=3),
-           st.sampled_from(["", "\n", "\n\n"]), st.lists(st.integers(0, 10_000), max_size=20))
-    def prop(calls: list[tuple[str, str, dict[str, str]]], gap: str, points: list[int]) -> None:
+           st.sampled_from(["", "\n", "\n\n"]), st.sampled_from(["</tool_call>", "", "<|im_end|>"]),
+           st.lists(st.integers(0, 10_000), max_size=20))
+    def prop(
+        calls: list[tuple[str, str, dict[str, str]]], gap: str, last: str, points: list[int]
+    ) -> None:
         def qwen(name: str, args: dict[str, str]) -> str:
             params = "".join(f"<parameter={k}>\n{v}\n</parameter>{gap}" for k, v in args.items())
             return f"<tool_call>{gap}<function={name}>{gap}{params}</function>{gap}</tool_call>"
 
         text = "".join(prose + qwen(name, args) for prose, name, args in calls)
+        # the last call's closing marker as a model or provider may leave it: removed
+        # as a stop string, or a template's end token in its place
+        text = text.removesuffix("</tool_call>") + last
         for chunks in (cut(text, points), list(text)):
-            events = run_checked("hermes", chunks, TOOLS)
+            events = run_checked("hermes", chunks, TOOLS, finish_reason="stop")
             ends = [e for e in events if isinstance(e, CallEnd)]
             assert [(e.name, e.arguments) for e in ends] == [(n, a) for _, n, a in calls]
+        # written back into the history (the prompt side, unchanged: the raw text as
+        # the model wrote it, closed), each reads back as the same call
+        renderer = get_renderer("hermes")
+        for e in ends:
+            call = ToolCall(id="c", name=e.name, arguments=e.arguments, raw=e.raw)
+            again = run_checked("hermes", [renderer.render_call(call)], TOOLS)
+            assert [(a.name, a.arguments) for a in again if isinstance(a, CallEnd)] == [
+                (e.name, e.arguments)
+            ]
 
     prop()
 
