@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from streamtools.testing.fake_server import FakeServer, Reply
@@ -112,3 +114,17 @@ def test_ctrl_c_during_an_mcp_tool_call_keeps_the_server_for_the_next_question()
     assert len(requests) == 3
     assert '<am:tool_result name="add">' in requests[2]["messages"][-1]["content"]
     assert "42" in requests[2]["messages"][-1]["content"]
+
+
+@pytest.mark.anyio
+async def test_a_second_ctrl_c_while_the_answer_stops_leaves() -> None:
+    from streamtools.cli.chat import AnswerStopper
+
+    stopper = AnswerStopper()
+    assert stopper.stop() is False  # at the prompt: leave
+    with anyio.CancelScope() as answer:
+        stopper.answer = answer
+        assert stopper.stop() is True and answer.cancel_called  # stop the answer
+        assert stopper.stop() is False  # again, before it has stopped: leave
+        await anyio.lowlevel.checkpoint()
+    assert answer.cancelled_caught

@@ -148,13 +148,15 @@ def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) 
 class AnswerStopper:
     """Where Ctrl-C goes in an interactive session: ``answer`` is the cancel scope
     of the answer in progress (None at the prompt), which ``stop`` cancels; with
-    no answer in progress ``stop`` says False, and the session leaves."""
+    no answer in progress ``stop`` says False, and the session leaves. So does a
+    second Ctrl-C while the answer is still being stopped (a tool or server slow
+    to let go): whoever presses it twice wants out."""
 
     def __init__(self) -> None:
         self.answer: anyio.CancelScope | None = None
 
     def stop(self) -> bool:
-        if self.answer is None:
+        if self.answer is None or self.answer.cancel_called:
             return False
         self.answer.cancel()
         return True
