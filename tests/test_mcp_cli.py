@@ -142,10 +142,13 @@ def test_chat_sends_mcp_headers_to_an_http_server() -> None:
         refused = run_chat(model.base_url, "--mcp-url", url)
         proc = run_chat(model.base_url, "--mcp-url", url, *token)
         result = model.requests[1]["messages"][-1]["content"] if proc.returncode == 0 else ""
+        model.push(ADD, "42.")
+        as_mcp = run_chat(model.base_url, "--mcp", url, *token)  # a URL given to --mcp
     assert refused.returncode == 1
     assert "HTTP 401 Unauthorized" in refused.stderr
     assert proc.returncode == 0, proc.stderr
     assert result.startswith('<am:tool_result name="add">42</am:tool_result>')
+    assert as_mcp.returncode == 0, as_mcp.stderr
 
 
 @pytest.mark.parametrize("value", ["no colon", ": no name", "Bad Name: x", "X-A: b\nX-B: c"])

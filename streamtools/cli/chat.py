@@ -316,13 +316,15 @@ def _run(args: argparse.Namespace) -> int:
             # typed at the prompt: the SDK passes a few variables only (HOME,
             # PATH…), and a server never saw the token the user had exported.
             servers: list[Any] = []
+            headers = dict(args.mcp_header)
             for given in args.mcp:
                 namespace, command = _named(given)
                 server = parse_server(command, namespace=namespace)
                 if isinstance(server, MCPStdio):
                     server = dataclasses.replace(server, env=dict(os.environ))
+                else:  # a URL given to --mcp is served as --mcp-url would
+                    server = dataclasses.replace(server, headers=headers)
                 servers.append(server)
-            headers = dict(args.mcp_header)
             for given in args.mcp_url:
                 namespace, url = _named(given)
                 servers.append(MCPHttp(url, headers=headers, namespace=namespace))
