@@ -18,8 +18,8 @@ from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summar
 # the stand-in ToolRegistry, with schemas (search: q string; calc: a number, b integer)
 from test_parser import SchemaCatalog
 
-from streamtools.events import CallError
-from streamtools.parser import calls
+from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart
+from streamtools.parser import Parser, calls
 from streamtools.prompts import special_tokens
 
 MODEL_CASES: list[Case] = [
@@ -598,3 +598,28 @@ def test_qwen_function_tag_without_a_tool_name_says_so(text: str) -> None:
     error = _error("hermes", text)
     assert error.reason == "malformed" and error.raw == text
     assert "names no tool" in error.message and "<function=TOOL>" in error.message
+
+
+def test_qwen_form_streams_its_events_early() -> None:
+    """CallStart from the feed that closes the function tag, a string value as it
+    grows (the layout newline after the tag held back, the one before
+    </parameter> too, until the next piece shows what it is), CallEnd from the
+    feed that brings </tool_call>."""
+    parser = Parser("hermes", SchemaCatalog())
+
+    def step(delta: str) -> list[object]:
+        return [
+            ("start", e.name) if isinstance(e, CallStart)
+            else ("args", e.delta) if isinstance(e, ArgsDelta)
+            else ("end", e.arguments) if isinstance(e, CallEnd)
+            else e
+            for e in parser.feed(delta)
+        ]
+
+    assert step("<tool_call>\n<function=search") == []
+    assert step(">\n") == [("start", "search")]
+    assert step("<parameter=q>\nca") == [("args", '{"q": "'), ("args", "ca")]
+    assert step("ts\n") == [("args", "ts")]
+    assert step("dogs\n") == [("args", "\\ndogs")]
+    assert step("</parameter>\n</function>\n") == [("args", '"'), ("args", "}")]
+    assert step("</tool_call>") == [("end", {"q": "cats\ndogs"})]
