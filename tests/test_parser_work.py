@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from parser_cases import merge, random_cuts, run_checked
 
-from streamtools.events import CallError, TextDelta
+from streamtools.events import CallEnd, CallError, TextDelta
 from streamtools.parser import DIALECTS, Parser
 from streamtools.parser.jsonscan import TOKEN_MAX, ValueScanner
 
@@ -224,3 +224,24 @@ def test_prose_markers_with_a_stop_string_that_begins_with_one_stay_linear(unit:
         assert "".join(e.text for e in whole if isinstance(e, TextDelta)) == unit * repeat
     assert copied[1] <= copied[0] * 1.1 + 0.01 and copied[1] < 3
     assert examined[1] <= examined[0] * 1.1 and examined[1] < 8
+
+
+@pytest.mark.parametrize("unit", [1, 7])
+def test_qwen_form_in_hermes_is_linear(unit: int) -> None:
+    """Qwen3-Coder's form, its values full of tags' starts (``<``, ``</param``) that
+    the body holds until they show what they are: each character is handed to the
+    body a bounded number of times, whatever the size."""
+    ratios = []
+    for size in (20_000, 80_000):
+        value = "a </param b <c> " * (size // 16)
+        text = (
+            "<tool_call>\n<function=search>\n<parameter=q>\n" + value
+            + "\n</parameter>\n</function>\n</tool_call>"
+        )
+        p = Parser("hermes", ["search"])
+        events = [e for k in range(0, len(text), unit) for e in p.feed(text[k : k + unit])]
+        events += p.end()
+        assert [e.arguments for e in events if isinstance(e, CallEnd)] == [{"q": value}]
+        ratios.append(p.examined / len(text))
+    assert ratios[1] <= ratios[0] * 1.1
+    assert ratios[1] < 8
