@@ -384,6 +384,9 @@ MODEL_CASES: list[Case] = [
          "<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>\n"
          "<function=calc>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
          [call(S, q="x"), call("calc", a=1), F], extra={"catalog": True}),
+    Case("hermes-qwen-two-in-one-block-cut", "hermes",
+         "<tool_call><function=search></function>\n<function=search><parameter=q>x",
+         [call(S), ("error", S, "unterminated"), F]),
     Case("hermes-qwen-then-json", "hermes",
          "<tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>\n"
          '</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"a": 1}}\n</tool_call>',

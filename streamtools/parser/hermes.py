@@ -146,15 +146,15 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
         would, and returns where it stopped."""
         body.__class__ = HermesXmlBody  # (the same layout: both are plain classes)
         assert isinstance(body, HermesXmlBody)
-        mark, size = len(body.raw), body.size
         body.record(s, start, i)
         body.begin_xml()
         k = body.feed(s, i, body.out)
         if body.status == RUNNING:
             # ``JsonCallBody.feed`` records ``s[start:k]`` when the prefix returns
-            # (it records nothing for a call that ended: that one's raw is whole)
-            del body.raw[mark:]
-            body.size = size
+            # (nothing for a call that ended), then calls ``_settle``, which puts
+            # back the raw text recorded here
+            body.kept = (body.raw, body.size)
+            body.raw = []
         return k
 
 

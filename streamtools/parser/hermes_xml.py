@@ -147,8 +147,19 @@ class QwenXmlCall(ParamValues):
     def prefix(self, s: str, i: int) -> int:
         return i  # (the JSON machine that chose this form asks once more: nothing)
 
+    # the raw text the call's machine recorded, kept aside by ``HermesXmlBody.take_over``
+    # while the JSON machine's ``feed`` that handed the call over records it again
+    kept: tuple[list[str], int] | None = None
+
     def _settle(self) -> None:
-        pass  # (``streaming`` is kept by ``ParamValues``)
+        # (``streaming`` is kept by ``ParamValues``): only the end of that ``feed``
+        # gets here, having recorded what it handed over; the call's raw text is
+        # the one its machine recorded (from the next call's ``<function=`` on, if
+        # the block's first call ended)
+        kept = self.kept
+        if kept is not None:
+            self.raw, self.size = kept
+            self.kept = None
 
     def fast(self, delta: str) -> list[ParserEvent] | None:
         return None  # plain value text takes the core's lane; the rest, the machine
