@@ -97,6 +97,21 @@ async def test_a_server_that_does_not_start_is_a_clear_load_error(
     assert not entered
 
 
+async def test_a_server_that_starts_slowly_is_waited_for_by_default(
+    anyio_backend: str,
+) -> None:
+    """The README's own example, ``mcp_tools("npx -y …")``, gave a first run
+    10 s, which npm's download of the server often exceeds."""
+    if anyio_backend != "asyncio":
+        pytest.skip("eleven seconds once is enough")
+    script = (
+        f"import runpy, sys, time; time.sleep(11); sys.argv = [sys.argv[0]]; "
+        f"runpy.run_path({MEMORY_SERVER!r}, run_name='__main__')"
+    )
+    async with mcp_tools(MCPStdio(sys.executable, ("-c", script))) as tools:
+        assert await call(tools, "add", a=1, b=2) == '{\n  "sum": 3\n}'
+
+
 async def test_cancelling_the_block_stops_the_server_process() -> None:
     pid = -1
     with anyio.CancelScope() as scope:

@@ -38,8 +38,9 @@ namespace), for two servers with the same tool names. ``--mcp-header 'NAME:
 VALUE'`` (repeatable) is sent to each ``--mcp-url`` server, for a token. A
 command runs with the user's whole environment (the SDK passes a stdio server
 a few variables only), as it would typed in the shell: an exported
-token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, not ``mcp_tools``' 10) to
-start and list its tools: a first ``npx -y`` or ``uvx`` run downloads it.
+token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, as
+``mcp_tools``) to start and list its tools: a first ``npx -y`` or ``uvx`` run
+downloads it.
 The SDK's log records print as one line each, without a traceback; a line a
 stdio server writes to stdout that is not JSON-RPC is reported once, by
 ``streamtools.mcp``, and skipped.

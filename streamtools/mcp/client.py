@@ -205,7 +205,7 @@ async def mcp_tools(
     *servers: ServerLike,
     registry: ToolRegistry | None = None,
     namespace: str | None = None,
-    load_timeout: float = 10.0,
+    load_timeout: float = 60.0,
     call_timeout: float | None = 60.0,
     max_restarts: int = 3,
 ) -> AsyncIterator[ToolRegistry]:
@@ -218,6 +218,8 @@ async def mcp_tools(
     The registry follows each server's tool list while the block runs. A server
     that stopped (a crashed process, a broken HTTP session) is restarted on the
     next call of one of its tools, at most ``max_restarts`` times.
+    ``load_timeout`` bounds a server's start, handshake and listing: 60 s, since a
+    first ``npx -y`` or ``uvx`` run downloads the server (10 s often failed it).
     """
     target = registry if registry is not None else ToolRegistry()
     mounted = MountedTools(target)

@@ -127,7 +127,7 @@ class MCPConnection:
         self,
         server: ServerLike,
         *,
-        load_timeout: float = 10.0,
+        load_timeout: float = 60.0,
         call_timeout: float | None = 60.0,
         max_restarts: int = 3,
         on_tools: Callable[[MCPConnection], None] | None = None,
