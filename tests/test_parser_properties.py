@@ -397,6 +397,48 @@ def test_generated_qwen_calls_round_trip() -> None:
     prop()
 
 
+# Qwen3-Coder's form built whole (blocks of several calls, values with tags' starts,
+# typed and untyped, closed in every way the parser reads), then cut anywhere
+_QWEN_PIECE = st.sampled_from(["x", "1.5", "null", "[1]", "a<b", "</param", "\n", "\r\n",
+                               "</tool_call>", "</function>", '"', "&amp;"])
+_QWEN_BLOCK = st.tuples(
+    st.sampled_from(["", "ok ", "\n"]),
+    st.lists(st.tuples(
+        st.sampled_from(["search", "calc", "nope"]),
+        st.lists(st.tuples(st.sampled_from(["q", "a", "b"]),
+                           st.lists(_QWEN_PIECE, max_size=3).map("".join)), max_size=2),
+        st.sampled_from(["\n", ""])), min_size=1, max_size=2),
+    st.sampled_from(["</tool_call>", "</tool_call >", "<|im_end|>", ""]),
+)
+
+
+def test_qwen_form_chunking_invariance() -> None:
+    from test_parser import SchemaCatalog
+
+    @SETTINGS
+    @given(st.lists(_QWEN_BLOCK, min_size=1, max_size=3), st.integers(0, 10_000),
+           st.sampled_from([None, "stop"]), st.booleans(),
+           st.lists(st.integers(0, 10_000), max_size=20))
+    def prop(blocks: list[Any], end: int, finish: str | None, schemas: bool,
+             points: list[int]) -> None:
+        text = "".join(
+            prose + "<tool_call>\n" + "".join(
+                f"<function={name}>{gap}"
+                + "".join(f"<parameter={k}>{gap}{v}{gap}</parameter>{gap}" for k, v in params)
+                + f"</function>{gap}" for name, params, gap in calls
+            ) + close
+            for prose, calls, close in blocks
+        )
+        text = text[: end % (len(text) + 1)]  # cut off anywhere, or whole
+        tools = SchemaCatalog() if schemas else TOOLS
+        whole = run_checked("hermes", [text], tools, finish_reason=finish)
+        chunked = run_checked("hermes", cut(text, points), tools, finish_reason=finish)
+        chars = run_checked("hermes", list(text), tools, finish_reason=finish)
+        assert merge(whole) == merge(chunked) == merge(chars)
+
+    prop()
+
+
 # the Markdown fences a json_object reply may be wrapped in (envelope markup)
 FENCES = [("", ""), ("```json\n", "\n```"), ("```\n", "```"), ("```JSON  \r\n", "\n\n```")]
 
