@@ -135,7 +135,8 @@ class HermesBody(JsonCallBody):
 class HermesXmlBody(QwenXmlCall, HermesBody):
     """A ``hermes`` body reading Qwen3-Coder's form (``hermes_xml``). A body
     becomes one (``take_over``) where its prefix finds that form, so the JSON
-    body's paths test nothing for it."""
+    body's paths test nothing for it, and a JSON body again when ``_open``
+    renews it for a later call (``CallBody.renews``)."""
 
     json_message = "<tool_call> must contain one JSON object. " + HermesBody.example
 
