@@ -38,7 +38,7 @@ from test_proxy import (
 from streamtools.errors import UsageError
 from streamtools.model import Chunk, ModelRequest
 from streamtools.proxy import ProxyConfig, create_app
-from streamtools.proxy.app import _decompressed
+from streamtools.proxy.body import _decompressed
 from streamtools.proxy.request import RequestError
 from streamtools.proxy.tokens import TokenCounter
 

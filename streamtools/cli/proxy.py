@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     import msgspec
     import uvicorn
 
+    from streamtools.browser_guard import LOOPBACK_NAMES, is_loopback
     from streamtools.proxy import ProxyConfig, create_app
     from streamtools.proxy.app import CONFIG_ENV
 
@@ -136,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
         upstream_retries=args.upstream_retries,
         upstream_body=args.upstream_body,
         ping_interval=args.ping_interval,
+        # bound to a loopback address, it answers to its own names only (DNS rebinding)
+        hosts=LOOPBACK_NAMES if is_loopback(args.host) else None,
     )
     app = create_app(config)  # also checks the configuration before serving
     if args.workers > 1:

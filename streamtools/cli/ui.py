@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import ipaddress
 import os
 import socket
 import sys
@@ -140,7 +139,8 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
 
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     """The Starlette app the command serves, and the page's subtitle."""
-    from streamtools.ui.app import LOOPBACK_NAMES, create_app
+    from streamtools.browser_guard import LOOPBACK_NAMES, is_loopback
+    from streamtools.ui.app import create_app
 
     # UsageError (a missing or malformed --fixture, --tools that are not tools):
     # ``streamtools.cli.main`` says it in one line, exit status 2
@@ -154,7 +154,7 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
         finish_reason=not args.no_finish_reason,
         # on a loopback address, only its own names: not a name an attacker's DNS
         # points there, whose pages the browser would take as this server's own
-        hosts=LOOPBACK_NAMES if _loopback(args.host) else None,
+        hosts=LOOPBACK_NAMES if is_loopback(args.host) else None,
     )
     return app, subtitle
 
@@ -173,13 +173,6 @@ def _origin(text: str) -> str:
             f"an origin is scheme://host[:port], without a path: got {text!r}"
         )
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a name: may be reached by others, served as asked
-        return False
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -69,7 +69,6 @@ import logging
 import math
 import os
 import ssl
-import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -80,12 +79,14 @@ import anyio
 import httpx
 import msgspec
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from streamtools.browser_guard import refusal
 from streamtools.errors import ProviderError, ToolDefinitionError, UsageError
 from streamtools.events import Event, StreamError
 from streamtools.model import Model
@@ -94,6 +95,7 @@ from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.providers.base import sendable_header
 from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
+from streamtools.proxy.body import read_body
 from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
@@ -110,7 +112,6 @@ from streamtools.proxy.response import (
 )
 from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
 from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
-from streamtools.results import decode_json
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
@@ -152,6 +153,9 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     # fields added to every upstream request body, merged one level deep
     # (``{"options": {"num_ctx": 32768}}`` for Ollama); see ``HTTPProvider``
     upstream_body: dict[str, Any] = msgspec.field(default_factory=dict)
+    # the only names the Host header may give (``browser_guard``): the CLI sets the
+    # loopback names when it binds a loopback address; None: any
+    hosts: tuple[str, ...] | None = None
 
 
 def _client_key(request: Request) -> str | None:
@@ -172,97 +176,6 @@ def _client_key(request: Request) -> str | None:
             kind="authentication",
         )
     return key
-
-
-async def _read_body(request: Request, limit: int) -> Any:
-    codings = _content_codings(request.headers.get("content-encoding", ""))
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    received = bytearray()
-    async for piece in request.stream():
-        received += piece
-        if len(received) > limit:
-            raise _too_large(limit)
-    data = bytes(received)
-    for coding in reversed(codings):  # applied in the order listed: undone the other way
-        data = _decompressed(data, coding, limit)
-    try:
-        # a lone surrogate escape is read as U+FFFD; when the body is broken
-        # otherwise too, the error is the one found past it
-        return decode_json(_decode_json, data)
-    except RecursionError:
-        # deeper than msgspec goes (about a thousand levels): no API's request is
-        raise RequestError("the request body is nested too deeply") from None
-    except UnicodeDecodeError as exc:  # msgspec's error for bytes in a string that are not UTF-8
-        raise _not_utf8(exc) from None
-    except msgspec.ValidationError as exc:
-        # valid JSON, but a number past what is read exactly: an integer of over
-        # 4300 digits (Python's guard against its quadratic int parsing, which the
-        # stdlib's json keeps too) or beyond a float's range. Saying "not valid
-        # JSON" sent the client looking for a syntax error.
-        raise RequestError(
-            "the request body holds a number too large to read (an integer of over "
-            f"4300 digits, or beyond a float's range; send it as a string): {exc}"
-        ) from None
-    except msgspec.DecodeError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-
-
-def _too_large(limit: int) -> RequestError:
-    return RequestError(f"request body exceeds {limit} bytes", status=413, kind="too_large")
-
-
-# zlib's window bits for each content coding the standard library decodes
-_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-
-
-def _content_codings(header: str) -> list[str]:
-    """The codings of a ``Content-Encoding`` header, in the order they were
-    applied. A compressed body was read as JSON, and the client told only that
-    its body was "not valid JSON/UTF-8"; a coding the standard library cannot
-    undo (``zstd``, which the pi coding agent sends, or ``br``) is a 415 that
-    names it, before the body is read."""
-    codings = [c.strip().lower() for c in header.split(",")]
-    for coding in codings:
-        if coding and coding != "identity" and coding not in _WBITS:
-            raise RequestError(
-                f"the request body's Content-Encoding {coding!r} is not supported: "
-                "send it uncompressed, or as gzip or deflate",
-                status=415,
-            )
-    return [c for c in codings if c in _WBITS]
-
-
-def _decompressed(data: bytes, coding: str, limit: int) -> bytes:
-    """``data`` decoded from ``coding`` (gzip or deflate), at most ``limit``
-    bytes of it: the body limit holds for what the body decodes to, and no more
-    than that is ever decompressed (a small body of zeros can decode to
-    gigabytes). ``deflate`` is the zlib format, or raw deflate as some clients
-    send it."""
-    try:
-        return _inflate(data, _WBITS[coding], limit)
-    except zlib.error as exc:
-        if coding == "deflate":
-            try:
-                return _inflate(data, -zlib.MAX_WBITS, limit)
-            except zlib.error:
-                pass
-        raise RequestError(f"the request body is not valid {coding}: {exc}") from None
-
-
-def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    out = inflater.decompress(data, limit + 1)
-    if len(out) > limit:
-        raise _too_large(limit)
-    if not inflater.eof:
-        raise zlib.error("the compressed data ends early")
-    return out
-
-
-def _not_utf8(exc: UnicodeDecodeError) -> RequestError:
-    return RequestError(f"the request body is not valid UTF-8: {exc.reason}")
 
 
 _NO_JSON_OBJECT = (
@@ -394,7 +307,7 @@ def create_app(
 
     async def handle(request: Request, wire: Wire) -> Response:
         try:
-            call = decoded(wire, await _read_body(request, cfg.max_body))
+            call = decoded(wire, await read_body(request, cfg.max_body))
             asked = forwarded_format(call)
             if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
                 raise RequestError(_NO_JSON_OBJECT)
@@ -478,7 +391,7 @@ def create_app(
         tokens.py), in ``wire``'s answer: ``shape`` plus ``input_tokens``.
         ``defaults`` fill fields the count request may leave out."""
         try:
-            body = await _read_body(request, cfg.max_body)
+            body = await read_body(request, cfg.max_body)
             if isinstance(body, dict):
                 body = {**defaults, **body}
             call = decoded(wire, body)
@@ -588,6 +501,7 @@ def create_app(
         "/v1/messages": messages,
         "/v1/responses": responses,
     }
+    app.hosts = cfg.hosts
     return app
 
 
@@ -600,8 +514,15 @@ class _ProxyApp(Starlette):
     """
 
     fast: dict[str, Callable[[Request], Awaitable[Response]]] = {}
+    hosts: tuple[str, ...] | None = None  # ``ProxyConfig.hosts``
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (
+            refused := refusal(Headers(scope=scope), hosts=self.hosts, sites=(), fix=_NO_CORS)
+        ):  # a web page's request, or a rebound name's (``browser_guard``): run nothing
+            wire = _client_wire(Request(scope, receive))
+            await error_response(wire, *refused, headers=NO_RETRY)(scope, receive, send)
+            return
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
             endpoint = self.fast.get(scope["path"])
             if endpoint is not None:
@@ -688,6 +609,8 @@ def _retry_advice(upstream: httpx.Response) -> dict[str, str] | None:
 
 
 _RETRY_ADVICE = ("retry-after", "retry-after-ms", "x-should-retry")
+# what a refused web page is told: the proxy serves programs, no browser's page
+_NO_CORS = "the proxy does not serve web pages' requests (it sends no CORS headers)"
 
 
 class _Failed(Exception):

@@ -49,7 +49,6 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Literal
-from urllib.parse import urlsplit
 
 import anyio
 from starlette.applications import Starlette
@@ -60,6 +59,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from streamtools.browser_guard import LOOPBACK_NAMES, foreign_site, refusal, strange_host
 from streamtools.transcript import Transcript
 from streamtools.ui.aisdk import UI_MESSAGE_STREAM_HEADERS
 from streamtools.ui.messages import ChatRequestError, parse_chat_query, parse_chat_request
@@ -87,8 +87,6 @@ __all__ = [
 
 Protocol = Literal["ai-sdk", "events"]
 
-# the names a server on a loopback address is reached by (``create_app(hosts=...)``)
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 class Shutdown:
@@ -210,10 +208,9 @@ def chat_endpoint(
     names the ``Host`` header may give (``strange_host``); None: any."""
 
     async def endpoint(request: Request) -> Response:
-        if hosts is not None and (why := strange_host(request, hosts)) is not None:
-            return _error(421, why)
-        if sites is not None and (why := foreign_site(request, sites)) is not None:
-            return _error(403, why)
+        refused = refusal(request.headers, hosts=hosts, sites=sites, fix=_NAME_THE_SITE)
+        if refused is not None:
+            return _error(*refused)
         if request.method == "GET":
             if "last-event-id" in request.headers:
                 return Response(status_code=204)  # an EventSource reconnecting: stop it
@@ -264,53 +261,11 @@ async def no_stream_to_resume(request: Request) -> Response:
     return Response(status_code=204)
 
 
-def foreign_site(request: Request, sites: Sequence[str]) -> str | None:
-    """Why ``request`` is refused as sent by a page of another site, or None.
-
-    Any page a user opens can make the browser send requests to a server on
-    127.0.0.1: an ``<img>`` or a link to ``GET /api/events?prompt=…``, a
-    ``no-cors`` POST of JSON as ``text/plain`` (no preflight). The browser
-    hides the answer from that page, but the agent ran, tools and API key
-    included. Browsers say where a request comes from: ``Sec-Fetch-Site``
-    (``same-origin``; ``none`` for an address typed by the user) or, in older
-    ones, ``Origin``, compared with the request's own host. A request from
-    another site is served only if its ``Origin`` is one of ``sites`` (``*``:
-    any). Clients that are not browsers send neither header and are served."""
-    if "*" in sites:
-        return None
-    origin = request.headers.get("origin")
-    site = request.headers.get("sec-fetch-site")
-    if site is not None:
-        ours = site in ("same-origin", "none")
-    elif origin is not None:
-        # the host only: behind a proxy that ends TLS the page is https, the request http
-        ours = urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
-    else:
-        return None  # not a browser
-    if ours or (origin is not None and origin in sites):
-        return None
-    return (
-        f"a page of another site ({origin or 'no origin given'}) may not call this "
-        "endpoint; name the origin of a front end served elsewhere with "
-        "create_app(cors_origins=...) or streamtools ui --cors-origin"
-    )
-
-
-def strange_host(request: Request, hosts: Sequence[str]) -> str | None:
-    """Why ``request`` is refused for its ``Host`` header, or None. A server on
-    127.0.0.1 is reached by its own names; a page on a name that an attacker's DNS
-    points at 127.0.0.1 (DNS rebinding) is same-origin for the browser, and only
-    the ``Host`` it sends tells it apart. ``hosts``: the names, without port."""
-    host = request.headers.get("host", "")
-    if host.startswith("["):  # an IPv6 address: [::1]:8500
-        name = host[1 : host.find("]")] if "]" in host else host
-    else:
-        name = host.rpartition(":")[0] if ":" in host else host
-    if name.lower() in {h.strip("[]").lower() for h in hosts}:
-        return None
-    return f"this server does not answer to the host name {host!r}"
-
-
+# how a front end served elsewhere is let in, said when its page is refused
+_NAME_THE_SITE = (
+    "name the origin of a front end served elsewhere with create_app(cors_origins=...) "
+    "or streamtools ui --cors-origin"
+)
 _ERROR_KINDS = {400: "invalid_request_error", 403: "forbidden", 421: "misdirected_request"}
 
 
