@@ -1,4 +1,4 @@
-"""MCP in both directions, with the official ``mcp`` SDK (``pip install 'streamtools[mcp]'``).
+"""MCP in both directions, with the official ``mcp`` SDK (the ``mcp`` extra).
 
 Theory of operation
 -------------------
@@ -15,9 +15,31 @@ work from any MCP client.
 
 This package is named like the SDK (``mcp``); every import in it is absolute,
 so ``import mcp`` always means the SDK.
+
+Without the SDK, ``import streamtools.mcp`` raises ``ModuleNotFoundError``, but
+``python -m streamtools.mcp`` (which imports this package before its
+``__main__``) says what to install and exits with status 2, as the
+``streamtools`` commands do, instead of a traceback.
 """
 
 from __future__ import annotations
+
+import sys
+
+try:
+    import mcp  # noqa: F401  (the SDK: see above)
+except ModuleNotFoundError as exc:
+    if exc.name != "mcp" or not (sys.argv[:1] == ["-m"] and "streamtools.mcp" in sys.orig_argv):
+        raise
+    # ``python -m streamtools.mcp``: sys.argv[0] is "-m" while the module is found
+    from streamtools.cli import _install_line
+
+    print(
+        "python -m streamtools.mcp: error: missing optional dependency 'mcp' "
+        f"(the 'mcp' extra); install it with: {_install_line('mcp')}",
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
 
 from streamtools.mcp.client import mcp_tools
 from streamtools.mcp.connection import MCPConnection
