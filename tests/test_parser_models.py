@@ -429,6 +429,52 @@ MODEL_CASES: list[Case] = [
     Case("hermes-qwen-text-after-function", "hermes",
          "<tool_call><function=search><parameter=q>x</parameter></function>\nDone. Now the"
          " answer.</tool_call>", [("error", S, "malformed"), F]),
+    # -- am_xml: Qwen3-Coder's native form, which its models write out of habit ------------
+    # (it was text: the call lost without a word); read as hermes reads it
+    Case("am-qwen-call", "am_xml",
+         "ok <tool_call>\n<function=search>\n<parameter=q>\ncats\n</parameter>\n</function>\n"
+         "</tool_call> done", [("text", "ok "), call(S, q="cats"), ("text", " done"), F],
+         extra={"catalog": True}),
+    Case("am-qwen-typed-as-written", "am_xml",
+         "<tool_call>\n<function=calc>\n<parameter=a>\n1.5\n</parameter>\n<parameter=b>2"
+         "</parameter>\n</function>\n</tool_call>", [call("calc", a=1.5, b=2), F],
+         extra={"catalog": True}),
+    Case("am-qwen-value-as-written", "am_xml",
+         "<tool_call><function=search><parameter=q>a < b && '</am:tool_call>' &amp;"
+         "</parameter></function></tool_call>",
+         [call(S, q="a < b && '</am:tool_call>' &amp;"), F], extra={"catalog": True}),
+    Case("am-qwen-stutter-end-token", "am_xml",
+         "<tool_call><tool_call>\n<function=search>\n<parameter=q>x</parameter>\n</function>"
+         "\n<|im_end|>", [call(S, q="x"), F], finish_reason="stop"),
+    Case("am-qwen-two-in-one-block-then-own-form", "am_xml",
+         "<tool_call><function=search></function><function=calc><parameter=a>1</parameter>"
+         '</function></tool_call><am:tool_call name="search"><q>y</q></am:tool_call>',
+         [call(S), call("calc", a=1), call(S, q="y"), F], extra={"catalog": True}),
+    Case("am-own-form-then-qwen", "am_xml",
+         '<am:tool_call name="search"><q>y</q></am:tool_call>\n<tool_call><function=search>'
+         "<parameter=q>x</parameter></function></tool_call>",
+         [call(S, q="y"), ("text", "\n"), call(S, q="x"), F]),
+    # quoted in backticks it is prose, as every marker is
+    Case("am-qwen-quoted-tag", "am_xml", "Qwen writes `<tool_call>` blocks.",
+         [("text", "Qwen writes `<tool_call>` blocks."), F]),
+    # broken forms, and hermes' JSON form (not read in am_xml): a CallError, never text
+    Case("am-qwen-json-body", "am_xml",
+         '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call> ok',
+         [("error", None, "malformed"), ("text", " ok"), F]),
+    Case("am-qwen-unknown-tool", "am_xml",
+         "<tool_call><function=nope><parameter=q>x</parameter></function></tool_call>",
+         [("error", "nope", "unknown_tool"), F]),
+    Case("am-qwen-function-not-closed", "am_xml",
+         "<tool_call><function=search><parameter=q>x</parameter></tool_call> ok",
+         [("error", S, "malformed"), ("text", " ok"), F]),
+    Case("am-qwen-next-call-before-close", "am_xml",
+         "<tool_call><function=search><parameter=q>x</parameter>\n<tool_call>"
+         "<function=search></function></tool_call>",
+         [("error", S, "unterminated"), call(S), F]),
+    Case("am-qwen-cut-in-value", "am_xml", "<tool_call>\n<function=search>\n<parameter=q>\nca",
+         [("error", S, "unterminated"), F], finish_reason="stop"),
+    Case("am-qwen-marker-at-the-end", "am_xml", "Calling: <tool_call>",
+         [("text", "Calling: "), ("error", None, "unterminated"), F]),
     # -- am_xml: a CDATA section outside the parameter elements --------------------------
     # was taken for a declaration and dropped: the call ran without it
     Case("am-cdata-as-the-body", "am_xml",
@@ -601,6 +647,17 @@ def test_qwen_function_tag_without_a_tool_name_says_so(text: str) -> None:
     error = _error("hermes", text)
     assert error.reason == "malformed" and error.raw == text
     assert "names no tool" in error.message and "<function=TOOL>" in error.message
+
+
+@pytest.mark.parametrize("body", [
+    '{"name": "search", "arguments": {"q": "x"}}', "\n<name>search</name>\n", "\nsearch(q='x')",
+])
+def test_am_xml_tool_call_tag_of_no_form_shows_the_form(body: str) -> None:
+    # Qwen3-Coder's tag in am_xml with a body that is not its form: the call is an
+    # error the model can act on (it was text, the call lost without a word)
+    error = _error("am_xml", f"<tool_call>{body}</tool_call>")
+    assert error.reason == "malformed" and error.raw == f"<tool_call>{body}</tool_call>"
+    assert "<function=TOOL>" in error.message
 
 
 def test_qwen_form_streams_its_events_early() -> None:

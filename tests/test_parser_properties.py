@@ -39,6 +39,9 @@ FRAGMENTS = {
         "</am:tool_call>", "</am:tool_", "<q>", "</q>", "<a>", "</a>", "<![CDATA[", "]]>",
         "&amp;", "&lt;", "&#x41;", "&", "<am:request_tools>", "</am:request_tools>",
         '<am:tool_call name="nope">', "/>",
+        # Qwen3-Coder's form, which its models write out of habit
+        "<tool_call>", "</tool_call>", "<tool_", "<function=search>", "<function=nope>",
+        "</function>", "<parameter=q>\n", "\n</parameter>", "</param", "<|im_end|>",
     ],
     "hermes": [
         "<tool_call>", "</tool_call>", "<tool_", '{"name": "search", "arguments": ',
@@ -360,9 +363,10 @@ QWEN_VALUE = st.text(st.characters(blacklist_categories=["Cs"], blacklist_charac
                      max_size=12).map(lambda v: "v" + v)
 
 
-def test_generated_qwen_calls_round_trip() -> None:
-    """hermes reads Qwen3-Coder's form: whatever the values and the cuts, each
-    call's arguments are the values written, the layout newlines dropped."""
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+def test_generated_qwen_calls_round_trip(dialect: str) -> None:
+    """hermes and am_xml read Qwen3-Coder's form: whatever the values and the
+    cuts, each call's arguments are the values written, the layout newlines dropped."""
     @SETTINGS
     @given(st.lists(st.tuples(PROSE, st.sampled_from(TOOLS), st.dictionaries(
                st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), QWEN_VALUE, max_size=4)),
@@ -381,15 +385,15 @@ def test_generated_qwen_calls_round_trip() -> None:
         # as a stop string, or a template's end token in its place
         text = text.removesuffix("</tool_call>") + last
         for chunks in (cut(text, points), list(text)):
-            events = run_checked("hermes", chunks, TOOLS, finish_reason="stop")
+            events = run_checked(dialect, chunks, TOOLS, finish_reason="stop")
             ends = [e for e in events if isinstance(e, CallEnd)]
             assert [(e.name, e.arguments) for e in ends] == [(n, a) for _, n, a in calls]
         # written back into the history (the prompt side, unchanged: the raw text as
         # the model wrote it, closed), each reads back as the same call
-        renderer = get_renderer("hermes")
+        renderer = get_renderer(dialect)
         for e in ends:
             call = ToolCall(id="c", name=e.name, arguments=e.arguments, raw=e.raw)
-            again = run_checked("hermes", [renderer.render_call(call)], TOOLS)
+            again = run_checked(dialect, [renderer.render_call(call)], TOOLS)
             assert [(a.name, a.arguments) for a in again if isinstance(a, CallEnd)] == [
                 (e.name, e.arguments)
             ]
@@ -412,7 +416,8 @@ _QWEN_BLOCK = st.tuples(
 )
 
 
-def test_qwen_form_chunking_invariance() -> None:
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+def test_qwen_form_chunking_invariance(dialect: str) -> None:
     from test_parser import SchemaCatalog
 
     @SETTINGS
@@ -431,9 +436,9 @@ def test_qwen_form_chunking_invariance() -> None:
         )
         text = text[: end % (len(text) + 1)]  # cut off anywhere, or whole
         tools = SchemaCatalog() if schemas else TOOLS
-        whole = run_checked("hermes", [text], tools, finish_reason=finish)
-        chunked = run_checked("hermes", cut(text, points), tools, finish_reason=finish)
-        chars = run_checked("hermes", list(text), tools, finish_reason=finish)
+        whole = run_checked(dialect, [text], tools, finish_reason=finish)
+        chunked = run_checked(dialect, cut(text, points), tools, finish_reason=finish)
+        chars = run_checked(dialect, list(text), tools, finish_reason=finish)
         assert merge(whole) == merge(chunked) == merge(chars)
 
     prop()

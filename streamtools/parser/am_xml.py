@@ -2,8 +2,8 @@
 
 Theory of operation
 -------------------
-Text mode looks for ``<am:tool_call`` and ``<am:request_tools>``. The body is a
-small element machine:
+Text mode looks for ``<am:tool_call``, ``<am:request_tools>`` and
+``<tool_call>`` (Qwen3-Coder's form, below). The body is a small element machine:
 
 =======  ==================================  =====================================
 state    looks for                           then
@@ -95,6 +95,15 @@ name ``"am:request_tools"`` when the tag opens and ``CallEnd(name=
 checked against the catalog (the runtime acts on it: hybrid mode adds the
 named tools' definitions and continues).
 
+``<tool_call>`` opens a call in Qwen3-Coder's native form, ``<tool_call>
+<function=NAME><parameter=P>value</parameter></function></tool_call>``, which
+its models write out of habit whatever the prompt teaches (it was text: the
+call lost without a word): read by ``hermes_xml.QwenXmlBody``, the machine
+``hermes`` reads that form with, its values typed by the schema as here but
+written as they are (no entities, no CDATA: only ``</parameter>`` ends one).
+Any other body (``hermes``' JSON form among them) is ``CallError(reason=
+"malformed")``; quoted in backticks the tag is prose, as every marker is.
+
 ``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
 completes the call the provider cut at the marker. A reply that ends inside the
 opening tag (``<am:tool_call name="sea``) ends an unterminated call, as in the
@@ -134,8 +143,10 @@ from streamtools.parser.calls import (
     CallContext,
     DialectSyntax,
 )
+from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
+from streamtools.parser.hermes_xml import QwenXmlBody
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
-from streamtools.parser.xml_values import STRING, kinds_from_schema
+from streamtools.parser.xml_values import PARAMETER_IS, STRING, equals_tag, kinds_from_schema
 
 __all__ = ["AM_XML", "PARAMETER_IS", "AmXmlBody", "equals_tag"]
 
@@ -152,14 +163,6 @@ _NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>"
 _ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?>\Z""")
 
 
-def equals_tag(element: str) -> re.Pattern[str]:
-    """A whole ``<ELEMENT=NAME>`` tag, the name quoted or not, as Qwen3-Coder
-    models write a parameter (``<parameter=q>``, closed by ``</parameter>``) and,
-    in ``hermes``, the function (``<function=search>``); group 1 is the name."""
-    return re.compile(rf"""<{element}=["']?([^\s"'<>=/]+)["']?\s*>\Z""")
-
-
-PARAMETER_IS = equals_tag("parameter")
 _CONTENT_SPECIAL = re.compile(r"[<&]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
@@ -626,6 +629,8 @@ def _attribute(tag: str, pos: int, key: str) -> str | None:
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     if marker == REQUEST_OPEN:
         return RequestToolsBody(ctx, marker)
+    if marker == QWEN_OPEN:
+        return QwenXmlBody(ctx, marker)  # Qwen3-Coder's native form (``hermes_xml``)
     body = AmXmlBody.spare(ctx)
     if body is None:
         return AmXmlBody(ctx, marker)
@@ -633,4 +638,7 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
     return body
 
 
-AM_XML = DialectSyntax(name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN), open=_open)
+AM_XML = DialectSyntax(
+    name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN, QWEN_OPEN),
+    open=_open,
+)

@@ -61,6 +61,10 @@ as after a JSON error), ``</tool_call>`` before ``</function>`` (``malformed``:
 the function was not closed), a parameter given twice (``malformed``, as in
 ``am_xml``), ``<tool_call>`` between the elements (``unterminated``, the next
 call opens), a reply cut off inside (``unterminated``).
+
+``am_xml`` reads this form too, where Qwen3-Coder models write it out of
+habit: ``QwenXmlBody`` is the machine alone, from ``<tool_call>`` on (a
+stuttered ``<tool_call>`` markup, as in ``hermes``), with no JSON form.
 """
 
 from __future__ import annotations
@@ -69,7 +73,6 @@ import re
 from collections.abc import Callable
 
 from streamtools.events import ParserEvent
-from streamtools.parser.am_xml import PARAMETER_IS, equals_tag
 from streamtools.parser.am_xml_fast import TAG_LIMIT
 from streamtools.parser.calls import (
     DONE,
@@ -78,13 +81,20 @@ from streamtools.parser.calls import (
     RUNNING,
     SPECIAL_TOKEN,
     Call,
+    CallBody,
     CallContext,
     Holds,
 )
 from streamtools.parser.envelope import Envelope
-from streamtools.parser.xml_values import STRING, ParamValues, kinds_from_schema
+from streamtools.parser.xml_values import (
+    PARAMETER_IS,
+    STRING,
+    ParamValues,
+    equals_tag,
+    kinds_from_schema,
+)
 
-__all__ = ["CLOSE", "LOOSE_CLOSE", "OPEN", "QwenXmlCall"]
+__all__ = ["CLOSE", "LOOSE_CLOSE", "OPEN", "QwenXmlBody", "QwenXmlCall"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 FUNCTION, FUNCTION_END, PARAMETER_END = "<function=", "</function>", "</parameter>"
@@ -251,6 +261,8 @@ class QwenXmlCall(ParamValues):
             if f is not None:
                 self._named(f.group(1))
                 return e + 1
+            if tag == OPEN:
+                return e + 1  # a stutter, part of the markup (``hermes``' prefix takes it)
             if tag.startswith(FUNCTION):  # ``<function=>``, ``<function=my tool>``
                 self.failure = (
                     "malformed",
@@ -322,7 +334,10 @@ class QwenXmlCall(ParamValues):
             )
         else:
             self.call.complete(raw, out, example=_EXAMPLE)
-        self.env.detach()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        self.env.detach()  # (``hermes``: the envelope lets go of the body)
 
     def _next_in_block(self, out: list[ParserEvent]) -> None:
         """Another ``<function=…>`` after ``</function>``: a new call in the same
@@ -357,3 +372,22 @@ class QwenXmlCall(ParamValues):
             )
         self._close_call()
         return None
+
+
+class QwenXmlBody(QwenXmlCall, CallBody):
+    """A call in Qwen3-Coder's form in a dialect whose own form is another
+    (``am_xml``, whose Qwen3-Coder models write their native form out of habit):
+    the element machine from the ``<tool_call>`` marker on, no JSON form (a body
+    that does not begin with ``<function=…>`` is ``malformed``)."""
+
+    failure: tuple[str, str] | None = None
+    json_message = f"<tool_call> must hold one <function=TOOL> element.{_EXAMPLE}"
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        CallBody.__init__(self, ctx, marker)
+        self.call = Call(ctx)
+        self.out = []
+        self.begin_xml()
+
+    def _let_go(self) -> None:
+        pass  # (no envelope)

@@ -65,6 +65,7 @@ for an integer is ``5``: the schema says what it is).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -75,12 +76,23 @@ from streamtools.results import valid_text
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
-    "AUTO", "AUTO_TEXT", "NULLABLE", "STRING", "TYPED", "UNTYPED", "ParamValues",
-    "kinds_from_schema",
+    "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED",
+    "ParamValues", "equals_tag", "kinds_from_schema",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
 STRING, TYPED, AUTO, NULLABLE, AUTO_TEXT, UNTYPED = range(6)
+
+
+def equals_tag(element: str) -> re.Pattern[str]:
+    """A whole ``<ELEMENT=NAME>`` tag, the name quoted or not, as Qwen3-Coder
+    models write a parameter (``<parameter=q>``, closed by ``</parameter>``) and,
+    in ``hermes``, the function (``<function=search>``); group 1 is the name."""
+    return re.compile(rf"""<{element}=["']?([^\s"'<>=/]+)["']?\s*>\Z""")
+
+
+PARAMETER_IS = equals_tag("parameter")
+
 _JSON_START = frozenset('{["-0123456789')
 _CONTAINER_START = frozenset("[{")
 _LITERALS = ("true", "false", "null")
