@@ -211,3 +211,18 @@ def test_a_command_whose_module_lacks_an_extra_is_a_usage_error_too(
     assert info.value.code == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("streamtools ui: error: missing optional dependency 'uvicorn'")
+
+
+def test_chat_help_says_mcp_header_reaches_a_url_given_to_mcp(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2143fc4 sent --mcp-header to a URL given to --mcp too; the help still said
+    # it reached only the --mcp-url servers
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["chat", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    assert (
+        "--mcp-header 'NAME: VALUE' an HTTP header for the HTTP MCP servers "
+        "(--mcp-url, or a URL given to --mcp)"
+    ) in text

@@ -470,7 +470,8 @@ def register(subparsers: Any) -> None:
         default=[],
         type=_header,
         metavar="'NAME: VALUE'",
-        help="an HTTP header for the --mcp-url servers ('Authorization: Bearer …'); repeatable",
+        help="an HTTP header for the HTTP MCP servers (--mcp-url, or a URL given to --mcp), "
+        "such as 'Authorization: Bearer …'; repeatable",
     )
     parser.add_argument(
         "--mcp-timeout",
