@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from streamtools.model import ReasoningOrigin
 from streamtools.results import decode_json, encode_json, valid_text
 
 __all__ = [
@@ -67,10 +68,16 @@ class TextDelta(_Event, tag="text", frozen=True, kw_only=True, gc=False):
     text: str
 
 
-class ReasoningDelta(_Event, tag="reasoning", frozen=True, kw_only=True, gc=False):
-    """Model reasoning (``<think>`` content or a provider's reasoning channel)."""
+class ReasoningDelta(
+    _Event, tag="reasoning", frozen=True, kw_only=True, gc=False, omit_defaults=True
+):
+    """Model reasoning (``<think>`` content or a provider's reasoning channel).
+    ``origin``: where the reply's reasoning came from (``ReasoningOrigin``), on
+    the delta of the chunk that said so (a native reply's first), for a client
+    that keeps the history (the UI's) to hand back with it."""
 
     text: str
+    origin: ReasoningOrigin | None = None
 
 
 class CallStart(_Event, tag="call_start", frozen=True, kw_only=True, gc=False):

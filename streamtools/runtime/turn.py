@@ -187,7 +187,7 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
                 case TextChunk(text=text):
                     events = ctx.decoder.text(text)
                 case ReasoningChunk(text=text):
-                    events = [ReasoningDelta(text=text)] if text else []
+                    events = [ReasoningDelta(text=text, origin=chunk.origin)] if text else []
                     _sign(reply, chunk)
                 case CallChunk():
                     events = ctx.decoder.call(chunk)

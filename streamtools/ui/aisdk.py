@@ -42,6 +42,14 @@ Mapping, and why:
   (the agent went on) drops it, and ``close`` sends it (with the open calls
   ended first, as below) when nothing came after it, unless ``close`` has an
   error of its own (the agent failed: its message says the same).
+- A ``ReasoningDelta``'s ``origin`` (the server and model that streamed a
+  native reply's reasoning, and its wire field: ``ReasoningOrigin``) goes on
+  its ``reasoning-delta`` as ``providerMetadata: {"streamtools":
+  {"reasoningOrigin": {"field", "server"}}}``, which the SDK keeps on the
+  UI message's reasoning part (ai 5 and 6) and so sends back with the
+  history: ``messages`` reads it into the reply, and ``OpenAIChat`` gives the
+  reasoning back to that server (DeepSeek's and Kimi's thinking modes refuse
+  the next request, 400, when a past reply with tool calls lacks it).
 - ``Usage``, ``Retry`` and ``Final`` have no counterpart and are dropped
   (``Final``'s text was already streamed).
 - ``close(error=…)``, the stream ending because the agent failed or was
@@ -91,6 +99,7 @@ from streamtools.events import (
     TurnStart,
     Usage,
 )
+from streamtools.model import ReasoningOrigin
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.results import encode_json
 
@@ -98,6 +107,8 @@ __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "UIMessageStreamEncoder",
     "encode_ui_chunk",
+    "origin_metadata",
+    "METADATA_KEY",
     "UI_DONE",
 ]
 
@@ -114,6 +125,8 @@ UI_MESSAGE_STREAM_HEADERS: dict[str, str] = {
 
 UI_DONE = b"data: [DONE]\n\n"
 
+METADATA_KEY = "streamtools"  # ours in a part's providerMetadata
+
 # our Finish reasons (the providers' words) -> the SDK's FinishReason; any other is "other"
 _FINISH_REASONS = {
     "stop": "stop",
@@ -127,6 +140,12 @@ _FINISH_REASONS = {
     "content_filter": "content-filter",
     "error": "error",
 }
+
+
+def origin_metadata(origin: ReasoningOrigin) -> dict[str, Any]:
+    """A reply's ``ReasoningOrigin`` as a reasoning part's ``providerMetadata``
+    (see the module docstring; ``messages`` reads it back)."""
+    return {METADATA_KEY: {"reasoningOrigin": {"field": origin.field, "server": origin.server}}}
 
 
 def encode_ui_chunk(chunk: UIChunk) -> bytes:
@@ -205,13 +224,17 @@ class UIMessageStreamEncoder:
                         self._text_id = self._part_id("text")
                         out.append({"type": "text-start", "id": self._text_id})
                     out.append({"type": "text-delta", "id": self._text_id, "delta": text})
-            case ReasoningDelta(text=text):
+            case ReasoningDelta(text=text, origin=origin):
                 if text:
                     out += self._ensure_step() + self._end_text()
                     if self._reasoning_id is None:
                         self._reasoning_id = self._part_id("reasoning")
                         out.append({"type": "reasoning-start", "id": self._reasoning_id})
-                    out.append({"type": "reasoning-delta", "id": self._reasoning_id, "delta": text})
+                    part = self._reasoning_id
+                    chunk: UIChunk = {"type": "reasoning-delta", "id": part, "delta": text}
+                    if origin is not None:  # kept on the part, for the history sent back
+                        chunk["providerMetadata"] = origin_metadata(origin)
+                    out.append(chunk)
             case CallStart(id=call_id, name=name):
                 out += self._ensure_step() + self._end_parts()
                 if call_id not in self._calls:

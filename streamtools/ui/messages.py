@@ -14,7 +14,12 @@ chat UI keeps it. Two body shapes are accepted, told apart per message:
 An assistant UI message spans several model turns, separated by
 ``step-start`` parts; each step becomes one ``AssistantMessage`` (its text,
 reasoning and calls) followed by the ``ToolResultMessage`` of each call that
-has an output, so the agent's history reads as if it had produced it: each
+has an output, so the agent's history reads as if it had produced it (a
+reasoning part's ``providerMetadata`` gives the reply's ``reasoning_origin``
+back, as ``aisdk`` sent it: DeepSeek's and Kimi's thinking modes need the
+reasoning of past tool-call replies back, and only their own; a client of
+``/api/events`` finds it as the reasoning event's ``origin`` and sends it back
+the same way, since calls come back only as parts): each
 call keeps its place among the step's text (``ToolCall.offset``), as the
 agent's own transcript does.
 A call's ``input`` that is not an object (the model's text of a malformed or
@@ -40,6 +45,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from streamtools.model import ReasoningOrigin
 from streamtools.results import decode_json
 from streamtools.transcript import (
     AssistantMessage,
@@ -50,6 +56,7 @@ from streamtools.transcript import (
     Transcript,
     UserMessage,
 )
+from streamtools.ui.aisdk import METADATA_KEY
 
 __all__ = ["ChatRequestError", "parse_chat_query", "parse_chat_request"]
 
@@ -71,6 +78,7 @@ class _Part(msgspec.Struct, kw_only=True):
     output: Any = None
     errorText: str | None = None
     state: str | None = None
+    providerMetadata: dict[str, Any] | None = None  # a reasoning part's: ``_origin``
 
 
 class _Message(msgspec.Struct, kw_only=True):
@@ -168,6 +176,7 @@ def _from_parts(message: _Message, n: int) -> list[Message]:
 def _from_step(parts: list[_Part], n: int) -> list[Message]:
     text: list[str] = []
     reasoning: list[str] = []
+    origin: ReasoningOrigin | None = None
     calls: list[ToolCall] = []
     offsets: list[int] = []  # the length of the step's text before each call
     results: list[ToolResultMessage] = []
@@ -176,6 +185,7 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
             text.append(part.text or "")
         elif part.type == "reasoning":
             reasoning.append(part.text or "")
+            origin = _origin(part, n) or origin
         elif part.type == "dynamic-tool" or part.type.startswith("tool-"):
             name = part.toolName if part.type == "dynamic-tool" else part.type[len("tool-") :]
             if not name or not part.toolCallId:
@@ -197,8 +207,25 @@ def _from_step(parts: list[_Part], n: int) -> list[Message]:
         msgspec.structs.replace(c, offset=n) if n < len(whole) else c
         for c, n in zip(calls, offsets, strict=True)
     )
-    assistant = AssistantMessage(text=whole, calls=placed, reasoning="".join(reasoning))
+    assistant = AssistantMessage(
+        text=whole, calls=placed, reasoning="".join(reasoning), reasoning_origin=origin
+    )
     return [assistant, *results]
+
+
+def _origin(part: _Part, n: int) -> ReasoningOrigin | None:
+    """Where a reasoning part's reply's reasoning came from, as the stream gave
+    it (``aisdk.origin_metadata``): ``OpenAIChat`` sends the reasoning back to
+    that server only. Another provider's metadata is not ours to read."""
+    ours = (part.providerMetadata or {}).get(METADATA_KEY)
+    if not isinstance(ours, dict) or ours.get("reasoningOrigin") is None:
+        return None
+    try:
+        return msgspec.convert(ours["reasoningOrigin"], ReasoningOrigin)
+    except msgspec.ValidationError as exc:
+        raise ChatRequestError(
+            f"invalid reasoning origin: {exc} - at `$.messages[{n}].parts`"
+        ) from None
 
 
 def _call(call_id: str, name: str, part: _Part) -> ToolCall:
