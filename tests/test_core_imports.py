@@ -26,6 +26,7 @@ CORE = [
     "tools.py",
     "docstrings.py",
     "results.py",
+    "pydantic_models.py",  # tools.py imports it: pydantic itself never
     "schema.py",
     "transcript.py",
     "native.py",
