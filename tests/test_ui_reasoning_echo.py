@@ -153,7 +153,9 @@ def test_the_history_gives_the_reply_its_origin_back() -> None:
     assert reply == AssistantMessage(text="42", reasoning="Think.", reasoning_origin=ORIGIN)
 
 
-@pytest.mark.parametrize("meta", [None, {}, {"anthropic": {"signature": "x"}}, {"streamtools": {}}])
+@pytest.mark.parametrize(
+    "meta", [None, {}, "x", {"anthropic": {"signature": "x"}}, {"streamtools": {}}]
+)
 def test_a_reasoning_part_without_our_origin_has_none(meta: Any) -> None:
     reply = parse_chat_request(reasoning_part(meta)).messages[0]
     assert isinstance(reply, AssistantMessage) and reply.reasoning == "Think."

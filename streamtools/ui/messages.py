@@ -78,7 +78,7 @@ class _Part(msgspec.Struct, kw_only=True):
     output: Any = None
     errorText: str | None = None
     state: str | None = None
-    providerMetadata: dict[str, Any] | None = None  # a reasoning part's: ``_origin``
+    providerMetadata: Any = None  # a reasoning part's: ``_origin``; others are not read
 
 
 class _Message(msgspec.Struct, kw_only=True):
@@ -217,7 +217,8 @@ def _origin(part: _Part, n: int) -> ReasoningOrigin | None:
     """Where a reasoning part's reply's reasoning came from, as the stream gave
     it (``aisdk.origin_metadata``): ``OpenAIChat`` sends the reasoning back to
     that server only. Another provider's metadata is not ours to read."""
-    ours = (part.providerMetadata or {}).get(METADATA_KEY)
+    meta = part.providerMetadata
+    ours = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
     if not isinstance(ours, dict) or ours.get("reasoningOrigin") is None:
         return None
     try:
