@@ -454,6 +454,16 @@ MODEL_CASES: list[Case] = [
          '<am:tool_call name="search"><q>y</q></am:tool_call>\n<tool_call><function=search>'
          "<parameter=q>x</parameter></function></tool_call>",
          [call(S, q="y"), ("text", "\n"), call(S, q="x"), F]),
+    # am_xml's own call in those tags (Qwen's templates wrap calls in them): the tags are
+    # the call's markup (they were text, around the call; now they would fail it)
+    Case("am-own-form-in-qwen-tags", "am_xml",
+         '<tool_call>\n<am:tool_call name="search"><q>x</q></am:tool_call>\n</tool_call >\nok',
+         [call(S, q="x"), ("text", "\nok"), F]),
+    Case("am-own-form-in-qwen-tags-unclosed", "am_xml",
+         '<tool_call><am:tool_call name="search"/>\nok <tool_call><am:tool_call name="search">'
+         "<q>y</q></am:tool_call>\n</tool_", [call(S), ("text", "ok "), call(S, q="y"), F]),
+    Case("am-own-form-in-qwen-tags-cut", "am_xml", '<tool_call>\n<tool_call><am:tool_call'
+         ' name="search"><q>x', [("error", S, "unterminated"), F]),
     # quoted in backticks it is prose, as every marker is
     Case("am-qwen-quoted-tag", "am_xml", "Qwen writes `<tool_call>` blocks.",
          [("text", "Qwen writes `<tool_call>` blocks."), F]),

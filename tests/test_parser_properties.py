@@ -338,8 +338,12 @@ def test_generated_am_xml_calls_round_trip() -> None:
     @SETTINGS
     @given(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), AM_VALUE,
                            max_size=4), st.sampled_from(["none", "whole", "tail"]),
-           st.lists(st.integers(0, 10_000)))
-    def prop(args: dict[str, str], cdata: str, points: list[int]) -> None:
+           st.lists(st.integers(0, 10_000)),
+           # as Qwen models may wrap it: in their template's <tool_call> tags (markup)
+           st.sampled_from([("", ""), ("<tool_call>\n", "\n</tool_call>"), ("<tool_call>", "")]))
+    def prop(
+        args: dict[str, str], cdata: str, points: list[int], wrap: tuple[str, str]
+    ) -> None:
         def enc(v: str) -> str:
             if cdata == "none" or "]]>" in v:
                 return html.escape(v, quote=False)
@@ -349,10 +353,13 @@ def test_generated_am_xml_calls_round_trip() -> None:
             return html.escape(v[:k], quote=False) + f"<![CDATA[{v[k:]}]]>"
 
         body = "".join(f"<{k}>{enc(v)}</{k}>" for k, v in args.items())
-        text = f'Now <am:tool_call name="search">{body}</am:tool_call>'
+        call = f'{wrap[0]}<am:tool_call name="search">{body}</am:tool_call>{wrap[1]}'
+        text = f"Now {call} ok"
         for chunks in (cut(text, points), list(text)):
             events = run_checked("am_xml", chunks, TOOLS)
             assert [e.arguments for e in events if isinstance(e, CallEnd)] == [args]
+            prose = "".join(e.text for e in events if isinstance(e, TextDelta))
+            assert prose.split() == ["Now", "ok"]  # (the tags are no text)
 
     prop()
 

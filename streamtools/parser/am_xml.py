@@ -101,8 +101,10 @@ its models write out of habit whatever the prompt teaches (it was text: the
 call lost without a word): read by ``hermes_xml.QwenXmlBody``, the machine
 ``hermes`` reads that form with, its values typed by the schema as here but
 written as they are (no entities, no CDATA: only ``</parameter>`` ends one).
-Any other body (``hermes``' JSON form among them) is ``CallError(reason=
-"malformed")``; quoted in backticks the tag is prose, as every marker is.
+An ``<am:tool_call …>`` call inside those tags (Qwen models wrap calls in
+their template's tags) is read as a call of its own, the tags its markup
+(``am_xml_wrap``); any other body (``hermes``' JSON form among them) is
+``CallError(reason="malformed")``. Quoted in backticks the tag is prose.
 
 ``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
 completes the call the provider cut at the marker. A reply that ends inside the
@@ -144,7 +146,6 @@ from streamtools.parser.calls import (
     DialectSyntax,
 )
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
-from streamtools.parser.hermes_xml import QwenXmlBody
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
 from streamtools.parser.xml_values import PARAMETER_IS, STRING, equals_tag, kinds_from_schema
 
@@ -629,8 +630,10 @@ def _attribute(tag: str, pos: int, key: str) -> str | None:
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     if marker == REQUEST_OPEN:
         return RequestToolsBody(ctx, marker)
-    if marker == QWEN_OPEN:
-        return QwenXmlBody(ctx, marker)  # Qwen3-Coder's native form (``hermes_xml``)
+    if marker == QWEN_OPEN:  # Qwen3-Coder's native form, or this form in its tags
+        from streamtools.parser.am_xml_wrap import QwenTagBody  # (it imports this module)
+
+        return QwenTagBody(ctx, marker)
     body = AmXmlBody.spare(ctx)
     if body is None:
         return AmXmlBody(ctx, marker)
