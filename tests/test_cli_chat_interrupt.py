@@ -11,7 +11,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -85,6 +87,36 @@ def test_ctrl_c_at_the_prompt_leaves_with_130() -> None:
     assert model.requests == []
 
 
+class Screen:
+    """What the chat writes to stdout, read as it comes (a thread), so a test can
+    wait for what the user would see before pressing a key."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.text = ""
+        self._lock = threading.Lock()
+        assert proc.stdout is not None
+        self._thread = threading.Thread(target=self._read, args=(proc.stdout,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        while piece := stream.read(1):
+            with self._lock:
+                self.text += piece
+
+    def wait_for(self, words: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if words in self.text:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"{words!r} never shown; the screen: {self.text!r}")
+
+    def rest(self) -> str:
+        self._thread.join(timeout=30)
+        return self.text
+
+
 def test_ctrl_c_during_an_mcp_tool_call_keeps_the_server_for_the_next_question() -> None:
     from mcp_servers.harness import memory_command
 
@@ -92,21 +124,27 @@ def test_ctrl_c_during_an_mcp_tool_call_keeps_the_server_for_the_next_question()
     add = '<am:tool_call name="add"><a>40</a><b>2</b></am:tool_call>'
     with FakeServer([slow, add, "It is 42."]) as model:
         proc, master = start_chat(model.base_url, "--mcp", memory_command())
+        screen = Screen(proc)
         try:
+            screen.wait_for("you ")  # the MCP server is up: the prompt is shown
             say(master, "take your time")
-            deadline = time.monotonic() + 30
-            while not model.requests and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(1.5)  # the call went out and the tool sleeps
-            proc.send_signal(signal.SIGINT)
+            screen.wait_for("slow")  # the call is on screen: the tool runs (60 s)
             time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            screen.wait_for("(stopped)")
             say(master, "what is 40 + 2?")
-            while len(model.requests) < 3 and time.monotonic() < deadline + 30:
-                time.sleep(0.05)
+            screen.wait_for("It is 42.")
             say(master, "/quit")
-            out, err = proc.communicate(timeout=30)
+            proc.wait(timeout=30)
+            out = screen.rest()
+            err = proc.stderr.read() if proc.stderr is not None else ""
         finally:
             proc.kill()
+            proc.wait(timeout=30)
+            screen.rest()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
             os.close(master)
         requests = model.requests
     assert proc.returncode == 0, (out, err)
