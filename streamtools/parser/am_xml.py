@@ -147,7 +147,7 @@ from streamtools.parser.calls import (
 )
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
-from streamtools.parser.xml_values import PARAMETER_IS, STRING, equals_tag, kinds_from_schema
+from streamtools.parser.xml_values import PARAMETER_IS, equals_tag, kinds_from_schema
 
 __all__ = ["AM_XML", "PARAMETER_IS", "AmXmlBody", "equals_tag"]
 
@@ -193,24 +193,12 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.call = Call(ctx)
         self.state = TAG
         self.tag: list[str] = [marker]
-        self.kinds: dict[str, int] = {}
-        self.params = 0
         self.stray: list[str] = []
         self.out: list[ParserEvent] = []
-        self.pname = ""  # the open parameter
-        self.pclose = ""
-        self.kind = STRING
-        self.held: list[str] = []
-        self.probe = ""
-        self.probe_done = False
-        self.fresh = True
-        self.newline = ""
-        self.streaming = 0
+        self._start_values()  # (``bad``: why the call is malformed, e.g. text outside elements)
         self.restart = False  # a new <am:tool_call> began inside this one
         self.gap = 0  # index in ``stray`` where the text since the last tag begins
-        self.bad: str | None = None  # why the call is malformed (text outside elements)
         self.wrapper = ""  # the closing tag of an open <parameters> wrapper (see WRAPPERS)
-        self.given: set[str] = set()  # the parameters' names so far (one given twice fails)
 
     renews = True
 
@@ -226,24 +214,12 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.call.renew()
         self.state = TAG
         self.tag = [marker]
-        self.kinds = {}
-        self.params = 0
         self.stray = []
         self.out = []
-        self.pname = ""
-        self.pclose = ""
-        self.kind = STRING
-        self.held = []
-        self.probe = ""
-        self.probe_done = False
-        self.fresh = True
-        self.newline = ""
-        self.streaming = 0
+        self._start_values()
         self.restart = False
         self.gap = 0
-        self.bad = None
         self.wrapper = ""
-        self.given = set()
 
     # -- the machine (the fast paths are in ``am_xml_fast``) ---------------------------
 

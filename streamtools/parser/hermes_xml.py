@@ -88,7 +88,6 @@ from streamtools.parser.calls import (
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
-    STRING,
     ParamValues,
     equals_tag,
     kinds_from_schema,
@@ -136,21 +135,7 @@ class QwenXmlCall(ParamValues):
         self.holds = NEVER_HOLDS
         self.streaming = 0
         self.failure = None
-        self._new_call()
-
-    def _new_call(self) -> None:
-        self.kinds = {}
-        self.params = 0
-        self.given = set()
-        self.bad = None
-        self.pname = ""
-        self.pclose = ""
-        self.kind = STRING
-        self.held = []
-        self.probe = ""
-        self.probe_done = False
-        self.fresh = True
-        self.newline = ""
+        self._start_values()
 
     # -- the ``JsonCallBody`` methods this form replaces ------------------------------
 
@@ -348,7 +333,7 @@ class QwenXmlCall(ParamValues):
         self.call = Call(self.ctx)
         self.out = out
         self.state = FUNC
-        self._new_call()
+        self._start_values()
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         self.out = out

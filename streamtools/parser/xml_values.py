@@ -197,6 +197,23 @@ class ParamValues:
     bad: str | None  # why the call is malformed (``am_xml``), found so far
 
 
+    def _start_values(self) -> None:
+        """No parameter read yet: the state of a call's values before its first
+        (a body made or renewed for a new call, in either XML form)."""
+        self.kinds = {}
+        self.params = 0
+        self.given = set()
+        self.bad = None
+        self.pname = ""  # the open parameter
+        self.pclose = ""
+        self.kind = STRING
+        self.held = []
+        self.probe = ""
+        self.probe_done = False
+        self.fresh = True
+        self.newline = ""
+        self.streaming = 0
+
     def _open_param(self, name: str, element: str) -> None:
         if name not in self.given:
             self.given.add(name)
