@@ -25,3 +25,23 @@ def test_a_call_after_a_line_that_ended_starts_without_a_blank_line(
     renderer.render(CallStart(index=0, id="c", name="add"))
     plain = out.getvalue().replace("\x1b[2m", "").replace("\x1b[36m", "").replace("\x1b[0m", "")
     assert plain.endswith("\n  -> add ") and "\n\n" not in plain
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("value", "color"), [(None, True), ("1", False), ("", True)])
+def test_no_color_counts_when_set_and_not_empty(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, color: bool
+) -> None:
+    """no-color.org: NO_COLOR turns colour off when present and not empty; an empty
+    value (``NO_COLOR=`` in a shell profile, to undo it) leaves it on."""
+    if value is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", value)
+    assert ConsoleRenderer(_Terminal()).color is color

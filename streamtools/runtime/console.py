@@ -21,7 +21,7 @@ a web page cannot clear the screen, retitle the window or set the clipboard.
 Tabs and newlines stay.
 
 Degrading: colours are ANSI SGR codes, used only when the stream is a TTY
-and ``NO_COLOR`` is unset (or when forced with ``color=True``); the arrows
+and ``NO_COLOR`` is unset or empty (or when forced with ``color=True``); the arrows
 fall back to ASCII when the stream's encoding cannot write them. Nothing
 else differs, so piped output stays readable and testable.
 """
@@ -74,7 +74,8 @@ class ConsoleRenderer:
     def __init__(self, out: TextIO, *, color: bool | None = None) -> None:
         self.out = out
         if color is None:
-            color = out.isatty() and "NO_COLOR" not in os.environ
+            # no-color.org: set and not empty; NO_COLOR= (empty) leaves colour on
+            color = out.isatty() and not os.environ.get("NO_COLOR")
         self.color = color
         encoding = getattr(out, "encoding", None) or "ascii"
         fancy = encoding.lower().replace("-", "").startswith("utf")
