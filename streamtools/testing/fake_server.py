@@ -33,6 +33,10 @@ reasoning, native calls, finish, and faults: an error status with body and
 raw bytes sent verbatim, or a connection closed with no response), or a sequence
 of ``Chunk`` objects (a recorded reply, encoded as given). Every request's path,
 headers and JSON body are kept in ``received`` (bodies also in ``requests``).
+``GET /v1/models`` (and ``/v1/models/{id}``; Ollama's ``GET /api/tags``) lists
+``models`` in the wire's shape, as a client listing models at start-up (or the
+proxy passing a list on) expects; such a GET is kept in ``received`` (method
+``GET``, no body), not in ``requests``.
 Other paths answer 404 (a provider pointed at the wrong wire is told so).
 Running out of replies answers 500 with a message saying so. A request a real
 server would refuse (a body that is not a JSON object, a field the fake reads of
@@ -55,6 +59,7 @@ from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import unquote
 
 import anyio
 import msgspec
@@ -86,6 +91,7 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     headers: dict[str, str]
     body: Any
+    method: str = "POST"  # a GET (the model list) has no body: it is not in ``requests``
 
 
 ScriptItem = str | Reply | Sequence[Chunk]
@@ -135,6 +141,17 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
         except OSError:
             pass
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        """The model list each wire has (``FakeServer(models=...)``): OpenAI's
+        ``GET /v1/models`` and ``/v1/models/{id}``, Anthropic's the same under its
+        shape, Ollama's ``GET /api/tags``; other paths answer 404."""
+        fake = self.server.fake
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake._record(Received(path=self.path, headers=headers, body=None, method="GET"))
+        path = self.path.split("?")[0]
+        status, text = _model_list(fake.wire, fake.models, path)
+        self._send(status, text)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         fake = self.server.fake
@@ -348,6 +365,38 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
 
+def _model_list(wire: Wire, models: Sequence[str], path: str) -> tuple[int, str]:
+    """A model list request's status and body, in ``wire``'s shape."""
+    if wire == "ollama":
+        if not path.endswith("/api/tags"):
+            return 404, error_body(wire, 404, f"FakeServer has no endpoint GET {path}")
+        listed = [{"name": m, "model": m, "modified_at": _STAMP, "size": 0} for m in models]
+        return 200, json.dumps({"models": listed})
+    head, _, one = path.partition("/models")
+    if not (head.endswith("/v1") or head == "") or (one and not one.startswith("/")):
+        return 404, error_body(wire, 404, f"FakeServer has no endpoint GET {path}")
+
+    def entry(model: str) -> dict[str, Any]:
+        if wire == "anthropic":
+            return {"type": "model", "id": model, "display_name": model, "created_at": _STAMP}
+        return {"id": model, "object": "model", "created": 0, "owned_by": "fakeserver"}
+
+    if one:
+        wanted = unquote(one[1:])
+        if wanted not in models:
+            return 404, error_body(wire, 404, f"model {wanted!r} not found")
+        return 200, json.dumps(entry(wanted))
+    data = [entry(m) for m in models]
+    if wire == "anthropic":
+        first, last = (models[0], models[-1]) if models else (None, None)
+        page = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        return 200, json.dumps(page)
+    return 200, json.dumps({"object": "list", "data": data})
+
+
+_STAMP = "2026-01-01T00:00:00Z"
+
+
 class FakeServer:
     """A scripted model server on 127.0.0.1 (random port), in a background thread.
 
@@ -363,6 +412,7 @@ class FakeServer:
         wire: Wire = "openai",
         reject_stop: bool = False,
         tokenizer: Tokenizer | None = None,
+        models: Sequence[str] = ("fake",),
     ) -> None:
         if wire not in WIRES:
             raise ValueError(f"unknown wire format {wire!r}; expected one of {sorted(WIRES)}")
@@ -371,6 +421,7 @@ class FakeServer:
         self.wire: Wire = wire
         self.reject_stop = reject_stop
         self.tokenizer = tokenizer
+        self.models = tuple(models)  # what GET /v1/models (/api/tags) lists
         self.received: list[Received] = []
         self._replies: deque[ScriptItem] = deque(replies)
         self._lock = threading.Lock()
@@ -402,7 +453,7 @@ class FakeServer:
     def requests(self) -> list[Any]:
         """The JSON bodies received, in order."""
         with self._lock:
-            return [r.body for r in self.received]
+            return [r.body for r in self.received if r.method == "POST"]
 
     @property
     def pending(self) -> int:
