@@ -207,6 +207,10 @@ class ParamValues:
         self.pname = ""  # the open parameter
         self.pclose = ""
         self.kind = STRING
+        self._start_value()
+
+    def _start_value(self) -> None:
+        """No text of the (next) parameter's value read yet."""
         self.held = []
         self.probe = ""
         self.probe_done = False
@@ -227,12 +231,7 @@ class ParamValues:
         self.pclose = f"</{element}>"
         self.state = self.param_state
         self.kind = self.kinds.get(name, UNTYPED)
-        self.held = []
-        self.probe = ""
-        self.probe_done = False
-        self.fresh = True
-        self.newline = ""
-        self.streaming = 0
+        self._start_value()
         lead = "{" if self.params == 0 else ", "
         self.params += 1
         # an ASCII identifier is its own JSON string text (most names; the test is
