@@ -22,10 +22,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk, UsageChunk
-from streamtools.testing.fake_wire import _ANTHROPIC_STOP as ANTHROPIC_STOP
-from streamtools.testing.fake_wire import Wire, error_body
-from streamtools.testing.fake_wire import _json as json_text
-from streamtools.testing.fake_wire import _named_calls as named_calls
+from streamtools.testing.fake_wire import (
+    ANTHROPIC_STOP,
+    Wire,
+    error_body,
+    json_text,
+    named_calls,
+)
 
 __all__ = ["streams", "whole"]
 

@@ -61,6 +61,7 @@ from streamtools.model import (
 from streamtools.providers.openrouter import DETAILS
 
 __all__ = [
+    "ANTHROPIC_STOP",
     "CONTENT_TYPES",
     "TOKENIZER_PATHS",
     "FakeCall",
@@ -71,6 +72,8 @@ __all__ = [
     "chat_template",
     "error_body",
     "inband_error",
+    "json_text",
+    "named_calls",
     "reply_chunks",
     "prompt_tokens",
     "request_problem",
@@ -261,7 +264,7 @@ def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _json(data: Any) -> str:
+def json_text(data: Any) -> str:
     """JSON text with non-ASCII characters as they are, except surrogate halves
     (a scripted reply or the request's ``model`` may hold a lone one), escaped as
     ``\\udXXX`` as a real server's JSON encoder writes them: raw, they cannot be
@@ -272,7 +275,7 @@ def _json(data: Any) -> str:
 
 def _sse(data: Any, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {_json(data)}\n\n".encode()
+    return f"{head}data: {json_text(data)}\n\n".encode()
 
 
 def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
@@ -318,7 +321,7 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
 
 
 # our finish reasons as the API's stop reasons (``AnthropicMessages`` reads them back)
-_ANTHROPIC_STOP = {
+ANTHROPIC_STOP = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
     "length": "max_tokens",
@@ -382,7 +385,7 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
         elif isinstance(c, FinishChunk):
             close()
             kind = ""
-            reason = "stop_sequence" if c.stop_sequence else _ANTHROPIC_STOP.get(c.reason, c.reason)
+            reason = "stop_sequence" if c.stop_sequence else ANTHROPIC_STOP.get(c.reason, c.reason)
             end = {"stop_reason": reason, "stop_sequence": c.stop_sequence}
             out = {"output_tokens": usage.output_tokens or 0}
             frames += [_event("message_delta", delta=end, usage=out), _event("message_stop")]
@@ -404,7 +407,7 @@ def _ollama_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
 
     def line(message: dict[str, Any], **extra: Any) -> bytes:
         data = {"model": model, "created_at": stamp, "message": message, "done": False, **extra}
-        return (_json(data) + "\n").encode()
+        return (json_text(data) + "\n").encode()
 
     frames: list[bytes] = []
     calls: list[tuple[int, str, list[str]]] = []  # (index, name, argument pieces)
@@ -451,10 +454,10 @@ CONTENT_TYPES: dict[Wire, str] = {
 
 def encode(wire: Wire, chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
     """``chunks`` as ``wire`` sends them for a request with ``body``, one event per item."""
-    return _FRAMES[wire](chunks if wire == "openai" else _named_calls(chunks), body)
+    return _FRAMES[wire](chunks if wire == "openai" else named_calls(chunks), body)
 
 
-def _named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
+def named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
     """``chunks`` with each call's id and name on its first chunk and on no other.
 
     A wire that names a call once, when it begins (Anthropic's ``tool_use``
@@ -519,4 +522,4 @@ def inband_error(wire: Wire, message: str | None = None) -> bytes:
     if wire == "anthropic":
         kind = "api_error" if message else "overloaded_error"
         return _event("error", error={"type": kind, "message": message or "Overloaded"})
-    return (_json({"error": message or "model runner stopped unexpectedly"}) + "\n").encode()
+    return (json_text({"error": message or "model runner stopped unexpectedly"}) + "\n").encode()
