@@ -12,7 +12,12 @@ honoured:
   the ``FinishChunk`` is held until ``[DONE]`` (or a clean end of stream after a
   finish reason, for servers that omit ``[DONE]``) and is always last.
 * SSE comment lines (``: OPENROUTER PROCESSING``) and empty keep-alive events
-  are skipped; httpx-sse drops comments already.
+  are skipped; httpx-sse drops comments already. So is an event whose data is
+  no JSON object (``data: ping``, ``data: keep-alive``, ``data: "ping"``: the
+  heartbeats some gateways send between chunks), which ended the answer as
+  malformed JSON at the first one; data that begins as an object and is
+  malformed still ends it so. A stream that ends without its finish after
+  such data quotes the last of it (a gateway's error in plain words).
 * The returned text never contains the stop string. vLLM names the one it hit in
   ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
   ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
@@ -552,6 +557,7 @@ class OpenAIChat(HTTPProvider):
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         calls = ToolCallDeltas(pairs)  # which call each delta is of, and when it is done
         origin: ReasoningOrigin | None = None  # said once, on the first chunk it is of
+        beat = ""  # the last data that was no JSON object (a heartbeat, or words)
         try:
             async for sse in events:
                 data = sse.data
@@ -572,7 +578,13 @@ class OpenAIChat(HTTPProvider):
                         yield chunk
                     yield finish or FinishChunk(reason="stop")
                     return
-                event = pairs.decode(data)
+                try:
+                    event = pairs.decode(data)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    if data.lstrip().startswith("{"):
+                        raise  # a chunk, malformed
+                    beat = data  # a heartbeat (see the module docstring)
+                    continue
                 if event.error is not None:
                     if _passing(event.error):
                         rest = [*calls.rest(), *usage]
@@ -640,3 +652,7 @@ class OpenAIChat(HTTPProvider):
             for chunk in [*pairs.rest(), *usage]:
                 yield chunk
             yield finish
+        elif beat:
+            said = " ".join(beat.split())[:300]
+            message = f"{self._name} stream ended before the answer was complete; "
+            yield FinishChunk(reason="error", message=f"{message}its last data was: {said}")
