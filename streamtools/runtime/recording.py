@@ -34,6 +34,17 @@ replayed run fails as the recorded one did instead of taking the chunks it
 got for a whole reply. Only the model's own failures are recorded, not an
 exception of the code consuming the stream.
 
+A file whose last line has no line end and is not whole JSON was cut while
+it was being written (the process died mid-write, the disk filled up): the
+recording holds what came before the cut, and the cut ends the stream it fell
+in as the providers end a live stream cut short, with
+``FinishChunk(reason="error")`` whose message says where the file was cut,
+after the chunks of its whole lines. A cut after a segment that had ended
+(its finish or error line), or in a header, is one more call that fails on
+opening (a ``Failure``). Only the last line may be cut so: a bad line anywhere
+else, or a whole last line (a line end, or whole JSON, ends it) that is not a
+recording line, is a ``UsageError`` naming the line.
+
 Text that UTF-8 cannot carry (a lone surrogate half in a chunk, a request, a
 model's error message) is written as U+FFFD, as ``Transcript.encode`` writes
 it; an escaped lone half in a line written by other means is read so too.
@@ -57,7 +68,7 @@ import anyio
 import msgspec
 
 from streamtools.errors import ProviderError, UsageError, describe_exception
-from streamtools.model import Chunk, Model, ModelRequest, keyword_choice
+from streamtools.model import Chunk, FinishChunk, Model, ModelRequest, keyword_choice
 from streamtools.results import decode_json, encode_json
 
 __all__ = [
@@ -151,6 +162,7 @@ _line_decoder: msgspec.json.Decoder[Header | Chunk | Failure] = msgspec.json.Dec
     Header | Chunk | Failure
 )
 _offset_decoder = msgspec.json.Decoder(_Offset)
+_HEADER_START = b'{"type":"header"'  # how ``encode_header`` begins a line
 
 
 def encode_header(header: Header) -> bytes:
@@ -172,7 +184,10 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
     A byte order mark (a file saved again by a Windows editor) is no part of it."""
     segments: list[Segment] = []
     data = data.removeprefix(b"\xef\xbb\xbf")
-    for number, line in enumerate(data.splitlines(), start=1):
+    lines = data.splitlines()
+    # the number of a last line with no line end: one that does not decode was cut
+    cut = len(lines) if not data.endswith((b"\n", b"\r")) else 0
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -181,10 +196,13 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
             item, offset = decode_json(_read_line, line)
         except msgspec.ValidationError as exc:
             raise UsageError(f"{source}:{number}: not a recording line: {exc}") from exc
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            if number == cut:
+                _end_at_cut(segments, line, f"{source}:{number}")
+                break
+            if isinstance(exc, UnicodeDecodeError):  # msgspec's error for bytes not UTF-8
+                raise UsageError(f"{source}:{number}: not UTF-8: {exc}") from None
             raise UsageError(f"{source}:{number}: invalid JSON: {exc}") from exc
-        except UnicodeDecodeError as exc:  # msgspec's error for a string's bytes that are not UTF-8
-            raise UsageError(f"{source}:{number}: not UTF-8: {exc}") from None
         except RecursionError:  # deeper than msgspec goes (about a thousand levels)
             raise UsageError(f"{source}:{number}: JSON nested too deeply") from None
         if isinstance(item, Header):
@@ -202,6 +220,28 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
         else:
             segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
     return segments
+
+
+def _end_at_cut(segments: list[Segment], line: bytes, where: str) -> None:
+    """End the recording at a last line cut while it was written (see the module
+    docstring): the open segment ends there, or a new call fails on opening."""
+    message = (
+        f"the recording ends mid-line at {where} (cut while it was written, as by a "
+        "process that died): the stream ends at its last whole line"
+    )
+    last = segments[-1] if segments else None
+    if (
+        last is None
+        or last.failure is not None
+        or (last.chunks and isinstance(last.chunks[-1].chunk, FinishChunk))
+        or line.lstrip().startswith(_HEADER_START)
+    ):
+        turn = last.header.turn + 1 if last is not None else 1
+        failure = Failure(message=message, opened=False)
+        segments.append(Segment(header=Header(turn=turn), chunks=[], failure=failure))
+    else:
+        t = last.chunks[-1].t if last.chunks else 0.0
+        last.chunks.append(TimedChunk(t=t, chunk=FinishChunk(reason="error", message=message)))
 
 
 def _read_line(line: bytes) -> tuple[Header | Chunk | Failure, float]:
