@@ -32,7 +32,13 @@ wording and the bounds):
    is ``"none"``, or every tool it names is already offered) is told so, as
    rung 1, within ``max_repairs``;
 4. a stream that failed and produced nothing usable: ``ProviderError``;
-   the cut reply is left out of the transcript (see below);
+   the cut reply is left out of the transcript (see below). So is a reply
+   the server paused (``Finish(reason="pause")``: Anthropic's ``pause_turn``,
+   its server tools at their iteration limit) that the provider did not go on
+   with (past ``AnthropicMessages(max_pauses=...)``): the model had not
+   finished, and its text so far taken as the answer would end the run as if
+   it had. The agent cannot go on with it itself: the server tools' blocks
+   the API needs back are the provider's, not in the transcript;
 5. a refusal, or no call when one is required: one stronger re-prompt;
 6. a reply with nothing in it (no text, no call): one re-prompt asking for
    the answer (``Retry(reason="empty_reply")``); empty again,
@@ -117,7 +123,14 @@ from streamtools.runtime.repair import (
     refusal_reprompt,
 )
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
-from streamtools.runtime.turn import Decoder, Emit, Reply, TurnContext, run_turn
+from streamtools.runtime.turn import (
+    Decoder,
+    Emit,
+    Reply,
+    TurnContext,
+    run_turn,
+    unfinished_stream,
+)
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import (
     AssistantMessage,
@@ -572,13 +585,12 @@ def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[str, st
 
 
 def _check_stream(reply: Reply) -> None:
-    """Raise ``ProviderError`` when the reply's stream ended with an error: its
-    text was cut off, it is not the answer (rung 4)."""
-    if reply.finish is not None and reply.finish.reason == "error":
-        raise ProviderError(
-            reply.finish.message or "the model stream ended with an error",
-            partial_text=reply.visible_text,
-        )
+    """Raise ``ProviderError`` when the reply's stream ended with an error, or
+    with a turn the server paused (``pause``) that was not continued: its text
+    was cut off, it is not the answer (rung 4)."""
+    unfinished = unfinished_stream(reply.finish)
+    if unfinished is not None:
+        raise ProviderError(unfinished[1], partial_text=reply.visible_text)
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:

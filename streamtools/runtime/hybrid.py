@@ -35,9 +35,10 @@ Events, errors and cancellation are ``Agent.stream``'s, from the same
 ``event_stream``: the run is a task in a task group owned by the ``stream``
 block; its exceptions are raised by the iterator after the last event;
 leaving the block cancels everything. A selection stream that ends with an
-error is a ``ProviderError`` (after a ``StreamError`` event), as an Agent's
-reply without a call is: its text was cut off, it is not the answer (it is the
-error's ``partial_text``, and not in the transcript).
+error, or with a turn the server paused (``pause``), is a ``ProviderError``
+(after a ``StreamError`` event), as an Agent's reply without a call is: its
+text was cut off, it is not the answer (it is the error's ``partial_text``,
+and not in the transcript).
 
 The keywords for the work phase are checked when the ``HybridAgent`` is made
 (an Agent is built from them once), not when a run first selects a tool.
@@ -98,7 +99,7 @@ from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent, check_choice
 from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
-from streamtools.runtime.turn import Emit
+from streamtools.runtime.turn import Emit, unfinished_stream
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
 
@@ -320,10 +321,12 @@ class HybridAgent:
         closed = calls.end(finish.reason if finish is not None else None)
         ends = [e for e in ended + closed if isinstance(e, CallEnd)]
         if not ends and not calls.calls:
-            if finish is not None and finish.reason == "error":
-                # Text cut off by an error is not an answer (as for an Agent's reply).
-                message = finish.message or "the model stream ended with an error"
-                await emit(StreamError(kind="stream", message=message))
+            unfinished = unfinished_stream(finish)
+            if unfinished is not None:
+                # Text cut off by an error, or a turn the server paused, is not an
+                # answer (as for an Agent's reply).
+                kind, message = unfinished
+                await emit(StreamError(kind=kind, message=message))
                 raise ProviderError(message, partial_text="".join(text), transcript=transcript)
             return None, "".join(text)
         names: list[str] = []

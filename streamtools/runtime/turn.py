@@ -25,7 +25,9 @@ an ``Exception``, see ``streamtools.runtime.executor``): the model stream and
 the other tools are cancelled, and ``run_turn`` raises it. A stream that
 *finishes* with ``reason="error"`` is reported as a ``StreamError`` event; the decoder's
 ``end()`` then turns a call left open into a ``CallError``, which the repair
-ladder handles.
+ladder handles. So is one that finishes with ``reason="pause"`` (the server
+paused the turn and the provider did not go on with it: see
+``unfinished_stream``), as ``StreamError(kind="pause")``.
 
 Repeated identical calls are caught here, before they run (see
 ``streamtools.runtime.repair``), by their signature (name and arguments); a
@@ -86,7 +88,7 @@ from streamtools.runtime.repair import (
     repeat_twin,
 )
 
-__all__ = ["Decoder", "Reply", "TurnContext", "run_turn"]
+__all__ = ["Decoder", "Reply", "TurnContext", "run_turn", "unfinished_stream"]
 
 Emit = Callable[[Event], Awaitable[None]]
 
@@ -207,14 +209,36 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
             if reply.cut or ctx.decoder.stopped:
                 break
     # The request is closed (cancelled if it was still running) from here on.
-    if reply.finish is not None and reply.finish.reason == "error":
-        message = reply.finish.message or "the model stream ended with an error"
-        await ctx.emit(StreamError(kind="stream", message=message))
+    unfinished = unfinished_stream(reply.finish)
+    if unfinished is not None:
+        await ctx.emit(StreamError(kind=unfinished[0], message=unfinished[1]))
     if reply.cut:
         await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
         return
     for event in ctx.decoder.end(reply.finish):
         await _handle(ctx, event, reply, tools)
+
+
+def unfinished_stream(finish: FinishChunk | None) -> tuple[str, str] | None:
+    """``(kind, message)`` of the ``StreamError`` for a reply whose stream ended
+    without the model finishing it, None for one it finished: ``"stream"`` for an
+    error finish (the stream broke), ``"pause"`` for a turn the server paused and
+    did not go on with (Anthropic's ``pause_turn`` past the provider's
+    ``max_pauses``): its text so far is no answer."""
+    if finish is None or finish.reason not in _UNFINISHED:
+        return None
+    kind, default = _UNFINISHED[finish.reason]
+    return kind, finish.message or default
+
+
+_UNFINISHED = {
+    "error": ("stream", "the model stream ended with an error"),
+    "pause": (
+        "pause",
+        "the server paused the model's turn (pause_turn) and it was not continued; "
+        "the answer is unfinished",
+    ),
+}
 
 
 def _sign(reply: Reply, chunk: ReasoningChunk) -> None:
