@@ -9,7 +9,8 @@ same decoders the agent uses: text through the ``Parser`` of ``--dialect``
 was, not judged), native call deltas through ``NativeCalls`` (likewise with no
 tool list). No tool runs. A
 call that raised shows as a ``StreamError`` with its message, then an errored
-finish.
+finish; so does one whose stream ended with an error finish (a cut connection,
+a recording cut while it was written), as the agent shows it.
 
 Output: one line per event. The default is for people: the segment's turn,
 the chunk's recorded time offset, the event type and its fields. ``--json``
@@ -42,6 +43,7 @@ from streamtools.model import CallChunk, FinishChunk, ReasoningChunk, TextChunk,
 from streamtools.parser import DIALECTS
 from streamtools.runtime.decoders import NativeDecoder, PromptDecoder
 from streamtools.runtime.recording import Segment
+from streamtools.runtime.turn import unfinished_stream
 
 __all__ = ["register", "segment_events"]
 
@@ -79,6 +81,12 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
         last = max(last, failure.t)
         out.append((last, StreamError(kind="provider", message=failure.message + status)))
         finish = finish or FinishChunk(reason="error", message=failure.message)
+    else:
+        # a stream that ended with an error finish (a connection cut, a recording
+        # cut while it was written) says why, as the agent does
+        unfinished = unfinished_stream(finish)
+        if unfinished is not None:
+            out.append((last, StreamError(kind=unfinished[0], message=unfinished[1])))
     tail: list[ParserEvent] = []
     if native is not None:
         tail += [e for e in native.end(finish) if not isinstance(e, Finish)]
