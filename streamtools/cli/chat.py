@@ -30,20 +30,11 @@ Ctrl-C (at the prompt, or with piped input); 2 for a usage error. An
 interactive session ends with 0 whatever failed on the way: the person at
 the terminal saw each error.
 
-``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable) add the tools of
-MCP servers to the example tools for the whole session (``streamtools.mcp``);
-a server that cannot be loaded is reported and the command exits with 1.
-``NAME=COMMAND`` (``NAME=URL``) puts a server's tools under ``NAME.`` (its
-namespace), for two servers with the same tool names. ``--mcp-header 'NAME:
-VALUE'`` (repeatable) is sent to each ``--mcp-url`` server, for a token. A
-command runs with the user's whole environment (the SDK passes a stdio server
-a few variables only), as it would typed in the shell: an exported
-token reaches it. Each may take ``--mcp-timeout`` seconds (default 60, as
-``mcp_tools``) to start and list its tools: a first ``npx -y`` or ``uvx`` run
-downloads it.
-The SDK's log records print as one line each, without a traceback; a line a
-stdio server writes to stdout that is not JSON-RPC is reported once, by
-``streamtools.mcp``, and skipped.
+``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable, with
+``--mcp-header`` and ``--mcp-timeout``; ``streamtools.cli.mcp_options``, shared
+with ``streamtools ui``) add the tools of MCP servers to the example tools for
+the whole session; a server that cannot be loaded is reported and the command
+exits with 1.
 
 ``--record FILE`` wraps the provider with ``streamtools.runtime.record``: the
 session is written as a recording that ``streamtools replay FILE`` (or
@@ -54,10 +45,7 @@ the ``stop`` parameter (the cut happens client-side).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -71,11 +59,13 @@ import anyio.lowlevel
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
+from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.model import Model
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent, record
 from streamtools.runtime.console import ConsoleRenderer
+from streamtools.tools import ToolRegistry
 from streamtools.transcript import Transcript
 
 __all__ = ["build_model", "chat", "register"]
@@ -229,25 +219,6 @@ def _with_user(transcript: Transcript, text: str) -> Transcript:
     return transcript
 
 
-class _SDKLogFilter(logging.Filter):
-    """For the MCP SDK's loggers in this command: each record one line, with no
-    traceback, and none for a line a server wrote that is not JSON-RPC (a stdio
-    server printing debug output): ``streamtools.mcp`` already says that, once,
-    naming the server. Otherwise every such line prints a pydantic traceback in
-    the middle of the conversation."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if str(record.msg).startswith("Failed to parse JSONRPC message"):
-            return False
-        record.exc_info, record.exc_text = None, None
-        return True
-
-
-def _quiet_sdk_logs() -> None:
-    for name in ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.session"):
-        logging.getLogger(name).addFilter(_SDKLogFilter())
-
-
 async def _stdin_line() -> str | None:
     """The next line of stdin; None at its end. Read in a daemon thread of its own:
     Ctrl-C at the prompt cancels the session while the read waits, and a worker
@@ -300,46 +271,16 @@ def _run(args: argparse.Namespace) -> int:
     stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
 
     async def conversation() -> int:
-        if not (args.mcp or args.mcp_url):
-            agent = make_agent(model, args)
-            return await chat(
-                agent, _stdin_line, sys.stdout, color=color, prompt=interactive, stopper=stopper
-            )
         # --mcp / --mcp-url: the servers' tools join the example tools for the session
-        from streamtools.mcp import MCPLoadError, mcp_tools
-        from streamtools.mcp.servers import MCPHttp, MCPStdio, parse_server
-        from streamtools.tools import ToolRegistry
-
-        _quiet_sdk_logs()
-
         try:
-            # A command typed here runs with this shell's environment, as it would
-            # typed at the prompt: the SDK passes a few variables only (HOME,
-            # PATH…), and a server never saw the token the user had exported.
-            servers: list[Any] = []
-            headers = dict(args.mcp_header)
-            for given in args.mcp:
-                namespace, command = _named(given)
-                server = parse_server(command, namespace=namespace)
-                if isinstance(server, MCPStdio):
-                    server = dataclasses.replace(server, env=dict(os.environ))
-                else:  # a URL given to --mcp is served as --mcp-url would
-                    server = dataclasses.replace(server, headers=headers)
-                servers.append(server)
-            for given in args.mcp_url:
-                namespace, url = _named(given)
-                servers.append(MCPHttp(url, headers=headers, namespace=namespace))
-            async with mcp_tools(
-                *servers, registry=ToolRegistry(DEMO_TOOLS), load_timeout=args.mcp_timeout
-            ) as tools:
+            async with mcp_session(args, ToolRegistry(DEMO_TOOLS), "chat") as tools:
                 agent = make_agent(model, args, tools)
                 return await chat(
                     agent, _stdin_line, sys.stdout, color=color, prompt=interactive,
                     stopper=stopper,
                 )
-        except MCPLoadError as exc:
-            hint = " (streamtools chat: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
-            print(f"streamtools chat: {exc}{hint}", file=sys.stderr)
+        except MCPNotLoaded as exc:
+            print(exc, file=sys.stderr)
             return 1
 
     async def session() -> int:
@@ -366,31 +307,6 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print()
         return 130
-
-
-_NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(?=\S)")
-
-
-def _named(text: str) -> tuple[str | None, str]:
-    """``NAME=COMMAND`` or ``NAME=URL`` (``--mcp``, ``--mcp-url``): the server's
-    tools are then ``NAME.tool``, so that two servers with the same tool names
-    can be used together; any other text is the command or URL, with no name."""
-    named = _NAMED.match(text)
-    if named is None:
-        return None, text
-    return named[1], text[named.end() :]
-
-
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
-
-
-def _header(text: str) -> tuple[str, str]:
-    """An ``argparse`` type: ``NAME: VALUE``, an HTTP header (``--mcp-header``)."""
-    name, colon, value = text.partition(":")
-    bad = not colon or not _TOKEN.fullmatch(name) or any(c in value for c in "\r\n\0")
-    if bad:
-        raise argparse.ArgumentTypeError(f"expected 'NAME: VALUE', got {text!r}")
-    return name, value.strip()
 
 
 def register(subparsers: Any) -> None:
@@ -448,39 +364,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="the model rejects `stop`: cut at the call marker client-side",
     )
-    parser.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar="COMMAND",
-        help="start an MCP server (a command line) and give the model its tools; "
-        "NAME=COMMAND puts them under NAME.; repeatable",
-    )
-    parser.add_argument(
-        "--mcp-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="give the model the tools of a streamable HTTP MCP server; NAME=URL puts "
-        "them under NAME.; repeatable",
-    )
-    parser.add_argument(
-        "--mcp-header",
-        action="append",
-        default=[],
-        type=_header,
-        metavar="'NAME: VALUE'",
-        help="an HTTP header for the HTTP MCP servers (--mcp-url, or a URL given to --mcp), "
-        "such as 'Authorization: Bearer …'; repeatable",
-    )
-    parser.add_argument(
-        "--mcp-timeout",
-        type=positive_number,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long an MCP server may take to start and list its tools (default 60: "
-        "a first npx -y or uvx run downloads the server)",
-    )
+    add_mcp_options(parser)
     parser.add_argument("--temperature", type=finite_number, default=None)
     parser.add_argument("--top-p", type=finite_number, default=None)
     parser.add_argument(

@@ -18,6 +18,14 @@ tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
 installed; they are checked at start (``_load_tools``).
 
+``--mcp`` / ``--mcp-url`` (with ``--mcp-header`` and ``--mcp-timeout``, parsed
+and loaded by ``streamtools.cli.mcp_options``, as for ``streamtools chat``) add
+the tools of MCP servers, for either model: their sessions are opened before
+the URL is announced and last as long as the server, which is why uvicorn's
+``serve`` runs inside our own ``anyio.run`` (what ``uvicorn.Server.run`` does,
+with the sessions around it); a server that cannot be loaded is one line on
+stderr and exit status 1.
+
 The agent is built per request (``PerRequestAgent``): a replay must start
 from its first segment for every conversation, and a fresh agent keeps
 concurrent browser tabs apart.
@@ -39,7 +47,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+
 from streamtools.cli import http_url, log_level, port, positive_number
+from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
 from streamtools.errors import UsageError
 from streamtools.events import Event
 from streamtools.model import Model
@@ -102,11 +113,15 @@ def _load_tools(spec: str | None) -> Any:
         ) from None
 
 
-def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | None]:
-    """The agent source, a subtitle for the page, and a suggested first message."""
+def build_source(
+    args: argparse.Namespace, tools: Any = None
+) -> tuple[PerRequestAgent, str, str | None]:
+    """The agent source, a subtitle for the page, and a suggested first message.
+    ``tools``: what the agents are given (default: what ``--tools`` names)."""
     from streamtools.runtime import Agent
 
-    tools = _load_tools(args.tools)
+    if tools is None:
+        tools = _load_tools(args.tools)
     if args.base_url or args.model:
         if not (args.base_url and args.model):
             raise UsageError("--base-url and --model go together")
@@ -137,14 +152,15 @@ def build_source(args: argparse.Namespace) -> tuple[PerRequestAgent, str, str | 
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
 
 
-def build_app(args: argparse.Namespace) -> tuple[Any, str]:
-    """The Starlette app the command serves, and the page's subtitle."""
+def build_app(args: argparse.Namespace, tools: Any = None) -> tuple[Any, str]:
+    """The Starlette app the command serves, and the page's subtitle (``tools``:
+    as ``build_source``)."""
     from streamtools.browser_guard import LOOPBACK_NAMES, is_loopback
     from streamtools.ui.app import create_app
 
     # UsageError (a missing or malformed --fixture, --tools that are not tools):
     # ``streamtools.cli.main`` says it in one line, exit status 2
-    source, subtitle, suggestion = build_source(args)
+    source, subtitle, suggestion = build_source(args, tools)
     app = create_app(
         source,
         title=args.title,
@@ -178,7 +194,14 @@ def _origin(text: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    app, subtitle = build_app(args)
+    tools = _load_tools(args.tools)
+    if wants_mcp(args):
+        # the MCP tools join a registry of this command's own, not the demo's
+        # list or the registry --tools names
+        from streamtools.tools import ToolRegistry
+
+        tools = tools.subset(tools) if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+    app, subtitle = build_app(args, tools)
     # An IPv6 address (--host ::1, --host ::) needs an IPv6 socket, and brackets in
     # the URL, as uvicorn's own binding does it; an IPv4 socket refused it.
     ipv6 = ":" in args.host
@@ -195,7 +218,6 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ipv6 else args.host
-    print(f"streamtools ui: serving on http://{host}:{port}/  ({subtitle})", flush=True)
     streams = app.state.shutdown
 
     class Server(uvicorn.Server):
@@ -206,11 +228,27 @@ def _run(args: argparse.Namespace) -> int:
             await super().shutdown(sockets)
 
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off")
+    server = Server(config)
+
+    async def serve() -> int:
+        # The MCP servers' sessions (--mcp, --mcp-url) last as long as the server:
+        # loaded before the URL is announced, closed when it has shut down.
+        try:
+            async with mcp_session(args, tools, "ui"):
+                print(f"streamtools ui: serving on http://{host}:{port}/  ({subtitle})", flush=True)
+                await server.serve(sockets=[sock])
+        except MCPNotLoaded as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        return 0
+
     try:
-        Server(config).run(sockets=[sock])
+        # what uvicorn.Server.run does, with the MCP sessions around it
+        return anyio.run(serve, backend_options={"loop_factory": config.get_loop_factory()})
     except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down, then re-raises it
         return 130
-    return 0
+    finally:
+        sock.close()
 
 
 def register(subparsers: Any) -> None:
@@ -237,6 +275,7 @@ def register(subparsers: Any) -> None:
     live.add_argument("--native", action="store_true", help="use the API's native tool calls")
     live.add_argument("--system", default=None, help="system prompt")
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
+    add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
     offline.add_argument("--fixture", type=Path, default=None, help="another recording to play")
     offline.add_argument(

@@ -1,0 +1,182 @@
+"""The MCP options of ``streamtools chat`` and ``streamtools ui``, in one place.
+
+Theory of operation
+-------------------
+``add_mcp_options(parser)`` adds ``--mcp COMMAND`` and ``--mcp-url URL`` (both
+repeatable; ``NAME=COMMAND`` and ``NAME=URL`` put a server's tools under
+``NAME.``, its namespace, for two servers with the same tool names),
+``--mcp-header 'NAME: VALUE'`` (repeatable, sent to each HTTP server, for a
+token) and ``--mcp-timeout SECONDS`` (default 60, as ``mcp_tools``: a first
+``npx -y`` or ``uvx`` run downloads the server). Both commands take them with
+the same meaning, because both parse them here and load them with
+``mcp_session``.
+
+``mcp_session(args, registry)`` is an async context manager: with no server
+named it yields ``registry`` as it is and imports nothing; else it loads the
+servers' tools into ``registry`` (``mcp_tools``) and keeps their sessions
+open until the block ends, when they are closed (the subprocesses stopped,
+the HTTP sessions ended). A server that cannot be loaded raises
+``MCPNotLoaded``, whose message is the one line the command prints.
+
+A command runs with the user's whole environment (the SDK passes a stdio
+server a few variables only), as it would typed in the shell: an exported
+token reaches it. The SDK's log records print as one line each, without a
+traceback; a line a stdio server writes to stdout that is not JSON-RPC is
+reported once, by ``streamtools.mcp``, and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from streamtools.cli import positive_number
+from streamtools.tools import ToolRegistry
+
+__all__ = ["MCPNotLoaded", "add_mcp_options", "mcp_session", "wants_mcp"]
+
+
+def add_mcp_options(parser: argparse._ActionsContainer) -> None:
+    """Add ``--mcp``, ``--mcp-url``, ``--mcp-header`` and ``--mcp-timeout`` to
+    ``parser`` (a parser or an argument group of one)."""
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="start an MCP server (a command line) and give the model its tools; "
+        "NAME=COMMAND puts them under NAME.; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="give the model the tools of a streamable HTTP MCP server; NAME=URL puts "
+        "them under NAME.; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-header",
+        action="append",
+        default=[],
+        type=_header,
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for the HTTP MCP servers (--mcp-url, or a URL given to --mcp), "
+        "such as 'Authorization: Bearer …'; repeatable",
+    )
+    parser.add_argument(
+        "--mcp-timeout",
+        type=positive_number,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long an MCP server may take to start and list its tools (default 60: "
+        "a first npx -y or uvx run downloads the server)",
+    )
+
+
+def wants_mcp(args: argparse.Namespace) -> bool:
+    """Whether the command line names any MCP server."""
+    return bool(args.mcp or args.mcp_url)
+
+
+class MCPNotLoaded(Exception):
+    """An MCP server the command line names could not be loaded (``MCPLoadError``):
+    the message is the line the command prints (exit status 1). A class of its
+    own so that a command catches it without importing the MCP SDK."""
+
+
+@asynccontextmanager
+async def mcp_session(
+    args: argparse.Namespace, registry: ToolRegistry, command: str
+) -> AsyncIterator[ToolRegistry]:
+    """``registry`` with the tools of the MCP servers ``args`` names, for the block.
+    ``MCPNotLoaded`` for a server that cannot be loaded, said as ``streamtools COMMAND``."""
+    if not wants_mcp(args):
+        yield registry
+        return
+    from streamtools.mcp import MCPLoadError, mcp_tools
+
+    _quiet_sdk_logs()
+    try:
+        async with mcp_tools(
+            *_servers(args), registry=registry, load_timeout=args.mcp_timeout
+        ) as tools:
+            yield tools
+    except MCPLoadError as exc:
+        hint = f" (streamtools {command}: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
+        raise MCPNotLoaded(f"streamtools {command}: {exc}{hint}") from exc
+
+
+def _servers(args: argparse.Namespace) -> list[Any]:
+    from streamtools.mcp.servers import MCPHttp, MCPStdio, parse_server
+
+    # A command typed here runs with this shell's environment, as it would
+    # typed at the prompt: the SDK passes a few variables only (HOME, PATH…),
+    # and a server never saw the token the user had exported.
+    servers: list[Any] = []
+    headers = dict(args.mcp_header)
+    for given in args.mcp:
+        namespace, command = _named(given)
+        server = parse_server(command, namespace=namespace)
+        if isinstance(server, MCPStdio):
+            server = dataclasses.replace(server, env=dict(os.environ))
+        else:  # a URL given to --mcp is served as --mcp-url would
+            server = dataclasses.replace(server, headers=headers)
+        servers.append(server)
+    for given in args.mcp_url:
+        namespace, url = _named(given)
+        servers.append(MCPHttp(url, headers=headers, namespace=namespace))
+    return servers
+
+
+class _SDKLogFilter(logging.Filter):
+    """For the MCP SDK's loggers in a command: each record one line, with no
+    traceback, and none for a line a server wrote that is not JSON-RPC (a stdio
+    server printing debug output): ``streamtools.mcp`` already says that, once,
+    naming the server. Otherwise every such line prints a pydantic traceback in
+    the middle of the conversation."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Failed to parse JSONRPC message"):
+            return False
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+_FILTER = _SDKLogFilter()
+
+
+def _quiet_sdk_logs() -> None:
+    for name in ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.session"):
+        logging.getLogger(name).addFilter(_FILTER)  # once: adding the same filter is a no-op
+
+
+_NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(?=\S)")
+
+
+def _named(text: str) -> tuple[str | None, str]:
+    """``NAME=COMMAND`` or ``NAME=URL`` (``--mcp``, ``--mcp-url``): the server's
+    tools are then ``NAME.tool``, so that two servers with the same tool names
+    can be used together; any other text is the command or URL, with no name."""
+    named = _NAMED.match(text)
+    if named is None:
+        return None, text
+    return named[1], text[named.end() :]
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
+
+
+def _header(text: str) -> tuple[str, str]:
+    """An ``argparse`` type: ``NAME: VALUE``, an HTTP header (``--mcp-header``)."""
+    name, colon, value = text.partition(":")
+    bad = not colon or not _TOKEN.fullmatch(name) or any(c in value for c in "\r\n\0")
+    if bad:
+        raise argparse.ArgumentTypeError(f"expected 'NAME: VALUE', got {text!r}")
+    return name, value.strip()
