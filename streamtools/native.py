@@ -47,7 +47,13 @@ a new call as usual.
 
 Validation happens when a call completes (its arguments are whole only
 then): arguments that are not a JSON object give
-``CallError(reason="invalid_json")``; with a catalog, an unknown name gives
+``CallError(reason="invalid_json")``, but for ``null``, which some servers
+stream for a tool without parameters: it is no arguments, as an empty text
+is, so ``CallEnd.arguments`` is ``{}`` (and the schema decides: a tool whose
+parameters are all optional runs, one with a required parameter is told it
+is missing). Its ``ArgsDelta("null")`` has gone out already and events are
+never taken back, so ``raw`` and the deltas stay ``"null"``: the one case
+where they do not decode to the arguments themselves; with a catalog, an unknown name gives
 ``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
 call that never got a name is ``malformed``.
 ``raw`` is the argument text as the provider sent it. ``extra`` (data the API
@@ -234,6 +240,8 @@ class NativeCalls:
                 "Send the arguments as one JSON object."
             )
             return [*out, self._error(call, raw, "invalid_json", message)]
+        if arguments is None:  # ``null``: no arguments (see the module docstring)
+            arguments = {}
         if not isinstance(arguments, dict):
             message = f"The arguments of {call.name} must be a JSON object, not {raw[:80]}."
             return [*out, self._error(call, raw, "invalid_json", message)]
