@@ -80,7 +80,9 @@ async def test_openai_gets_ids_of_at_most_40_characters(anyio_backend: str) -> N
     (400 "Invalid 'messages[2].tool_calls[0].id': string too long"), and vLLM
     names its calls ``chatcmpl-tool-`` and 32 hex digits (46): a conversation
     begun on vLLM could not go on with OpenAI. Such an id is shortened, the
-    same for the call and its result; ids that differ stay apart."""
+    same for the call and its result; ids that differ stay apart. (Only for
+    OpenAI's hosts, or where ``call_id_limit`` asks, as here, where the fake
+    server on 127.0.0.1 stands for OpenAI: ``test_providers_s16_call_ids``.)"""
     long_ids = [f"chatcmpl-tool-{n:032x}" for n in (1, 2)] + ["x" * 41]
     transcript = Transcript()
     transcript.user("Look these up.")
@@ -91,7 +93,7 @@ async def test_openai_gets_ids_of_at_most_40_characters(anyio_backend: str) -> N
     messages = project(transcript, "am_xml", _TOOLS, native=True)
     request = ModelRequest(messages=tuple(messages), tools=tuple(_TOOLS))
     async with FakeServer(["Done."], wire="openai") as server:
-        await collect(provider_for(server), request)
+        await collect(provider_for(server, call_id_limit=40), request)
         (body,) = server.requests
     sent = [call["id"] for m in body["messages"] for call in m.get("tool_calls", ())]
     answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]

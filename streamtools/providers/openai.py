@@ -162,6 +162,7 @@ from streamtools.providers.bodies import (
     json_schema_of,
     with_call_texts,
 )
+from streamtools.providers.callids import checked_limit, id_limit, shortened
 from streamtools.providers.failures import RETRY_STATUSES, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
@@ -287,24 +288,9 @@ _PASSING = frozenset(
 )
 
 
-_MAX_ID = 40  # OpenAI's limit on a past call's id (400 "string too long")
-
-
-def _call_id(call_id: str) -> str:
-    """A call's id as OpenAI takes one: at most 40 characters. Another server's
-    may be longer (vLLM's ``chatcmpl-tool-`` and 32 hex digits), which would have
-    every later request of the conversation refused; it is cut, with a digest
-    of the whole id so that ids alike up to there stay apart, the same for the
-    call and its result."""
-    if len(call_id) <= _MAX_ID:
-        return call_id
-    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{call_id[: _MAX_ID - 9]}_{digest}"
-
-
-def _tool_call(call: NativeCall) -> dict[str, Any]:
+def _tool_call(call: NativeCall, limit: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": _call_id(call.id),
+        "id": shortened(call.id, limit),
         "type": "function",
         "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
     }
@@ -344,7 +330,10 @@ def _reasoning_back(msg: ChatMessage, server: str, send: bool | None) -> tuple[s
 
 
 def _message(
-    msg: ChatMessage, server: str = "", send_reasoning: bool | None = None
+    msg: ChatMessage,
+    server: str = "",
+    send_reasoning: bool | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """One message. A past call whose arguments are text that is no JSON object
     (``NativeCall.arguments_text``) goes as ``{}`` with its text at the end of
@@ -354,14 +343,14 @@ def _message(
     would refuse every later request of the conversation."""
     out: dict[str, Any] = {"role": msg.role, "content": msg.content}
     if msg.tool_calls:
-        out["tool_calls"] = [_tool_call(call) for call in msg.tool_calls]
+        out["tool_calls"] = [_tool_call(call, limit) for call in msg.tool_calls]
         out["content"] = with_call_texts(msg) or None
         if details := details_of(msg):
             out[DETAILS] = details
     if (back := _reasoning_back(msg, server, send_reasoning)) is not None:
         out[back[0]] = back[1]
     if msg.tool_call_id is not None:
-        out["tool_call_id"] = _call_id(msg.tool_call_id)
+        out["tool_call_id"] = shortened(msg.tool_call_id, limit)
     if msg.name is not None:
         out["name"] = msg.name
     return out
@@ -445,6 +434,12 @@ class OpenAIChat(HTTPProvider):
     space in ``reasoning_content``: for a conversation begun elsewhere and
     continued on DeepSeek's or Kimi's thinking mode, or a gateway in front of
     one under another URL. False: none.
+
+    ``call_id_limit``: the longest id of a past call the server takes; longer
+    ones are shortened, the same way in every request (``providers.callids``).
+    Default: 40 for OpenAI's API (``api.openai.com``) and Azure OpenAI, which
+    refuse longer ids, and no limit elsewhere (a self-hosted server gets its
+    own ids back as it sent them).
     """
 
     _name = "OpenAI-compatible server"
@@ -458,10 +453,12 @@ class OpenAIChat(HTTPProvider):
         stream_usage: bool = True,
         max_tokens_field: str = "max_tokens",
         send_reasoning: bool | None = None,
+        call_id_limit: int | None = None,
         **options: Unpack[ProviderOptions],
     ) -> None:
         super().__init__(model, **options)
         _check_n(self.extra_body)
+        self.call_id_limit = checked_limit(call_id_limit)
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
         self.send_reasoning = send_reasoning
@@ -486,10 +483,11 @@ class OpenAIChat(HTTPProvider):
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         server = _server(self.base_url, self.model)
+        limit = id_limit(self.base_url, self.call_id_limit)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
-                _message(m, server, self.send_reasoning)
+                _message(m, server, self.send_reasoning, limit)
                 for m in answerable_only(request.messages)
             ],
             "stream": True,
