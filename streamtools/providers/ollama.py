@@ -9,10 +9,13 @@ per line (``application/x-ndjson``), each decoded by one
 * ``message.content`` is text, ``message.thinking`` reasoning (models run with
   ``think``).
 * ``message.tool_calls`` arrive whole: ``function.name`` and ``arguments`` as
-  a JSON *object*, no id. Each becomes one ``CallChunk`` with the arguments
-  re-encoded as JSON text, a fresh ``index`` (counting calls in the reply),
-  so ``NativeCalls`` sees distinct calls and names their ids, and ``done``: a
-  whole call is complete on arrival.
+  a JSON *object*, and, from Ollama 0.12.10 on, the call's ``id``. Each
+  becomes one ``CallChunk`` with the arguments re-encoded as JSON text, a
+  fresh ``index`` (counting calls in the reply), so ``NativeCalls`` sees
+  distinct calls, its id when Ollama sent one (``NativeCalls`` names the
+  others; Ollama's own was dropped, so a trace or a client of the proxy saw
+  another id than Ollama's log), and ``done``: a whole call is complete on
+  arrival.
 * The last line has ``done: true``, ``done_reason`` and the token counts
   (``prompt_eval_count``, ``eval_count``). Ollama says ``stop`` even when it
   answered with tool calls; the finish is reported as ``tool_calls`` when any
@@ -80,6 +83,7 @@ class _Function(msgspec.Struct):
 
 class _Call(msgspec.Struct):
     function: _Function | None = None
+    id: str | None = None  # Ollama 0.12.10 and later
 
 
 class _Message(msgspec.Struct):
@@ -211,7 +215,9 @@ def _call_chunk(call: _Call, index: int) -> CallChunk:
     fn = call.function or _Function()
     args = fn.arguments
     text = args if isinstance(args, str) else _encoder.encode(args or {}).decode()
-    return CallChunk(index=index, name=fn.name or None, arguments=text, done=True)
+    return CallChunk(
+        index=index, id=call.id or None, name=fn.name or None, arguments=text, done=True
+    )
 
 
 class _Joined:
