@@ -10,8 +10,9 @@ assistant message right after a turn's calls, before their outputs, form one
 assistant turn, each call at its ``offset`` into the turn's joined text, so
 that interleaved text and calls are written back in order) and
 ``function_call_output`` items, paired by ``call_id`` as the chat wire pairs
-``tool_call_id``. ``reasoning`` items are
-dropped: the upstream's reasoning is not forwarded either. Function tools are
+``tool_call_id``. Built-in tools' items (a ``web_search_call``, a shell
+command's output, ``reasoning``) are notes the model reads, or are left out
+(``builtin_items``). Function tools are
 flat (``{"type": "function", "name", "parameters"}``). A ``custom`` tool (raw
 text input, such as Codex's ``apply_patch``) is shown to the model as a tool
 with one string parameter, ``input``, described with the tool's grammar; its
@@ -60,6 +61,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
+from streamtools.proxy.builtin_items import COMPACTION, note
 from streamtools.proxy.freeform import RawInput, freeform_text
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
@@ -206,12 +208,13 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
         raise RequestError("'input' must be a string or a non-empty array")
     names: dict[str, str] = {}  # call id -> tool name, from this request only
     turn: AssistantTurn | None = None  # the assistant turn being read (module docstring)
+    noted = False  # it holds a note of a built-in tool's item
 
     def add(message: Message) -> None:
-        nonlocal turn
+        nonlocal turn, noted
         if turn is not None:  # a message of another role ends the turn
             transcript.add(turn.message())
-            turn = None
+            turn, noted = None, False
         transcript.add(message)
 
     for i, item in enumerate(items):
@@ -226,13 +229,14 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             elif role == "user":
                 add(UserMessage(content=text))
             elif role == "assistant":
-                # text after the turn's calls, before their outputs, is the same
-                # turn; text after text is a turn of its own
-                if turn is None or not turn.calls:
+                # text after the turn's calls (or notes), before their outputs, is
+                # the same turn; text after text is a turn of its own
+                if turn is None or not (turn.calls or noted):
                     if turn is not None:
                         transcript.add(turn.message())
                     turn = AssistantTurn()
                 turn.text(text)
+                noted = False
             else:
                 raise RequestError(f"{where}: unsupported role {role!r}")
         elif kind in ("function_call", "custom_tool_call"):
@@ -248,17 +252,14 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             content = text_content(item.get("output"), where, result=True)
             name = names.get(call_id, "tool")
             add(ToolResultMessage(call_id=call_id, name=name, content=content))
-        elif kind == "additional_tools":
+        elif kind in ("additional_tools", "tool_search_output"):
             tools.add(item.get("tools"), f"{where}.tools")  # Codex declares its tools here
-        elif kind == "reasoning":
-            continue
-        elif kind == "item_reference":
-            raise RequestError(f"{where}: item_reference is not supported ({_STATELESS})")
-        else:
-            raise RequestError(
-                f"{where}: items of type {kind!r} are not supported "
-                "(the upstream model has no built-in tools)"
-            )
+        elif kind == COMPACTION:  # where the history it stands for began
+            add(UserMessage(content=note(item, kind, where)))
+        elif text := note(item, kind, where):  # a built-in tool's item (builtin_items)
+            turn, noted = turn or AssistantTurn(), True
+            apart = turn.written and not turn.texts[-1].endswith("\n")
+            turn.text(("\n" if apart else "") + text + "\n")
     if turn is not None:
         transcript.add(turn.message())
     return transcript

@@ -1,0 +1,223 @@
+"""Responses input items of built-in tools, as the text the model reads.
+
+A conversation replayed from another backend (OpenAI's own API, a gateway
+that runs hosted tools) carries the items of tools the upstream model does not
+have: a ``web_search_call``, a ``code_interpreter_call`` with its logs, a shell
+command and what it printed. Refused with a 400, they stopped the conversation
+for good: every later request holds them. So each becomes what it tells, or is
+left out when it tells the model nothing it can use (``note``):
+
+* a call of a hosted or client-run built-in tool (``web_search_call``,
+  ``file_search_call``, ``code_interpreter_call``, ``image_generation_call``,
+  ``computer_call``, ``local_shell_call``, ``shell_call``, ``apply_patch_call``,
+  ``mcp_call``, ``program``) and an output that answers one
+  (``computer_call_output``, ``local_shell_call_output``,
+  ``shell_call_output``, ``apply_patch_call_output``, ``program_output``) is a
+  bracketed note in the assistant's turn, in its place: ``[web_search_call:
+  search: weather in Paris]``, with the text it carries (the query, the code
+  and its logs, the command and its output, the files found). An image in it
+  (a screenshot, a generated image) is the placeholder a pasted one gets. Not
+  a call in the dialect: the model was not given these tools, and a call of
+  one in its history would have it call them again.
+* a ``compaction`` item (the earlier conversation, encrypted by OpenAI's
+  ``/responses/compact``) is a note on the user's side, where the history it
+  stands for began: the model cannot read it, but learns that there was more.
+* ``reasoning`` (its summary or ``encrypted_content``: the upstream's own
+  reasoning is not forwarded either), ``compaction_trigger`` and
+  ``configuration_update`` (requests to the API that served them),
+  ``mcp_list_tools``, ``mcp_approval_request`` / ``mcp_approval_response`` and
+  ``tool_search_call`` are left out: they list or grant tools the model does not
+  have here. (A ``tool_search_output`` declares the tools it found: the wire
+  reads it as ``additional_tools``.)
+
+Any other type is a 400 that names it, as is ``item_reference`` (stored state).
+A field of an unexpected shape is shown as JSON, never refused: a note only
+informs the model.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import msgspec
+
+from streamtools.proxy.request import RequestError, omitted
+
+__all__ = ["COMPACTION", "note"]
+
+_SILENT = frozenset(
+    {
+        "reasoning",
+        "compaction_trigger",
+        "configuration_update",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "tool_search_call",
+    }
+)
+COMPACTION = "compaction"
+_IMAGE = omitted("input_image")
+_COMPACTED = "the earlier conversation, compacted into an encrypted form this model cannot read"
+
+
+def _show(value: Any) -> str:
+    """A field's value as text: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode()
+
+
+def _web_search(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    action = item.get("action")
+    if not isinstance(action, dict):
+        return [("action", action)] if action is not None else []
+    kind = action.get("type")
+    if kind == "search":
+        queries = action.get("queries")
+        query = "; ".join(map(_show, queries)) if isinstance(queries, list) and queries else None
+        lines = [("search", action.get("query") or query)]
+        sources = action.get("sources")
+        if isinstance(sources, list) and sources:
+            urls = [s.get("url") if isinstance(s, dict) else s for s in sources]
+            lines.append(("sources", " ".join(map(_show, urls))))
+        return lines
+    if kind == "open_page":
+        return [("open_page", action.get("url"))]
+    if kind == "find_in_page":
+        return [("find_in_page", action.get("pattern")), ("url", action.get("url"))]
+    return [("action", action)]
+
+
+def _file_search(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    queries = item.get("queries")
+    lines: list[tuple[str, Any]] = [
+        ("queries", "; ".join(map(_show, queries)) if isinstance(queries, list) else queries)
+    ]
+    for result in item.get("results") or []:
+        if isinstance(result, dict):
+            lines.append((f"result ({_show(result.get('filename'))})", result.get("text")))
+    return lines
+
+
+def _code_interpreter(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    lines: list[tuple[str, Any]] = [("code", item.get("code"))]
+    for out in item.get("outputs") or []:
+        kind = out.get("type") if isinstance(out, dict) else None
+        if kind == "logs":
+            lines.append(("logs", out.get("logs")))
+        elif kind == "image":
+            lines.append(("image", _IMAGE))
+    return lines
+
+
+def _computer(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    actions = item.get("actions")
+    listed = actions if isinstance(actions, list) else []
+    return [("action", a) for a in [item.get("action"), *listed] if a is not None]
+
+
+def _shell(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    action = item.get("action")
+    if not isinstance(action, dict):
+        return [("action", action)]
+    command, commands = action.get("command"), action.get("commands")
+    if isinstance(command, list) and all(isinstance(c, str) for c in command):
+        return [("command", shlex.join(command))]  # local_shell: one argv
+    if isinstance(commands, list):
+        return [("command", c) for c in commands]
+    return [("action", action)]
+
+
+def _shell_output(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    chunks = item.get("output")
+    if not isinstance(chunks, list):  # local_shell_call_output: a string
+        return [("output", chunks)]
+    lines: list[tuple[str, Any]] = []
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            lines.append(("output", chunk))
+            continue
+        for stream in ("stdout", "stderr"):
+            if chunk.get(stream):
+                lines.append((stream, chunk[stream]))
+        outcome = chunk.get("outcome")
+        if isinstance(outcome, dict) and outcome.get("type") == "exit":
+            lines.append(("exit code", outcome.get("exit_code")))
+        elif isinstance(outcome, dict) and outcome.get("type") == "timeout":
+            lines.append(("outcome", "timed out"))
+    return lines
+
+
+def _patch(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    op = item.get("operation")
+    if not isinstance(op, dict):
+        return [("operation", op)]
+    operation = f"{_show(op.get('type'))} {_show(op.get('path'))}"
+    return [("operation", operation), ("diff", op.get("diff"))]
+
+
+def _mcp(item: dict[str, Any]) -> list[tuple[str, Any]]:
+    tool = f"{_show(item.get('server_label'))}.{_show(item.get('name'))}"
+    return [
+        ("tool", tool),
+        ("arguments", item.get("arguments")),
+        ("output", item.get("output")),
+        ("error", item.get("error")),
+    ]
+
+
+def _fields(*names: str) -> Any:
+    return lambda item: [(n, item.get(n)) for n in names]
+
+
+_NOTES: dict[str, Any] = {
+    "web_search_call": _web_search,
+    "file_search_call": _file_search,
+    "code_interpreter_call": _code_interpreter,
+    "image_generation_call": lambda item: [
+        ("prompt", item.get("revised_prompt")),
+        ("image", _IMAGE if item.get("result") else None),
+    ],
+    "computer_call": _computer,
+    "computer_call_output": lambda item: [("screenshot", _IMAGE)],
+    "local_shell_call": _shell,
+    "local_shell_call_output": _shell_output,
+    "shell_call": _shell,
+    "shell_call_output": _shell_output,
+    "apply_patch_call": _patch,
+    "apply_patch_call_output": _fields("status", "output"),
+    "mcp_call": _mcp,
+    "program": _fields("code"),
+    "program_output": _fields("result"),
+    COMPACTION: lambda item: [("", _COMPACTED)],
+}
+
+
+def note(item: dict[str, Any], kind: Any, where: str) -> str:
+    """The note the model reads for a built-in tool's ``item`` of type
+    ``kind`` (module docstring), or "" for one that is left out."""
+    if isinstance(kind, str) and kind in _SILENT:  # a list as the type is not hashable
+        return ""
+    describe = _NOTES.get(kind) if isinstance(kind, str) else None
+    if describe is None:
+        if kind == "item_reference":
+            raise RequestError(
+                f"{where}: item_reference is not supported (the proxy keeps no state: "
+                "send the whole conversation as 'input')"
+            )
+        raise RequestError(
+            f"{where}: items of type {kind!r} are not supported: the proxy reads messages, "
+            "function and custom tool calls and their outputs, and the items of built-in tools"
+        )
+    lines = [
+        f"{label}: {_show(value).rstrip()}" if label else _show(value)
+        for label, value in describe(item)
+        if value is not None
+    ]
+    if not lines:
+        return f"[{kind}]"
+    if len(lines) == 1 and "\n" not in lines[0]:
+        return f"[{kind}: {lines[0]}]"
+    return f"[{kind}:\n" + "\n".join(lines) + "\n]"
