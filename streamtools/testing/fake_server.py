@@ -22,6 +22,12 @@ true``; Ollama: ``"stream": false``) gets the same reply as one JSON answer, the
 wire's whole object (``fake_whole``), as a real server sends it to the SDKs'
 non-streaming calls.
 
+An ``"openai"`` server streams reasoning in ``delta.reasoning_content`` (as
+DeepSeek and vLLM do); ``reasoning_field="reasoning"`` plays Ollama's OpenAI
+endpoint or Groq, and ``"reasoning_details"`` OpenRouter, which sends the text
+in ``reasoning`` and again in ``reasoning_details`` (signed and redacted blocks
+too), which a client must send back with the reply's tool calls.
+
 Like a real server, a plain-text reply honours the request's stop strings: the
 text ends before the earliest one, which is not sent (Anthropic also names it
 in ``stop_sequence``). ``reject_stop=True`` plays a model that refuses the
@@ -68,9 +74,11 @@ from streamtools.model import Chunk, FinishChunk
 from streamtools.testing.fake_whole import streams, whole
 from streamtools.testing.fake_wire import (
     CONTENT_TYPES,
+    REASONING_FIELDS,
     TOKENIZER_PATHS,
     WIRES,
     FakeCall,
+    ReasoningField,
     Reply,
     Wire,
     chat_template,
@@ -215,9 +223,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 chunks = reply_chunks(reply, wire, body)
             if chunks is not None and not streams(wire, body):
-                answer = whole(wire, chunks, body)
+                answer = whole(wire, chunks, body, reasoning_field=fake.reasoning_field)
             elif chunks is not None:
-                frames = encode(wire, chunks, body)
+                frames = encode(wire, chunks, body, reasoning_field=fake.reasoning_field)
             else:
                 frames = reply.raw.splitlines(keepends=True) if reply.raw is not None else []
         except Exception as exc:  # noqa: BLE001 - the script's mistake, told to the client
@@ -413,15 +421,21 @@ class FakeServer:
         reject_stop: bool = False,
         tokenizer: Tokenizer | None = None,
         models: Sequence[str] = ("fake",),
+        reasoning_field: ReasoningField = "reasoning_content",
     ) -> None:
         if wire not in WIRES:
             raise ValueError(f"unknown wire format {wire!r}; expected one of {sorted(WIRES)}")
+        if reasoning_field not in REASONING_FIELDS:
+            raise ValueError(
+                f"unknown reasoning_field {reasoning_field!r}; expected one of {REASONING_FIELDS}"
+            )
         if tokenizer not in (None, "vllm", "llama.cpp"):
             raise ValueError(f"unknown tokenizer {tokenizer!r}; expected 'vllm' or 'llama.cpp'")
         self.wire: Wire = wire
         self.reject_stop = reject_stop
         self.tokenizer = tokenizer
         self.models = tuple(models)  # what GET /v1/models (/api/tags) lists
+        self.reasoning_field: ReasoningField = reasoning_field  # (the openai wire's)
         self.received: list[Received] = []
         self._replies: deque[ScriptItem] = deque(replies)
         self._lock = threading.Lock()

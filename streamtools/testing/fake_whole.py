@@ -8,7 +8,8 @@ answer is one JSON object: a ``chat.completion``, a ``message``, a ``done``
 record. ``FakeServer`` builds it from the same provider-neutral chunks it would
 have streamed (``fake_wire``: a scripted ``Reply``'s or a recording's), folded
 into the wire's shape (``whole``): the text joined, the reasoning as each API
-gives it (``reasoning_content``; thinking blocks with their signatures;
+gives it (OpenAI-style: in the server's ``reasoning_field``, OpenRouter's
+``reasoning_details`` as whole blocks; thinking blocks with their signatures;
 ``thinking``), the calls with their arguments whole (an object where the API
 sends one), the usage and the finish reason as the stream would have said them.
 An error finish is the status a server answers a failed generation with (500,
@@ -24,6 +25,7 @@ from typing import Any
 from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk, UsageChunk
 from streamtools.testing.fake_wire import (
     ANTHROPIC_STOP,
+    ReasoningField,
     Wire,
     error_body,
     json_text,
@@ -79,16 +81,39 @@ class _Folded:
             self.blocks.append(("".join(open_thought), None, None))
 
 
-def whole(wire: Wire, chunks: Sequence[Chunk], body: dict[str, Any]) -> tuple[int, str]:
-    """The status and JSON body of ``wire``'s whole answer made of ``chunks``."""
+def whole(
+    wire: Wire,
+    chunks: Sequence[Chunk],
+    body: dict[str, Any],
+    *,
+    reasoning_field: ReasoningField = "reasoning_content",
+) -> tuple[int, str]:
+    """The status and JSON body of ``wire``'s whole answer made of ``chunks``
+    (``reasoning_field``: where the ``openai`` wire puts reasoning)."""
     folded = _Folded(named_calls(chunks))
     if folded.finish.reason == "error":
         return 500, error_body(wire, 500, folded.finish.message or "generation failed")
-    make = {"openai": _openai, "anthropic": _anthropic, "ollama": _ollama}[wire]
+    if wire == "openai":
+        return 200, json_text(_openai(folded, body, reasoning_field))
+    make = {"anthropic": _anthropic, "ollama": _ollama}[wire]
     return 200, json_text(make(folded, body))
 
 
-def _openai(f: _Folded, body: dict[str, Any]) -> dict[str, Any]:
+def _openrouter_details(f: _Folded) -> list[dict[str, Any]]:
+    """The reply's reasoning blocks as OpenRouter's whole answer lists them."""
+    out: list[dict[str, Any]] = []
+    for index, (text, signature, redacted) in enumerate(f.blocks):
+        if redacted is not None:
+            out.append({"type": "reasoning.encrypted", "data": redacted, "format": "unknown"})
+        else:
+            out.append({"type": "reasoning.text", "text": text, "format": "unknown"})
+            if signature is not None:
+                out[-1]["signature"] = signature
+        out[-1]["index"] = index
+    return out
+
+
+def _openai(f: _Folded, body: dict[str, Any], field: ReasoningField) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": "".join(f.text)}
     if f.calls:
         message["tool_calls"] = [
@@ -100,8 +125,11 @@ def _openai(f: _Folded, body: dict[str, Any]) -> dict[str, Any]:
             for n, call in enumerate(f.calls)
         ]
         message["content"] = message["content"] or None  # calls only: null, as OpenAI
-    if f.reasoning:
-        message["reasoning_content"] = "".join(f.reasoning)
+    if f.reasoning and field == "reasoning_details":
+        message["reasoning"] = "".join(f.reasoning) or None
+        message["reasoning_details"] = _openrouter_details(f)
+    elif f.reasoning:
+        message[field] = "".join(f.reasoning)
     prompt, completion = f.usage.input_tokens or 0, f.usage.output_tokens or 0
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": f.finish.reason}
     return {

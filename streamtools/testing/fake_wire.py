@@ -9,11 +9,16 @@ then encoded for one wire (``encode``), one event per list item, so that the
 server can send each in its own HTTP chunk and inject faults between them:
 
 * ``openai``: chat-completion SSE chunks after a leading ``: OPENROUTER
-  PROCESSING`` comment, ``delta.content`` / ``reasoning_content`` /
-  ``tool_calls`` deltas (a call chunk's ``extra`` as the call's
-  ``extra_content``, where Gemini puts its thought signature; OpenRouter's
-  ``reasoning_details`` are not sent), a finish chunk, a usage chunk with empty
-  ``choices`` when the request asked for one, and ``data: [DONE]``;
+  PROCESSING`` comment, ``delta.content`` / reasoning / ``tool_calls`` deltas
+  (a call chunk's ``extra`` as the call's ``extra_content``, where Gemini puts
+  its thought signature), a finish chunk, a usage chunk with empty
+  ``choices`` when the request asked for one, and ``data: [DONE]``. The
+  reasoning goes in ``reasoning_field``: ``reasoning_content`` (DeepSeek,
+  vLLM; the default), ``reasoning`` (Ollama's OpenAI endpoint, Groq), or
+  ``reasoning_details``, as OpenRouter streams it: the text in ``reasoning``
+  and again as a ``reasoning.text`` fragment of ``reasoning_details`` (the
+  block's ``index``; a chunk's ``signature`` on the fragment that ends its
+  block), a redacted block as ``reasoning.encrypted`` with its data;
 * ``anthropic``: ``message_start``, a ``ping``, ``thinking`` (closed by a
   ``signature_delta``: a ``ReasoningChunk``'s own signature, else a fake one),
   ``redacted_thinking`` / ``text`` / ``tool_use`` content blocks with their
@@ -64,7 +69,9 @@ __all__ = [
     "ANTHROPIC_STOP",
     "CONTENT_TYPES",
     "TOKENIZER_PATHS",
+    "REASONING_FIELDS",
     "FakeCall",
+    "ReasoningField",
     "Reply",
     "WIRES",
     "Wire",
@@ -82,6 +89,13 @@ __all__ = [
 ]
 
 Wire = Literal["openai", "anthropic", "ollama"]
+#: where an ``openai`` wire streams reasoning (see the module docstring)
+ReasoningField = Literal["reasoning_content", "reasoning", "reasoning_details"]
+REASONING_FIELDS: tuple[ReasoningField, ...] = (
+    "reasoning_content",
+    "reasoning",
+    "reasoning_details",
+)
 _PIECE = re.compile(r"\s*\S{1,4}|\s+")
 
 
@@ -278,7 +292,22 @@ def _sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {json_text(data)}\n\n".encode()
 
 
-def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
+def _openrouter_reasoning(c: ReasoningChunk, index: int) -> dict[str, Any]:
+    """A reasoning chunk as OpenRouter streams it, in block ``index`` (see the
+    module docstring), of format ``unknown``."""
+    detail: dict[str, Any]
+    if c.redacted is not None:
+        detail = {"type": "reasoning.encrypted", "data": c.redacted, "format": "unknown"}
+        return {"reasoning": None, "reasoning_details": [{**detail, "index": index}]}
+    detail = {"type": "reasoning.text", "text": c.text, "format": "unknown", "index": index}
+    if c.signature is not None:
+        detail["signature"] = c.signature
+    return {"reasoning": c.text, "reasoning_details": [detail]}
+
+
+def _openai_frames(
+    chunks: Sequence[Chunk], body: dict[str, Any], field: ReasoningField = "reasoning_content"
+) -> list[bytes]:
     model = body.get("model", "fake")
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
     want_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -289,11 +318,15 @@ def _openai_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]
 
     frames = [b": OPENROUTER PROCESSING\n\n", frame({"role": "assistant", "content": ""})]
     usage = None
+    block = 0  # the index of OpenRouter's reasoning block under way
     for c in chunks:
         if isinstance(c, TextChunk):
             frames.append(frame({"content": c.text}))
+        elif isinstance(c, ReasoningChunk) and field == "reasoning_details":
+            frames.append(frame(_openrouter_reasoning(c, block)))
+            block += c.signature is not None or c.redacted is not None
         elif isinstance(c, ReasoningChunk):
-            frames.append(frame({"reasoning_content": c.text}))
+            frames.append(frame({field: c.text}))
         elif isinstance(c, CallChunk):
             call: dict[str, Any] = {"index": c.index, "function": {"arguments": c.arguments}}
             if c.id is not None:
@@ -452,9 +485,18 @@ CONTENT_TYPES: dict[Wire, str] = {
 }
 
 
-def encode(wire: Wire, chunks: Sequence[Chunk], body: dict[str, Any]) -> list[bytes]:
-    """``chunks`` as ``wire`` sends them for a request with ``body``, one event per item."""
-    return _FRAMES[wire](chunks if wire == "openai" else named_calls(chunks), body)
+def encode(
+    wire: Wire,
+    chunks: Sequence[Chunk],
+    body: dict[str, Any],
+    *,
+    reasoning_field: ReasoningField = "reasoning_content",
+) -> list[bytes]:
+    """``chunks`` as ``wire`` sends them for a request with ``body``, one event per
+    item; ``reasoning_field``: where the ``openai`` wire puts reasoning."""
+    if wire == "openai":
+        return _openai_frames(chunks, body, reasoning_field)
+    return _FRAMES[wire](named_calls(chunks), body)
 
 
 def named_calls(chunks: Sequence[Chunk]) -> list[Chunk]:
