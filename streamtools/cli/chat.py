@@ -61,6 +61,7 @@ from streamtools.cli import at_least, finite_number, http_url, json_object, posi
 from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
+from streamtools.events import StreamError
 from streamtools.model import Model
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.runtime import Agent, record
@@ -196,14 +197,18 @@ async def chat(
         with anyio.CancelScope() as answer:
             if stopper is not None:
                 stopper.answer = answer
+            said = None  # the last stream error shown, which the failure may repeat
             try:
                 async with agent.stream(_with_user(transcript, text)) as events:
                     async for event in events:
                         view.render(event)
+                        if isinstance(event, StreamError):
+                            said = event.message
             except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
                 del transcript.messages[kept:]  # forget the failed exchange
                 failed = True
-                view.error(str(exc))
+                if str(exc) != said:  # a stream that broke was just said, in red
+                    view.error(str(exc))
             finally:
                 if stopper is not None:
                     stopper.answer = None

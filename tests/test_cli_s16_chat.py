@@ -1,0 +1,60 @@
+"""``streamtools chat`` walked as a new user would, against FakeServer."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from streamtools.cli.chat import build_model, chat, make_agent, register
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import Reply
+
+pytestmark = pytest.mark.anyio
+
+
+def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
+    queue = list(lines)
+
+    async def read() -> str | None:
+        return queue.pop(0) if queue else None
+
+    return read
+
+
+def args_for(server: FakeServer, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(["chat", "--base-url", server.base_url, "--model", "m", *extra])
+
+
+async def test_a_stream_cut_mid_answer_is_said_once(anyio_backend: str) -> None:
+    """The renderer shows the agent's ``StreamError`` ("stream error (stream):
+    connection cut …"), then the ``ProviderError`` that ends the exchange, with
+    the same message, was printed again as ``error: connection cut …``."""
+    async with FakeServer([Reply(text="hello there friend", cut_after=2), "Hi."]) as server:
+        args = args_for(server, "--timeout", "30")
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args), reader(["hi\n", "again\n"]), out,
+            color=False, prompt=False,
+        )
+    text = out.getvalue()
+    assert code == 1  # piped input, an exchange failed
+    lines = [line for line in text.splitlines() if "connection cut by the server" in line]
+    assert len(lines) == 1, text
+    assert lines[0].startswith("  stream error (stream): ")
+    assert "Hi." in text  # the session went on
+
+
+async def test_a_failure_the_stream_did_not_say_is_still_printed(anyio_backend: str) -> None:
+    async with FakeServer([Reply(status=401, body='{"error": {"message": "bad key"}}')]) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args), reader(["hi\n"]), out, color=False, prompt=False
+        )
+    assert code == 1
+    assert "error: OpenAI-compatible server answered HTTP 401: bad key" in out.getvalue()
