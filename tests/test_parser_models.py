@@ -530,8 +530,6 @@ def test_model_case_every_chunking(case: Case) -> None:
     assert all(r == results[0] for r in results)
 
 
-@pytest.mark.xfail(strict=True, reason="needs core.Parser: the text before a marker goes "
-                   "out when its body opens, before the body is rejected")
 def test_stop_string_around_a_marker_whose_body_is_rejected() -> None:
     # a provider cuts at 'ab{"q'; the parser opened a body at '{', emitting "say ab",
     # then the body turned out to be prose: the stop string's start had gone out

@@ -205,8 +205,8 @@ def test_a_stop_string_around_a_quoted_marker_is_never_visible_text(dialect: str
     the marker (quoted syntax, prose): the marker ends first but opens nothing, so
     the stop string counts, as for a provider, whatever the chunking (the text
     before the marker was held as the stop string's start). Not a fence: after a
-    backtick it still opens a body, and a stop string that began before a body
-    later rejected is missed (the text before it went out when it opened). Not
+    backtick it still opens a body (``test_parser_s16_stops`` has the stop
+    strings that begin before a body later rejected). Not
     ``json_object``, as in the test above: its text is inside its reply object, a
     body, where stop strings do not apply (a stop string put inside the object's
     ``thought`` showed as reasoning)."""

@@ -79,7 +79,11 @@ Decisions
   before ``<think>``), as it does when text arrives a character at a time and
   as a provider cutting at its stop strings would; a marker that turns out to
   be prose (its body rejected, a backtick before it) does not hide a stop
-  string that holds it (``{"`` in ``inline_json``). ``stop`` is one string or a
+  string that holds it (``{"`` in ``inline_json``; ``ab{"q`` on ``say ab{"q": 1}``:
+  text before a marker whose body is still undecided that may begin such a stop
+  string is held until the body decides, ``TextModes._pend``; a stop string
+  holding a second marker whose body is rejected too is still missed). ``stop``
+  is one string or a
   sequence of strings (a str is never split into characters); an empty stop
   string is caller misuse (``UsageError``: it would stop before the first
   character).
@@ -227,7 +231,7 @@ class Parser(TextModes):
         """Characters received that may still become visible text or reasoning."""
         body = self._body
         if body is not None:
-            return body.size + len(self._held) if body.undecided else 0
+            return body.size + len(self._held) + len(self._pending) if body.undecided else 0
         return len(self._held)
 
     def feed(self, delta: str) -> list[ParserEvent]:
@@ -404,7 +408,7 @@ class Parser(TextModes):
 
     def _note_held(self, body: CallBody) -> None:
         """An undecided body's text is held-back text: record its peak."""
-        held = body.size + len(self._held)
+        held = body.size + len(self._held)  # (``_feed_pending`` adds ``_pending``)
         if held > self.max_held:
             self.max_held = held
 
@@ -490,7 +494,7 @@ class Parser(TextModes):
         held = len(self._held)
         body = self._body
         if body is not None:  # text held inside a decided call is not text hold-back
-            held = held + body.size if body.undecided else 0
+            held = held + body.size + len(self._pending) if body.undecided else 0
         if held > self.max_held:
             self.max_held = held
         return out
@@ -504,6 +508,7 @@ class Parser(TextModes):
         reason = finish_reason or "stop"
         out: list[ParserEvent] = []
         s, self._held = self._held, ""
+        self._pending_at = 0
         if self._mode != STOPPED:
             self._run(s, out, final=True, reason=finish_reason or "")
         self._ws = []  # whitespace around a json_object reply is not text
@@ -539,6 +544,8 @@ class Parser(TextModes):
                     k, fed = pos, False
                 else:
                     k = body.feed(s, pos, out)
+                if self._pending and (len(out) > self._pending_at or not body.undecided):
+                    self._settle(out)  # a call after all: the text held before it
                 if body.status == DONE:
                     # whitespace before the call was not text; kept until now in case
                     # the body turned out to be prose (``_rejected`` re-emits it)
@@ -578,6 +585,8 @@ class Parser(TextModes):
                     rest = body.end(s[k:], reason, out)
                     self._body = None
                     self._mode = TEXT
+                    if self._pending and (rest is None or body.status == DONE):
+                        self._settle(out)  # a call (or its error): the text before it
                     if rest is None:
                         return
                     if body.status == DONE:

@@ -15,6 +15,7 @@ be written out in full (a call between them would cost every delta).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from streamtools.errors import SizeLimitExceeded
 from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
@@ -43,6 +44,7 @@ class TextModes:
     # the parser's state (``core.Parser.__init__`` sets it)
     syntax: DialectSyntax
     examined: int
+    max_held: int
     _body: CallBody | None
     _ctx: CallContext
     _held: str
@@ -50,8 +52,13 @@ class TextModes:
     _mode: int
     _opened: bool
     _prev: str
-    # stop strings holding a whole marker, found on first use (``_stop_after_prose``)
+    # stop strings holding a whole marker, found on first use (``_prose_stop_list``)
     _prose_stops: tuple[str, ...] | None = None
+    # text before an undecided body's marker that may begin such a stop string,
+    # held until the body decides (``_pend``), and where its events go in ``out``
+    _pending = ""
+    _pending_at = 0
+    _entry: Callable[[str], list[ParserEvent]] | None = None  # ``feed`` while pending
     _stop_hit: str | None
     _stops: frozenset[str]
     _text: MarkerScan
@@ -89,17 +96,26 @@ class TextModes:
         self.examined += len(text) - 1  # the rescan; bounded by the decision window
         start = k - len(text)
         inside = start >= 0 and s.startswith(text, start)
+        p = self._pending
+        if p:
+            self._unpend()
+            inside = inside and start >= len(p) and s.startswith(p, start - len(p))
         if self._stops:
-            r, j = (s, start) if inside else (text + s[k:], 0)
-            # the text before the marker went out when the body opened: a stop
-            # string can only begin at the marker (see ``_stop_after_prose``)
-            if self._stop_after_prose(r, j, j, self._text, final) >= 0:
+            r, j = (s, start) if inside else (p + text + s[k:], len(p))
+            # the text before the marker went out when the body opened, but for
+            # ``p``, which may begin a stop string holding it (``_pend``): a stop
+            # string can only begin there or at the marker (``_stop_after_prose``)
+            lo = j - len(p)
+            h = self._stop_after_prose(r, j, lo, self._text, final)
+            if h >= 0:
+                if h > lo:
+                    self._emit_text(r[lo:h], out)
                 if self._held:
                     # the marker opens a body again when the held text comes back:
                     # what came before it allowed that ("" allows every marker)
-                    self._prev = ""
+                    self._prev = "" if h == j or h == 0 else r[h - 1]
                 return r, -1
-        self._emit_text(text[0], out)
+        self._emit_text(p + text[0], out)
         self._prev = text[0]
         if inside:
             return s, start + 1
@@ -150,7 +166,12 @@ class TextModes:
             ):
                 body = syntax.open(tok, self._ctx)
                 if body is not None:
-                    self._emit(s[pos:i], False, out)
+                    h = i
+                    if self._stops and body.undecided:
+                        h = self._stop_start(s, i, tok, pos)
+                    self._emit(s[pos:h], False, out)
+                    if h < i:
+                        self._pend(s[h:i], len(out))
                     self._opened = True
                     self._body = body
                     self._mode = CALL
@@ -197,12 +218,7 @@ class TextModes:
         ``s[j + 1]``. Only stop strings holding a whole marker are tried
         (``_prose_stops``: usually none), on this path only, which a prose
         marker takes."""
-        stops = self._prose_stops
-        if stops is None:
-            tags = (*self.syntax.markers, THINK_OPEN, THINK_CLOSE)
-            stops = self._prose_stops = tuple(
-                sorted(t for t in self._stops if t not in tags and any(m in t for m in tags))
-            )
+        stops = self._prose_stop_list()
         n = len(s)
         hit: tuple[int, int, str] | None = None  # (end, start, stop) of the first to end
         held = n
@@ -227,6 +243,87 @@ class TextModes:
             self._held = s[held:]
             return held
         return -1
+
+    def _prose_stop_list(self) -> tuple[str, ...]:
+        """The stop strings holding a whole marker (usually none), found once."""
+        stops = self._prose_stops
+        if stops is None:
+            tags = (*self.syntax.markers, THINK_OPEN, THINK_CLOSE)
+            stops = self._prose_stops = tuple(
+                sorted(t for t in self._stops if t not in tags and any(m in t for m in tags))
+            )
+        return stops
+
+    def _stop_start(self, s: str, i: int, tok: str, lo: int) -> int:
+        """The marker ``tok`` at ``s[i]`` opens an undecided body, which may
+        still be rejected (prose): then a stop string holding the marker that
+        begins in the text before it counts (``_stop_after_prose``), so that
+        text must not go out yet. Returns where the first such stop string may
+        begin, in ``s[lo:i]`` (text not yet emitted) and agreeing with the text
+        after the marker so far; ``i`` if none may. Per call opened, and only
+        with stop strings."""
+        h = i
+        e = i + len(tok)
+        for t in self._prose_stop_list():
+            for k in range(max(lo, i - len(t) + len(tok)), h):
+                d = i - k
+                if s.startswith(t[:d], k) and t.startswith(tok, d):
+                    after = t[d + len(tok) :]
+                    if s.startswith(after[: len(s) - e], e):
+                        h = k
+                        break
+        return h
+
+    def _pend(self, text: str, at: int) -> None:
+        """Hold ``text``, the start of a stop string holding the marker of the
+        undecided body just opened (``_stop_start``), until the body decides:
+        a call, it is text before the call's events (``_settle``); prose, it is
+        scanned again with the body's text (``_rejected``). Meanwhile ``feed``
+        is ``_feed_pending``, which settles it; the paths every other delta
+        takes are as they were. At most the stop string's length."""
+        self._pending = text
+        self._pending_at = at
+        if self._entry is None:
+            self._entry = self.feed
+            self.feed = self._feed_pending  # type: ignore[method-assign]
+
+    def _unpend(self) -> None:
+        self._pending = ""
+        entry = self._entry
+        if entry is not None:
+            self._entry = None
+            if self.__class__.feed is entry.__func__:  # type: ignore[attr-defined]
+                del self.feed  # the class's own again
+            else:
+                self.feed = entry  # type: ignore[method-assign,assignment]
+
+    def _settle(self, out: list[ParserEvent]) -> None:
+        """The body decided it is a call: the held text goes out before its events."""
+        text = self._pending
+        self._unpend()
+        events: list[ParserEvent] = []
+        self._emit_text(text, events)
+        out[self._pending_at : self._pending_at] = events
+
+    def feed(self, delta: str) -> list[ParserEvent]:
+        raise NotImplementedError
+
+    def _feed_pending(self, delta: str) -> list[ParserEvent]:
+        """``feed`` while text is pending (``_pend``): the dialect's entry, then
+        the held text before the events of a body that decided in it."""
+        entry = self._entry
+        assert entry is not None
+        self._pending_at = 0
+        out = entry(delta)
+        body = self._body
+        if self._pending and body is not None:
+            if out or not body.undecided:  # (json_action's is undecided again after)
+                self._settle(out)
+            else:
+                held = body.size + len(self._held) + len(self._pending)
+                if held > self.max_held:
+                    self.max_held = held
+        return out
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
         if text:
