@@ -8,9 +8,19 @@ the runtime saw and what it asked. A reply is either
 
 * a string: split into token-like text deltas whose sizes are drawn from
   ``chunk_sizes`` by a ``random.Random(seed)`` (so a run is reproducible, and
-  different seeds exercise different splits), then one ``FinishChunk``; or
+  different seeds exercise different splits), then one ``FinishChunk``;
 * a sequence of chunks, played as given; a ``FinishChunk(reason="stop")`` is
-  appended when the sequence has none.
+  appended when the sequence has none. An exception among them is raised
+  there, after the chunks before it, as a provider's stream raises when its
+  connection breaks (``ProviderError("connection reset")``); nothing after
+  it is played, and no finish is added;
+* an exception: raised on opening the stream, as a provider raises for an
+  error status (``ProviderError("HTTP 429", status=429, retry_after=2)``);
+  the request was still sent, so it is in ``requests``; or
+* a function of the request (sync or async) that returns one of the above,
+  called when the request comes: a reply that depends on what was asked (the
+  tool result in the last message, the tools offered), as pydantic-ai's
+  ``FunctionModel`` answers. An exception it raises is raised on opening.
 
 Like a real OpenAI-compatible endpoint, a string reply honours
 ``request.stop``: the text ends just before the earliest stop string, which
@@ -26,8 +36,9 @@ the test, reported with ``UsageError``.
 
 from __future__ import annotations
 
+import inspect
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
@@ -35,9 +46,11 @@ import anyio
 from streamtools.errors import UsageError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 
-__all__ = ["ScriptedModel", "split_text"]
+__all__ = ["Reply", "ScriptedModel", "split_text"]
 
-Reply = str | Sequence[Chunk]
+#: what one model call plays (see the module docstring)
+Played = str | Sequence[Chunk | Exception] | Exception
+Reply = Played | Callable[[ModelRequest], Played | Awaitable[Played]]
 
 
 def split_text(text: str, rng: random.Random, sizes: tuple[int, int]) -> list[str]:
@@ -80,11 +93,14 @@ class ScriptedModel:
         """Replies not played yet."""
         return len(self.replies) - len(self.requests)
 
-    def chunks_for(self, reply: Reply, request: ModelRequest) -> list[Chunk]:
-        """The chunks one reply plays as, given the request (its stop strings)."""
+    def chunks_for(self, reply: Played, request: ModelRequest) -> list[Chunk | Exception]:
+        """The chunks one reply plays as, given the request (its stop strings);
+        an exception among them is raised there."""
+        if isinstance(reply, Exception):
+            return [reply]
         if not isinstance(reply, str):
             chunks = list(reply)
-            if not any(isinstance(c, FinishChunk) for c in chunks):
+            if not any(isinstance(c, FinishChunk | Exception) for c in chunks):
                 chunks.append(FinishChunk(reason="stop"))
             return chunks
         text, finish = reply, FinishChunk(reason="stop")
@@ -93,7 +109,7 @@ class ScriptedModel:
             if hits:
                 cut, stop = min(hits)
                 text, finish = text[:cut], FinishChunk(reason="stop", stop_sequence=stop)
-        out: list[Chunk] = [
+        out: list[Chunk | Exception] = [
             TextChunk(text=piece) for piece in split_text(text, self._rng, self.chunk_sizes)
         ]
         out.append(finish)
@@ -107,7 +123,10 @@ class ScriptedModel:
                 f"ScriptedModel has {len(self.replies)} replies; request {turn + 1} has none"
             )
         self.requests.append(request)
-        chunks = self.chunks_for(self.replies[turn], request)
+        reply = await _played(self.replies[turn], request)
+        if isinstance(reply, Exception):
+            raise reply  # refused on opening, as for an HTTP error status
+        chunks = self.chunks_for(reply, request)
         self.open_streams += 1
         played = self._play(chunks)
         try:
@@ -118,11 +137,21 @@ class ScriptedModel:
             await played.aclose()
             self.open_streams -= 1
 
-    async def _play(self, chunks: list[Chunk]) -> AsyncGenerator[Chunk, None]:
+    async def _play(self, chunks: list[Chunk | Exception]) -> AsyncGenerator[Chunk, None]:
         for chunk in chunks:
             if self.delay:
                 await anyio.sleep(self.delay)
             else:
                 # A checkpoint per chunk keeps an instant script cancellable.
                 await anyio.lowlevel.checkpoint()
+            if isinstance(chunk, Exception):
+                raise chunk  # the stream breaks here, as a cut connection's does
             yield chunk
+
+
+async def _played(reply: Reply, request: ModelRequest) -> Played:
+    """What ``reply`` plays for ``request``: a function's answer, else itself."""
+    if not callable(reply):
+        return reply
+    answer = reply(request)
+    return await answer if inspect.isawaitable(answer) else answer
