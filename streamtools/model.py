@@ -114,7 +114,10 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
     an assistant message's signed reasoning blocks, sent back in native mode.
     ``reasoning`` and ``reasoning_origin``: an assistant message's reasoning
     text in native mode and where it came from (``ReasoningOrigin``), which the
-    provider that streamed it takes back; the others ignore them."""
+    provider that streamed it takes back; the others ignore them.
+    ``is_error``: a tool message that carries the tool's failure, which
+    Anthropic's ``tool_result`` block flags; the chat APIs without a flag read
+    the content (``Error: …``)."""
 
     role: Role
     content: str
@@ -124,6 +127,7 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
     thinking: tuple[Thinking, ...] = ()
     reasoning: str = ""
     reasoning_origin: ReasoningOrigin | None = None
+    is_error: bool = False
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -214,7 +214,7 @@ def test_native_mode() -> None:
         tool_calls=(NativeCall(id="call_0", name="add", arguments={"a": 1, "b": 2}),),
     )
     assert out[-1] == ChatMessage(
-        role="tool", content="Error: bad", tool_call_id="call_0", name="add"
+        role="tool", content="Error: bad", tool_call_id="call_0", name="add", is_error=True
     )
     assert [m.role for m in out].count("user") == 1
 

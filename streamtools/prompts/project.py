@@ -211,7 +211,15 @@ def _turn(
     if paired and native:
         for r in paired:
             text = defuse_text(f"Error: {r.content}" if r.is_error else r.content)
-            out.append(ChatMessage(role="tool", content=text, tool_call_id=r.call_id, name=r.name))
+            out.append(
+                ChatMessage(
+                    role="tool",
+                    content=text,
+                    tool_call_id=r.call_id,
+                    name=r.name,
+                    is_error=r.is_error,
+                )
+            )
     elif paired:
         rendered = [_render(renderer, r) for r in paired]
         tail = [] if user_next else [renderer.continuation()]

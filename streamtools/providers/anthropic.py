@@ -82,9 +82,10 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 Request: system messages are joined into the top-level ``system``; an
 assistant message's signed ``thinking`` blocks go back as they came, each in
 its place among the ``tool_use`` blocks (``_blocks``); native calls become
-``tool_use`` blocks and tool results ``tool_result`` blocks in a user message
-(a tool message that answers no ``tool_use``, as prompt dialects send, is
-user text instead: see ``streamtools.providers.bodies``); consecutive
+``tool_use`` blocks and tool results ``tool_result`` blocks in a user message,
+with ``is_error: true`` for a tool's failure, as the API documents (it went
+as content alone); a tool message that answers no ``tool_use``, as prompt
+dialects send, is user text instead (see ``streamtools.providers.bodies``); consecutive
 messages of one role are merged (the API expects turns to alternate); ``stop``
 becomes ``stop_sequences`` (one that is only whitespace, which the API
 refuses, is cut client-side instead: ``_client_stops``); ``max_tokens`` is
@@ -352,7 +353,8 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     just before it, so the model still reads what it wrote."""
     if msg.role == "tool":
         use_id = _tool_id(msg.tool_call_id)
-        return [{"type": "tool_result", "tool_use_id": use_id, "content": msg.content}]
+        result = {"type": "tool_result", "tool_use_id": use_id, "content": msg.content}
+        return [{**result, "is_error": True} if msg.is_error else result]
     thinking = msg.thinking if msg.role == "assistant" else ()
     blocks = [_thinking(t) for t in thinking if t.calls <= 0]
     if _readable(msg.content):  # the API refuses blank text blocks
