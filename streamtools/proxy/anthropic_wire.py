@@ -388,8 +388,8 @@ class EventEncoder:
         """``message_start``, whose usage is all that some clients read of the
         input tokens (IDE agents that track a conversation's context so): the
         API writes its count there. The upstream's count comes only with its
-        answer, so the proxy's estimate of its request goes here (``tokens``,
-        erring high), and the upstream's exact count, cumulative, in
+        answer, so the proxy's guess at its request goes here
+        (``tokens.expected_tokens``), and the upstream's exact count, cumulative, in
         ``message_delta``, which the SDK's accumulator takes over it."""
         message: dict[str, Any] = {
             "id": self.id,

@@ -76,7 +76,7 @@ from streamtools.proxy.request import (
     refusal_message,
     status_for_kind,
 )
-from streamtools.proxy.tokens import estimate_tokens
+from streamtools.proxy.tokens import expected_tokens
 from streamtools.proxy.turn import Emit, Flush
 
 __all__ = [
@@ -135,9 +135,9 @@ RESPONSES = Wire(
 )
 ANTHROPIC = Wire(
     anthropic_wire.decode_request,
-    # message_start says the input tokens: the estimate, as the upstream's come last
+    # message_start says the input tokens: a guess, as the upstream's count comes last
     lambda call, request: anthropic_wire.EventEncoder(
-        call.model, input_tokens=estimate_tokens(request)
+        call.model, input_tokens=expected_tokens(request)
     ),
     lambda reply, call: anthropic_wire.response_body(reply, call.model),
     anthropic_wire.error_body,

@@ -38,17 +38,35 @@ and results projected into text, the ``tool_choice`` instruction
   and one or two CJK characters, so the estimate errs high, on the side that
   makes a client compact early rather than overflow. The answer says it is an
   estimate in the header ``x-streamtools-token-count: estimate``.
+
+An Anthropic stream's ``message_start`` says the input tokens before the
+upstream has counted them (its count comes with its answer, in
+``message_delta``, which replaces it): there the proxy gives its best guess,
+``expected_tokens``, not one that errs high. The count endpoint's estimate read
+English prose at a token per three characters where tokenizers take four, so
+every stream opened with about a third more tokens than the request had. The
+guess weighs characters by kind, as byte-pair tokenizers (cl100k, o200k,
+Llama 3, Qwen) split them: letters and spaces about four and a half to a token
+(a common word and the space before it are one), punctuation and line breaks
+about two to three to a token (``{"``, ``":``, ``</`` are merged pairs; JSON
+and markup are dense with them), digits three to a token (numbers are split
+in groups of three, or one by one in older vocabularies), and a token per
+other character, as for the estimate. It stays within about a fifth of a
+tokenizer's count for prose, code, JSON and CJK text
+(``tests/test_proxy_s16_token_guess.py``). Two ``bytes.translate`` passes
+over the ASCII text do the sorting, so it costs about what the estimate does.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 
 from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.model import Model, ModelRequest
 from streamtools.providers import AnthropicMessages, OpenAIChat
 
-__all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens"]
+__all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens", "expected_tokens"]
 
 log = logging.getLogger("streamtools.proxy")
 
@@ -67,6 +85,28 @@ def estimate_tokens(request: ModelRequest) -> int:
         text = message.content
         ascii_chars = len(text.encode("ascii", "ignore"))
         total += -(-ascii_chars // _ASCII_PER_TOKEN) + len(text) - ascii_chars + _PER_MESSAGE
+    return total
+
+
+_DIGITS = b"0123456789"
+# the ASCII characters that are not letters or spaces: marks, line breaks, digits
+_NOT_WORDS = bytes(c for c in range(128) if not (chr(c).isalpha() or c in b" \t"))
+# characters per token, by kind (module docstring)
+_PER_TOKEN_WORDS, _PER_TOKEN_MARKS, _PER_TOKEN_DIGITS = 4.5, 2.5, 3.0
+
+
+def expected_tokens(request: ModelRequest) -> int:
+    """About how many input tokens ``request`` costs: a guess near a tokenizer's
+    count, neither high nor low (module docstring), for ``message_start``."""
+    total = 0
+    for message in request.messages:
+        text = message.content
+        ascii_text = text.encode("ascii", "ignore")
+        words = len(ascii_text.translate(None, _NOT_WORDS))  # letters and spaces
+        digits = len(ascii_text) - len(ascii_text.translate(None, _DIGITS))
+        marks = len(ascii_text) - words - digits
+        guess = words / _PER_TOKEN_WORDS + marks / _PER_TOKEN_MARKS + digits / _PER_TOKEN_DIGITS
+        total += math.ceil(guess) + len(text) - len(ascii_text) + _PER_MESSAGE
     return total
 
 
