@@ -51,7 +51,12 @@ it; an escaped lone half in a line written by other means is read so too.
 
 ``Replay(path, speed=...)`` is a model that plays segment *n* for its *n*-th
 ``stream()`` call, whatever the request (the requests it received are kept in
-``requests``, as ``ScriptedModel`` does). ``speed=None`` plays instantly (a
+``requests``, as ``ScriptedModel`` does). ``match_requests=True`` checks each
+request against the one the segment's header holds, as a cassette library
+matches requests: a test whose agent now asks something else (a changed
+system prompt, other tools, another tool result) fails with a ``UsageError``
+naming the first difference, instead of passing on answers to questions no
+longer asked. A header with no request (``Header()``) matches any. ``speed=None`` plays instantly (a
 checkpoint every few chunks, so it stays cancellable); ``1.0`` at the recorded pace;
 ``2.0`` twice as fast. Timing is measured from the open of each stream
 against the recorded offsets, so slow consumers do not accumulate drift.
@@ -274,11 +279,14 @@ def load(path: str | Path) -> list[Segment]:
 class Replay:
     """A model that plays a recording back: instantly, at recorded pace, or scaled."""
 
-    def __init__(self, path: str | Path, *, speed: float | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, speed: float | None = None, match_requests: bool = False
+    ) -> None:
         if speed is not None and not speed > 0:  # (NaN is not > 0 either)
             raise UsageError(f"speed must be positive or None (instant), got {speed!r}")
         self.path = Path(path)
         self.speed = speed
+        self.match_requests = match_requests
         self.segments = load(self.path)
         self.requests: list[ModelRequest] = []
 
@@ -294,8 +302,16 @@ class Replay:
             raise UsageError(
                 f"{self.path} holds {len(self.segments)} model calls; call {turn + 1} has none"
             )
-        self.requests.append(request)
         segment = self.segments[turn]
+        recorded = segment.header.request
+        if self.match_requests and recorded is not None:
+            difference = _difference(_plain(recorded), _plain(request), "request")
+            if difference is not None:
+                raise UsageError(
+                    f"{self.path}: call {turn + 1} was recorded for another request "
+                    f"({difference}); record it again, or replay it without match_requests"
+                )
+        self.requests.append(request)
         start = anyio.current_time()
         if segment.failure is not None and not segment.failure.opened:
             await self._wait(0, start, segment.failure.t)
@@ -325,6 +341,44 @@ class Replay:
         else:
             wait = start + t / self.speed - anyio.current_time()
             await anyio.sleep(max(0.0, wait))
+
+
+def _plain(request: ModelRequest) -> Any:
+    """The request as a recording holds it (JSON builtins; U+FFFD for a lone half)."""
+    return msgspec.json.decode(encode_json(request))
+
+
+def _difference(recorded: Any, sent: Any, where: str) -> str | None:
+    """Where two JSON values first differ, said for a person, or None."""
+    if recorded == sent:
+        return None
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        for key in [*recorded, *(k for k in sent if k not in recorded)]:
+            found = _difference(recorded.get(key), sent.get(key), f"{where}.{key}")
+            if found is not None:
+                return found
+    if isinstance(recorded, list) and isinstance(sent, list):
+        for n, (old, new) in enumerate(zip(recorded, sent, strict=False)):
+            found = _difference(old, new, f"{where}[{n}]")
+            if found is not None:
+                return found
+        return f"{where}: {len(recorded)} recorded, {len(sent)} sent"
+    if isinstance(recorded, str) and isinstance(sent, str):
+        at = next(
+            (n for n, (a, b) in enumerate(zip(recorded, sent, strict=False)) if a != b),
+            min(len(recorded), len(sent)),
+        )
+        lo = max(0, at - 20)
+        return (
+            f"{where} differs at character {at}: recorded {recorded[lo : at + 20]!r}, "
+            f"sent {sent[lo : at + 20]!r}"
+        )
+    return f"{where}: recorded {_short(recorded)}, sent {_short(sent)}"
+
+
+def _short(value: Any) -> str:
+    text = encode_json(value).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _Recorder:
