@@ -21,7 +21,9 @@ as it grows, ``"`` when it closes, ``}`` when the call closes. Parameter kinds
 come from the catalog's schema (``type: string`` streams, once its start
 cannot be ``null`` if the schema allows null; any other type is emitted when
 its element closes, as the element's JSON text, or as a string if
-it is not JSON so that validation can say what is wrong). Without a type (no
+it is not JSON so that validation can say what is wrong; an object or array
+written as nested elements, ``<address><city>Paris</city></address>`` or
+``<tags><item>a</item></tags>``, is read by the schema: ``xml_nested``). Without a type (no
 schema, a parameter it does not declare or types not) a value is the text the
 model wrote, but an array, an object or ``null``: a start of ``[``, ``{`` or
 ``null`` is held until it closes and kept as JSON if it decodes; anything else

@@ -77,7 +77,7 @@ from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
     "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED",
-    "ParamValues", "equals_tag", "kinds_from_schema",
+    "ParamValues", "equals_tag", "kind_of", "kinds_from_schema",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
@@ -120,14 +120,22 @@ def kinds_from_schema(schema: dict[str, Any] | None) -> dict[str, int]:
     props = schema.get("properties")
     if isinstance(props, dict):
         for name, prop in props.items():
-            t = json_type(schema, prop)  # through anyOf and $ref: ``str | None`` is a string
-            if t == "string":
-                kinds[name] = NULLABLE if _allows_null(schema, prop) else STRING
-            elif t is not None:
-                kinds[name] = TYPED
-            elif _types_named(schema, prop) - {"string", "null"}:
-                kinds[name] = AUTO  # several types, not only text: JSON decides
+            kind = kind_of(schema, prop)
+            if kind != UNTYPED:
+                kinds[name] = kind
     return kinds
+
+
+def kind_of(root: dict[str, Any], node: Any) -> int:
+    """The kind of a value whose schema is ``node`` (inside ``root``)."""
+    t = json_type(root, node)  # through anyOf and $ref: ``str | None`` is a string
+    if t == "string":
+        return NULLABLE if _allows_null(root, node) else STRING
+    if t is not None:
+        return TYPED
+    if _types_named(root, node) - {"string", "null"}:
+        return AUTO  # several types, not only text: JSON decides
+    return UNTYPED
 
 
 def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
@@ -367,12 +375,23 @@ class ParamValues:
                 # boolean or null, not text: the literal (it was "True", which
                 # the parser's check refused though lenient reading takes it)
                 as_json = _PY_LITERALS[value.lower()]
+            elif self.kind == TYPED and value.startswith("<"):
+                as_json = self._nested(value) or as_json
         if self.kind == AUTO_TEXT and not isinstance(decoded, list | dict):
             decoded = value  # (CDATA: text, but an array or object)
         if self.kind >= AUTO and (isinstance(decoded, str) or value == ""):
             self.call.add_args(_layout_free(text), self.out)
         else:
             self.call.add_args(as_json, self.out)
+
+    def _nested(self, value: str) -> str | None:
+        """An object or array written as elements (``xml_nested``), as JSON text."""
+        from streamtools.parser.xml_nested import read_nested  # (it imports this module)
+
+        root = self.call.ctx.catalog.schema(self.call.name or "") or {}
+        props = root.get("properties")
+        node = props.get(self.pname) if isinstance(props, dict) else None
+        return read_nested(value, root, node) if node is not None else None
 
 
 def _layout_free(text: str) -> str:
