@@ -36,8 +36,11 @@ in ``stop_sequence``). ``reject_stop=True`` plays a model that refuses the
 A reply is a string (streamed as token-like deltas), a ``Reply`` (text,
 reasoning, native calls, finish, and faults: an error status with body and
 ``retry-after``, a cut mid-stream, an in-band error event, slow chunks, a stall,
-raw bytes sent verbatim, or a connection closed with no response), or a sequence
-of ``Chunk`` objects (a recorded reply, encoded as given). Every request's path,
+raw bytes sent verbatim, or a connection closed with no response), a sequence
+of ``Chunk`` objects (a recorded reply, encoded as given), or a function of the
+request's JSON body that returns one of those, called (in the server's thread)
+when the request comes: a reply that depends on what was sent. A function that
+raises is answered 500 with its error, as a script's mistake is. Every request's path,
 headers and JSON body are kept in ``received`` (bodies also in ``requests``).
 ``GET /v1/models`` (and ``/v1/models/{id}``; Ollama's ``GET /api/tags``) lists
 ``models`` in the wire's shape, as a client listing models at start-up (or the
@@ -61,7 +64,7 @@ import socketserver
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
@@ -92,7 +95,16 @@ from streamtools.testing.fake_wire import (
     token_pieces,
 )
 
-__all__ = ["FakeCall", "FakeServer", "Received", "Reply", "Wire", "token_pieces"]
+__all__ = [
+    "FakeCall",
+    "FakeServer",
+    "Received",
+    "Reply",
+    "ScriptItem",
+    "Scripted",
+    "Wire",
+    "token_pieces",
+]
 
 
 class Received(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,7 +114,8 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
     method: str = "POST"  # a GET (the model list) has no body: it is not in ``requests``
 
 
-ScriptItem = str | Reply | Sequence[Chunk]
+Scripted = str | Reply | Sequence[Chunk]
+ScriptItem = Scripted | Callable[[dict[str, Any]], Scripted]
 Tokenizer = Literal["vllm", "llama.cpp"]
 _ENDPOINTS: dict[Wire, tuple[str, ...]] = {  # what each wire answers, under any prefix
     "openai": ("/chat/completions",),
@@ -200,9 +213,15 @@ class _Handler(BaseHTTPRequestHandler):
             message = "Unsupported parameter: 'stop' is not supported with this model."
             self._send(400, error_body(wire, 400, message))
             return
-        item = fake._next()
-        if item is None:
+        scripted = fake._next()
+        if scripted is None:
             self._send(500, error_body(wire, 500, "FakeServer: no scripted reply left"))
+            return
+        try:
+            item = scripted(body) if callable(scripted) else scripted
+        except Exception as exc:  # noqa: BLE001 - the script's mistake, told to the client
+            message = f"FakeServer: the scripted reply function raised {exc!r}"
+            self._send(500, error_body(wire, 500, message))
             return
         reply = Reply(text=item) if isinstance(item, str) else item
         if isinstance(reply, Reply) and reply.drop:
