@@ -470,9 +470,19 @@ class LegacyChunkEncoder(ChunkEncoder):
         return super().encode(event)
 
 
-def _usage(prompt: int | None, completion: int | None) -> dict[str, int]:
+def _usage(prompt: int | None, completion: int | None) -> dict[str, Any]:
+    """The usage object, with the details OpenAI always writes: clients read
+    ``prompt_tokens_details.cached_tokens`` with no check (a TypeError on an
+    OpenAI-compatible server that left it out). The upstream reports no cache
+    hits or reasoning tokens (reasoning is not forwarded): 0."""
     p, c = prompt or 0, completion or 0
-    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+    return {
+        "prompt_tokens": p,
+        "completion_tokens": c,
+        "total_tokens": p + c,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+    }
 
 
 def _random_id() -> str:
