@@ -364,10 +364,11 @@ def test_raw_calls_of_one_reply_stay_apart_and_canonical_ones_keep_the_newline()
     )
     # Whitespace alone (what separated the calls) is not written before them.
     assert r.render_reply("\n", [one]) == one.raw
-    # No raw (native history, another dialect): the canonical form, on its own line.
+    # No raw (native history, another dialect): the canonical form, on its own line
+    # (the string "1" in CDATA: bare, it reads back as 1 where the schema allows both)
     canonical = ToolCall(id="c", name="x", arguments={"q": "1"})
     assert r.render_reply("Ok. ", [canonical]) == (
-        'Ok. \n<am:tool_call name="x">\n<q>1</q>\n</am:tool_call>'
+        'Ok. \n<am:tool_call name="x">\n<q><![CDATA[1]]></q>\n</am:tool_call>'
     )
 
 

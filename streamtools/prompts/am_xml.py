@@ -14,9 +14,10 @@ cannot invent the result itself. Strings are written as they are; a string
 holding ``<`` or ``&`` (or with leading/trailing whitespace that a reader might
 trim) goes in a CDATA section, with any ``]]>`` inside split across two
 sections, and so is a chat template's special token (``<|im_end|>``: see
-``streamtools.prompts.special_tokens``), and the string ``null``, which bare is
-null to the parser where the schema allows null (``str | None``: a ``None``
-from history is written ``null``). Numbers, booleans and null are JSON
+``streamtools.prompts.special_tokens``), and a string that is a JSON number,
+``true``, ``false`` or ``null``, which bare is that literal to the parser where
+the schema allows it (``int | str``: ``"5"`` read back as 5; ``str | None``: a
+``None`` from history is written ``null``). Numbers, booleans and null are JSON
 literals; arrays and objects are JSON text inside the element. A newline right
 after the opening tag or right before the closing tag is layout, not content,
 so a value that starts or ends with a newline gets one more there. Because
@@ -62,6 +63,7 @@ __all__ = ["AmXmlRenderer", "cdata", "xml_attr", "xml_text"]
 # but the call's own (``<am:tool_call>`` in a call opens the next call); any other
 # key is written ``<parameter name="KEY">``, which it reads as well
 _ELEMENT_NAME = re.compile(r"(?!am:tool_call\Z)[^\W\d][\w.\-:]*")
+_LITERAL_START = frozenset("-0123456789tfn")
 _RESULT = re.compile(r'\A<am:tool_(result|error) name="([^"]*)">(.*)</am:tool_\1>\Z', re.DOTALL)
 
 
@@ -107,10 +109,23 @@ def _value_text(value: Any) -> str:
         any(ch in text for ch in "<&")
         or "]]>" in text
         or text != text.strip()
-        or (text == "null" and isinstance(value, str))  # (bare, it reads back as null)
+        or (isinstance(value, str) and _reads_as_literal(text))
     ):
         return lead + cdata(text) + tail
     return text
+
+
+def _reads_as_literal(text: str) -> bool:
+    """Whether a string, bare in its element, would read back as a JSON number,
+    boolean or null: where the schema allows one (``int | str``, ``str |
+    None``) the parser takes it so (``"5"`` came back as 5). CDATA says "text"."""
+    if not text or text[0] not in _LITERAL_START:
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return not isinstance(value, str | list | dict)
 
 
 def _type_name(schema: dict[str, Any], root: dict[str, Any]) -> str:
