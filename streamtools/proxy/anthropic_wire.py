@@ -81,6 +81,10 @@ __all__ = [
 ]
 
 _encode = msgspec.json.Encoder().encode
+# the cache counts the API always writes beside input_tokens: clients add the
+# three up for the context's size (NaN in JavaScript when one is missing); the
+# upstream reports no prompt cache, so its count is all in input_tokens
+NO_CACHE = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 _ERROR_TYPES = {
     "invalid_request": "invalid_request_error",
@@ -399,7 +403,7 @@ class EventEncoder:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": 0},
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": 0, **NO_CACHE},
         }
         return _event("message_start", {"type": "message_start", "message": message})
 
@@ -484,6 +488,7 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
         "usage": {
             "input_tokens": reply.input_tokens or 0,
             "output_tokens": reply.output_tokens or 0,
+            **NO_CACHE,
         },
     }
 
