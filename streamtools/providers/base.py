@@ -33,7 +33,8 @@ here, in ``HTTPProvider``:
   calls passing (Anthropic's ``overloaded_error`` event after a 200, as the API
   reports overload when streaming; OpenRouter's ``{"error": {"code": 502}}``),
   raises ``TransientStreamError`` in the decoder and is asked again within
-  the same ``max_retries`` and backoff (``_asked``), one budget with the
+  the same ``max_retries`` and backoff (``_asked``, from the generator the
+  consumer reads, so a chunk passes through no other), one budget with the
   refusals before it: it ended the run, though
   nothing of it had been seen. (A request that fails when asked again ends
   the stream in an error finish.) Apart from
@@ -136,6 +137,9 @@ _SNIFFED = frozenset(
 # is replaced with this empty one, and reference counting frees the rest.
 _DONE = httpx.ByteStream(b"")
 _STALL = 600.0  # seconds: the default bound on a wait for content (``stall_timeout``)
+# what asking a request again takes (``HTTPProvider._asked``): the client, the body,
+# the headers, and the retries spent so far
+_Again = tuple[httpx.AsyncClient, bytes, dict[str, str], list[int]]
 
 
 class TransientStreamError(Exception):
@@ -399,9 +403,9 @@ class HTTPProvider:
         content = _encoder.encode(self.request_body(request))
         headers = self._request_headers()
         async with self._client() as client:
-            spent = [0]  # retries made, shared by ``_open`` and ``_asked``: one budget
+            spent = [0]  # retries made, by ``_open`` and ``_guard``: one budget
             opened = [await self._open(client, content, headers, spent=spent)]  # being read
-            chunks = self._asked(client, content, headers, opened, request, spent)
+            chunks = self._guard(opened, request, (client, content, headers, spent))
             try:
                 yield chunks
             finally:
@@ -411,43 +415,29 @@ class HTTPProvider:
                     opened[0].stream = _DONE  # see ``_DONE``
 
     async def _asked(
-        self,
-        client: httpx.AsyncClient,
-        content: bytes,
-        headers: dict[str, str],
-        opened: list[httpx.Response],
-        request: ModelRequest,
-        spent: list[int],
-    ) -> AsyncGenerator[Chunk, None]:
-        """The chunks of ``opened[0]``, the request asked again as often as the
-        answer fails in-band before any chunk (``TransientStreamError``: see
-        the module docstring), within ``max_retries``: the retries ``_open``
-        made of refused answers count (``spent``), so that no request is sent
-        more than ``max_retries + 1`` times in all (it was up to their square)."""
-        while True:
-            response = opened[0]
-            chunks = self._guard(response, request)
-            try:
-                async for chunk in chunks:
-                    yield chunk
-                return
-            except TransientStreamError as exc:
-                failure = str(exc)
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await chunks.aclose()
-                    await response.aclose()
-                    response.stream = _DONE
-            if spent[0] >= self.max_retries:
-                break
-            await anyio.sleep(min(self.retry_base * 2 ** spent[0], self.retry_max_wait))
-            spent[0] += 1
-            try:
-                opened[0] = await self._open(client, content, headers, spent=spent)
-            except ProviderError as exc:  # a stream that began: failures are data
-                failure = str(exc)
-                break
-        yield FinishChunk(reason="error", message=failure)
+        self, failure: str, again: _Again, opened: list[httpx.Response]
+    ) -> str | None:
+        """Ask the request again after ``opened[0]``'s answer failed in-band
+        before any chunk (``TransientStreamError``: see the module docstring),
+        within ``max_retries``: the retries ``_open`` made of refused answers
+        count (``spent``), so that no request is sent more than ``max_retries
+        + 1`` times in all (it was up to their square). None once ``opened[0]``
+        is the new answer, else why the stream ends (``failure``, or the new
+        request's error)."""
+        client, content, headers, spent = again
+        response = opened[0]
+        with anyio.CancelScope(shield=True):
+            await response.aclose()
+            response.stream = _DONE
+        if spent[0] >= self.max_retries:
+            return failure
+        await anyio.sleep(min(self.retry_base * 2 ** spent[0], self.retry_max_wait))
+        spent[0] += 1
+        try:
+            opened[0] = await self._open(client, content, headers, spent=spent)
+        except ProviderError as exc:  # a stream that began: failures are data
+            return str(exc)
+        return None
 
     def _request_headers(self, *last: tuple[str, str]) -> dict[str, str]:
         """A request's headers: JSON content, the wire's, the user's ``headers``,
@@ -577,69 +567,83 @@ class HTTPProvider:
         return b"".join(parts)[:limit]
 
     async def _guard(
-        self, response: httpx.Response, request: ModelRequest
+        self, opened: list[httpx.Response], request: ModelRequest, again: _Again
     ) -> AsyncGenerator[Chunk, None]:
-        """Run the decoder; turn every failure after the first byte into a FinishChunk."""
+        """Run the decoder over ``opened[0]``; turn every failure after the first
+        byte into a FinishChunk. An in-band failure the server calls passing,
+        before any chunk, asks again (``_asked``) in this same generator, so
+        that the consumer iterates it without a generator between them."""
         stops = self._client_stops(request)
-        cutter = StopCutter(stops) if stops else None
-        body = _Body(response, self.stall_timeout, self._line_records)
-        events = self._events(body.view())
-        decoder = self._decode(events, request)
-        finished = answered = False
-        rest: list[Chunk] = []  # what a decoder held when it failed in-band
-        try:
-            async for chunk in decoder:
-                if isinstance(chunk, FinishChunk):
-                    finished = True
-                    if cutter is not None and (held := cutter.flush()):
-                        yield TextChunk(text=held)
-                    yield chunk
-                    return
-                if cutter is not None and isinstance(chunk, TextChunk):
-                    text = cutter.feed(chunk.text)
-                    if text:
-                        yield TextChunk(text=text)
-                    if cutter.hit is not None:
+        while True:
+            response = opened[0]
+            cutter = StopCutter(stops) if stops else None
+            body = _Body(response, self.stall_timeout, self._line_records)
+            events = self._events(body.view())
+            decoder = self._decode(events, request)
+            finished = answered = False
+            rest: list[Chunk] = []  # what a decoder held when it failed in-band
+            transient: str | None = None  # a passing failure before any chunk: asked again
+            try:
+                async for chunk in decoder:
+                    if isinstance(chunk, FinishChunk):
                         finished = True
-                        yield FinishChunk(reason="stop", stop_sequence=cutter.hit)
+                        if cutter is not None and (held := cutter.flush()):
+                            yield TextChunk(text=held)
+                        yield chunk
                         return
+                    if cutter is not None and isinstance(chunk, TextChunk):
+                        text = cutter.feed(chunk.text)
+                        if text:
+                            yield TextChunk(text=text)
+                        if cutter.hit is not None:
+                            finished = True
+                            yield FinishChunk(reason="stop", stop_sequence=cutter.hit)
+                            return
+                    else:
+                        yield chunk
+                    body.waiting = time.monotonic()  # the consumer's own time is no stall
+                    answered = True
+            except TransientStreamError as exc:
+                if answered:
+                    message, rest = str(exc), exc.rest
                 else:
+                    message = transient = str(exc)
+            except _Stalled:
+                message = (
+                    f"{self._name} sent no content for over {self.stall_timeout:g} s "
+                    "(stall_timeout)"
+                )
+            except _Oversized as exc:
+                message = f"{self._name} sent {exc} longer than {_RECORD_LIMIT} bytes"
+            except httpx.HTTPError as exc:
+                message = str(transport_error(exc, streaming=True))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                message = f"{self._name} sent malformed JSON in the stream: {exc}"
+            except RecursionError:  # what a JSON decoder raises past its nesting limit
+                message = f"{self._name} sent JSON nested too deeply in the stream"
+            except (SSEError, UnicodeDecodeError) as exc:
+                message = f"{self._name} sent an unreadable stream: {exc}"
+            else:
+                message = f"{self._name} stream ended before the answer was complete"
+                message += "" if answered else unread(body.head)
+                if answered and (stray := body.stray()):
+                    message += f"; it ended with: {stray}"
+            finally:
+                await _release(response, events, graceful=finished)
+                await decoder.aclose()
+            if transient is not None:
+                ended = await self._asked(transient, again, opened)
+                if ended is None:
+                    continue  # the new answer, read from its start
+                yield FinishChunk(reason="error", message=ended)
+                return
+            if not finished:
+                if cutter is not None and (held := cutter.flush()):
+                    yield TextChunk(text=held)  # held for a stop string that never came
+                for chunk in rest:
                     yield chunk
-                body.waiting = time.monotonic()  # the consumer's own time is no stall
-                answered = True
-        except TransientStreamError as exc:
-            if not answered:
-                raise  # asked again (``_asked``)
-            message, rest = str(exc), exc.rest
-        except _Stalled:
-            message = (
-                f"{self._name} sent no content for over {self.stall_timeout:g} s "
-                "(stall_timeout)"
-            )
-        except _Oversized as exc:
-            message = f"{self._name} sent {exc} longer than {_RECORD_LIMIT} bytes"
-        except httpx.HTTPError as exc:
-            message = str(transport_error(exc, streaming=True))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            message = f"{self._name} sent malformed JSON in the stream: {exc}"
-        except RecursionError:  # what a JSON decoder raises past its nesting limit
-            message = f"{self._name} sent JSON nested too deeply in the stream"
-        except (SSEError, UnicodeDecodeError) as exc:
-            message = f"{self._name} sent an unreadable stream: {exc}"
-        else:
-            message = f"{self._name} stream ended before the answer was complete"
-            message += "" if answered else unread(body.head)
-            if answered and (stray := body.stray()):
-                message += f"; it ended with: {stray}"
-        finally:
-            await _release(response, events, graceful=finished)
-            await decoder.aclose()
-        if not finished:
-            if cutter is not None and (held := cutter.flush()):
-                yield TextChunk(text=held)  # held for a stop string that never came
-            for chunk in rest:
-                yield chunk
-            yield FinishChunk(reason="error", message=message)
+                yield FinishChunk(reason="error", message=message)
+            return
 
 
 async def _release(response: httpx.Response, source: AsyncIterator[Any], *, graceful: bool) -> None:
