@@ -222,14 +222,19 @@ async def test_a_tool_waiting_inside_an_async_generator_is_not_closed() -> None:
 async def test_a_call_cancelled_before_its_thread_started_is_not_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A call that timed out while it waited for a worker thread (all of anyio's
+    """A call cancelled while it waited for a worker thread (all of anyio's
     busy) never runs, and was counted as an abandoned thread for ever after: in
-    a busy process the limit was reached by threads that did not exist."""
+    a busy process the limit was reached by threads that did not exist. The
+    executor's call waits for its thread before its timeout starts (see
+    tests/test_runtime_s16_thread_wait.py), so here the run is what cancels it;
+    ``tool_value`` (the MCP server's way in) waits inside the caller's scope."""
     release = threading.Event()
+    ran: list[str] = []
 
     @tool
     def stuck() -> str:
         """Block until released."""
+        ran.append("stuck")
         release.wait(10)
         return "released"
 
@@ -244,9 +249,14 @@ async def test_a_call_cancelled_before_its_thread_started_is_not_counted(
             with anyio.fail_after(5):
                 while limiter.borrowed_tokens < 1:  # noqa: ASYNC110 (a thread takes it)
                     await anyio.sleep(0.01)
-            waited = await Executor(ToolRegistry([stuck]), timeout=0.05).execute(call("stuck"))
-            assert isinstance(waited, ToolFailed) and waited.kind == "timeout"
+            with anyio.move_on_after(0.1) as run:
+                await Executor(ToolRegistry([stuck]), timeout=0.05).execute(call("stuck"))
+            assert run.cancelled_caught
+            with anyio.move_on_after(0.1) as run:
+                await executor.tool_value(stuck, {})
+            assert run.cancelled_caught
             assert executor.abandoned_threads() == before
+            assert ran == []
             release.set()
     finally:
         release.set()

@@ -33,7 +33,15 @@ concurrently with each other and with the model still streaming. Two bounds
 apply, in this order:
 
 1. a ``CapacityLimiter`` (``max_concurrency``): a call waits for a slot, and
-   waiting does not count against its timeout;
+   waiting does not count against its timeout; nor does a sync tool's wait for
+   a worker thread: it takes a token of anyio's default thread limiter (40
+   threads for the whole process, shared with everything else that uses
+   ``to_thread``) before its timeout starts, and holds it while it runs.
+   Waited for inside the timeout, as ``to_thread.run_sync`` does, a call
+   queued behind other threads timed out before it had started and was
+   reported as the tool timing out. (An async tool's returned iterator,
+   drained in a thread, still waits inside: whether it needs one is known only
+   once the tool has run.)
 2. a per-call timeout (``move_on_after``; checking the scope rather than
    catching ``TimeoutError`` keeps a tool's own ``TimeoutError`` reported as
    the exception it is): the tool's own (``@tool(timeout=...)``), else the
@@ -81,6 +89,7 @@ import math
 import threading
 import traceback
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -183,10 +192,10 @@ class Executor:
         failure: BaseException | None = None
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own
         left: list[_Worker] = []
-        async with self.limiter:
+        async with self.limiter, _worker_thread(tool) as threads:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    value = await tool_value(tool, kwargs, left_running=left)
+                    value = await tool_value(tool, kwargs, left_running=left, limiter=threads)
                 except (Exception, SystemExit) as exc:
                     # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
                     # a tool that wraps a command line; in a thread it ends only that.
@@ -237,19 +246,46 @@ class Executor:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
 
 
+@asynccontextmanager
+async def _worker_thread(tool: Tool) -> AsyncIterator[anyio.CapacityLimiter | None]:
+    """For a sync tool, a token of anyio's default thread limiter, held for the
+    call and taken before its timeout starts (see the module docstring); what
+    yields is the limiter its worker thread then runs under (the call's own, as
+    the token is held here). None for an async tool: it needs no thread.
+
+    The token is borrowed by an object of the call's own, not by the task: a
+    coroutine the sync tool returns, awaited in this task, may use ``to_thread``
+    itself, and a task may hold only one token of a limiter ("this borrower is
+    already holding one of this CapacityLimiter's tokens")."""
+    if tool.is_async:
+        yield None
+        return
+    threads = anyio.to_thread.current_default_thread_limiter()
+    borrower = object()
+    await threads.acquire_on_behalf_of(borrower)
+    try:
+        yield anyio.CapacityLimiter(1)
+    finally:
+        threads.release_on_behalf_of(borrower)
+
+
 async def tool_value(
-    tool: Tool, kwargs: dict[str, Any], *, left_running: list[_Worker] | None = None
+    tool: Tool,
+    kwargs: dict[str, Any],
+    *,
+    left_running: list[_Worker] | None = None,
+    limiter: anyio.CapacityLimiter | None = None,
 ) -> Any:
     """What ``tool`` finally gives for ``kwargs`` (see the module docstring): a
     returned awaitable awaited (a coroutine that swallows cancellation closed),
     an iterator's items collected, a sync tool in a worker thread abandoned on
-    cancellation (and put in ``left_running``, when given). What it raises is
-    raised. The MCP server runs tools through this too, so that a tool gives
-    the same to both."""
+    cancellation (and put in ``left_running``, when given), under ``limiter``
+    (None: anyio's default). What it raises is raised. The MCP server runs tools
+    through this too, so that a tool gives the same to both."""
     if tool.is_async:
         value = tool.invoke(kwargs)
     else:
-        value = await _called_in_thread(partial(tool.invoke, kwargs), left_running)
+        value = await _called_in_thread(partial(tool.invoke, kwargs), left_running, limiter)
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
     # A coroutine that swallows cancellation is closed (``_Stoppable``).
@@ -260,7 +296,7 @@ async def tool_value(
     if isinstance(value, AsyncIterator):
         value = await _collect(value)
     elif isinstance(value, Iterator):
-        value = await _drain(value, left_running)
+        value = await _drain(value, left_running, limiter)
     return value
 
 
@@ -469,7 +505,11 @@ def _still_running(name: str) -> str:
     )
 
 
-async def _in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None = None) -> Any:
+async def _in_thread(
+    fn: Callable[[], Any],
+    left_running: list[_Worker] | None = None,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> Any:
     """``fn()`` in a worker thread, abandoned on cancellation; what it raises is raised."""
     worker = _Worker()
     counted = _ABANDONED  # the count this call goes into, and out of
@@ -496,7 +536,7 @@ async def _in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None =
                 f"{MAX_ABANDONED_THREADS}); a sync tool is run again once some of them end"
             )
     try:
-        value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        value = await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
     except anyio.get_cancelled_exc_class():
         with counted.lock:
             # not a call still waiting for a worker thread: it never runs
@@ -513,14 +553,22 @@ async def _in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None =
     return value
 
 
-async def _drain(items: Iterator[Any], left_running: list[_Worker] | None) -> list[Any]:
+async def _drain(
+    items: Iterator[Any],
+    left_running: list[_Worker] | None,
+    limiter: anyio.CapacityLimiter | None,
+) -> list[Any]:
     """The items of an iterator an async tool returned, taken in a worker thread
     (its ``next`` may block), as ``_called_in_thread`` takes a sync tool's."""
-    taken: list[Any] = await _called_in_thread(lambda: items, left_running)
+    taken: list[Any] = await _called_in_thread(lambda: items, left_running, limiter)
     return taken
 
 
-async def _called_in_thread(fn: Callable[[], Any], left_running: list[_Worker] | None) -> Any:
+async def _called_in_thread(
+    fn: Callable[[], Any],
+    left_running: list[_Worker] | None,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> Any:
     """A sync tool's ``fn()`` in a worker thread; an iterator it returns is drained
     in that same call, so in the thread that made it: drained by a second
     ``to_thread`` call, which may run in another worker thread, a thread-bound
@@ -538,7 +586,7 @@ async def _called_in_thread(fn: Callable[[], Any], left_running: list[_Worker] |
         return _take(value, stop) if isinstance(value, Iterator) else value
 
     try:
-        return await _in_thread(call, left_running)
+        return await _in_thread(call, left_running, limiter)
     finally:
         stop.set()
 
