@@ -238,7 +238,7 @@ class _Body(httpx.AsyncByteStream):
                 tail = seen[-4:]
                 self.head = self.head or part[:200]
                 if mend is not None:
-                    self.last = part[-400:] if len(part) >= 400 else (self.last + part)[-400:]
+                    self.last = (self.last + part[-400:])[-400:]  # no call: every part pays it
                 yield part
         if mend is not None:
             rest = mend.flush()
