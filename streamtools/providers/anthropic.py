@@ -78,6 +78,10 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 * Unknown event types are skipped, as Anthropic's versioning policy asks of
   clients (new event types may be added); a stream of nothing but unknown
   events still ends in an error finish because ``message_stop`` never comes.
+  So is an event whose data is no JSON object (a gateway's ``event: ping``
+  with ``data: ping``, or a bare ``data: keep-alive``), unless its SSE name is
+  one of the API's own events (``_EVENTS``), which would be losing content:
+  such data ended the answer as malformed JSON at the first heartbeat.
 
 Request: system messages are joined into the top-level ``system``; an
 assistant message's signed ``thinking`` blocks go back as they came, each in
@@ -230,6 +234,10 @@ class _ErrorEvent(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Event)
+# the API's own events: data under these names that is no JSON object is malformed
+_EVENTS = frozenset({"message_start", "message_delta", "message_stop"}) | {
+    f"content_block_{what}" for what in ("start", "delta", "stop")
+}
 _error_decoder = msgspec.json.Decoder(_ErrorEvent)
 
 
@@ -585,7 +593,12 @@ class AnthropicMessages(HTTPProvider):
                 return
             if not sse.data or sse.data.isspace():
                 continue
-            event = pairs.decode(sse.data)
+            try:
+                event = pairs.decode(sse.data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                if sse.event in _EVENTS or sse.data.lstrip().startswith("{"):
+                    raise  # an event of the answer, malformed
+                continue  # a heartbeat (see the module docstring)
             kind = event.type
             if content is not None:
                 if kind == "content_block_start":
