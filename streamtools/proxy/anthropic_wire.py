@@ -11,11 +11,14 @@ combines them); ``tool_result`` blocks of user turns become
 ``ToolResultMessage`` (the tool's name comes from the ``tool_use`` with the
 same id earlier in the same request).
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
-signatures); images and documents, which the upstream cannot read, are a
-placeholder the model reads, in a user's message and in a tool result alike
-(``request.omitted``; see ``openai_wire.text_content``), but for a document
-whose source is text, which is that text (``request.media_text``), and a
-``search_result`` (a tool's or the user's, text with its source and title),
+signatures); a server tool's blocks (``server_tool_use``, a web search's
+``web_search_tool_result``…, as a conversation replayed from Anthropic's API
+holds them) are notes the model reads in the turn (``builtin_items``); images
+and documents, which the upstream cannot read, are a placeholder the model
+reads, in a user's message and in a tool result alike (``request.omitted``;
+see ``openai_wire.text_content``), but for a document whose source is text,
+which is that text (``request.media_text``), and a ``search_result`` (a tool's
+or the user's, text with its source and title),
 which is read as its text under them (``_search_result``).
 A tool declared by an Anthropic-defined client tool ``type`` (``bash_20250124``,
 ``text_editor_20250728``, …) gets the input schema Anthropic documents for it
@@ -48,6 +51,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool
+from streamtools.proxy.builtin_items import add_note, block_note
 from streamtools.proxy.client_tools import KNOWN, client_tool
 from streamtools.proxy.request import (
     AssistantTurn,
@@ -208,7 +212,11 @@ def _messages(raw: Any, system: Any) -> Transcript:
                     turn.call(_tool_use(call_id, name, args, f"{where}: tool_use.input"))
                     names[call_id] = name
                 elif kind not in ("thinking", "redacted_thinking"):
-                    raise RequestError(f"{where}: block of type {kind!r} is not supported")
+                    text = block_note(block, kind)  # a server tool's block
+                    if text is None:
+                        raise RequestError(f"{where}: block of type {kind!r} is not supported")
+                    if text:
+                        add_note(turn, text)
             continue
         if turn is not None:
             transcript.add(turn.message())

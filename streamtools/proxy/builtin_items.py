@@ -31,6 +31,12 @@ left out when it tells the model nothing it can use (``note``):
   reads it as ``additional_tools``.)
 
 Any other type is a 400 that names it, as is ``item_reference`` (stored state).
+
+Anthropic's server tools leave blocks in an assistant message the same way
+(``block_note``): a ``server_tool_use`` or ``mcp_tool_use`` block and the
+``*_tool_result`` block after it (a web search's titles and URLs, its pages
+being encrypted; a fetched page's text; code execution's output) are notes too,
+and a tool search's result is left out.
 A field of an unexpected shape is shown as JSON, never refused: a note only
 informs the model.
 """
@@ -42,9 +48,9 @@ from typing import Any
 
 import msgspec
 
-from streamtools.proxy.request import RequestError, omitted
+from streamtools.proxy.request import AssistantTurn, RequestError, media_text, omitted
 
-__all__ = ["COMPACTION", "note"]
+__all__ = ["COMPACTION", "add_note", "block_note", "note"]
 
 _SILENT = frozenset(
     {
@@ -195,6 +201,12 @@ _NOTES: dict[str, Any] = {
 }
 
 
+def add_note(turn: AssistantTurn, text: str) -> None:
+    """``text`` (a note) in ``turn``, on lines of its own."""
+    apart = turn.written and not turn.texts[-1].endswith("\n")
+    turn.text(("\n" if apart else "") + text + "\n")
+
+
 def note(item: dict[str, Any], kind: Any, where: str) -> str:
     """The note the model reads for a built-in tool's ``item`` of type
     ``kind`` (module docstring), or "" for one that is left out."""
@@ -211,9 +223,14 @@ def note(item: dict[str, Any], kind: Any, where: str) -> str:
             f"{where}: items of type {kind!r} are not supported: the proxy reads messages, "
             "function and custom tool calls and their outputs, and the items of built-in tools"
         )
+    return _format(kind, describe(item))
+
+
+def _format(kind: str, pairs: list[tuple[str, Any]]) -> str:
+    """``[kind: label: value]``, one line per pair when there are several."""
     lines = [
         f"{label}: {_show(value).rstrip()}" if label else _show(value)
-        for label, value in describe(item)
+        for label, value in pairs
         if value is not None
     ]
     if not lines:
@@ -221,3 +238,71 @@ def note(item: dict[str, Any], kind: Any, where: str) -> str:
     if len(lines) == 1 and "\n" not in lines[0]:
         return f"[{kind}: {lines[0]}]"
     return f"[{kind}:\n" + "\n".join(lines) + "\n]"
+
+
+# -- Anthropic's server tools: blocks of an assistant message ---------------------
+
+
+def _server_tool_use(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("tool", block.get("name")), ("input", block.get("input"))]
+
+
+def _web_search_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    content = block.get("content")
+    if not isinstance(content, list):  # an error: {"type": …_error, "error_code"}
+        return [("error", content.get("error_code") if isinstance(content, dict) else content)]
+    found = [r for r in content if isinstance(r, dict)]  # the page text is encrypted
+    return [("result", f"{_show(r.get('title'))} {_show(r.get('url'))}") for r in found]
+
+
+def _web_fetch_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    content = block.get("content")
+    if not isinstance(content, dict) or "error_code" in content:
+        return [("error", content.get("error_code") if isinstance(content, dict) else content)]
+    document = content.get("content")
+    text = media_text(document) if isinstance(document, dict) else None
+    return [("url", content.get("url")), ("content", text)]
+
+
+def _execution_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    content = block.get("content")
+    if not isinstance(content, dict):
+        return [("content", content)]
+    if "error_code" in content:
+        return [("error", content["error_code"])]
+    # a file viewed by the text editor is its text; output files are ids only
+    text = content.get("content") if isinstance(content.get("content"), str) else None
+    picked = [(k, content.get(k)) for k in ("stdout", "stderr", "return_code")]
+    return [(k, v) for k, v in [*picked, ("content", text)] if v not in (None, "")]
+
+
+def _mcp_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    content = block.get("content")
+    if isinstance(content, list):
+        content = "\n".join(_show(b.get("text") if isinstance(b, dict) else b) for b in content)
+    return [("error" if block.get("is_error") else "output", content)]
+
+
+_BLOCKS: dict[str, Any] = {
+    "server_tool_use": _server_tool_use,
+    "mcp_tool_use": lambda b: [("tool", f"{_show(b.get('server_name'))}.{_show(b.get('name'))}"),
+                               ("input", b.get("input"))],
+    "web_search_tool_result": _web_search_result,
+    "web_fetch_tool_result": _web_fetch_result,
+    "code_execution_tool_result": _execution_result,
+    "bash_code_execution_tool_result": _execution_result,
+    "text_editor_code_execution_tool_result": _execution_result,
+    "mcp_tool_result": _mcp_result,
+}
+
+
+def block_note(block: dict[str, Any], kind: Any) -> str | None:
+    """The note the model reads for a server tool's block of type ``kind`` in an
+    assistant message (Anthropic's ``server_tool_use``, its ``*_tool_result``
+    blocks, ``mcp_tool_use`` / ``mcp_tool_result``), "" for one left out (a tool
+    search's result: tools the model does not have here), None for a type that
+    is not a server tool's."""
+    if kind == "tool_search_tool_result":
+        return ""
+    describe = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    return None if describe is None else _format(kind, describe(block))

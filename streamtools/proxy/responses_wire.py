@@ -61,7 +61,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
-from streamtools.proxy.builtin_items import COMPACTION, note
+from streamtools.proxy.builtin_items import COMPACTION, add_note, note
 from streamtools.proxy.freeform import RawInput, freeform_text
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
@@ -258,8 +258,7 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
             add(UserMessage(content=note(item, kind, where)))
         elif text := note(item, kind, where):  # a built-in tool's item (builtin_items)
             turn, noted = turn or AssistantTurn(), True
-            apart = turn.written and not turn.texts[-1].endswith("\n")
-            turn.text(("\n" if apart else "") + text + "\n")
+            add_note(turn, text)
     if turn is not None:
         transcript.add(turn.message())
     return transcript
