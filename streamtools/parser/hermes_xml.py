@@ -45,7 +45,12 @@ one right before ``</parameter>`` layout (vLLM's ``qwen3_coder`` parser drops
 the same two). Unlike ``am_xml``, a value is the text as written: Qwen3-Coder
 escapes nothing (code with ``a < b && c`` in it), so there are no entities and
 no CDATA, and only ``</parameter>`` ends a value: ``</function>`` and
-``</tool_call>`` in one are content. The arguments' ``}`` goes out at
+``</tool_call>`` in one are content. Where the model left ``</parameter>`` out
+(Qwen models do, in long contexts), a ``<parameter=NAME>`` at a line's start
+naming a parameter the tool declares and not given yet ends the value and
+begins that parameter (``_next_param``), and ``</function>``, layout and
+``</tool_call>`` ending the reply end the value and the call (held until
+more text shows they do not). The arguments' ``}`` goes out at
 ``</function>``; the call ends at ``</tool_call>`` (also ``</tool_call >``),
 or at ``end("stop")`` after ``</function>`` (the provider removed the stop
 marker); chat-template special tokens (``<|im_end|>``) after ``</function>``
@@ -88,6 +93,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
+    STRING,
     ParamValues,
     equals_tag,
     kinds_from_schema,
@@ -97,6 +103,11 @@ __all__ = ["CLOSE", "LOOSE_CLOSE", "OPEN", "QwenXmlBody", "QwenXmlCall"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 FUNCTION, FUNCTION_END, PARAMETER_END = "<function=", "</function>", "</parameter>"
+NEXT_PARAMETER = "<parameter="
+# the end of a call in a value whose </parameter> the model left out: </function>,
+# layout, </tool_call> (or the stream's end), layout; at most this long
+_FUNCTION_TAIL = re.compile(r"</function>[ \t\r\n]{0,8}(?:</tool_call>[ \t\r\n]{0,8})?")
+_TAIL_MAX = len(FUNCTION_END) + 8 + len("</tool_call>") + 8
 # the machine's states (see above); CUT: a new call began, this one ends unterminated;
 # NEXT: the block's next call begins
 FUNC, FBODY, PARAM, AFTER, SKIP, CUT, NEXT = range(7)
@@ -108,6 +119,17 @@ _EXAMPLE = (
     " Write <tool_call>\n<function=TOOL>\n<parameter=PARAM>\nvalue\n</parameter>\n"
     "</function>\n</tool_call>, one <parameter=…> element per parameter."
 )
+
+
+def _ends_call(after: str) -> bool:
+    """Whether the text after a ``</function>`` in a value may still be the rest
+    of ``_FUNCTION_TAIL`` (held until the stream's end or more text shows)."""
+    rest = after.lstrip(" \t\r\n")
+    if len(after) - len(rest) > 8:
+        return False
+    if CLOSE.startswith(rest):
+        return True
+    return rest.startswith(CLOSE) and len(rest) - len(CLOSE) <= 8 and not rest[len(CLOSE) :].strip()
 
 
 class QwenXmlCall(ParamValues):
@@ -283,21 +305,77 @@ class QwenXmlCall(ParamValues):
 
     def _param(self, s: str, i: int) -> int:
         k = s.find(PARAMETER_END, i)
+        n = len(s)
+        if NEXT_PARAMETER in s[i : n if k < 0 else k]:
+            j = self._next_param(s, i, n if k < 0 else k)
+            if j >= 0:
+                return j
         if k >= 0:
             if k > i:
                 self._content(s[i:k])
             self._close_param()
             return k + len(PARAMETER_END)
-        # the end, if it may begin the closing tag, is held until it shows
-        n = len(s)
-        k = s.find("<", max(i, n - len(PARAMETER_END) + 1))
-        while k >= 0 and not PARAMETER_END.startswith(s[k:]):
-            k = s.find("<", k + 1)
-        if k < 0:
-            k = n
+        # the end, if it may begin the closing tag, is held until it shows (the next
+        # parameter's tag and the function's end, when this one's was left out, too)
+        k = s.rfind(FUNCTION_END, max(i, n - _TAIL_MAX))
+        if k < 0 or not _ends_call(s[k + len(FUNCTION_END) :]):
+            k = s.find("<", max(i, n - len(PARAMETER_END) + 1))
+            while k >= 0 and not (
+                PARAMETER_END.startswith(s[k:])
+                or NEXT_PARAMETER.startswith(s[k:])
+                or FUNCTION_END.startswith(s[k:])
+            ):
+                k = s.find("<", k + 1)
+            if k < 0:
+                k = n
         if k > i:
             self._content(s[i:k])
         return k
+
+    def _next_param(self, s: str, i: int, end: int) -> int:
+        """A ``<parameter=NAME>`` tag at a line's start in the value ``s[i:end]``
+        begins the next parameter when NAME is one the tool declares (any, without
+        a schema) and is not given yet: the model left this value's
+        ``</parameter>`` out (Qwen models do, in long contexts), and this value
+        ends before the tag, its newline layout. It was content, the next
+        parameter silently lost in this one (vLLM, Ollama and LightLLM end a value
+        at the next tag too). Returns where the value's text resumes: after the
+        tag (the next parameter open), at a tag still arriving (held), or -1."""
+        p = s.find(NEXT_PARAMETER, i, end)
+        while p >= 0:
+            if self._line_start(s, i, p):
+                e = s.find(">", p, min(end, p + TAG_LIMIT + 1))
+                if e < 0:
+                    if end == len(s) and end - p <= TAG_LIMIT:
+                        if p > i:
+                            self._content(s[i:p])
+                        return p  # the tag still arriving: wait
+                    return -1
+                q = PARAMETER_IS.match(s[p : e + 1])
+                if q is not None and self._undeclared_yet(q.group(1)):
+                    if p > i:
+                        self._content(s[i:p])
+                    self._close_param()
+                    self._open_param(q.group(1), "parameter")
+                    return e + 1
+            p = s.find(NEXT_PARAMETER, p + 1, end)
+        return -1
+
+    def _line_start(self, s: str, i: int, p: int) -> bool:
+        """Whether ``s[p]`` begins a line of the value read from ``s[i]`` on (or
+        the value is empty so far)."""
+        if p > i:
+            return s[p - 1] == "\n"
+        if self.kind == STRING:
+            return self.fresh or self.newline.endswith("\n")
+        return not self.held or self.held[-1].endswith("\n") or not "".join(self.held).strip()
+
+    def _undeclared_yet(self, name: str) -> bool:
+        if name in self.given:
+            return False
+        schema = self.ctx.catalog.schema(self.call.name or "") if self.call.started else None
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return not isinstance(props, dict) or name in props
 
     def _close_call(self) -> None:
         """The call's text is all in ``raw``: its last event."""
@@ -338,6 +416,18 @@ class QwenXmlCall(ParamValues):
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         self.out = out
         self.record(tail, 0, len(tail))
+        if (
+            self.state == PARAM
+            and _FUNCTION_TAIL.fullmatch(tail) is not None
+            and (CLOSE in tail or finish_reason in PROVIDER_STOP)
+        ):
+            # the reply ends with the function's end in a value the model did not
+            # close (vLLM's qwen3_coder lost the value): it ends there, as the call
+            self._close_param()
+            self.state = AFTER
+            self.call.add_args("}", out)
+            self._close_call()
+            return None
         rest = tail.strip()
         if rest and rest[0] != "<" and (self.state == FBODY or self.state == AFTER):
             self._wrong(0, f"Text {rest!r}")  # as ``_tags`` says once it has seen enough

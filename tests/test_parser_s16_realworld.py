@@ -1,0 +1,156 @@
+"""Model output reported in bug reports against other streaming tool-call
+parsers (vLLM, SGLang, Ollama, llama.cpp, mlx-lm, oMLX, dynamo), as table
+cases for our dialects: each run whole, a character at a time and at random
+cuts, the invariants checked on every run (``run_checked``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
+from test_parser import SchemaCatalog
+
+from streamtools.events import CallError
+
+TOOLS = ("search", "calc", "get_weather", "get_time", "get_db_config", "write_file",
+         "ThinQ_Connect", "get_current_weather")
+
+
+def _qwen(function: str, body: str, close: str = "</function>\n</tool_call>") -> str:
+    return f"<tool_call>\n<function={function}>\n{body}\n{close}"
+
+
+CASES: list[Case] = [
+    # -- hermes ---------------------------------------------------------------------------
+    # Granite 4 writes the arguments as a JSON string (vllm-project/vllm#54964)
+    Case("granite-arguments-as-a-string", "hermes",
+         '<tool_call>{"name": "get_db_config", "arguments": "{\\n  \\"param\\": '
+         '\\"max_connections\\"\\n}"}</tool_call>',
+         [call("get_db_config", param="max_connections"), F], TOOLS),
+    # a tool without parameters, streamed (vllm-project/vllm#28806: its {} was dropped)
+    Case("parameterless", "hermes", '<tool_call>\n{"name": "get_time", "arguments": {}}\n'
+         "</tool_call>", [call("get_time"), F], TOOLS),
+    Case("parameterless-no-arguments-key", "hermes",
+         '<tool_call>\n{"name": "get_time"}\n</tool_call>', [call("get_time"), F], TOOLS),
+    # several calls in one block (vllm-project/vllm#32638, qwen3-next)
+    Case("two-objects-in-one-block", "hermes",
+         '<tool_call>\n{"name": "get_time", "arguments": {}}\n'
+         '{"name": "search", "arguments": {"q": "x"}}\n</tool_call>',
+         [call("get_time"), call(S, q="x"), F], TOOLS),
+    Case("an-array-in-one-block", "hermes",
+         '<tool_call>[{"name": "get_time", "arguments": {}}, '
+         '{"name": "search", "arguments": {"q": "x"}}]</tool_call>',
+         [call("get_time"), call(S, q="x"), F], TOOLS),
+    # Llama's key (raullenchai/Rapid-MLX#703)
+    Case("parameters-key", "hermes",
+         '<tool_call>{"name": "search", "parameters": {"q": "x"}}</tool_call>',
+         [call(S, q="x"), F], TOOLS),
+    # a chat template's end token inside a string argument is content
+    # (NAVER-Cloud-HyperCLOVA-X/hcx-vllm-plugin#5: the call was dropped)
+    Case("end-token-in-a-string", "hermes",
+         '<tool_call>{"name": "search", "arguments": {"q": "a <|im_end|> b"}}</tool_call>',
+         [call(S, q="a <|im_end|> b"), F], TOOLS),
+    # the provider cut the stream at </tool_call>, its stop string (vllm-project/vllm#13459)
+    Case("closing-tag-removed", "hermes",
+         '<tool_call>{"name": "search", "arguments": {"q": "x"}}',
+         [call(S, q="x"), F], TOOLS, finish_reason="stop"),
+    # a raw newline in a JSON string (Qwen3-Coder, small Llamas; ml-explore/mlx-lm#1712
+    # reads it with strict=False): an error saying to escape it, since the arguments
+    # stream as the model wrote them and would not be JSON (jsonscan's docstring)
+    Case("raw-newline-in-a-string", "hermes",
+         '<tool_call>{"name": "write_file", "arguments": {"content": "a\nb"}}</tool_call>',
+         [("error", "write_file", "invalid_json"), F], TOOLS),
+    # -- the Qwen3-Coder form, in hermes and am_xml ---------------------------------------
+    # the last value's </parameter> left out before </function> (vllm-project/vllm#57699:
+    # the value was lost)
+    Case("qwen-value-closed-by-the-function", "hermes",
+         _qwen("ThinQ_Connect", '<parameter=body>\n{"airConJobMode": "AIR_CLEAN", '
+               '"windStrength": "HIGH", "monitoringEnabled": true}'),
+         [call("ThinQ_Connect", body={"airConJobMode": "AIR_CLEAN", "windStrength": "HIGH",
+                                      "monitoringEnabled": True}), F], TOOLS),
+    Case("qwen-value-closed-by-the-function-am", "am_xml",
+         _qwen("search", "<parameter=q>\ncats"), [call(S, q="cats"), F], TOOLS),
+    Case("qwen-value-closed-by-the-function-stop", "hermes",
+         _qwen("search", "<parameter=q>\ncats", "</function>\n"), [call(S, q="cats"), F], TOOLS,
+         finish_reason="stop"),
+    # cut by the token limit there: nothing says the value was over
+    Case("qwen-value-closed-by-the-function-length", "hermes",
+         _qwen("search", "<parameter=q>\ncats", "</function>\n"),
+         [("error", S, "unterminated"), ("finish", "length", None)], TOOLS,
+         finish_reason="length"),
+    # the function's end inside a value that goes on is content (jundot/omlx#2588)
+    Case("qwen-value-holds-the-closing-tags", "hermes",
+         _qwen("write_file", "<parameter=path>\nnotes.xml\n</parameter>\n<parameter=content>\n"
+               "<function=demo>\n</function>\n</tool_call>\n</parameter>"),
+         [call("write_file", path="notes.xml",
+               content="<function=demo>\n</function>\n</tool_call>"), F], TOOLS),
+    Case("qwen-value-holds-the-closing-tags-then-more", "hermes",
+         _qwen("write_file", "<parameter=content>\nx\n</function>\n</tool_call>\nmore\n"
+               "</parameter>"),
+         [call("write_file", content="x\n</function>\n</tool_call>\nmore"), F], TOOLS),
+    # a value's </parameter> left out before the next parameter (vllm-project/vllm#37829:
+    # the next parameter was swallowed into the value)
+    Case("qwen-value-closed-by-the-next-parameter", "hermes",
+         _qwen("get_current_weather", "<parameter=city>\nDallas\n<parameter=state>\nTX\n"
+               "</parameter>"),
+         [call("get_current_weather", city="Dallas", state="TX"), F], TOOLS),
+    Case("qwen-value-closed-by-the-next-parameter-am", "am_xml",
+         _qwen("calc", "<parameter=a>\n1\n<parameter=b>\n2\n</parameter>"),
+         [call("calc", a=1, b=2), F], extra={"catalog": True}),
+    Case("qwen-empty-value-closed-by-the-next-parameter", "hermes",
+         _qwen("calc", "<parameter=a>\n<parameter=b>\n2\n</parameter>"),
+         [call("calc", a="", b="2"), F]),  # (no schema: text)
+    # not the next parameter: one the schema does not declare, one given already, a tag
+    # in the middle of a line
+    Case("qwen-undeclared-tag-in-a-value", "hermes",
+         _qwen(S, "<parameter=q>\na\n<parameter=zzz>\nb\n</parameter>"),
+         [call(S, q="a\n<parameter=zzz>\nb"), F], extra={"catalog": True}),
+    Case("qwen-given-tag-in-a-value", "hermes",
+         _qwen(S, "<parameter=q>\na\n<parameter=q>\nb\n</parameter>"),
+         [call(S, q="a\n<parameter=q>\nb"), F], extra={"catalog": True}),
+    Case("qwen-mid-line-tag-in-a-value", "hermes",
+         _qwen("calc", "<parameter=a>\n1 <parameter=b>2\n</parameter>"),
+         [("error", "calc", "invalid_arguments"), F], extra={"catalog": True}),
+    # a tag naming no parameter (vllm-project/vllm#55495: leaked into the arguments)
+    Case("qwen-parameter-tag-without-a-name", "hermes",
+         _qwen(S, "<parameter=\nx\n</parameter>"), [("error", S, "malformed"), F], TOOLS),
+    # an empty value of a string parameter is the empty string (sgl-project/sglang#36835)
+    Case("qwen-empty-value", "hermes", _qwen(S, "<parameter=q></parameter>"),
+         [call(S, q=""), F], TOOLS),
+    # -- inline_json -----------------------------------------------------------------------
+    # calls separated by ";" (Llama 3.x; ai-dynamo/dynamo#9536) or by a space (Ollama,
+    # sgomez/ollama-ai-provider#11), in a Markdown fence (ollama/ollama#13519)
+    Case("calls-separated-by-a-semicolon", "inline_json",
+         '{"tool":"get_weather","arguments":{"location":"NYC"}};'
+         '{"tool":"get_time","arguments":{}}',
+         [call("get_weather", location="NYC"), ("text", ";"), call("get_time"), F], TOOLS),
+    Case("calls-separated-by-a-space", "inline_json",
+         '{\n  "tool": "get_weather",\n  "arguments": {"location": "SF"}\n} {\n  "tool": '
+         '"get_time",\n  "arguments": {}\n}',
+         [call("get_weather", location="SF"), ("text", " "), call("get_time"), F], TOOLS),
+    Case("call-in-a-fence", "inline_json",
+         '```json\n{"tool": "search", "arguments": {"q": "x"}}\n```',
+         [("text", "```json\n"), call(S, q="x"), ("text", "\n```"), F], TOOLS),
+    # JSON that names no tool of ours stays text (rapid-mlx's "Alice" false match)
+    Case("json-with-a-name-key-in-prose", "inline_json", 'Here is a user: {"name": "Alice"}',
+         [("text", 'Here is a user: {"name": "Alice"}'), F], TOOLS),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_reported_model_output(case: Case) -> None:
+    results = []
+    for how, chunks in chunkings(case.text):
+        tools: Any = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
+        events = run_checked(case.dialect, chunks, tools, case.stop, case.finish_reason)
+        assert summary(events) == case.expect, how
+        results.append(merge(events))
+    assert all(r == results[0] for r in results)
+
+
+def test_a_raw_newline_is_named_in_the_error() -> None:
+    text = '<tool_call>{"name": "write_file", "arguments": {"content": "a\nb"}}</tool_call>'
+    (error,) = [e for e in run_checked("hermes", [text], TOOLS) if isinstance(e, CallError)]
+    assert "raw control character in a string (escape newlines as \\n)" in error.message
+    assert error.raw == text
