@@ -306,8 +306,10 @@ class QwenXmlCall(ParamValues):
     def _param(self, s: str, i: int) -> int:
         k = s.find(PARAMETER_END, i)
         n = len(s)
-        if NEXT_PARAMETER in s[i : n if k < 0 else k]:
-            j = self._next_param(s, i, n if k < 0 else k)
+        end = n if k < 0 else k
+        p = s.find(NEXT_PARAMETER, i, end)
+        if p >= 0:
+            j = self._next_param(s, i, end, p)
             if j >= 0:
                 return j
         if k >= 0:
@@ -332,7 +334,7 @@ class QwenXmlCall(ParamValues):
             self._content(s[i:k])
         return k
 
-    def _next_param(self, s: str, i: int, end: int) -> int:
+    def _next_param(self, s: str, i: int, end: int, p: int) -> int:
         """A ``<parameter=NAME>`` tag at a line's start in the value ``s[i:end]``
         begins the next parameter when NAME is one the tool declares (any, without
         a schema) and is not given yet: the model left this value's
@@ -340,8 +342,8 @@ class QwenXmlCall(ParamValues):
         ends before the tag, its newline layout. It was content, the next
         parameter silently lost in this one (vLLM, Ollama and LightLLM end a value
         at the next tag too). Returns where the value's text resumes: after the
-        tag (the next parameter open), at a tag still arriving (held), or -1."""
-        p = s.find(NEXT_PARAMETER, i, end)
+        tag (the next parameter open), at a tag still arriving (held), or -1;
+        ``s[p]`` begins the first ``<parameter=`` in it."""
         while p >= 0:
             if self._line_start(s, i, p):
                 e = s.find(">", p, min(end, p + TAG_LIMIT + 1))
