@@ -1,4 +1,4 @@
-"""Responses input items of built-in tools, as the text the model reads.
+"""Built-in tools' items (Responses) and blocks (Anthropic), as text the model reads.
 
 A conversation replayed from another backend (OpenAI's own API, a gateway
 that runs hosted tools) carries the items of tools the upstream model does not
@@ -37,6 +37,7 @@ Anthropic's server tools leave blocks in an assistant message the same way
 ``*_tool_result`` block after it (a web search's titles and URLs, its pages
 being encrypted; a fetched page's text; code execution's output) are notes too,
 and a tool search's result is left out.
+
 A field of an unexpected shape is shown as JSON, never refused: a note only
 informs the model.
 """
