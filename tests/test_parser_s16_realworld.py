@@ -118,6 +118,31 @@ CASES: list[Case] = [
     # an empty value of a string parameter is the empty string (sgl-project/sglang#36835)
     Case("qwen-empty-value", "hermes", _qwen(S, "<parameter=q></parameter>"),
          [call(S, q=""), F], TOOLS),
+    # -- am_xml's <parameter name=…> form ---------------------------------------------------
+    # closed with </NAME> (the name attribute's value), the next parameter swallowed
+    # (anthropics/claude-code#83088)
+    Case("am-parameter-closed-by-its-name", "am_xml",
+         '<am:tool_call name="write_file"><parameter name="content">long text</content>\n'
+         '<parameter name="path">a.txt</parameter></am:tool_call>',
+         [call("write_file", content="long text", path="a.txt"), F], TOOLS),
+    Case("am-parameter-closed-by-its-name-last", "am_xml",
+         '<am:tool_call name="search"><parameter name="q">cats</q>\n</am:tool_call>',
+         [call(S, q="cats"), F], TOOLS),
+    # </parameter> left out before the next parameter's tag, in either element form
+    Case("am-parameter-closed-by-the-next", "am_xml",
+         '<am:tool_call name="calc"><parameter name="a">\n1\n<parameter name="b">2'
+         "</parameter></am:tool_call>", [call("calc", a=1, b=2), F], extra={"catalog": True}),
+    Case("am-element-closed-by-the-next-parameter", "am_xml",
+         '<am:tool_call name="calc"><a>\n1\n<parameter name="b">2</parameter></am:tool_call>',
+         [call("calc", a=1, b=2), F], extra={"catalog": True}),
+    # content after all: </NAME> that more text follows, a tag the schema does not declare
+    Case("am-closing-name-in-a-value", "am_xml",
+         '<am:tool_call name="search"><parameter name="q">see </q> tag</parameter>'
+         "</am:tool_call>", [call(S, q="see </q> tag"), F], TOOLS),
+    Case("am-undeclared-parameter-tag-in-a-value", "am_xml",
+         '<am:tool_call name="search"><parameter name="q">\na\n<parameter name="zzz">b'
+         "</parameter></am:tool_call>",
+         [call(S, q='a\n<parameter name="zzz">b'), F], extra={"catalog": True}),
     # -- inline_json -----------------------------------------------------------------------
     # calls separated by ";" (Llama 3.x; ai-dynamo/dynamo#9536) or by a space (Ollama,
     # sgomez/ollama-ai-provider#11), in a Markdown fence (ollama/ollama#13519)

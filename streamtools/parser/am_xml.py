@@ -61,7 +61,10 @@ twice); any other attribute is ignored. A call without a name is
 quoting back a name the model put elsewhere (``<am:tool_call tool="x">``,
 ``<name>x</name>`` among the elements) in it. Inside a
 parameter only its own closing tag ends it, so ``</am:tool_call>`` in a value is
-content. A closing tag may have whitespace before its ``>`` (``</q >``,
+content; but where the model left ``</parameter>`` out, a ``<parameter …>`` tag at
+a line's start naming a declared parameter not given yet, or ``</NAME>`` closing
+``<parameter name="NAME">`` before such a tag or the call's end, ends the value
+(``_param_ends``). A closing tag may have whitespace before its ``>`` (``</q >``,
 ``</am:tool_call >``), as XML allows: at most 8 characters of it, so that a
 run of them is not held on and on (``</q`` and a longer run is content). A
 body with no child elements but a JSON object as its text is taken as the
@@ -167,6 +170,12 @@ _ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?
 
 
 _CONTENT_SPECIAL = re.compile(r"[<&]")
+# a value whose </parameter> was left out (``_param_ends``): the next parameter's
+# tag, the element's closing tag written with its name attribute's value
+_PARAM_TAG, _PARAMETER_CLOSE = "<parameter", "</parameter>"
+_PARAM_NEXT = re.compile(r"<parameter[\s=]")
+_NAMED_CLOSE = re.compile(r"[ \t\r\n]{0,8}>")
+_SPACE_RUN = re.compile(r"[ \t\r\n]{0,8}")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _ENTITY_PART = re.compile(r"&(?:#[0-9]{0,7}|#x[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})\Z")
 # the whitespace XML allows before a closing tag's ">" (``</q >``), at most 8
@@ -483,15 +492,69 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                         return e.end()
                     if e.end() == n:
                         return j  # maybe </q >: wait
+            if s.startswith(_PARAM_TAG, j) or (
+                s.startswith("</", j) and close == _PARAMETER_CLOSE
+            ):
+                k = self._param_ends(s, j)
+                if k >= 0:
+                    return k
             # a partial closing tag or CDATA opener (the rest is shorter than both:
             # one large delta is not sliced per "<" in a value): wait
-            if len(s) - j < max(len(close), len(CDATA_OPEN)):
+            if len(s) - j < max(len(close), len(CDATA_OPEN), len(_PARAM_TAG)):
                 rest = s[j:]
-                if close.startswith(rest) or CDATA_OPEN.startswith(rest):
+                if close.startswith(rest) or CDATA_OPEN.startswith(rest) or (
+                    _PARAM_TAG.startswith(rest)
+                ):
                     return j
             self._content("<")
             i = j + 1
         return i
+
+    def _param_ends(self, s: str, j: int) -> int:
+        """Where a value whose ``</parameter>`` the model left out ends, at the
+        ``<`` at ``s[j]``: before a ``<parameter …>`` tag at a line's start that
+        names a parameter the tool declares, not given yet (the value's last
+        newline layout), or at ``</NAME>`` closing ``<parameter name="NAME">``
+        when whitespace and such a tag or ``</am:tool_call>`` follow (Claude
+        models write both: anthropics/claude-code#83088). It was content, the
+        next parameter silently lost in this one. Returns where to read on
+        (BODY, the value closed), ``j`` while the tag may still be one (held),
+        or -1: content."""
+        n = len(s)
+        if s[j + 1] == "/":  # </NAME>
+            closer = f"</{self.pname}"
+            if not s.startswith(closer, j):
+                return j if n - j < len(closer) and closer.startswith(s[j:]) else -1
+            m = _NAMED_CLOSE.match(s, j + len(closer))
+            if m is None:
+                return j if _SPACE_RUN.fullmatch(s, j + len(closer)) else -1
+            t = _SPACE_RUN.match(s, m.end()).end()  # type: ignore[union-attr]
+            rest = s[t : t + len(CLOSE)]
+            after = rest.startswith(CLOSE) or _PARAM_NEXT.match(s, t) is not None
+            if not after:
+                if len(rest) < len(CLOSE) and (
+                    CLOSE.startswith(rest) or _PARAM_TAG.startswith(rest[: len(_PARAM_TAG)])
+                ):
+                    return j  # what follows still arriving: wait
+                return -1
+            self._close_param()
+            self.state = BODY
+            return m.end()
+        if not self._line_start(s, j, j):
+            return -1
+        e = s.find(">", j, j + TAG_LIMIT + 1)
+        if e < 0:
+            return j if n - j <= TAG_LIMIT else -1
+        tag = s[j : e + 1]
+        q = PARAMETER_IS.match(tag)
+        name = q.group(1) if q is not None else None
+        if name is None and OPEN_TAG.match(tag) is not None:
+            name = _name_attribute(tag, len(_PARAM_TAG))
+        if name is None or not self._undeclared_yet(name):
+            return -1
+        self._close_param()
+        self.state = BODY
+        return j
 
     def _cdata(self, s: str, i: int) -> int:
         k = s.find(CDATA_CLOSE, i)

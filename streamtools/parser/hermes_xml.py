@@ -93,7 +93,6 @@ from streamtools.parser.calls import (
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
-    STRING,
     ParamValues,
     equals_tag,
     kinds_from_schema,
@@ -362,22 +361,6 @@ class QwenXmlCall(ParamValues):
                     return e + 1
             p = s.find(NEXT_PARAMETER, p + 1, end)
         return -1
-
-    def _line_start(self, s: str, i: int, p: int) -> bool:
-        """Whether ``s[p]`` begins a line of the value read from ``s[i]`` on (or
-        the value is empty so far)."""
-        if p > i:
-            return s[p - 1] == "\n"
-        if self.kind == STRING:
-            return self.fresh or self.newline.endswith("\n")
-        return not self.held or self.held[-1].endswith("\n") or not "".join(self.held).strip()
-
-    def _undeclared_yet(self, name: str) -> bool:
-        if name in self.given:
-            return False
-        schema = self.ctx.catalog.schema(self.call.name or "") if self.call.started else None
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        return not isinstance(props, dict) or name in props
 
     def _close_call(self) -> None:
         """The call's text is all in ``raw``: its last event."""

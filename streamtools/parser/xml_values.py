@@ -338,6 +338,26 @@ class ParamValues:
             return core not in literals
         return core not in starts
 
+    def _line_start(self, s: str, i: int, p: int) -> bool:
+        """Whether ``s[p]`` begins a line of the value, whose text up to ``s[i]``
+        has been read (or the value is empty so far)."""
+        if p > i:
+            return s[p - 1] == "\n"
+        if self.kind == STRING:
+            return self.fresh or self.newline.endswith("\n")
+        held = self.held
+        return not held or held[-1].endswith("\n") or not "".join(held).strip()
+
+    def _undeclared_yet(self, name: str) -> bool:
+        """Whether ``name`` may be the call's next parameter: not given yet, and
+        declared by the tool's schema (any name, without one)."""
+        if name in self.given:
+            return False
+        call = self.call
+        schema = call.ctx.catalog.schema(call.name or "") if call.started else None
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return not isinstance(props, dict) or name in props
+
     def _cdata_opens(self) -> None:
         """A CDATA section begins in the value: in an undecided one it says
         "text" (see the module docstring)."""
