@@ -61,8 +61,9 @@ beside it, a write would happen twice.
 
 An async tool that catches the cancellation and goes on (``except
 CancelledError: pass`` in a loop) cannot be abandoned: anyio waits for every
-task. It is closed once it has waited ``_GRACE`` (1 s) in a cancelled scope
-(``_Stoppable``), so the run goes on; and a tool that returns or raises after
+task. It is stopped once it has waited ``_GRACE`` (1 s) in a cancelled scope
+(``_Stoppable``: an exception it does not catch, thrown where it waits, so it
+unwinds, a task group of its own included), so the run goes on; and a tool that returns or raises after
 its timeout's cancellation reached it is reported as timed out, since its
 answer came past the deadline. Not covered, and left so: a task the tool
 started in a task group of its own that swallows every cancellation. The
@@ -382,20 +383,32 @@ _GRACE = 1.0
 class _Stoppable:
     """``await _Stoppable(coro)`` is ``await coro``, with one difference: a
     coroutine that catches the cancellation and goes on awaiting (``except
-    CancelledError: pass`` in a loop) is closed, and the cancellation raised,
+    CancelledError: pass`` in a loop) is stopped, and the cancellation raised,
     once it has waited in a cancelled scope for ``_GRACE`` seconds on end. A task
     cannot be abandoned in anyio, so the turn (and a consumer leaving the
-    ``stream`` block) would otherwise wait for such a tool for ever. Closing
-    raises ``GeneratorExit`` where it waits, which ``except CancelledError``
-    does not catch, and runs its ``finally`` blocks, as when Python collects a
-    coroutine. A scope the tool shields is not cancelled: its cleanup there is
-    left alone; nor is a tool waiting inside an async generator (``_closable``),
-    and an async generator tool is not wrapped: closing cannot unwind one. Each
-    step is passed through unchanged, so the tool runs in the caller's task and
-    cancel scopes as if awaited directly. (Whether a wait
-    is in a cancelled scope is asked of anyio, ``current_effective_deadline``
-    being minus infinity: trio delivers a cancellation as a value sent in, not
-    as an exception thrown.)"""
+    ``stream`` block) would otherwise wait for such a tool for ever.
+
+    Stopping throws ``_Stop`` where it waits, the next time the event loop
+    resumes it (so the wait it had registered is over, as for any resumption):
+    neither ``except CancelledError`` nor ``except Exception`` catches it, and
+    the tool unwinds as from any exception, its ``finally`` blocks and
+    ``async with`` exits run and may await: a task group of its own cancels and
+    waits for its children, and its cancel scopes close in order. (Closing the
+    coroutine, as before, raised ``GeneratorExit`` there, which cannot await:
+    a task group's exit could not wait for its children, which ran on orphaned,
+    and its cancel scope was left open in the task, which then failed with
+    "Attempted to exit a cancel scope that isn't the current tasks's current
+    cancel scope" on asyncio, "Cancel scope stack corrupted" on trio.) A tool
+    that catches ``_Stop`` too and waits on for ``_GRACE`` more is closed, as
+    the last resort. A scope the tool shields is not cancelled: its cleanup
+    there is left alone (so is a task group's exit waiting for a child that
+    swallows every cancellation: see the module docstring); nor is a tool
+    waiting inside an async generator (``_closable``), and an async generator
+    tool is not wrapped: closing cannot unwind one. Each step is passed
+    through unchanged, so the tool runs in the caller's task and cancel scopes
+    as if awaited directly. (Whether a wait is in a cancelled scope is asked
+    of anyio, ``current_effective_deadline`` being minus infinity: trio
+    delivers a cancellation as a value sent in, not as an exception thrown.)"""
 
     def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
         self.coro = coro
@@ -405,27 +418,53 @@ class _Stoppable:
         sent: Any = None
         thrown: BaseException | None = None
         since: float | None = None  # when it first waited in a cancelled scope
+        stop: _Stop | None = None  # thrown into it at its next resumption
+        stopped = False  # ``_Stop`` was thrown into it
         while True:
             try:
                 step = coro.send(sent) if thrown is None else coro.throw(thrown)
             except StopIteration as done:
                 return done.value
+            except BaseException as exc:
+                if not (stopped and _stopped(exc)):
+                    raise
+                yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
+                raise RuntimeError("a tool was stopped in a scope that is not cancelled") from exc
             if anyio.current_effective_deadline() != -math.inf:
                 since = None  # a scope of its own it had let expire is over
             else:
                 now = anyio.current_time()
                 since = now if since is None else since
                 if now - since >= _GRACE and _closable(coro):
-                    try:
-                        coro.close()
-                    except Exception:  # it awaited again in its GeneratorExit: left as is
-                        pass
-                    yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
-                    raise RuntimeError("a tool was closed in a scope that is not cancelled")
+                    if not stopped:
+                        stop, since = _Stop(), None
+                    else:  # it caught ``_Stop`` too: closed, the last resort
+                        try:
+                            coro.close()
+                        except Exception:  # it awaited again in its GeneratorExit: left as is
+                            pass
+                        yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
+                        raise RuntimeError("a tool was closed in a scope that is not cancelled")
             try:
                 sent, thrown = (yield step), None
             except BaseException as exc:
                 sent, thrown = None, exc
+            if stop is not None:  # instead of what the loop resumed it with
+                sent, thrown, stop, stopped = None, stop, None, True
+
+
+class _Stop(BaseException):
+    """Thrown into a tool that swallowed its cancellation (``_Stoppable``): not
+    an ``Exception``, nor a cancellation, so that neither handler catches it."""
+
+
+def _stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``_Stop`` coming back out of the tool, alone or in the
+    exception group a task group of the tool's made of it (with what its
+    children raised as they were cancelled)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(_Stop) is not None
+    return isinstance(exc, _Stop)
 
 
 def _closable(coro: Coroutine[Any, Any, Any]) -> bool:
