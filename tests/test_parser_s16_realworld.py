@@ -55,6 +55,26 @@ CASES: list[Case] = [
     Case("closing-tag-removed", "hermes",
          '<tool_call>{"name": "search", "arguments": {"q": "x"}}',
          [call(S, q="x"), F], TOOLS, finish_reason="stop"),
+    # "arguments": null for a tool without parameters (sgl-project/sglang#37921 wedged on it)
+    Case("arguments-null", "hermes", '<tool_call>{"name": "get_time", "arguments": null}'
+         "</tool_call>", [call("get_time"), F], TOOLS),
+    # OpenAI's shape inside the tags, its arguments a JSON string
+    Case("openai-function-object", "hermes",
+         '<tool_call>{"type": "function", "function": {"name": "search", "arguments": '
+         '"{\\"q\\": \\"x\\"}"}}</tool_call>', [call(S, q="x"), F], TOOLS),
+    # a Markdown fence inside the tags (Qwen2.5-Coder)
+    Case("fence-inside-the-tags", "hermes",
+         '<tool_call>\n```json\n{"name": "search", "arguments": {"q": "x"}}\n```\n'
+         "</tool_call>", [call(S, q="x"), F], TOOLS),
+    # two blocks in one delta (speculative decoding; sgl-project/sglang#37634 lost the 2nd)
+    Case("two-blocks-back-to-back", "hermes",
+         '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+         '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+         [call("get_weather", city="Paris"), call("get_weather", city="Oslo"), F], TOOLS),
+    # a brace too many: an error naming it, with the call's text
+    Case("a-brace-too-many", "hermes",
+         '<tool_call>{"name": "search", "arguments": {"q": "x"}}}</tool_call>',
+         [("error", S, "malformed"), F], TOOLS),
     # a raw newline in a JSON string (Qwen3-Coder, small Llamas; ml-explore/mlx-lm#1712
     # reads it with strict=False): an error saying to escape it, since the arguments
     # stream as the model wrote them and would not be JSON (jsonscan's docstring)
