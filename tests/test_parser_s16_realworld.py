@@ -199,3 +199,13 @@ def test_a_raw_newline_is_named_in_the_error() -> None:
     (error,) = [e for e in run_checked("hermes", [text], TOOLS) if isinstance(e, CallError)]
     assert "raw control character in a string (escape newlines as \\n)" in error.message
     assert error.raw == text
+
+
+def test_a_closing_tag_with_an_escaped_slash_is_named_in_the_error() -> None:
+    """GPT models writing the ``<invoke>`` form escape ``/`` as JSON does
+    (kdeps/kdeps#872): ``<\\/q>`` closes nothing, and the error says so."""
+    text = '<am:tool_call name="search"><q>x<\\/q><\\/am:tool_call>'
+    events = run_checked("am_xml", [text], TOOLS, finish_reason="stop")
+    (error,) = [e for e in events if isinstance(e, CallError)]
+    assert error.reason == "unterminated" and error.raw == text
+    assert "A closing tag has no backslash: </q>, not <\\/q>." in error.message

@@ -613,10 +613,14 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             else " in its opening tag" if self.state == TAG
             else ""
         )
+        raw = self.raw_text()
+        # a closing tag written with JSON's escaped slash (<\/q>) closes nothing
+        tag = self.pname or "name"
+        slash = f" A closing tag has no backslash: </{tag}>, not <\\/{tag}>." * ("<\\/" in raw)
         self.call.fail(
-            self.raw_text(), "unterminated",
+            raw, "unterminated",
             f"The call to {name} was cut off{where} before {CLOSE}. Write the whole call, "
-            f"closing every parameter element and ending with {CLOSE}.", out,
+            f"closing every parameter element and ending with {CLOSE}.{slash}", out,
         )
         return None
 
