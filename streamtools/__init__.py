@@ -19,6 +19,7 @@ from streamtools.errors import (
     StreamtoolsError,
     TokenCountUnavailable,
     ToolDefinitionError,
+    TurnPaused,
     UnknownDialectError,
     UsageError,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "ToolSpec",
     "Transcript",
     "TurnEnd",
+    "TurnPaused",
     "TurnStart",
     "UnknownDialectError",
     "Usage",

@@ -24,6 +24,7 @@ __all__ = [
     "StreamtoolsError",
     "TokenCountUnavailable",
     "ToolDefinitionError",
+    "TurnPaused",
     "UnknownDialectError",
     "UsageError",
     "describe_exception",
@@ -139,6 +140,14 @@ class ProviderError(StreamtoolsError):
 class TokenCountUnavailable(ProviderError):
     """The server has no endpoint that counts tokens (``OpenAIChat.count_tokens``
     against OpenAI itself, Ollama or a gateway): a caller estimates instead."""
+
+
+class TurnPaused(ProviderError):
+    """The server paused the model's turn (Anthropic's ``pause_turn``, a long
+    server-tool run) and the provider did not go on with it (past
+    ``AnthropicMessages(max_pauses=...)``): the reply is unfinished, no answer.
+    Raised out of an agent's run after ``StreamError(kind="pause")``; its text so
+    far is ``partial_text``. Raise ``max_pauses`` to let the provider go on."""
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, TurnPaused
 from streamtools.events import Event, Final, StreamError, TextDelta, TurnEnd
 from streamtools.providers import AnthropicMessages
 from streamtools.runtime.agent import Agent
@@ -81,6 +81,7 @@ async def test_a_pause_past_max_pauses_is_no_final_answer(anyio_backend: str, na
     assert [e.kind for e in streamed] == ["pause"]
     assert "pause_turn" in streamed[0].message and "unfinished" in streamed[0].message
     assert str(error) == streamed[0].message
+    assert isinstance(error, TurnPaused)  # typed: a caller can catch it apart
     assert error.partial_text == text
     assert [e for e in seen if isinstance(e, TurnEnd)] == [TurnEnd(turn=1, reason="error")]
     # the unfinished reply is not in the history, as a broken stream's is not
@@ -94,6 +95,18 @@ async def test_a_paused_selection_turn_is_no_final_answer(anyio_backend: str) ->
     assert not any(isinstance(e, Final) for e in seen)
     assert [e.kind for e in seen if isinstance(e, StreamError)] == ["pause"]
     assert "unfinished" in str(error) and error.partial_text == "Searching more. "
+    assert isinstance(error, TurnPaused)
+
+
+async def test_a_broken_stream_is_no_paused_turn(anyio_backend: str) -> None:
+    # an error finish is a ProviderError, not the pause's subclass
+    assert PAUSED.raw is not None
+    cut = Reply(raw=PAUSED.raw.split(b"event: message_delta")[0], content_type="text/event-stream")
+    async with FakeServer([cut], wire="anthropic") as s:
+        model = AnthropicMessages("m", base_url=s.base_url, max_retries=0, extra_body=WEB)
+        seen, error = await events_and_error(Agent(model, [clock]), "Weather?")
+    assert [e.kind for e in seen if isinstance(e, StreamError)] == ["stream"]
+    assert type(error) is ProviderError and error.partial_text == "Searching more. "
 
 
 async def test_a_finished_turn_after_a_pause_is_the_answer(anyio_backend: str) -> None:

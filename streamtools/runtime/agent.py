@@ -99,7 +99,13 @@ from typing import Any
 
 import anyio
 
-from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
+from streamtools.errors import (
+    BudgetExceeded,
+    ProviderError,
+    RepairExhausted,
+    TurnPaused,
+    UsageError,
+)
 from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.markers import stop_strings
@@ -590,7 +596,9 @@ def _check_stream(reply: Reply) -> None:
     was cut off, it is not the answer (rung 4)."""
     unfinished = unfinished_stream(reply.finish)
     if unfinished is not None:
-        raise ProviderError(unfinished[1], partial_text=reply.visible_text)
+        kind, message = unfinished
+        error = TurnPaused if kind == "pause" else ProviderError
+        raise error(message, partial_text=reply.visible_text)
 
 
 def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:

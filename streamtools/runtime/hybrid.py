@@ -68,7 +68,13 @@ from typing import Any
 
 import anyio
 
-from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
+from streamtools.errors import (
+    BudgetExceeded,
+    ProviderError,
+    RepairExhausted,
+    TurnPaused,
+    UsageError,
+)
 from streamtools.events import (
     CallEnd,
     Final,
@@ -327,7 +333,8 @@ class HybridAgent:
                 # answer (as for an Agent's reply).
                 kind, message = unfinished
                 await emit(StreamError(kind=kind, message=message))
-                raise ProviderError(message, partial_text="".join(text), transcript=transcript)
+                error = TurnPaused if kind == "pause" else ProviderError
+                raise error(message, partial_text="".join(text), transcript=transcript)
             return None, "".join(text)
         names: list[str] = []
         for end in ends:
