@@ -163,6 +163,17 @@ CASES: list[Case] = [
          '<am:tool_call name="search"><parameter name="q">\na\n<parameter name="zzz">b'
          "</parameter></am:tool_call>",
          [call(S, q='a\n<parameter name="zzz">b'), F], extra={"catalog": True}),
+    # -- json_object: the reply object in a Markdown fence (langchain-ai/langchain#23297,
+    # microsoft/essex-toolkit#437, redis/agent-memory-server#236), prose before it
+    Case("object-in-a-json-fence", "json_object",
+         '```json\n{"thought": "look", "action": {"tool": "search", "args": {"q": "x"}}}\n```',
+         [("think", "look"), call(S, q="x"), F], TOOLS),
+    Case("object-in-a-bare-fence", "json_object",
+         '```\n{"thought": "t", "final": {"content": "hi"}}\n```',
+         [("think", "t"), ("text", "hi"), F], TOOLS),
+    Case("prose-then-a-fenced-object", "json_object",
+         'Let me analyze this...\n\n```json\n{"thought": "t", "final": {"content": "hi"}}\n```',
+         [("text", "Let me analyze this..."), ("think", "t"), ("text", "hi"), F], TOOLS),
     # -- inline_json -----------------------------------------------------------------------
     # calls separated by ";" (Llama 3.x; ai-dynamo/dynamo#9536) or by a space (Ollama,
     # sgomez/ollama-ai-provider#11), in a Markdown fence (ollama/ollama#13519)
