@@ -13,7 +13,10 @@ With ``--base-url`` and ``--model`` the agent talks to a live
 OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
 ``OPENAI_API_KEY``; local servers need none), in the prompt dialect of
 ``--dialect`` or with native tool calls (``--native``). ``--dialect`` also
-names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). Tools are the demo
+names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). A
+flag of the mode not chosen (``--native``, ``--system`` or ``--api-key-env``
+offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage error
+(``_refuse_unused``), so the defaults of those are None. Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
 installed; they are checked at start (``_load_tools``).
@@ -125,31 +128,48 @@ def build_source(
     if args.base_url or args.model:
         if not (args.base_url and args.model):
             raise UsageError("--base-url and --model go together")
+        replay_only = ("fixture", "speed", "instant")
+        _refuse_unused(args, replay_only, "the offline replay, not a live model")
         from streamtools.providers import OpenAIChat
 
-        api_key = os.environ.get(args.api_key_env) or None
+        api_key = os.environ.get(args.api_key_env or "OPENAI_API_KEY") or None
         model: Model = OpenAIChat(args.model, base_url=args.base_url, api_key=api_key)
 
         def live() -> Any:
-            return Agent(model, tools, dialect=args.dialect, native=args.native, system=args.system)
+            dialect = args.dialect or "am_xml"
+            return Agent(model, tools, dialect=dialect, native=args.native, system=args.system)
 
-        mode = "native tool calls" if args.native else f"{args.dialect} dialect"
+        mode = "native tool calls" if args.native else f"{args.dialect or 'am_xml'} dialect"
         return PerRequestAgent(live), f"{args.model} at {args.base_url}, {mode}", None
 
+    live_only = ("native", "system", "api_key_env")
+    _refuse_unused(args, live_only, "a live model (--base-url and --model)")
     from streamtools.cli.demo import SYSTEM, check_fixture, find_fixture, recorded_prompt
     from streamtools.runtime import Replay
 
     path: Path = args.fixture or find_fixture()
     check_fixture(path)  # UsageError: ``_run`` reports it in one line
-    speed = None if args.instant else args.speed
+    speed = None if args.instant else args.speed or 1.0
 
     def replay() -> Any:
-        return Agent(Replay(path, speed=speed), tools, dialect=args.dialect, system=SYSTEM)
+        dialect = args.dialect or "am_xml"
+        return Agent(Replay(path, speed=speed), tools, dialect=dialect, system=SYSTEM)
 
     subtitle = (
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
     )
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
+
+
+def _refuse_unused(args: argparse.Namespace, names: tuple[str, ...], purpose: str) -> None:
+    """A ``UsageError`` for the first of the options ``names`` given on the command
+    line (their defaults are None or False): each is for ``purpose``, which this
+    run is not, and was ignored without a word (``--native`` on the offline
+    replay, ``--fixture`` with a live model)."""
+    for name in names:
+        if getattr(args, name) not in (None, False):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} is for {purpose}")
 
 
 def build_app(args: argparse.Namespace, tools: Any = None) -> tuple[Any, str]:
@@ -266,22 +286,25 @@ def register(subparsers: Any) -> None:
     )
     live.add_argument("--model", default=None, help="model name at that endpoint")
     live.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+        "--api-key-env", default=None,
+        help="environment variable holding the key (default OPENAI_API_KEY)",
     )
-    live.add_argument(
-        "--dialect", default="am_xml", choices=sorted(DIALECTS),
-        help="prompt dialect (default am_xml)",
+    mode = live.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--dialect", default=None, choices=sorted(DIALECTS),
+        help="prompt dialect, also of a --fixture recording (default am_xml)",
     )
-    live.add_argument("--native", action="store_true", help="use the API's native tool calls")
+    mode.add_argument("--native", action="store_true", help="use the API's native tool calls")
     live.add_argument("--system", default=None, help="system prompt")
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
     offline.add_argument("--fixture", type=Path, default=None, help="another recording to play")
-    offline.add_argument(
-        "--speed", type=positive_number, default=1.0, help="pace multiplier (default 1)"
+    pace = offline.add_mutually_exclusive_group()
+    pace.add_argument(
+        "--speed", type=positive_number, default=None, help="pace multiplier (default 1)"
     )
-    offline.add_argument("--instant", action="store_true", help="no waits between chunks")
+    pace.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument("--title", default="streamtools", help="page title")
     parser.add_argument(
         "--cors-origin",

@@ -1,0 +1,86 @@
+"""``streamtools ui``: a flag for the other mode (the offline replay, a live
+model) is a usage error, not silently ignored."""
+
+from __future__ import annotations
+
+import argparse
+
+import httpx
+import pytest
+from test_ui_support import read_ui_stream, serve
+
+from streamtools.cli.ui import build_app, register
+from streamtools.errors import UsageError
+from streamtools.testing import FakeServer
+
+LIVE = ("--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+CHAT = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(["ui", *argv])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--native",), "--native is for a live model (--base-url and --model)"),
+        (("--system", "Be brief."), "--system is for a live model (--base-url and --model)"),
+        (("--api-key-env", "MY_KEY"), "--api-key-env is for a live model"),
+        ((*LIVE, "--fixture", "x.jsonl"), "--fixture is for the offline replay, not a live model"),
+        ((*LIVE, "--speed", "2"), "--speed is for the offline replay"),
+        ((*LIVE, "--instant"), "--instant is for the offline replay"),
+    ],
+)
+def test_a_flag_the_mode_does_not_use_is_a_usage_error(
+    argv: tuple[str, ...], message: str
+) -> None:
+    """``streamtools ui --native`` served the offline replay in am_xml;
+    ``--fixture`` with a live model played nothing: each flag was dropped
+    without a word. (``build_app`` is what the command runs before it serves;
+    ``streamtools.cli.main`` says a UsageError in one line, exit status 2.)"""
+    with pytest.raises(UsageError) as info:
+        build_app(parse(*argv))
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((*LIVE, "--native", "--dialect", "hermes"), "argument --dialect: not allowed with"),
+        (("--speed", "2", "--instant"), "argument --instant: not allowed with argument --speed"),
+    ],
+)
+def test_flags_that_exclude_each_other_are_refused(
+    argv: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--native --dialect hermes`` was native; ``--speed 2 --instant`` instant."""
+    with pytest.raises(SystemExit) as info:
+        parse(*argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_defaults_still_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline: the demo recording in am_xml at its recorded pace; live: the key
+    from OPENAI_API_KEY, in am_xml."""
+    offline = parse("--instant")
+    app, subtitle = build_app(offline)
+    assert subtitle.startswith("offline: a replay of demo.jsonl")
+    with serve(app) as server:
+        reply = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+    [card, *_] = read_ui_stream(reply.content).tool_parts
+    assert card["toolName"] == "calculator"  # the demo's am_xml calls were parsed
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    with FakeServer(["Hello."]) as model:
+        app, subtitle = build_app(parse("--base-url", model.base_url, "--model", "m"))
+        with serve(app) as server:
+            reply = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+        [received] = model.received
+    assert subtitle.endswith(", am_xml dialect")
+    assert read_ui_stream(reply.content).text == "Hello."
+    assert received.headers["authorization"] == "Bearer sk-from-env"
+    assert "am:tool_call" in str(received.body)  # the dialect's prompt
