@@ -84,3 +84,32 @@ def test_the_defaults_still_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     assert read_ui_stream(reply.content).text == "Hello."
     assert received.headers["authorization"] == "Bearer sk-from-env"
     assert "am:tool_call" in str(received.body)  # the dialect's prompt
+
+
+def test_an_api_key_env_that_is_not_set_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--api-key-env OPENROUTER_API_KEY`` with the variable unset (or the key
+    itself pasted as the value) served without a key: every message a 401."""
+    monkeypatch.delenv("ST_S16_UNSET_KEY", raising=False)
+    with pytest.raises(UsageError) as info:
+        build_app(parse(*LIVE, "--api-key-env", "ST_S16_UNSET_KEY"))
+    assert str(info.value) == (
+        "--api-key-env ST_S16_UNSET_KEY: no such environment variable is set "
+        "(it names the variable that holds the key)"
+    )
+    pasted = "sk-proj-0123456789abcdef"
+    with pytest.raises(UsageError) as info:
+        build_app(parse(*LIVE, "--api-key-env", pasted))
+    assert pasted not in str(info.value)  # a key pasted there is not echoed to the screen
+    assert str(info.value).startswith("--api-key-env <24 characters, not shown>: ")
+
+    monkeypatch.setenv("ST_S16_SET_KEY", "sk-set")
+    with FakeServer(["Hello."]) as model:
+        live = ("--base-url", model.base_url, "--model", "m")
+        args = parse(*live, "--api-key-env", "ST_S16_SET_KEY")
+        app, _ = build_app(args)
+        with serve(app) as server:
+            httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+        [received] = model.received
+    assert received.headers["authorization"] == "Bearer sk-set"

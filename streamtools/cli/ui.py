@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -133,6 +134,13 @@ def build_source(
         from streamtools.providers import OpenAIChat
 
         api_key = os.environ.get(args.api_key_env or "OPENAI_API_KEY") or None
+        if args.api_key_env is not None and api_key is None:
+            # named on purpose, so a key was meant: without one every message got a 401
+            # (and a key pasted as the flag's value, not a variable's name, was dropped)
+            raise UsageError(
+                f"--api-key-env {_shown(args.api_key_env)}: no such environment variable "
+                "is set (it names the variable that holds the key)"
+            )
         model: Model = OpenAIChat(args.model, base_url=args.base_url, api_key=api_key)
 
         def live() -> Any:
@@ -159,6 +167,15 @@ def build_source(
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
     )
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
+
+
+def _shown(name: str) -> str:
+    """``--api-key-env``'s value for an error message: a name as such names are
+    written (``OPENROUTER_API_KEY``), but not what may be a secret pasted there
+    by mistake (``sk-…``), which would land in a terminal's scrollback or a CI log."""
+    if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", name):
+        return name
+    return f"<{len(name)} characters, not shown>"
 
 
 def _refuse_unused(args: argparse.Namespace, names: tuple[str, ...], purpose: str) -> None:
