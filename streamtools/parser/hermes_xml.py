@@ -34,7 +34,16 @@ FBODY    ``<parameter=P>``, ``</function>``  PARAM; AFTER
 PARAM    ``</parameter>``                    FBODY
 AFTER    ``</tool_call>``                    the call ends
 SKIP     ``</tool_call>``                    the call ends as ``CallError``
+JARGS    the end of a JSON object            FBODY (AFTER after ``FNAME``)
+FNAME    ``</function>``                     FBODY, the element's text the name
 =======  ==================================  =====================================
+
+The arguments may be one JSON object instead of parameter elements, as
+``<function=NAME>{…}</function>`` (Llama 3.1's function form, LocalAI's) or
+``<function>NAME</function>`` and the object after it (Gemma 3, Qwen3.6:
+madroidmaq/mlx-omni-server#126); they were ``malformed``. The object is read by
+the JSON dialects' scanner (``JARGS``: a ``</function>`` in one of its strings
+is content) and streamed as written, as in the JSON form.
 
 Outside a parameter, tags are read whole (a ``<`` waits for its ``>``, at most
 ``TAG_LIMIT`` characters) and only whitespace may stand between them.
@@ -91,6 +100,7 @@ from streamtools.parser.calls import (
     Holds,
 )
 from streamtools.parser.envelope import Envelope
+from streamtools.parser.jsonscan import ValueScanner
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
     ParamValues,
@@ -108,8 +118,10 @@ NEXT_PARAMETER = "<parameter="
 _FUNCTION_TAIL = re.compile(r"</function>[ \t\r\n]{0,8}(?:</tool_call>[ \t\r\n]{0,8})?")
 _TAIL_MAX = len(FUNCTION_END) + 8 + len("</tool_call>") + 8
 # the machine's states (see above); CUT: a new call began, this one ends unterminated;
-# NEXT: the block's next call begins
-FUNC, FBODY, PARAM, AFTER, SKIP, CUT, NEXT = range(7)
+# NEXT: the block's next call begins; JARGS: a JSON arguments object; FNAME: the
+# tool's name in <function>NAME</function>
+FUNC, FBODY, PARAM, AFTER, SKIP, CUT, NEXT, JARGS, FNAME = range(9)
+NAME_OPEN = "<function>"
 _FUNCTION_IS = equals_tag("function")
 # </tool_call> with whitespace before its ">", as XML allows (at most 8 characters,
 # so a run of them is not held on and on): in both forms
@@ -157,6 +169,11 @@ class QwenXmlCall(ParamValues):
         self.streaming = 0
         self.failure = None
         self._start_values()
+        self._start_json()
+
+    def _start_json(self) -> None:
+        self.scanner: ValueScanner | None = None  # the JSON arguments, once they begin
+        self.name_element = False  # named by <function>NAME</function>
 
     # -- the ``JsonCallBody`` methods this form replaces ------------------------------
 
@@ -187,6 +204,10 @@ class QwenXmlCall(ParamValues):
             state = self.state
             if state == PARAM:
                 j = self._param(s, i)
+            elif state == JARGS:
+                j = self._json_args(s, i)
+            elif state == FNAME:
+                j = self._name_element(s, i)
             elif state == SKIP:
                 j = s.find(CLOSE, i)
                 if j >= 0:
@@ -223,6 +244,10 @@ class QwenXmlCall(ParamValues):
         if i == n:
             return i
         state = self.state
+        if s[i] == "{" and state == FBODY and not self.params and self.scanner is None:
+            self.scanner = ValueScanner()  # the arguments as one JSON object
+            self.state = JARGS
+            return i
         if s[i] != "<":
             # quoted up to the next tag, at most 40 characters (so the same whatever the cut)
             k = s.find("<", i, i + 40)
@@ -246,7 +271,7 @@ class QwenXmlCall(ParamValues):
             self.state = CUT
             return i  # the new call's marker is left for the core
         if state == FBODY:
-            q = PARAMETER_IS.match(tag)
+            q = PARAMETER_IS.match(tag) if self.scanner is None else None
             if q is not None:
                 self._open_param(q.group(1), "parameter")
                 return e + 1
@@ -269,6 +294,9 @@ class QwenXmlCall(ParamValues):
                 return e + 1
             if tag == OPEN:
                 return e + 1  # a stutter, part of the markup (``hermes``' prefix takes it)
+            if tag == NAME_OPEN:
+                self.state = FNAME
+                return e + 1
             if tag.startswith(FUNCTION):  # ``<function=>``, ``<function=my tool>``
                 self.failure = (
                     "malformed",
@@ -282,6 +310,46 @@ class QwenXmlCall(ParamValues):
                 self.state = SKIP
                 return i
         return self._wrong(i, f"The tag {tag[:40]!r}")
+
+    def _json_args(self, s: str, i: int) -> int:
+        """JARGS: the arguments as JSON (``<function=NAME>{…}</function>``, or
+        after ``<function>NAME</function>``), streamed as written, read by the
+        JSON dialects' scanner (a ``</function>`` in a string is content)."""
+        scanner = self.scanner
+        assert scanner is not None
+        j = scanner.feed(s, i)
+        if j > i:
+            self.call.add_args(s[i:j], self.out)
+        if scanner.error is not None:
+            self.failure = (
+                "invalid_json",
+                f"The arguments of {self.call.name} are not valid JSON ({scanner.error}). "
+                "Write them as one JSON object with double-quoted keys and strings.",
+            )
+            self.state = SKIP
+            return j
+        if scanner.done:
+            self.state = AFTER if self.name_element else FBODY
+        return j
+
+    def _name_element(self, s: str, i: int) -> int:
+        """FNAME: ``<function>NAME</function>``, the tool's name as the element's
+        text (Gemma 3 and Qwen3.6 write it so, the arguments a JSON object after
+        it: madroidmaq/mlx-omni-server#126)."""
+        k = s.find(FUNCTION_END, i, i + 256 + len(FUNCTION_END))
+        if k < 0 and len(s) - i < 256 + len(FUNCTION_END):
+            return i  # the name still arriving
+        name = s[i:k].strip() if k >= 0 else ""
+        if not name or any(c in name for c in " \t\r\n<>"):
+            self.failure = (
+                "malformed",
+                f"<function>…</function> must hold the tool's name alone.{_EXAMPLE}",
+            )
+            self.state = SKIP
+            return i
+        self.name_element = True
+        self._named(name)
+        return k + len(FUNCTION_END)
 
     def _named(self, name: str) -> None:
         self.state = FBODY
@@ -397,6 +465,7 @@ class QwenXmlCall(ParamValues):
         self.out = out
         self.state = FUNC
         self._start_values()
+        self._start_json()
 
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         self.out = out
