@@ -132,3 +132,17 @@ def test_a_stop_string_over_a_call_marker_is_the_calls_content(dialect: str) -> 
             assert events == [("text", "lead " + before), call(S, q="x"), F]
 
     prop()
+
+
+@pytest.mark.parametrize("dialect", sorted(UNDECIDED))
+def test_a_feed_looked_up_once_gives_the_same_events(dialect: str) -> None:
+    """``feed = parser.feed`` before the stream (as bench/parser.py does) works
+    while text before an undecided body is held: the entry point is not swapped."""
+    _, good = UNDECIDED[dialect]
+    text = "lead ab" + good + " tail"
+    stop = "ab" + good[: len(marker_of(dialect, good)) + 2]
+    for chunks in ([text], list(text)):
+        parser = Parser(dialect, TOOLS, stop)
+        feed = parser.feed
+        events = [e for chunk in chunks for e in feed(chunk)] + parser.end()
+        assert summary(events) == [("text", "lead ab"), call(S, q="x"), ("text", " tail"), F]

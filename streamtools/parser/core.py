@@ -229,7 +229,7 @@ class Parser(TextModes):
     @property
     def held(self) -> int:
         """Characters received that may still become visible text or reasoning."""
-        body = self._body
+        body = self._body or self._pbody
         if body is not None:
             return body.size + len(self._held) + len(self._pending) if body.undecided else 0
         return len(self._held)
@@ -408,7 +408,7 @@ class Parser(TextModes):
 
     def _note_held(self, body: CallBody) -> None:
         """An undecided body's text is held-back text: record its peak."""
-        held = body.size + len(self._held)  # (``_feed_pending`` adds ``_pending``)
+        held = body.size + len(self._held)
         if held > self.max_held:
             self.max_held = held
 
@@ -436,6 +436,8 @@ class Parser(TextModes):
         s = self._held + delta if self._held else delta
         self._held = ""
         self.examined += len(s)
+        if body is None and self._mode == CALL:
+            return self._feed_pending(s, out)
         try:
             if body is not None:
                 # inside a call: the body takes the buffer directly (the common case
@@ -483,6 +485,8 @@ class Parser(TextModes):
             self._set_fast(False)
             self._body = None
             raise
+        if self._pending and self._body is not None:
+            self._detach()  # (rare: a stop string may begin before an undecided body)
         on = (
             self._mode == TEXT
             and not self._held
@@ -492,9 +496,45 @@ class Parser(TextModes):
         if on != self._fast:
             self._set_fast(on)
         held = len(self._held)
-        body = self._body
+        body = self._body or self._pbody
         if body is not None:  # text held inside a decided call is not text hold-back
             held = held + body.size + len(self._pending) if body.undecided else 0
+        if held > self.max_held:
+            self.max_held = held
+        return out
+
+    def _feed_pending(self, s: str, out: list[ParserEvent]) -> list[ParserEvent]:
+        """``_feed`` for a delta while text before an undecided body is pending
+        (``TextModes._pend``; ``s`` with the held text): the body takes it as in
+        a call, and its decision settles the text (``_run`` when it ends)."""
+        body = self._pbody
+        assert body is not None
+        self._pbody = None
+        self._body = body
+        self._pending_at = 0
+        try:
+            k = body.feed(s, 0, out)
+            if body.status == RUNNING:
+                self._hold_in_call(body, s, k)
+                if out or not body.undecided:  # (json_action's is undecided again after)
+                    self._settle(out)
+            else:
+                self._run(s, out, final=False, pos=k, fed=True)
+            if self._pending and self._body is not None:
+                self._detach()
+        except SizeLimitExceeded:
+            self._closed = "ERROR"
+            self._body = self._pbody = None
+            raise
+        on = (
+            self._mode == TEXT
+            and not self._held
+            and not self._ws
+            and not self.syntax.drop_outer_whitespace
+        )
+        if on != self._fast:
+            self._set_fast(on)
+        held = self.held
         if held > self.max_held:
             self.max_held = held
         return out
@@ -509,6 +549,8 @@ class Parser(TextModes):
         out: list[ParserEvent] = []
         s, self._held = self._held, ""
         self._pending_at = 0
+        if self._pbody is not None:
+            self._body, self._pbody = self._pbody, None
         if self._mode != STOPPED:
             self._run(s, out, final=True, reason=finish_reason or "")
         self._ws = []  # whitespace around a json_object reply is not text

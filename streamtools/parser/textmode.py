@@ -15,7 +15,6 @@ be written out in full (a call between them would cost every delta).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from streamtools.errors import SizeLimitExceeded
 from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
@@ -58,7 +57,10 @@ class TextModes:
     # held until the body decides (``_pend``), and where its events go in ``out``
     _pending = ""
     _pending_at = 0
-    _entry: Callable[[str], list[ParserEvent]] | None = None  # ``feed`` while pending
+    # the undecided body while the text before it is pending, between feeds: ``_body``
+    # is None then, so every entry point's first in-call test sends the delta to
+    # ``_feed`` (``core``), which gives it to ``_feed_pending``
+    _pbody: CallBody | None = None
     _stop_hit: str | None
     _stops: frozenset[str]
     _text: MarkerScan
@@ -278,24 +280,20 @@ class TextModes:
         """Hold ``text``, the start of a stop string holding the marker of the
         undecided body just opened (``_stop_start``), until the body decides:
         a call, it is text before the call's events (``_settle``); prose, it is
-        scanned again with the body's text (``_rejected``). Meanwhile ``feed``
-        is ``_feed_pending``, which settles it; the paths every other delta
-        takes are as they were. At most the stop string's length."""
+        scanned again with the body's text (``_rejected``). At most the stop
+        string's length. Between feeds the body is put aside (``_detach``), so
+        that no fast path takes a delta that may decide it; ``_feed_pending``
+        takes the next one."""
         self._pending = text
         self._pending_at = at
-        if self._entry is None:
-            self._entry = self.feed
-            self.feed = self._feed_pending  # type: ignore[method-assign]
+
+    def _detach(self) -> None:
+        """The feed is over with text pending and the body undecided: aside."""
+        self._pbody = self._body
+        self._body = None
 
     def _unpend(self) -> None:
         self._pending = ""
-        entry = self._entry
-        if entry is not None:
-            self._entry = None
-            if self.__class__.feed is entry.__func__:  # type: ignore[attr-defined]
-                del self.feed  # the class's own again
-            else:
-                self.feed = entry  # type: ignore[method-assign,assignment]
 
     def _settle(self, out: list[ParserEvent]) -> None:
         """The body decided it is a call: the held text goes out before its events."""
@@ -304,26 +302,6 @@ class TextModes:
         events: list[ParserEvent] = []
         self._emit_text(text, events)
         out[self._pending_at : self._pending_at] = events
-
-    def feed(self, delta: str) -> list[ParserEvent]:
-        raise NotImplementedError
-
-    def _feed_pending(self, delta: str) -> list[ParserEvent]:
-        """``feed`` while text is pending (``_pend``): the dialect's entry, then
-        the held text before the events of a body that decided in it."""
-        entry = self._entry
-        assert entry is not None
-        self._pending_at = 0
-        out = entry(delta)
-        body = self._body
-        if self._pending and body is not None:
-            if out or not body.undecided:  # (json_action's is undecided again after)
-                self._settle(out)
-            else:
-                held = body.size + len(self._held) + len(self._pending)
-                if held > self.max_held:
-                    self.max_held = held
-        return out
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
         if text:
