@@ -86,6 +86,24 @@ def test_ui_gives_the_agent_an_mcp_servers_tools_and_closes_it_on_shutdown(
     assert "Traceback" not in err
 
 
+def test_sigterm_closes_the_mcp_sessions_before_the_command_ends(tmp_path: Path) -> None:
+    """uvicorn shuts down on SIGTERM (``kill``, ``docker stop``, systemd), then
+    raises it again: the default handler killed the command there and then,
+    before the MCP sessions were closed, and the stdio server died of a broken
+    pipe with a traceback on the command's stderr."""
+    marker = tmp_path / "closed"
+    with FakeServer(["unused"]) as model:
+        with ui(model.base_url, "--mcp", lingering_server(marker)) as (_url, proc):
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=20)
+            closed = marker.exists()  # at once: the server ended before the command
+            assert proc.stderr is not None
+            err = proc.stderr.read()
+    assert code == -signal.SIGTERM  # ends as killed by it, as uvicorn alone does
+    assert closed
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
 def test_ui_takes_an_mcp_url() -> None:
     add = '<am:tool_call name="add"><a>40</a><b>2</b></am:tool_call>'
     with memory_http_server() as (mcp_url, _), FakeServer([add, "42."]) as model:

@@ -26,7 +26,10 @@ and loaded by ``streamtools.cli.mcp_options``, as for ``streamtools chat``) add
 the tools of MCP servers, for either model: their sessions are opened before
 the URL is announced and last as long as the server, which is why uvicorn's
 ``serve`` runs inside our own ``anyio.run`` (what ``uvicorn.Server.run`` does,
-with the sessions around it); a server that cannot be loaded is one line on
+with the sessions around it), and Ctrl-C and SIGTERM are ours, not uvicorn's,
+for the whole run: they give up a load, or shut the server down, and the
+sessions are closed before the command ends (130 after Ctrl-C; killed by
+SIGTERM, as uvicorn alone ends). A server that cannot be loaded is one line on
 stderr and exit status 1.
 
 The agent is built per request (``PerRequestAgent``): a replay must start
@@ -43,10 +46,12 @@ import argparse
 import importlib
 import os
 import re
+import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -255,7 +260,16 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ipv6 else args.host
+    url = f"http://{host}:{port}/"
     streams = app.state.shutdown
+
+    # Signals are ours while we run (``stop_on_signals``), not uvicorn's: its
+    # handlers are in place only while it serves, and it raises a SIGTERM again
+    # once it has shut down, which killed the process before the MCP sessions
+    # around it were closed (a stdio server died of a broken pipe, with a
+    # traceback on our stderr); one that came while they loaded killed it too.
+    # (Only the main thread has signal handlers; Windows has no asyncio ones.)
+    ours = threading.current_thread() is threading.main_thread() and sys.platform != "win32"
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -264,28 +278,61 @@ def _run(args: argparse.Namespace) -> int:
             streams.close()
             await super().shutdown(sockets)
 
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if ours:
+                yield
+            else:
+                with super().capture_signals():
+                    yield
+
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="off")
     server = Server(config)
+    received: list[int] = []
 
     async def serve() -> int:
         # The MCP servers' sessions (--mcp, --mcp-url) last as long as the server:
         # loaded before the URL is announced, closed when it has shut down.
-        try:
-            async with mcp_session(args, tools, "ui"):
-                print(f"streamtools ui: serving on http://{host}:{port}/  ({subtitle})", flush=True)
-                await server.serve(sockets=[sock])
-        except MCPNotLoaded as exc:
-            print(exc, file=sys.stderr)
-            return 1
-        return 0
+        serving = False
+
+        async def stop_on_signals(run: anyio.CancelScope, *, task_status: Any) -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()
+                async for signum in signals:
+                    received.append(signum)
+                    if not serving:
+                        run.cancel()  # still loading the MCP servers: give up
+                    elif server.should_exit and signum == signal.SIGINT:
+                        server.force_exit = True  # a second Ctrl-C, as uvicorn takes it
+                    else:
+                        server.should_exit = True  # shut down, then close the sessions
+
+        code = 0
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as run:
+                if ours:
+                    await tg.start(stop_on_signals, run)
+                try:
+                    async with mcp_session(args, tools, "ui"):
+                        print(f"streamtools ui: serving on {url}  ({subtitle})", flush=True)
+                        serving = True
+                        await server.serve(sockets=[sock])
+                except MCPNotLoaded as exc:
+                    print(exc, file=sys.stderr)
+                    code = 1
+            tg.cancel_scope.cancel()
+        return code
 
     try:
         # what uvicorn.Server.run does, with the MCP sessions around it
-        return anyio.run(serve, backend_options={"loop_factory": config.get_loop_factory()})
-    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down, then re-raises it
+        code = anyio.run(serve, backend_options={"loop_factory": config.get_loop_factory()})
+    except KeyboardInterrupt:  # Ctrl-C before the signals were ours, or on Windows
         return 130
     finally:
         sock.close()
+    if received and received[0] == signal.SIGTERM:
+        signal.raise_signal(signal.SIGTERM)  # end as killed by it, as uvicorn would have
+    return 130 if received else code
 
 
 def register(subparsers: Any) -> None:
