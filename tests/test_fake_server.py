@@ -258,7 +258,7 @@ def test_a_recorded_refusal_is_anthropic_s_refusal() -> None:
     with FakeServer([recorded, recorded], wire="anthropic") as server:
         client = anthropic.Anthropic(base_url=server.base_url, api_key="k", max_retries=0)
         messages: Any = [{"role": "user", "content": "hi"}]
-        with client.messages.stream(model="m", max_tokens=9, messages=messages) as stream:
+        with client, client.messages.stream(model="m", max_tokens=9, messages=messages) as stream:
             assert stream.get_final_message().stop_reason == "refusal"
     # and our provider reads it back as it was recorded
     with FakeServer([recorded], wire="anthropic") as server:
