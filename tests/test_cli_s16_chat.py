@@ -58,3 +58,21 @@ async def test_a_failure_the_stream_did_not_say_is_still_printed(anyio_backend: 
         )
     assert code == 1
     assert "error: OpenAI-compatible server answered HTTP 401: bad key" in out.getvalue()
+
+
+async def test_help_and_a_mistyped_command_are_not_sent_to_the_model(anyio_backend: str) -> None:
+    """``/help``, the first thing a new user tries, went to the model as a
+    question (a turn spent, an answer made up), as did a mistyped ``/rest``."""
+    async with FakeServer(["Paths are text."]) as server:
+        args = args_for(server)
+        out = io.StringIO()
+        lines = ["/help\n", "/rest\n", "/etc/hosts is a file?\n", "/quit\n"]
+        code = await chat(
+            make_agent(build_model(args), args), reader(lines), out, color=False, prompt=False
+        )
+        asked = [request["messages"][-1]["content"] for request in server.requests]
+    text = out.getvalue()
+    assert code == 0
+    assert "/reset clears the conversation, /quit (or Ctrl-D) leaves" in text
+    assert "unknown command /rest; /help" in text
+    assert asked == ["/etc/hosts is a file?"]  # a path is a message: only it went

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import threading
@@ -191,6 +192,10 @@ async def chat(
             transcript = Transcript()
             view.line(view.style("dim", "(conversation cleared)"))
             continue
+        if _COMMAND.fullmatch(text):  # /help, or a command mistyped: not for the model
+            known = text in ("/help", "/?")
+            view.line(view.style("dim", COMMANDS if known else f"unknown command {text}; /help"))
+            continue
         if not prompt:
             view.line(view.style("bold", you) + text)
         kept = len(transcript.messages)
@@ -217,6 +222,13 @@ async def chat(
             view.newline()
             view.line(view.style("dim", "(stopped)"))
         view.newline()
+
+
+COMMANDS = "/reset clears the conversation, /quit (or Ctrl-D) leaves"
+# A line that is one word after a slash is a command, such as the /help a new user
+# tries first, which went to the model as a question; a path (/etc/hosts) or a
+# sentence starting with a slash is still a message.
+_COMMAND = re.compile(r"/(?:\?|[A-Za-z]+)")
 
 
 def _with_user(transcript: Transcript, text: str) -> Transcript:
@@ -270,7 +282,7 @@ def _run(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     if interactive:
         mode = "native tools" if args.native else f"{args.dialect} dialect"
-        print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /quit to leave")
+        print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /help for commands")
 
     # Ctrl-C stops an answer only in a terminal session, where there is a prompt to go back to
     stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
