@@ -81,8 +81,8 @@ Decisions
   be prose (its body rejected, a backtick before it) does not hide a stop
   string that holds it (``{"`` in ``inline_json``; ``ab{"q`` on ``say ab{"q": 1}``:
   text before a marker whose body is still undecided that may begin such a stop
-  string is held until the body decides, ``TextModes._pend``; a stop string
-  holding a second marker whose body is rejected too is still missed). ``stop``
+  string is held until the body decides, ``TextModes._pend``; where a second
+  marker inside the stop string ends first, its body decides in turn). ``stop``
   is one string or a
   sequence of strings (a str is never split into characters); an empty stop
   string is caller misuse (``UsageError``: it would stop before the first

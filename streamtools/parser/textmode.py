@@ -61,6 +61,11 @@ class TextModes:
     # is None then, so every entry point's first in-call test sends the delta to
     # ``_feed`` (``core``), which gives it to ``_feed_pending``
     _pbody: CallBody | None = None
+    # a stop string that may hold a rejected body's marker and another after it,
+    # which ends first (``_stop_after_prose``): where it begins, and where the scan
+    # that follows searches from (the text between is not emitted yet)
+    _blocked = -1
+    _skip = -1
     _stop_hit: str | None
     _stops: frozenset[str]
     _text: MarkerScan
@@ -117,6 +122,16 @@ class TextModes:
                     # what came before it allowed that ("" allows every marker)
                     self._prev = "" if h == j or h == 0 else r[h - 1]
                 return r, -1
+            h, self._blocked = self._blocked, -1
+            if h >= 0:
+                # a marker after this one ends before the stop string that begins
+                # at ``r[h]``: its body decides, and the stop string counts if it is
+                # prose too; the scan goes on after this marker, its text from ``h``
+                # not emitted yet (``_scan``'s ``_skip``)
+                if h > lo:
+                    self._emit_text(r[lo:h], out)
+                self._skip = j + 1
+                return r, h
         self._emit_text(p + text[0], out)
         self._prev = text[0]
         if inside:
@@ -130,8 +145,11 @@ class TextModes:
         scan = self._think if think else self._text
         syntax = self.syntax
         start = pos  # the character before it is ``_prev``'s (``CALL_END`` after a call)
+        search = pos
+        if self._skip >= 0:  # (after ``_rejected``: a stop string may begin before)
+            search, self._skip = self._skip, -1
         while True:
-            m = scan.rx.search(s, pos)
+            m = scan.rx.search(s, search)
             if m is None:
                 break
             i, tok = m.start(), m.group()
@@ -186,8 +204,15 @@ class TextModes:
                     if self._stop_hit is None:
                         self._hold(s, k, start)
                     return -1
+                if self._blocked >= 0:
+                    # a marker after this one ends before a stop string that begins
+                    # at ``s[_blocked]``: it decides; the text from there waits
+                    self._emit(s[pos : self._blocked], think, out)
+                    pos, self._blocked = self._blocked, -1
+                    search = i + 1
+                    continue
             self._emit(s[pos : i + 1], think, out)
-            pos = i + 1
+            pos = search = i + 1
         n = len(s)
         h = n
         if not final:
@@ -221,6 +246,7 @@ class TextModes:
         (``_prose_stops``: usually none), on this path only, which a prose
         marker takes."""
         stops = self._prose_stop_list()
+        self._blocked = -1
         n = len(s)
         hit: tuple[int, int, str] | None = None  # (end, start, stop) of the first to end
         held = n
@@ -236,6 +262,7 @@ class TextModes:
         if hit is not None:
             e, k, t = hit
             if scan.rx.search(s, j + 1, e - 1) is not None:
+                self._blocked = k  # (read by ``_rejected``)
                 return -1  # something ends before it: the scan finds that
             self._stop_hit = t
             self._mode = STOPPED
