@@ -113,3 +113,48 @@ def test_an_api_key_env_that_is_not_set_is_a_usage_error(
             httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
         [received] = model.received
     assert received.headers["authorization"] == "Bearer sk-set"
+
+
+FABLE = (
+    'Adding. <am:tool_call name="calculator"><expression>2+2</expression></am:tool_call>'
+    '<am:tool_result name="calculator">5</am:tool_result> So it is 5.'
+)
+
+
+def test_a_reply_ends_at_its_first_call_as_in_chat() -> None:
+    """The live agent had no stop-at-call (``streamtools chat`` has): a model
+    that went on past its call and wrote the result it expected had that
+    shown on the page as its answer ("So it is 5.") before the tool ran."""
+    with FakeServer([FABLE, "It is 4."]) as model:
+        app, _ = build_app(parse("--base-url", model.base_url, "--model", "m"))
+        with serve(app) as server:
+            reply = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+        first = model.requests[0]
+    reader = read_ui_stream(reply.content)
+    assert reader.errors == []
+    assert reader.text == "Adding. It is 4."
+    assert "</am:tool_call>" in first["stop"]
+    [card] = reader.tool_parts
+    assert card["output"] == "4"
+
+
+def test_no_stop_serves_a_model_that_rejects_stop() -> None:
+    """A model that refuses the ``stop`` parameter (o-series, some gpt-5) needs
+    ``--no-stop``, as in ``streamtools chat``: no ``stop`` is sent and the reply
+    is cut at its first call client-side."""
+    with FakeServer([FABLE, "It is 4."], reject_stop=True) as model:
+        live = ("--base-url", model.base_url, "--model", "m")
+        refused, _ = build_app(parse(*live))
+        app, _ = build_app(parse(*live, "--no-stop"))
+        with serve(refused) as server:
+            before = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+        with serve(app) as server:
+            after = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+        sent = model.requests
+    [error] = read_ui_stream(before.content).errors
+    assert "HTTP 400" in error and "'stop' is not supported" in error
+    reader = read_ui_stream(after.content)
+    assert reader.errors == []
+    assert reader.text == "Adding. It is 4."  # cut at the call, client-side
+    # the refused request, then the two of the answer with --no-stop
+    assert [body.get("stop") for body in sent] == [["</am:tool_call>"], None, None]

@@ -12,7 +12,9 @@ subtitle says; the recorded question is offered as a suggestion.
 With ``--base-url`` and ``--model`` the agent talks to a live
 OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
 ``OPENAI_API_KEY``; local servers need none), in the prompt dialect of
-``--dialect`` or with native tool calls (``--native``). ``--dialect`` also
+``--dialect`` or with native tool calls (``--native``); in a dialect a reply
+ends at its first call (``stop_at_call``, as ``streamtools chat``; ``--no-stop``
+for a model that rejects ``stop``: cut client-side). ``--dialect`` also
 names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). A
 flag of the mode not chosen (``--native``, ``--system`` or ``--api-key-env``
 offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage error
@@ -146,16 +148,23 @@ def build_source(
                 f"--api-key-env {_shown(args.api_key_env)}: no such environment variable "
                 "is set (it names the variable that holds the key)"
             )
-        model: Model = OpenAIChat(args.model, base_url=args.base_url, api_key=api_key)
+        model: Model = OpenAIChat(
+            args.model, base_url=args.base_url, api_key=api_key, supports_stop=not args.no_stop
+        )
 
         def live() -> Any:
-            dialect = args.dialect or "am_xml"
-            return Agent(model, tools, dialect=dialect, native=args.native, system=args.system)
+            # A reply ends at its first complete call, as in ``streamtools chat``:
+            # else a model went on past it and wrote the result it expected, which
+            # the page showed as its answer before the tool had run.
+            return Agent(
+                model, tools, dialect=args.dialect or "am_xml", native=args.native,
+                system=args.system, stop_at_call=not args.native,
+            )
 
         mode = "native tool calls" if args.native else f"{args.dialect or 'am_xml'} dialect"
         return PerRequestAgent(live), f"{args.model} at {args.base_url}, {mode}", None
 
-    live_only = ("native", "system", "api_key_env")
+    live_only = ("native", "system", "api_key_env", "no_stop")
     _refuse_unused(args, live_only, "a live model (--base-url and --model)")
     from streamtools.cli.demo import SYSTEM, check_fixture, find_fixture, recorded_prompt
     from streamtools.runtime import Replay
@@ -360,6 +369,12 @@ def register(subparsers: Any) -> None:
     )
     mode.add_argument("--native", action="store_true", help="use the API's native tool calls")
     live.add_argument("--system", default=None, help="system prompt")
+    live.add_argument(
+        "--no-stop",
+        action="store_true",
+        help="the model rejects `stop` (o-series, some gpt-5): cut at the call marker "
+        "client-side",
+    )
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
