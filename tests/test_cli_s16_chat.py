@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import io
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
+from test_ui_s16_mcp import lingering_server
 
 from streamtools.cli.chat import build_model, chat, make_agent, register
 from streamtools.testing import FakeServer
@@ -76,3 +82,40 @@ async def test_help_and_a_mistyped_command_are_not_sent_to_the_model(anyio_backe
     assert "/reset clears the conversation, /quit (or Ctrl-D) leaves" in text
     assert "unknown command /rest; /help" in text
     assert asked == ["/etc/hosts is a file?"]  # a path is a message: only it went
+
+
+@pytest.mark.parametrize("asked", [True, False], ids=["mid-answer", "waiting-for-input"])
+def test_sigterm_closes_the_mcp_sessions_before_the_command_ends(
+    tmp_path: Path, asked: bool
+) -> None:
+    """SIGTERM (kill, timeout(1)) killed the command inside its MCP sessions:
+    the stdio server died of a broken pipe, its traceback on the terminal."""
+    marker = tmp_path / "closed"
+    slow = Reply(text="slow " * 100, delay=0.1)
+    with FakeServer([slow]) as model:
+        argv = [sys.executable, "-m", "streamtools", "chat", "--base-url", model.base_url]
+        argv += ["--model", "m", "--color", "never", "--mcp", lingering_server(marker)]
+        pipe = subprocess.PIPE
+        with subprocess.Popen(argv, stdin=pipe, stdout=pipe, stderr=pipe, text=True) as proc:
+            try:
+                assert proc.stdin is not None and proc.stdout is not None
+                if asked:
+                    proc.stdin.write("hi\n")
+                    proc.stdin.flush()
+                    assert proc.stdout.readline().endswith(" hi\n")  # the question, echoed
+                    for _ in range(100):  # until the answer streams (bounded)
+                        if model.requests:
+                            break
+                        time.sleep(0.1)
+                else:
+                    time.sleep(3)  # the MCP server loaded; the command waits for a line
+                proc.send_signal(signal.SIGTERM)
+                code = proc.wait(timeout=20)
+                closed = marker.exists()  # at once: the server ended before the command
+                assert proc.stderr is not None
+                err = proc.stderr.read()
+            finally:
+                proc.kill()
+    assert code == -signal.SIGTERM
+    assert closed
+    assert "Traceback" not in err and "BrokenPipeError" not in err

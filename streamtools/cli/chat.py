@@ -26,7 +26,9 @@ Exit status, as ``sqlite3`` reading a script from a pipe: 0 when every
 exchange got its answer; 1 when input was piped (no prompt shown) and any
 exchange failed (the server down, a budget or the repairs run out), after
 the remaining lines have still been tried, so a script can tell; 130 on
-Ctrl-C (at the prompt, or with piped input); 2 for a usage error. An
+Ctrl-C (at the prompt, or with piped input); 2 for a usage error; SIGTERM
+ends the session (the MCP sessions closed first), then the command, as killed
+by it. An
 interactive session ends with 0 whatever failed on the way: the person at
 the terminal saw each error.
 
@@ -300,30 +302,51 @@ def _run(args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             return 1
 
+    # SIGTERM (kill, timeout(1), a closing terminal) ends the session as Ctrl-C
+    # does with piped input: the MCP sessions are closed first (the default
+    # handler killed the command inside them, and a stdio server died of a
+    # broken pipe, its traceback on our stderr), then the command ends as
+    # killed by it. (Only the main thread has signal handlers; Windows has no
+    # asyncio ones.)
+    catch_term = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
+    terminated: list[bool] = []
+
     async def session() -> int:
-        if stopper is None:
+        if stopper is None and not catch_term:
             return await conversation()
         code = 130  # unless the conversation ends first
         async with anyio.create_task_group() as tg:
 
-            async def ctrl_c() -> None:
-                with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                    async for _ in signals:
-                        if not stopper.stop():  # at the prompt: leave
-                            print()
-                            tg.cancel_scope.cancel()
-                            return
+            async def on_signals(*, task_status: Any) -> None:
+                wanted = [signal.SIGTERM] if catch_term else []
+                if stopper is not None:
+                    wanted.append(signal.SIGINT)
+                with anyio.open_signal_receiver(*wanted) as received:
+                    task_status.started()
+                    async for signum in received:
+                        if signum == signal.SIGTERM:
+                            terminated.append(True)
+                        else:
+                            assert stopper is not None  # SIGINT is ours only with one
+                            if stopper.stop():  # an answer stopped: the session goes on
+                                continue
+                            print()  # at the prompt: leave
+                        tg.cancel_scope.cancel()
+                        return
 
-            tg.start_soon(ctrl_c)
+            await tg.start(on_signals)
             code = await conversation()
             tg.cancel_scope.cancel()
         return code
 
     try:
-        return anyio.run(session)
+        code = anyio.run(session)
     except KeyboardInterrupt:
         print()
         return 130
+    if terminated:
+        signal.raise_signal(signal.SIGTERM)
+    return code
 
 
 def register(subparsers: Any) -> None:
