@@ -302,7 +302,7 @@ def _run(args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             return 1
 
-    # SIGTERM (kill, timeout(1), a closing terminal) ends the session as Ctrl-C
+    # SIGTERM (kill, timeout(1), a service manager) ends the session as Ctrl-C
     # does with piped input: the MCP sessions are closed first (the default
     # handler killed the command inside them, and a stdio server died of a
     # broken pipe, its traceback on our stderr), then the command ends as
