@@ -63,9 +63,9 @@ An async tool that catches the cancellation and goes on (``except
 CancelledError: pass`` in a loop) cannot be abandoned: anyio waits for every
 task. It is stopped once it has waited ``_GRACE`` (1 s) in a cancelled scope
 (``_Stoppable``: an exception it does not catch, thrown where it waits, so it
-unwinds, a task group of its own included), so the run goes on; and a tool that returns or raises after
-its timeout's cancellation reached it is reported as timed out, since its
-answer came past the deadline. Not covered, and left so: a task the tool
+unwinds, a task group of its own included), so the run goes on; and a tool that
+returns or raises after its timeout's cancellation reached it is reported as
+timed out, since its answer came past the deadline. Not covered, and left so: a task the tool
 started in a task group of its own that swallows every cancellation. The
 group's exit waits for it (anyio shields that wait; trio's nursery does the
 same), the tool is not resumed there, so it is never closed, and the call, the
