@@ -335,8 +335,17 @@ def _run(args: argparse.Namespace) -> int:
                         return
 
             await tg.start(on_signals)
-            code = await conversation()
+            # The conversation's exception is raised below, as itself: out of the
+            # task group it came wrapped in a group, which ``main`` does not say in
+            # one line (a missing MCP extra, a closed pipe) but as a traceback.
+            failure: Exception | None = None
+            try:
+                code = await conversation()
+            except Exception as exc:
+                failure = exc
             tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         return code
 
     try:

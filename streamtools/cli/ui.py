@@ -317,6 +317,10 @@ def _run(args: argparse.Namespace) -> int:
                         server.should_exit = True  # shut down, then close the sessions
 
         code = 0
+        # An exception is raised below, as itself: out of the task group it came
+        # wrapped in a group, which ``main`` does not say in one line (a missing
+        # MCP extra) but as a traceback.
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             with anyio.CancelScope() as run:
                 if ours:
@@ -329,7 +333,11 @@ def _run(args: argparse.Namespace) -> int:
                 except MCPNotLoaded as exc:
                     print(exc, file=sys.stderr)
                     code = 1
+                except Exception as exc:
+                    failure = exc
             tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         return code
 
     try:
