@@ -62,7 +62,7 @@ import anyio.lowlevel
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.cli.demo import DEMO_TOOLS
-from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session
+from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import StreamError
 from streamtools.model import Model
@@ -274,6 +274,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.native and args.think_open:
         # native mode does not parse the model's text (``Agent`` refuses the pair)
         raise UsageError("--think-open is for a dialect, not --native")
+    wants_mcp(args)  # a UsageError for an MCP option with no server to apply to
     model: Model = build_model(args)
     if args.record is not None:
         try:

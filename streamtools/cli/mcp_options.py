@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from streamtools.cli import positive_number
+from streamtools.errors import UsageError
 from streamtools.tools import ToolRegistry
 
 __all__ = ["MCPNotLoaded", "add_mcp_options", "mcp_session", "wants_mcp"]
@@ -73,7 +74,7 @@ def add_mcp_options(parser: argparse._ActionsContainer) -> None:
     parser.add_argument(
         "--mcp-timeout",
         type=positive_number,
-        default=60.0,
+        default=None,
         metavar="SECONDS",
         help="how long an MCP server may take to start and list its tools (default 60: "
         "a first npx -y or uvx run downloads the server)",
@@ -81,7 +82,19 @@ def add_mcp_options(parser: argparse._ActionsContainer) -> None:
 
 
 def wants_mcp(args: argparse.Namespace) -> bool:
-    """Whether the command line names any MCP server."""
+    """Whether the command line names any MCP server. A ``UsageError`` for
+    ``--mcp-header`` with no HTTP server to send it to, or ``--mcp-timeout``
+    with no server at all: each was ignored without a word (a token meant for
+    a server the user thought was remote never sent)."""
+    http = args.mcp_url or any(
+        _named(given)[1].startswith(("http://", "https://")) for given in args.mcp
+    )
+    if args.mcp_header and not http:
+        raise UsageError(
+            "--mcp-header is for HTTP MCP servers (--mcp-url URL, or a URL given to --mcp)"
+        )
+    if args.mcp_timeout is not None and not (args.mcp or args.mcp_url):
+        raise UsageError("--mcp-timeout is for MCP servers (--mcp, --mcp-url)")
     return bool(args.mcp or args.mcp_url)
 
 
@@ -105,7 +118,7 @@ async def mcp_session(
     _quiet_sdk_logs()
     try:
         async with mcp_tools(
-            *_servers(args), registry=registry, load_timeout=args.mcp_timeout
+            *_servers(args), registry=registry, load_timeout=args.mcp_timeout or 60.0
         ) as tools:
             yield tools
     except MCPLoadError as exc:
