@@ -4,6 +4,7 @@ model) is a usage error, not silently ignored."""
 from __future__ import annotations
 
 import argparse
+import socket
 
 import httpx
 import pytest
@@ -158,3 +159,21 @@ def test_no_stop_serves_a_model_that_rejects_stop() -> None:
     assert reader.text == "Adding. It is 4."  # cut at the call, client-side
     # the refused request, then the two of the answer with --no-stop
     assert [body.get("stop") for body in sent] == [["</am:tool_call>"], None, None]
+
+
+def test_a_port_in_use_is_one_line_with_the_way_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """The default port taken (another ui still running) said ``[Errno 98]
+    Address already in use`` and no more; ``--port 0`` was the way out."""
+    from streamtools.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        number = taken.getsockname()[1]
+        assert main(["ui", "--port", str(number), "--instant"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"streamtools ui: cannot listen on 127.0.0.1:{number}: Address already in use "
+        "(--port 0 takes any free one)\n"
+    )
+    assert captured.out == ""

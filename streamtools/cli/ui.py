@@ -45,6 +45,7 @@ printed URL is the real one.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import re
@@ -256,6 +257,7 @@ def _run(args: argparse.Namespace) -> int:
     # An IPv6 address (--host ::1, --host ::) needs an IPv6 socket, and brackets in
     # the URL, as uvicorn's own binding does it; an IPv4 socket refused it.
     ipv6 = ":" in args.host
+    host = f"[{args.host}]" if ipv6 else args.host
     sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -265,10 +267,12 @@ def _run(args: argparse.Namespace) -> int:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        print(f"streamtools ui: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        # the default port taken (another ui, a second run): say the way out
+        hint = " (--port 0 takes any free one)" if exc.errno == errno.EADDRINUSE else ""
+        why = exc.strerror or str(exc)
+        print(f"streamtools ui: cannot listen on {host}:{args.port}: {why}{hint}", file=sys.stderr)
         return 1
     port = sock.getsockname()[1]
-    host = f"[{args.host}]" if ipv6 else args.host
     url = f"http://{host}:{port}/"
     streams = app.state.shutdown
 
