@@ -55,3 +55,31 @@ def test_options_with_a_server_to_apply_to_are_taken(flags: list[str]) -> None:
     parser = argparse.ArgumentParser()
     add_mcp_options(parser)
     assert wants_mcp(parser.parse_args(flags)) is bool(flags)
+
+
+@pytest.mark.parametrize("command", ["chat", "ui"])
+def test_a_variable_set_before_an_mcp_command_is_explained(command: str) -> None:
+    """``--mcp "GITHUB_TOKEN=… npx server"``, as a shell line sets a variable for
+    a command, ran the token as the command (NAME= is a namespace): the error
+    said only 'No such file or directory' for it."""
+    argv = [sys.executable, "-m", "streamtools", command]
+    argv += ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    argv += ["--mcp", "ST_TEST_TOKEN=s3cret-value no-such-mcp-command"]
+    if command == "ui":
+        argv += ["--port", "0"]
+    proc = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"streamtools {command}: MCP server ")
+    assert line.endswith(
+        "; ST_TEST_TOKEN= before a --mcp command names a namespace for its tools, it does "
+        "not set a variable: export it instead (the command runs with your environment)"
+    )
+
+
+def test_a_namespace_is_not_taken_for_a_variable() -> None:
+    argv = [sys.executable, "-m", "streamtools", "chat", "--model", "m"]
+    argv += ["--base-url", "http://127.0.0.1:9/v1", "--mcp", "fs=no-such-mcp-command"]
+    proc = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "could not be loaded" in proc.stderr and "export it" not in proc.stderr

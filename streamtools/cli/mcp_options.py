@@ -123,7 +123,27 @@ async def mcp_session(
             yield tools
     except MCPLoadError as exc:
         hint = f" (streamtools {command}: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
+        if "FileNotFoundError" in str(exc):  # a command not found: was it a variable?
+            hint += _env_hint(args)
         raise MCPNotLoaded(f"streamtools {command}: {exc}{hint}") from exc
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # GITHUB_TOKEN, API_KEY
+
+
+def _env_hint(args: argparse.Namespace) -> str:
+    """A word for ``--mcp "GITHUB_TOKEN=… npx server"``, as a shell line sets a
+    variable for a command: here ``NAME=`` is a namespace, so the value was run
+    as the command, which failed with a puzzling 'No such file' naming it."""
+    for given in args.mcp:
+        name, _ = _named(given)
+        if name is not None and _ENV_NAME.fullmatch(name):
+            return (
+                f"; {name}= before a --mcp command names a namespace for its tools, "
+                "it does not set a variable: export it instead (the command runs with "
+                "your environment)"
+            )
+    return ""
 
 
 def _servers(args: argparse.Namespace) -> list[Any]:
