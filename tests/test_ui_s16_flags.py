@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import socket
+from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from test_ui_support import read_ui_stream, serve
@@ -177,3 +179,39 @@ def test_a_port_in_use_is_one_line_with_the_way_out(capsys: pytest.CaptureFixtur
         "(--port 0 takes any free one)\n"
     )
     assert captured.out == ""
+
+
+def test_a_recording_of_native_calls_is_replayed_with_its_calls(tmp_path: Path) -> None:
+    """``streamtools chat --native --record`` makes a recording of native call
+    chunks; ``streamtools ui --fixture`` played it through a dialect's agent,
+    which has no use for them: the page showed the text after the call, and
+    no call."""
+    from streamtools.model import CallChunk, ChatMessage, FinishChunk, ModelRequest, TextChunk
+    from streamtools.runtime import record
+    from streamtools.testing import ScriptedModel
+
+    path = tmp_path / "native.jsonl"
+    call = CallChunk(index=0, id="call_a", name="calculator", arguments='{"expression": "6*7"}')
+    model = record(
+        ScriptedModel([[call, FinishChunk(reason="tool_calls")], [TextChunk(text="It is 42.")]]),
+        path,
+    )
+
+    async def play() -> None:
+        request = ModelRequest(messages=(ChatMessage(role="user", content="6*7?"),))
+        for _ in range(2):
+            async with model.stream(request) as chunks:
+                async for _chunk in chunks:
+                    pass
+
+    anyio.run(play)
+    app, _ = build_app(parse("--fixture", str(path), "--instant"))
+    with serve(app) as server:
+        reply = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
+    reader = read_ui_stream(reply.content)
+    assert reader.errors == []
+    assert reader.text == "It is 42."
+    [card] = reader.tool_parts
+    assert (card["toolName"], card["input"], card["output"]) == (
+        "calculator", {"expression": "6*7"}, "42",
+    )

@@ -15,7 +15,8 @@ OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
 ``--dialect`` or with native tool calls (``--native``); in a dialect a reply
 ends at its first call (``stop_at_call``, as ``streamtools chat``; ``--no-stop``
 for a model that rejects ``stop``: cut client-side). ``--dialect`` also
-names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``). A
+names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``); one
+that holds native call chunks is replayed natively. A
 flag of the mode not chosen (``--native``, ``--system`` or ``--api-key-env``
 offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage error
 (``_refuse_unused``), so the defaults of those are None. Tools are the demo
@@ -168,15 +169,22 @@ def build_source(
     live_only = ("native", "system", "api_key_env", "no_stop")
     _refuse_unused(args, live_only, "a live model (--base-url and --model)")
     from streamtools.cli.demo import SYSTEM, check_fixture, find_fixture, recorded_prompt
+    from streamtools.model import CallChunk
     from streamtools.runtime import Replay
 
     path: Path = args.fixture or find_fixture()
-    check_fixture(path)  # UsageError: ``_run`` reports it in one line
+    segments = check_fixture(path)  # UsageError: ``_run`` reports it in one line
     speed = None if args.instant else args.speed or 1.0
+    # A recording of native tool calls (``streamtools chat --native --record``) is
+    # replayed natively: a dialect's agent has no use for call chunks, and its
+    # calls vanished from the page (the text after them alone was shown).
+    native = any(isinstance(timed.chunk, CallChunk) for s in segments for timed in s.chunks)
 
     def replay() -> Any:
-        dialect = args.dialect or "am_xml"
-        return Agent(Replay(path, speed=speed), tools, dialect=dialect, system=SYSTEM)
+        return Agent(
+            Replay(path, speed=speed), tools, dialect=args.dialect or "am_xml", native=native,
+            system=SYSTEM,
+        )
 
     subtitle = (
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
