@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.model import ReasoningOrigin
+from streamtools.model import ReasoningOrigin, UsageChunk
 from streamtools.results import decode_json, encode_json, valid_text
 
 __all__ = [
@@ -183,11 +183,55 @@ class Retry(_Event, tag="retry", frozen=True, kw_only=True):
     message: str
 
 
-class Usage(_Event, tag="usage", frozen=True, kw_only=True, gc=False):
-    """Token usage reported by the provider for one turn."""
+class Usage(_Event, tag="usage", frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """Token usage reported by the provider for one model request. Every field
+    is None when the server said nothing of it (not 0, which it may say).
+
+    ``input_tokens`` counts all the input, what was read from or written to a
+    prompt cache included (as OpenAI's ``prompt_tokens`` does; Anthropic's
+    ``input_tokens``, which leaves the cached tokens out, is added to its two
+    cache counts). ``cache_read_tokens`` is the part of it read from the
+    provider's prompt cache (OpenAI's ``cached_tokens``, Anthropic's
+    ``cache_read_input_tokens``), ``cache_write_tokens`` the part written to it
+    (Anthropic's ``cache_creation_input_tokens``; OpenAI reports none).
+    ``reasoning_tokens`` is the part of ``output_tokens`` spent on reasoning
+    (OpenAI's ``reasoning_tokens``, Anthropic's ``thinking_tokens``).
+
+    ``plus`` adds two, field by field: None and n make n, None and None stay
+    None (``RunResult.usage`` totals a run's requests so)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    @classmethod
+    def of(cls, chunk: UsageChunk) -> Usage:
+        """The event for a provider's ``UsageChunk``: the same counts."""
+        return cls(
+            input_tokens=chunk.input_tokens,
+            output_tokens=chunk.output_tokens,
+            cache_read_tokens=chunk.cache_read_tokens,
+            cache_write_tokens=chunk.cache_write_tokens,
+            reasoning_tokens=chunk.reasoning_tokens,
+        )
+
+    def plus(self, other: Usage) -> Usage:
+        """The sum of the two, field by field (see the class docstring)."""
+        return Usage(
+            input_tokens=_plus(self.input_tokens, other.input_tokens),
+            output_tokens=_plus(self.output_tokens, other.output_tokens),
+            cache_read_tokens=_plus(self.cache_read_tokens, other.cache_read_tokens),
+            cache_write_tokens=_plus(self.cache_write_tokens, other.cache_write_tokens),
+            reasoning_tokens=_plus(self.reasoning_tokens, other.reasoning_tokens),
+        )
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 class StreamError(_Event, tag="error", frozen=True, kw_only=True):

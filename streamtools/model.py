@@ -243,9 +243,18 @@ class CallChunk(_Chunk, tag="call", frozen=True, kw_only=True):
     extra: dict[str, Any] | None = None
 
 
-class UsageChunk(_Chunk, tag="usage", frozen=True, kw_only=True):
+class UsageChunk(_Chunk, tag="usage", frozen=True, kw_only=True, omit_defaults=True):
+    """A request's token counts, as the provider reported them; each field
+    means what it means on ``streamtools.events.Usage`` (``input_tokens`` all
+    the input, the cache counts the parts of it read from and written to a
+    prompt cache, ``reasoning_tokens`` the part of the output spent reasoning),
+    None when the server said nothing of it."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
 
 
 class FinishChunk(_Chunk, tag="finish", frozen=True, kw_only=True):

@@ -190,7 +190,7 @@ async def test_anthropic_usage_is_the_latest_cumulative_count_once(anyio_backend
     usages = [[c for c in chunks if isinstance(c, UsageChunk)] for chunks in answers]
     assert usages == [
         [UsageChunk(input_tokens=20, output_tokens=5)],
-        [UsageChunk(input_tokens=19, output_tokens=8)],
+        [UsageChunk(input_tokens=19, output_tokens=8, cache_read_tokens=4)],
         [UsageChunk(input_tokens=7, output_tokens=2)],  # the API's usual form: as before
     ]
     for chunks, usage in zip(answers, usages, strict=True):

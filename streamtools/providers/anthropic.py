@@ -57,15 +57,12 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   ``FinishChunk(reason="pause")`` and a message that says the turn is
   unfinished; a later request that fails ends it in an error finish, as any
   failure after the first byte does.
-* Usage (``_Counts``): ``message_start`` has the input counts, each
-  ``message_delta`` the counts so far (cumulative, as the API documents): the
-  output, and the input too where the server sends it there (the API, and
-  grown when server tools ran more iterations; some compatible servers send
-  ``input_tokens: 0`` at the start and the real count only there). Each input
-  field is the larger of the two. One ``UsageChunk``, the latest, goes out
-  just before the finish: a consumer that adds them up (the proxy, a cost
-  meter) counted an answer with several ``message_delta`` once per event, and
-  missed the input counted only at the end.
+* Usage (``anthropic_counts.Counts``): each input count is the larger of
+  ``message_start``'s and the last ``message_delta``'s, the prompt-cache
+  counts kept apart as well as summed into the input. One ``UsageChunk``, the
+  latest, goes out just before the finish: a consumer that adds them up (the
+  proxy, a cost meter) counted an answer with several ``message_delta`` once
+  per event, and missed the input counted only at the end.
 * A UTF-16 surrogate pair split across two events (a JavaScript gateway
   escapes each half) is joined: see ``streamtools.providers.surrogates``.
 * An ``error`` event mid-stream (``overloaded_error``…) ends the stream with
@@ -128,11 +125,11 @@ from streamtools.model import (
     TextChunk,
     Thinking,
     ToolChoice,
-    UsageChunk,
     UseTool,
     sampling,
 )
 from streamtools.providers import whole
+from streamtools.providers.anthropic_counts import Counts, TokenUsage
 from streamtools.providers.base import (
     HTTPProvider,
     ProviderOptions,
@@ -178,40 +175,8 @@ class _Delta(msgspec.Struct):
     stop_sequence: str | None = None
 
 
-class _Usage(msgspec.Struct):
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_input_tokens: int | None = None
-    cache_creation_input_tokens: int | None = None
-
-
 class _Message(msgspec.Struct):
-    usage: _Usage | None = None
-
-
-class _Counts:
-    """The answer's token counts so far (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self.seen = False
-        self.fields: dict[str, int] = {}  # input-side field -> its largest count
-        self.output: int | None = None
-
-    def add(self, usage: _Usage, *, delta: bool) -> None:
-        self.seen = True
-        for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-            value = getattr(usage, name)
-            if value is not None:
-                self.fields[name] = max(value, self.fields.get(name, 0))
-        if delta and usage.output_tokens is not None:
-            self.output = usage.output_tokens
-
-    def chunks(self) -> list[Chunk]:
-        """The one ``UsageChunk``, if any count came (input: all three fields)."""
-        if not self.seen:
-            return []
-        total = sum(self.fields.values()) if self.fields else None
-        return [UsageChunk(input_tokens=total, output_tokens=self.output)]
+    usage: TokenUsage | None = None
 
 
 class _Error(msgspec.Struct):
@@ -224,7 +189,7 @@ class _Event(msgspec.Struct):
     index: int = 0
     content_block: _Block | None = None
     delta: _Delta | None = None
-    usage: _Usage | None = None
+    usage: TokenUsage | None = None
     message: _Message | None = None
     error: _Error | None = None
 
@@ -582,7 +547,7 @@ class AnthropicMessages(HTTPProvider):
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         finish: FinishChunk | None = None
-        counts = _Counts()
+        counts = Counts()
         tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
         unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events

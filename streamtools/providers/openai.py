@@ -98,7 +98,11 @@ honoured:
 * Groq puts the usage in ``x_groq.usage`` on the last chunk (without
   ``stream_options``, or where a gateway drops it), and Moonshot (Kimi) in
   ``choices[0].usage``; each is read as ``usage`` (Kimi's answers came
-  without any ``UsageChunk``).
+  without any ``UsageChunk``). The prompt-cache and reasoning counts come
+  from ``prompt_tokens_details.cached_tokens`` (DeepSeek's
+  ``prompt_cache_hit_tokens`` where it has none; OpenRouter's
+  ``cache_write_tokens`` beside it) and ``completion_tokens_details``; both
+  are parts of the totals, as on ``UsageChunk``.
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
   once, just before the finish: OpenAI sends it once, after the finish reason,
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
@@ -240,9 +244,34 @@ class _Choice(msgspec.Struct):
     usage: _Usage | None = None  # Moonshot (Kimi): the usage, on the last chunk's choice
 
 
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None  # OpenRouter's, from an upstream that bills writes
+
+
+class _CompletionDetails(msgspec.Struct):
+    reasoning_tokens: int | None = None
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
+    prompt_cache_hit_tokens: int | None = None  # DeepSeek's cached_tokens
+
+    def chunk(self) -> UsageChunk:
+        """The counts as a ``UsageChunk``: ``prompt_tokens`` holds the cached ones."""
+        prompt = self.prompt_tokens_details or _PromptDetails()
+        cached = prompt.cached_tokens
+        done = self.completion_tokens_details or _CompletionDetails()
+        return UsageChunk(
+            input_tokens=self.prompt_tokens,
+            output_tokens=self.completion_tokens,
+            cache_read_tokens=self.prompt_cache_hit_tokens if cached is None else cached,
+            cache_write_tokens=prompt.cache_write_tokens,
+            reasoning_tokens=done.reasoning_tokens,
+        )
 
 
 class _Groq(msgspec.Struct):
@@ -634,12 +663,7 @@ class OpenAIChat(HTTPProvider):
                 counted = event.usage or (event.x_groq.usage if event.x_groq else None)
                 counted = counted or (choice.usage if choice is not None else None)
                 if counted is not None:
-                    usage[:] = [
-                        UsageChunk(
-                            input_tokens=counted.prompt_tokens,
-                            output_tokens=counted.completion_tokens,
-                        )
-                    ]
+                    usage[:] = [counted.chunk()]
         except Exception:  # a broken stream (the guard ends it): the held name goes out
             for chunk in calls.rest():
                 yield chunk

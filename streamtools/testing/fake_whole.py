@@ -27,9 +27,12 @@ from streamtools.testing.fake_wire import (
     ANTHROPIC_STOP,
     ReasoningField,
     Wire,
+    anthropic_input,
+    anthropic_output,
     error_body,
     json_text,
     named_calls,
+    openai_usage,
 )
 
 __all__ = ["streams", "whole"]
@@ -130,7 +133,6 @@ def _openai(f: _Folded, body: dict[str, Any], field: ReasoningField) -> dict[str
         message["reasoning_details"] = _openrouter_details(f)
     elif f.reasoning:
         message[field] = "".join(f.reasoning)
-    prompt, completion = f.usage.input_tokens or 0, f.usage.output_tokens or 0
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": f.finish.reason}
     return {
         "id": "chatcmpl-fake",
@@ -138,11 +140,7 @@ def _openai(f: _Folded, body: dict[str, Any], field: ReasoningField) -> dict[str
         "created": 0,
         "model": body.get("model", "fake"),
         "choices": [choice],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
+        "usage": openai_usage(f.usage),
     }
 
 
@@ -170,10 +168,7 @@ def _anthropic(f: _Folded, body: dict[str, Any]) -> dict[str, Any]:
         "content": content,
         "stop_reason": reason,
         "stop_sequence": stop,
-        "usage": {
-            "input_tokens": f.usage.input_tokens or 0,
-            "output_tokens": f.usage.output_tokens or 0,
-        },
+        "usage": {**anthropic_input(f.usage), **anthropic_output(f.usage)},
     }
 
 

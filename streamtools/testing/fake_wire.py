@@ -75,12 +75,15 @@ __all__ = [
     "Reply",
     "WIRES",
     "Wire",
+    "anthropic_input",
+    "anthropic_output",
     "encode",
     "chat_template",
     "error_body",
     "inband_error",
     "json_text",
     "named_calls",
+    "openai_usage",
     "reply_chunks",
     "prompt_tokens",
     "request_problem",
@@ -128,6 +131,11 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     ``index_zero`` (openai) puts every parallel call on index 0, differing by id;
     ``interleave`` (openai) sends the parallel calls' deltas in turn (a piece
     of each call, then the next piece of each), as some gateways do.
+    ``usage`` is the reply's token counts as the server reports them, prompt
+    cache and reasoning counts too, each in its wire's fields (``UsageChunk``'s
+    meanings: ``input_tokens`` all the input); a count it leaves None is the
+    fake's own (input: a quarter of the request's JSON, output: the chunks
+    sent) or, for the others, not sent.
     """
 
     text: str = ""
@@ -149,6 +157,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     index_zero: bool = False
     interleave: bool = False
     drop: bool = False
+    usage: UsageChunk | None = None
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
@@ -270,9 +279,56 @@ def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
     else:
         out += [chunk for mine in per_call for chunk in mine]
     reason = reply.finish or ("tool_calls" if calls else "stop")
-    out.append(UsageChunk(input_tokens=len(json.dumps(body)) // 4, output_tokens=len(out)))
+    given = reply.usage or UsageChunk()
+    counted = UsageChunk(input_tokens=len(json.dumps(body)) // 4, output_tokens=len(out))
+    out.append(
+        msgspec.structs.replace(
+            given,
+            input_tokens=counted.input_tokens if given.input_tokens is None else given.input_tokens,
+            output_tokens=(
+                counted.output_tokens if given.output_tokens is None else given.output_tokens
+            ),
+        )
+    )
     out.append(FinishChunk(reason=reason, stop_sequence=stop_hit))
     return out
+
+
+def openai_usage(c: UsageChunk) -> dict[str, Any]:
+    """A chat completion's ``usage`` for ``c``: the cache and reasoning counts in
+    ``prompt_tokens_details`` (with OpenRouter's ``cache_write_tokens``) and
+    ``completion_tokens_details``, each only when ``c`` has it."""
+    usage: dict[str, Any] = {
+        "prompt_tokens": c.input_tokens or 0,
+        "completion_tokens": c.output_tokens or 0,
+    }
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    prompt = {"cached_tokens": c.cache_read_tokens, "cache_write_tokens": c.cache_write_tokens}
+    if prompt := {k: v for k, v in prompt.items() if v is not None}:
+        usage["prompt_tokens_details"] = prompt
+    if c.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": c.reasoning_tokens}
+    return usage
+
+
+def anthropic_input(c: UsageChunk) -> dict[str, int]:
+    """A message's input counts for ``c``, as the API says them: ``input_tokens``
+    without the cache's, which go in their own fields (only when ``c`` has them)."""
+    read, wrote = c.cache_read_tokens, c.cache_write_tokens
+    usage = {"input_tokens": max(0, (c.input_tokens or 0) - (read or 0) - (wrote or 0))}
+    if read is not None:
+        usage["cache_read_input_tokens"] = read
+    if wrote is not None:
+        usage["cache_creation_input_tokens"] = wrote
+    return usage
+
+
+def anthropic_output(c: UsageChunk) -> dict[str, Any]:
+    """A message's output counts for ``c``: the thinking part only when ``c`` has it."""
+    usage: dict[str, Any] = {"output_tokens": c.output_tokens or 0}
+    if c.reasoning_tokens is not None:
+        usage["output_tokens_details"] = {"thinking_tokens": c.reasoning_tokens}
+    return usage
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -338,11 +394,7 @@ def _openai_frames(
                 call["extra_content"] = content
             frames.append(frame({"tool_calls": [call]}))
         elif isinstance(c, UsageChunk):
-            usage = {
-                "prompt_tokens": c.input_tokens or 0,
-                "completion_tokens": c.output_tokens or 0,
-            }
-            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            usage = openai_usage(c)
         elif c.reason == "error":
             return [*frames, inband_error("openai", c.message)]
         else:
@@ -372,7 +424,7 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
     message: dict[str, Any] = {"id": "msg_fake", "type": "message", "role": "assistant"}
     message["content"] = []
     message |= {"model": body.get("model", "fake"), "stop_reason": None, "stop_sequence": None}
-    message["usage"] = {"input_tokens": usage.input_tokens or 0, "output_tokens": 1}
+    message["usage"] = {**anthropic_input(usage), "output_tokens": 1}
     frames = [_event("message_start", message=message), _event("ping")]
     block, kind = -1, ""  # the open content block: its index and what it holds
 
@@ -420,7 +472,7 @@ def _anthropic_frames(chunks: Sequence[Chunk], body: dict[str, Any]) -> list[byt
             kind = ""
             reason = "stop_sequence" if c.stop_sequence else ANTHROPIC_STOP.get(c.reason, c.reason)
             end = {"stop_reason": reason, "stop_sequence": c.stop_sequence}
-            out = {"output_tokens": usage.output_tokens or 0}
+            out = anthropic_output(usage)
             frames += [_event("message_delta", delta=end, usage=out), _event("message_stop")]
     return frames
 
