@@ -68,8 +68,8 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
             case CallChunk():
                 native = native or NativeDecoder(None, id_prefix=f"native_{turn}_")
                 events = list(native.call(timed.chunk))
-            case UsageChunk(input_tokens=i, output_tokens=o):
-                events = [Usage(input_tokens=i, output_tokens=o)]
+            case UsageChunk():
+                events = [Usage.of(timed.chunk)]  # the cache counts too
             case FinishChunk():
                 finish = timed.chunk
         out.extend((last, e) for e in events)

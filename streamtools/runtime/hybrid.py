@@ -318,9 +318,7 @@ class HybridAgent:
                 elif isinstance(chunk, CallChunk):
                     ended += calls.feed(chunk)
                 elif isinstance(chunk, UsageChunk):
-                    await emit(
-                        Usage(input_tokens=chunk.input_tokens, output_tokens=chunk.output_tokens)
-                    )
+                    await emit(Usage.of(chunk))
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
         await self._split(reader.end(), text, emit)

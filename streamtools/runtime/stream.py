@@ -20,19 +20,22 @@ the iterator after the last event, as a plain exception. So is a
 test's ``pytest.fail``, raised by a tool or by the model's stream). An
 exception raised by the consumer's own code in the block comes out unchanged
 too, ``BaseException`` or not. Only cancellation goes through the task group,
-as it must. What ``run`` returns is kept as ``EventStream.result``.
+as it must. What ``run`` returns is kept as ``EventStream.result``, with
+``usage``: the sum (``Usage.plus``) of every ``Usage`` event the run emitted,
+one per model request, seen here as they pass, so that a hybrid agent's
+selection request and its work agent's requests count alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from streamtools.events import Event
+from streamtools.events import Event, Usage
 from streamtools.runtime.turn import Emit
 from streamtools.transcript import Transcript
 
@@ -43,11 +46,14 @@ _BUFFER = 64
 
 @dataclass(frozen=True)
 class RunResult:
-    """The outcome of ``Agent.run``: the final answer, the transcript, the turns used."""
+    """The outcome of ``Agent.run``: the final answer, the transcript, the turns
+    used, and the tokens the run's model requests used, summed (``Usage.plus``:
+    a count no request reported stays None; prompt-cache counts included)."""
 
     text: str
     transcript: Transcript
     turns: int
+    usage: Usage = field(default_factory=Usage)
 
 
 class EventStream:
@@ -89,8 +95,12 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
     """
     send, receive = anyio.create_memory_object_stream[Event](_BUFFER)
     events = EventStream(receive)
+    total = Usage()
 
     async def emit(event: Event) -> None:
+        nonlocal total
+        if type(event) is Usage:
+            total = total.plus(event)
         # Fast path without a scheduling round trip per event; the bounded
         # buffer still holds the run back when the consumer falls behind.
         try:
@@ -107,7 +117,7 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
     async def drive() -> None:
         async with send:
             try:
-                events.result = await run(emit)
+                events.result = replace(await run(emit), usage=total)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:

@@ -193,8 +193,8 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
                     _sign(reply, chunk)
                 case CallChunk():
                     events = ctx.decoder.call(chunk)
-                case UsageChunk(input_tokens=i, output_tokens=o):
-                    await ctx.emit(Usage(input_tokens=i, output_tokens=o))
+                case UsageChunk():
+                    await ctx.emit(Usage.of(chunk))
                     events = []
                 case FinishChunk():
                     reply.finish = chunk
