@@ -72,6 +72,7 @@ from streamtools.proxy.request import (
     tool_spec,
     unique_tools,
 )
+from streamtools.proxy.usage import anthropic_delta, anthropic_usage
 from streamtools.transcript import (
     SystemMessage,
     ToolCall,
@@ -87,7 +88,8 @@ __all__ = [
 _encode = msgspec.json.Encoder().encode
 # the cache counts the API always writes beside input_tokens: clients add the
 # three up for the context's size (NaN in JavaScript when one is missing); the
-# upstream reports no prompt cache, so its count is all in input_tokens
+# upstream has not answered when message_start goes out: its estimate is all
+# in input_tokens (the upstream's own counts follow in message_delta)
 NO_CACHE = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 _ERROR_TYPES = {
@@ -394,7 +396,7 @@ class EventEncoder:
         self.block = -1  # index of the last block opened
         self.open: str | None = None  # "text" | "tool_use" | None
         self.made_calls = False
-        self.usage: tuple[int | None, int | None] = (None, None)
+        self.usage = Usage()
 
     def start(self) -> bytes:
         """``message_start``, whose usage is all that some clients read of the
@@ -444,17 +446,15 @@ class EventEncoder:
                 return self._delta({"type": "input_json_delta", "partial_json": delta})
             case CallEnd():
                 return self._close()
-            case Usage(input_tokens=inp, output_tokens=out_tokens):
-                self.usage = (inp, out_tokens)
+            case Usage():
+                self.usage = event
                 return b""
             case Finish():
                 reasons: dict[str, str | None] = {
                     "stop_reason": stop_reason(event, self.made_calls),
                     "stop_sequence": None if self.made_calls else event.stop_sequence,
                 }
-                usage: dict[str, int] = {"output_tokens": self.usage[1] or 0}
-                if self.usage[0] is not None:
-                    usage["input_tokens"] = self.usage[0]
+                usage = anthropic_delta(self.usage)
                 data = {"type": "message_delta", "delta": reasons, "usage": usage}
                 return (
                     self._close()
@@ -493,11 +493,7 @@ def response_body(reply: Reply, model: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop_reason(reply.finish, made_calls),
         "stop_sequence": None if made_calls else reply.finish.stop_sequence,
-        "usage": {
-            "input_tokens": reply.input_tokens or 0,
-            "output_tokens": reply.output_tokens or 0,
-            **NO_CACHE,
-        },
+        "usage": anthropic_usage(reply.usage),
     }
 
 

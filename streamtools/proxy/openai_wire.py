@@ -63,6 +63,7 @@ from streamtools.proxy.request import (
     tool_spec,
     unique_tools,
 )
+from streamtools.proxy.usage import chat_usage
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -366,7 +367,7 @@ class ChunkEncoder:
         self.include_usage = include_usage
         self.made_calls = False
         self.opened = False  # the role was sent (with the first delta)
-        self.usage: tuple[int | None, int | None] = (None, None)
+        self.usage = Usage()
         # Every chunk but the last differs only in its delta: its envelope is
         # encoded once, and each chunk costs one small encode (a hot path).
         # (the model name is JSON-escaped, so the marker cannot occur inside it)
@@ -426,8 +427,8 @@ class ChunkEncoder:
                     return self._finish(event)
                 self.opened = True
                 return self._chunk({"role": "assistant", "content": ""}) + self._finish(event)
-            case Usage(input_tokens=inp, output_tokens=out):
-                self.usage = (inp, out)
+            case Usage():
+                self.usage = event
                 return b""
             case _:
                 return b""
@@ -435,7 +436,7 @@ class ChunkEncoder:
     def _finish(self, finish: Finish) -> bytes:
         out = self._chunk({}, finish_reason(finish, self.made_calls, self.called))
         if self.include_usage:
-            usage = _usage(*self.usage)
+            usage = chat_usage(self.usage)
             chunk = {
                 "id": self.id,
                 "object": "chat.completion.chunk",
@@ -468,21 +469,6 @@ class LegacyChunkEncoder(ChunkEncoder):
             case ArgsDelta(delta=delta):
                 return self._chunk({"function_call": {"arguments": delta}})
         return super().encode(event)
-
-
-def _usage(prompt: int | None, completion: int | None) -> dict[str, Any]:
-    """The usage object, with the details OpenAI always writes: clients read
-    ``prompt_tokens_details.cached_tokens`` with no check (a TypeError on an
-    OpenAI-compatible server that left it out). The upstream reports no cache
-    hits or reasoning tokens (reasoning is not forwarded): 0."""
-    p, c = prompt or 0, completion or 0
-    return {
-        "prompt_tokens": p,
-        "completion_tokens": c,
-        "total_tokens": p + c,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
-    }
 
 
 def _random_id() -> str:
@@ -518,7 +504,7 @@ def response_body(reply: Reply, model: str, legacy: bool = False) -> dict[str, A
                 ),
             }
         ],
-        "usage": _usage(reply.input_tokens, reply.output_tokens),
+        "usage": chat_usage(reply.usage),
     }
 
 

@@ -531,8 +531,7 @@ class Reply:
         self.calls: list[ReplyCall] = []
         self._open: dict[int, ReplyCall] = {}
         self.finish = Finish(reason="stop")
-        self.input_tokens: int | None = None
-        self.output_tokens: int | None = None
+        self.usage = Usage()  # the turn's counts (``proxy.usage.reported``)
 
     @property
     def text(self) -> str:
@@ -554,9 +553,8 @@ class Reply:
                 call.complete = True
                 if not call.arguments:
                     call.arguments = msgspec.json.encode(arguments).decode()
-            case Usage(input_tokens=inp, output_tokens=out):
-                self.input_tokens = inp
-                self.output_tokens = out
+            case Usage():
+                self.usage = event
             case Finish():
                 self.finish = event
             case _:

@@ -83,6 +83,7 @@ from streamtools.proxy.request import (
     token_limit,
     tool_spec,
 )
+from streamtools.proxy.usage import responses_usage
 from streamtools.transcript import (
     Message,
     SystemMessage,
@@ -373,17 +374,6 @@ def _text_format(raw: Any) -> dict[str, Any] | None:
 # -- the response --------------------------------------------------------------------
 
 
-def _usage(prompt: int | None, completion: int | None) -> dict[str, Any]:
-    p, c = prompt or 0, completion or 0
-    return {
-        "input_tokens": p,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": c,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": p + c,
-    }
-
-
 def _status(finish: Finish, made_calls: bool) -> tuple[str, dict[str, str] | None]:
     """The response's status and ``incomplete_details``: a token limit hit
     leaves the answer incomplete, as OpenAI reports it (the turn gives a length
@@ -517,7 +507,7 @@ class EventEncoder:
         self.item: dict[str, Any] | None = None  # the item being written
         self.parts: list[str] = []  # its text or arguments so far
         self.made_calls = False
-        self.usage: tuple[int | None, int | None] = (None, None)
+        self.usage = Usage()
         self.freeform = frozenset(call.freeform)
         self.namespaces = call.namespaces
         self.raw = RawInput()  # a custom tool's text, decoded as its arguments arrive
@@ -628,8 +618,8 @@ class EventEncoder:
                         out = self._input_delta(text[len(given) :])
                     self.parts = [text]
                 return out + self._close()
-            case Usage(input_tokens=inp, output_tokens=out_tokens):
-                self.usage = (inp, out_tokens)
+            case Usage():
+                self.usage = event
                 return b""
             case Finish():
                 status, details = _status(event, self.made_calls)
@@ -639,7 +629,7 @@ class EventEncoder:
                     "status": status,
                     "incomplete_details": details,
                     "output": self.output,
-                    "usage": _usage(*self.usage),
+                    "usage": responses_usage(self.usage),
                 }
                 kind = "response.completed" if status == "completed" else "response.incomplete"
                 return out + self._event(kind, {"response": response})
@@ -695,5 +685,5 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
         "status": status,
         "incomplete_details": details,
         "output": output,
-        "usage": _usage(reply.input_tokens, reply.output_tokens),
+        "usage": responses_usage(reply.usage),
     }

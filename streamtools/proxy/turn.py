@@ -20,8 +20,9 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    ``tool_calls`` when any call was emitted. A broken upstream ends it with a
    ``StreamError`` instead (never a hang: providers end a cut stream with an
    error finish). After a re-prompt the ``Usage`` says the output tokens of
-   every attempt, but the input tokens of the largest prompt (the last, which
-   holds the others), not their sum: clients read a reply's input tokens as
+   every attempt, but the input tokens (and prompt-cache counts: see
+   ``proxy.usage``) of the largest prompt (the last, which holds the others),
+   not their sum: clients read a reply's input tokens as
    the size of their context (Claude Code compacts by it, IDE agents show it),
    and a sum told them the conversation was twice its size. An upstream that
    gives no input count gets the estimate of the last request
@@ -139,6 +140,7 @@ from streamtools.proxy.request import (
     refusal_message,
 )
 from streamtools.proxy.tokens import estimate_tokens
+from streamtools.proxy.usage import reported
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -257,8 +259,7 @@ class _Turn:
         self.repairs = repairs
         self.emitted = False  # the client has seen the response begin
         self.calls = 0  # calls announced on the wire
-        self.usage_in: int | None = None
-        self.usage_out: int | None = None
+        self.usage = Usage()  # the upstream's counts so far (``proxy.usage.reported``)
         # Random per request: the client keeps every call id of the conversation
         # in its history, so ids must not repeat across requests. A new parser per
         # attempt restarts its count, but a repair only follows an attempt whose
@@ -314,8 +315,10 @@ class _Turn:
             await attempt.give_up()
             # no count from the upstream: the estimate of what it was sent, not 0
             # (as LiteLLM fills in usage), which clients took for an empty context
-            usage_in = estimate_tokens(request) if self.usage_in is None else self.usage_in
-            await self.out(Usage(input_tokens=usage_in, output_tokens=self.usage_out))
+            usage = self.usage
+            if usage.input_tokens is None:
+                usage = msgspec.structs.replace(usage, input_tokens=estimate_tokens(request))
+            await self.out(usage)
             stop_sequence = finish.stop_sequence if finish.stop_sequence in self.call.stop else None
             if attempt.cut:  # a call cut by the token limit (see the module docstring)
                 reason, stop_sequence = "length", None
@@ -376,8 +379,7 @@ class _Attempt:
                             finish = FinishChunk(reason="stop")
                             break
                     elif isinstance(chunk, UsageChunk):
-                        turn.usage_in = _largest(turn.usage_in, chunk.input_tokens)
-                        turn.usage_out = _add(turn.usage_out, chunk.output_tokens)
+                        turn.usage = reported(turn.usage, chunk)
                     elif isinstance(chunk, FinishChunk):
                         finish = chunk
                         break
@@ -521,18 +523,6 @@ def _no_request_tools(request: CallEnd) -> CallError:
         index=request.index, id=request.id, name=request.name, raw=request.raw,
         reason="unknown_tool", message=message,
     )
-
-
-def _largest(known: int | None, more: int | None) -> int | None:
-    if more is None:
-        return known
-    return more if known is None else max(known, more)
-
-
-def _add(total: int | None, more: int | None) -> int | None:
-    if more is None:
-        return total
-    return (total or 0) + more
 
 
 async def run_turn(
