@@ -32,6 +32,7 @@ import dataclasses
 import logging
 import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -116,10 +117,18 @@ async def mcp_session(
     from streamtools.mcp import MCPLoadError, mcp_tools
 
     _quiet_sdk_logs()
+    servers = _servers(args)
+    timeout = args.mcp_timeout or 60.0
+    if sys.stderr is not None and sys.stderr.isatty():
+        # Someone waits at a terminal: a first npx -y or uvx run downloads its
+        # server first, and nothing was said for up to a minute.
+        count = f"{len(servers)} MCP server{'s' if len(servers) > 1 else ''}"
+        print(
+            f"streamtools {command}: starting {count} (up to {timeout:g}s; --mcp-timeout)…",
+            file=sys.stderr, flush=True,
+        )
     try:
-        async with mcp_tools(
-            *_servers(args), registry=registry, load_timeout=args.mcp_timeout or 60.0
-        ) as tools:
+        async with mcp_tools(*servers, registry=registry, load_timeout=timeout) as tools:
             yield tools
     except MCPLoadError as exc:
         hint = f" (streamtools {command}: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
