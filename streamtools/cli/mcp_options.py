@@ -117,17 +117,17 @@ async def mcp_session(
     from streamtools.mcp import MCPLoadError, mcp_tools
 
     _quiet_sdk_logs()
-    servers = _servers(args)
     timeout = args.mcp_timeout or 60.0
-    if sys.stderr is not None and sys.stderr.isatty():
-        # Someone waits at a terminal: a first npx -y or uvx run downloads its
-        # server first, and nothing was said for up to a minute.
-        count = f"{len(servers)} MCP server{'s' if len(servers) > 1 else ''}"
-        print(
-            f"streamtools {command}: starting {count} (up to {timeout:g}s; --mcp-timeout)…",
-            file=sys.stderr, flush=True,
-        )
     try:
+        servers = _servers(args)  # MCPLoadError for a command line shlex cannot read
+        if sys.stderr is not None and sys.stderr.isatty():
+            # Someone waits at a terminal: a first npx -y or uvx run downloads its
+            # server first, and nothing was said for up to a minute.
+            count = f"{len(servers)} MCP server{'s' if len(servers) > 1 else ''}"
+            print(
+                f"streamtools {command}: starting {count} (up to {timeout:g}s; --mcp-timeout)…",
+                file=sys.stderr, flush=True,
+            )
         async with mcp_tools(*servers, registry=registry, load_timeout=timeout) as tools:
             yield tools
     except MCPLoadError as exc:
