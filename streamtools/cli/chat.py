@@ -14,7 +14,9 @@ from one-line summaries, then continues in the dialect.
 
 Input is read line by line from stdin in a thread (``_stdin_line``), so the same code
 serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
-``/reset`` clears the conversation, ``/quit`` (or end of input) leaves. A
+``/reset`` clears the conversation, ``/quit`` (or end of input) leaves,
+``/help`` lists them; any other line that is one ``/word`` is refused as an
+unknown command rather than sent to the model (``_COMMAND``). A
 provider error is printed and the session goes on (the failed turn's reply
 is not kept). Ctrl-C in an interactive session stops the answer in progress
 and the session goes on, the stopped exchange left out as a failed one is
