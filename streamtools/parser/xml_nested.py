@@ -47,7 +47,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.parser.xml_values import AUTO, NULLABLE, STRING, TYPED, kind_of
+from streamtools.parser.xml_values import AUTO, NULLABLE, STRING, TYPED, kind_of, layout_free
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = ["read_nested"]
@@ -142,23 +142,23 @@ class _Reader:
     def leaf(self, content: str, schema: Any) -> Any:
         kind = kind_of(self.root, schema)
         if kind == STRING:
-            return _layout_free(content)
+            return layout_free(content)
         value = content.strip()
         if kind == NULLABLE:
-            return None if value == "null" else _layout_free(content)
+            return None if value == "null" else layout_free(content)
         try:
             decoded = msgspec.json.decode(value)
         except (msgspec.DecodeError, RecursionError):
             if kind == TYPED and value.lower() in _PY:
                 return _PY[value.lower()]
-            return value if kind == TYPED else _layout_free(content)
+            return value if kind == TYPED else layout_free(content)
         if kind == TYPED:
             return decoded
         if kind == AUTO:
-            return _layout_free(content) if isinstance(decoded, str) else decoded
+            return layout_free(content) if isinstance(decoded, str) else decoded
         # no type: an array, an object or null is JSON, the rest text
         return decoded if isinstance(decoded, list | dict) or decoded is None else (
-            _layout_free(content)
+            layout_free(content)
         )
 
 
@@ -181,12 +181,3 @@ def _child_schema(branch: dict[str, Any], t: str, name: str) -> Any:
     return extra if isinstance(extra, dict) else None
 
 
-def _layout_free(text: str) -> str:
-    """A leaf's text without its layout newlines (``xml_values``' rule)."""
-    if text.startswith("\n"):
-        text = text[1:]
-    elif text.startswith("\r\n"):
-        text = text[2:]
-    if text.endswith("\n"):
-        text = text[: -2 if text.endswith("\r\n") else -1]
-    return text

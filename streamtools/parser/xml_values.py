@@ -77,7 +77,7 @@ from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
     "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED",
-    "ParamValues", "equals_tag", "kind_of", "kinds_from_schema",
+    "ParamValues", "equals_tag", "kind_of", "kinds_from_schema", "layout_free",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
@@ -415,12 +415,18 @@ class ParamValues:
 
 
 def _layout_free(text: str) -> str:
-    """A held value's text as a JSON string, its layout newlines (one after the
-    opening tag, one before the closing tag) dropped, as a ``STRING`` drops them."""
+    """A held value's text as a JSON string, its layout newlines dropped, as a
+    ``STRING`` drops them."""
+    return msgspec.json.encode(layout_free(text)).decode()
+
+
+def layout_free(text: str) -> str:
+    """A value's text without its layout newlines: one right after the opening
+    tag, one right before the closing tag."""
     if text.startswith("\n"):
         text = text[1:]
     elif text.startswith("\r\n"):
         text = text[2:]
     if text.endswith("\n"):
         text = text[: -2 if text.endswith("\r\n") else -1]
-    return msgspec.json.encode(text).decode()
+    return text
