@@ -8,6 +8,10 @@ Layout: visible text runs on as written; reasoning is dimmed; a call opens
 its own line (``→ name {"arg": …``) that grows with each ``ArgsDelta`` and
 is closed by its ``CallEnd``; tool results and failures get their own lines
 (``← name: …``, shortened to one line); turns are framed by a dim rule.
+A hybrid agent's tool-selection request (``TurnStart(turn=0)``, before its
+work turns 1, 2, …) is framed as ``selecting tools``, not as a "turn 0", and
+the final line counts the work turns after it (``Final.turns`` counts the
+selection request too).
 
 It tracks whether the cursor is at the start of a line so that a block (a
 call, a result arriving eagerly while the model is still writing) always
@@ -86,6 +90,8 @@ class ConsoleRenderer:
         self.call_arrow, self.result_arrow, self.rule, self.cross, self.again, self.prompt = glyphs
         self.at_line_start = True
         self.after_block = False
+        self.selecting = False  # this answer began with a hybrid agent's tool selection
+        self._turn: int | None = None  # the last TurnStart's
 
     def style(self, name: str, text: str) -> str:
         return f"{_STYLES[name]}{text}{_RESET}" if self.color and text else text
@@ -148,19 +154,35 @@ class ConsoleRenderer:
             case Retry(reason=reason):
                 self.line(self.style("warn", f"  {self.again} asking the model again ({reason})"))
             case TurnStart(turn=turn):
-                self.line(self.style("dim", f"{self.rule * 3} turn {turn} {self.rule * 3}"))
+                if turn <= 1:  # an answer starts: with a selection (0), or at turn 1
+                    self.selecting = turn == 0 or self._turn == 0
+                self._turn = turn
+                step = "selecting tools" if turn == 0 else f"turn {turn}"
+                self.line(self.style("dim", f"{self.rule * 3} {step} {self.rule * 3}"))
             case TurnEnd():
                 self.newline()
             case StreamError(kind=kind, message=message):
                 self.line(self.style("bad", f"  stream error ({kind}): {_visible(message)}"))
             case Final(turns=turns):
-                word = "turn" if turns == 1 else "turns"
-                self.line(self.style("dim", f"{self.rule * 3} final answer after {turns} {word}"))
+                self.line(self.style("dim", f"{self.rule * 3} final answer {self._after(turns)}"))
+                self.selecting, self._turn = False, None
             case Finish() | Usage():
                 pass
             case _:
                 assert_never(event)
         self.out.flush()
+
+    def _after(self, turns: int) -> str:
+        """The end of the final line: ``after 2 turns``; after a tool selection,
+        which ``turns`` counts too, ``after tool selection and 1 turn`` (or ``at
+        tool selection`` when the selection's reply was the answer)."""
+        if self.selecting:
+            turns -= 1
+            if turns < 1:
+                return "at tool selection"
+        word = "turn" if turns == 1 else "turns"
+        counted = f"{turns} {word}"
+        return f"after tool selection and {counted}" if self.selecting else f"after {counted}"
 
 
 def _visible(text: str) -> str:
