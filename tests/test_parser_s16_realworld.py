@@ -11,7 +11,7 @@ import pytest
 from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
 from test_parser import SchemaCatalog
 
-from streamtools.events import CallError
+from streamtools.events import ArgsDelta, CallEnd, CallError
 
 TOOLS = ("search", "calc", "get_weather", "get_time", "get_db_config", "write_file",
          "ThinQ_Connect", "get_current_weather")
@@ -76,11 +76,11 @@ CASES: list[Case] = [
          '<tool_call>{"name": "search", "arguments": {"q": "x"}}}</tool_call>',
          [("error", S, "malformed"), F], TOOLS),
     # a raw newline in a JSON string (Qwen3-Coder, small Llamas; ml-explore/mlx-lm#1712
-    # reads it with strict=False): an error saying to escape it, since the arguments
-    # stream as the model wrote them and would not be JSON (jsonscan's docstring)
+    # reads it with strict=False): the text the model meant, the ArgsDelta stream
+    # carrying it escaped (run_checked decodes their concatenation), raw as written
     Case("raw-newline-in-a-string", "hermes",
          '<tool_call>{"name": "write_file", "arguments": {"content": "a\nb"}}</tool_call>',
-         [("error", "write_file", "invalid_json"), F], TOOLS),
+         [call("write_file", content="a\nb"), F], TOOLS),
     # -- the Qwen3-Coder form, in hermes and am_xml ---------------------------------------
     # the last value's </parameter> left out before </function> (vllm-project/vllm#57699:
     # the value was lost)
@@ -229,11 +229,13 @@ def test_reported_model_output(case: Case) -> None:
     assert all(r == results[0] for r in results)
 
 
-def test_a_raw_newline_is_named_in_the_error() -> None:
+def test_a_raw_newline_streams_escaped_and_raw_stays_as_written() -> None:
     text = '<tool_call>{"name": "write_file", "arguments": {"content": "a\nb"}}</tool_call>'
-    (error,) = [e for e in run_checked("hermes", [text], TOOLS) if isinstance(e, CallError)]
-    assert "raw control character in a string (escape newlines as \\n)" in error.message
-    assert error.raw == text
+    events = run_checked("hermes", [text], TOOLS)
+    (end,) = [e for e in events if isinstance(e, CallEnd)]
+    assert end.arguments == {"content": "a\nb"} and end.raw == text
+    args = "".join(e.delta for e in events if isinstance(e, ArgsDelta))
+    assert args == '{"content": "a\\nb"}'
 
 
 def test_a_closing_tag_with_an_escaped_slash_is_named_in_the_error() -> None:

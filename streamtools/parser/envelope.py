@@ -4,8 +4,9 @@ Theory of operation
 -------------------
 ``Envelope`` reads the JSON object around a call (``{"name": …, "arguments":
 {…}}``) with a role per member path: the tool name, the argument object (streamed
-raw, exactly as the model wrote it), text or reasoning (decoded and streamed) and
-everything else skipped. Envelope punctuation is handled one character at a time
+raw, exactly as the model wrote it but for a raw control character in a string,
+streamed as its escape: see ``jsonscan``), text or reasoning (decoded and
+streamed) and everything else skipped. Envelope punctuation is handled one character at a time
 (it is a few characters per call); every value is scanned by a ``ValueScanner``.
 The common head (``{"name": "TOOL"`` and ``, "arguments": {``) is read by two
 compiled regexes instead (``Jumps``) when it is there whole. While it arrives in
@@ -27,7 +28,7 @@ from typing import Protocol
 import msgspec
 
 from streamtools.parser.calls import NO_HOLDS
-from streamtools.parser.jsonscan import STRING_RUN, VALUE_DONE, ValueScanner
+from streamtools.parser.jsonscan import CONTROL, STRING_RUN, VALUE_DONE, ValueScanner
 
 __all__ = [
     "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "OPEN_EXPECTED", "REASONING",
@@ -241,6 +242,10 @@ class Envelope:
                     return j
                 i = j
                 if sub.error is not None:
+                    if sub.error is CONTROL:  # a raw newline in a string: escaped
+                        self._value_piece(sub.take_control(s[j]))
+                        i = j + 1
+                        continue
                     self._fail(sub.error)
                     return i
                 if sub.state != VALUE_DONE:

@@ -100,7 +100,7 @@ from streamtools.parser.calls import (
     Holds,
 )
 from streamtools.parser.envelope import Envelope
-from streamtools.parser.jsonscan import ValueScanner
+from streamtools.parser.jsonscan import CONTROL, ValueScanner
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
     ParamValues,
@@ -320,6 +320,12 @@ class QwenXmlCall(ParamValues):
         j = scanner.feed(s, i)
         if j > i:
             self.call.add_args(s[i:j], self.out)
+        while scanner.error is CONTROL:  # a raw newline in a string: escaped
+            self.call.add_args(scanner.take_control(s[j]), self.out)
+            i = j + 1
+            j = scanner.feed(s, i)
+            if j > i:
+                self.call.add_args(s[i:j], self.out)
         if scanner.error is not None:
             self.failure = (
                 "invalid_json",

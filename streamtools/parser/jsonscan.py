@@ -37,6 +37,17 @@ as the model wrote it (raw ``ArgsDelta``), and a trailing comma is out before
 the ``}`` that shows it is one, so accepting either would mean arguments that
 are not the text streamed.
 
+One mistake is taken instead: a raw control character (a newline, a tab) inside
+a string, which models write all the time in code and file contents. ``feed``
+stops before it with ``error`` set to ``CONTROL`` and the scanner still in the
+string; a caller that takes it (``take_control``) streams its JSON escape
+(``\\n``, ``\\t``, ``\\r``, ``\\u00XX``) in its place and feeds on, so the
+arguments are the text the model meant and the streamed text is still JSON that
+decodes to them; the call's ``raw`` keeps what the model wrote. Only there does
+the streamed text differ from the model's. It is one character, known where it
+stands, so nothing streamed is ever retracted; the lanes and ``feed_run`` never
+see it (they take printable deltas, and a failing piece is not remembered).
+
 The call envelope around the value (``{"name": …, "arguments": {…}}``) is
 read by ``streamtools.parser.envelope``, which uses this scanner for every value.
 """
@@ -45,7 +56,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IN_STRING", "STRING_RUN", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
+__all__ = ["CONTROL", "IN_STRING", "STRING_RUN", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
 
 # a run of JSON string content whose escapes are all whole and valid (a surrogate
 # pair whole): what can be taken or decoded before the rest of a string arrives
@@ -72,6 +83,11 @@ _SPACE = " \t\r\n"
 _RUNS: dict[tuple[str, int, bool, str], tuple[int, int, bool, list[str]]] = {}
 _RUNS_MAX = 4096
 _RUN_LEN = 16  # longer pieces rarely repeat: scanned, not remembered
+
+# ``error`` when ``feed`` stopped at a raw control character in a string (see
+# ``take_control``); a caller that does not take it reports it as the error it was
+CONTROL = "raw control character in a string (escape newlines as \\n)"
+_CONTROL_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 _PYTHON = {"True": "true", "False": "false", "None": "null"}
 
@@ -124,6 +140,14 @@ class ValueScanner:
     def _fail(self, message: str) -> None:
         self.state = _ERROR
         self.error = message
+
+    def take_control(self, c: str) -> str:
+        """After ``feed`` stopped at a raw control character ``c`` in a string
+        (``error is CONTROL``): the scanner takes it, and this is its JSON escape,
+        the text to emit in its place (``\\n``, ``\\t``, ``\\r``, ``\\u00XX``).
+        Feed on from the character after it."""
+        self.error = None
+        return _CONTROL_ESCAPES.get(c) or f"\\u{ord(c):04x}"
 
     def feed_run(self, s: str) -> int:
         """``feed(s, 0)`` for ``s`` without ``}`` or ``]``, remembered (see the
@@ -206,7 +230,12 @@ class ValueScanner:
                         self._fail(f"invalid escape \\{e} in a string")
                         return j
                 elif c < " ":
-                    self._fail("raw control character in a string (escape newlines as \\n)")
+                    # JSON wants it escaped; models write code with raw newlines all
+                    # the same: stop before it, still in the string, and let the
+                    # caller take it as its escape (``take_control``)
+                    self.state = _STRING
+                    self.error = CONTROL
+                    self.examined -= n - j - 1
                     return j
                 else:
                     self._fail("a lone UTF-16 surrogate in a string, which is not text")
