@@ -1,5 +1,7 @@
 """The ``inline_json`` dialect: ``{"tool": "NAME", "arguments": {…}}`` anywhere in
-prose; several per reply; only known tool names count.
+prose; several per reply; only known tool names count. Llama 3.x's own form,
+``{"name": "NAME", "parameters": {…}}``, maybe after ``<|python_tag|>``, is a call
+too when NAME is a tool of the catalog.
 
 Theory of operation
 -------------------
@@ -14,9 +16,20 @@ the name must stay a prefix of a known name (one lookup in the set of their
 prefixes) after every run, so a window for an unknown name is rejected as early
 as possible; with ``tools=None`` any name (at most 256 characters) is accepted.
 
+The first key may also be ``name``, Llama 3.1-3.3's call form, which those models
+write whatever the prompt teaches: ``{"name": "get_weather", "parameters": {…}}``
+(``arguments`` too). Only with a catalog, and only for a name in it: JSON with a
+``name`` key is common in prose (a user record, a package.json), so without a
+catalog, or for another name, the window is text as before. ``<|python_tag|>``,
+the special token Llama writes before a call, is a marker too: at most 8
+whitespace characters and the ``{`` of a window must follow it, and the tag is
+then the call's markup (in its ``raw``); anything else after it leaves the tag
+as text.
+
 Hold-back bound: the window is at most ``1 + 8 + 6 + 8 + 1 + 8 + 1 + L + 1``
 characters, ``L`` the longest tool name (256 without a catalog), i.e.
-``34 + L``; text before a ``{`` is never held.
+``34 + L``, and ``14 + 8`` more after ``<|python_tag|>``: ``56 + L``; text before
+a ``{`` or the tag is never held.
 
 Once the name closes the call starts, and the rest of the object is read as an
 envelope (``arguments``, also ``parameters``/``args``/``input``; other members
@@ -49,9 +62,12 @@ _ANY_NAME_LIMIT = 256
 # decision-window states: expecting ws/quote, the key letters, ws/colon, ws/quote, the name
 _W_KEY_QUOTE, _W_KEY, _W_COLON, _W_VALUE_QUOTE, _W_NAME = range(5)
 _KEY = 'tool"'
+_NAME_KEY = 'name"'  # Llama 3.x's first key: with a catalog only (see the docstring)
+PYTHON_TAG = "<|python_tag|>"
+_W_OPEN = 5  # after ``<|python_tag|>``: whitespace, then the window's ``{``
 # the window as models write it, read in one step when it is there whole, held
 # by one set lookup while it arrives; any other spelling takes the steps below
-_HEADS = ('"tool": "', '"tool":"')
+_HEADS = ('"tool": "', '"tool":"', '"name": "', '"name":"')
 _HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
 _HEAD_LONGEST = max(map(len, _HEADS))
 
@@ -75,16 +91,18 @@ class InlineJsonBody(JsonCallBody):
     def __init__(self, ctx: CallContext, marker: str, names: tuple[str, ...] | None) -> None:
         super().__init__(ctx, marker)
         self.known = _name_prefixes(names) if names is not None else None
-        self.w = _W_KEY_QUOTE
+        self.w = _W_OPEN if marker == PYTHON_TAG else _W_KEY_QUOTE
         self.k = 0  # letters of the key matched, or whitespace run length
+        self.key = _KEY  # the first key being read: ``tool"`` or ``name"``
         self.name = ""
 
     def renew_with(self, marker: str, names: tuple[str, ...] | None) -> None:
         """``renew`` for the window's state too (``__init__``'s ``names``)."""
         self.renew(marker)
         self.known = _name_prefixes(names) if names is not None else None
-        self.w = _W_KEY_QUOTE
+        self.w = _W_OPEN if marker == PYTHON_TAG else _W_KEY_QUOTE
         self.k = 0
+        self.key = _KEY
         self.name = ""
 
     def _possible(self, name: str) -> bool:
@@ -124,6 +142,8 @@ class InlineJsonBody(JsonCallBody):
                 return i  # held whole until it is there (see ``fast_prefix``)
             for head in _HEADS:
                 if rest.startswith(head):
+                    if head[1] == "n" and self.known is None:
+                        break  # no catalog: a "name" key is prose (the steps reject it)
                     self.w = _W_NAME
                     i += len(head)
                     break
@@ -147,10 +167,12 @@ class InlineJsonBody(JsonCallBody):
                     return self._decide(i + 1)
                 break  # a backslash or a control character: not a name
             if w == _W_KEY:
-                if c != _KEY[self.k]:
+                if self.k == 0:
+                    self.key = _NAME_KEY if c == "n" and self.known is not None else _KEY
+                if c != self.key[self.k]:
                     break
                 self.k += 1
-                if self.k == len(_KEY):
+                if self.k == len(_KEY):  # (both keys are as long)
                     self.w, self.k = _W_COLON, 0
             elif c in _WS:
                 self.k += 1
@@ -158,6 +180,8 @@ class InlineJsonBody(JsonCallBody):
                     break
             elif w == _W_KEY_QUOTE and c == '"':
                 self.w, self.k = _W_KEY, 0
+            elif w == _W_OPEN and c == "{":
+                self.w, self.k = _W_KEY_QUOTE, 0
             elif w == _W_COLON and c == ":":
                 self.w, self.k = _W_VALUE_QUOTE, 0
             elif w == _W_VALUE_QUOTE and c == '"':
@@ -192,5 +216,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 
 INLINE_JSON = DialectSyntax(
-    name="inline_json", stop_marker=None, markers=("{",), open=_open, hold_bound=34 + 256
+    name="inline_json", stop_marker=None, markers=("{", PYTHON_TAG), open=_open,
+    hold_bound=56 + 256,
 )
