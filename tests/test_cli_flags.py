@@ -168,7 +168,7 @@ def test_the_install_line_is_for_this_copy_not_pypi(
 
 USAGE = [
     # ``ui`` ended this one through SystemExit: exit status 1
-    ["ui", "--port", "0", "--model", "m"],
+    ["ui", "--port", "0", "--model", "m", "--instant"],
     ["ui", "--port", "0", "--base-url", "http://127.0.0.1:9/v1"],
     ["ui", "--port", "0", "--fixture", "{missing}"],
     ["ui", "--port", "0", "--tools", "no_such_module_here:TOOLS"],

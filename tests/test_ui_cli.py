@@ -143,9 +143,12 @@ def test_tools_come_from_a_module_in_the_current_directory(
     monkeypatch.delitem(sys.modules, "ui_cli_tools", raising=False)
 
 
-def test_live_mode_needs_both_base_url_and_model() -> None:
-    with pytest.raises(UsageError, match="--base-url and --model go together"):
-        build_source(parse("--model", "m"))
+def test_live_mode_needs_a_model_and_its_url_defaults_per_provider() -> None:
+    # as in ``streamtools chat``: --base-url defaults per --provider
+    with pytest.raises(UsageError, match=r"--base-url is for a live model \(--model\)"):
+        build_source(parse("--base-url", "http://127.0.0.1:9/v1"))
+    _source, subtitle, _ = build_source(parse("--model", "m", "--provider", "ollama"))
+    assert subtitle == "m at http://127.0.0.1:11434, am_xml dialect"
     _source, subtitle, suggestion = build_source(
         parse("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--native")
     )

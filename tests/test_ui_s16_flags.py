@@ -29,8 +29,8 @@ def parse(*argv: str) -> argparse.Namespace:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("--native",), "--native is for a live model (--base-url and --model)"),
-        (("--system", "Be brief."), "--system is for a live model (--base-url and --model)"),
+        (("--native",), "--native is for a live model (--model)"),
+        (("--system", "Be brief."), "--system is for a live model (--model)"),
         (("--api-key-env", "MY_KEY"), "--api-key-env is for a live model"),
         ((*LIVE, "--fixture", "x.jsonl"), "--fixture is for the offline replay, not a live model"),
         ((*LIVE, "--speed", "2"), "--speed is for the offline replay"),

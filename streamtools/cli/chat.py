@@ -10,7 +10,8 @@ the demo's ``ConsoleRenderer`` (text as it streams, calls as their arguments
 grow, results as they land). Tools are described in the prompt in
 ``--dialect`` (default ``am_xml``, with the stop-at-call trick) or sent
 natively with ``--native``; ``--hybrid`` lets the model pick tools natively
-from one-line summaries, then continues in the dialect.
+from one-line summaries, then continues in the dialect. These model options
+are ``streamtools.cli.model_options``'s, shared with ``streamtools ui``.
 
 Input is read line by line from stdin in a thread (``_stdin_line``), so the same code
 serves a terminal and a pipe (``echo "what is 2**10?" | streamtools chat …``).
@@ -49,7 +50,6 @@ the ``stop`` parameter (the cut happens client-side).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import sys
@@ -62,35 +62,19 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
+from streamtools.cli import model_options
 from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
+from streamtools.cli.model_options import SYSTEM, add_model_options, build_model, setting
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import StreamError
 from streamtools.model import Model
-from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
-from streamtools.runtime import Agent, record
+from streamtools.runtime import record
 from streamtools.runtime.console import ConsoleRenderer
 from streamtools.tools import ToolRegistry
 from streamtools.transcript import Transcript
 
-__all__ = ["build_model", "chat", "register"]
-
-SYSTEM = (
-    "You are a helpful, concise assistant. Use the calculator for any arithmetic "
-    "and the clock for the current date or time; never guess either."
-)
-DIALECTS = ("am_xml", "json_action", "hermes", "inline_json", "json_object", "command")
-DEFAULT_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "ollama": "http://127.0.0.1:11434",
-}
-KEY_VARS = {
-    "openai": ("STREAMTOOLS_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"),
-    "anthropic": ("STREAMTOOLS_API_KEY", "ANTHROPIC_API_KEY"),
-    "ollama": ("STREAMTOOLS_API_KEY",),
-}
+__all__ = ["SYSTEM", "build_model", "chat", "make_agent", "register"]
 
 EXAMPLES = """examples:
   streamtools chat --provider ollama --model qwen3:8b                   # Ollama, native API
@@ -104,42 +88,9 @@ EXAMPLES = """examples:
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
-def build_model(args: argparse.Namespace) -> HTTPProvider:
-    """The provider the command line asks for."""
-    key = args.api_key or next(
-        (os.environ[v] for v in KEY_VARS[args.provider] if os.environ.get(v)), None
-    )
-    common: dict[str, Any] = {
-        "base_url": args.base_url or DEFAULT_URLS[args.provider],
-        "api_key": key,
-        "timeout": args.timeout,
-        "supports_stop": not args.no_stop,
-        "extra_body": args.extra_body,
-    }
-    if args.provider == "anthropic":
-        return AnthropicMessages(args.model, **common)
-    if args.provider == "ollama":
-        return OllamaChat(args.model, **common)
-    return OpenAIChat(args.model, **common)
-
-
 def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) -> Any:
-    kwargs: dict[str, Any] = {
-        "dialect": args.dialect,
-        "system": args.system,
-        "max_turns": args.max_turns,
-        "temperature": args.temperature,
-        "top_p": args.top_p,
-        "top_k": args.top_k,
-        "seed": args.seed,
-    }
-    if args.think_open:
-        kwargs["think_open"] = True
-    if args.hybrid:
-        from streamtools.runtime.hybrid import HybridAgent
-
-        return HybridAgent(model, tools, **kwargs)
-    return Agent(model, tools, native=args.native, stop_at_call=not args.native, **kwargs)
+    """The agent of the session (``model_options.make_agent``), the example tools by default."""
+    return model_options.make_agent(model, args, tools)
 
 
 class AnswerStopper:
@@ -271,11 +222,7 @@ async def _stdin_line() -> str | None:
 
 def _run(args: argparse.Namespace) -> int:
     # usage errors are said by ``streamtools.cli.main`` in one line, exit status 2
-    if args.native and args.hybrid:
-        raise UsageError("--native and --hybrid exclude each other")
-    if args.native and args.think_open:
-        # native mode does not parse the model's text (``Agent`` refuses the pair)
-        raise UsageError("--think-open is for a dialect, not --native")
+    model_options.check_model_options(args)
     wants_mcp(args)  # a UsageError for an MCP option with no server to apply to
     model: Model = build_model(args)
     if args.record is not None:
@@ -286,8 +233,9 @@ def _run(args: argparse.Namespace) -> int:
     color = {"auto": None, "always": True, "never": False}[args.color]
     interactive = sys.stdin.isatty()
     if interactive:
-        mode = "native tools" if args.native else f"{args.dialect} dialect"
-        print(f"streamtools chat: {args.model} via {args.provider} ({mode}); /help for commands")
+        mode = "native tools" if args.native else f"{setting(args, 'dialect')} dialect"
+        via = setting(args, "provider")
+        print(f"streamtools chat: {args.model} via {via} ({mode}); /help for commands")
 
     # Ctrl-C stops an answer only in a terminal session, where there is a prompt to go back to
     stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
@@ -369,40 +317,7 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--base-url", type=http_url, default=None, help="API base URL (default per provider)"
-    )
-    parser.add_argument("--model", required=True, help="model name as the server knows it")
-    parser.add_argument(
-        "--provider",
-        choices=sorted(DEFAULT_URLS),
-        default="openai",
-        help="wire format: OpenAI-compatible (default), anthropic, ollama",
-    )
-    parser.add_argument(
-        "--api-key",
-        default=None,
-        help="API key (default: STREAMTOOLS_API_KEY, then the provider's usual variable)",
-    )
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--dialect",
-        choices=DIALECTS,
-        default="am_xml",
-        help="how tools are described and called in the text (default am_xml)",
-    )
-    mode.add_argument("--native", action="store_true", help="use the provider's native tool calls")
-    parser.add_argument(
-        "--hybrid",
-        action="store_true",
-        help="pick tools natively from summaries, then continue in the dialect",
-    )
-    parser.add_argument(
-        "--think-open",
-        action="store_true",
-        help="the model's chat template ends the prompt with <think> (DeepSeek-R1, QwQ): "
-        "replies begin inside reasoning, up to </think> (not with --native)",
-    )
+    add_model_options(parser)
     parser.add_argument(
         "--record",
         type=Path,
@@ -410,30 +325,6 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="save the session for `streamtools replay FILE`",
     )
-    parser.add_argument("--system", default=SYSTEM, help="system prompt")
-    parser.add_argument(
-        "--no-stop",
-        action="store_true",
-        help="the model rejects `stop`: cut at the call marker client-side",
-    )
     add_mcp_options(parser)
-    parser.add_argument("--temperature", type=finite_number, default=None)
-    parser.add_argument("--top-p", type=finite_number, default=None)
-    parser.add_argument(
-        "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
-    )
-    parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
-    parser.add_argument(
-        "--extra-body",
-        type=json_object,
-        default={},
-        metavar="JSON",
-        help="fields added to every request, as a JSON object merged one level deep, "
-        """e.g. '{"options": {"num_ctx": 16384}}' for Ollama""",
-    )
-    parser.add_argument("--max-turns", type=at_least(1), default=8)
-    parser.add_argument(
-        "--timeout", type=positive_number, default=120.0, help="seconds (default 120)"
-    )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     parser.set_defaults(func=_run)

@@ -9,17 +9,19 @@ and the same two live tools, ``calculator`` and ``clock``, as
 replay answers the recorded question whatever is typed, which the page's
 subtitle says; the recorded question is offered as a suggestion.
 
-With ``--base-url`` and ``--model`` the agent talks to a live
-OpenAI-compatible endpoint instead (key from ``--api-key-env``, default
-``OPENAI_API_KEY``; local servers need none), in the prompt dialect of
-``--dialect`` or with native tool calls (``--native``); in a dialect a reply
-ends at its first call (``stop_at_call``, as ``streamtools chat``; ``--no-stop``
-for a model that rejects ``stop``: cut client-side). ``--dialect`` also
-names the dialect of a ``--fixture`` recording (the demo's is ``am_xml``); one
-that holds native call chunks is replayed natively. A
-flag of the mode not chosen (``--native``, ``--system`` or ``--api-key-env``
-offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage error
-(``_refuse_unused``), so the defaults of those are None. Tools are the demo
+With ``--model`` the agent talks to a live model instead, set up by the
+options of ``streamtools chat`` (``streamtools.cli.model_options``, shared:
+``--base-url``, ``--provider``, ``--api-key`` or ``--api-key-env``,
+``--dialect``, ``--native`` or ``--hybrid``, ``--think-open``, ``--no-stop``,
+``--system``, the sampling options, ``--extra-body``, ``--max-turns``,
+``--timeout``), with the same defaults; ``--system`` defaults to chat's
+prompt, which is about the example tools, only with those tools. chat's
+``--record`` (one file for every tab's conversation at once) and ``--color``
+(a terminal's) are not taken. ``--dialect`` also names the dialect of a
+``--fixture`` recording (the demo's is ``am_xml``); one that holds native
+call chunks is replayed natively. A flag of the mode not chosen (a live
+model's offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage
+error (``_refuse_unused``), so the defaults of those are None. Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
 installed; they are checked at start (``_load_tools``).
@@ -49,7 +51,6 @@ import argparse
 import errno
 import importlib
 import os
-import re
 import signal
 import socket
 import sys
@@ -62,12 +63,19 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from streamtools.cli import http_url, log_level, port, positive_number
+from streamtools.cli import log_level, port, positive_number
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
+from streamtools.cli.model_options import (
+    LIVE_ONLY,
+    add_model_options,
+    build_model,
+    check_model_options,
+    make_agent,
+    setting,
+)
+from streamtools.cli.model_options import SYSTEM as CHAT_SYSTEM
 from streamtools.errors import UsageError
 from streamtools.events import Event
-from streamtools.model import Model
-from streamtools.parser import DIALECTS
 from streamtools.transcript import Transcript
 
 __all__ = ["PerRequestAgent", "build_app", "build_source", "register"]
@@ -135,39 +143,25 @@ def build_source(
 
     if tools is None:
         tools = _load_tools(args.tools)
-    if args.base_url or args.model:
-        if not (args.base_url and args.model):
-            raise UsageError("--base-url and --model go together")
+    if args.model is not None:
         replay_only = ("fixture", "speed", "instant")
         _refuse_unused(args, replay_only, "the offline replay, not a live model")
-        from streamtools.providers import OpenAIChat
-
-        api_key = os.environ.get(args.api_key_env or "OPENAI_API_KEY") or None
-        if args.api_key_env is not None and api_key is None:
-            # named on purpose, so a key was meant: without one every message got a 401
-            # (and a key pasted as the flag's value, not a variable's name, was dropped)
-            raise UsageError(
-                f"--api-key-env {_shown(args.api_key_env)}: no such environment variable "
-                "is set (it names the variable that holds the key)"
-            )
-        model: Model = OpenAIChat(
-            args.model, base_url=args.base_url, api_key=api_key, supports_stop=not args.no_stop
-        )
+        check_model_options(args)
+        model = build_model(args)  # UsageError: an --api-key-env that is not set
+        # chat's system prompt is about the example tools: not for tools of your own
+        system = CHAT_SYSTEM if args.tools is None else None
 
         def live() -> Any:
-            # A reply ends at its first complete call, as in ``streamtools chat``:
-            # else a model went on past it and wrote the result it expected, which
-            # the page showed as its answer before the tool had run.
-            return Agent(
-                model, tools, dialect=args.dialect or "am_xml", native=args.native,
-                system=args.system, stop_at_call=not args.native,
-            )
+            return make_agent(model, args, tools, system=system)
 
-        mode = "native tool calls" if args.native else f"{args.dialect or 'am_xml'} dialect"
-        return PerRequestAgent(live), f"{args.model} at {args.base_url}, {mode}", None
+        if args.native:
+            mode = "native tool calls"
+        else:
+            hybrid = ", tools picked natively" if args.hybrid else ""
+            mode = f"{setting(args, 'dialect')} dialect{hybrid}"
+        return PerRequestAgent(live), f"{args.model} at {model.base_url}, {mode}", None
 
-    live_only = ("native", "system", "api_key_env", "no_stop")
-    _refuse_unused(args, live_only, "a live model (--base-url and --model)")
+    _refuse_unused(args, LIVE_ONLY, "a live model (--model)")
     from streamtools.cli.demo import SYSTEM, check_fixture, find_fixture, recorded_prompt
     from streamtools.model import CallChunk
     from streamtools.runtime import Replay
@@ -190,15 +184,6 @@ def build_source(
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
     )
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
-
-
-def _shown(name: str) -> str:
-    """``--api-key-env``'s value for an error message: a name as such names are
-    written (``OPENROUTER_API_KEY``), but not what may be a secret pasted there
-    by mistake (``sk-…``), which would land in a terminal's scrollback or a CI log."""
-    if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", name):
-        return name
-    return f"<{len(name)} characters, not shown>"
 
 
 def _refuse_unused(args: argparse.Namespace, names: tuple[str, ...], purpose: str) -> None:
@@ -373,27 +358,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=port, default=8500, help="port (default 8500; 0: any)")
-    live = parser.add_argument_group("live model (default: offline demo replay)")
-    live.add_argument(
-        "--base-url", type=http_url, default=None, help="OpenAI-compatible endpoint base URL"
+    live = parser.add_argument_group(
+        "live model, as for streamtools chat (default: the offline demo replay)"
     )
-    live.add_argument("--model", default=None, help="model name at that endpoint")
-    live.add_argument(
-        "--api-key-env", default=None,
-        help="environment variable holding the key (default OPENAI_API_KEY)",
-    )
-    mode = live.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--dialect", default=None, choices=sorted(DIALECTS),
-        help="prompt dialect, also of a --fixture recording (default am_xml)",
-    )
-    mode.add_argument("--native", action="store_true", help="use the API's native tool calls")
-    live.add_argument("--system", default=None, help="system prompt")
-    live.add_argument(
-        "--no-stop",
-        action="store_true",
-        help="the model rejects `stop` (o-series, some gpt-5): cut at the call marker "
-        "client-side",
+    add_model_options(
+        live,
+        model_required=False,
+        dialect_help="how tools are described and called in the text, also of a --fixture "
+        "recording (default am_xml)",
+        system_help="system prompt (default: streamtools chat's, about the example tools; "
+        "none with --tools)",
     )
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))

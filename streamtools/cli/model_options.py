@@ -1,0 +1,235 @@
+"""The model options of ``streamtools chat`` and ``streamtools ui``, in one place.
+
+Theory of operation
+-------------------
+``add_model_options(parser)`` adds the options that say which model to talk
+to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
+``--api-key-env``, ``--dialect`` or ``--native``, ``--hybrid``,
+``--think-open``, ``--no-stop``, ``--system``, the sampling options,
+``--extra-body``, ``--max-turns``, ``--timeout``); ``build_model(args)`` makes
+the provider they name and ``make_agent(model, args, tools)`` the agent. Both
+commands parse and build through here, so a command line that works for one
+works for the other, with the same names, defaults, help and errors.
+
+Every option's ``argparse`` default is None (or False, or empty), its real
+default applied when it is read (``setting``): ``streamtools ui`` serves the
+offline replay unless ``--model`` is given, and refuses a live model's option
+given without one (``LIVE_ONLY``), which it can tell only if an option not
+given is None. The help says each real default.
+
+The key: ``--api-key KEY``; or ``--api-key-env NAME``, the variable that holds
+it (which must be set: a key meant but not found was a 401 per message); else
+the first of ``KEY_VARS`` that is set for the provider; else none (local
+servers need none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Any
+
+from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
+from streamtools.errors import UsageError
+from streamtools.model import Model
+from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
+
+__all__ = [
+    "DEFAULT_URLS", "DIALECTS", "KEY_VARS", "LIVE_ONLY", "SYSTEM", "add_model_options",
+    "build_model", "check_model_options", "make_agent", "setting",
+]
+
+SYSTEM = (
+    "You are a helpful, concise assistant. Use the calculator for any arithmetic "
+    "and the clock for the current date or time; never guess either."
+)
+DIALECTS = ("am_xml", "json_action", "hermes", "inline_json", "json_object", "command")
+DEFAULT_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "ollama": "http://127.0.0.1:11434",
+}
+KEY_VARS = {
+    "openai": ("STREAMTOOLS_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"),
+    "anthropic": ("STREAMTOOLS_API_KEY", "ANTHROPIC_API_KEY"),
+    "ollama": ("STREAMTOOLS_API_KEY",),
+}
+# the defaults of the options whose ``argparse`` default is None (see the docstring)
+_DEFAULTS: dict[str, Any] = {
+    "provider": "openai", "dialect": "am_xml", "max_turns": 8, "timeout": 120.0,
+    "extra_body": {},
+}
+# the options of a live model only (``--dialect`` also names a recording's dialect)
+LIVE_ONLY = (
+    "base_url", "provider", "api_key", "api_key_env", "native", "hybrid", "think_open",
+    "no_stop", "system", "temperature", "top_p", "top_k", "seed", "max_tokens", "extra_body",
+    "max_turns", "timeout",
+)
+
+
+def setting(args: argparse.Namespace, name: str) -> Any:
+    """The value of option ``name``: as given, else its default."""
+    value = getattr(args, name)
+    return _DEFAULTS.get(name) if value is None else value
+
+
+def add_model_options(
+    parser: argparse._ActionsContainer,
+    *,
+    model_required: bool = True,
+    dialect_help: str = "how tools are described and called in the text (default am_xml)",
+    system_help: str = "system prompt",
+) -> None:
+    """Add the model options to ``parser`` (a parser or an argument group of one)."""
+    parser.add_argument(
+        "--base-url", type=http_url, default=None, help="API base URL (default per provider)"
+    )
+    parser.add_argument(
+        "--model", required=model_required, default=None,
+        help="model name as the server knows it",
+    )
+    parser.add_argument(
+        "--provider",
+        choices=sorted(DEFAULT_URLS),
+        default=None,
+        help="wire format: OpenAI-compatible (default), anthropic, ollama",
+    )
+    key = parser.add_mutually_exclusive_group()
+    key.add_argument(
+        "--api-key",
+        default=None,
+        help="API key (default: STREAMTOOLS_API_KEY, then the provider's usual variable)",
+    )
+    key.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="NAME",
+        help="the environment variable that holds the API key (instead of --api-key)",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--dialect", choices=DIALECTS, default=None, help=dialect_help)
+    mode.add_argument("--native", action="store_true", help="use the provider's native tool calls")
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="pick tools natively from summaries, then continue in the dialect",
+    )
+    parser.add_argument(
+        "--think-open",
+        action="store_true",
+        help="the model's chat template ends the prompt with <think> (DeepSeek-R1, QwQ): "
+        "replies begin inside reasoning, up to </think> (not with --native)",
+    )
+    parser.add_argument("--system", default=None, help=system_help)
+    parser.add_argument(
+        "--no-stop",
+        action="store_true",
+        help="the model rejects `stop` (o-series, some gpt-5): cut at the call marker "
+        "client-side",
+    )
+    parser.add_argument("--temperature", type=finite_number, default=None)
+    parser.add_argument("--top-p", type=finite_number, default=None)
+    parser.add_argument(
+        "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
+    parser.add_argument(
+        "--max-tokens", type=at_least(1), default=None, metavar="N",
+        help="the most tokens one reply may have (default: the provider's)",
+    )
+    parser.add_argument(
+        "--extra-body",
+        type=json_object,
+        default=None,
+        metavar="JSON",
+        help="fields added to every request, as a JSON object merged one level deep, "
+        """e.g. '{"options": {"num_ctx": 16384}}' for Ollama""",
+    )
+    parser.add_argument(
+        "--max-turns", type=at_least(1), default=None, help="model calls per answer (default 8)"
+    )
+    parser.add_argument(
+        "--timeout", type=positive_number, default=None, help="seconds (default 120)"
+    )
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """A ``UsageError`` for options that cannot go together."""
+    if args.native and args.hybrid:
+        raise UsageError("--native and --hybrid exclude each other")
+    if args.native and args.think_open:
+        # native mode does not parse the model's text (``Agent`` refuses the pair)
+        raise UsageError("--think-open is for a dialect, not --native")
+
+
+def api_key(args: argparse.Namespace) -> str | None:
+    """The key the command line asks for (see the module docstring)."""
+    if args.api_key:
+        return str(args.api_key)
+    if args.api_key_env is not None:
+        key = os.environ.get(args.api_key_env)
+        if not key:
+            # named on purpose, so a key was meant: without one every message got a 401
+            # (and a key pasted as the flag's value, not a variable's name, was dropped)
+            raise UsageError(
+                f"--api-key-env {_shown(args.api_key_env)}: no such environment variable "
+                "is set (it names the variable that holds the key)"
+            )
+        return key
+    provider = setting(args, "provider")
+    return next((os.environ[v] for v in KEY_VARS[provider] if os.environ.get(v)), None)
+
+
+def _shown(name: str) -> str:
+    """``--api-key-env``'s value for an error message: a name as such names are
+    written (``OPENROUTER_API_KEY``), but not what may be a secret pasted there
+    by mistake (``sk-…``), which would land in a terminal's scrollback or a CI log."""
+    if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", name):
+        return name
+    return f"<{len(name)} characters, not shown>"
+
+
+def build_model(args: argparse.Namespace) -> HTTPProvider:
+    """The provider the command line asks for."""
+    provider = setting(args, "provider")
+    common: dict[str, Any] = {
+        "base_url": args.base_url or DEFAULT_URLS[provider],
+        "api_key": api_key(args),
+        "timeout": setting(args, "timeout"),
+        "supports_stop": not args.no_stop,
+        "extra_body": setting(args, "extra_body"),
+    }
+    if provider == "anthropic":
+        return AnthropicMessages(args.model, **common)
+    if provider == "ollama":
+        return OllamaChat(args.model, **common)
+    return OpenAIChat(args.model, **common)
+
+
+def make_agent(
+    model: Model, args: argparse.Namespace, tools: Any, *, system: str | None = SYSTEM
+) -> Any:
+    """The agent the command line asks for, over ``model`` with ``tools``;
+    ``system``: the prompt when ``--system`` is not given. In a dialect a reply
+    ends at its first call (``stop_at_call``): else a model went on past it and
+    wrote the result it expected, before the tool had run."""
+    kwargs: dict[str, Any] = {
+        "dialect": setting(args, "dialect"),
+        "system": system if args.system is None else args.system,
+        "max_turns": setting(args, "max_turns"),
+        "temperature": args.temperature,
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "seed": args.seed,
+        "max_tokens": args.max_tokens,
+    }
+    if args.think_open:
+        kwargs["think_open"] = True
+    if args.hybrid:
+        from streamtools.runtime.hybrid import HybridAgent
+
+        return HybridAgent(model, tools, **kwargs)
+    from streamtools.runtime import Agent
+
+    return Agent(model, tools, native=args.native, stop_at_call=not args.native, **kwargs)
