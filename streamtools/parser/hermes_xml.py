@@ -117,6 +117,12 @@ NEXT_PARAMETER = "<parameter="
 # layout, </tool_call> (or the stream's end), layout; at most this long
 _FUNCTION_TAIL = re.compile(r"</function>[ \t\r\n]{0,8}(?:</tool_call>[ \t\r\n]{0,8})?")
 _TAIL_MAX = len(FUNCTION_END) + 8 + len("</tool_call>") + 8
+# the end of a call in a value whose </parameter> was left out, when the block's next
+# call follows: </function>, layout, <function=NAME> (NAME a tool of the catalog)
+_FUNCTION_NEXT = re.compile(r"</function>[ \t\r\n]{0,8}<function=([^<>\s]*)(>?)")
+_ARRIVING = re.compile(  # its start, still arriving at the end of a delta
+    r"</function>[ \t\r\n]{0,8}(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n)?)?)?)?)?)?)?)?)?"
+)
 # the machine's states (see above); CUT: a new call began, this one ends unterminated;
 # NEXT: the block's next call begins; JARGS: a JSON arguments object; FNAME: the
 # tool's name in <function>NAME</function>
@@ -380,7 +386,22 @@ class QwenXmlCall(ParamValues):
         k = s.find(PARAMETER_END, i)
         n = len(s)
         end = n if k < 0 else k
-        p = s.find(NEXT_PARAMETER, i, end)
+        # what ends the value first in the text decides (so any cut decides alike):
+        # the next parameter's tag, or </function> and the block's next call
+        start = i
+        f = s.find(FUNCTION_END, i, end)
+        while f >= 0:
+            p = s.find(NEXT_PARAMETER, start, f)
+            if p >= 0:
+                j = self._next_param(s, i, f, p)
+                if j >= 0:
+                    return j
+            j = self._next_call(s, i, f)
+            if j >= 0:
+                return j
+            start = f
+            f = s.find(FUNCTION_END, f + 1, end)
+        p = s.find(NEXT_PARAMETER, start, end)
         if p >= 0:
             j = self._next_param(s, i, end, p)
             if j >= 0:
@@ -406,6 +427,32 @@ class QwenXmlCall(ParamValues):
         if k > i:
             self._content(s[i:k])
         return k
+
+    def _next_call(self, s: str, i: int, f: int) -> int:
+        """``</function>``, layout and ``<function=NAME>`` in the value ``s[i:]``
+        (``s[f]`` begins a ``</function>``), NAME a tool of the catalog:
+        the model left this value's ``</parameter>`` out before the block's next
+        call (vLLM's qwen3_coder ends a value at ``</function>``). The value ends
+        before the ``</function>``, which ends the call as it would after
+        ``</parameter>``. Returns where the machine resumes (at the
+        ``</function>``, or at one that may still become this, held), or -1."""
+        n = len(s)
+        m = _FUNCTION_NEXT.match(s, f)
+        if m is not None and len(m.group(1)) <= TAG_LIMIT:
+            if m.group(2):  # the next call's tag whole
+                if m.group(1) not in self.ctx.catalog:
+                    return -1
+                if f > i:
+                    self._content(s[i:f])
+                self._close_param()
+                return f
+            if m.end() < n:
+                return -1
+        elif n - f > len(FUNCTION_END) + 8 + len(FUNCTION) or _ARRIVING.fullmatch(s, f) is None:
+            return -1
+        if f > i:  # </function> and layout, the next call's tag still arriving: held
+            self._content(s[i:f])
+        return f
 
     def _next_param(self, s: str, i: int, end: int, p: int) -> int:
         """A ``<parameter=NAME>`` tag at a line's start in the value ``s[i:end]``
