@@ -177,7 +177,8 @@ def test_subprocess_with_the_server_down_exits_1() -> None:
         timeout=60,
     )
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "error: cannot connect" in proc.stdout and "Traceback" not in proc.stderr
+    assert "error: cannot connect" in proc.stderr and "Traceback" not in proc.stderr
+    assert "error" not in proc.stdout  # errors go to stderr
 
 
 def test_build_model_picks_provider_and_key(monkeypatch: pytest.MonkeyPatch) -> None:

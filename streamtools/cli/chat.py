@@ -7,7 +7,10 @@ against ``--base-url``), with the demo's example tools (``calculator`` and
 ``clock``), keeps one ``Transcript`` across the whole session: each line the
 user types is appended to it and the agent runs to its answer, drawn live by
 the demo's ``ConsoleRenderer`` (text as it streams, calls as their arguments
-grow, results as they land). Tools are described in the prompt in
+grow, results as they land) on stdout; a failed exchange's error, and a
+stream that broke, on stderr, as a command's errors go (``chat … > session.txt``
+keeps the session and shows the errors; a script reads them apart). Tools
+are described in the prompt in
 ``--dialect`` (default ``am_xml``, with the stop-at-call trick) or sent
 natively with ``--native``; ``--hybrid`` lets the model pick tools natively
 from one-line summaries, then continues in the dialect. These model options
@@ -118,11 +121,13 @@ async def chat(
     color: bool | None = None,
     prompt: bool = True,
     stopper: AnswerStopper | None = None,
+    err: TextIO | None = None,
 ) -> int:
     """Run the session until end of input or ``/quit``; returns the exit code: 1 when
     an exchange failed in a session without ``prompt`` (piped input), else 0.
-    ``stopper.stop()`` stops the answer in progress; the session goes on."""
-    view = ConsoleRenderer(out, color=color)
+    ``stopper.stop()`` stops the answer in progress; the session goes on.
+    Errors are written to ``err`` if given (else to ``out``)."""
+    view = ConsoleRenderer(out, color=color, err=err)
     you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
     transcript = Transcript()
     failed = False
@@ -247,7 +252,7 @@ def _run(args: argparse.Namespace) -> int:
                 agent = make_agent(model, args, tools)
                 return await chat(
                     agent, _stdin_line, sys.stdout, color=color, prompt=interactive,
-                    stopper=stopper,
+                    stopper=stopper, err=sys.stderr,
                 )
         except MCPNotLoaded as exc:
             print(exc, file=sys.stderr)

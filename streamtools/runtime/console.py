@@ -24,6 +24,13 @@ Unicode control pictures (``␛``) or dropped (CR), so a tool result fetched fro
 a web page cannot clear the screen, retitle the window or set the clipboard.
 Tabs and newlines stay.
 
+Errors (a run that raised, ``error``; a stream that broke, ``StreamError``)
+go to ``err`` when one is given (``sys.stderr`` in ``streamtools chat``), so
+that output redirected to a file holds the session and not its failures,
+and a script reads those where errors are read; ``out`` is first ended at a
+line's end, so that on a terminal, where both show, the error still starts a
+line of its own. Without ``err`` they are written to ``out`` like the rest.
+
 Degrading: colours are ANSI SGR codes, used only when the stream is a TTY
 and ``NO_COLOR`` is unset or empty (or when forced with ``color=True``); the arrows
 fall back to ASCII when the stream's encoding cannot write them. Nothing
@@ -75,17 +82,17 @@ _VISIBLE.update({0x0D: None, 0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA
 class ConsoleRenderer:
     """Writes events to ``out`` as a live, human-readable session."""
 
-    def __init__(self, out: TextIO, *, color: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO, *, color: bool | None = None, err: TextIO | None = None
+    ) -> None:
         self.out = out
-        if color is None:
-            # no-color.org: set and not empty; NO_COLOR= (empty) leaves colour on
-            color = out.isatty() and not os.environ.get("NO_COLOR")
-        self.color = color
-        encoding = getattr(out, "encoding", None) or "ascii"
-        fancy = encoding.lower().replace("-", "").startswith("utf")
+        self.err = err
+        self.color = _colored(out) if color is None else color
+        self.err_color = err is not None and (_colored(err) if color is None else color)
         # Text the stream cannot encode (a model's emoji on an ASCII terminal) is
         # replaced rather than allowed to crash the session.
-        self._encoding = None if fancy else encoding
+        self._encoding = _plain_encoding(out)
+        fancy = self._encoding is None
         glyphs = ("→", "←", "─", "✗", "↻", "›") if fancy else ("->", "<-", "-", "x", "~", ">")
         self.call_arrow, self.result_arrow, self.rule, self.cross, self.again, self.prompt = glyphs
         self.at_line_start = True
@@ -111,10 +118,24 @@ class ConsoleRenderer:
         self.after_block = True
 
     def error(self, message: str) -> None:
-        """A failure outside the events (a run that raised) on a line of its own:
-        its message can quote a server's body or the model's text, so it is shown
-        as the events' text is, never obeyed."""
-        self.line(self.style("bad", "error: " + _visible(message)))
+        """A failure outside the events (a run that raised) on a line of its own
+        (on ``err`` if given): its message can quote a server's body or the
+        model's text, so it is shown as the events' text is, never obeyed."""
+        self._failure("error: " + _visible(message))
+
+    def _failure(self, text: str) -> None:
+        if self.err is None:
+            self.line(self.style("bad", text))
+            return
+        self.newline()
+        self.out.flush()  # what came before it, before it, where both are one terminal
+        self.after_block = True
+        encoding = _plain_encoding(self.err)
+        if encoding is not None:
+            text = text.encode(encoding, "replace").decode(encoding)
+        styled = f"{_STYLES['bad']}{text}{_RESET}" if self.err_color and text else text
+        self.err.write(styled + "\n")
+        self.err.flush()
 
     def newline(self) -> None:
         if not self.at_line_start:
@@ -162,7 +183,7 @@ class ConsoleRenderer:
             case TurnEnd():
                 self.newline()
             case StreamError(kind=kind, message=message):
-                self.line(self.style("bad", f"  stream error ({kind}): {_visible(message)}"))
+                self._failure(f"  stream error ({kind}): {_visible(message)}")
             case Final(turns=turns):
                 self.line(self.style("dim", f"{self.rule * 3} final answer {self._after(turns)}"))
                 self.selecting, self._turn = False, None
@@ -183,6 +204,18 @@ class ConsoleRenderer:
         word = "turn" if turns == 1 else "turns"
         counted = f"{turns} {word}"
         return f"after tool selection and {counted}" if self.selecting else f"after {counted}"
+
+
+def _colored(stream: TextIO) -> bool:
+    # no-color.org: set and not empty; NO_COLOR= (empty) leaves colour on
+    return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _plain_encoding(stream: TextIO) -> str | None:
+    """The stream's encoding when it is not a UTF one (text is then replaced
+    where it cannot be encoded); None for UTF."""
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    return None if encoding.lower().replace("-", "").startswith("utf") else encoding
 
 
 def _visible(text: str) -> str:
