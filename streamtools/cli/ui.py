@@ -354,7 +354,7 @@ def register(subparsers: Any) -> None:
         "ui",
         help="serve a chat page for an agent",
         description="Serve a self-contained chat page (and the AI SDK UI message stream at "
-        "/api/chat) for an agent. Offline on the demo replay unless --base-url/--model.",
+        "/api/chat) for an agent. Offline on the demo replay unless --model names a live one.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=port, default=8500, help="port (default 8500; 0: any)")
