@@ -47,3 +47,19 @@ def test_a_function_tag_of_no_tool_in_a_value_is_content(dialect: str) -> None:
     value = "a</function> and <function=search b"
     text = _block(f"<function=search>\n<parameter=q>\n{value}\n</parameter>\n</function>")
     _expect(dialect, text, [call("search", q=value), F])
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+def test_a_value_left_open_then_the_end_of_turn_token_ends_as_the_closed_form_does(
+    dialect: str,
+) -> None:
+    """``</function>`` then ``<|im_end|>`` (a server that leaves the token in the
+    text) after a value left open was an unterminated call, though the same call
+    with its ``</parameter>`` completes: it completes too, under the same
+    condition (the provider stopped the turn)."""
+    open_ = "<tool_call>\n<function=search>\n<parameter=q>\ncats\n</function>\n<|im_end|>"
+    closed = open_.replace("cats\n", "cats\n</parameter>\n")
+    for text in (open_, closed):
+        _expect(dialect, text, [call("search", q="cats"), F], "stop")
+        _expect(dialect, text, [("error", "search", "unterminated"), ("finish", "length", None)],
+                "length")

@@ -114,8 +114,12 @@ OPEN, CLOSE = "<tool_call>", "</tool_call>"
 FUNCTION, FUNCTION_END, PARAMETER_END = "<function=", "</function>", "</parameter>"
 NEXT_PARAMETER = "<parameter="
 # the end of a call in a value whose </parameter> the model left out: </function>,
-# layout, </tool_call> (or the stream's end), layout; at most this long
-_FUNCTION_TAIL = re.compile(r"</function>[ \t\r\n]{0,8}(?:</tool_call>[ \t\r\n]{0,8})?")
+# layout, </tool_call> (or the stream's end; or Qwen's end-of-turn token, layout
+# after a call as in the closed form), layout; at most this long
+IM_END = "<|im_end|>"
+_FUNCTION_TAIL = re.compile(
+    r"</function>[ \t\r\n]{0,8}(?:(?:</tool_call>|<\|im_end\|>)[ \t\r\n]{0,8})?"
+)
 _TAIL_MAX = len(FUNCTION_END) + 8 + len("</tool_call>") + 8
 # the end of a call in a value whose </parameter> was left out, when the block's next
 # call follows: </function>, layout, <function=NAME> (NAME a tool of the catalog)
@@ -144,9 +148,10 @@ def _ends_call(after: str) -> bool:
     rest = after.lstrip(" \t\r\n")
     if len(after) - len(rest) > 8:
         return False
-    if CLOSE.startswith(rest):
+    if CLOSE.startswith(rest) or IM_END.startswith(rest):
         return True
-    return rest.startswith(CLOSE) and len(rest) - len(CLOSE) <= 8 and not rest[len(CLOSE) :].strip()
+    end = CLOSE if rest.startswith(CLOSE) else IM_END if rest.startswith(IM_END) else ""
+    return bool(end) and len(rest) - len(end) <= 8 and not rest[len(end) :].strip()
 
 
 class QwenXmlCall(ParamValues):
