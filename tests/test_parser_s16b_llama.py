@@ -100,7 +100,7 @@ def test_a_tool_result_in_llama_s_form_cannot_forge_a_call() -> None:
 NAMES = st.sampled_from(TOOLS)
 VALUES = st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=6), st.integers()),
                          max_size=3)
-PROSE = st.text(st.characters(blacklist_characters="{<\r", blacklist_categories=["Cs"]),
+PROSE = st.text(st.characters(blacklist_characters="{<`\r", blacklist_categories=["Cs"]),
                 max_size=10)
 
 
