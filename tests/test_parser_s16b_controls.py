@@ -19,6 +19,8 @@ from parser_cases import chunkings, run_checked, summary
 from test_proxy import USER, _openai, _stream, proxy
 
 from streamtools.events import ArgsDelta, CallEnd, CallError, ParserEvent, ReasoningDelta
+from streamtools.parser import Parser
+from streamtools.parser.jsonscan import CONTROL, ValueScanner
 
 CODE = "def f():\n\treturn 1\r\n\x01"
 W = "write_file"
@@ -151,3 +153,43 @@ def test_the_proxy_forwards_the_escaped_arguments_an_openai_client_decodes() -> 
     for completion in completions:
         (call,) = completion.choices[0].message.tool_calls or []
         assert json.loads(call.function.arguments) == {"city": CODE}
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "json_object", "command"])
+@pytest.mark.parametrize("size", [1, 7, 100_000])
+def test_many_raw_newlines_cost_linear_work(dialect: str, size: int) -> None:
+    """Each raw control character stops the scanner once; it never re-reads the
+    rest of a delta (``examined`` counts what it looked at)."""
+    value = "line\n\tx" * 20_000
+    text = {
+        "hermes": f'<tool_call>{{"name": "{W}", "arguments": {{"v": "{value}"}}}}</tool_call>',
+        "json_object": f'{{"action": {{"tool": "{W}", "args": {{"v": "{value}"}}}}}}',
+        "command": f'@tool {W} {{"v": "{value}"}}\n',
+    }[dialect]
+    parser = Parser(dialect, [W])
+    events: list[ParserEvent] = []
+    for k in range(0, len(text), size):
+        events += parser.feed(text[k : k + size])
+    events += parser.end()
+    (end,) = [e for e in events if isinstance(e, CallEnd)]
+    assert end.arguments == {"v": value}
+    assert parser.examined <= 3 * len(text)
+
+
+def test_the_scanner_examines_each_character_once_across_raw_newlines() -> None:
+    """Stopping before each raw control character, the scanner does not count
+    (or look at) the rest of the text twice: a caller feeding on from the
+    character after it, as the envelope does, gets it examined once."""
+    text = '{"v": "' + "ab\ncd\t" * 5_000 + '"}'
+    scanner = ValueScanner()
+    i, pieces = 0, []
+    while not scanner.done:
+        j = scanner.feed(text, i)
+        pieces.append(text[i:j])
+        if scanner.error is CONTROL:
+            pieces.append(scanner.take_control(text[j]))
+            j += 1
+        assert scanner.error is None
+        i = j
+    assert json.loads("".join(pieces)) == {"v": "ab\ncd\t" * 5_000}
+    assert scanner.examined == len(text)
