@@ -193,3 +193,22 @@ def test_the_scanner_examines_each_character_once_across_raw_newlines() -> None:
         i = j
     assert json.loads("".join(pieces)) == {"v": "ab\ncd\t" * 5_000}
     assert scanner.examined == len(text)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "json_action", "inline_json"])
+def test_arguments_as_a_string_of_json_with_a_raw_newline_read_as_the_others(
+    dialect: str,
+) -> None:
+    """Arguments double-encoded as a string of JSON (Granite 4 writes them so):
+    a raw newline in the outer string is a newline in the inner one once
+    decoded, which was invalid JSON; it is escaped as in arguments written whole."""
+    inner = '"{\\"content\\": \\"a\nb\\"}"'
+    text = {
+        "hermes": f'<tool_call>{{"name": "{W}", "arguments": {inner}}}</tool_call>',
+        "json_action": f'```json action\n{{"tool": "{W}", "parameters": {inner}}}\n```',
+        "inline_json": f'{{"tool": "{W}", "arguments": {inner}}}',
+    }[dialect]
+    for how, chunks in chunkings(text):
+        events = run_checked(dialect, chunks, [W])
+        assert summary(events)[0] == ("call", W, {"content": "a\nb"}), how
+        assert json.loads(_args(events)) == {"content": "a\nb"}

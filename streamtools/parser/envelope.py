@@ -28,7 +28,13 @@ from typing import Protocol
 import msgspec
 
 from streamtools.parser.calls import NO_HOLDS
-from streamtools.parser.jsonscan import CONTROL, STRING_RUN, VALUE_DONE, ValueScanner
+from streamtools.parser.jsonscan import (
+    CONTROL,
+    STRING_RUN,
+    VALUE_DONE,
+    ValueScanner,
+    escape_controls,
+)
 
 __all__ = [
     "ARGS", "ENVELOPE_DONE", "IN_VALUE", "NAME", "NO_HOLDS", "OPEN_EXPECTED", "REASONING",
@@ -487,7 +493,9 @@ class Envelope:
         elif role == ARGS_STR:
             self.given += 1
             value = msgspec.json.decode("".join(self.pieces))
-            self.sink.on_args(value if isinstance(value, str) else "")
+            # (a raw newline the model wrote in a string of the arguments is now
+            # one in the decoded text: escaped, as in arguments written as JSON)
+            self.sink.on_args(escape_controls(value) if isinstance(value, str) else "")
         elif role == NAME:
             self.sink.on_name(msgspec.json.decode("".join(self.pieces)))
         elif (role == TEXT or role == REASONING) and self.pieces:

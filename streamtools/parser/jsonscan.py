@@ -56,7 +56,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL", "IN_STRING", "STRING_RUN", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner"]
+__all__ = [
+    "CONTROL", "IN_STRING", "STRING_RUN", "VALUE_DONE", "WHOLE_ESCAPES", "ValueScanner",
+    "escape_controls",
+]
 
 # a run of JSON string content whose escapes are all whole and valid (a surrogate
 # pair whole): what can be taken or decoded before the rest of a string arrives
@@ -88,6 +91,7 @@ _RUN_LEN = 16  # longer pieces rarely repeat: scanned, not remembered
 # ``take_control``); a caller that does not take it reports it as the error it was
 CONTROL = "raw control character in a string (escape newlines as \\n)"
 _CONTROL_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_CONTROL_CHAR = re.compile(r"[\x00-\x1f]")
 
 _PYTHON = {"True": "true", "False": "false", "None": "null"}
 
@@ -112,6 +116,28 @@ def _misplaced(c: str, where: str, after_comma: bool) -> str:
 # ValueScanner states
 _VALUE, _FIRST_ITEM, _FIRST_KEY, _KEY, _COLON, _AFTER, _STRING, _DONE, _ERROR = range(9)
 IN_STRING, VALUE_DONE = _STRING, _DONE
+
+
+def escape_controls(text: str) -> str:
+    """``text``, JSON written whole (a value held until it closed), with each raw
+    control character inside a string as its escape, as ``take_control`` streams
+    it; ``text`` itself when it has none (or fails before one)."""
+    if _CONTROL_CHAR.search(text) is None:
+        return text
+    scanner = ValueScanner()
+    pieces: list[str] = []
+    i = 0
+    while True:
+        j = scanner.feed(text, i, final=True)
+        pieces.append(text[i:j])
+        if scanner.error is not CONTROL:
+            break
+        pieces.append(scanner.take_control(text[j]))
+        i = j + 1
+    if len(pieces) == 1:
+        return text
+    pieces.append(text[j:])  # after the value (or an error): as it was
+    return "".join(pieces)
 
 
 class ValueScanner:
