@@ -61,6 +61,11 @@ literal, while an array or object holding ``<`` or ``&`` in its strings goes in
 CDATA (the render side writes it so; the prompt asks it of text with them).
 ``TYPED`` values are read as JSON with or without it (``<n><![CDATA[5]]></n>``
 for an integer is ``5``: the schema says what it is).
+
+Where a value held to its close is read as JSON, an array or object whose
+strings hold raw control characters (a newline in code, written unescaped) is
+read with them escaped (``jsonscan.escape_controls``), as the JSON dialects
+read their arguments: JSON does not allow them raw, but the meaning is plain.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ import msgspec
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import XML_ARGS, Call
+from streamtools.parser.jsonscan import escape_controls
 from streamtools.results import valid_text
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
@@ -381,10 +387,13 @@ class ParamValues:
         if self.kind == NULLABLE:  # still undecided: whitespace, ``nu``, ``null``
             self.call.add_args("null" if value == "null" else _layout_free(text), self.out)
             return
+        as_json: str | None
         try:
             decoded = msgspec.json.decode(value)
             as_json = value
         except (msgspec.DecodeError, RecursionError):
+            decoded, as_json = _with_controls(value)
+        if as_json is None:
             # not JSON (``abc``, a lone ``"``, nesting deeper than the decoder
             # goes): sent as a JSON string, so the arguments stay JSON and the
             # catalog's validation says what is wrong
@@ -397,6 +406,7 @@ class ParamValues:
                 as_json = _PY_LITERALS[value.lower()]
             elif self.kind == TYPED and value.startswith("<"):
                 as_json = self._nested(value) or as_json
+        assert as_json is not None
         if self.kind == AUTO_TEXT and not isinstance(decoded, list | dict):
             decoded = value  # (CDATA: text, but an array or object)
         if self.kind >= AUTO and (isinstance(decoded, str) or value == ""):
@@ -412,6 +422,21 @@ class ParamValues:
         props = root.get("properties")
         node = props.get(self.pname) if isinstance(props, dict) else None
         return read_nested(value, root, node) if node is not None else None
+
+
+def _with_controls(value: str) -> tuple[Any, str | None]:
+    """An array or object whose strings hold raw control characters (code written
+    unescaped; the JSON dialects read it so too): decoded with them escaped, and
+    that JSON text; ``(None, None)`` when it is not JSON even so."""
+    if not value or value[0] not in "[{":
+        return None, None
+    fixed = escape_controls(value)
+    if fixed is value:
+        return None, None
+    try:
+        return msgspec.json.decode(fixed), fixed
+    except (msgspec.DecodeError, RecursionError):
+        return None, None
 
 
 def _layout_free(text: str) -> str:
