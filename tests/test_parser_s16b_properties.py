@@ -175,11 +175,16 @@ def test_qwen_json_arguments_hold_the_invariants(dialect: str) -> None:
 
 def test_am_xml_parameter_closed_by_its_name_holds_the_invariants() -> None:
     @SETTINGS
-    @given(ARGS, st.lists(st.sampled_from(["</parameter>", "</NAME>"]), min_size=4, max_size=4),
+    @given(ARGS, st.lists(st.sampled_from(["</parameter>", "</NAME>", ""]), min_size=4,
+                          max_size=4),
            st.sampled_from(["", "\n"]), st.lists(st.integers(0, 10_000), max_size=20))
     def prop(args: dict[str, str], closes: list[str], gap: str, points: list[int]) -> None:
+        # "": the close left out, the next parameter's tag on a line of its own right
+        # after the value (one newline, layout; the last one keeps a close: nothing
+        # follows it to end it)
+        closes = [*closes[: len(args) - 1], closes[len(args) - 1] or "</parameter>"]
         body = "".join(
-            f'{gap}<parameter name="{k}">{v}{close.replace("NAME", k)}'
+            f'{gap}<parameter name="{k}">{v}{close.replace("NAME", k) or ("" if gap else chr(10))}'
             for (k, v), close in zip(args.items(), closes, strict=False)
         )
         text = f'<am:tool_call name="write_file">{body}{gap}</am:tool_call> done'
