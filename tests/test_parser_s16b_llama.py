@@ -123,3 +123,28 @@ def test_generated_llama_calls_round_trip_at_any_cut() -> None:
             assert got == [(name, args) for _, _, name, _, args in calls]
 
     prop()
+
+
+LLAMA_PIECES = ["<|python_tag|>", "<|python_ta", "<|", '{"name": "get_weather"', '{"name":"search"',
+                '{"name": "get', '"name"', '"tool"', ", ", ': ', '"parameters": ', '"arguments": ',
+                '{"q": 1}', "{", "}", " ", "\n", "x", "`", '"', "\\"]
+
+
+def test_llama_form_fragments_chunking_invariance() -> None:
+    """Any text made of the form's pieces, cut anywhere, gives the same events
+    (and ``run_checked``'s invariants, the stated hold-back bound among them)."""
+    from parser_cases import merge
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.sampled_from(LLAMA_PIECES), max_size=25), st.booleans(),
+           st.lists(st.integers(0, 2_000), max_size=15))
+    def prop(pieces: list[str], catalog: bool, points: list[int]) -> None:
+        text = "".join(pieces)
+        tools = TOOLS if catalog else None
+        cuts = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
+        chunks = [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        whole = run_checked("inline_json", [text], tools)
+        assert merge(run_checked("inline_json", chunks, tools)) == merge(whole)
+        assert merge(run_checked("inline_json", list(text), tools)) == merge(whole)
+
+    prop()
