@@ -43,6 +43,11 @@ def test_a_function_tag_of_no_tool_in_a_value_is_content(dialect: str) -> None:
     value = "a\n</function>\n<function=nope>\nb"
     text = _block(f"<function=search>\n<parameter=q>\n{value}\n</parameter>\n</function>")
     _expect(dialect, text, [call("search", q=value), F])
+    # nor a tag that names nothing, even where any name is a tool (no catalog)
+    value = "a\n</function>\n<function=>\nb"
+    text = _block(f"<function=search>\n<parameter=q>\n{value}\n</parameter>\n</function>")
+    for how, chunks in chunkings(text):
+        assert summary(run_checked(dialect, chunks, None)) == [call("search", q=value), F], how
     # and a </function> followed by anything else
     value = "a</function> and <function=search b"
     text = _block(f"<function=search>\n<parameter=q>\n{value}\n</parameter>\n</function>")

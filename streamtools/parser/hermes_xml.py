@@ -445,8 +445,8 @@ class QwenXmlCall(ParamValues):
         m = _FUNCTION_NEXT.match(s, f)
         if m is not None and len(m.group(1)) <= TAG_LIMIT:
             if m.group(2):  # the next call's tag whole
-                if m.group(1) not in self.ctx.catalog:
-                    return -1
+                if not m.group(1) or m.group(1) not in self.ctx.catalog:
+                    return -1  # (no name: no call, whatever the catalog takes)
                 if f > i:
                     self._content(s[i:f])
                 self._close_param()
