@@ -7,11 +7,11 @@ import io
 import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from chat_support import args_for, reader
 
 from streamtools.cli import main
 from streamtools.cli.chat import build_model, chat, make_agent
@@ -24,26 +24,6 @@ from streamtools.testing.fake_server import FakeCall, Reply, Wire
 pytestmark = pytest.mark.anyio
 
 CALL = 'Computing. <am:tool_call name="calculator"><expression>2**10</expression></am:tool_call>'
-
-
-def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
-    queue = list(lines)
-
-    async def read() -> str | None:
-        return queue.pop(0) if queue else None
-
-    return read
-
-
-def args_for(server: FakeServer, *extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers()
-    from streamtools.cli import chat as chat_module
-
-    chat_module.register(sub)
-    provider = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}[server.wire]
-    argv = ["chat", "--base-url", server.base_url, "--model", "m", "--provider", provider, *extra]
-    return parser.parse_args(argv)
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
@@ -298,7 +278,6 @@ async def test_a_byte_order_mark_before_the_first_line_is_not_sent(anyio_backend
         lines = reader(["\ufeff/quit\n", "a question\n"])
         code = await chat(make_agent(build_model(args), args), lines, out, prompt=False)
         assert server.requests == []
-
 
 
 async def test_a_read_of_the_next_line_ends_at_once_when_cancelled(

@@ -2,38 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from chat_support import args_for, reader
 from test_ui_s16_mcp import lingering_server
 
-from streamtools.cli.chat import build_model, chat, make_agent, register
+from streamtools.cli.chat import build_model, chat, make_agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
-
-
-def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
-    queue = list(lines)
-
-    async def read() -> str | None:
-        return queue.pop(0) if queue else None
-
-    return read
-
-
-def args_for(server: FakeServer, *extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    return parser.parse_args(["chat", "--base-url", server.base_url, "--model", "m", *extra])
 
 
 async def test_a_stream_cut_mid_answer_is_said_once(anyio_backend: str) -> None:

@@ -6,35 +6,18 @@ request is ``TurnStart(turn=0)``: the session showed ``--- turn 0 ---``, then
 
 from __future__ import annotations
 
-import argparse
 import io
-from collections.abc import Awaitable, Callable
 
 import pytest
+from chat_support import args_for, reader
 
-from streamtools.cli.chat import build_model, chat, make_agent, register
+from streamtools.cli.chat import build_model, chat, make_agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 
 pytestmark = pytest.mark.anyio
 
 CALC = '<am:tool_call name="calculator"><expression>6*7</expression></am:tool_call>'
-
-
-def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
-    queue = list(lines)
-
-    async def read() -> str | None:
-        return queue.pop(0) if queue else None
-
-    return read
-
-
-def args_for(server: FakeServer, *extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    argv = ["chat", "--base-url", server.base_url, "--model", "m", "--timeout", "30"]
-    return parser.parse_args([*argv, *extra])
 
 
 async def session(script: list[str | Reply], *extra: str) -> str:

@@ -6,24 +6,15 @@ from __future__ import annotations
 
 import argparse
 import io
-from collections.abc import Awaitable, Callable
 
 import pytest
+from chat_support import reader
 
 from streamtools.cli import main
 from streamtools.cli.chat import build_model, chat, make_agent, register
 from streamtools.testing import FakeServer
 
 pytestmark = pytest.mark.anyio
-
-
-def reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
-    queue = list(lines)
-
-    async def read() -> str | None:
-        return queue.pop(0) if queue else None
-
-    return read
 
 
 async def test_the_key_from_a_named_variable_and_max_tokens_are_sent(
