@@ -12,29 +12,16 @@ from typing import Any
 
 import httpx
 import pytest
-from test_ui_support import ScriptedSource, serve, sse_data
+from test_ui_support import HELLO, ScriptedSource, serve, sse_data
 
 from streamtools.errors import BudgetExceeded
 from streamtools.events import (
-    Event,
-    Final,
-    Finish,
     StreamError,
     TextDelta,
-    TurnEnd,
-    TurnStart,
     decode_event,
 )
 from streamtools.transcript import AssistantMessage, UserMessage
 from streamtools.ui import create_app
-
-SCRIPT: list[Event] = [
-    TurnStart(turn=1),
-    TextDelta(text="Hello."),
-    Finish(reason="stop"),
-    TurnEnd(turn=1, reason="final"),
-    Final(text="Hello.", turns=1),
-]
 
 
 def names(body: bytes) -> list[str]:
@@ -48,14 +35,14 @@ def names(body: bytes) -> list[str]:
 
 
 def test_get_streams_our_events_from_a_prompt_in_the_query() -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = httpx.get(server.url + "/api/events", params={"prompt": "hi & bye"})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
     assert source.prompts[0].messages == [UserMessage(content="hi & bye")]  # type: ignore[union-attr]
     data = sse_data(response.content)
-    assert [decode_event(d) for d in data[:-1]] == SCRIPT
+    assert [decode_event(d) for d in data[:-1]] == HELLO
     assert names(response.content)[-1] == "done" and data[-1] == "{}"
     # an ``id`` before any event, so that a reconnection says it is one
     assert response.text.startswith("id: 0\n\n")
@@ -67,7 +54,7 @@ def test_get_takes_a_whole_conversation_as_messages_json() -> None:
         {"role": "assistant", "parts": [{"type": "text", "text": "5."}]},
         {"role": "user", "parts": [{"type": "text", "text": "and 4+4?"}]},
     ]
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         params = {"messages": json.dumps(messages), "_": "1700000000"}  # a cache buster
         response = httpx.get(server.url + "/api/events", params=params)
@@ -110,7 +97,7 @@ def test_a_reconnection_gets_204_and_runs_nothing() -> None:
     """EventSource reconnects when a stream ends or drops; the stateless stream
     cannot resume, and starting it again would run the tools again. 204 is the
     status that tells EventSource to stop."""
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = httpx.get(
             server.url + "/api/events", params={"prompt": "x"}, headers={"Last-Event-ID": "0"}
@@ -136,7 +123,7 @@ def test_a_reconnection_gets_204_and_runs_nothing() -> None:
     ],
 )
 def test_bad_queries_get_a_json_error(params: dict[str, str], status: int, message: str) -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = httpx.get(server.url + "/api/events", params=params)
     assert response.status_code == status

@@ -14,19 +14,11 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from test_ui_support import ScriptedSource, serve
+from test_ui_support import HELLO, ScriptedSource, serve
 
-from streamtools.events import Event, Final, Finish, TextDelta, TurnEnd, TurnStart
 from streamtools.ui import create_app
 from streamtools.ui.app import LOOPBACK_NAMES
 
-SCRIPT: list[Event] = [
-    TurnStart(turn=1),
-    TextDelta(text="Hello."),
-    Finish(reason="stop"),
-    TurnEnd(turn=1, reason="final"),
-    Final(text="Hello.", turns=1),
-]
 BODY = b'{"messages": [{"role": "user", "content": "delete everything"}]}'
 
 
@@ -49,7 +41,7 @@ def request(kind: str, url: str, headers: dict[str, str]) -> httpx.Response:
     ids=["cross-site", "cross-site-no-origin", "same-site", "origin-only"],
 )
 def test_a_request_from_another_site_is_refused(kind: str, headers: dict[str, str]) -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = request(kind, server.url, headers)
     assert response.status_code == 403
@@ -71,7 +63,7 @@ def test_a_request_from_another_site_is_refused(kind: str, headers: dict[str, st
 def test_own_pages_named_origins_and_other_clients_are_served(
     kind: str, headers: dict[str, str]
 ) -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source, cors_origins=["http://localhost:3000"])) as server:
         response = request(kind, server.url, headers)
     assert response.status_code == 200
@@ -79,7 +71,7 @@ def test_own_pages_named_origins_and_other_clients_are_served(
 
 
 def test_an_old_browser_on_the_servers_own_origin_is_served() -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = request("post", server.url, {"origin": server.url})
         # the page is https behind a proxy that ends TLS; this request is http
@@ -90,7 +82,7 @@ def test_an_old_browser_on_the_servers_own_origin_is_served() -> None:
 
 
 def test_any_origin_with_a_star() -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source, cors_origins=["*"])) as server:
         response = request("get", server.url, {"sec-fetch-site": "cross-site"})
     assert response.status_code == 200
@@ -103,7 +95,7 @@ def test_any_origin_with_a_star() -> None:
 def test_a_host_name_not_ours_is_refused_on_a_loopback_server(kind: str) -> None:
     """The page of http://rebound.test:PORT, once its name resolves to 127.0.0.1,
     is same-origin with the server for the browser; only ``Host`` tells."""
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source, hosts=LOOPBACK_NAMES)) as server:
         port = server.url.rsplit(":", 1)[1]
         headers = {"host": f"rebound.test:{port}", "sec-fetch-site": "same-origin"}
@@ -117,7 +109,7 @@ def test_a_host_name_not_ours_is_refused_on_a_loopback_server(kind: str) -> None
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LOCALHOST", "[::1]"])
 def test_the_loopback_names_are_served(host: str) -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source, hosts=LOOPBACK_NAMES)) as server:
         port = server.url.rsplit(":", 1)[1]
         response = request("get", server.url, {"host": f"{host}:{port}"})
@@ -144,7 +136,7 @@ def test_an_origin_written_with_a_trailing_slash_still_matches() -> None:
     """A browser's ``Origin`` never ends with ``/``; ``http://localhost:3000/``
     (as copied from the address bar) matched nothing, and the front end was
     refused."""
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     front = {"sec-fetch-site": "cross-site", "origin": "http://localhost:3000"}
     with serve(create_app(source, cors_origins=["http://localhost:3000/"])) as server:
         response = request("post", server.url, front)

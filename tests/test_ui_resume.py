@@ -12,22 +12,13 @@ import subprocess
 import httpx
 import pytest
 from test_ui_node import JS, SDKS, node_available
-from test_ui_support import ScriptedSource, serve
+from test_ui_support import HELLO, ScriptedSource, serve
 
-from streamtools.events import Event, Final, Finish, TextDelta, TurnEnd, TurnStart
 from streamtools.ui import create_app
-
-SCRIPT: list[Event] = [
-    TurnStart(turn=1),
-    TextDelta(text="Hello."),
-    Finish(reason="stop"),
-    TurnEnd(turn=1, reason="final"),
-    Final(text="Hello.", turns=1),
-]
 
 
 def test_there_is_never_a_stream_to_resume() -> None:
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         response = httpx.get(server.url + "/api/chat/chat-123/stream")
     assert response.status_code == 204
@@ -40,7 +31,7 @@ def test_a_chat_that_resumes_on_mount_gets_no_error(sdk: str) -> None:
     node = node_available()
     if node is None:
         pytest.skip("Node.js/npm not installed (CI installs them: apt-get install nodejs npm)")
-    source = ScriptedSource(SCRIPT)
+    source = ScriptedSource(HELLO)
     with serve(create_app(source)) as server:
         done = subprocess.run(
             [node, str(JS / "chat_client.mjs"), server.url + "/api/chat", "Hi"],

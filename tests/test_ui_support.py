@@ -21,10 +21,18 @@ import msgspec
 import uvicorn
 from starlette.types import ASGIApp
 
-from streamtools.events import Event
+from streamtools.events import Event, Final, Finish, TextDelta, TurnEnd, TurnStart
 from streamtools.transcript import Transcript
 
 Step = Event | float  # an event, or seconds to sleep before the next one
+# a run of one turn that answers "Hello." and calls nothing
+HELLO: list[Event] = [
+    TurnStart(turn=1),
+    TextDelta(text="Hello."),
+    Finish(reason="stop"),
+    TurnEnd(turn=1, reason="final"),
+    Final(text="Hello.", turns=1),
+]
 
 
 class ScriptedSource:
