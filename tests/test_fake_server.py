@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 from provider_support import collect, provider_for
+from socket_leaks import FDS, socket_inodes
 
 from streamtools.events import CallEnd, CallError
 from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk
@@ -338,6 +339,26 @@ def test_stall_is_ended_by_stop() -> None:
         server.port  # noqa: B018 - the property raises once stopped
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=0.5)
+
+
+@pytest.mark.skipif(not FDS.is_dir(), reason="reads the process's sockets from /proc")
+def test_stop_returns_once_every_connection_is_closed() -> None:
+    # A stalled handler is woken by stop() and closes its connection in its own
+    # thread; stop() waited for the server's thread only, so that close could come
+    # after it returned (under load: a CI run saw the connection half-closed,
+    # CLOSE_WAIT, after the test). A race: looped, so that a stop() that does not
+    # wait for it is likely to lose one.
+    for _ in range(20):
+        before = socket_inodes()
+        server = FakeServer([Reply(text="a b c", stall_after=1, stall=60.0)]).start()
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n"
+            client.sendall(head + b"\r\n{}")
+            assert server.wait_stalled(5.0)
+            ours = socket_inodes() - before  # the client's socket and the server's ones
+            server.stop()
+            left = socket_inodes() & ours
+        assert len(left) == 1  # the client's own, still open here; the server's all closed
 
 
 async def test_async_context_manager_and_push(anyio_backend: str) -> None:

@@ -53,7 +53,7 @@ the wrong type, a bad ``content-length``) is answered 400 in the wire's error
 shape without taking a reply; a chunked request body is read like any other. A test can wait for
 a stall (``wait_stalled``) and end it (``resume``), to act at a known point of a
 reply. ``stop()`` wakes stalled handlers, closes open connections and joins the
-thread.
+thread, and returns once every handler has closed its connection.
 """
 
 from __future__ import annotations
@@ -136,6 +136,12 @@ class _HTTPServer(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
 
+    def shutdown_request(self, request: Any) -> None:
+        # a handler's connection is done with once closed here (``FakeServer.stop``
+        # waits for that), not at its handler's ``finish``, which comes before
+        super().shutdown_request(request)
+        self.fake._track(request, add=False)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client dropping an idle keep-alive connection is normal, not worth a
         # traceback in the user's test output; anything else is still reported.
@@ -157,7 +163,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake._track(self.connection, add=True)
 
     def finish(self) -> None:
-        self.server.fake._track(self.connection, add=False)
         try:
             super().finish()
         except OSError:
@@ -462,7 +467,8 @@ class FakeServer:
         self._wake = threading.Event()  # ends a stall early (resume or stop)
         self._stalled = threading.Condition(self._lock)
         self._stalls = 0  # handlers stalled right now
-        self._conns: set[socket.socket] = set()
+        self._conns: set[socket.socket] = set()  # accepted and not yet closed
+        self._closed = threading.Condition(self._lock)  # one of ``_conns`` was closed
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -538,6 +544,11 @@ class FakeServer:
                 pass
         httpd.server_close()
         thread.join(timeout=5.0)
+        # handler threads are daemons, not joined by ``server_close``: wait until
+        # each has closed its connection, else one closed a moment after ``stop``
+        # returned (a test's client saw it half-closed, CLOSE_WAIT, still open)
+        with self._closed:
+            self._closed.wait_for(lambda: not self._conns, timeout=5.0)
         self._httpd = self._thread = None
 
     def __enter__(self) -> FakeServer:
@@ -585,3 +596,4 @@ class FakeServer:
                 self._conns.add(conn)
             else:
                 self._conns.discard(conn)
+                self._closed.notify_all()
