@@ -168,9 +168,9 @@ async def test_request_body(anyio_backend: str) -> None:
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1}}}],
+                "tool_calls": [{"id": "c0", "function": {"name": "add", "arguments": {"a": 1}}}],
             },
-            {"role": "tool", "content": "2", "tool_name": "add"},
+            {"role": "tool", "content": "2", "tool_name": "add", "tool_call_id": "c0"},
         ],
         "options": {
             "stop": ["STOP"],

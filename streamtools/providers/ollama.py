@@ -43,11 +43,15 @@ per line (``application/x-ndjson``), each decoded by one
   ``data: [DONE]``) carry nothing (``_unframed``).
 
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
-limit); native calls are sent back with object arguments and tool results as
-``tool`` messages with ``tool_name``. Ollama has no ``tool_choice``; it is
-not sent. Pass ``think``, ``keep_alive``, ``format`` or more ``options``
-(``num_ctx``: Ollama's default context is short for a prompt with many tools)
-through ``extra_body={"options": {"num_ctx": 16384}}``; they are merged in.
+limit); native calls are sent back with object arguments and their ``id``, and
+tool results as ``tool`` messages with ``tool_name`` and ``tool_call_id``, the
+fields of Ollama's ``api.ToolCall`` and ``api.Message`` since 0.12.10: the ids
+were dropped, so two results of one tool in a turn (the same tool called twice)
+could be told apart by their order only. An older Ollama ignores both fields.
+Ollama has no ``tool_choice``; it is not sent. Pass ``think``, ``keep_alive``,
+``format`` or more ``options`` (``num_ctx``: Ollama's default context is short
+for a prompt with many tools) through
+``extra_body={"options": {"num_ctx": 16384}}``; they are merged in.
 """
 
 from __future__ import annotations
@@ -112,12 +116,17 @@ def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": msg.role, "content": with_call_texts(msg)}
     if msg.tool_calls:
         out["tool_calls"] = [
-            {"function": {"name": c.name, "arguments": c.arguments}} for c in msg.tool_calls
+            {"id": c.id, "function": {"name": c.name, "arguments": c.arguments}}
+            if c.id
+            else {"function": {"name": c.name, "arguments": c.arguments}}
+            for c in msg.tool_calls
         ]
     if msg.role == "tool":
         name = msg.name or names.get(msg.tool_call_id or "")
         if name:
             out["tool_name"] = name
+        if msg.tool_call_id:
+            out["tool_call_id"] = msg.tool_call_id
     return out
 
 
