@@ -47,7 +47,15 @@ from typing import Any
 
 import msgspec
 
-from streamtools.parser.xml_values import AUTO, NULLABLE, STRING, TYPED, kind_of, layout_free
+from streamtools.parser.xml_values import (
+    AUTO,
+    NULLABLE,
+    STRING,
+    TYPED,
+    empty_json,
+    kind_of,
+    layout_free,
+)
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = ["read_nested"]
@@ -151,6 +159,8 @@ class _Reader:
         except (msgspec.DecodeError, RecursionError):
             if kind == TYPED and value.lower() in _PY:
                 return _PY[value.lower()]
+            if kind == TYPED and not value and (empty := empty_json(self.root, schema)):
+                return msgspec.json.decode(empty)  # <tags/>: an empty list
             return value if kind == TYPED else layout_free(content)
         if kind == TYPED:
             return decoded

@@ -21,7 +21,8 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   element closes: its stripped text if that is JSON (Python's ``True``,
   ``False`` and ``None``, in any case, are ``true``, ``false`` and ``null``:
   the schema says it is no text), else as a JSON string so the catalog's
-  validation can say what is wrong.
+  validation can say what is wrong. An empty element (whitespace only) is
+  ``[]`` for an array, ``{}`` for an object (``empty_json``).
 * ``UNTYPED`` (no schema, a parameter the schema does not declare, or one whose
   schema names no type): the text the model wrote, but for an array or object
   (JSON text, as the prompt teaches) and ``null``. The first ``_PROBE``
@@ -83,7 +84,7 @@ from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
     "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED",
-    "ParamValues", "equals_tag", "kind_of", "kinds_from_schema", "layout_free",
+    "ParamValues", "empty_json", "equals_tag", "kind_of", "kinds_from_schema", "layout_free",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
@@ -406,6 +407,8 @@ class ParamValues:
                 as_json = _PY_LITERALS[value.lower()]
             elif self.kind == TYPED and value.startswith("<"):
                 as_json = self._nested(value) or as_json
+            elif self.kind == TYPED and not value:
+                as_json = empty_json(*self._schema()) or as_json
         assert as_json is not None
         if self.kind == AUTO_TEXT and not isinstance(decoded, list | dict):
             decoded = value  # (CDATA: text, but an array or object)
@@ -414,14 +417,34 @@ class ParamValues:
         else:
             self.call.add_args(as_json, self.out)
 
+    def _schema(self) -> tuple[dict[str, Any], Any]:
+        """The tool's parameters schema and the open parameter's in it (None if
+        it declares none)."""
+        root = self.call.ctx.catalog.schema(self.call.name or "") or {}
+        props = root.get("properties")
+        return root, props.get(self.pname) if isinstance(props, dict) else None
+
     def _nested(self, value: str) -> str | None:
         """An object or array written as elements (``xml_nested``), as JSON text."""
         from streamtools.parser.xml_nested import read_nested  # (it imports this module)
 
-        root = self.call.ctx.catalog.schema(self.call.name or "") or {}
-        props = root.get("properties")
-        node = props.get(self.pname) if isinstance(props, dict) else None
+        root, node = self._schema()
         return read_nested(value, root, node) if node is not None else None
+
+
+def empty_json(root: dict[str, Any], node: Any) -> str | None:
+    """An empty element's JSON text where the schema ``node`` says an array
+    (``[]``) or an object (``{}``); None for any other (an empty number is no
+    number: it stays ``""`` for the schema check to name). ``<tags></tags>``,
+    ``<tags/>`` and ``<tags>\n</tags>`` are how a model writes an empty list
+    in XML; it was the string ``""``, which the schema refused (a repair
+    round-trip for a value whose meaning is plain). A schema that also allows
+    null (``list[str] | None``) still reads ``[]``: the element is there, and an
+    empty string is ``""``, not null, for a ``str | None`` parameter too."""
+    if node is None:
+        return None
+    t = json_type(root, node)
+    return "[]" if t == "array" else "{}" if t == "object" else None
 
 
 def _with_controls(value: str) -> tuple[Any, str | None]:
