@@ -40,7 +40,16 @@ per line (``application/x-ndjson``), each decoded by one
   event): it was refused ("expected application/x-ndjson") before any of it
   was read. Lines are read as ever; a ``data:`` line is its data, and the
   other SSE lines (``event:``, ``id:``, ``retry:``, ``:`` comments, a
-  ``data: [DONE]``) carry nothing (``_unframed``).
+  ``data: [DONE]``) carry nothing (``_unframed``). Neither does a ``data:``
+  line whose data is no JSON object (``data: ping``, ``data: "ping"``): Ollama
+  itself never frames lines so (it writes NDJSON, and an error after the first
+  line is an ``{"error": …}`` line), but the SSE gateways and proxies that do
+  send such heartbeats between events, and the first one ended the answer as
+  malformed JSON (a ``data: ping`` even swallowed the lines after it as a
+  value written over several). They are skipped on the decoder's slow path, as
+  ``OpenAIChat`` skips them; a stream that ends without ``done`` after one
+  quotes the last (a gateway giving up in plain words). Data that begins as
+  an object and is malformed is still malformed.
 
 Request: sampling and ``stop`` go in ``options`` (``num_predict`` is the token
 limit); native calls are sent back with object arguments and their ``id``, and
@@ -187,7 +196,8 @@ class OllamaChat(HTTPProvider):
         self, events: AsyncIterator[bytes], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         calls = 0
-        records = _records(events)  # closed here; the guard finishes ``events``
+        beats: list[bytes] = []  # the last SSE data that was no JSON object
+        records = _records(events, beats)  # closed here; the guard finishes ``events``
         try:
             async for data in records:
                 if data.error is not None:
@@ -217,6 +227,10 @@ class OllamaChat(HTTPProvider):
                     return
         finally:
             await records.aclose()
+        if beats:  # no ``done``: the last words may say why
+            said = " ".join(beats[0].decode(errors="replace").split())[:300]
+            message = f"{self._name} stream ended before the answer was complete; "
+            yield FinishChunk(reason="error", message=f"{message}its last data was: {said}")
 
 
 def _call_chunk(call: _Call, index: int) -> CallChunk:
@@ -264,23 +278,30 @@ class _Joined:
         return b"\n".join(self._lines) if self._scan.done else None
 
 
-async def _records(lines: AsyncIterator[bytes]) -> AsyncGenerator[_Line, None]:
-    """The decoded lines, a value written over several lines joined (``_Joined``)."""
+async def _records(
+    lines: AsyncIterator[bytes], beats: list[bytes]
+) -> AsyncGenerator[_Line, None]:
+    """The decoded lines, a value written over several lines joined (``_Joined``);
+    the last SSE data that was no JSON object goes to ``beats`` (see the module
+    docstring)."""
     joined: _Joined | None = None
-    async for line in lines:
+    async for raw in lines:
         if joined is not None:
-            if (value := joined.add(line)) is not None:
+            if (value := joined.add(raw)) is not None:
                 joined = None
                 yield _decoder.decode(value)
             elif joined.bad:  # at the mistake: the lines after it are not swallowed
                 raise msgspec.DecodeError(f"a JSON value over lines is malformed: {joined.error}")
             continue
-        line = _unframed(line)
+        line = _unframed(raw)
         if not line or line.isspace():
             continue
         try:
             data = _decoder.decode(line)
         except msgspec.DecodeError:
+            if raw.startswith(b"data:") and not line.startswith(b"{"):
+                beats[:] = [line]  # a heartbeat, or a gateway's words: no record
+                continue
             joined = _Joined(line)
             if joined.bad:
                 raise  # no start of a value: malformed, as it says
