@@ -21,6 +21,11 @@ order a server streaming it would send them.
   and ``message_stop``. A ``tool_use`` block's ``input`` goes on as the text
   it came as (``msgspec.Raw``), so numbers are not rewritten.
 
+A body that is not valid JSON is no answer (None), and so is one whose
+strings hold bytes that are not UTF-8: msgspec raises ``UnicodeDecodeError``
+for those, not ``DecodeError``, and it escaped ``model.stream`` as itself where
+every other unreadable body is the provider's error.
+
 Ollama needs nothing: a whole ``/api/chat`` answer is one JSON object with
 ``done: true``, which is already a one-line NDJSON stream (and one
 pretty-printed over lines is joined by the NDJSON reader, ``ollama._Joined``).
@@ -41,7 +46,7 @@ def chat_completion(raw: bytes) -> bytes | None:
     """A ``chat.completion`` body as its SSE stream, or None if it is not one."""
     try:
         answer = msgspec.json.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # see the docstring
         return None
     choices = answer.get("choices") if isinstance(answer, dict) else None
     if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
@@ -88,7 +93,7 @@ def message(raw: bytes) -> bytes | None:
     """An Anthropic ``message`` body as its SSE stream, or None if it is not one."""
     try:
         answer = _message.decode(raw)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # ValidationError is one
         return None
     if answer.type != "message":
         return None
