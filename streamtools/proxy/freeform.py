@@ -1,6 +1,7 @@
-"""A custom tool's text (the Responses API's ``custom`` tools: raw text input,
-such as Codex's ``apply_patch``), read out of the one string parameter,
-``input``, the model is shown for it (see ``responses_wire``).
+"""A custom tool's text (OpenAI's ``custom`` tools, on the Responses API and on
+chat completions: raw text input, such as Codex's ``apply_patch``), read out of
+the one string parameter, ``input``, the model is shown for it
+(``freeform_spec``; see ``responses_wire`` and ``chat_custom``).
 
 ``RawInput`` decodes that text from the call's arguments as they stream, so a
 ``custom_tool_call_input.delta`` can follow each fragment; ``freeform_text``
@@ -14,11 +15,37 @@ from typing import Any
 
 import msgspec
 
+from streamtools.model import ToolSpec
 from streamtools.parser.jsonscan import WHOLE_ESCAPES
+from streamtools.proxy.request import tool_spec
 
-__all__ = ["RawInput", "freeform_text"]
+__all__ = ["RawInput", "freeform_spec", "freeform_text"]
 
 _encode = msgspec.json.Encoder().encode
+
+
+def freeform_spec(tool: dict[str, Any], where: str) -> ToolSpec:
+    """A ``custom`` tool as the model sees it: one string parameter, ``input``,
+    described by the tool's format (plain text, or a grammar it must follow).
+    ``tool`` holds ``name``, ``description`` and ``format``; a grammar format
+    is ``{"type": "grammar", "syntax", "definition"}`` on the Responses API and
+    ``{"type": "grammar", "grammar": {"syntax", "definition"}}`` on chat
+    completions: either is read."""
+    spec = tool_spec(tool, "parameters", where)  # name and description
+    fmt = tool.get("format")
+    about = "The tool's input, as raw text."
+    if isinstance(fmt, dict) and fmt.get("type") == "grammar":
+        inner = fmt.get("grammar")
+        grammar: dict[str, Any] = inner if isinstance(inner, dict) else fmt
+        syntax, definition = grammar.get("syntax"), grammar.get("definition")
+        if isinstance(syntax, str) and isinstance(definition, str):
+            about += f" It must match this {syntax} grammar:\n{definition}"
+    schema = {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": about}},
+        "required": ["input"],
+    }
+    return ToolSpec(name=spec.name, description=spec.description, parameters=schema)
 
 
 def freeform_text(arguments: Any) -> str:

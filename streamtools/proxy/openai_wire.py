@@ -41,6 +41,7 @@ import msgspec
 
 from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool, keyword_choice
+from streamtools.proxy.freeform import freeform_spec
 from streamtools.proxy.request import (
     ProxyCall,
     Reply,
@@ -134,6 +135,8 @@ def text_content(content: Any, where: str, *, result: bool = False) -> str:
 
 
 def _tool_call(raw: Any, where: str) -> ToolCall:
+    if isinstance(raw, dict) and raw.get("type") == "custom":
+        return _custom_call(raw, where)
     if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
         raise RequestError(f"{where}: each tool call needs a 'function' object")
     fn = raw["function"]
@@ -143,6 +146,19 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     if isinstance(args, dict):  # some clients send the object itself
         return ToolCall(id=call_id, name=name, arguments=args)
     return past_call(call_id, name, "" if args is None else args, f"{where}: function.arguments")
+
+
+def _custom_call(raw: dict[str, Any], where: str) -> ToolCall:
+    """A past call to a custom tool (``{"type": "custom", "custom": {"name",
+    "input"}}``): its text as the one parameter the model was shown."""
+    custom, call_id = raw.get("custom"), raw.get("id")
+    name = custom.get("name") if isinstance(custom, dict) else None
+    text = custom.get("input") if isinstance(custom, dict) else None
+    if not isinstance(name, str) or not isinstance(text, str) or not isinstance(call_id, str):
+        raise RequestError(
+            f"{where}: a custom tool call needs string 'id', 'custom.name' and 'custom.input'"
+        )
+    return ToolCall(id=call_id, name=name, arguments={"input": text})
 
 
 def _legacy_call(raw: Any, call_id: str, where: str) -> ToolCall:
@@ -199,14 +215,36 @@ def _messages(raw: Any) -> Transcript:
     return transcript
 
 
-def _tools(raw: Any) -> list[ToolSpec]:
+def _tools(raw: Any) -> tuple[list[ToolSpec], list[str]]:
+    """The tools, and the names of the custom ones among them (raw text input:
+    shown to the model as one string parameter, ``freeform.freeform_spec``)."""
     specs: list[ToolSpec] = []
+    custom: list[str] = []
     for i, tool in enumerate(array(raw, "tools")):
+        if isinstance(tool, dict) and tool.get("type") == "custom":
+            if not isinstance(tool.get("custom"), dict):
+                raise RequestError(f"tools[{i}]: a custom tool needs a 'custom' object")
+            specs.append(freeform_spec(tool["custom"], f"tools[{i}].custom"))
+            custom.append(specs[-1].name)
+            continue
         fn = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise RequestError(f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}}")
+            raise RequestError(
+                f"tools[{i}]: expected {{'type': 'function', 'function': {{...}}}} "
+                "or {'type': 'custom', 'custom': {...}}"
+            )
         specs.append(tool_spec(fn, "parameters", f"tools[{i}].function"))
-    return unique_tools(specs, "tools")
+    return unique_tools(specs, "tools"), custom
+
+
+def _named(raw: Any) -> str | None:
+    """The name in a named tool (``{"type": "function", "function": {"name"}}``
+    or ``{"type": "custom", "custom": {"name"}}``), else None."""
+    if not isinstance(raw, dict):
+        return None
+    inner = raw.get("custom") if raw.get("type") == "custom" else raw.get("function")
+    name = inner.get("name") if isinstance(inner, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _tool_choice(raw: Any) -> ToolChoice:
@@ -215,10 +253,9 @@ def _tool_choice(raw: Any) -> ToolChoice:
     keyword = keyword_choice(raw)
     if keyword is not None:
         return keyword
-    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
-        name = raw["function"].get("name")
-        if isinstance(name, str):
-            return UseTool(name)  # even one called "none"
+    name = _named(raw)
+    if name is not None:
+        return UseTool(name)  # even one called "none"
     raise RequestError(f"unsupported tool_choice {raw!r}")
 
 
@@ -231,13 +268,13 @@ def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
         raise RequestError("tool_choice of type allowed_tools needs an 'allowed_tools' object")
     names: list[str] = []
     for i, tool in enumerate(array(spec.get("tools"), "tool_choice.allowed_tools.tools")):
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        name = _named(tool)
+        if name is None:
             raise RequestError(
                 f"tool_choice.allowed_tools.tools[{i}]: expected "
-                "{'type': 'function', 'function': {'name': ...}}"
+                "{'type': 'function', 'function': {'name': ...}} or a custom tool's name"
             )
-        names.append(fn["name"])
+        names.append(name)
     return spec.get("mode"), names
 
 
@@ -291,7 +328,7 @@ def decode_request(body: Any) -> ProxyCall:
         raise RequestError("only n=1 is supported")
     _unservable(body)
     legacy = body.get("functions") is not None or body.get("function_call") is not None
-    tools = _tools(body.get("tools"))
+    tools, custom = _tools(body.get("tools"))
     stops = stop_strings(body.get("stop"), "stop")
     # max_tokens is the deprecated name: the newer one wins when both are given
     max_tokens = token_limit(body.get("max_tokens"), "max_tokens")
@@ -328,6 +365,7 @@ def decode_request(body: Any) -> ProxyCall:
         and optional_switch(body.get("parallel_tool_calls"), "parallel_tool_calls", True),
         response_format=response_format(body.get("response_format"), "response_format"),
         legacy=legacy,
+        freeform=custom,
     )
 
 

@@ -67,6 +67,7 @@ from streamtools.events import Event, StreamError
 from streamtools.model import ModelRequest
 from streamtools.providers.failures import ProviderTimeout
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
+from streamtools.proxy.chat_custom import CustomChunkEncoder, custom_body
 from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
     ProxyCall,
@@ -115,12 +116,23 @@ class Wire(NamedTuple):
     ping: bytes  # a keep-alive the API's clients skip
 
 
+def _chat_encoder(call: ProxyCall, _: ModelRequest) -> Encoder:
+    if call.freeform:  # custom tools: their calls in their own shape (chat_custom)
+        return CustomChunkEncoder(call.model, call.freeform, include_usage=call.include_usage)
+    kind = openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder
+    return kind(call.model, include_usage=call.include_usage)
+
+
+def _chat_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
+    if call.freeform:
+        return custom_body(reply, call)
+    return openai_wire.response_body(reply, call.model, call.legacy)
+
+
 OPENAI = Wire(
     openai_wire.decode_request,
-    lambda call, _: (openai_wire.LegacyChunkEncoder if call.legacy else openai_wire.ChunkEncoder)(
-        call.model, include_usage=call.include_usage
-    ),
-    lambda reply, call: openai_wire.response_body(reply, call.model, call.legacy),
+    _chat_encoder,
+    _chat_body,
     openai_wire.error_body,
     "call_",
     b": keep-alive\n\n",

@@ -62,7 +62,7 @@ import msgspec
 from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.proxy.builtin_items import COMPACTION, add_note, note
-from streamtools.proxy.freeform import RawInput, freeform_text
+from streamtools.proxy.freeform import RawInput, freeform_spec, freeform_text
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
     AssistantTurn,
@@ -170,7 +170,7 @@ class _Tools:
             elif kind == "function" or kind == "custom":
                 assert isinstance(tool, dict)
                 custom = kind == "custom"
-                spec = _freeform(tool, at) if custom else tool_spec(tool, "parameters", at)
+                spec = freeform_spec(tool, at) if custom else tool_spec(tool, "parameters", at)
                 name = _qualified(spec.name, namespace, at)
                 if name in listed:
                     raise RequestError(
@@ -263,24 +263,6 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
     if turn is not None:
         transcript.add(turn.message())
     return transcript
-
-
-def _freeform(tool: dict[str, Any], where: str) -> ToolSpec:
-    """A ``custom`` tool as the model sees it: one string parameter, ``input``,
-    described by the tool's format (plain text, or a grammar it must follow)."""
-    spec = tool_spec(tool, "parameters", where)  # name and description
-    fmt = tool.get("format")
-    about = "The tool's input, as raw text."
-    if isinstance(fmt, dict) and fmt.get("type") == "grammar":
-        syntax, definition = fmt.get("syntax"), fmt.get("definition")
-        if isinstance(syntax, str) and isinstance(definition, str):
-            about += f" It must match this {syntax} grammar:\n{definition}"
-    schema = {
-        "type": "object",
-        "properties": {"input": {"type": "string", "description": about}},
-        "required": ["input"],
-    }
-    return ToolSpec(name=spec.name, description=spec.description, parameters=schema)
 
 
 def _tool_choice(raw: Any) -> ToolChoice:
