@@ -100,9 +100,11 @@ honoured:
   ``choices[0].usage``; each is read as ``usage`` (Kimi's answers came
   without any ``UsageChunk``). The prompt-cache and reasoning counts come
   from ``prompt_tokens_details.cached_tokens`` (DeepSeek's
-  ``prompt_cache_hit_tokens`` where it has none; OpenRouter's
-  ``cache_write_tokens`` beside it) and ``completion_tokens_details``; both
-  are parts of the totals, as on ``UsageChunk``.
+  ``prompt_cache_hit_tokens`` where it has none, and Moonshot's
+  ``cached_tokens`` at the top level of ``usage``, which was not read, so
+  Kimi's cache hits looked like none; OpenRouter's ``cache_write_tokens``
+  beside it) and ``completion_tokens_details``; both are parts of the
+  totals, as on ``UsageChunk``.
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
   once, just before the finish: OpenAI sends it once, after the finish reason,
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
@@ -259,16 +261,21 @@ class _Usage(msgspec.Struct):
     prompt_tokens_details: _PromptDetails | None = None
     completion_tokens_details: _CompletionDetails | None = None
     prompt_cache_hit_tokens: int | None = None  # DeepSeek's cached_tokens
+    cached_tokens: int | None = None  # Moonshot (Kimi)'s, beside prompt_tokens
 
     def chunk(self) -> UsageChunk:
         """The counts as a ``UsageChunk``: ``prompt_tokens`` holds the cached ones."""
         prompt = self.prompt_tokens_details or _PromptDetails()
         cached = prompt.cached_tokens
+        if cached is None:
+            cached = self.prompt_cache_hit_tokens
+            if cached is None:
+                cached = self.cached_tokens
         done = self.completion_tokens_details or _CompletionDetails()
         return UsageChunk(
             input_tokens=self.prompt_tokens,
             output_tokens=self.completion_tokens,
-            cache_read_tokens=self.prompt_cache_hit_tokens if cached is None else cached,
+            cache_read_tokens=cached,
             cache_write_tokens=prompt.cache_write_tokens,
             reasoning_tokens=done.reasoning_tokens,
         )
