@@ -16,10 +16,17 @@ first offset is the time to first token. A single-call recording is exactly
 "a header, then chunks"; a multi-turn session is several segments in order.
 
 ``record(model, path)`` wraps any model: it truncates ``path`` and appends
-one segment per ``stream()`` call when that stream closes (normally, early,
-or on cancellation: the write is shielded, so a cut stream is still kept).
-Segments are in the order of the calls (the header's ``turn``): a stream
-that closes while one opened before it is still open is written after it.
+one segment per ``stream()`` call *as the stream goes*: the header when the
+stream opens, then each chunk's line as the chunk arrives, so that the file
+always holds everything received so far and a recording process that dies
+mid-stream (SIGKILL, a crash) leaves a recording of the session up to that
+point. Each line is one ``write`` to the file opened for appending, done
+synchronously: no ``await`` between two lines, so two streams' lines never
+interleave, and a write of a line into the OS's cache costs less than a trip
+to a worker thread would; it is not ``fsync``-ed (a power cut may lose the
+last lines; a killed process does not). Segments are in the order of the
+calls (the header's ``turn``): while a stream opened earlier is still open,
+a later one's lines are held and written when the earlier one closes.
 
 A stream that *fails* (the model raised on opening, as for an HTTP 401, or
 while streaming, as for a connection reset) ends its segment with an error
@@ -41,7 +48,16 @@ in as the providers end a live stream cut short, with
 ``FinishChunk(reason="error")`` whose message says where the file was cut,
 after the chunks of its whole lines. A cut after a segment that had ended
 (its finish or error line), or in a header, is one more call that fails on
-opening (a ``Failure``). Only the last line may be cut so: a bad line anywhere
+opening (a ``Failure``). ``record`` marks its headers ``"live": true``
+(written as the stream went): a file whose *last* segment is so marked and has
+neither a finish nor an error line is read as cut at its end the same way
+(that errored finish after its chunks), since that is how ``record`` leaves a
+file when its process is killed mid-stream. A stream its consumer closed
+before the model finished it, at the end of a file, reads so too: the
+recording holds no more of it (a consumer that stops where the recorded one
+stopped never reads that finish). A segment without the mark (a file written
+by hand, or by an older ``record``, which wrote a stream when it closed) ends
+where its lines end, as before. Only the last line may be cut so: a bad line anywhere
 else, or a whole last line (a line end, or whole JSON, ends it) that is not a
 recording line, is a ``UsageError`` naming the line.
 
@@ -101,6 +117,9 @@ class Header(msgspec.Struct, tag_field="type", tag="header", frozen=True, kw_onl
     provider: str = ""
     turn: int = 1
     request: ModelRequest | None = None
+    #: written as the stream went (by ``record``): if this is the file's last
+    #: segment and it holds no end (a finish or error line), it was cut there
+    live: bool = False
 
 
 class _Offset(msgspec.Struct):
@@ -224,7 +243,29 @@ def parse(data: bytes, *, source: str = "<recording>") -> list[Segment]:
             segments[-1] = msgspec.structs.replace(segments[-1], failure=item)
         else:
             segments[-1].chunks.append(TimedChunk(t=offset, chunk=item))
+    if segments and segments[-1].header.live and not _ended(segments[-1]):
+        _end_unfinished(segments[-1], source)
     return segments
+
+
+def _ended(segment: Segment) -> bool:
+    """Whether a segment holds its stream's end: an error line, or a finish
+    (which usage may follow)."""
+    return segment.failure is not None or any(
+        isinstance(timed.chunk, FinishChunk) for timed in reversed(segment.chunks)
+    )
+
+
+def _end_unfinished(segment: Segment, source: str) -> None:
+    """End a file's last segment that holds no end of its stream (see the module
+    docstring) with an errored finish, as a live stream cut short ends."""
+    message = (
+        f"{source} ends in the middle of call {segment.header.turn}'s stream (the "
+        "recording stopped while the stream was open, as when its process was killed): "
+        "the stream ends at its last recorded chunk"
+    )
+    t = segment.chunks[-1].t if segment.chunks else 0.0
+    segment.chunks.append(TimedChunk(t=t, chunk=FinishChunk(reason="error", message=message)))
 
 
 def _end_at_cut(segments: list[Segment], line: bytes, where: str) -> None:
@@ -382,31 +423,34 @@ def _short(value: Any) -> str:
 
 
 class _Recorder:
-    """Wraps a model; appends one segment per stream to ``path``, in the order of the
-    calls. Streams open at once (two agents sharing the model) may close in another
-    order: a closed one waits for those opened before it, since ``Replay`` plays
-    segment n for its n-th call."""
+    """Wraps a model; appends one segment per stream to ``path`` as the stream goes,
+    in the order of the calls. Streams open at once (two agents sharing the model)
+    may close in another order: only the earliest open call's lines go to the file
+    as they come; a later call's are held until every call before it has closed,
+    since ``Replay`` plays segment n for its n-th call."""
 
     def __init__(self, model: Model, path: Path, provider: str | None) -> None:
         self.model = model
         self.path = path
         self.turns = 0
         self.provider = provider or type(model).__name__
-        self._closed: dict[int, bytes] = {}  # by turn: segments not written yet
-        self._written = 0  # turns written
-        self._writing = False
+        self._held: dict[int, list[bytes]] = {}  # by turn: lines not written yet
+        self._closed: set[int] = set()  # turns closed, not yet passed by ``_live``
+        self._live = 1  # the turn whose lines are written as they come
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         self.turns += 1
         turn = self.turns
-        lines = [encode_header(Header(provider=self.provider, turn=turn, request=request))]
+        self._held[turn] = []
+        header = Header(provider=self.provider, turn=turn, request=request, live=True)
+        self._add(turn, encode_header(header))
         start = anyio.current_time()
         opened = False
         try:
             async with self.model.stream(request) as chunks:
                 opened = True
-                tapped = self._tap(chunks, lines, start)
+                tapped = self._tap(chunks, turn, start)
                 try:
                     yield tapped
                 finally:
@@ -414,34 +458,39 @@ class _Recorder:
         except Exception as exc:
             if not opened:  # the model refused the request (an HTTP error status…)
                 failure = Failure.of(exc, opened=False, t=anyio.current_time() - start)
-                lines.append(encode_failure(failure))
+                self._add(turn, encode_failure(failure))
             raise
         finally:
-            # Shielded: a stream cut by cancellation is still worth keeping.
-            with anyio.CancelScope(shield=True):
-                self._closed[turn] = b"".join(lines)
-                await self._flush()
+            # Synchronous, so a stream cut by cancellation is kept too.
+            self._close(turn)
 
-    async def _flush(self) -> None:
-        """Append the closed segments that no stream opened before them holds back.
-        One writer at a time (the one running takes what closes meanwhile), so that
-        two appends never race past each other."""
-        if self._writing:
-            return
-        self._writing = True
-        try:
-            while self._written + 1 in self._closed:
-                ready: list[bytes] = []
-                while self._written + 1 in self._closed:
-                    self._written += 1
-                    ready.append(self._closed.pop(self._written))
-                async with await anyio.open_file(self.path, "ab") as f:
-                    await f.write(b"".join(ready))
-        finally:
-            self._writing = False
+    def _add(self, turn: int, line: bytes) -> None:
+        if turn == self._live:
+            self._append(line)
+        else:
+            self._held[turn].append(line)
+
+    def _close(self, turn: int) -> None:
+        """The stream of ``turn`` closed: if it was the live one, the next calls'
+        held lines go to the file, up to the first call still open (now live)."""
+        self._closed.add(turn)
+        while self._live in self._closed:
+            self._closed.remove(self._live)
+            del self._held[self._live]
+            self._live += 1
+            held = self._held.get(self._live)
+            if held:
+                self._append(b"".join(held))
+                held.clear()
+
+    def _append(self, data: bytes) -> None:
+        # Opened per write, not kept open: a recorder has no close of its own, and
+        # a file left to the garbage collector is a ResourceWarning.
+        with self.path.open("ab") as f:
+            f.write(data)
 
     async def _tap(
-        self, chunks: AsyncIterator[Chunk], lines: list[bytes], start: float
+        self, chunks: AsyncIterator[Chunk], turn: int, start: float
     ) -> AsyncGenerator[Chunk, None]:
         iterator = aiter(chunks)
         while True:
@@ -451,9 +500,9 @@ class _Recorder:
                 return
             except Exception as exc:  # the model's stream failed (not its consumer)
                 failure = Failure.of(exc, opened=True, t=anyio.current_time() - start)
-                lines.append(encode_failure(failure))
+                self._add(turn, encode_failure(failure))
                 raise
-            lines.append(encode_chunk(chunk, anyio.current_time() - start))
+            self._add(turn, encode_chunk(chunk, anyio.current_time() - start))
             yield chunk
 
 
