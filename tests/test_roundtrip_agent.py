@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
 from streamtools.prompts import RENDERERS, get_renderer
 from streamtools.runtime.agent import Agent
-from streamtools.testing.scripted import Reply, ScriptedModel
+from streamtools.testing.scripted import ScriptedModel, ScriptedReply
 from streamtools.tools import tool
 from streamtools.transcript import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 
@@ -92,7 +92,7 @@ def _written(dialect: str, text: str, calls: list[tuple[str, dict[str, Any]]]) -
 def _transcript(dialect: str, turns: list[tuple[str, list[Any]]], seed: int) -> list[Any]:
     """What the agent records of ``turns`` over one wire, up to layout."""
     rng = random.Random(seed)
-    replies: list[Reply]
+    replies: list[ScriptedReply]
     if dialect == "native":
         replies = [_native(text, calls, rng) for text, calls in turns]
     else:

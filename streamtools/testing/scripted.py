@@ -46,11 +46,14 @@ import anyio
 from streamtools.errors import UsageError
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 
-__all__ = ["Reply", "ScriptedModel", "split_text"]
+__all__ = ["ScriptedModel", "ScriptedReply", "split_text"]
 
 #: what one model call plays (see the module docstring)
 Played = str | Sequence[Chunk | Exception] | Exception
-Reply = Played | Callable[[ModelRequest], Played | Awaitable[Played]]
+#: one item of a ``ScriptedModel``'s replies: what it plays, or a function of the
+#: request that returns it. (Named apart from ``streamtools.testing.fake_server.Reply``,
+#: the class that scripts one answer of a ``FakeServer``, a different thing.)
+ScriptedReply = Played | Callable[[ModelRequest], Played | Awaitable[Played]]
 
 
 def split_text(text: str, rng: random.Random, sizes: tuple[int, int]) -> list[str]:
@@ -72,14 +75,14 @@ class ScriptedModel:
 
     def __init__(
         self,
-        replies: Sequence[Reply],
+        replies: Sequence[ScriptedReply],
         *,
         seed: int = 0,
         chunk_sizes: tuple[int, int] = (1, 6),
         delay: float = 0.0,
         honor_stop: bool = True,
     ) -> None:
-        self.replies: list[Reply] = list(replies)
+        self.replies: list[ScriptedReply] = list(replies)
         self.requests: list[ModelRequest] = []
         self.chunk_sizes = chunk_sizes
         self.delay = delay
@@ -149,7 +152,7 @@ class ScriptedModel:
             yield chunk
 
 
-async def _played(reply: Reply, request: ModelRequest) -> Played:
+async def _played(reply: ScriptedReply, request: ModelRequest) -> Played:
     """What ``reply`` plays for ``request``: a function's answer, else itself."""
     if not callable(reply):
         return reply
