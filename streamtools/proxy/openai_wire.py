@@ -278,6 +278,24 @@ def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
     return spec.get("mode"), names
 
 
+def _choice(body: dict[str, Any]) -> Any:
+    """The request's ``tool_choice``, or with ``tools`` the legacy
+    ``function_call`` in its place, as OpenAI's API reads it: ``"none"``,
+    ``"auto"`` or ``{"name": X}`` (refused, a client that still sends
+    ``function_call: "none"`` beside its tools, as some agent frameworks do,
+    could not use the proxy). Both given is a 400, as it is there."""
+    raw = body.get("function_call")
+    if raw is None:
+        return body.get("tool_choice")
+    if body.get("tool_choice") is not None:
+        raise RequestError("give tool_choice or the legacy function_call, not both")
+    if raw in ("auto", "none"):
+        return raw
+    if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+        return {"type": "function", "function": {"name": raw["name"]}}
+    raise RequestError(f"unsupported function_call {raw!r}")
+
+
 def _legacy_functions(body: dict[str, Any]) -> tuple[list[ToolSpec], ToolChoice]:
     """The deprecated ``functions`` and ``function_call`` as tools and a choice.
     OpenAI's API still serves them, and ignored, an old client's functions never
@@ -327,7 +345,10 @@ def decode_request(body: Any) -> ProxyCall:
     if body.get("n") not in (None, 1):
         raise RequestError("only n=1 is supported")
     _unservable(body)
-    legacy = body.get("functions") is not None or body.get("function_call") is not None
+    # a function_call beside tools (no functions) is their tool_choice (``_choice``)
+    legacy = body.get("functions") is not None or (
+        body.get("function_call") is not None and body.get("tools") is None
+    )
     tools, custom = _tools(body.get("tools"))
     stops = stop_strings(body.get("stop"), "stop")
     # max_tokens is the deprecated name: the newer one wins when both are given
@@ -339,11 +360,12 @@ def decode_request(body: Any) -> ProxyCall:
         options = {}
     elif not isinstance(options, dict):
         raise RequestError("stream_options must be an object")
-    allowed = _allowed(body.get("tool_choice"))
+    raw_choice = body.get("tool_choice") if legacy else _choice(body)
+    allowed = _allowed(raw_choice)
     if legacy:
         tools, choice = _legacy_functions(body)
     elif allowed is None:
-        choice = check_tool_choice(_tool_choice(body.get("tool_choice")), tools)
+        choice = check_tool_choice(_tool_choice(raw_choice), tools)
     else:
         choice = allowed_tools(*allowed, tools)
     return ProxyCall(
