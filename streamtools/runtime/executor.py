@@ -33,19 +33,21 @@ concurrently with each other and with the model still streaming. Two bounds
 apply, in this order:
 
 1. a ``CapacityLimiter`` (``max_concurrency``): a call waits for a slot, and
-   waiting does not count against its timeout; nor does a sync tool's wait for
-   a worker thread: it takes a token of anyio's default thread limiter (40
+   waiting does not count against its timeout; nor does a wait for a worker
+   thread: a sync tool takes a token of anyio's default thread limiter (40
    threads for the whole process, shared with everything else that uses
-   ``to_thread``) before its timeout starts, and holds it while it runs.
-   Waited for inside the timeout, as ``to_thread.run_sync`` does, a call
-   queued behind other threads timed out before it had started and was
-   reported as the tool timing out. (An async tool's returned iterator,
-   drained in a thread, still waits inside: whether it needs one is known only
-   once the tool has run.)
+   ``to_thread``) before its timeout starts, and gives it back as soon as its
+   thread returns (a coroutine it returned is then awaited on the event loop,
+   needing no thread). Waited for inside the timeout, as ``to_thread.run_sync``
+   does, a call queued behind other threads timed out before it had started
+   and was reported as the tool timing out. The iterator an async tool returns
+   (known only once it has run) waits for its thread with the timeout paused.
 2. a per-call timeout (``move_on_after``; checking the scope rather than
    catching ``TimeoutError`` keeps a tool's own ``TimeoutError`` reported as
    the exception it is): the tool's own (``@tool(timeout=...)``), else the
-   executor's.
+   executor's. It covers the tool's own work, all of it: its run (in its
+   thread, or its coroutine), what it returned awaited, and its items taken;
+   for an async tool's iterator, what the tool left of it before returning.
 
 Async tools are awaited in the task. Sync tools run in a worker thread
 (``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
@@ -61,8 +63,8 @@ beside it, a write would happen twice.
 
 An async tool that catches the cancellation and goes on (``except
 CancelledError: pass`` in a loop) cannot be abandoned: anyio waits for every
-task. It is stopped once it has waited ``_GRACE`` (1 s) in a cancelled scope
-(``_Stoppable``: an exception it does not catch, thrown where it waits, so it
+task. It is stopped once it has waited ``GRACE`` (1 s) in a cancelled scope
+(``Stoppable``: an exception it does not catch, thrown where it waits, so it
 unwinds, a task group of its own included), so the run goes on; and a tool that
 returns or raises after its timeout's cancellation reached it is reported as
 timed out, since its answer came past the deadline. Not covered, and left so: a task the tool
@@ -96,8 +98,7 @@ import inspect
 import math
 import threading
 import traceback
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from functools import partial
 from typing import Any
 
@@ -107,6 +108,7 @@ from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import cut_to_limit, format_result
 from streamtools.runtime.repair import call_signature
+from streamtools.runtime.stoppable import Stoppable
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = [
@@ -197,30 +199,17 @@ class Executor:
         key = call_signature(call.name, call.arguments)
         if any(worker.alive for worker in self._left_running.get(key, ())):
             return self._failed(call, "refused", _still_running(call.name)), True
-        failure: BaseException | None = None
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own
         left: list[_Worker] = []
-        async with self.limiter, _worker_thread(tool) as threads:
-            with anyio.move_on_after(timeout) as scope:
-                try:
-                    value = await tool_value(tool, kwargs, left_running=left, limiter=threads)
-                except (Exception, SystemExit) as exc:
-                    # SystemExit too: ``sys.exit()`` or argparse refusing its arguments in
-                    # a tool that wraps a command line; in a thread it ends only that.
-                    failure = exc
-                except anyio.get_cancelled_exc_class() as exc:
-                    # Raises again when the cancellation is real (ours, the timeout's);
-                    # goes on when the tool raised it itself (asyncio's CancelledError
-                    # from a future someone else cancelled): that is the tool failing.
-                    await anyio.lowlevel.checkpoint_if_cancelled()
-                    failure = exc
-            if left:
-                self._left_running[key] = left
-            if scope.cancel_called:
-                # Also when the tool caught the timeout's cancellation and then returned
-                # or raised: past its deadline, what it gives is not its answer.
-                message = f"Tool {call.name!r} timed out after {timeout:g} s."
-                return self._failed(call, "timeout", message), True
+        async with self.limiter:
+            value, failure, timed_out = await _timed_value(tool, kwargs, timeout, left)
+        if left:
+            self._left_running[key] = left
+        if timed_out:
+            # Also when the tool caught the timeout's cancellation and then returned
+            # or raised: past its deadline, what it gives is not its answer.
+            message = f"Tool {call.name!r} timed out after {timeout:g} s."
+            return self._failed(call, "timeout", message), True
         if isinstance(failure, ThreadsAbandoned):
             return self._failed(call, "exception", f"Tool {call.name!r} was {failure}."), True
         if failure is not None:
@@ -254,58 +243,135 @@ class Executor:
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)
 
 
-@asynccontextmanager
-async def _worker_thread(tool: Tool) -> AsyncIterator[anyio.CapacityLimiter | None]:
-    """For a sync tool, a token of anyio's default thread limiter, held for the
-    call and taken before its timeout starts (see the module docstring); what
-    yields is the limiter its worker thread then runs under (the call's own, as
-    the token is held here). None for an async tool: it needs no thread.
-
-    The token is borrowed by an object of the call's own, not by the task: a
-    coroutine the sync tool returns, awaited in this task, may use ``to_thread``
-    itself, and a task may hold only one token of a limiter ("this borrower is
-    already holding one of this CapacityLimiter's tokens")."""
-    if tool.is_async:
-        yield None
-        return
-    threads = anyio.to_thread.current_default_thread_limiter()
-    borrower = object()
-    await threads.acquire_on_behalf_of(borrower)
+async def _timed_value(
+    tool: Tool, kwargs: dict[str, Any], seconds: float | None, left: list[_Worker]
+) -> tuple[Any, BaseException | None, bool]:
+    """``tool_value`` under a timeout of ``seconds``: the value, what the tool raised, and
+    whether the timeout fired. The timeout runs only while the tool works: a
+    wait for a worker thread (before a sync tool's thread, before the thread
+    that takes the items of an iterator an async tool returned) is outside it,
+    and the drain gets what the tool's own part left of it."""
+    token = _ThreadToken()
     try:
-        yield anyio.CapacityLimiter(1)
+        if not tool.is_async:
+            await token.take()  # before the timeout starts
+        value: Any = None
+        failure: BaseException | None = None
+        with anyio.move_on_after(seconds) as scope:
+            started = anyio.current_time()
+            value, failure = await _caught(_own_value(tool, kwargs, left, token))
+        spent = anyio.current_time() - started
+        if scope.cancel_called or failure is not None or not _needs_thread(value):
+            return value, failure, scope.cancel_called
+        await token.take()  # outside the timeout, as a sync tool's wait
+        remaining = None if seconds is None else seconds - spent
+        with anyio.move_on_after(remaining) as scope:
+            value, failure = await _caught(_drain(value, left, token.limiter))
+        return value, failure, scope.cancel_called
     finally:
-        threads.release_on_behalf_of(borrower)
+        token.give_back()
+
+
+async def _caught(step: Coroutine[Any, Any, Any]) -> tuple[Any, BaseException | None]:
+    """What ``step`` gives, or what the tool raised: an ``Exception``, a
+    ``SystemExit`` (``sys.exit()`` or argparse refusing its arguments in a tool
+    that wraps a command line; in a thread it ends only that), a cancellation
+    the tool raised itself while nothing cancelled it. A real cancellation (ours,
+    the timeout's) is raised."""
+    try:
+        return await step, None
+    except (Exception, SystemExit) as exc:
+        return None, exc
+    except anyio.get_cancelled_exc_class() as exc:
+        # Raises again when the cancellation is real; goes on when the tool raised
+        # it itself (asyncio's CancelledError from a future someone else
+        # cancelled): that is the tool failing.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        return None, exc
+
+
+class _ThreadToken:
+    """A call's token of anyio's default thread limiter (40 threads for the
+    whole process, shared with everything else that uses ``to_thread``), taken
+    before the call's timeout starts and given back as soon as the call's
+    worker thread has returned (see the module docstring). Its thread runs under
+    ``limiter``, the call's own, as the default token is already held.
+
+    The token is borrowed by this object, not by the task: a coroutine the sync
+    tool returns, awaited in this task, may use ``to_thread`` itself, and a task
+    may hold only one token of a limiter ("this borrower is already holding one
+    of this CapacityLimiter's tokens")."""
+
+    def __init__(self) -> None:
+        self.limiter = anyio.CapacityLimiter(1)
+        self._threads: anyio.CapacityLimiter | None = None  # while held
+
+    async def take(self) -> None:
+        if self._threads is None:
+            threads = anyio.to_thread.current_default_thread_limiter()
+            await threads.acquire_on_behalf_of(self)
+            self._threads = threads
+
+    def give_back(self) -> None:
+        if self._threads is not None:
+            self._threads.release_on_behalf_of(self)
+            self._threads = None
 
 
 async def tool_value(
-    tool: Tool,
-    kwargs: dict[str, Any],
-    *,
-    left_running: list[_Worker] | None = None,
-    limiter: anyio.CapacityLimiter | None = None,
+    tool: Tool, kwargs: dict[str, Any], *, left_running: list[_Worker] | None = None
 ) -> Any:
     """What ``tool`` finally gives for ``kwargs`` (see the module docstring): a
     returned awaitable awaited (a coroutine that swallows cancellation closed),
     an iterator's items collected, a sync tool in a worker thread abandoned on
-    cancellation (and put in ``left_running``, when given), under ``limiter``
-    (None: anyio's default). What it raises is raised. The MCP server runs tools
-    through this too, so that a tool gives the same to both."""
+    cancellation (and put in ``left_running``, when given). What it raises is
+    raised. The MCP server runs tools through this too, so that a tool gives
+    the same to both."""
+    token = _ThreadToken()
+    try:
+        value = await _own_value(tool, kwargs, left_running, token)
+        if _needs_thread(value):
+            await token.take()
+            value = await _drain(value, left_running, token.limiter)
+        return value
+    finally:
+        token.give_back()
+
+
+async def _own_value(
+    tool: Tool, kwargs: dict[str, Any], left_running: list[_Worker] | None, token: _ThreadToken
+) -> Any:
+    """``tool_value`` but for the items of a sync iterator an async tool (or a
+    coroutine) gave, which need a thread again (``_needs_thread``). A sync tool
+    runs in a worker thread under ``token`` (taken here if not yet), which is
+    given back as soon as the thread returns: a coroutine it returned is awaited
+    on the event loop, and needs no thread."""
     if tool.is_async:
         value = tool.invoke(kwargs)
     else:
-        value = await _called_in_thread(partial(tool.invoke, kwargs), left_running, limiter)
+        await token.take()
+        try:
+            value = await _called_in_thread(
+                partial(tool.invoke, kwargs), left_running, token.limiter
+            )
+        finally:
+            token.give_back()
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
-    # A coroutine that swallows cancellation is closed (``_Stoppable``).
+    # A coroutine that swallows cancellation is stopped (``Stoppable``).
     while inspect.isawaitable(value):
-        value = await (_Stoppable(value) if inspect.iscoroutine(value) else value)
+        value = await (Stoppable(value) if inspect.iscoroutine(value) else value)
     # A generator's items are its result, not its repr (with a memory address);
     # a sync one is drained in a worker thread, as its body may block.
     if isinstance(value, AsyncIterator):
         value = await _collect(value)
-    elif isinstance(value, Iterator):
-        value = await _drain(value, left_running, limiter)
     return value
+
+
+def _needs_thread(value: Any) -> bool:
+    """Whether ``value`` is an iterator whose items are still to be taken, in a
+    worker thread (a sync tool's own are taken in its thread: ``_called_in_thread``)."""
+    return isinstance(value, Iterator)
 
 
 # What a tool raises to say its arguments are wrong (a date it cannot read, a
@@ -373,118 +439,6 @@ def _grouped(group: BaseExceptionGroup[BaseException]) -> str:
     if len(leaves) > _GROUPED_SHOWN:
         shown += f"; and {len(leaves) - _GROUPED_SHOWN} more"
     return shown
-
-
-# How long a tool may go on waiting after a cancellation reached it (its
-# timeout, the run cancelled) before its coroutine is closed.
-_GRACE = 1.0
-
-
-class _Stoppable:
-    """``await _Stoppable(coro)`` is ``await coro``, with one difference: a
-    coroutine that catches the cancellation and goes on awaiting (``except
-    CancelledError: pass`` in a loop) is stopped, and the cancellation raised,
-    once it has waited in a cancelled scope for ``_GRACE`` seconds on end. A task
-    cannot be abandoned in anyio, so the turn (and a consumer leaving the
-    ``stream`` block) would otherwise wait for such a tool for ever.
-
-    Stopping throws ``_Stop`` where it waits, the next time the event loop
-    resumes it (so the wait it had registered is over, as for any resumption):
-    neither ``except CancelledError`` nor ``except Exception`` catches it, and
-    the tool unwinds as from any exception, its ``finally`` blocks and
-    ``async with`` exits run and may await: a task group of its own cancels and
-    waits for its children, and its cancel scopes close in order. (Closing the
-    coroutine, as before, raised ``GeneratorExit`` there, which cannot await:
-    a task group's exit could not wait for its children, which ran on orphaned,
-    and its cancel scope was left open in the task, which then failed with
-    "Attempted to exit a cancel scope that isn't the current tasks's current
-    cancel scope" on asyncio, "Cancel scope stack corrupted" on trio.) A tool
-    that catches ``_Stop`` too and waits on for ``_GRACE`` more is closed, as
-    the last resort. A scope the tool shields is not cancelled: its cleanup
-    there is left alone (so is a task group's exit waiting for a child that
-    swallows every cancellation: see the module docstring); nor is a tool
-    waiting inside an async generator (``_closable``), and an async generator
-    tool is not wrapped: closing cannot unwind one. Each step is passed
-    through unchanged, so the tool runs in the caller's task and cancel scopes
-    as if awaited directly. (Whether a wait is in a cancelled scope is asked
-    of anyio, ``current_effective_deadline`` being minus infinity: trio
-    delivers a cancellation as a value sent in, not as an exception thrown.)"""
-
-    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.coro = coro
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro = self.coro
-        sent: Any = None
-        thrown: BaseException | None = None
-        since: float | None = None  # when it first waited in a cancelled scope
-        stop: _Stop | None = None  # thrown into it at its next resumption
-        stopped = False  # ``_Stop`` was thrown into it
-        while True:
-            try:
-                step = coro.send(sent) if thrown is None else coro.throw(thrown)
-            except StopIteration as done:
-                return done.value
-            except BaseException as exc:
-                if not (stopped and _stopped(exc)):
-                    raise
-                yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
-                raise RuntimeError("a tool was stopped in a scope that is not cancelled") from exc
-            if anyio.current_effective_deadline() != -math.inf:
-                since = None  # a scope of its own it had let expire is over
-            else:
-                now = anyio.current_time()
-                since = now if since is None else since
-                if now - since >= _GRACE and _closable(coro):
-                    if not stopped:
-                        stop, since = _Stop(), None
-                    else:  # it caught ``_Stop`` too: closed, the last resort
-                        try:
-                            coro.close()
-                        except Exception:  # it awaited again in its GeneratorExit: left as is
-                            pass
-                        yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
-                        raise RuntimeError("a tool was closed in a scope that is not cancelled")
-            try:
-                sent, thrown = (yield step), None
-            except BaseException as exc:
-                sent, thrown = None, exc
-            if stop is not None:  # instead of what the loop resumed it with
-                sent, thrown, stop, stopped = None, stop, None, True
-
-
-class _Stop(BaseException):
-    """Thrown into a tool that swallowed its cancellation (``_Stoppable``): not
-    an ``Exception``, nor a cancellation, so that neither handler catches it."""
-
-
-def _stopped(exc: BaseException) -> bool:
-    """Whether ``exc`` is ``_Stop`` coming back out of the tool, alone or in the
-    exception group a task group of the tool's made of it (with what its
-    children raised as they were cancelled)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return exc.subgroup(_Stop) is not None
-    return isinstance(exc, _Stop)
-
-
-def _closable(coro: Coroutine[Any, Any, Any]) -> bool:
-    """Whether closing ``coro`` unwinds every frame it waits in: not when it waits
-    inside an async generator (an ``async for``), whose frame a coroutine's
-    ``close`` leaves suspended, with any cancel scope it holds still open, which
-    breaks the task's scopes (trio: "Cancel scope stack corrupted"). Such a tool
-    is waited for, as before."""
-    awaited: Any = coro
-    while awaited is not None:
-        if inspect.iscoroutine(awaited):
-            awaited = awaited.cr_await
-        elif inspect.isgenerator(awaited):  # a ``types.coroutine`` (trio's traps)
-            awaited = awaited.gi_yieldfrom
-        else:
-            return type(awaited).__name__ not in _AGEN_STEPS
-    return True
-
-
-_AGEN_STEPS = frozenset({"async_generator_asend", "async_generator_athrow"})
 
 
 class _Carried:
