@@ -66,7 +66,7 @@ from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.model import Model, ModelRequest
 from streamtools.providers import AnthropicMessages, OpenAIChat
 
-__all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens", "expected_tokens"]
+__all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens", "expected_tokens", "text_tokens"]
 
 log = logging.getLogger("streamtools.proxy")
 
@@ -98,16 +98,18 @@ _PER_TOKEN_WORDS, _PER_TOKEN_MARKS, _PER_TOKEN_DIGITS = 4.5, 2.5, 3.0
 def expected_tokens(request: ModelRequest) -> int:
     """About how many input tokens ``request`` costs: a guess near a tokenizer's
     count, neither high nor low (module docstring), for ``message_start``."""
-    total = 0
-    for message in request.messages:
-        text = message.content
-        ascii_text = text.encode("ascii", "ignore")
-        words = len(ascii_text.translate(None, _NOT_WORDS))  # letters and spaces
-        digits = len(ascii_text) - len(ascii_text.translate(None, _DIGITS))
-        marks = len(ascii_text) - words - digits
-        guess = words / _PER_TOKEN_WORDS + marks / _PER_TOKEN_MARKS + digits / _PER_TOKEN_DIGITS
-        total += math.ceil(guess) + len(text) - len(ascii_text) + _PER_MESSAGE
-    return total
+    return sum(text_tokens(message.content) + _PER_MESSAGE for message in request.messages)
+
+
+def text_tokens(text: str) -> int:
+    """About how many tokens ``text`` is, as ``expected_tokens`` guesses them (a
+    model's output, where the upstream did not count it: ``proxy.turn``)."""
+    ascii_text = text.encode("ascii", "ignore")
+    words = len(ascii_text.translate(None, _NOT_WORDS))  # letters and spaces
+    digits = len(ascii_text) - len(ascii_text.translate(None, _DIGITS))
+    marks = len(ascii_text) - words - digits
+    guess = words / _PER_TOKEN_WORDS + marks / _PER_TOKEN_MARKS + digits / _PER_TOKEN_DIGITS
+    return math.ceil(guess) + len(text) - len(ascii_text)
 
 
 class TokenCounter:

@@ -28,6 +28,10 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    gives no input count gets the estimate of the last request
    (``tokens.estimate_tokens``, erring high) in its place: a count of 0 told
    clients that track their context by it that the conversation was empty.
+   A request the proxy closes before its end (a broken call it repairs, a stop
+   string) never gets the upstream's counts, which come last: its output is
+   then the guess of the text the model wrote (``tokens.text_tokens``), where
+   it was counted nowhere.
 
 Decisions, each bounded:
 
@@ -139,7 +143,7 @@ from streamtools.proxy.request import (
     refusal_kind,
     refusal_message,
 )
-from streamtools.proxy.tokens import estimate_tokens
+from streamtools.proxy.tokens import estimate_tokens, text_tokens
 from streamtools.proxy.usage import reported
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
@@ -355,11 +359,22 @@ class _Attempt:
         self.failed = False  # an error was already emitted
         self.ending: str | None = None  # the upstream's finish reason, once at end()
         self.cut = False  # an announced call was cut off by the token limit
+        self.counted = False  # the upstream gave this request's counts (a UsageChunk)
         # no parser: the client's stop strings are cut here (see the module docstring)
         self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
 
     def written(self) -> str:
         return "".join(self.text)
+
+    def abandoned(self) -> None:
+        """The proxy closed this request's stream before its end (a broken call to
+        repair, one call allowed, a stop string), before an upstream sends its
+        counts: the output is the guess of what the model wrote, so that the
+        tokens it cost reach the client's usage. Its input is left to the
+        request after it, which holds it, or to the turn's estimate (``run``)."""
+        if not self.counted:
+            guess = UsageChunk(output_tokens=text_tokens(self.written()))
+            self.turn.usage = reported(self.turn.usage, guess)
 
     async def play(self, request: ModelRequest) -> FinishChunk | None:
         turn = self.turn
@@ -377,15 +392,18 @@ class _Attempt:
                         if self.parser is not None and self.parser.stopped:
                             # a client stop sequence the upstream did not honour
                             finish = FinishChunk(reason="stop")
+                            self.abandoned()
                             break
                     elif isinstance(chunk, UsageChunk):
                         turn.usage = reported(turn.usage, chunk)
+                        self.counted = True
                     elif isinstance(chunk, FinishChunk):
                         finish = chunk
                         break
         except _Stop:
             hit = None if self.cutter is None else self.cutter.hit
             finish, stopped = FinishChunk(reason="stop", stop_sequence=hit), True
+            self.abandoned()
         if self.failed:
             return None
         if finish is None:
