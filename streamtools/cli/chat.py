@@ -44,6 +44,20 @@ with ``streamtools ui``) add the tools of MCP servers to the example tools for
 the whole session; a server that cannot be loaded is reported and the command
 exits with 1.
 
+A question given on the command line (``streamtools chat … "what is 2**10?"``)
+is the whole session: asked, answered, done (stdin is not read), with the exit
+status of piped input. ``--answer-only`` writes to stdout only each answer's
+text (the agent's ``Final``), once the answer is complete, one per exchange;
+everything else the session shows (tool calls and their results, reasoning,
+turn rules, the prompt, errors) goes to stderr, and the text of turns that end
+in calls is not shown, as it is no answer; so ``chat … "q" | other_tool``
+gets the answer and nothing else. It is the default for a question given on
+the command line when stdout is not a terminal (as ``llm "q"`` and ``ollama
+run MODEL "q"`` write only the answer to a pipe); ``--no-answer-only`` keeps
+the whole session on stdout there. Lines read from stdin keep the session on
+stdout unless ``--answer-only`` is given (``chat < questions > session.txt``
+keeps the session, as it always did).
+
 ``--record FILE`` wraps the provider with ``streamtools.runtime.record``: the
 session is written as a recording that ``streamtools replay FILE`` (or
 ``Replay`` in a test) plays back. ``--no-stop`` is for models that reject
@@ -70,7 +84,7 @@ from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
 from streamtools.cli.model_options import SYSTEM, add_model_options, build_model, setting
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
-from streamtools.events import StreamError
+from streamtools.events import Final, StreamError, TextDelta
 from streamtools.model import Model
 from streamtools.runtime import record
 from streamtools.runtime.console import ConsoleRenderer
@@ -122,11 +136,17 @@ async def chat(
     prompt: bool = True,
     stopper: AnswerStopper | None = None,
     err: TextIO | None = None,
+    answer_only: bool = False,
 ) -> int:
     """Run the session until end of input or ``/quit``; returns the exit code: 1 when
     an exchange failed in a session without ``prompt`` (piped input), else 0.
     ``stopper.stop()`` stops the answer in progress; the session goes on.
-    Errors are written to ``err`` if given (else to ``out``)."""
+    Errors are written to ``err`` if given (else to ``out``). With ``answer_only``,
+    ``out`` gets each answer's text only, and the rest of the session goes to
+    ``err`` (else ``sys.stderr``)."""
+    answers = out if answer_only else None
+    if answer_only:
+        out = err = err if err is not None else sys.stderr
     view = ConsoleRenderer(out, color=color, err=err)
     you = "you › " if view.call_arrow == "→" else "you > "  # the renderer knows the encoding
     transcript = Transcript()
@@ -156,19 +176,28 @@ async def chat(
             known = text in ("/help", "/?")
             view.line(view.style("dim", COMMANDS if known else f"unknown command {text}; /help"))
             continue
-        if not prompt:
+        if not prompt and answers is None:  # the session's transcript shows the question
             view.line(view.style("bold", you) + text)
         kept = len(transcript.messages)
         with anyio.CancelScope() as answer:
             if stopper is not None:
                 stopper.answer = answer
             said = None  # the last stream error shown, which the failure may repeat
+            final: str | None = None
             try:
                 async with agent.stream(_with_user(transcript, text)) as events:
                     async for event in events:
-                        view.render(event)
+                        if isinstance(event, Final):
+                            final = event.text
+                        if answers is None or not isinstance(event, TextDelta):
+                            view.render(event)
                         if isinstance(event, StreamError):
                             said = event.message
+                if answers is not None and final is not None:
+                    view.newline()
+                    out.flush()  # the activity before the answer, where both are one terminal
+                    answers.write(final if final.endswith("\n") else final + "\n")
+                    answers.flush()
             except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
                 del transcript.messages[kept:]  # forget the failed exchange
                 failed = True
@@ -194,6 +223,18 @@ _COMMAND = re.compile(r"/(?:\?|[A-Za-z]+)")
 def _with_user(transcript: Transcript, text: str) -> Transcript:
     transcript.user(text)
     return transcript
+
+
+def _lines(lines: list[str]) -> ReadLine:
+    """A session's input given as lines (a question on the command line): each in
+    turn, then the end of input."""
+    queue = list(lines)
+
+    async def read() -> str | None:
+        await anyio.lowlevel.checkpoint()
+        return queue.pop(0) if queue else None
+
+    return read
 
 
 async def _stdin_line() -> str | None:
@@ -236,11 +277,19 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:  # a file the flag names but cannot be written: a usage error
             raise UsageError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     color = {"auto": None, "always": True, "never": False}[args.color]
-    interactive = sys.stdin.isatty()
+    question: str | None = args.question
+    interactive = question is None and sys.stdin.isatty()
+    answer_only: bool = args.answer_only
+    if answer_only is None:  # a one-shot question into a pipe: the answer, as ``llm`` writes
+        answer_only = question is not None and not sys.stdout.isatty()
     if interactive:
         mode = "native tools" if args.native else f"{setting(args, 'dialect')} dialect"
         via = setting(args, "provider")
-        print(f"streamtools chat: {args.model} via {via} ({mode}); /help for commands")
+        print(
+            f"streamtools chat: {args.model} via {via} ({mode}); /help for commands",
+            file=sys.stderr if answer_only else sys.stdout,
+        )
+    read_line = _stdin_line if question is None else _lines([question])
 
     # Ctrl-C stops an answer only in a terminal session, where there is a prompt to go back to
     stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
@@ -251,8 +300,8 @@ def _run(args: argparse.Namespace) -> int:
             async with mcp_session(args, ToolRegistry(DEMO_TOOLS), "chat") as tools:
                 agent = make_agent(model, args, tools)
                 return await chat(
-                    agent, _stdin_line, sys.stdout, color=color, prompt=interactive,
-                    stopper=stopper, err=sys.stderr,
+                    agent, read_line, sys.stdout, color=color, prompt=interactive,
+                    stopper=stopper, err=sys.stderr, answer_only=answer_only,
                 )
         except MCPNotLoaded as exc:
             print(exc, file=sys.stderr)
@@ -322,7 +371,20 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "question",
+        nargs="?",
+        default=None,
+        help="ask this one question and leave (stdin is not read)",
+    )
     add_model_options(parser)
+    parser.add_argument(
+        "--answer-only",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stdout gets only each answer's text; tool activity and errors go to stderr "
+        "(default: on for a QUESTION when stdout is not a terminal)",
+    )
     parser.add_argument(
         "--record",
         type=Path,
