@@ -5,7 +5,9 @@ Theory of operation
 ``add_model_options(parser)`` adds the options that say which model to talk
 to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
 ``--api-key-env``, ``--dialect`` or ``--native``, ``--hybrid``,
-``--think-open``, ``--no-stop``, ``--system``, the sampling options,
+``--think-open``, ``--no-stop``, ``--system``, the sampling options
+(``--temperature``, ``--top-p``, ``--top-k``, ``--seed``, ``--presence-penalty``,
+``--frequency-penalty``),
 ``--extra-body``, ``--max-turns``, ``--timeout``); ``build_model(args)`` makes
 the provider they name and ``make_agent(model, args, tools)`` the agent. Both
 commands parse and build through here, so a command line that works for one
@@ -63,8 +65,8 @@ _DEFAULTS: dict[str, Any] = {
 # the options of a live model only (``--dialect`` also names a recording's dialect)
 LIVE_ONLY = (
     "base_url", "provider", "api_key", "api_key_env", "native", "hybrid", "think_open",
-    "no_stop", "system", "temperature", "top_p", "top_k", "seed", "max_tokens", "extra_body",
-    "max_turns", "timeout",
+    "no_stop", "system", "temperature", "top_p", "top_k", "seed", "presence_penalty",
+    "frequency_penalty", "max_tokens", "extra_body", "max_turns", "timeout",
 )
 
 
@@ -134,6 +136,17 @@ def add_model_options(
         "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
     )
     parser.add_argument("--seed", type=int, default=None, help="not sent to Anthropic")
+    # OpenAI-compatible servers and Ollama (in its options) take both by these names;
+    # the Messages API has neither, so AnthropicMessages leaves them out
+    parser.add_argument(
+        "--presence-penalty", type=finite_number, default=None, metavar="X",
+        help="penalise tokens already used at all (OpenAI: -2 to 2); not sent to Anthropic",
+    )
+    parser.add_argument(
+        "--frequency-penalty", type=finite_number, default=None, metavar="X",
+        help="penalise tokens by how often they were used (OpenAI: -2 to 2); "
+        "not sent to Anthropic",
+    )
     parser.add_argument(
         "--max-tokens", type=at_least(1), default=None, metavar="N",
         help="the most tokens one reply may have (default: the provider's)",
@@ -222,6 +235,8 @@ def make_agent(
         "top_p": args.top_p,
         "top_k": args.top_k,
         "seed": args.seed,
+        "presence_penalty": args.presence_penalty,
+        "frequency_penalty": args.frequency_penalty,
         "max_tokens": args.max_tokens,
     }
     if args.think_open:
