@@ -1,7 +1,8 @@
 """The ``inline_json`` dialect: ``{"tool": "NAME", "arguments": {…}}`` anywhere in
 prose; several per reply; only known tool names count. Llama 3.x's own form,
-``{"name": "NAME", "parameters": {…}}``, maybe after ``<|python_tag|>``, is a call
-too when NAME is a tool of the catalog.
+``{"name": "NAME", "parameters": {…}}``, maybe after ``<|python_tag|>`` or with
+``"type": "function"`` first, is a call too when NAME is a tool of the catalog, as
+is OpenAI's ``{"type": "function", "function": {"name": "NAME", "arguments": {…}}}``.
 
 Theory of operation
 -------------------
@@ -26,10 +27,24 @@ whitespace characters and the ``{`` of a window must follow it, and the tag is
 then the call's markup (in its ``raw``); anything else after it leaves the tag
 as text.
 
+Llama 3.x models also write ``"type": "function"`` before the name (llama.cpp's
+Llama 3.x parser and its grammar trigger allow it; in ggml-org/llama.cpp#24329 a
+model on that template opens every call so), and some models the OpenAI tool
+call of the request's ``tools`` list, ``{"type": "function", "function": {"name":
+…, "arguments": {…}}}``; with a catalog the window reads both: a first
+member ``"type": "function"`` (that exact value, then ``,``), after which the next
+key is ``name`` or ``function``, and a ``"function": {`` (first, or after the type),
+inside which the next key is ``name``; the arguments are then read under
+``function`` (``arguments`` or ``parameters``). Each key or value once: any other
+key or value there rejects the window, as a key the window does not know does.
+
 Hold-back bound: the window is at most ``1 + 8 + 6 + 8 + 1 + 8 + 1 + L + 1``
 characters, ``L`` the longest tool name (256 without a catalog), i.e.
-``34 + L``, and ``14 + 8`` more after ``<|python_tag|>``: ``56 + L``; text before
-a ``{`` or the tag is never held.
+``34 + L``, and ``14 + 8`` more after ``<|python_tag|>``: ``56 + L``. With a
+catalog, ``"type"`` ws ``:`` ws ``"function"`` ws ``,`` ws (``6 + 1 + 10 + 1`` and 4
+runs of 8: 50) and ``"function"`` ws ``:`` ws ``{`` ws (``10 + 1 + 1`` and 3 runs: 36)
+may come before the name's key: ``142 + L``. Text before a ``{`` or the tag is
+never held.
 
 Once the name closes the call starts, and the rest of the object is read as an
 envelope (``arguments``, also ``parameters``/``args``/``input``; other members
@@ -65,6 +80,18 @@ _KEY = 'tool"'
 _NAME_KEY = 'name"'  # Llama 3.x's first key: with a catalog only (see the docstring)
 PYTHON_TAG = "<|python_tag|>"
 _W_OPEN = 5  # after ``<|python_tag|>``: whitespace, then the window's ``{``
+# Llama's ``"type": "function"`` before the name, and OpenAI's ``"function": {``
+# around it (with a catalog only): the keys, the type's value (its opening quote
+# too, so that it is no key), and the states after their colons: ws/quote of the
+# type's value, ws/brace of the function's object
+_TYPE_KEY = 'type"'
+_FUNCTION_KEY = 'function"'
+_TYPE_VALUE = '"function"'
+_W_TYPE_QUOTE, _W_BRACE, _W_DEAD = 6, 7, -1
+_AFTER_COLON = {
+    _KEY: _W_VALUE_QUOTE, _NAME_KEY: _W_VALUE_QUOTE, _TYPE_KEY: _W_TYPE_QUOTE,
+    _FUNCTION_KEY: _W_BRACE, _TYPE_VALUE: _W_DEAD,
+}
 # the window as models write it, read in one step when it is there whole, held
 # by one set lookup while it arrives; any other spelling takes the steps below
 _HEADS = ('"tool": "', '"tool":"', '"name": "', '"name":"')
@@ -81,7 +108,7 @@ def _name_prefixes(names: tuple[str, ...]) -> frozenset[str]:
 class InlineJsonBody(JsonCallBody):
     roles = {
         ("tool",): NAME, ("arguments",): ARGS, ("parameters",): ARGS, ("args",): ARGS,
-        ("input",): ARGS,
+        ("input",): ARGS, ("function", "arguments"): ARGS, ("function", "parameters"): ARGS,
     }
     close = None
     on_error = CUT
@@ -142,8 +169,11 @@ class InlineJsonBody(JsonCallBody):
                 return i  # held whole until it is there (see ``fast_prefix``)
             for head in _HEADS:
                 if rest.startswith(head):
-                    if head[1] == "n" and self.known is None:
-                        break  # no catalog: a "name" key is prose (the steps reject it)
+                    if self.known is None if head[1] == "n" else self.key != _KEY:
+                        # no catalog: a "name" key is prose; after ``"type":
+                        # "function",`` or in ``"function": {`` the name key only
+                        # (the steps reject the window)
+                        break
                     self.w = _W_NAME
                     i += len(head)
                     break
@@ -168,11 +198,13 @@ class InlineJsonBody(JsonCallBody):
                 break  # a backslash or a control character: not a name
             if w == _W_KEY:
                 if self.k == 0:
-                    self.key = _NAME_KEY if c == "n" and self.known is not None else _KEY
+                    self.key = _KEY if self.known is None else self._catalog_key(c)
                 if c != self.key[self.k]:
-                    break
+                    if self.k != 1 or c != "y" or self.key != _KEY or self.known is None:
+                        break
+                    self.key = _TYPE_KEY  # ``{"type": "function", "name": …``
                 self.k += 1
-                if self.k == len(_KEY):  # (both keys are as long)
+                if self.k == len(self.key):
                     self.w, self.k = _W_COLON, 0
             elif c in _WS:
                 self.k += 1
@@ -183,16 +215,46 @@ class InlineJsonBody(JsonCallBody):
             elif w == _W_OPEN and c == "{":
                 self.w, self.k = _W_KEY_QUOTE, 0
             elif w == _W_COLON and c == ":":
-                self.w, self.k = _W_VALUE_QUOTE, 0
+                self.w, self.k = _AFTER_COLON[self.key], 0
+                if self.w == _W_DEAD:
+                    break  # ``"type": "function":``
             elif w == _W_VALUE_QUOTE and c == '"':
                 self.w, self.k = _W_NAME, 0
-            else:
+            elif not self._preamble(w, c):
                 break
             i += 1
         else:
             return i
         self.status = REJECTED
         return i
+
+    def _catalog_key(self, c: str) -> str:
+        """The key a window with a catalog reads, from its first letter ``c``:
+        the key read before it says where the window is (``_KEY``: none yet;
+        the type's value: after ``"type": "function",``; ``function``: in its
+        object). A key that does not start with ``c`` rejects the window."""
+        before = self.key
+        if before == _KEY or before == _TYPE_VALUE:
+            if c == "n":
+                return _NAME_KEY
+            if c == "f":
+                return _FUNCTION_KEY
+            return _KEY if before == _KEY else _NAME_KEY
+        return _NAME_KEY  # in ``"function": {``: the name only
+
+    def _preamble(self, w: int, c: str) -> bool:
+        """One step of ``"type": "function",`` or ``"function": {`` before the
+        name (the module docstring); False if ``c`` rejects the window."""
+        if w == _W_TYPE_QUOTE and c == '"':
+            self.key, self.w, self.k = _TYPE_VALUE, _W_KEY, 1  # its letters, as a key's
+        elif w == _W_COLON and c == "," and self.key == _TYPE_VALUE:
+            self.w, self.k = _W_KEY_QUOTE, 0  # the next key: ``name`` or ``function``
+        elif w == _W_BRACE and c == "{":
+            self.env.path.append("function")  # the arguments are its members
+            self.w, self.k = _W_KEY_QUOTE, 0
+        else:
+            return False
+        return True
 
     def _decide(self, i: int) -> int:
         name = self.name

@@ -8,8 +8,9 @@ other JSON stays text. We write past calls each on a line of its own.
 
 Results go back in a user message as ``Tool Result (name):`` and the output,
 then the continuation instruction. Output that holds a ``"tool":`` key, an
-object whose first key is ``"name"`` (Llama 3.x's call form, which the parser reads
-for a known tool) or a reasoning tag is written as one JSON string whose braces, quotes and angle
+object whose first key is ``"name"`` or ``"function"``, a ``"type": "function"``
+member (Llama 3.x's call forms and OpenAI's, which the parser reads for a known
+tool) or a reasoning tag is written as one JSON string whose braces, quotes and angle
 brackets are escaped (see ``plain_result``): no object, and so no call, can be
 read out of it, and decoding restores it verbatim. Ordinary output, including
 ordinary JSON, stays as it is.
@@ -35,7 +36,11 @@ _ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what JSON writes as an escape in a s
 class InlineJsonRenderer(PlainResults):
     name = "inline_json"
     raw_start = re.compile(r'\s*\{\s*"tool"')
-    result_danger = re.compile(r'"tool"\s*:|\{\s*"name"\s*:|' + REASONING_TAG, re.IGNORECASE)
+    result_danger = re.compile(
+        r'"tool"\s*:|\{\s*"name"\s*:|"type"\s*:\s*"function"|\{\s*"function"\s*:|'
+        + REASONING_TAG,
+        re.IGNORECASE,
+    )
     call_form = '{"tool": "TOOL_NAME", "arguments": {"PARAMETER": "value"}}'
     call_noun = "call object"
 
