@@ -10,6 +10,9 @@ model in that order (consecutive assistant messages are one turn, as the API
 combines them); ``tool_result`` blocks of user turns become
 ``ToolResultMessage`` (the tool's name comes from the ``tool_use`` with the
 same id earlier in the same request).
+A ``system`` message inside ``messages`` (Claude Code 2.1.154 and later send
+them: instructions added mid-conversation, which Anthropic's API accepts)
+joins the system prompt, as ``system`` does.
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
 signatures); a server tool's blocks (``server_tool_use``, a web search's
 ``web_search_tool_result``…, as a conversation replayed from Anthropic's API
@@ -196,8 +199,16 @@ def _messages(raw: Any, system: Any) -> Transcript:
     turn: AssistantTurn | None = None
     for i, msg in enumerate(raw):
         where = f"messages[{i}]"
+        if isinstance(msg, dict) and msg.get("role") in ("system", "developer"):
+            # an instruction in the conversation (Claude Code 2.1.154 and later
+            # send them): with the system prompt, where every SystemMessage goes
+            # (``prompts.project``); an assistant turn around it goes on
+            transcript.add(SystemMessage(content=_plain(msg.get("content"), where)))
+            continue
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-            raise RequestError(f"{where}: expected an object with role 'user' or 'assistant'")
+            raise RequestError(
+                f"{where}: expected an object with role 'user', 'assistant' or 'system'"
+            )
         blocks = _blocks(msg.get("content"), where)
         if msg["role"] == "assistant":
             turn = turn or AssistantTurn()
