@@ -12,6 +12,16 @@ call that raised shows as a ``StreamError`` with its message, then an errored
 finish; so does one whose stream ended with an error finish (a cut connection,
 a recording cut while it was written), as the agent shows it.
 
+Without ``--dialect``, the dialect is the recording's own, read from the
+system prompt of its requests (``recorded_dialect``): each dialect's prompt
+shows the model the form of a call (``<am:tool_call name="``, ``<tool_call>``,
+a ``json action`` fence, an ``@tool`` line, ``{"final": {"content":``,
+``{"tool": …, "arguments":``), and a prompt that shows exactly one of them
+names its dialect; a session recorded with ``streamtools chat --dialect
+hermes`` was shown in ``am_xml``, its calls as plain text. A recording whose
+prompts show none or several (native tools, a prompt of one's own) is shown
+in ``am_xml``, as before.
+
 Output: one line per event. The default is for people: the segment's turn,
 the chunk's recorded time offset, the event type and its fields. ``--json``
 writes each event as the same JSON the rest of streamtools uses
@@ -22,6 +32,7 @@ other programs.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -45,7 +56,7 @@ from streamtools.runtime.decoders import NativeDecoder, PromptDecoder
 from streamtools.runtime.recording import Segment
 from streamtools.runtime.turn import unfinished_stream
 
-__all__ = ["register", "segment_events"]
+__all__ = ["print_recording", "recorded_dialect", "register", "segment_events"]
 
 
 def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
@@ -96,6 +107,33 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
     return out
 
 
+# the form of a call each dialect's system prompt shows the model (its
+# instructions and few-shot example), as no other dialect's prompt shows it
+_CALL_FORMS = {
+    "am_xml": re.compile(r'<am:tool_call name="'),
+    "hermes": re.compile(r"<tool_call>\s*\{"),
+    "json_action": re.compile(r"```json action\n"),
+    "command": re.compile(r"^@tool \S", re.M),
+    "json_object": re.compile(r'\{"final": \{"content":'),
+    "inline_json": re.compile(r'\{"tool": "[^"\n]*", "arguments":'),
+}
+
+
+def recorded_dialect(segments: list[Segment]) -> str | None:
+    """The dialect whose form of a call the first system prompt of the recording
+    that shows any shows (see the module docstring); None when none does, or
+    when it shows several."""
+    for segment in segments:
+        request = segment.header.request
+        if request is None:
+            continue
+        system = "\n".join(m.content or "" for m in request.messages if m.role == "system")
+        shown = [name for name, form in _CALL_FORMS.items() if form.search(system)]
+        if shown:
+            return shown[0] if len(shown) == 1 else None
+    return None
+
+
 def _human(t: float, event: Event) -> str:
     fields: dict[str, Any] = msgspec.to_builtins(event)
     kind = fields.pop("type")
@@ -103,13 +141,16 @@ def _human(t: float, event: Event) -> str:
     return f"+{t:7.3f}s  {kind:<12} {body}".rstrip()
 
 
-def print_recording(path: Path, dialect: str, *, as_json: bool, out: TextIO) -> int:
-    """Print the events of the recording at ``path``; return how many model calls it
+def print_recording(path: Path, dialect: str | None, *, as_json: bool, out: TextIO) -> int:
+    """Print the events of the recording at ``path`` (in ``dialect``; None: the
+    recording's own, else ``am_xml``); return how many model calls it
     holds. A file that cannot be read, is not a recording, or holds no model call
     (an empty file) is a ``UsageError``, as ``streamtools demo --fixture`` says it."""
     from streamtools.cli.demo import check_fixture
 
     segments = check_fixture(path)
+    if dialect is None:
+        dialect = recorded_dialect(segments) or "am_xml"
     for segment in segments:
         for t, event in segment_events(segment, dialect):
             if as_json:
@@ -135,6 +176,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", type=Path, help="a recording made with streamtools record()")
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument(
-        "--dialect", default="am_xml", choices=sorted(DIALECTS), help="text dialect (am_xml)"
+        "--dialect",
+        default=None,
+        choices=sorted(DIALECTS),
+        help="text dialect (default: the one the recording's system prompt shows, else am_xml)",
     )
     parser.set_defaults(func=_run)
