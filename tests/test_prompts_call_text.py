@@ -97,4 +97,6 @@ async def test_native_history_sends_the_arguments_text_not_an_empty_object(
     done = json.dumps({"model": "m", "message": {"role": "assistant", "content": ""}, "done": True})
     ollama = await _sent(OllamaChat, done + "\n", "application/x-ndjson")
     assert ollama["messages"][1]["content"] == f"Writing.\n{CUT}"
-    assert ollama["messages"][1]["tool_calls"] == [{"function": {"name": "write", "arguments": {}}}]
+    assert ollama["messages"][1]["tool_calls"] == [
+        {"id": "c1", "function": {"name": "write", "arguments": {}}}
+    ]
