@@ -99,10 +99,10 @@ def calls_of(chunks: list[Chunk]) -> list[tuple[str | None, str]]:
 
 
 def check_answer(wire: str, chunks: list[Chunk]) -> None:
-    # the OpenAI wire says where its reasoning came from (``ReasoningOrigin``)
+    # the OpenAI and Ollama wires say where their reasoning came from (``ReasoningOrigin``)
     first = chunks[0]
     assert isinstance(first, ReasoningChunk)
-    assert (first.origin is not None) == (wire == "openai")
+    assert (first.origin is not None) == (wire in ("openai", "ollama"))
     assert msgspec.structs.replace(first, origin=None) == ReasoningChunk(text="Paris and Oslo.")
     assert [c for c in chunks if isinstance(c, TextChunk)] == [TextChunk(text="Checking both.")]
     called = calls_of(chunks)

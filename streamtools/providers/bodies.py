@@ -25,10 +25,15 @@ and the text after the content, so the model still reads what it wrote.
 that OpenAI and Ollama share for native tool definitions. ``json_schema_of``
 reads a ``ModelRequest.response_format`` for the adapters that do not take
 OpenAI's shape as it is (Ollama's ``format``, Anthropic's ``output_config``).
+
+``reasoning_server`` is ``ReasoningOrigin.server`` for a server and model, so
+that ``OpenAIChat`` and ``OllamaChat`` send a reply's reasoning back only to
+the server and model that streamed it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,8 +42,16 @@ from streamtools.model import ChatMessage, ToolSpec
 from streamtools.prompts.project import merge_user_messages
 
 __all__ = [
-    "answerable_only", "function_tools", "json_schema_of", "result_as_text", "with_call_texts",
+    "answerable_only", "function_tools", "json_schema_of", "reasoning_server", "result_as_text",
+    "with_call_texts",
 ]
+
+
+def reasoning_server(base_url: str, model: str) -> str:
+    """The ``ReasoningOrigin.server`` of a server and model: a digest, so that a
+    saved transcript holds no URL (a gateway's may name an account)."""
+    seen = f"{base_url.rstrip('/')}\n{model}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(seen).hexdigest()[:16]
 
 
 def result_as_text(msg: ChatMessage) -> ChatMessage:

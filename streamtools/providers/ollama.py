@@ -7,7 +7,14 @@ per line (``application/x-ndjson``), each decoded by one
 ``msgspec.json.Decoder``:
 
 * ``message.content`` is text, ``message.thinking`` reasoning (models run with
-  ``think``).
+  ``think``). The first ``ReasoningChunk`` of a reply says where it came from
+  (``ReasoningOrigin``: field ``thinking``, this server and model), and a
+  past reply's reasoning goes back to that server and model as its assistant
+  message's ``thinking``, beside its content and ``tool_calls``, as Ollama's
+  tool-calling guide does (qwen3, gpt-oss, kimi: a model whose reasoning
+  before a call was dropped reasons from scratch after the result, or loses
+  why it called). It was dropped from every request. Another server or model
+  gets none of it, as ``OpenAIChat`` does.
 * ``message.tool_calls`` arrive whole: ``function.name`` and ``arguments`` as
   a JSON *object*, and, from Ollama 0.12.10 on, the call's ``id``. Each
   becomes one ``CallChunk`` with the arguments re-encoded as JSON text, a
@@ -78,13 +85,19 @@ from streamtools.model import (
     FinishChunk,
     ModelRequest,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     UsageChunk,
     sampling,
 )
 from streamtools.parser.jsonscan import ValueScanner
 from streamtools.providers.base import HTTPProvider, record_limit
-from streamtools.providers.bodies import function_tools, json_schema_of, with_call_texts
+from streamtools.providers.bodies import (
+    function_tools,
+    json_schema_of,
+    reasoning_server,
+    with_call_texts,
+)
 
 __all__ = ["OllamaChat"]
 
@@ -118,11 +131,17 @@ _decoder = msgspec.json.Decoder(_Line)
 _encoder = msgspec.json.Encoder()
 
 
-def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
+def _message(msg: ChatMessage, names: dict[str, str], server: str) -> dict[str, Any]:
     """One message. ``arguments`` must be an object: a call whose arguments are
     text that is not one (``NativeCall``) has ``{}`` and its text at the end of
-    the content, so the model still reads what it wrote."""
+    the content, so the model still reads what it wrote. A reply's ``thinking``
+    goes back to the server and model that streamed it (see the module
+    docstring)."""
     out: dict[str, Any] = {"role": msg.role, "content": with_call_texts(msg)}
+    origin = msg.reasoning_origin
+    if msg.reasoning and origin is not None and origin.server == server:
+        if origin.field == _THINKING:
+            out["thinking"] = msg.reasoning
     if msg.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "function": {"name": c.name, "arguments": c.arguments}}
@@ -138,6 +157,8 @@ def _message(msg: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
             out["tool_call_id"] = msg.tool_call_id
     return out
 
+
+_THINKING = "thinking"  # the ``ReasoningOrigin.field`` of Ollama's ``message.thinking``
 
 # done_reasons that mean Ollama only (un)loaded the model: nothing was generated
 _NOTHING_DONE = {
@@ -170,9 +191,10 @@ class OllamaChat(HTTPProvider):
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         names = {c.id: c.name for m in request.messages for c in m.tool_calls}
+        server = reasoning_server(self.base_url, self.model)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [_message(m, names) for m in request.messages],
+            "messages": [_message(m, names, server) for m in request.messages],
             "stream": True,
         }
         options: dict[str, Any] = {}
@@ -196,6 +218,7 @@ class OllamaChat(HTTPProvider):
         self, events: AsyncIterator[bytes], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
         calls = 0
+        origin: ReasoningOrigin | None = None  # said once, on the first thinking
         beats: list[bytes] = []  # the last SSE data that was no JSON object
         records = _records(events, beats)  # closed here; the guard finishes ``events``
         try:
@@ -206,7 +229,12 @@ class OllamaChat(HTTPProvider):
                 msg = data.message
                 if msg is not None:
                     if msg.thinking:
-                        yield ReasoningChunk(text=msg.thinking)
+                        if origin is None:
+                            server = reasoning_server(self.base_url, self.model)
+                            origin = ReasoningOrigin(field=_THINKING, server=server)
+                            yield ReasoningChunk(text=msg.thinking, origin=origin)
+                        else:
+                            yield ReasoningChunk(text=msg.thinking)
                     if msg.content:
                         yield TextChunk(text=msg.content)
                     for call in msg.tool_calls or ():

@@ -132,7 +132,6 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Unpack
 
@@ -166,6 +165,7 @@ from streamtools.providers.bodies import (
     answerable_only,
     function_tools,
     json_schema_of,
+    reasoning_server,
     with_call_texts,
 )
 from streamtools.providers.callids import checked_limit, id_limit, shortened
@@ -335,13 +335,6 @@ def _tool_call(call: NativeCall, limit: int | None) -> dict[str, Any]:
         if content or DETAILS not in call.extra:
             out["extra_content"] = content
     return out
-
-
-def _server(base_url: str, model: str) -> str:
-    """The ``ReasoningOrigin.server`` of a server and model: a digest, so that a
-    saved transcript holds no URL (a gateway's may name an account)."""
-    seen = f"{base_url.rstrip('/')}\n{model}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(seen).hexdigest()[:16]
 
 
 _PLACEHOLDER = " "  # the reasoning of a forced reply with calls and none: DeepSeek takes no ""
@@ -518,7 +511,7 @@ class OpenAIChat(HTTPProvider):
         return request.stop if not self.supports_stop else request.stop[_MAX_STOPS:]
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
-        server = _server(self.base_url, self.model)
+        server = reasoning_server(self.base_url, self.model)
         limit = id_limit(self.base_url, self.call_id_limit)
         body: dict[str, Any] = {
             "model": self.model,
@@ -638,7 +631,7 @@ class OpenAIChat(HTTPProvider):
                         reasoning, field = _reasoning(delta)
                         if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
                             if field is not None and origin is None:
-                                server = _server(self.base_url, self.model)
+                                server = reasoning_server(self.base_url, self.model)
                                 origin = ReasoningOrigin(field=field, server=server)
                                 yield ReasoningChunk(text=reasoning, origin=origin)
                             else:
