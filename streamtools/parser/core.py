@@ -96,8 +96,10 @@ Decisions
 * ``max_buffer`` caps the characters held at once (held text plus an open call's
   raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
 * Hold-back exceptions, stated by their dialects: ``inline_json`` holds a ``{``
-  until the tool name is decided (``56 + longest name``), ``json_action`` a fence
-  line (``HOLD_BOUND``), ``json_object`` whitespace next to the reply object.
+  until the tool name is decided (``56 + longest name``; ``142 +`` it with a
+  catalog, whose window also reads Llama's ``"type": "function"`` forms),
+  ``json_action`` a fence line (``HOLD_BOUND``), ``json_object`` whitespace next
+  to the reply object.
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``
