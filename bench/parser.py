@@ -216,9 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         secs, hold = parse_loop(dialect, ds, tools)
         p = Parser(dialect, tools)
         markers = [*p.syntax.markers, "<think>", "</think>"]
-        bound = max(p.syntax.hold_bound or 0, max(map(len, markers)) - 1)
+        longest_marker = max(map(len, markers)) - 1
         if dialect == "inline_json" and tools:
-            bound = max(bound, 34 + max(map(len, tools)))  # the bound inline_json states
+            # the bound inline_json states with a catalog (its docstring)
+            bound = max(longest_marker, 142 + max(map(len, tools)))
+        else:
+            bound = max(p.syntax.hold_bound or 0, longest_marker)
         return label, secs / len(ds), target, len(text.encode()) / secs / 1e6, hold, bound
 
     def show(r: Row) -> float:
