@@ -50,6 +50,7 @@ def test_blocks_in_order_joined_by_newlines() -> None:
         "two files:",
         "[audio: audio/wav, 10 bytes]",
         "[resource link: notes <file:///n.md>, text/markdown]",
+        "[resource: file:///a.txt]",
         "alpha",
         "[resource: file:///b.bin, application/octet-stream, 5 bytes]",
     ]

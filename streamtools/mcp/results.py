@@ -6,8 +6,13 @@ A ``CallToolResult`` carries content blocks and maybe ``structuredContent``;
 a model reads text. Text blocks go as they are. Images and audio become
 placeholders (``[image: image/png, 1032 bytes]``): a text model cannot see
 them, but it should know that something came back and how big it was.
-Embedded text resources go by their text; binary ones and resource links
-become placeholders naming their URI. Blocks are joined by newlines, in order.
+An embedded text resource goes as a line naming its URI, then its text: a
+tool that returns several files (a filesystem server's ``read_multiple_files``)
+gave their texts one after another with nothing to tell where one ended or
+which file each was. Binary resources become placeholders naming their URI;
+a resource link names its URI and says its description (a search server's
+results are links, and the description is what the model can read of each).
+Blocks are joined by newlines, in order.
 
 ``structuredContent`` is used only when the result has no text block: the spec
 asks servers to repeat structured content as JSON text, so using both would
@@ -50,7 +55,9 @@ def result_text(result: CallToolResult) -> str:
             parts.append(f"[audio: {block.mime_type}, {_payload_size(block.data)} bytes]")
         elif isinstance(block, ResourceLink):
             mime = f", {block.mime_type}" if block.mime_type else ""
-            parts.append(f"[resource link: {block.name} <{block.uri}>{mime}]")
+            sized = f", {block.size} bytes" if block.size is not None else ""
+            about = f" {block.description}" if block.description else ""
+            parts.append(f"[resource link: {block.name} <{block.uri}>{mime}{sized}]{about}")
         elif isinstance(block, EmbeddedResource):
             resource = block.resource
             if isinstance(resource, BlobResourceContents):
@@ -59,7 +66,8 @@ def result_text(result: CallToolResult) -> str:
                 parts.append(f"[resource: {resource.uri}, {mime}, {size} bytes]")
             else:
                 has_text = True
-                parts.append(resource.text)
+                mime = f", {resource.mime_type}" if resource.mime_type else ""
+                parts.append(f"[resource: {resource.uri}{mime}]\n{resource.text}")
         else:  # a content type newer than this code: say so rather than drop it
             parts.append(f"[{getattr(block, 'type', 'unknown')} content]")
     if not has_text and result.structured_content is not None:
