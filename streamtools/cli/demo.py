@@ -15,8 +15,14 @@ Because the model's words are recorded and the tools are live, the recorded
 answer never restates the clock's reading; it points at it.
 
 The user prompt shown is the one in the recording (the last user message of
-its first request), so any ``am_xml`` recording that uses these two tools
-can be demoed with ``--fixture``.
+its first request), so any recording that uses these two tools can be demoed
+with ``--fixture``, such as a ``streamtools chat --record`` session: it is
+played in the mode it was recorded in, native tools when its first request
+sent them (``--hybrid`` when they were only ``HybridAgent``'s tool selection),
+else the dialect its system prompt shows
+(``streamtools.cli.replay.recorded_dialect``), else ``am_xml``. (Played in
+``am_xml`` whatever it was, a ``--dialect hermes`` session showed each call as
+malformed and a ``--native`` one as empty replies, repaired.)
 
 The fixture is looked for inside the package first (``streamtools/fixtures``,
 for a wheel that ships it), then in the source checkout's ``fixtures/``.
@@ -46,6 +52,7 @@ from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, U
 from streamtools.model import Chunk, ModelRequest
 from streamtools.runtime import Agent, Replay, RunResult, record
 from streamtools.runtime.console import ConsoleRenderer
+from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
 from streamtools.runtime.recording import Segment, load
 from streamtools.tools import Tool, tool
 
@@ -56,6 +63,7 @@ __all__ = [
     "clock",
     "find_fixture",
     "play",
+    "recorded_mode",
     "register",
 ]
 
@@ -216,7 +224,13 @@ async def play(
 ) -> RunResult:
     """Replay ``path`` through an Agent with the demo tools, rendering to ``out``."""
     prompt = recorded_prompt(path)
-    agent = Agent(Replay(path, speed=speed), DEMO_TOOLS, dialect="am_xml", system=SYSTEM)
+    model = Replay(path, speed=speed)
+    mode = recorded_mode(model.segments)
+    agent: Agent | HybridAgent
+    if mode.pop("hybrid", False):
+        agent = HybridAgent(model, DEMO_TOOLS, system=SYSTEM, **mode)
+    else:
+        agent = Agent(model, DEMO_TOOLS, system=SYSTEM, **mode)
     view = ConsoleRenderer(out, color=color)
     view.line(view.style("bold", f"you {view.prompt} ") + prompt)
     async with agent.stream(prompt) as events:
@@ -224,6 +238,21 @@ async def play(
             view.render(event)
     assert events.result is not None
     return events.result
+
+
+def recorded_mode(segments: list[Segment]) -> dict[str, Any]:
+    """The agent arguments of the mode a recording was made in (see the module
+    docstring): ``native=True``; or the ``dialect``, with ``hybrid=True`` when
+    the first request offered only ``HybridAgent``'s tool selection."""
+    from streamtools.cli.replay import recorded_dialect
+
+    dialect = recorded_dialect(segments) or "am_xml"
+    first = segments[0].header.request if segments else None
+    if first is not None and first.tools:
+        if [spec.name for spec in first.tools] == [SELECT_TOOLS]:
+            return {"hybrid": True, "dialect": dialect}
+        return {"native": True}
+    return {"dialect": dialect}
 
 
 # How fixtures/demo.jsonl was made (``streamtools demo --author PATH`` makes it
