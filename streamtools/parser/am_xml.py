@@ -465,7 +465,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             if s[j] == "&":
                 e = _ENTITY.match(s, j)
                 if e is not None:
-                    self._content(html.unescape(e.group()))
+                    self._reference(e.group())
                     i = e.end()
                     continue
                 if _ENTITY_PART.match(s, j) is not None:

@@ -63,6 +63,14 @@ CDATA (the render side writes it so; the prompt asks it of text with them).
 ``TYPED`` values are read as JSON with or without it (``<n><![CDATA[5]]></n>``
 for an integer is ``5``: the schema says what it is).
 
+A ``[`` or ``{`` written as a character reference (``&#91;1, 2]``) where an
+undecided value begins (nothing but whitespace before it) says "text" too: the
+value is a ``STRING`` from there, its text ``[1, 2]``. A string whose text is
+JSON array or object text has no other spelling where the schema allows an array
+or object (CDATA cannot say it: an array whose strings hold ``<`` needs a
+section), and no one escapes the bracket of an array they mean; the render side
+writes a past call's such string so (``prompts.am_xml``). It was that array.
+
 Where a value held to its close is read as JSON, an array or object whose
 strings hold raw control characters (a newline in code, written unescaped) is
 read with them escaped (``jsonscan.escape_controls``), as the JSON dialects
@@ -71,6 +79,7 @@ read their arguments: JSON does not allow them raw, but the meaning is plain.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -304,6 +313,15 @@ class ParamValues:
             self.streaming = 0
             text = text[:-1]
         return _json_str(text)
+
+    def _reference(self, ref: str) -> None:
+        """An entity or character reference in a value (``&amp;``, ``&#91;``): its
+        character is content; a ``[`` or ``{`` written so where an undecided
+        value begins says "text" (see the module docstring)."""
+        text = html.unescape(ref)
+        if (text == "[" or text == "{") and self.kind >= AUTO and not self.probe.strip():
+            self._as_string()
+        self._content(text)
 
     def _as_string(self) -> None:
         """An undecided (``AUTO``, ``NULLABLE``) value is a string after all: its

@@ -17,7 +17,10 @@ sections, and so is a chat template's special token (``<|im_end|>``: see
 ``streamtools.prompts.special_tokens``), and a string that is a JSON number,
 ``true``, ``false`` or ``null``, which bare is that literal to the parser where
 the schema allows it (``int | str``: ``"5"`` read back as 5; ``str | None``: a
-``None`` from history is written ``null``). Numbers, booleans and null are JSON
+``None`` from history is written ``null``). A string that is JSON array or object
+text, which would read back as that array or object where the schema allows one,
+is written with its ``[`` or ``{`` as a character reference (``&#91;1, 2]``), which
+the parser reads as text. Numbers, booleans and null are JSON
 literals; arrays and objects are JSON text inside the element. A newline right
 after the opening tag or right before the closing tag is layout, not content,
 so a value that starts or ends with a newline gets one more there. Because
@@ -105,6 +108,12 @@ def _value_text(value: Any) -> str:
     # is a newline to the reader too: a value starting with one lost it.
     lead = "\n" if text.startswith(("\n", "\r\n")) else ""
     tail = "\n" if text.endswith("\n") else ""
+    if isinstance(value, str) and _reads_as_container(text):
+        # its bracket as a character reference, which says "text" to the parser
+        # (CDATA cannot: an array with "<" in a string is written in one)
+        k = len(text) - len(text.lstrip())
+        bracket = "&#91;" if text[k] == "[" else "&#123;"
+        return lead + _piece(text[:k]) + bracket + _piece(text[k + 1 :]) + tail
     if (
         any(ch in text for ch in "<&")
         or "]]>" in text
@@ -113,6 +122,26 @@ def _value_text(value: Any) -> str:
     ):
         return lead + cdata(text) + tail
     return text
+
+
+def _piece(text: str) -> str:
+    """Part of a value, written as ``_value_text`` writes a whole one: in CDATA
+    where it needs to be."""
+    if any(ch in text for ch in "<&") or "]]>" in text or text != text.strip():
+        return cdata(text)
+    return text
+
+
+def _reads_as_container(text: str) -> bool:
+    """Whether a string, bare or in CDATA, would read back as a JSON array or
+    object where the schema allows one (``list[int] | str``, no type)."""
+    start = text.lstrip()[:1]
+    if start != "[" and start != "{":
+        return False
+    try:
+        return isinstance(json.loads(text), list | dict)
+    except ValueError:
+        return False
 
 
 def _reads_as_literal(text: str) -> bool:
