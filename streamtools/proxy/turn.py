@@ -205,7 +205,13 @@ def upstream_request(
     told = " ".join(text for text in instructions if text)
     if told:
         # Last, where it weighs most: project merges it into the final user message.
-        transcript = Transcript(messages=[*transcript.messages, UserMessage(content=told)])
+        # Before a prefill (a last assistant message without calls, which the model
+        # is to go on from): after it, the prefill became a finished turn.
+        messages = [*transcript.messages]
+        last = messages[-1] if messages else None
+        at = -1 if isinstance(last, AssistantMessage) and not last.calls else len(messages)
+        messages.insert(at, UserMessage(content=told))
+        transcript = Transcript(messages=messages)
     # The parser applies the client's stop strings, to the visible text only:
     # sent upstream, one inside a call's arguments (a blank line in a file being
     # written) would cut the call in half. With no tools, a StopCutter does.
