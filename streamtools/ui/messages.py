@@ -24,8 +24,14 @@ call keeps its place among the step's text (``ToolCall.offset``), as the
 agent's own transcript does.
 A call's ``input`` that is not an object (the model's text of a malformed or
 cut-off call, as a ``tool-input-error`` gave it) is kept as text
-(``ToolCall.arguments_text``), as the proxy keeps such a call. Parts this
-server cannot use (files, sources, data parts) are skipped; a
+(``ToolCall.arguments_text``), as the proxy keeps such a call. A file a user
+attached (``useChat``'s ``sendMessage({text, files})``: a ``file`` part, a
+``data:`` URL) was skipped, so the model answered as if nothing had been
+attached; it is now part of the user's text, where it was among the parts: a
+text file (``text/*``, JSON, XML, YAML) as a line naming it and then its text,
+any other file as a line naming it, its type and size, which a text model
+cannot read but can say so. Other parts this server cannot use (sources, data
+parts, an assistant's files) are skipped; a
 call that never got an output is dropped with its result, since a transcript
 must not hold a call without a result.
 
@@ -40,8 +46,10 @@ or ``messages=JSON`` (the ``messages`` array of a POST body, either shape).
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
+from urllib.parse import unquote_to_bytes
 
 import msgspec
 
@@ -79,6 +87,9 @@ class _Part(msgspec.Struct, kw_only=True):
     errorText: str | None = None
     state: str | None = None
     providerMetadata: Any = None  # a reasoning part's: ``_origin``; others are not read
+    url: str | None = None  # a file part's (``data:`` URL, or where it is)
+    mediaType: str | None = None
+    filename: str | None = None
 
 
 class _Message(msgspec.Struct, kw_only=True):
@@ -160,8 +171,7 @@ def _from_content(role: str, content: str) -> Message:
 def _from_parts(message: _Message, n: int) -> list[Message]:
     parts = message.parts or []
     if message.role != "assistant":
-        text = "".join(p.text or "" for p in parts if p.type == "text")
-        return [_from_content(message.role, text)]
+        return [_from_content(message.role, _user_text(parts))]
     out: list[Message] = []
     step: list[_Part] = []
     for part in [*parts, _Part(type="step-start")]:  # a sentinel closes the last step
@@ -171,6 +181,58 @@ def _from_parts(message: _Message, n: int) -> list[Message]:
         else:
             step.append(part)
     return out
+
+
+def _user_text(parts: list[_Part]) -> str:
+    """A user's (or system) message's text: its text parts, and the files
+    attached (see the module docstring) each in a paragraph of its own."""
+    pieces: list[str] = []
+    text: list[str] = []
+    for part in parts:
+        if part.type == "text":
+            text.append(part.text or "")
+        elif part.type == "file":
+            if text:
+                pieces.append("".join(text))
+                text = []
+            pieces.append(_file_text(part))
+    if text:
+        pieces.append("".join(text))
+    return "\n\n".join(pieces)
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml")
+
+
+def _is_text_type(media_type: str) -> bool:
+    kind = media_type.split(";", 1)[0].strip().lower()
+    return (
+        kind.startswith("text/")
+        or kind in _TEXT_TYPES
+        or kind.endswith(("+json", "+xml"))
+    )
+
+
+def _file_text(part: _Part) -> str:
+    """One attached file as the model reads it: a text file's text after a line
+    naming it; any other file a line naming it, its type and size (a ``data:``
+    URL) or where it is (an ``http(s)`` URL)."""
+    name = part.filename or "unnamed"
+    media_type = part.mediaType or "application/octet-stream"
+    url = part.url or ""
+    if not url.startswith("data:"):
+        where = f" <{url}>" if url.startswith(("http://", "https://")) else ""
+        return f"[file: {name}{where}, {media_type}]"
+    header, _, payload = url.partition(",")
+    encoded = header.lower().endswith(";base64")
+    if _is_text_type(media_type):
+        try:
+            data = binascii.a2b_base64(payload) if encoded else unquote_to_bytes(payload)
+            return f"[file: {name}, {media_type}]\n{data.decode('utf-8')}"
+        except (binascii.Error, UnicodeDecodeError):
+            pass  # not text after all: said as a file the model cannot read
+    size = len(payload.rstrip("=")) * 3 // 4 if encoded else len(unquote_to_bytes(payload))
+    return f"[file: {name}, {media_type}, {size} bytes]"
 
 
 def _from_step(parts: list[_Part], n: int) -> list[Message]:

@@ -6,7 +6,7 @@
 // We give it the plain state object useChat would keep, send each prompt from
 // the command line in turn, and print the resulting messages as JSON.
 //
-// usage: [AI_PACKAGE=ai5] [RESUME=1] node chat_client.mjs URL PROMPT [PROMPT...]
+// usage: [AI_PACKAGE=ai5] [RESUME=1] [FILES=JSON] node chat_client.mjs URL PROMPT [PROMPT...]
 // The SDK under test: "ai" (6.x) unless AI_PACKAGE names another installed
 // major, e.g. "ai5" (package.json installs ai 5 under that alias).
 import { createRequire } from "node:module";
@@ -43,8 +43,12 @@ const chat = new Chat({
 if (process.env.RESUME === "1") {
   await chat.resumeStream();
 }
+// FILES='[{"type":"file","mediaType":…,"filename":…,"url":"data:…"}]': attached to the
+// first prompt, as useChat's sendMessage({ text, files }) attaches a user's files
+let files = process.env.FILES ? JSON.parse(process.env.FILES) : undefined;
 for (const text of prompts) {
-  await chat.sendMessage({ text });
+  await chat.sendMessage(files ? { text, files } : { text });
+  files = undefined;
 }
 process.stdout.write(
   JSON.stringify({ sdkVersion, status: chat.status, errors, messages: chat.messages }),
