@@ -133,6 +133,7 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
 import msgspec
@@ -173,6 +174,7 @@ from streamtools.providers.failures import RETRY_STATUSES, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
+from streamtools.providers.usage_refused import usage_optional
 
 __all__ = ["OpenAIChat"]
 
@@ -450,8 +452,9 @@ def _error_text(error: Any) -> str:
 class OpenAIChat(HTTPProvider):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``stream_usage`` asks for the final usage chunk (``stream_options``); turn it
-    off for servers that reject that field. ``max_tokens_field`` names the
+    ``stream_usage`` asks for the final usage chunk (``stream_options``); a
+    server that refuses that field is asked again without it, and not asked
+    for it after (``providers.usage_refused``); False never asks. ``max_tokens_field`` names the
     token limit field (``max_completion_tokens`` for o-series models).
 
     ``send_reasoning``: whether a past reply's reasoning goes back on its
@@ -491,6 +494,11 @@ class OpenAIChat(HTTPProvider):
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
         self.send_reasoning = send_reasoning
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
+        """Open the request and stream chunks; asked again without ``stream_options``
+        if the server refuses that field (``providers.usage_refused``)."""
+        return usage_optional(self, super().stream, request)
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
