@@ -130,7 +130,7 @@ class Tool:
 
     __slots__ = (
         "name", "description", "parameters", "fn", "is_async", "repeatable", "timeout",
-        "_type", "_wrap", "_check", "_integral",
+        "isolated", "_type", "_wrap", "_check", "_integral",
     )
 
     def __init__(
@@ -154,6 +154,9 @@ class Tool:
         # Seconds a call may take, for this tool only (None: the agent's ``tool_timeout``;
         # ``math.inf``: no limit).
         self.timeout: float | None = None
+        # An async tool run in a worker thread, in an event loop of its own, so that
+        # a call past its timeout can be abandoned (``runtime.executor``).
+        self.isolated = False
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
         self._check = check  # what convert lets through (``schema.value_check``)
@@ -265,6 +268,7 @@ def tool(
     description: str | None = None,
     repeatable: bool = False,
     timeout: float | None = None,
+    isolated: bool = False,
 ) -> Tool: ...
 @overload
 def tool(
@@ -273,6 +277,7 @@ def tool(
     description: str | None = None,
     repeatable: bool = False,
     timeout: float | None = None,
+    isolated: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -282,6 +287,7 @@ def tool(
     description: str | None = None,
     repeatable: bool = False,
     timeout: float | None = None,
+    isolated: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
 
@@ -290,7 +296,12 @@ def tool(
     it (polling), instead of taking the repeat for a loop (``Tool.repeatable``).
     ``timeout``: the seconds a call of this tool may take, in place of the
     agent's ``tool_timeout`` (a build that takes minutes beside tools that take
-    a second; ``math.inf``: no limit)."""
+    a second; ``math.inf``: no limit).
+    ``isolated=True``: an async tool runs in a worker thread, in an event loop of
+    its own, so that a call that outlives its timeout is abandoned, as a sync
+    tool's thread is, instead of holding the run: for code that swallows
+    cancellation (a task it starts that never ends). It must not use objects of
+    the caller's event loop (a client, a lock made outside the tool)."""
     if timeout is not None and not timeout > 0:  # NaN, zero, negative
         raise ToolDefinitionError(
             f"timeout must be a positive number of seconds or None, got {timeout!r}"
@@ -300,6 +311,7 @@ def tool(
         made_tool = _from_function(f, name, description)
         made_tool.repeatable = repeatable
         made_tool.timeout = timeout
+        made_tool.isolated = isolated
         return made_tool
 
     return made(fn) if fn is not None else made

@@ -67,14 +67,20 @@ task. It is stopped once it has waited ``GRACE`` (1 s) in a cancelled scope
 (``Stoppable``: an exception it does not catch, thrown where it waits, so it
 unwinds, a task group of its own included), so the run goes on; and a tool that
 returns or raises after its timeout's cancellation reached it is reported as
-timed out, since its answer came past the deadline. Not covered, and left so: a task the tool
-started in a task group of its own that swallows every cancellation. The
-group's exit waits for it (anyio shields that wait; trio's nursery does the
-same), the tool is not resumed there, so it is never closed, and the call, the
-turn and a consumer leaving all wait for that task. Closing the tool would not
-help: its task group would be left broken and the task running with nothing
-to wait for it. A task that ignores the cancellation once and ends at the
-next one is fine (``tests/test_runtime_s16_task_group_tool.py``).
+timed out, since its answer came past the deadline. Not covered in the
+caller's event loop: a task the tool started in a task group of its own that
+swallows every cancellation. The group's exit waits for it (anyio shields that
+wait; trio's nursery does the same), the tool is not resumed there, so it is
+never closed, and the call, the turn and a consumer leaving all wait for that
+task. Closing the tool would not help: its task group would be left broken and
+the task running with nothing to wait for it; no task can outlive its group,
+nor trio's run its tasks. A task that ignores the cancellation once and ends at
+the next one is fine (``tests/test_runtime_s16_task_group_tool.py``). For code
+that does worse, ``@tool(isolated=True)`` (``_isolated``) runs the async tool
+in a worker thread, in an event loop of its own: past its timeout the call is
+reported as timed out and the thread abandoned like a sync tool's (counted,
+and cancelled in its own loop, so a tool that then ends frees it); the price is
+that the tool cannot use objects of the caller's loop.
 
 What the model is told: the exception's type and message (for an exception
 group, such as an async tool's failed task group raises, the exceptions in it
@@ -253,7 +259,7 @@ async def _timed_value(
     and the drain gets what the tool's own part left of it."""
     token = _ThreadToken()
     try:
-        if not tool.is_async:
+        if _threaded(tool):
             await token.take()  # before the timeout starts
         value: Any = None
         failure: BaseException | None = None
@@ -346,16 +352,24 @@ async def _own_value(
     runs in a worker thread under ``token`` (taken here if not yet), which is
     given back as soon as the thread returns: a coroutine it returned is awaited
     on the event loop, and needs no thread."""
-    if tool.is_async:
+    if not _threaded(tool):
         value = tool.invoke(kwargs)
     else:
         await token.take()
         try:
-            value = await _called_in_thread(
-                partial(tool.invoke, kwargs), left_running, token.limiter
-            )
+            if tool.is_async:  # isolated
+                value = await _isolated(tool, kwargs, left_running, token.limiter)
+            else:
+                value = await _called_in_thread(
+                    partial(tool.invoke, kwargs), left_running, token.limiter
+                )
         finally:
             token.give_back()
+    return await _settled(value)
+
+
+async def _settled(value: Any) -> Any:
+    """What a tool's ``value`` finally gives, on the event loop (see ``_own_value``)."""
     # A sync function may still hand back an awaitable (a wrapped coroutine),
     # an async one a coroutine it forgot to await (``return helper()``).
     # A coroutine that swallows cancellation is stopped (``Stoppable``).
@@ -366,6 +380,66 @@ async def _own_value(
     if isinstance(value, AsyncIterator):
         value = await _collect(value)
     return value
+
+
+def _threaded(tool: Tool) -> bool:
+    """Whether ``tool`` runs in a worker thread: a sync one, an isolated async one."""
+    return not tool.is_async or tool.isolated
+
+
+async def _isolated(
+    tool: Tool,
+    kwargs: dict[str, Any],
+    left_running: list[_Worker] | None,
+    limiter: anyio.CapacityLimiter,
+) -> Any:
+    """An isolated async tool's value (``@tool(isolated=True)``): ``tool_value``
+    in a worker thread, in an event loop of its own (of the caller's kind), so
+    that the thread can be abandoned on cancellation as a sync tool's is. The
+    tool is cancelled in its loop too, within ``_ISOLATED_POLL``: one that ends
+    then frees its thread; one that cannot be stopped (a task it started that
+    swallows every cancellation) keeps it, counted in ``abandoned_threads``."""
+    stop = threading.Event()
+    trio = anyio.get_cancelled_exc_class().__module__.startswith("trio")
+    run = partial(_in_own_loop, tool, kwargs, stop, "trio" if trio else "asyncio")
+    try:
+        return await _in_thread(run, left_running, limiter)
+    finally:
+        stop.set()
+
+
+# How often an isolated tool's own event loop looks whether its call was cancelled.
+_ISOLATED_POLL = 0.05
+
+
+def _in_own_loop(tool: Tool, kwargs: dict[str, Any], stop: threading.Event, backend: str) -> Any:
+    """What an isolated async tool gives for ``kwargs``, run by a new event loop
+    in this (worker) thread, cancelled once ``stop`` is set; what the tool raises
+    is raised."""
+
+    async def main() -> Any:
+        got: list[Any] = []
+        raised: list[BaseException] = []
+
+        async def work() -> None:
+            try:
+                value = await _settled(tool.invoke(kwargs))
+                got.append(await _drain(value, None) if _needs_thread(value) else value)
+            except BaseException as exc:  # raised, plain, outside the task group
+                raised.append(exc)
+            finally:
+                tg.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            while not stop.is_set():  # noqa: ASYNC110 (a thread's event, not a loop's)
+                await anyio.sleep(_ISOLATED_POLL)
+            tg.cancel_scope.cancel()
+        if raised:
+            raise raised[0]
+        return got[0] if got else None
+
+    return anyio.run(main, backend=backend)
 
 
 def _needs_thread(value: Any) -> bool:
@@ -556,7 +630,7 @@ async def _in_thread(
 async def _drain(
     items: Iterator[Any],
     left_running: list[_Worker] | None,
-    limiter: anyio.CapacityLimiter | None,
+    limiter: anyio.CapacityLimiter | None = None,
 ) -> list[Any]:
     """The items of an iterator an async tool returned, taken in a worker thread
     (its ``next`` may block), as ``_called_in_thread`` takes a sync tool's."""
