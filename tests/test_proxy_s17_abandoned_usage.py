@@ -76,3 +76,18 @@ def test_anthropic_clients_count_the_output_of_a_closed_request() -> None:
     low, high = _first_output()
     assert low < message.usage.output_tokens - SECOND_OUTPUT <= high
     assert message.usage.input_tokens == 560
+
+
+def test_a_request_closed_at_a_stop_string_counts_the_output_it_gave() -> None:
+    # the client's stop strings are cut by the proxy (not sent upstream): the
+    # stream is closed at one, before the upstream's counts, and the answer said
+    # 0 output tokens for the text it gave
+    text = "Paris is sunny today.\nEND\n" + "More words the client did not want. " * 30
+    reply = Reply(text=text, usage=UsageChunk(input_tokens=100, output_tokens=400))
+    with proxy([reply]) as (url, _):
+        whole = _openai(url).chat.completions.create(
+            model="m", messages=USER, tools=[WEATHER], stop=["END"]
+        )
+    assert whole.choices[0].message.content == "Paris is sunny today.\n"
+    assert whole.usage is not None
+    assert len("Paris is sunny today.".split()) <= whole.usage.completion_tokens < len(text) // 4
