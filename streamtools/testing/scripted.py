@@ -29,6 +29,12 @@ is not sent, and the finish reports ``reason="stop"`` with that
 stop trick without a server. Pass ``honor_stop=False`` to play a model that
 ignores ``stop`` (as some APIs do), which the runtime must then cut itself.
 
+Anything else (a ``streamtools.testing.Reply``, which scripts a
+``FakeServer``'s HTTP answer, not a model's chunks; a dict; ``None``) is a
+``UsageError`` naming the reply and what a reply may be: when the model is
+made, or for a function's answer when the request comes (it was a
+``TypeError`` from deep inside the agent's turn, "object is not iterable").
+
 ``delay`` sleeps between chunks (with anyio, so either backend works and the
 stream is cancellable at every chunk). Running out of replies is a mistake in
 the test, reported with ``UsageError``.
@@ -38,7 +44,15 @@ from __future__ import annotations
 
 import inspect
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 
 import anyio
@@ -82,7 +96,10 @@ class ScriptedModel:
         delay: float = 0.0,
         honor_stop: bool = True,
     ) -> None:
-        self.replies: list[ScriptedReply] = list(replies)
+        self.replies: list[ScriptedReply] = [
+            reply if callable(reply) else _check(reply, f"reply {n + 1}")
+            for n, reply in enumerate(replies)
+        ]
         self.requests: list[ModelRequest] = []
         self.chunk_sizes = chunk_sizes
         self.delay = delay
@@ -126,7 +143,7 @@ class ScriptedModel:
                 f"ScriptedModel has {len(self.replies)} replies; request {turn + 1} has none"
             )
         self.requests.append(request)
-        reply = await _played(self.replies[turn], request)
+        reply = _check(await _played(self.replies[turn], request), f"reply {turn + 1}")
         if isinstance(reply, Exception):
             raise reply  # refused on opening, as for an HTTP error status
         chunks = self.chunks_for(reply, request)
@@ -150,6 +167,38 @@ class ScriptedModel:
             if isinstance(chunk, Exception):
                 raise chunk  # the stream breaks here, as a cut connection's does
             yield chunk
+
+
+def _check(reply: object, which: str) -> Played:
+    """``reply`` if it is one ``ScriptedModel`` can play, else a ``UsageError``."""
+    if isinstance(reply, str | Exception):
+        return reply
+    if isinstance(reply, Iterable) and not isinstance(reply, bytes | bytearray | Mapping):
+        chunks = list(reply)  # (a generator of chunks is played too, once)
+        for item in chunks:
+            if not isinstance(item, Chunk | Exception):
+                raise UsageError(
+                    f"ScriptedModel {which}: {_short(item)} among its chunks is neither a "
+                    "chunk (TextChunk, CallChunk, … of streamtools.model) nor an exception"
+                )
+        return chunks
+    from streamtools.testing.fake_wire import Reply as FakeServerReply  # (only to say so)
+
+    hint = ""
+    if isinstance(reply, FakeServerReply):
+        hint = (
+            " (a Reply scripts a FakeServer's HTTP answer; for ScriptedModel write its "
+            "chunks: TextChunk, ReasoningChunk, CallChunk, FinishChunk of streamtools.model)"
+        )
+    raise UsageError(
+        f"ScriptedModel {which} is {_short(reply)}: a reply is text, a list of chunks, "
+        f"an exception, or a function of the request that returns one of these{hint}"
+    )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 async def _played(reply: ScriptedReply, request: ModelRequest) -> Played:
