@@ -10,6 +10,9 @@ same request: the proxy is stateless). Only text content reaches the model; an
 image, file or audio part becomes a placeholder it reads (``text_content``), so
 that it can say it cannot see it, rather than a 400 that every later request of
 the conversation would get too, or a silent drop that would change the question.
+A ``custom`` tool (raw text input) is shown to the model as one with a single
+string parameter; its calls are written by ``chat_custom``. The legacy
+``function_call`` beside ``tools`` is their ``tool_choice`` (``_choice``).
 
 ``ChunkEncoder`` turns the turn's events into ``chat.completion.chunk`` SSE
 lines exactly as OpenAI writes them: the ``role`` with the first delta (with
@@ -281,9 +284,9 @@ def _allowed(raw: Any) -> tuple[Any, list[str]] | None:
 def _choice(body: dict[str, Any]) -> Any:
     """The request's ``tool_choice``, or with ``tools`` the legacy
     ``function_call`` in its place, as OpenAI's API reads it: ``"none"``,
-    ``"auto"`` or ``{"name": X}`` (refused, a client that still sends
-    ``function_call: "none"`` beside its tools, as some agent frameworks do,
-    could not use the proxy). Both given is a 400, as it is there."""
+    ``"auto"`` or ``{"name": X}`` (it was refused, and a client that still sends
+    ``function_call: "none"`` beside its tools could not use the proxy). Both
+    given is a 400, as it is there."""
     raw = body.get("function_call")
     if raw is None:
         return body.get("tool_choice")
