@@ -278,6 +278,10 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     color = {"auto": None, "always": True, "never": False}[args.color]
     question: str | None = args.question
+    if question is not None and not question.strip():
+        # ``chat "$QUESTION"`` with the variable unset: no question was asked, and
+        # the command answered nothing and said nothing, with exit status 0
+        raise UsageError("the question is empty")
     interactive = question is None and sys.stdin.isatty()
     answer_only: bool = args.answer_only
     if answer_only is None:  # a one-shot question into a pipe: the answer, as ``llm`` writes
