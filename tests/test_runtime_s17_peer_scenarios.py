@@ -1,0 +1,211 @@
+"""Scenarios users reported against other agent runtimes' tool execution, run
+against ours:
+
+- parallel results went back to the model in completion order, so a model
+  that reads them by position paired them with the wrong calls, and the
+  prompt's bytes changed from run to run (prompt caching broke): Claude Agent
+  SDK (anthropics/claude-code#21906), vercel/ai#16577, oh-my-pi#11179;
+- one failing call of a parallel batch discarded its siblings' results
+  (langgraph#7412: ``asyncio.gather`` without ``return_exceptions``);
+- a tool's value that cannot be written as JSON (a class, a datetime, bytes, an
+  exception) crashed the run late, naming neither the tool nor the value
+  (pydantic-ai#7335, github/copilot-sdk#2225);
+- cancelling the run left its tools running (pydantic-ai#3960)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.model import CallChunk, ChatMessage, Chunk, FinishChunk
+from streamtools.runtime.agent import Agent
+from streamtools.runtime.executor import Executor
+from streamtools.testing import ScriptedModel
+from streamtools.tools import ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+async def slow_lookup(key: str) -> str:
+    """Look a key up, slowly."""
+    await anyio.sleep(0.3)
+    return f"slow:{key}"
+
+
+@tool
+async def fast_lookup(key: str) -> str:
+    """Look a key up, fast."""
+    return f"fast:{key}"
+
+
+@tool
+async def broken_lookup(key: str) -> str:
+    """Look a key up on a server that is down."""
+    await anyio.sleep(0.1)
+    raise ConnectionError(f"cannot reach the server for {key}")
+
+
+def native_calls(*calls: tuple[str, str]) -> Sequence[Chunk]:
+    chunks: list[Chunk] = [
+        CallChunk(index=i, id=f"call_{i}", name=name, arguments=f'{{"key": "{key}"}}', done=True)
+        for i, (name, key) in enumerate(calls)
+    ]
+    chunks.append(FinishChunk(reason="tool_calls"))
+    return chunks
+
+
+def results_in(messages: Sequence[ChatMessage]) -> list[tuple[str | None, str]]:
+    """(call id, content) of each tool message of a request, in order."""
+    return [(m.tool_call_id, m.content) for m in messages if m.role == "tool"]
+
+
+async def test_parallel_results_go_back_in_call_order_native(anyio_backend: str) -> None:
+    model = ScriptedModel(
+        [native_calls(("slow_lookup", "a"), ("fast_lookup", "b"), ("slow_lookup", "c")), "ok"]
+    )
+    agent = Agent(model, [slow_lookup, fast_lookup], native=True)
+    with anyio.fail_after(10):
+        async with agent.stream("go") as stream:
+            events = [e async for e in stream]
+    done = [e.content for e in events if isinstance(e, ToolResult)]
+    assert done[0] == "fast:b"  # the fast one finished first, and was shown first
+    sent = model.requests[1].messages
+    assert results_in(sent) == [
+        ("call_0", "slow:a"), ("call_1", "fast:b"), ("call_2", "slow:c"),
+    ]  # fmt: skip
+
+
+async def test_parallel_results_go_back_in_call_order_in_a_prompt_dialect(
+    anyio_backend: str,
+) -> None:
+    calls = "".join(
+        f'<tool_call>{{"name": "{name}", "arguments": {{"key": "{key}"}}}}</tool_call>'
+        for name, key in (("slow_lookup", "a"), ("fast_lookup", "b"))
+    )
+    model = ScriptedModel([calls, "ok"])
+    agent = Agent(model, [slow_lookup, fast_lookup], dialect="hermes")
+    with anyio.fail_after(10):
+        await agent.run("go")
+    told = str(model.requests[1].messages)
+    assert told.index("slow:a") < told.index("fast:b")
+
+
+async def test_a_failing_call_keeps_its_siblings_results(anyio_backend: str) -> None:
+    model = ScriptedModel(
+        [native_calls(("fast_lookup", "a"), ("broken_lookup", "b"), ("slow_lookup", "c")), "ok"]
+    )
+    agent = Agent(model, [slow_lookup, fast_lookup, broken_lookup], native=True)
+    with anyio.fail_after(10):
+        result = await agent.run("go")
+    assert result.text == "ok"
+    sent = results_in(model.requests[1].messages)
+    assert [call_id for call_id, _ in sent] == ["call_0", "call_1", "call_2"]
+    assert sent[0][1] == "fast:a" and sent[2][1] == "slow:c"
+    assert "ConnectionError: cannot reach the server for b" in sent[1][1]
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "<Opaque thing>"
+
+
+def looped() -> dict[str, Any]:
+    mapping: dict[str, Any] = {}
+    mapping["self"] = mapping
+    return mapping
+
+
+def deep(levels: int) -> list[Any]:
+    top: list[Any] = []
+    inner = top
+    for _ in range(levels):
+        inner.append([])
+        inner = inner[0]
+    return top
+
+
+VALUES: list[tuple[str, Any]] = [
+    ("a_class", dict),
+    ("a_datetime", datetime.datetime(2026, 11, 23, 4, 0, tzinfo=datetime.UTC)),
+    ("some_bytes", b"\x00\xffbinary"),
+    ("a_set", {3, 1, 2}),
+    ("an_exception", ValueError("bad")),
+    ("an_object", Opaque()),
+    ("nested", {"when": datetime.date(2026, 1, 2), "raw": b"ab", "kind": dict}),
+    ("nothing", None),
+    ("a_loop", looped()),
+    ("very_deep", deep(100_000)),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), VALUES, ids=[n for n, _ in VALUES])
+async def test_any_value_reaches_the_model_as_text_naming_the_tool(
+    anyio_backend: str, name: str, value: Any
+) -> None:
+    def give() -> Any:
+        """Give a value."""
+        return value
+
+    executor = Executor(ToolRegistry([tool(give, name=name)]))
+    with anyio.fail_after(10):
+        outcome = await executor.execute(
+            CallEnd(index=0, id="c1", name=name, arguments={}, raw="")
+        )
+    match outcome:
+        case ToolResult(content=content):
+            assert isinstance(content, str) and content
+        case ToolFailed(kind=kind, message=message):
+            assert kind == "unencodable_result", outcome
+            assert repr(name) in message
+
+
+async def test_cancelling_the_run_stops_its_tools(anyio_backend: str) -> None:
+    ticks: list[int] = []
+    stopped: list[str] = []
+
+    @tool
+    async def ticker() -> str:
+        """Tick for a long time."""
+        try:
+            for i in range(500):
+                ticks.append(i)
+                await anyio.sleep(0.01)
+        finally:
+            stopped.append("stopped")
+        return "done"
+
+    model = ScriptedModel(['<tool_call>{"name": "ticker", "arguments": {}}</tool_call>', "ok"])
+    agent = Agent(model, [ticker], dialect="hermes")
+    with anyio.move_on_after(0.3) as scope:
+        await agent.run("go")
+    assert scope.cancelled_caught
+    assert stopped == ["stopped"]
+    seen = len(ticks)
+    await anyio.sleep(0.1)
+    assert len(ticks) == seen  # nothing ticks on after the run
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this error")
+
+
+async def test_an_exception_that_cannot_be_printed_is_still_reported(anyio_backend: str) -> None:
+    @tool
+    def fails() -> str:
+        """Fail oddly."""
+        raise Unprintable()
+
+    executor = Executor(ToolRegistry([fails]))
+    with anyio.fail_after(10):
+        outcome = await executor.execute(
+            CallEnd(index=0, id="c1", name="fails", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "exception"
+    assert "Unprintable" in outcome.message
