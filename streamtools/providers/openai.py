@@ -173,8 +173,8 @@ from streamtools.providers.callids import checked_limit, id_limit, shortened
 from streamtools.providers.failures import RETRY_STATUSES, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
+from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
-from streamtools.providers.usage_refused import usage_optional
 
 __all__ = ["OpenAIChat"]
 
@@ -452,10 +452,11 @@ def _error_text(error: Any) -> str:
 class OpenAIChat(HTTPProvider):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``stream_usage`` asks for the final usage chunk (``stream_options``); a
-    server that refuses that field is asked again without it, and not asked
-    for it after (``providers.usage_refused``); False never asks. ``max_tokens_field`` names the
-    token limit field (``max_completion_tokens`` for o-series models).
+    ``stream_usage`` asks for the final usage chunk (``stream_options``); False
+    never asks. ``max_tokens_field`` names the token limit field
+    (``max_completion_tokens`` for o-series models). A server that refuses
+    either field is asked again without it, and not sent it after
+    (``providers.refused_fields``).
 
     ``send_reasoning``: whether a past reply's reasoning goes back on its
     assistant message (native mode). None (the default): only a reply's
@@ -496,9 +497,9 @@ class OpenAIChat(HTTPProvider):
         self.send_reasoning = send_reasoning
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
-        """Open the request and stream chunks; asked again without ``stream_options``
-        if the server refuses that field (``providers.usage_refused``)."""
-        return usage_optional(self, super().stream, request)
+        """Open the request and stream chunks; asked again without a field the
+        server refuses (``providers.refused_fields``)."""
+        return refusals_retried(self, super().stream, request)
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"

@@ -1,8 +1,9 @@
 """A server that refuses ``stream_options`` (Azure AI Foundry's serverless
 models, older Azure OpenAI API versions, servers that forbid unknown fields)
-is asked again without it: every request failed with a 400, and the way out
-(``stream_usage=False``) was in a docstring only. A real server on 127.0.0.1
-that refuses the field as each of them words it."""
+or ``max_tokens`` (OpenAI's reasoning models: "Use 'max_completion_tokens'
+instead") is asked again without it: every request failed with a 400, and the
+way out (``stream_usage=False``, ``max_tokens_field``) was in a docstring
+only. A real server on 127.0.0.1 that refuses the field as each words it."""
 
 from __future__ import annotations
 
@@ -101,3 +102,52 @@ async def test_an_error_of_the_consumer_is_not_caught(anyio_backend: str) -> Non
             async with provider.stream(HI):
                 raise ProviderError("the consumer's", status=400, body="stream_options")
         assert len(server.requests) == 1
+
+
+REASONING_MODEL = json.dumps({"error": {
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+               "Use 'max_completion_tokens' instead.",
+    "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}})
+
+
+def _reasoning_model(request: dict[str, Any]) -> Reply:
+    if "max_tokens" in request:
+        return Reply(status=400, body=REASONING_MODEL, content_type="application/json")
+    if "stream_options" in request:
+        return Reply(status=400, body=FOUNDRY, content_type="application/json")
+    return Reply(text=f"limit {request.get('max_completion_tokens')}")
+
+
+async def test_max_tokens_goes_as_max_completion_tokens_where_refused(
+    anyio_backend: str,
+) -> None:
+    """Both fields refused, one after the other (a reasoning model behind a
+    gateway that forbids stream_options): two more openings, then the answer;
+    the provider sends the right fields from then on."""
+    limited = ModelRequest(messages=HI.messages, max_tokens=64)
+    replies = [_reasoning_model] * 4
+    async with FakeServer(replies, wire="openai") as server:
+        provider = OpenAIChat("o4-mini", base_url=server.base_url, max_retries=0)
+        assert text_of(await _read(provider, limited)) == "limit 64"
+        assert provider.max_tokens_field == "max_completion_tokens"
+        assert text_of(await _read(provider, limited)) == "limit 64"
+        sent = server.requests
+    assert [sorted(k for k in b if k in ("max_tokens", "max_completion_tokens",
+                                         "stream_options")) for b in sent] == [
+        ["max_tokens", "stream_options"],
+        ["max_completion_tokens", "stream_options"],
+        ["max_completion_tokens"],
+        ["max_completion_tokens"],
+    ]
+
+
+async def test_a_request_without_a_limit_changes_nothing(anyio_backend: str) -> None:
+    """The refusal names ``max_completion_tokens`` but no limit was sent: the
+    error stands (it is about something else)."""
+    async with FakeServer([Reply(status=400, body=REASONING_MODEL,
+                                 content_type="application/json")], wire="openai") as server:
+        provider = OpenAIChat("m", base_url=server.base_url, max_retries=0, stream_usage=False)
+        with pytest.raises(ProviderError, match="max_completion_tokens"):
+            await _read(provider)
+        assert len(server.requests) == 1
+    assert provider.max_tokens_field == "max_tokens"

@@ -1,0 +1,83 @@
+"""Fields an OpenAI-compatible server refuses, left out and the request asked again.
+
+Theory of operation
+-------------------
+A few fields ``OpenAIChat`` sends are refused by some servers with a 400 (or
+a 422) before a byte is streamed; every request then failed, and the way out
+was an option in a docstring (``streamtools chat`` and the proxy had none):
+
+* ``stream_options`` (the final usage chunk, ``stream_usage``): Azure AI
+  Foundry's serverless models (``Extra parameters ['stream_options'] are not
+  allowed when extra-parameters is not set``), older Azure OpenAI API versions
+  (``Unrecognized request argument supplied: stream_options``), servers that
+  forbid unknown fields (pydantic's ``extra_forbidden`` at
+  ``stream_options``). Left out: the answer has no usage chunk unless the
+  server sends one anyway.
+* ``max_tokens``, which OpenAI's reasoning models (o-series, gpt-5) and Azure
+  OpenAI's refuse for ``max_completion_tokens`` (``Unsupported parameter:
+  'max_tokens' is not supported with this model. Use 'max_completion_tokens'
+  instead.``): sent under that name (``max_tokens_field``).
+
+``refusals_retried`` opens the stream; when the opening fails so, and the
+field is the provider's own (neither ``extra_body`` nor the request's
+``extra`` sets it), the provider changes for this and its later requests
+(``stream_usage = False``, ``max_tokens_field = "max_completion_tokens"``)
+and opens the same request again, once per field. Only the opening is
+watched: nothing the consumer does with the chunks is caught here.
+
+``stop``, which the same reasoning models refuse, is not among them: cutting
+at a stop string client-side (``supports_stop=False``, ``--no-stop``) is a
+choice the caller makes, and the refusal says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
+
+from streamtools.errors import ProviderError
+from streamtools.model import Chunk, ModelRequest
+
+if TYPE_CHECKING:
+    from streamtools.providers.openai import OpenAIChat
+
+__all__ = ["refusals_retried"]
+
+Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
+_RENAMED = "max_completion_tokens"
+
+
+def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) -> bool:
+    """Whether ``exc`` refused a field of the provider's own, now left out (see
+    the module docstring)."""
+    if exc.status not in (400, 422):
+        return False
+    said = f"{exc.body or ''}\n{exc}"
+    theirs = {**provider.extra_body, **request.extra}
+    if provider.stream_usage and "stream_options" in said and "stream_options" not in theirs:
+        provider.stream_usage = False
+        return True
+    field = provider.max_tokens_field
+    if field == "max_tokens" and request.max_tokens is not None and field not in theirs:
+        if _RENAMED in said and _RENAMED not in theirs:
+            provider.max_tokens_field = _RENAMED
+            return True
+    return False
+
+
+@asynccontextmanager
+async def refusals_retried(
+    provider: OpenAIChat, open_stream: Opener, request: ModelRequest
+) -> AsyncIterator[AsyncIterator[Chunk]]:
+    """``open_stream(request)``, opened again without each field the server
+    refused (see the module docstring)."""
+    async with AsyncExitStack() as stack:
+        for left in range(2, -1, -1):  # one more opening per field it may refuse
+            try:
+                chunks = await stack.enter_async_context(open_stream(request))
+                break
+            except ProviderError as exc:
+                if not left or not _changed(provider, exc, request):
+                    raise
+        yield chunks
