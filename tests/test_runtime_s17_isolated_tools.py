@@ -10,7 +10,7 @@ tool is cancelled in its own loop (one that then ends frees its thread)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import anyio
 import pytest
@@ -156,3 +156,24 @@ async def test_a_timed_out_isolated_tool_is_cancelled_and_frees_its_thread(
         outcome = await Executor(ToolRegistry([wait])).execute(call("wait"))
         assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
         await until(lambda: log == ["cleaned up"] and executor.abandoned_threads() == 0)
+
+
+async def test_an_isolated_tools_items_are_taken_in_its_own_loop(anyio_backend: str) -> None:
+    @tool(isolated=True)
+    async def letters() -> Iterator[str]:
+        """Some letters."""
+        return iter(["x", "y"])
+
+    @tool(isolated=True)
+    async def counted(n: int) -> AsyncIterator[int]:
+        """Count to n."""
+        for i in range(n):
+            await anyio.sleep(0.001)
+            yield i
+
+    run = Executor(ToolRegistry([letters, counted]))
+    with anyio.fail_after(10):
+        got = await run.execute(call("letters"))
+        numbers = await run.execute(call("counted", n=3))
+    assert got == ToolResult(index=0, id="c1", name="letters", content='["x","y"]')
+    assert numbers == ToolResult(index=0, id="c1", name="counted", content="[0,1,2]")

@@ -174,3 +174,52 @@ async def test_the_timeout_covers_the_async_part_and_the_drain_together(
     assert isinstance(outcome, ToolFailed), outcome
     assert outcome.kind == "timeout"
     assert log[0] == "returned"
+
+
+async def test_a_call_cancelled_in_its_coroutine_leaves_no_thread_token(
+    anyio_backend: str,
+) -> None:
+    threads = one_thread()
+    started = anyio.Event()
+    ended: list[str] = []
+
+    async def wait() -> str:
+        started.set()
+        try:
+            await anyio.sleep(10)
+        finally:
+            ended.append("ended")
+        return "late"
+
+    @tool
+    def later() -> Any:
+        """Answer later."""
+        return wait()
+
+    executor = Executor(ToolRegistry([later]))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(executor.execute, call("later"))
+            await started.wait()
+            assert threads.borrowed_tokens == 0  # the coroutine holds no thread
+            tg.cancel_scope.cancel()
+    assert ended == ["ended"]
+    assert threads.borrowed_tokens == 0
+
+
+async def test_a_sync_tools_coroutine_may_return_items_taken_in_a_thread(
+    anyio_backend: str,
+) -> None:
+    one_thread()
+
+    async def items() -> Iterator[str]:
+        return iter(["a", "b"])
+
+    @tool(timeout=5.0)
+    def letters() -> Any:
+        """Some letters, later."""
+        return items()
+
+    with anyio.fail_after(10):
+        outcome = await Executor(ToolRegistry([letters])).execute(call("letters"))
+    assert outcome == ToolResult(index=0, id="c1", name="letters", content='["a","b"]')
