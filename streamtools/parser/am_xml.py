@@ -107,9 +107,9 @@ call lost without a word): read by ``hermes_xml.QwenXmlBody``, the machine
 ``hermes`` reads that form with, its values typed by the schema as here but
 written as they are (no entities, no CDATA: only ``</parameter>`` ends one).
 An ``<am:tool_call …>`` call inside those tags (Qwen models wrap calls in
-their template's tags) is read as a call of its own, the tags its markup
-(``am_xml_wrap``); any other body (``hermes``' JSON form among them) is
-``CallError(reason="malformed")``. Quoted in backticks the tag is prose.
+their template's tags) is read as a call of its own, the tags its markup, and
+``hermes``' JSON form as ``hermes`` reads it (``am_xml_wrap``); any other body
+is ``CallError(reason="malformed")``. Quoted in backticks the tag is prose.
 
 ``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
 completes the call the provider cut at the marker. A reply that ends inside the

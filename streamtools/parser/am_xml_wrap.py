@@ -14,7 +14,12 @@ machine), the tags its markup: the call ends at the ``</tool_call>`` after
 ``</am:tool_call>`` (the whitespace between is its raw text too), or, anything
 else following, at ``</am:tool_call>``, the rest left to the core. Anything
 else is Qwen3-Coder's form, read by ``hermes_xml``'s machine (its broken forms
-``CallError`` with the raw text).
+``CallError`` with the raw text), but for a ``{`` or ``[``: the ``hermes`` JSON
+form, ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``, which every Qwen
+model's chat template teaches (Qwen3-Coder's too, which writes it as often:
+gpustack/gpustack#2660), read by the ``hermes`` body (``WrappedJsonBody``) as
+``hermes`` reads it, its errors naming ``am_xml``'s form. It was
+``CallError(malformed)`` telling the model to write Qwen3-Coder's form.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ from streamtools.events import ParserEvent
 from streamtools.parser.am_xml import AmXmlBody
 from streamtools.parser.am_xml_fast import OPEN
 from streamtools.parser.calls import RUNNING, CallBody
+from streamtools.parser.hermes import HermesBody
 from streamtools.parser.hermes_xml import FUNC, QwenXmlBody
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
+from streamtools.parser.jsoncall import JsonCallBody
 
-__all__ = ["QwenTagBody", "WrappedAmXmlBody"]
+__all__ = ["QwenTagBody", "WrappedAmXmlBody", "WrappedJsonBody"]
 
 _WRAP_END = 9  # (a state no other body has) the call closed, </tool_call> is due
 _WRAP_CLOSE = re.compile(r"</tool_call[ \t\r\n]{0,8}(>)?")
@@ -49,6 +56,9 @@ class QwenTagBody(QwenXmlBody):
                 if not s.startswith(QWEN_OPEN, i):
                     break
                 i += len(QWEN_OPEN)  # a stutter: markup (``hermes_xml`` takes it too)
+            if i < n and (s[i] == "{" or s[i] == "["):
+                self.record(s, pos, i)
+                return WrappedJsonBody.take_over(self, s, i, out)
             if i < n and s[i] == "<":
                 after = i + len(OPEN)
                 if after >= n and OPEN.startswith(s[i:]):
@@ -107,3 +117,25 @@ class WrappedAmXmlBody(AmXmlBody):
         self.record(tail, 0, len(tail))
         AmXmlBody._close(self)
         return None
+
+
+class WrappedJsonBody(HermesBody):
+    """``hermes``' JSON form inside ``<tool_call>`` in ``am_xml`` (see the module
+    docstring): the ``hermes`` body, its errors' example ``am_xml``'s form."""
+
+    renews = False
+    example = (
+        'Write <am:tool_call name="TOOL"><param>value</param></am:tool_call>, one element '
+        "per parameter."
+    )
+
+    @staticmethod
+    def take_over(body: CallBody, s: str, i: int, out: list[ParserEvent]) -> int:
+        """``body`` (a ``QwenTagBody`` that recorded its text up to ``s[i]``, the
+        object's first character) becomes this body and reads on from there."""
+        raw = body.raw_text()
+        body.__class__ = WrappedJsonBody  # (re-initialised below: the state is all new)
+        assert isinstance(body, WrappedJsonBody)
+        JsonCallBody.__init__(body, body.ctx, raw)
+        body.undecided = False  # (<tool_call> is a call from the marker on, as in hermes)
+        return body.feed(s, i, out)
