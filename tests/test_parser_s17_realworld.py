@@ -90,6 +90,14 @@ CASES: list[Case] = [
          + "\n" + _qwen("read", f"<parameter=filePath>\n{STATE}\n</parameter>"),
          [call("bash", command=GIT, description="Check git status"), ("text", "\n"),
           call("read", filePath=STATE), F], TOOLS),
+    # <parameter=NAME=VALUE</parameter> (QwenLM/Qwen3-Coder#457, OpenHands: "a frequent issue")
+    Case("qwen-parameter-value-joined-by-equals", "hermes",
+         _qwen("str_replace_editor", "<parameter=command=create</parameter>\n"
+                                     "<parameter=path>\n/a.py\n</parameter>"),
+         [call("str_replace_editor", command="create", path="/a.py"), F], TOOLS),
+    Case("qwen-parameter-value-joined-by-equals-am", "am_xml",
+         _qwen("str_replace_editor", "<parameter=path=/a.py</parameter>"),
+         [call("str_replace_editor", path="/a.py"), F], TOOLS),
     # Python's None for a nullable object (Qwen3.5's template writes it: vllm-project/vllm#38885)
     Case("qwen-python-none-for-null", "hermes",
          _qwen("update_record", "<parameter=id>\n42\n</parameter>\n<parameter=metadata>\nNone\n"
@@ -163,3 +171,14 @@ def test_the_hermes_form_in_am_xml_keeps_its_raw_text_and_names_am_xml_s_form() 
     (error,) = [e for e in run_checked("am_xml", [bad], TOOLS) if isinstance(e, CallError)]
     assert error.reason == "invalid_json" and error.raw == bad
     assert '<am:tool_call name="TOOL">' in error.message
+
+
+@pytest.mark.parametrize("tag", [
+    "<parameter=command=a<b</parameter>",  # a "<" in the value: not that form
+    "<parameter=command=a>b</parameter>",  # a ">" in it: the tag ends there
+])
+def test_a_joined_parameter_that_is_not_that_form_stays_out_of_place(tag: str) -> None:
+    text = _qwen("str_replace_editor", tag)
+    events = run_checked("hermes", [text], TOOLS, finish_reason="stop")
+    (error,) = [e for e in events if isinstance(e, CallError)]
+    assert error.reason == "malformed" and error.raw == text

@@ -67,6 +67,11 @@ are layout. Another ``<function=…>`` there is the block's next call (several
 calls in one block, as the JSON form allows), this one complete as if its
 closing marker had come, the next one's raw text from its ``<``.
 
+A parameter written ``<parameter=NAME=VALUE</parameter>`` (the ``>`` left out, an
+``=`` before the value: Qwen3-Coder writes it so in OpenHands, QwenLM/Qwen3-Coder#457)
+is that parameter with that value, which it plainly means (a value with ``<`` or
+``>`` in it, or longer than a tag may be, stays out of place).
+
 Broken forms are ``CallError`` with the call's raw text: a body that begins
 with no ``<function=…>`` (``malformed``, the JSON form's message, which the
 prompt teaches), a ``<parameter=…>`` outside the function or anything else out
@@ -133,6 +138,10 @@ _ARRIVING = re.compile(  # its start, still arriving at the end of a delta
 FUNC, FBODY, PARAM, AFTER, SKIP, CUT, NEXT, JARGS, FNAME = range(9)
 NAME_OPEN = "<function>"
 _FUNCTION_IS = equals_tag("function")
+# a parameter written with its value after a second "=" and no ">" (Qwen3-Coder in
+# OpenHands writes it often: QwenLM/Qwen3-Coder#457), read as the tag it stands for;
+# a "<" or ">" in the value, or one longer than a tag may be, stays out of place
+_JOINED = re.compile(r"""<parameter=["']?([^\s"'<>=/]+)["']?=([^<>]*)</parameter>\Z""")
 # </tool_call> with whitespace before its ">", as XML allows (at most 8 characters,
 # so a run of them is not held on and on): in both forms
 LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
@@ -285,6 +294,13 @@ class QwenXmlCall(ParamValues):
             q = PARAMETER_IS.match(tag) if self.scanner is None else None
             if q is not None:
                 self._open_param(q.group(1), "parameter")
+                return e + 1
+            q = _JOINED.match(tag) if self.scanner is None else None
+            if q is not None:  # <parameter=command=create</parameter>
+                self._open_param(q.group(1), "parameter")
+                if q.group(2):
+                    self._content(q.group(2))
+                self._close_param()
                 return e + 1
             if tag == FUNCTION_END:
                 self.state = AFTER
