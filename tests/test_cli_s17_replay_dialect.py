@@ -64,10 +64,10 @@ async def test_each_dialect_is_read_from_the_recording(
 
 
 async def test_the_dialect_given_still_wins(tmp_path: Path, anyio_backend: str) -> None:
-    path = tmp_path / "hermes.jsonl"
-    await _recorded(path, "hermes")
-    assert not [e for e in _events(path, "am_xml") if e["type"] == "call_end"]
-    assert main(["replay", str(path), "--json", "--dialect", "hermes"]) == 0
+    path = tmp_path / "command.jsonl"
+    await _recorded(path, "command")
+    assert not [e for e in _events(path, "json_action") if e["type"] == "call_end"]
+    assert main(["replay", str(path), "--json", "--dialect", "command"]) == 0
 
 
 async def test_a_native_recording_is_read_as_before(tmp_path: Path, anyio_backend: str) -> None:
