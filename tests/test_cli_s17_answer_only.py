@@ -79,3 +79,38 @@ async def test_each_answer_of_a_session_is_one_block_on_out(anyio_backend: str) 
     assert code == 0
     assert out.getvalue() == "It is 1024.\nBye.\n"
     assert "calculator" in err.getvalue() and "2**10?" not in err.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A UTF-8 terminal, as far as the renderer can tell."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # (a plain attribute in typeshed)
+        return "utf-8"
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+async def test_an_answers_control_characters_are_not_obeyed_by_a_terminal(
+    anyio_backend: str, terminal: bool
+) -> None:
+    """``--answer-only`` wrote the answer as it came, so on a terminal a model's
+    escape sequence (here OSC 52, which sets the clipboard) was obeyed; a pipe
+    still gets the text as the model wrote it."""
+    answer = "Done.\x1b]52;c;ZXZpbA==\x07 Really."
+    async with FakeServer([answer]) as server:
+        args = args_for(server)
+        out = _Terminal() if terminal else io.StringIO()
+        code = await chat(
+            make_agent(build_model(args), args), reader(["hi\n"]), out,
+            color=False, prompt=False, err=io.StringIO(), answer_only=True,
+        )
+    assert code == 0
+    if terminal:
+        assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
+        assert out.getvalue() == "Done.␛]52;c;ZXZpbA==␇ Really.\n"
+    else:
+        assert out.getvalue() == answer + "\n"

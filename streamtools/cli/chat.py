@@ -196,8 +196,7 @@ async def chat(
                 if answers is not None and final is not None:
                     view.newline()
                     out.flush()  # the activity before the answer, where both are one terminal
-                    answers.write(final if final.endswith("\n") else final + "\n")
-                    answers.flush()
+                    _answer(answers, final)
             except (ProviderError, BudgetExceeded, RepairExhausted) as exc:
                 del transcript.messages[kept:]  # forget the failed exchange
                 failed = True
@@ -211,6 +210,27 @@ async def chat(
             view.newline()
             view.line(view.style("dim", "(stopped)"))
         view.newline()
+
+
+def _answer(out: TextIO, text: str) -> None:
+    """An answer, for ``--answer-only``: as the model wrote it into a pipe or a
+    file, for the program that reads it; to a terminal as the session shows text,
+    its control characters shown, never obeyed (a model's escape sequence would
+    retitle the window or set the clipboard)."""
+    if _is_terminal(out):
+        view = ConsoleRenderer(out, color=False)
+        view.render(TextDelta(text=text))
+        view.newline()
+        return
+    out.write(text if text.endswith("\n") else text + "\n")
+    out.flush()
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # no such method; a closed stream
+        return False
 
 
 COMMANDS = "/reset clears the conversation, /quit (or Ctrl-D) leaves"
