@@ -50,16 +50,16 @@ def ends(events: list[ParserEvent]) -> list[tuple[str, Any]]:
 WORD = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ]{0,5}[A-Za-z0-9]|[A-Za-z0-9]", fullmatch=True)
 ADDRESS = st.fixed_dictionaries(
     {"city": WORD, "zip": WORD},
-    optional={"floor": st.integers(-99, 999), "lines": st.lists(WORD, min_size=1, max_size=2)},
+    optional={"floor": st.integers(-99, 999), "lines": st.lists(WORD, max_size=2)},
 )
 SHIP = st.fixed_dictionaries(
     {"address": ADDRESS},
-    optional={"tags": st.lists(WORD, min_size=1, max_size=3),
-              "counts": st.lists(st.integers(0, 99), min_size=1, max_size=3),
-              "parcels": st.lists(ADDRESS, min_size=1, max_size=2), "where": ADDRESS},
+    optional={"tags": st.lists(WORD, max_size=3),
+              "counts": st.lists(st.integers(0, 99), max_size=3),
+              "parcels": st.lists(ADDRESS, max_size=2), "where": ADDRESS},
 )
-# (an empty array, ``<tags></tags>``, is an empty element: a string, as in any
-# other parameter; the schema check refuses it)
+# (an empty array is an empty element, ``<tags></tags>`` or ``<tags/>``: the empty
+# list where the schema says array)
 
 
 def xml(name: str, value: Any, gap: str, item: str) -> str:
@@ -68,6 +68,8 @@ def xml(name: str, value: Any, gap: str, item: str) -> str:
     if isinstance(value, dict):
         inner = "".join(gap + xml(k, v, gap, item) for k, v in value.items())
         return f"<{name}>{inner}{gap}</{name}>"
+    if value == [] and not gap:
+        return f"<{name}/>"
     if isinstance(value, list):
         inner = "".join(gap + xml(item, v, gap, item) for v in value)
         return f"<{name}>{inner}{gap}</{name}>"
