@@ -47,8 +47,8 @@ import msgspec
 from streamtools.errors import ProviderError
 
 __all__ = [
-    "RETRY_STATUSES", "ProviderTimeout", "retry_after_seconds", "status_error", "transport_error",
-    "undecodable", "unread", "upstream_reason",
+    "RETRY_STATUSES", "ProviderTimeout", "failed_generation", "retry_after_seconds",
+    "status_error", "transport_error", "undecodable", "unread", "upstream_reason",
 ]
 
 
@@ -253,7 +253,8 @@ def _error_detail(body: str, ctype: str) -> str:
                 msg = "; ".join(_problem(item) for item in msg[:5])
             if isinstance(msg, str) and msg:
                 upstream = upstream_reason(err)
-                return (f"{msg} ({upstream})" if upstream else msg)[:500]
+                said = f"{msg} ({upstream})" if upstream else msg
+                return (said[:500] + failed_generation(err))[:800]
         elif isinstance(err, str):
             return err[:500]
     if "html" in ctype.lower() or text.lstrip().startswith("<"):
@@ -283,6 +284,16 @@ def upstream_reason(error: dict[str, Any]) -> str:
     if isinstance(name, str) and name:
         return f"{name}: {said}" if said else name
     return said
+
+
+def failed_generation(error: dict[str, Any]) -> str:
+    """What the model wrote that the server could not read as a tool call, as
+    Groq gives it with ``tool_use_failed`` ("See 'failed_generation' for more
+    details", which no message showed), shortened and introduced; or ""."""
+    said = error.get("failed_generation")
+    if not isinstance(said, str) or not said.strip():
+        return ""
+    return f" (the model wrote: {' '.join(said.split())[:300]})"
 
 
 def _problem(item: object) -> str:

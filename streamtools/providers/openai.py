@@ -170,7 +170,7 @@ from streamtools.providers.bodies import (
     with_call_texts,
 )
 from streamtools.providers.callids import checked_limit, id_limit, shortened
-from streamtools.providers.failures import RETRY_STATUSES, upstream_reason
+from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
@@ -445,7 +445,7 @@ def _error_text(error: Any) -> str:
         code = error.get("code")
         said = f"{msg} (code {code})" if code is not None else str(msg)
         upstream = upstream_reason(error)
-        return f"{said}: {upstream}" if upstream else said
+        return (f"{said}: {upstream}" if upstream else said) + failed_generation(error)
     return str(error)
 
 
