@@ -30,8 +30,10 @@ attached (``useChat``'s ``sendMessage({text, files})``: a ``file`` part, a
 attached; it is now part of the user's text, where it was among the parts: a
 text file (``text/*``, JSON, XML, YAML) as a line naming it and then its text,
 any other file as a line naming it, its type and size, which a text model
-cannot read but can say so. Other parts this server cannot use (sources, data
-parts, an assistant's files) are skipped; a
+cannot read but can say so. A call the user denied (ai 6's tool approval,
+``output-denied``, from a front end whose history holds one) is a call with an
+error result saying so, and the user's reason. Other parts this server cannot
+use (sources, data parts, an assistant's files) are skipped; a
 call that never got an output is dropped with its result, since a transcript
 must not hold a call without a result.
 
@@ -87,6 +89,7 @@ class _Part(msgspec.Struct, kw_only=True):
     errorText: str | None = None
     state: str | None = None
     providerMetadata: Any = None  # a reasoning part's: ``_origin``; others are not read
+    approval: Any = None  # a denied call's (``output-denied``): ``{"approved", "reason"}``
     url: str | None = None  # a file part's (``data:`` URL, or where it is)
     mediaType: str | None = None
     filename: str | None = None
@@ -330,4 +333,14 @@ def _result(part: _Part, name: str) -> ToolResultMessage | None:
         return ToolResultMessage(
             call_id=call_id, name=name, content=part.errorText or "error", is_error=True
         )
+    if part.state == "output-denied":
+        # ai 6's tool approval: the user said no, and the model is told so (with the
+        # reason given), as the SDK's own server tells it; dropped, the call vanished
+        # and the model asked again for what the user had refused
+        approval = part.approval if isinstance(part.approval, dict) else {}
+        reason = approval.get("reason")
+        told = "The user denied this tool call; it was not run."
+        if isinstance(reason, str) and reason.strip():
+            told += f" Their reason: {reason.strip()}"
+        return ToolResultMessage(call_id=call_id, name=name, content=told, is_error=True)
     return None
