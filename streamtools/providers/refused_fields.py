@@ -60,7 +60,9 @@ def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) ->
         return True
     field = provider.max_tokens_field
     if field == "max_tokens" and request.max_tokens is not None and field not in theirs:
-        if _RENAMED in said and _RENAMED not in theirs:
+        # "not supported": vLLM's overflow ("'max_tokens' or 'max_completion_tokens'
+        # is too large") names the new name too, and is no refusal of the field
+        if _RENAMED in said and "supported" in said.lower() and _RENAMED not in theirs:
             provider.max_tokens_field = _RENAMED
             return True
     return False
