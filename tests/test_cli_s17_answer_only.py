@@ -114,3 +114,18 @@ async def test_an_answers_control_characters_are_not_obeyed_by_a_terminal(
         assert out.getvalue() == "Done.␛]52;c;ZXZpbA==␇ Really.\n"
     else:
         assert out.getvalue() == answer + "\n"
+
+
+def test_stderr_holds_the_tools_at_work_and_nothing_else() -> None:
+    """Each answer came framed on stderr by turn rules and a final-answer rule,
+    noise in a pipeline; an answer with no tool now leaves stderr empty."""
+    with FakeServer(["<think>hmm</think>Plain.", CALL, ANSWER]) as server:
+        plain = _command(server, "hi")
+        tooled = _command(server, "what is 2**10?")
+    assert plain.returncode == 0 and plain.stdout == "Plain.\n"
+    assert plain.stderr == ""
+    assert tooled.returncode == 0 and tooled.stdout == ANSWER + "\n"
+    lines = tooled.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert "calculator" in lines[0] and '"2**10"' in lines[0]  # the call
+    assert "calculator" in lines[1] and "1024" in lines[1]  # its result

@@ -48,9 +48,9 @@ A question given on the command line (``streamtools chat … "what is 2**10?"``)
 is the whole session: asked, answered, done (stdin is not read), with the exit
 status of piped input. ``--answer-only`` writes to stdout only each answer's
 text (the agent's ``Final``), once the answer is complete, one per exchange;
-everything else the session shows (tool calls and their results, reasoning,
-turn rules, the prompt, errors) goes to stderr, and the text of turns that end
-in calls is not shown, as it is no answer; so ``chat … "q" | other_tool``
+the tools at work (calls, results, retries) and errors go to stderr, with the
+prompt when there is one; the text of turns that end in calls (no answer),
+reasoning and the turn rules are not shown; so ``chat … "q" | other_tool``
 gets the answer and nothing else. It is the default for a question given on
 the command line when stdout is not a terminal (as ``llm "q"`` and ``ollama
 run MODEL "q"`` write only the answer to a pipe); ``--no-answer-only`` keeps
@@ -84,7 +84,18 @@ from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
 from streamtools.cli.model_options import SYSTEM, add_model_options, build_model, setting
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
-from streamtools.events import Final, StreamError, TextDelta
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallStart,
+    Final,
+    Retry,
+    StreamError,
+    TextDelta,
+    ToolFailed,
+    ToolResult,
+)
 from streamtools.model import Model
 from streamtools.runtime import record
 from streamtools.runtime.console import ConsoleRenderer
@@ -189,7 +200,7 @@ async def chat(
                     async for event in events:
                         if isinstance(event, Final):
                             final = event.text
-                        if answers is None or not isinstance(event, TextDelta):
+                        if answers is None or isinstance(event, _ACTIVITY):
                             view.render(event)
                         if isinstance(event, StreamError):
                             said = event.message
@@ -210,6 +221,12 @@ async def chat(
             view.newline()
             view.line(view.style("dim", "(stopped)"))
         view.newline()
+
+
+# what ``--answer-only`` shows on stderr: the tools at work and what went wrong;
+# not the text (the answer is on stdout, a preamble is no answer), reasoning, nor
+# the turn and final-answer rules, which framed every answer with noise
+_ACTIVITY = (CallStart, ArgsDelta, CallEnd, CallError, ToolResult, ToolFailed, Retry, StreamError)
 
 
 def _answer(out: TextIO, text: str) -> None:
