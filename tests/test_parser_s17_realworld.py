@@ -138,6 +138,29 @@ CASES: list[Case] = [
          "</am:tool_call>",
          [call("write_file", path="a.html", content="<html>\n  <head><title>My Page</title>"
                "</head>\n  <body>Hello world!</body>\n</html>"), F], TOOLS),
+    # -- inline_json: Llama 3.x -----------------------------------------------------------------
+    # Llama 3.3's bare call with "type": "function" first (waybarrios/vllm-mlx#580: it
+    # leaked into the content)
+    Case("llama-3.3-type-first", "inline_json",
+         '{"type": "function", "name": "read", "parameters": {"path": "foo.py"}}',
+         [call("read", path="foo.py"), F], TOOLS),
+    # parallel calls after <|python_tag|> separated by a bare ";" (ai-dynamo/dynamo#9536,
+    # Llama 3.3 70B) or a newline (vllm-project/vllm#49923: the second call corrupted)
+    Case("llama-calls-separated-by-a-bare-semicolon", "inline_json",
+         '<|python_tag|>{"name":"get_weather","arguments":{"location":"NYC"}};'
+         '{"name":"get_time","arguments":{"timezone":"EST"}}',
+         [call("get_weather", location="NYC"), ("text", ";"), call("get_time", timezone="EST"),
+          F], TOOLS),
+    Case("llama-calls-separated-by-a-newline", "inline_json",
+         '{"name": "search", "parameters": {"q": "x"}}\n{"name": "get_time", "parameters": {}}',
+         [call(S, q="x"), ("text", "\n"), call("get_time"), F], TOOLS),
+    # braces in prose after a call stay text, the call stands (vllm-project/vllm#49923: the
+    # call was dropped with them)
+    Case("llama-call-then-braces-in-prose", "inline_json",
+         '{"name": "search", "parameters": {"query": "x"}} I used {searchTool} for this; '
+         'the args were {"query": "x"}.',
+         [call(S, query="x"), ("text", ' I used {searchTool} for this; the args were '
+                                       '{"query": "x"}.'), F], TOOLS),
     # -- the other JSON dialects: a call after one with empty arguments (vllm#47901) --------
     Case("call-after-an-empty-one-action", "json_action",
          '```json action\n{"tool": "get_time", "parameters": {}}\n```\n```json action\n'

@@ -29,7 +29,8 @@ as text.
 
 Llama 3.x models also write ``"type": "function"`` before the name (llama.cpp's
 Llama 3.x parser and its grammar trigger allow it; in ggml-org/llama.cpp#24329 a
-model on that template opens every call so), and some models the OpenAI tool
+model on that template opens every call so, and waybarrios/vllm-mlx#580 has Llama
+3.3 write it bare), and some models the OpenAI tool
 call of the request's ``tools`` list, ``{"type": "function", "function": {"name":
 …, "arguments": {…}}}``; with a catalog the window reads both: a first
 member ``"type": "function"`` (that exact value, then ``,``), after which the next
