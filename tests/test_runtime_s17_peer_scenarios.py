@@ -209,3 +209,74 @@ async def test_an_exception_that_cannot_be_printed_is_still_reported(anyio_backe
         )
     assert isinstance(outcome, ToolFailed) and outcome.kind == "exception"
     assert "Unprintable" in outcome.message
+
+
+async def test_a_timeout_does_not_wait_for_a_tools_slow_cleanup(anyio_backend: str) -> None:
+    """openai-agents-python#4899: past the timeout, the runner waited for the
+    tool's ``finally`` that awaited a slow cleanup before it reported anything.
+    Here the cleanup's wait is cancelled too (the scope stays cancelled)."""
+    log: list[str] = []
+
+    @tool(timeout=0.2)
+    async def fetch() -> str:
+        """Fetch, then close a connection slowly."""
+        try:
+            await anyio.sleep(10)
+        finally:
+            log.append("closing")
+            try:
+                await anyio.sleep(5)  # a close that never answers
+            finally:
+                log.append("close cut")
+        return "late"
+
+    with anyio.fail_after(3):
+        outcome = await Executor(ToolRegistry([fetch])).execute(
+            CallEnd(index=0, id="c1", name="fetch", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert log == ["closing", "close cut"]
+
+
+async def test_a_tool_whose_retry_loop_catches_the_cancellation_is_stopped(
+    anyio_backend: str,
+) -> None:
+    """harbor#1223: a retry decorator that retried on ``CancelledError`` kept a
+    call running past its timeout. This one retries on anything but gives up
+    after a few errors that are not a cancellation. Ours reports the timeout
+    and stops it after the grace period (1 s). The close that was the last
+    resort threw ``GeneratorExit`` into it, which it caught too, and awaited
+    again inside trio's sleep: the coroutine was left suspended there, with the
+    sleep's cancel scope open, and trio failed ("Cancel scope stack corrupted")."""
+    cancelled = anyio.get_cancelled_exc_class()
+    caught: list[str] = []
+
+    @tool(timeout=0.2)
+    async def flaky() -> str:
+        """Call a flaky service, retrying whatever happens."""
+        end = anyio.current_time() + 10  # a bound for the test
+        strikes = 0
+        while anyio.current_time() < end:
+            try:
+                await anyio.sleep(0.05)
+                raise ConnectionError("flaky")
+            except BaseException as exc:  # the bug under test: it retries anything
+                if not isinstance(exc, cancelled | ConnectionError):
+                    caught.append(type(exc).__name__)
+                    strikes += 1
+                    if strikes > 3:
+                        raise
+        return "gave up"
+
+    with anyio.fail_after(5):
+        outcome = await Executor(ToolRegistry([flaky])).execute(
+            CallEnd(index=0, id="c1", name="flaky", arguments={}, raw="")
+        )
+    assert outcome == ToolFailed(
+        index=0, id="c1", name="flaky", kind="timeout",
+        message="Tool 'flaky' timed out after 0.2 s.",
+    )  # fmt: skip
+    assert len(caught) == 4 and "GeneratorExit" not in caught
+    with anyio.move_on_after(0.1) as scope:  # this task's own scopes still work
+        await anyio.sleep(1)
+    assert scope.cancelled_caught

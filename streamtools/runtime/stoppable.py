@@ -18,7 +18,7 @@ __all__ = ["GRACE", "Stoppable"]
 
 
 # How long a tool may go on waiting after a cancellation reached it (its
-# timeout, the run cancelled) before its coroutine is closed.
+# timeout, the run cancelled) before it is stopped.
 GRACE = 1.0
 
 
@@ -41,13 +41,18 @@ class Stoppable:
     and its cancel scope was left open in the task, which then failed with
     "Attempted to exit a cancel scope that isn't the current tasks's current
     cancel scope" on asyncio, "Cancel scope stack corrupted" on trio.) A tool
-    that catches ``_Stop`` too and waits on for ``GRACE`` more is closed, as
-    the last resort. A scope the tool shields is not cancelled: its cleanup
-    there is left alone (so is a task group's exit waiting for a child that
-    swallows every cancellation: see ``streamtools.runtime.executor``); nor is a tool
-    waiting inside an async generator (``_closable``), and an async generator
-    tool is not wrapped: closing cannot unwind one. Each step is passed
-    through unchanged, so the tool runs in the caller's task and cancel scopes
+    that catches ``_Stop`` too gets it again at each resumption of a wait in a
+    cancelled scope, until it lets it through. It is never closed: a close (the
+    last resort before) threw ``GeneratorExit``, which a tool that catches
+    ``BaseException`` caught too, and awaited again inside trio's ``sleep``, so
+    the coroutine was left suspended with the sleep's cancel scope open ("Cancel
+    scope stack corrupted"). A tool that catches every exception for ever is
+    not stopped (``@tool(isolated=True)`` is for such code). A scope the tool
+    shields is not cancelled: its cleanup there is left alone (so is a task
+    group's exit waiting for a child that swallows every cancellation: see
+    ``streamtools.runtime.executor``); nor is a tool waiting inside an async
+    generator (``_closable``), and an async generator tool is not wrapped.
+    Each step is passed through unchanged, so the tool runs in the caller's task and cancel scopes
     as if awaited directly. (Whether a wait is in a cancelled scope is asked
     of anyio, ``current_effective_deadline`` being minus infinity: trio
     delivers a cancellation as a value sent in, not as an exception thrown.)"""
@@ -77,16 +82,9 @@ class Stoppable:
             else:
                 now = anyio.current_time()
                 since = now if since is None else since
-                if now - since >= GRACE and _closable(coro):
-                    if not stopped:
-                        stop, since = _Stop(), None
-                    else:  # it caught ``_Stop`` too: closed, the last resort
-                        try:
-                            coro.close()
-                        except Exception:  # it awaited again in its GeneratorExit: left as is
-                            pass
-                        yield from anyio.lowlevel.checkpoint_if_cancelled().__await__()
-                        raise RuntimeError("a tool was closed in a scope that is not cancelled")
+                # Once stopped, again at each resumption: it caught ``_Stop``.
+                if (stopped or now - since >= GRACE) and _closable(coro):
+                    stop, since = _Stop(), None
             try:
                 sent, thrown = (yield step), None
             except BaseException as exc:
