@@ -128,3 +128,20 @@ def test_a_custom_call_cut_by_the_token_limit_keeps_its_text_so_far(stream: bool
             text = whole.custom.input
     assert finish == "length"
     assert text and PATCH.startswith(text) and "*** Update File: a.py" in text
+
+
+def test_allowed_tools_may_name_a_custom_tool() -> None:
+    allowed: Any = {
+        "type": "allowed_tools",
+        "allowed_tools": {"mode": "required", "tools": [
+            {"type": "custom", "custom": {"name": "apply_patch"}},
+        ]},
+    }
+    with proxy([PATCH_CALL]) as (url, upstream):
+        reply = _openai(url).chat.completions.create(
+            model="m", messages=USER, tools=[APPLY_PATCH, WEATHER], tool_choice=allowed
+        )
+        shown = upstream.requests[0]["messages"][0]["content"]
+    (call,) = reply.choices[0].message.tool_calls or []
+    assert call.type == "custom" and call.custom.input == PATCH
+    assert "apply_patch" in shown and "weather" not in shown
