@@ -129,9 +129,13 @@ def log_level(text: str) -> str:
 
 
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    from streamtools import __version__
+
     parser = argparse.ArgumentParser(
         prog="streamtools", description="Reliable, streaming tool calling for any LLM."
     )
+    # what a bug report asks for first; an unknown argument, an exit 2, without it
+    parser.add_argument("--version", action="version", version=f"streamtools {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, (module, help_text) in SUBCOMMANDS.items():
