@@ -21,12 +21,14 @@ from typing import Any
 import anyio
 import pytest
 
+from streamtools.errors import ProviderError
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.model import CallChunk, ChatMessage, Chunk, FinishChunk
 from streamtools.runtime.agent import Agent
 from streamtools.runtime.executor import Executor
 from streamtools.testing import ScriptedModel
 from streamtools.tools import ToolRegistry, tool
+from streamtools.transcript import AssistantMessage, ToolResultMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -280,3 +282,54 @@ async def test_a_tool_whose_retry_loop_catches_the_cancellation_is_stopped(
     with anyio.move_on_after(0.1) as scope:  # this task's own scopes still work
         await anyio.sleep(1)
     assert scope.cancelled_caught
+
+
+async def test_a_model_stream_failing_mid_call_leaves_every_call_answered(
+    anyio_backend: str,
+) -> None:
+    """google/adk-python#2425: a run cancelled while an async tool ran left a
+    call with no result in the session, which the API refuses on the next
+    request. Here the model's stream breaks while a dispatched call runs: the
+    transcript the error carries answers every call, the cut one as an error."""
+    reply: list[Any] = [
+        CallChunk(index=0, id="c0", name="fast_lookup", arguments='{"key": "a"}', done=True),
+        CallChunk(index=1, id="c1", name="slow_lookup", arguments='{"key": "b"}', done=True),
+        ProviderError("connection reset"),
+    ]
+    model = ScriptedModel([reply, "never asked"])
+    agent = Agent(model, [slow_lookup, fast_lookup], native=True)
+    with anyio.fail_after(10), pytest.raises(ProviderError) as raised:
+        await agent.run("go")
+    transcript = raised.value.transcript
+    assert transcript is not None
+    calls = [c.id for m in transcript.messages if isinstance(m, AssistantMessage) for c in m.calls]
+    answered = [m for m in transcript.messages if isinstance(m, ToolResultMessage)]
+    assert calls == ["c0", "c1"]
+    assert [(m.call_id, m.is_error) for m in answered] == [("c0", False), ("c1", True)]
+    assert answered[0].content == "fast:a"
+
+
+async def test_a_timed_out_tool_leaves_no_child_process(anyio_backend: str) -> None:
+    """HKUDS/nanobot#2765, MoonshotAI/kimi-cli#82: a shell tool cancelled by its
+    timeout left its subprocess running. An async tool's ``run_process`` is
+    killed with the call."""
+    if not await anyio.Path("/proc/self").exists():
+        pytest.skip("needs /proc to tell whether the process still runs")
+    pid_file = anyio.Path(f"/tmp/streamtools-s17-{anyio_backend}-{id(object())}.pid")
+
+    @tool(timeout=0.3)
+    async def shell() -> str:
+        """Run a long command."""
+        done = await anyio.run_process(["sh", "-c", f"echo $$ > {pid_file}; exec sleep 30"])
+        return done.stdout.decode()
+
+    with anyio.fail_after(10):
+        outcome = await Executor(ToolRegistry([shell])).execute(
+            CallEnd(index=0, id="c1", name="shell", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    pid = int((await pid_file.read_text()).strip())
+    await pid_file.unlink()
+    assert not await anyio.Path(f"/proc/{pid}").exists() or (
+        (await anyio.Path(f"/proc/{pid}/stat").read_text()).split()[2] == "Z"
+    )
