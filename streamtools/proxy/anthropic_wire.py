@@ -126,6 +126,11 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
     return content
 
 
+# A text block's types: the API's, and the Responses API's names for it, which
+# some clients (the Claude Agent SDK, by LiteLLM's report) send here too
+_TEXT = frozenset({"text", "input_text", "output_text"})
+
+
 def _plain(content: Any, where: str, *, result: bool = False) -> str:
     """Text of a system prompt or a tool result: a string or text blocks, joined
     by a newline; in a ``result`` another block is a placeholder (see
@@ -134,7 +139,7 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
         return ""
     parts: list[str] = []
     for block in _blocks(content, where):
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
+        if block.get("type") in _TEXT and isinstance(block.get("text"), str):
             parts.append(block["text"])
         elif block.get("type") == "search_result":
             parts.append(_search_result(block, where))
@@ -214,7 +219,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
             turn = turn or AssistantTurn()
             for block in blocks:
                 kind = block.get("type")
-                if kind == "text":
+                if kind in _TEXT:
                     turn.text(_text(block, where))
                 elif kind == "tool_use":
                     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
@@ -237,7 +242,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
         pending: list[str] = []
         for block in blocks:
             kind = block.get("type")
-            if kind == "text":
+            if kind in _TEXT:
                 pending.append(_text(block, where))
             elif kind == "search_result":
                 pending.append(_search_result(block, where))
