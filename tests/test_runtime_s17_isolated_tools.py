@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import anyio
 import pytest
 
+from streamtools.errors import BudgetExceeded
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.runtime import executor
 from streamtools.runtime.agent import Agent
@@ -177,3 +178,22 @@ async def test_an_isolated_tools_items_are_taken_in_its_own_loop(anyio_backend: 
         numbers = await run.execute(call("counted", n=3))
     assert got == ToolResult(index=0, id="c1", name="letters", content='["x","y"]')
     assert numbers == ToolResult(index=0, id="c1", name="counted", content="[0,1,2]")
+
+
+@pytest.mark.usefixtures("own_count")
+async def test_the_run_ends_within_its_time_budget(anyio_backend: str) -> None:
+    """No tool timeout at all: the run's time budget is what ends it."""
+    stubborn = Stubborn()
+    call_text = '<tool_call>{"name": "stubborn", "arguments": {}}</tool_call>'
+    model = ScriptedModel([call_text, "never asked"])
+    agent = Agent(
+        model, [stubborn.tool(isolated=True)], dialect="hermes",
+        tool_timeout=None, time_budget=0.5,
+    )  # fmt: skip
+    try:
+        with anyio.fail_after(5), pytest.raises(BudgetExceeded):
+            await agent.run("go")
+        assert len(model.requests) == 1
+    finally:
+        stubborn.release.set()
+    await until(lambda: executor.abandoned_threads() == 0)
