@@ -15,7 +15,8 @@ against ours:
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -333,3 +334,34 @@ async def test_a_timed_out_tool_leaves_no_child_process(anyio_backend: str) -> N
     assert not await anyio.Path(f"/proc/{pid}").exists() or (
         (await anyio.Path(f"/proc/{pid}/stat").read_text()).split()[2] == "Z"
     )
+
+
+def logged(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A sync decorator, as users wrap tools (logging, metrics)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+async def test_a_sync_wrapped_async_tool_runs(anyio_backend: str) -> None:
+    """strands-agents#4410, crewAI#7474: an async tool behind a sync decorator
+    gave the model ``<coroutine object ...>`` and never ran."""
+    ran: list[str] = []
+
+    @tool
+    @logged
+    async def lookup(name: str) -> str:
+        """Look a customer up."""
+        await anyio.sleep(0.01)
+        ran.append(name)
+        return f"found {name}"
+
+    with anyio.fail_after(10):
+        outcome = await Executor(ToolRegistry([lookup])).execute(
+            CallEnd(index=0, id="c1", name="lookup", arguments={"name": "Ada"}, raw="")
+        )
+    assert outcome == ToolResult(index=0, id="c1", name="lookup", content="found Ada")
+    assert ran == ["Ada"]
