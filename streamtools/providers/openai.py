@@ -169,7 +169,7 @@ from streamtools.providers.bodies import (
     reasoning_server,
     with_call_texts,
 )
-from streamtools.providers.callids import checked_limit, id_limit, shortened
+from streamtools.providers.callids import IdRule, checked_limit, id_limit, shortened
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
@@ -326,7 +326,7 @@ _PASSING = frozenset(
 )
 
 
-def _tool_call(call: NativeCall, limit: int | None) -> dict[str, Any]:
+def _tool_call(call: NativeCall, limit: IdRule) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": shortened(call.id, limit),
         "type": "function",
@@ -364,7 +364,7 @@ def _message(
     msg: ChatMessage,
     server: str = "",
     send_reasoning: bool | None = None,
-    limit: int | None = None,
+    limit: IdRule = None,
 ) -> dict[str, Any]:
     """One message. A past call whose arguments are text that is no JSON object
     (``NativeCall.arguments_text``) goes as ``{}`` with its text at the end of
@@ -471,8 +471,8 @@ class OpenAIChat(HTTPProvider):
     ``call_id_limit``: the longest id of a past call the server takes; longer
     ones are shortened, the same way in every request (``providers.callids``).
     Default: 40 for OpenAI's API (``api.openai.com``) and Azure OpenAI, which
-    refuse longer ids, and no limit elsewhere (a self-hosted server gets its
-    own ids back as it sent them).
+    refuse longer ids, Mistral's shape (nine letters and digits) for Mistral's
+    API, and no limit elsewhere (a self-hosted server gets its own ids back).
     """
 
     _name = "OpenAI-compatible server"
