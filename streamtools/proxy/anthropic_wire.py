@@ -127,8 +127,9 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
 
 
 # A text block's types: the API's, and the Responses API's names for it, which
-# some clients (the Claude Agent SDK, by LiteLLM's report) send here too
-_TEXT = frozenset({"text", "input_text", "output_text"})
+# some clients (the Claude Agent SDK, by LiteLLM's report) send here too. A
+# tuple: a set's ``in`` hashes the value, and a block's type may be any JSON.
+_TEXT = ("text", "input_text", "output_text")
 
 
 def _plain(content: Any, where: str, *, result: bool = False) -> str:
