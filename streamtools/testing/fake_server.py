@@ -47,7 +47,11 @@ headers and JSON body are kept in ``received`` (bodies also in ``requests``).
 proxy passing a list on) expects; such a GET is kept in ``received`` (method
 ``GET``, no body), not in ``requests``.
 Other paths answer 404 (a provider pointed at the wrong wire is told so).
-Running out of replies answers 500 with a message saying so. A request a real
+Running out of replies answers 500 with a message saying so, and
+``x-should-retry: false``, the header by which OpenAI's and Anthropic's servers
+tell their SDKs not to ask again: the script's mistake is not a server's passing
+fault (the SDKs retried it, each retry one more request in ``received``, with
+their backoff between); so does a reply function that raised. A request a real
 server would refuse (a body that is not a JSON object, a field the fake reads of
 the wrong type, a bad ``content-length``) is answered 400 in the wire's error
 shape without taking a reply; a chunked request body is read like any other. A test can wait for
@@ -114,6 +118,8 @@ class Received(msgspec.Struct, frozen=True, kw_only=True):
     method: str = "POST"  # a GET (the model list) has no body: it is not in ``requests``
 
 
+# an error answer no retry can mend (the script's own mistake): said so to the SDKs
+_FINAL = {"x-should-retry": "false"}
 Scripted = str | Reply | Sequence[Chunk]
 ScriptItem = Scripted | Callable[[dict[str, Any]], Scripted]
 Tokenizer = Literal["vllm", "llama.cpp"]
@@ -220,13 +226,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         scripted = fake._next()
         if scripted is None:
-            self._send(500, error_body(wire, 500, "FakeServer: no scripted reply left"))
+            message = "FakeServer: no scripted reply left (more requests than replies scripted)"
+            self._send(500, error_body(wire, 500, message), headers=_FINAL)
             return
         try:
             item = scripted(body) if callable(scripted) else scripted
         except Exception as exc:  # noqa: BLE001 - the script's mistake, told to the client
             message = f"FakeServer: the scripted reply function raised {exc!r}"
-            self._send(500, error_body(wire, 500, message))
+            self._send(500, error_body(wire, 500, message), headers=_FINAL)
             return
         reply = Reply(text=item) if isinstance(item, str) else item
         if isinstance(reply, Reply) and reply.drop:
