@@ -27,6 +27,18 @@ when the answer to one fails the negotiated version's validation only inside
 ``tools[i]`` entries, those entries are taken out, each with a warning on
 the ``streamtools.mcp`` logger naming the server, the tool and the reason.
 Any other fault in the answer is left for the SDK to report.
+
+A tool result with one bad content block. The SDK validates a ``tools/call``
+answer as a whole too, so a result holding one block it cannot read (an image
+without ``mimeType``, a content type newer than it, a text block whose text is
+null) was a tool error ("ValidationError: 13 validation errors for
+CallToolResult"), and the text beside it lost, though the tool had run. The
+screen notes the ``tools/call`` requests it passes; in an answer to one whose
+only faults are inside ``content[i]``, each such block is replaced by a text
+block saying what it was (``[json content]``, as ``result_text`` says a type
+it does not know) and why it is not valid, and a result without ``content``
+(only ``structuredContent``) gets an empty one; once per answer, a warning
+names the server, the tool and the fault. The rest reaches the model.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     PARSE_ERROR,
+    CallToolResult,
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
@@ -117,6 +130,47 @@ def _listing_faults(result: dict[str, Any], version: str | None) -> list[dict[st
     return found
 
 
+def _result_faults(result: dict[str, Any], version: str | None) -> list[dict[str, Any]]:
+    """The validation errors of a ``tools/call`` result, as ``_listing_faults``."""
+    found: list[dict[str, Any]] = []
+    if version is not None:
+        try:
+            methods.validate_server_result("tools/call", version, result)
+        except ValidationError as exc:
+            found.extend(_errors(exc))
+        except (KeyError, ValueError):
+            pass
+    try:
+        CallToolResult.model_validate(result, by_name=False)
+    except ValidationError as exc:
+        found.extend(_errors(exc))
+    return found
+
+
+# a content block's "type" -> the name pydantic gives its member of the content union
+_BLOCKS = {
+    "text": "TextContent",
+    "image": "ImageContent",
+    "audio": "AudioContent",
+    "resource_link": "ResourceLink",
+    "resource": "EmbeddedResource",
+}
+
+
+def _block_fault(block: object, faults: list[dict[str, Any]]) -> str:
+    """What is wrong with one content block, from its faults (one per union member)."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    member = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    if isinstance(kind, str) and member is None:
+        return f"a content type this client does not know, {kind!r}"
+    for fault in faults:
+        loc = fault["loc"]
+        if member is not None and len(loc) > 2 and loc[2] == member:
+            where = ".".join(str(part) for part in loc[3:])
+            return f"{where}: {fault['msg']}" if where else fault["msg"]
+    return "not a content block"
+
+
 def _tool_label(entry: object) -> str:
     name = entry.get("name") if isinstance(entry, dict) else None
     return repr(name) if isinstance(name, str) else "without a valid name"
@@ -132,6 +186,7 @@ class _Screen:
         self.version = version
         self._unanswered: set[str] = set()
         self._listings: set[str] = set()
+        self._calls: dict[str, str] = {}  # tools/call request id -> the tool's name
 
     def sent(self, item: SessionMessage) -> None:
         message = item.message
@@ -141,6 +196,9 @@ class _Screen:
                 self._unanswered.add(key)
                 if message.method == "tools/list":
                     self._listings.add(key)
+                elif message.method == "tools/call":
+                    name = (message.params or {}).get("name")
+                    self._calls[key] = name if isinstance(name, str) else "?"
 
     def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, Exception):
@@ -160,7 +218,47 @@ class _Screen:
                 self._listings.discard(key)
                 if isinstance(message, JSONRPCResponse):
                     self._drop_invalid_tools(message.result)
+            tool = self._calls.pop(key, None) if key is not None else None
+            if tool is not None and isinstance(message, JSONRPCResponse):
+                self._mend_result(tool, message.result)
         return item
+
+    def _mend_result(self, tool: str, result: dict[str, Any]) -> None:
+        """Replace the bad blocks of a ``tools/call`` result (see the module docstring)."""
+        faults = _result_faults(result, self.version())
+        if not faults:
+            return
+        content = result.get("content")
+        if content is None and all(f["loc"] == ("content",) for f in faults):
+            result["content"] = []  # structuredContent alone: result_text says it
+            logger.warning(
+                "MCP server %r: the result of %r has no content (not valid MCP); "
+                "its structured content is used", self.label, tool,
+            )
+            return
+        if not isinstance(content, list):
+            return
+        by_block: dict[int, list[dict[str, Any]]] = {}
+        for fault in faults:
+            loc = fault["loc"]
+            if len(loc) < 2 or loc[0] != "content" or not isinstance(loc[1], int):
+                return  # the result itself is wrong: the SDK says so
+            by_block.setdefault(loc[1], []).append(fault)
+        said: list[str] = []
+        for index, found in sorted(by_block.items()):
+            block = content[index]
+            why = _block_fault(block, found)
+            kind = block.get("type") if isinstance(block, dict) else None
+            what = kind if isinstance(kind, str) else "unknown"
+            text = f"[{what} content]" if why.startswith("a content type") else (
+                f"[{what} content that is not valid MCP ({why})]"
+            )
+            content[index] = {"type": "text", "text": text}
+            said.append(f"content[{index}]: {why}")
+        logger.warning(
+            "MCP server %r: the result of %r holds content that is not valid MCP (%s); "
+            "the rest is used", self.label, tool, "; ".join(said),
+        )
 
     def _drop_invalid_tools(self, result: dict[str, Any]) -> None:
         tools = result.get("tools")

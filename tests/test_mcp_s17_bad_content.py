@@ -1,0 +1,89 @@
+"""A tool result with one content block the SDK cannot read keeps the rest.
+
+The SDK validates a ``tools/call`` answer as a whole: an image without
+``mimeType``, a content type newer than it or a text block whose text is null
+made the whole result a tool error ("ValidationError: 13 validation errors for
+CallToolResult"), and the text beside the block was lost, though the tool had
+run. The screen now replaces each such block by a text block saying what it
+was, with one warning per answer; a result with no ``content`` (structured
+content alone) is read by its structured content. A server that writes its
+JSON-RPC by hand (no SDK), over stdio; runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamtools.mcp import MCPToolError, mcp_tools
+
+pytestmark = pytest.mark.anyio
+
+SERVER = '''
+import json
+import sys
+
+OBJECT = {"type": "object", "properties": {}}
+RESULTS = {
+    "no_mime": {
+        "content": [{"type": "text", "text": "the chart:"}, {"type": "image", "data": "YWJj"}]
+    },
+    "newer_type": {"content": [{"type": "text", "text": "rows:"}, {"type": "table", "rows": [1]}]},
+    "null_text": {"content": [{"type": "text", "text": None}, {"type": "text", "text": "kept"}]},
+    "structured_only": {"structuredContent": {"temp": 18}},
+    "fine": {"content": [{"type": "text", "text": "all good"}]},
+    "hopeless": {"content": "a string, not a list"},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+    if message["method"] == "initialize":
+        reply["result"] = {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+    elif message["method"] == "tools/list":
+        reply["result"] = {"tools": [{"name": n, "inputSchema": OBJECT} for n in RESULTS]}
+    elif message["method"] == "tools/call":
+        reply["result"] = RESULTS[message["params"]["name"]]
+    print(json.dumps(reply), flush=True)
+'''
+
+
+async def test_bad_blocks_are_named_and_the_rest_reaches_the_caller(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "raw_content_server.py"
+    script.write_text(SERVER)
+    got: dict[str, str] = {}
+    with caplog.at_level(logging.WARNING, logger="streamtools.mcp"):
+        async with mcp_tools(f"{sys.executable} {script}", call_timeout=30) as registry:
+            for name in ("no_mime", "newer_type", "null_text", "structured_only", "fine"):
+                found = registry.get(name)
+                assert found is not None
+                got[name] = await found.invoke({})
+            hopeless = registry.get("hopeless")
+            assert hopeless is not None
+            with pytest.raises(MCPToolError, match="validation error"):  # at once, as before
+                await hopeless.invoke({})
+    assert got == {
+        "no_mime": "the chart:\n[image content that is not valid MCP (mimeType: Field required)]",
+        "newer_type": "rows:\n[table content]",
+        "null_text": (
+            "[text content that is not valid MCP (text: Input should be a valid string)]\nkept"
+        ),
+        "structured_only": '{"temp":18}',
+        "fine": "all good",
+    }
+    warnings = [r.getMessage() for r in caplog.records if r.name == "streamtools.mcp"]
+    assert len(warnings) == 4, warnings
+    assert "the result of 'no_mime' holds content that is not valid MCP" in warnings[0]
+    assert "content[1]: mimeType: Field required" in warnings[0]
+    assert "a content type this client does not know, 'table'" in warnings[1]
+    assert "content[0]: text:" in warnings[2]
+    assert "the result of 'structured_only' has no content" in warnings[3]
