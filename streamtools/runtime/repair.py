@@ -48,7 +48,8 @@ has its own rung, and each rung its own bound, so that repair can never loop:
 
    An identical call written twice in one reply (a *twin*; models that write
    parallel calls duplicate one now and then) is neither: the second is not
-   run, and is told that only the first is answered (``repeat_twin``). It
+   run, and is told that only the first is answered (``repeat_twin``), unless
+   the tool is ``repeatable``: then it is another call ("roll two dice"). It
    quotes nothing, since whether the first one's result is in yet depends on
    timing, and the transcript must not; and it climbs no rung, being no loop
    across turns: a later repeat is still redirected before tool use stops.

@@ -298,14 +298,15 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
         return
-    if signature in reply.signatures:
+    tool = ctx.executor.registry.get(call.name)
+    repeatable = tool is not None and tool.repeatable  # polled: a repeat is no loop
+    if signature in reply.signatures and not repeatable:
         # The same call earlier in this reply (see ``repair``): not run, whatever
-        # became of the first, and no rung climbed.
+        # became of the first, and no rung climbed. A repeatable tool's twin is
+        # another call ("roll two dice"): it runs.
         await _refuse(ctx, call, reply, repeat_twin(call.name))
         return
     reply.signatures.add(signature)
-    tool = ctx.executor.registry.get(call.name)
-    repeatable = tool is not None and tool.repeatable  # polled: a repeat is no loop
     if signature not in repair.seen or repeatable or repair.may_retry(signature):
         if signature in repair.seen and not repeatable:  # a retry of a failed call
             repair.retries[signature] = repair.retries.get(signature, 0) + 1
