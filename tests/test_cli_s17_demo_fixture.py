@@ -63,3 +63,28 @@ async def test_a_chat_recording_plays_as_it_was_recorded(
     assert "calculator: 1024" in shown, shown  # the tool ran on the recorded call
     assert "malformed" not in shown and "asking the model again" not in shown, shown
     assert QUESTION in shown
+
+
+async def test_a_session_of_several_questions_says_what_was_not_played(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """The demo plays the first question's answer; the rest of a two-question
+    session was left out without a word."""
+    path = tmp_path / "two.jsonl"
+    async with FakeServer([CALLS["am_xml"], "It is 1024.", "Bye."]) as server:
+        args = args_for(server)
+        agent = make_agent(record(build_model(args), path), args)
+        lines = [QUESTION + "\n", "thanks\n"]
+        code = await chat(agent, reader(lines), io.StringIO(), color=False, prompt=False)
+    assert code == 0
+    out = io.StringIO()
+    result = await play(path, speed=None, out=out, color=False)
+    assert result.text == "It is 1024."
+    said = "(the recording holds 1 more model call after this answer; streamtools replay"
+    assert f"{said} {path} prints them all)" in out.getvalue()
+    # a session of one question says nothing more
+    single = tmp_path / "am_xml.jsonl"
+    await _chat_recorded(single, "am_xml")
+    out = io.StringIO()
+    await play(single, speed=None, out=out, color=False)
+    assert "the recording holds" not in out.getvalue()

@@ -15,12 +15,13 @@ Because the model's words are recorded and the tools are live, the recorded
 answer never restates the clock's reading; it points at it.
 
 The user prompt shown is the one in the recording (the last user message of
-its first request), so any recording that uses these two tools can be demoed
-with ``--fixture``, such as a ``streamtools chat --record`` session: it is
-played in the mode it was recorded in, native tools when its first request
-sent them (``--hybrid`` when they were only ``HybridAgent``'s tool selection),
-else the dialect its system prompt shows
-(``streamtools.cli.replay.recorded_dialect``), else ``am_xml``. (Played in
+its first request), and only its answer is played (a recording of several
+questions says how many model calls it holds after it), so any recording
+that uses these two tools can be demoed with ``--fixture``, such as a
+``streamtools chat --record`` session: it is played in the mode it was
+recorded in, native tools when its first request sent them (``--hybrid`` when
+they were only ``HybridAgent``'s tool selection), else the dialect its system
+prompt shows (``streamtools.cli.replay.recorded_dialect``), else ``am_xml``. (Played in
 ``am_xml`` whatever it was, a ``--dialect hermes`` session showed each call as
 malformed and a ``--native`` one as empty replies, repaired.)
 
@@ -237,6 +238,14 @@ async def play(
         async for event in events:
             view.render(event)
     assert events.result is not None
+    if model.remaining:
+        # a ``chat --record`` session of several questions: only the first is played
+        # (the agent asks what it asks; the next questions are not the demo's to ask)
+        left = f"{model.remaining} more model call{'s' if model.remaining > 1 else ''}"
+        view.line(
+            view.style("dim", f"(the recording holds {left} after this answer; ")
+            + view.style("dim", f"streamtools replay {path} prints them all)")
+        )
     return events.result
 
 
