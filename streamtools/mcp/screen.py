@@ -171,6 +171,10 @@ def _block_fault(block: object, faults: list[dict[str, Any]]) -> str:
     return "not a content block"
 
 
+# fields of a tool that no call needs: wrong, they are taken out rather than the tool
+_EXTRAS = frozenset({"outputSchema", "icons", "title", "annotations", "execution", "_meta"})
+
+
 def _tool_label(entry: object) -> str:
     name = entry.get("name") if isinstance(entry, dict) else None
     return repr(name) if isinstance(name, str) else "without a valid name"
@@ -260,24 +264,56 @@ class _Screen:
             "the rest is used", self.label, tool, "; ".join(said),
         )
 
+    def _tool_faults(self, result: dict[str, Any]) -> dict[int, list[dict[str, Any]]] | None:
+        """A listing's faults by tool index; None if one is outside every tool."""
+        bad: dict[int, list[dict[str, Any]]] = {}
+        for fault in _listing_faults(result, self.version()):
+            loc = fault["loc"]
+            if len(loc) < 2 or loc[0] != "tools" or not isinstance(loc[1], int):
+                return None  # the listing itself is wrong: the SDK says so
+            bad.setdefault(loc[1], []).append(fault)
+        return bad
+
     def _drop_invalid_tools(self, result: dict[str, Any]) -> None:
         tools = result.get("tools")
         if not isinstance(tools, list):
             return
-        faults = _listing_faults(result, self.version())
-        bad: dict[int, str] = {}
-        for fault in faults:
-            loc = fault["loc"]
-            if len(loc) < 2 or loc[0] != "tools" or not isinstance(loc[1], int):
-                return  # the listing itself is wrong: the SDK says so
+        bad = self._tool_faults(result)
+        if bad and self._strip_extras(tools, bad):
+            bad = self._tool_faults(result)  # what is left wrong after that
+        if bad is None:
+            return
+        for index, faults in sorted(bad.items()):
+            loc, msg = faults[0]["loc"], faults[0]["msg"]
             where = ".".join(str(part) for part in loc[2:])
-            bad.setdefault(loc[1], f"{where}: {fault['msg']}" if where else fault["msg"])
-        for index, why in sorted(bad.items()):
             logger.warning(
                 "MCP server %r: tool %s left out: its definition is not valid MCP (%s)",
-                self.label, _tool_label(tools[index]), why,
+                self.label, _tool_label(tools[index]), f"{where}: {msg}" if where else msg,
             )
         result["tools"] = [entry for index, entry in enumerate(tools) if index not in bad]
+
+    def _strip_extras(self, tools: list[Any], bad: dict[int, list[dict[str, Any]]]) -> bool:
+        """Take out of each bad tool the fields that are wrong when no call needs them
+        (``_EXTRAS``: an ``outputSchema`` that is not an object schema, as many
+        servers declare for a tool that returns a list, or an icon without its
+        ``src``), keeping the tool: it was left out for them. Whether any was."""
+        stripped = False
+        for index, faults in bad.items():
+            entry = tools[index]
+            if not isinstance(entry, dict) or any(len(f["loc"]) < 3 for f in faults):
+                continue
+            fields = sorted({str(f["loc"][2]) for f in faults})
+            if not _EXTRAS.issuperset(fields):
+                continue
+            tools[index] = {key: value for key, value in entry.items() if key not in fields}
+            where = ".".join(str(part) for part in faults[0]["loc"][2:])
+            logger.warning(
+                "MCP server %r: tool %s kept without its %s, which %s not valid MCP (%s: %s)",
+                self.label, _tool_label(entry), " and ".join(fields),
+                "are" if len(fields) > 1 else "is", where, faults[0]["msg"],
+            )
+            stripped = True
+        return stripped
 
 
 class _ScreenedReads:
