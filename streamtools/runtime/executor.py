@@ -103,7 +103,6 @@ from __future__ import annotations
 import inspect
 import math
 import threading
-import traceback
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from functools import partial
 from typing import Any
@@ -113,6 +112,7 @@ import anyio
 from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import cut_to_limit, format_result
+from streamtools.runtime.failures import describe_failure, may_pass
 from streamtools.runtime.repair import call_signature
 from streamtools.runtime.stoppable import Stoppable
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
@@ -235,13 +235,7 @@ class Executor:
         return ToolResult(index=call.index, id=call.id, name=call.name, content=content), False
 
     def _describe(self, name: str, exc: BaseException) -> str:
-        exc = _unmasked(exc)
-        text = f"Tool {name!r} raised {describe_exception(exc)}"
-        if isinstance(exc, BaseExceptionGroup):
-            text += ": " + _grouped(exc)
-        if self.include_tracebacks:
-            text += "\n" + "".join(traceback.format_exception(exc)).rstrip()
-        return text
+        return describe_failure(name, exc, tracebacks=self.include_tracebacks)
 
     def _failed(self, call: CallEnd, kind: str, message: str) -> ToolFailed:
         # an exception's message (a traceback, a command's whole output) may be huge too
@@ -446,73 +440,6 @@ def _needs_thread(value: Any) -> bool:
     """Whether ``value`` is an iterator whose items are still to be taken, in a
     worker thread (a sync tool's own are taken in its thread: ``_called_in_thread``)."""
     return isinstance(value, Iterator)
-
-
-# What a tool raises to say its arguments are wrong (a date it cannot read, a
-# division by zero, argparse refusing a command line): the same call fails the
-# same way again. An ``OSError`` never is (requests' ``JSONDecodeError`` is a
-# ``ValueError`` too, raised for a gateway's error page that may pass).
-_SETTLED = (ValueError, TypeError, ArithmeticError, NotImplementedError, SystemExit)
-
-
-def may_pass(exc: BaseException) -> bool:
-    """Whether a call that raised ``exc`` might succeed if made again with the same
-    arguments: False for what says the arguments are wrong (``ValueError``,
-    ``TypeError``, ``ArithmeticError``, ``NotImplementedError``, ``SystemExit``),
-    True for anything else (a connection error, an error of the tool's own
-    class: what it means is not known). An exception group may pass when any
-    exception in it may."""
-    if isinstance(exc, BaseExceptionGroup):
-        return any(may_pass(e) for e in exc.exceptions)
-    exc = _unmasked(exc)
-    return isinstance(exc, OSError) or not isinstance(exc, _SETTLED)
-
-
-# What PEP 479 makes of a StopIteration leaving a coroutine or a generator: a
-# tool's own ``next(it)`` on an exhausted iterator reaches us through the
-# coroutine that awaits it (an async tool, the worker thread's future) so.
-_PEP_479 = frozenset(
-    f"{kind} raised {name}"
-    for kind in ("coroutine", "generator", "async generator")
-    for name in ("StopIteration", "StopAsyncIteration")
-)
-
-
-def _unmasked(exc: BaseException) -> BaseException:
-    """The ``StopIteration`` a tool raised, rather than the ``RuntimeError``
-    ("coroutine raised StopIteration") Python wraps it in on its way out: the
-    model is told what the tool did, not what the coroutine machinery did with
-    it. A ``RuntimeError`` of the tool's own (its own message) is left as it is."""
-    cause = exc.__cause__
-    if (
-        type(exc) is RuntimeError
-        and isinstance(cause, StopIteration | StopAsyncIteration)
-        and str(exc) in _PEP_479
-    ):
-        return cause
-    return exc
-
-
-_GROUPED_SHOWN = 5
-
-
-def _grouped(group: BaseExceptionGroup[BaseException]) -> str:
-    """The exceptions inside ``group`` (nested groups flattened), as the model
-    needs them: an async tool whose task group failed raises an
-    ``ExceptionGroup`` whose own message ("unhandled errors in a TaskGroup (1
-    sub-exception)") says nothing of what went wrong. At most ``_GROUPED_SHOWN``."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop(0)
-        if isinstance(exc, BaseExceptionGroup):
-            pending[:0] = exc.exceptions  # depth first, in order
-        else:
-            leaves.append(exc)
-    shown = "; ".join(describe_exception(_unmasked(e)) for e in leaves[:_GROUPED_SHOWN])
-    if len(leaves) > _GROUPED_SHOWN:
-        shown += f"; and {len(leaves) - _GROUPED_SHOWN} more"
-    return shown
 
 
 class _Carried:
