@@ -33,6 +33,10 @@ per line (``application/x-ndjson``), each decoded by one
   ``unload``: Ollama only (un)loaded the model and generated nothing, as it
   does for a request with no user turn (only system messages); it passed as
   a finish no consumer knew, an empty final answer.
+* A UTF-8 byte-order mark before the first line (a server whose text writer
+  puts one first) is dropped: the sniffer of mislabelled streams (``providers.mislabelled``)
+  already looked past it and took the body for NDJSON, and the first line
+  then failed as malformed JSON, whatever its label.
 * Lines end at ``\n`` only (``_lines``): Go's JSON encoder leaves U+0085,
   U+2028 and U+2029 raw inside strings, and httpx's ``aiter_lines`` would split
   a line there, as ``str.splitlines`` does.
@@ -338,6 +342,7 @@ async def _records(
 
 
 _SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
+_BOM = b"\xef\xbb\xbf"
 
 
 def _unframed(line: bytes) -> bytes:
@@ -345,6 +350,8 @@ def _unframed(line: bytes) -> bytes:
     lines (see the module docstring); a JSON line as it is."""
     if line[:1] in (b"{", b""):  # the usual line: nothing to look at
         return line
+    if line.startswith(_BOM):  # before the first line (see the module docstring)
+        return _unframed(line[len(_BOM) :])
     if line.startswith(b"data:"):
         data = line[5:].strip()
         return b"" if data == b"[DONE]" else data
