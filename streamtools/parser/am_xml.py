@@ -102,8 +102,8 @@ named tools' definitions and continues).
 
 ``<tool_call>`` opens a call in Qwen3-Coder's native form, ``<tool_call>
 <function=NAME><parameter=P>value</parameter></function></tool_call>``, which
-its models write out of habit whatever the prompt teaches (it was text: the
-call lost without a word): read by ``hermes_xml.QwenXmlBody``, the machine
+its models write out of habit whatever the prompt teaches (``<function=`` too,
+the opener left out: ``qwen_bare``): read by ``hermes_xml.QwenXmlBody``, the machine
 ``hermes`` reads that form with, its values typed by the schema as here but
 written as they are (no entities, no CDATA: only ``</parameter>`` ends one).
 An ``<am:tool_call …>`` call inside those tags (Qwen models wrap calls in
@@ -151,6 +151,7 @@ from streamtools.parser.calls import (
     DialectSyntax,
 )
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
+from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
 from streamtools.parser.xml_values import PARAMETER_IS, equals_tag, kinds_from_schema
 
@@ -675,10 +676,10 @@ def _attribute(tag: str, pos: int, key: str) -> str | None:
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
     if marker == REQUEST_OPEN:
         return RequestToolsBody(ctx, marker)
-    if marker == QWEN_OPEN:  # Qwen3-Coder's native form, or this form in its tags
-        from streamtools.parser.am_xml_wrap import QwenTagBody  # (it imports this module)
+    if marker == QWEN_OPEN or marker == FUNCTION:  # Qwen3-Coder's form (also bare: qwen_bare)
+        from streamtools.parser.am_xml_wrap import qwen_body  # (it imports this module)
 
-        return QwenTagBody(ctx, marker)
+        return qwen_body(marker, ctx)
     body = AmXmlBody.spare(ctx)
     if body is None:
         return AmXmlBody(ctx, marker)
@@ -687,6 +688,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 
 AM_XML = DialectSyntax(
-    name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN, QWEN_OPEN),
-    open=_open,
+    name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN, QWEN_OPEN, FUNCTION),
+    open=_open, hold_bound=HOLD_BOUND,
 )

@@ -29,13 +29,20 @@ import re
 from streamtools.events import ParserEvent
 from streamtools.parser.am_xml import AmXmlBody
 from streamtools.parser.am_xml_fast import OPEN
-from streamtools.parser.calls import RUNNING, CallBody
+from streamtools.parser.calls import RUNNING, CallBody, CallContext
 from streamtools.parser.hermes import HermesBody
 from streamtools.parser.hermes_xml import FUNC, QwenXmlBody
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
 from streamtools.parser.jsoncall import JsonCallBody
+from streamtools.parser.qwen_bare import BareFunctionBody
 
-__all__ = ["QwenTagBody", "WrappedAmXmlBody", "WrappedJsonBody"]
+
+def qwen_body(marker: str, ctx: CallContext) -> CallBody:
+    """The body of ``am_xml``'s Qwen3-Coder markers: ``<tool_call>`` (``QwenTagBody``)
+    and ``<function=`` with its opener left out (``qwen_bare``)."""
+    return QwenTagBody(ctx, marker) if marker == QWEN_OPEN else BareFunctionBody(ctx, marker)
+
+__all__ = ["QwenTagBody", "WrappedAmXmlBody", "WrappedJsonBody", "qwen_body"]
 
 _WRAP_END = 9  # (a state no other body has) the call closed, </tool_call> is due
 _WRAP_CLOSE = re.compile(r"</tool_call[ \t\r\n]{0,8}(>)?")

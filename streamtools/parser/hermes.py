@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
-quotes the tag in backticks stays text, see the core). The body expects, after
+quotes the tag in backticks stays text, see the core). It looks for ``<function=``
+too, Qwen3-Coder's form with its opener left out (``qwen_bare``). The body expects, after
 optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``); anything else is ``CallError(reason=
@@ -50,6 +51,7 @@ from streamtools.parser.calls import RUNNING, CallBody, CallContext, DialectSynt
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
+from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
 
 __all__ = ["HERMES", "HermesBody", "HermesXmlBody"]
 
@@ -160,6 +162,8 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
+    if marker == FUNCTION:  # Qwen3-Coder's form without its <tool_call> (``qwen_bare``)
+        return BareFunctionBody(ctx, marker)
     body = HermesBody.spare(ctx)
     if body is None:
         xml = HermesXmlBody.spare(ctx)  # (a body that read Qwen3-Coder's form)
@@ -176,4 +180,7 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
     return body
 
 
-HERMES = DialectSyntax(name="hermes", stop_marker=CLOSE, markers=(OPEN,), open=_open)
+HERMES = DialectSyntax(
+    name="hermes", stop_marker=CLOSE, markers=(OPEN, FUNCTION), open=_open,
+    hold_bound=HOLD_BOUND,
+)
