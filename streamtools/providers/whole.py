@@ -21,6 +21,8 @@ order a server streaming it would send them.
   and ``message_stop``. A ``tool_use`` block's ``input`` goes on as the text
   it came as (``msgspec.Raw``), so numbers are not rewritten.
 
+A UTF-8 byte-order mark before the JSON (a server whose text writer puts one
+first) is dropped: the answer was refused as "expected text/event-stream".
 A body that is not valid JSON is no answer (None), and so is one whose
 strings hold bytes that are not UTF-8: msgspec raises ``UnicodeDecodeError``
 for those, not ``DecodeError``, and it escaped ``model.stream`` as itself where
@@ -40,12 +42,13 @@ import msgspec
 __all__ = ["chat_completion", "message"]
 
 _encoder = msgspec.json.Encoder()
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark before the answer: no part of it
 
 
 def chat_completion(raw: bytes) -> bytes | None:
     """A ``chat.completion`` body as its SSE stream, or None if it is not one."""
     try:
-        answer = msgspec.json.decode(raw)
+        answer = msgspec.json.decode(raw.removeprefix(_BOM))
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # see the docstring
         return None
     choices = answer.get("choices") if isinstance(answer, dict) else None
@@ -92,7 +95,7 @@ _message = msgspec.json.Decoder(_Message)
 def message(raw: bytes) -> bytes | None:
     """An Anthropic ``message`` body as its SSE stream, or None if it is not one."""
     try:
-        answer = _message.decode(raw)
+        answer = _message.decode(raw.removeprefix(_BOM))
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # ValidationError is one
         return None
     if answer.type != "message":
