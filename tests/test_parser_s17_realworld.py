@@ -126,6 +126,11 @@ CASES: list[Case] = [
     Case("hermes-json-in-qwen-tags-am-stop", "am_xml",
          '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}',
          [call(S, q="x"), F], TOOLS, finish_reason="stop"),
+    # ... in a Markdown fence inside the tags, as Qwen2.5-Coder writes it in hermes
+    # (test_parser_s16_realworld's fence-inside-the-tags)
+    Case("hermes-json-fenced-in-qwen-tags-am", "am_xml",
+         '<tool_call>\n```json\n{"name": "search", "arguments": {"q": "x"}}\n```\n'
+         "</tool_call>", [call(S, q="x"), F], TOOLS),
     # an attribute besides the name (DeepSeek's DSML: NousResearch/hermes-agent#8965)
     Case("parameter-with-another-attribute", "am_xml",
          '<am:tool_call name="cronjob"><parameter name="action" string="true">list</parameter>'

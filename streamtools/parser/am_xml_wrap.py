@@ -14,9 +14,10 @@ machine), the tags its markup: the call ends at the ``</tool_call>`` after
 ``</am:tool_call>`` (the whitespace between is its raw text too), or, anything
 else following, at ``</am:tool_call>``, the rest left to the core. Anything
 else is Qwen3-Coder's form, read by ``hermes_xml``'s machine (its broken forms
-``CallError`` with the raw text), but for a ``{`` or ``[``: the ``hermes`` JSON
-form, ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``, which every Qwen
-model's chat template teaches (Qwen3-Coder's too, which writes it as often:
+``CallError`` with the raw text), but for a ``{``, ``[`` or backtick: the ``hermes`` JSON
+form, ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` (a Markdown fence
+around the object too, as ``hermes`` takes it), which every Qwen model's chat template
+teaches (Qwen3-Coder's too, which writes it as often:
 gpustack/gpustack#2660), read by the ``hermes`` body (``WrappedJsonBody``) as
 ``hermes`` reads it, its errors naming ``am_xml``'s form. It was
 ``CallError(malformed)`` telling the model to write Qwen3-Coder's form.
@@ -63,7 +64,7 @@ class QwenTagBody(QwenXmlBody):
                 if not s.startswith(QWEN_OPEN, i):
                     break
                 i += len(QWEN_OPEN)  # a stutter: markup (``hermes_xml`` takes it too)
-            if i < n and (s[i] == "{" or s[i] == "["):
+            if i < n and (s[i] == "{" or s[i] == "[" or s[i] == "`"):  # (`: a ```json fence)
                 self.record(s, pos, i)
                 return WrappedJsonBody.take_over(self, s, i, out)
             if i < n and s[i] == "<":
