@@ -73,6 +73,16 @@ CASES: list[Case] = [
          '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>\n<tool_call>\n'
          '{"name": "search", "arguments": {"q": "x"}}\n</tool_call>',
          [call("get_time"), ("text", "\n"), call(S, q="x"), F], TOOLS),
+    # a call drafted inside <think>, then made after it: one call, the draft reasoning
+    # (PrimeIntellect-ai/renderers#80 ran it twice; DESIGN §2.9: reasoning is not parsed
+    # for calls, so one written only there, vllm-project/vllm#39056, stays reasoning)
+    Case("call-drafted-in-reasoning", "hermes",
+         '<think>\nI will call <tool_call>\n{"name": "search", "arguments": {"q": "draft"}}\n'
+         '</tool_call>\n</think>\n<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n'
+         "</tool_call>",
+         [("think", '\nI will call <tool_call>\n{"name": "search", "arguments": '
+                        '{"q": "draft"}}\n</tool_call>\n'), ("text", "\n"), call(S, q="x"), F],
+         TOOLS),
     # -- the Qwen3-Coder form ---------------------------------------------------------------
     # text before and after, no newlines (sgl-project/sglang#40739: the text after dropped)
     Case("qwen-text-around-the-call", "hermes",
