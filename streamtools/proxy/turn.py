@@ -56,9 +56,11 @@ Decisions, each bounded:
   is repaired: while no call has been emitted and a repair remains, the
   upstream is closed and re-prompted with the parser's message; otherwise its
   raw text is passed through as text (dropped after a call, as all post-call
-  text). A call whose ``CallStart``
-  and fragments were already sent cannot be retracted: the response ends with
-  an error in the client's format (``kind="malformed_call"``).
+  text). The text before the broken call has reached the client already; what
+  the re-prompted model writes again of it is not sent twice (``_Repeat``). A
+  call whose ``CallStart`` and fragments were already sent cannot be retracted:
+  the response ends with an error in the client's format
+  (``kind="malformed_call"``).
 * **A call cut by the token limit.** When the upstream's finish is a length cut
   (``end("length")`` leaves the announced call ``unterminated``) the model did
   nothing wrong that a re-prompt would fix: the real APIs end such a response
@@ -295,8 +297,9 @@ class _Turn:
     async def run(self, first: ModelRequest | None) -> None:
         transcript = self.call.transcript
         request = upstream_request(self.call, self.dialect) if first is None else first
+        seen: str | None = None  # text of a repaired attempt the client has seen
         while True:
-            attempt = _Attempt(self)
+            attempt = _Attempt(self) if seen is None else _Repeat(self, seen)
             try:
                 finish = await attempt.play(request)
             except ProviderError as exc:
@@ -321,6 +324,7 @@ class _Turn:
                 transcript.add(AssistantMessage(text=attempt.written()))
                 transcript.add(UserMessage(content=repair))
                 request = upstream_request(self.call, self.dialect, transcript)
+                seen = attempt.shown()
                 continue
             await attempt.give_up()
             # no count from the upstream: the estimate of what it was sent, not 0
@@ -371,6 +375,16 @@ class _Attempt:
 
     def written(self) -> str:
         return "".join(self.text)
+
+    def shown(self) -> str | None:
+        """The text the client has seen of this attempt, when a broken call is
+        repaired after it (the text the model wrote before that call, which was
+        sent as it came); None when there is none or it is not known."""
+        if self.broken is None or self.hold:
+            return None
+        written = self.written()
+        at = written.rfind(self.broken.raw) if self.broken.raw else -1
+        return written[:at] if at > 0 else None
 
     def abandoned(self) -> None:
         """The proxy closed this request's stream before its end (a broken call to
@@ -535,6 +549,36 @@ class _Attempt:
         if self.held and not self.turn.calls:
             await self.turn.out(TextDelta(text="".join(self.held)))
         self.held.clear()
+
+
+class _Repeat(_Attempt):
+    """The re-prompt after a broken call was repaired, once the client has seen
+    ``seen``, the text the model wrote before that call: the model often writes
+    it again, and the client got it twice ("I'll check. I'll check."). While this
+    attempt's text repeats ``seen`` it is held; the repeat is not sent again, and
+    from where the text differs all of it is (nothing the client has not seen is
+    left out). A class of its own: the first attempt of every request pays
+    nothing for it."""
+
+    def __init__(self, turn: _Turn, seen: str) -> None:
+        super().__init__(turn)
+        self.seen: str | None = seen
+        self.pending = ""  # text that repeats the start of ``seen`` so far
+
+    async def text_out(self, text: str) -> None:
+        seen = self.seen
+        if seen is None or self.turn.calls or self.hold:
+            await super().text_out(text)
+            return
+        pending = self.pending + text
+        if seen.startswith(pending):
+            self.pending = pending
+            return
+        self.seen, self.pending = None, ""
+        if pending.startswith(seen):
+            pending = pending[len(seen) :]  # the whole repeat, then new text
+        if pending:
+            await super().text_out(pending)
 
 
 def _no_request_tools(request: CallEnd) -> CallError:
