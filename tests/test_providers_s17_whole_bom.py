@@ -10,6 +10,7 @@ import json
 import pytest
 from provider_support import collect, mock, text_of
 
+from streamtools.errors import ProviderError
 from streamtools.model import Chunk, FinishChunk
 from streamtools.providers import AnthropicMessages, HTTPProvider, OpenAIChat
 from streamtools.testing import FakeServer
@@ -48,3 +49,17 @@ async def test_a_whole_answer_after_a_byte_order_mark_is_read(
             chunks = await collect(cls("m", base_url=server.base_url, max_retries=0))
     assert text_of(chunks) == "Hi."
     assert chunks[-1] == FinishChunk(reason="stop")
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_an_error_body_after_a_byte_order_mark_is_quoted_by_its_message(
+    anyio_backend: str, wire: Wire
+) -> None:
+    """The API's message was lost: the error quoted the raw body, mark and all."""
+    cls = ANSWERS[wire][0]
+    error = {"error": {"type": "authentication_error", "message": "Invalid API key"}}
+    reply = Reply(status=401, body=BOM + json.dumps(error), content_type="application/json")
+    async with FakeServer([reply], wire=wire) as server:
+        with pytest.raises(ProviderError) as info:
+            await collect(cls("m", base_url=server.base_url, max_retries=0))
+    assert str(info.value).endswith("answered HTTP 401: Invalid API key")

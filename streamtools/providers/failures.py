@@ -235,8 +235,9 @@ def _target(response: httpx.Response, location: str) -> str:
 
 
 def _error_detail(body: str, ctype: str) -> str:
-    """A short human summary of an error body: the API's message, or a snippet."""
-    text = body.strip()
+    """A short human summary of an error body: the API's message, or a snippet.
+    A byte-order mark before the JSON (``whole``'s module docstring) is no part of it."""
+    text = body.strip().removeprefix("\ufeff")
     if not text:
         return ""
     try:
