@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -365,3 +366,44 @@ async def test_a_sync_wrapped_async_tool_runs(anyio_backend: str) -> None:
         )
     assert outcome == ToolResult(index=0, id="c1", name="lookup", content="found Ada")
     assert ran == ["Ada"]
+
+
+async def test_a_tool_reading_a_stream_that_swallows_cancellation_is_stopped(
+    anyio_backend: str,
+) -> None:
+    """A streaming client whose reading loop retries on anything (here an async
+    generator that swallows every cancellation) held its call past the timeout
+    for as long as the stream went on: a tool waiting inside an async generator
+    was never stopped, as closing (the old way to stop it) cannot unwind one.
+    The exception thrown to stop it can: the generator's frame unwinds too."""
+    swallowed: list[int] = []
+    ended: list[str] = []
+
+    async def chunks() -> AsyncIterator[int]:
+        cancelled = anyio.get_cancelled_exc_class()
+        end = anyio.current_time() + 10  # a bound for the test
+        try:
+            while anyio.current_time() < end:
+                try:
+                    await anyio.sleep(0.05)
+                except cancelled:
+                    swallowed.append(1)
+                    time.sleep(0.002)  # noqa: ASYNC251 (not a busy spin)
+                yield 1
+        finally:
+            ended.append("ran to its bound" if anyio.current_time() >= end else "stopped")
+
+    @tool(timeout=0.2)
+    async def read_stream() -> int:
+        """Read a stream."""
+        return sum([n async for n in chunks()])
+
+    with anyio.fail_after(5):
+        outcome = await Executor(ToolRegistry([read_stream])).execute(
+            CallEnd(index=0, id="c1", name="read_stream", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert swallowed and ended == ["stopped"]
+    with anyio.move_on_after(0.1) as scope:  # this task's own scopes still work
+        await anyio.sleep(1)
+    assert scope.cancelled_caught

@@ -195,7 +195,8 @@ async def test_a_tool_whose_own_timeouts_expire_again_and_again_is_left_alone() 
 async def test_a_tool_waiting_inside_an_async_generator_is_not_closed() -> None:
     """Closing a coroutine leaves an async generator it waits in suspended, its
     cancel scopes open (trio: "Cancel scope stack corrupted"): such a tool is
-    waited for, and finishes (here at its own bound) as it would have."""
+    not closed. It is stopped by the exception thrown where it waits, which
+    unwinds the generator too (tests/test_runtime_s17_peer_scenarios.py)."""
     swallowed: list[int] = []
 
     async def ticks() -> Any:

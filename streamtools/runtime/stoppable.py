@@ -7,7 +7,6 @@ goes on would hold its call, its turn and a consumer leaving for ever.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Coroutine, Generator
 from typing import Any
@@ -50,10 +49,13 @@ class Stoppable:
     not stopped (``@tool(isolated=True)`` is for such code). A scope the tool
     shields is not cancelled: its cleanup there is left alone (so is a task
     group's exit waiting for a child that swallows every cancellation: see
-    ``streamtools.runtime.executor``); nor is a tool waiting inside an async
-    generator (``_closable``), and an async generator tool is not wrapped.
-    Each step is passed through unchanged, so the tool runs in the caller's task and cancel scopes
-    as if awaited directly. (Whether a wait is in a cancelled scope is asked
+    ``streamtools.runtime.executor``). A tool waiting inside an async
+    generator (an ``async for``) is stopped too: the exception goes into the
+    generator's frame, which unwinds with it (closing, which left that frame
+    suspended with its cancel scopes open, made such a tool be waited for). An
+    async generator tool is not wrapped. Each step is passed through
+    unchanged, so the tool runs in the caller's task and cancel scopes as if
+    awaited directly. (Whether a wait is in a cancelled scope is asked
     of anyio, ``current_effective_deadline`` being minus infinity: trio
     delivers a cancellation as a value sent in, not as an exception thrown.)"""
 
@@ -83,7 +85,7 @@ class Stoppable:
                 now = anyio.current_time()
                 since = now if since is None else since
                 # Once stopped, again at each resumption: it caught ``_Stop``.
-                if (stopped or now - since >= GRACE) and _closable(coro):
+                if stopped or now - since >= GRACE:
                     stop, since = _Stop(), None
             try:
                 sent, thrown = (yield step), None
@@ -105,23 +107,3 @@ def _stopped(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return exc.subgroup(_Stop) is not None
     return isinstance(exc, _Stop)
-
-
-def _closable(coro: Coroutine[Any, Any, Any]) -> bool:
-    """Whether closing ``coro`` unwinds every frame it waits in: not when it waits
-    inside an async generator (an ``async for``), whose frame a coroutine's
-    ``close`` leaves suspended, with any cancel scope it holds still open, which
-    breaks the task's scopes (trio: "Cancel scope stack corrupted"). Such a tool
-    is waited for, as before."""
-    awaited: Any = coro
-    while awaited is not None:
-        if inspect.iscoroutine(awaited):
-            awaited = awaited.cr_await
-        elif inspect.isgenerator(awaited):  # a ``types.coroutine`` (trio's traps)
-            awaited = awaited.gi_yieldfrom
-        else:
-            return type(awaited).__name__ not in _AGEN_STEPS
-    return True
-
-
-_AGEN_STEPS = frozenset({"async_generator_asend", "async_generator_athrow"})
