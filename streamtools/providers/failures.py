@@ -250,6 +250,8 @@ def _error_detail(body: str, ctype: str) -> str:
         err = data.get("error", data)
         if isinstance(err, dict):
             msg = err.get("message") or err.get("detail") or err.get("error")
+            if isinstance(msg, dict) and isinstance(msg.get("detail"), list):
+                msg = msg["detail"]  # Mistral's 422: FastAPI's list under "message"
             if isinstance(msg, list):  # FastAPI's 422: a list of {"loc", "msg"}
                 msg = "; ".join(_problem(item) for item in msg[:5])
             if isinstance(msg, str) and msg:
