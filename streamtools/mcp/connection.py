@@ -22,6 +22,13 @@ notification passes through the client's message handler, which only marks
 the list stale; the watching task re-lists and hands the new list to
 ``on_tools``. Notifications coalesce: ten changes may cost one listing.
 
+An HTTP server that refuses the first request with 404 or 405 is tried again
+over the older HTTP+SSE transport (protocol 2024-11-05, a GET that opens an
+event stream naming where to POST), as the spec tells a client to, since
+many servers still offer only that (``…/sse``): it failed with "405 Method
+Not Allowed", which did not say what was wrong. It is then spoken to so for
+the rest of the block; if it fails that way too, the load error says both.
+
 A session ends when ``close()`` is called, when a call finds the connection
 closed (a crash), or when the listen stream is lost and cannot be reopened
 (the server went away while idle). It is not restarted then: a call made while
@@ -136,6 +143,15 @@ def _lenient_output_schemas(session: ClientSession, label: str) -> None:
     session.validate_tool_result = validate_tool_result  # type: ignore[method-assign]
 
 
+class _NotStreamable(MCPLoadError):
+    """An HTTP server refused the first POST with 404 or 405: per the spec, a client
+    then tries it as a server of the older HTTP+SSE transport (``run``)."""
+
+    def __init__(self, failed: MCPLoadError) -> None:
+        super().__init__(str(failed))
+        self.failed = failed
+
+
 class _Restart:
     """One restart asked for by calls; every call that waits on it shares its outcome."""
 
@@ -180,6 +196,7 @@ class MCPConnection:
         self._restart: _Restart | None = None
         self._wake = anyio.Event()  # a restart was asked for, or close()
         self._garbage: str | None = None  # the first line the server sent that was not JSON-RPC
+        self._legacy_sse = False  # an HTTP server of the older HTTP+SSE transport
 
     @property
     def label(self) -> str:
@@ -205,7 +222,20 @@ class MCPConnection:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Load, report ``started``, then serve sessions and restarts until ``close()``.
         Raises ``MCPLoadError`` before ``started`` only."""
-        await self._session(task_status.started, relisted=False)
+        try:
+            await self._session(task_status.started, relisted=False)
+        except _NotStreamable as refused:
+            # the spec's way to find a server of the older HTTP+SSE transport
+            self._legacy_sse = True
+            try:
+                await self._session(task_status.started, relisted=False)
+            except MCPLoadError as exc:
+                why = str(exc).splitlines()[0]
+                why = why.removeprefix(f"MCP server {self.label!r} could not be loaded: ")
+                raise MCPLoadError(
+                    f"{refused.failed}; nor does it answer as a server of the older HTTP+SSE "
+                    f"transport: {why}"
+                ) from refused.failed
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
@@ -250,7 +280,9 @@ class MCPConnection:
             # since a cancel scope cannot be left while the SDK's task groups stay open.
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
-                client, http_client, answers = open_client(self.server, self._on_message)
+                client, http_client, answers = open_client(
+                    self.server, self._on_message, legacy_sse=self._legacy_sse
+                )
                 self._answers = answers
                 async with client, anyio.create_task_group() as watching:
                     _lenient_output_schemas(client.session, self.label)
@@ -296,9 +328,10 @@ class MCPConnection:
                 why = describe_failure(exc)
                 if answers is not None and answers.last_error is not None:
                     why += f"; the server answered {answers.last_error}"
-                raise MCPLoadError(
-                    f"MCP server {self.label!r} could not be loaded: {why}"
-                ) from exc
+                failed = MCPLoadError(f"MCP server {self.label!r} could not be loaded: {why}")
+                if answers is not None and answers.last_status in (404, 405):
+                    raise _NotStreamable(failed) from exc
+                raise failed from exc
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.
             self.failure = self.failure or describe_failure(exc)

@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 A server is either a command run as a subprocess and spoken to over its
-stdin/stdout (``MCPStdio``) or a streamable HTTP endpoint (``MCPHttp``);
+stdin/stdout (``MCPStdio``) or a streamable HTTP endpoint (``MCPHttp``; one
+of the older HTTP+SSE transport is spoken to so when ``connection`` finds it);
 ``parse_server`` reads the plain strings users write (a URL or a command
 line). ``open_client`` builds the SDK's ``Client`` for one session with a
 server: not yet entered, so that the caller decides in which task and under
@@ -28,11 +29,12 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
@@ -124,6 +126,7 @@ class HTTPAnswers:
 
     def __init__(self) -> None:
         self.last_error: str | None = None
+        self.last_status: int | None = None
         self.errors = 0  # how many so far: a call compares before and after
 
     async def __call__(self, response: httpx2.Response) -> None:
@@ -139,14 +142,17 @@ class HTTPAnswers:
         said = said if len(said) <= 300 else said[:300] + "…"
         status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         self.last_error = f"{status}: {said}" if said else status
+        self.last_status = response.status_code
         self.errors += 1
 
 
 def open_client(
-    server: MCPStdio | MCPHttp, message_handler: MessageHandlerFnT
+    server: MCPStdio | MCPHttp, message_handler: MessageHandlerFnT, *, legacy_sse: bool = False
 ) -> tuple[Client, httpx2.AsyncClient | None, HTTPAnswers | None]:
     """A client for one session with ``server`` (enter it to connect), the HTTP
-    client to close after it, if one was made, and what its error answers said."""
+    client to close after it, if one was made, and what its error answers said.
+    ``legacy_sse``: speak to an HTTP server over the older HTTP+SSE transport
+    (protocol 2024-11-05: a GET opens an event stream that names where to POST)."""
     info = Implementation(name="streamtools", version=__version__)
     client: Client | None = None
 
@@ -155,7 +161,10 @@ def open_client(
 
     http: httpx2.AsyncClient | None = None
     answers: HTTPAnswers | None = None
-    if isinstance(server, MCPHttp):
+    transport: Any
+    if isinstance(server, MCPHttp) and legacy_sse:
+        transport = sse_client(server.url, headers=dict(server.headers))
+    elif isinstance(server, MCPHttp):
         # Our own httpx2 client to pass headers and hear error answers; the timeouts
         # follow the SDK's advice (a long read: the server may hold a stream open).
         answers = HTTPAnswers()
