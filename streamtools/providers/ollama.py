@@ -11,10 +11,9 @@ per line (``application/x-ndjson``), each decoded by one
   (``ReasoningOrigin``: field ``thinking``, this server and model), and a
   past reply's reasoning goes back to that server and model as its assistant
   message's ``thinking``, beside its content and ``tool_calls``, as Ollama's
-  tool-calling guide does (qwen3, gpt-oss, kimi: a model whose reasoning
-  before a call was dropped reasons from scratch after the result, or loses
-  why it called). It was dropped from every request. Another server or model
-  gets none of it, as ``OpenAIChat`` does.
+  tool-calling guide sends it back (a thinking model then keeps the reasoning
+  that led to its call). It was dropped from every request. Another server
+  or model gets none of it, as ``OpenAIChat`` does.
 * ``message.tool_calls`` arrive whole: ``function.name`` and ``arguments`` as
   a JSON *object*, and, from Ollama 0.12.10 on, the call's ``id``. Each
   becomes one ``CallChunk`` with the arguments re-encoded as JSON text, a
@@ -142,10 +141,8 @@ def _message(msg: ChatMessage, names: dict[str, str], server: str) -> dict[str, 
     goes back to the server and model that streamed it (see the module
     docstring)."""
     out: dict[str, Any] = {"role": msg.role, "content": with_call_texts(msg)}
-    origin = msg.reasoning_origin
-    if msg.reasoning and origin is not None and origin.server == server:
-        if origin.field == _THINKING:
-            out["thinking"] = msg.reasoning
+    if msg.reasoning and msg.reasoning_origin == ReasoningOrigin(field=_THINKING, server=server):
+        out["thinking"] = msg.reasoning
     if msg.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "function": {"name": c.name, "arguments": c.arguments}}
