@@ -407,3 +407,35 @@ async def test_a_tool_reading_a_stream_that_swallows_cancellation_is_stopped(
     with anyio.move_on_after(0.1) as scope:  # this task's own scopes still work
         await anyio.sleep(1)
     assert scope.cancelled_caught
+
+
+async def test_a_streaming_tool_that_swallows_cancellation_is_cut_at_its_timeout(
+    anyio_backend: str,
+) -> None:
+    """An async generator tool (a streamed result) whose loop swallows the
+    cancellation and goes on yielding was drained to its end past its timeout:
+    an endless one for ever, its items piling up in memory. It is cut at the
+    next item once its call timed out, and closed, as a sync generator is."""
+    ended: list[str] = []
+
+    @tool(timeout=0.2)
+    async def ticks() -> AsyncIterator[int]:
+        """Stream ticks."""
+        cancelled = anyio.get_cancelled_exc_class()
+        end = anyio.current_time() + 10  # a bound for the test
+        try:
+            while anyio.current_time() < end:
+                try:
+                    await anyio.sleep(0.01)
+                except cancelled:
+                    time.sleep(0.002)  # noqa: ASYNC251 (not a busy spin)
+                yield 1
+        finally:
+            ended.append("ran to its bound" if anyio.current_time() >= end else "stopped")
+
+    with anyio.fail_after(5):
+        outcome = await Executor(ToolRegistry([ticks])).execute(
+            CallEnd(index=0, id="c1", name="ticks", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert ended == ["stopped"]

@@ -608,10 +608,23 @@ def _take(items: Iterator[Any], stop: threading.Event) -> list[Any]:
 
 
 async def _collect(items: AsyncIterator[Any]) -> list[Any]:
-    """The items of an async iterator; an async generator is closed even when cut short."""
+    """The items of an async iterator; an async generator is closed even when cut
+    short. One that swallows the cancellation (its call's timeout, the run's) is
+    cut: at the next item when it goes on yielding (an endless one piled items
+    up for ever), and by ``Stoppable`` when it goes on waiting for one."""
+    out: list[Any] = []
     try:
-        return [item async for item in items]
+        while True:
+            try:
+                out.append(await Stoppable(_next(items)))
+            except StopAsyncIteration:
+                return out
+            await anyio.lowlevel.checkpoint_if_cancelled()
     finally:
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+async def _next(items: AsyncIterator[Any]) -> Any:
+    return await items.__anext__()
