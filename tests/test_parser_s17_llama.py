@@ -33,6 +33,9 @@ CALLS = {
     "openai-parameters": f'{{"type": "function", "function": {{"name": "{W}", '
                          f'"parameters": {OSLO}}}}}',
     "function-first": f'{{"function": {{"name": "{W}", "arguments": {OSLO}}}}}',
+    # OpenAI's own shape: the arguments a string of JSON
+    "openai-arguments-string": f'{{"type": "function", "function": {{"name": "{W}", '
+                               '"arguments": "{\\"city\\": \\"Oslo\\"}"}}',
     "openai-laid-out": f'{{\n  "type": "function",\n  "function": {{\n    "name": "{W}",\n'
                        f'    "arguments": {OSLO}\n  }}\n}}',
     "openai-member-after": f'{{"type": "function", "function": {{"name": "{W}", '
