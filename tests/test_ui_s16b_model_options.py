@@ -116,7 +116,10 @@ def test_the_shared_options_are_the_same_in_both_commands() -> None:
         assert flag in ui, flag
         if name != "system":  # the default prompt differs, said in ui's help
             assert ui[flag] == chat[flag], flag
-    assert set(chat) - set(ui) == {"--record", "--color"}
+    # chat's own: a recording of the session, and its terminal output (colour, and
+    # the answer alone for a pipe)
+    chat_only = {"--record", "--color", "--answer-only", "--no-answer-only"}
+    assert set(chat) - set(ui) == chat_only
 
 
 @pytest.mark.parametrize(
