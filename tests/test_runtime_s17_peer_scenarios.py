@@ -439,3 +439,34 @@ async def test_a_streaming_tool_that_swallows_cancellation_is_cut_at_its_timeout
         )
     assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
     assert ended == ["stopped"]
+
+
+async def test_a_streaming_tool_waiting_for_its_next_item_is_stopped(
+    anyio_backend: str,
+) -> None:
+    """The same tool swallowing the cancellation while it waits for its next
+    item (it yields none) held the call: its steps were not awaited through
+    ``Stoppable``. It is stopped after the grace period (1 s)."""
+    ended: list[str] = []
+
+    @tool(timeout=0.2)
+    async def slow_ticks() -> AsyncIterator[int]:
+        """Stream ticks, slowly."""
+        cancelled = anyio.get_cancelled_exc_class()
+        end = anyio.current_time() + 10  # a bound for the test
+        try:
+            while anyio.current_time() < end:
+                try:
+                    await anyio.sleep(0.05)
+                except cancelled:
+                    time.sleep(0.002)  # noqa: ASYNC251 (not a busy spin)
+            yield 1
+        finally:
+            ended.append("ran to its bound" if anyio.current_time() >= end else "stopped")
+
+    with anyio.fail_after(5):
+        outcome = await Executor(ToolRegistry([slow_ticks])).execute(
+            CallEnd(index=0, id="c1", name="slow_ticks", arguments={}, raw="")
+        )
+    assert isinstance(outcome, ToolFailed) and outcome.kind == "timeout"
+    assert ended == ["stopped"]

@@ -53,7 +53,7 @@ class Stoppable:
     generator (an ``async for``) is stopped too: the exception goes into the
     generator's frame, which unwinds with it (closing, which left that frame
     suspended with its cancel scopes open, made such a tool be waited for). An
-    async generator tool is not wrapped. Each step is passed through
+    async generator tool's items are each awaited through it. Each step is passed through
     unchanged, so the tool runs in the caller's task and cancel scopes as if
     awaited directly. (Whether a wait is in a cancelled scope is asked
     of anyio, ``current_effective_deadline`` being minus infinity: trio
