@@ -342,6 +342,9 @@ def decode_request(body: Any) -> ProxyCall:
         stop=stop_strings(body.get("stop_sequences"), "stop_sequences"),
         parallel=parallel,
         response_format=_output_format(body.get("output_config"), body.get("output_format")),
+        # with any or tool the API writes no text before the tool_use (clients
+        # read content[0] as the call); the text the model wrote then is left out
+        preamble=choice in ("auto", "none"),
     )
 
 

@@ -450,6 +450,9 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     legacy: bool = False
     # the Responses API's ``instructions``, which its response object repeats
     instructions: str | None = None
+    # whether text the model wrote before a required or named call reaches the
+    # client (``turn``): not on Anthropic's wire, whose API writes none then
+    preamble: bool = True
 
 
 def check_tool_choice(

@@ -43,9 +43,11 @@ Decisions, each bounded:
 * **Text after a call** is not forwarded: the model would otherwise go on to
   imagine the tool's result. Later calls in the same reply still are.
 * **Required / named calls.** Text is held back until a call starts (then
-  released in order). If the reply ends without a call, the held text is
-  discarded and the model is re-prompted once with a stronger instruction; if
-  it still makes no call, its text is passed through with ``finish: stop``.
+  released in order; left out on Anthropic's wire, whose API writes no text
+  before the ``tool_use`` of such a choice: ``ProxyCall.preamble``). If the
+  reply ends without a call, the held text is discarded and the model is
+  re-prompted once with a stronger instruction; if it still makes no call, its
+  text is passed through with ``finish: stop``.
 * **Malformed calls** (``CallError``). The parser is given the tools' names
   and schemas but checks no arguments against them (``_Shown``): as with a
   native API the client validates them. The schemas only type what the dialect
@@ -509,7 +511,7 @@ class _Attempt:
     async def release(self) -> None:
         if self.hold:
             self.hold = False
-            if not self.turn.calls and self.held:
+            if not self.turn.calls and self.held and self.turn.call.preamble:
                 await self.turn.out(TextDelta(text="".join(self.held)))
             self.held.clear()
 
