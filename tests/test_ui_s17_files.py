@@ -89,6 +89,27 @@ def test_a_text_file_that_is_not_utf8_and_a_link_are_named() -> None:
     ]
 
 
+def test_a_source_file_a_browser_gives_another_type_is_read_by_its_bytes() -> None:
+    source = b"const answer: number = 42;"
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"
+    text = user_text(
+        file_part("a.ts", "video/mp2t", data_url("video/mp2t", source)),
+        file_part("q.sql", "application/sql", data_url("application/sql", b"select 1;")),
+        {"type": "file", "mediaType": "", "filename": "Makefile", "url": data_url("", b"all:")},
+        file_part("r.pdf", "application/pdf", data_url("application/pdf", pdf)),
+        file_part("z.zip", "application/zip", data_url("application/zip", b"PK\x03\x04\x14\x00")),
+        file_part("a.png", "image/png", data_url("image/png", b"looks like text")),
+    )
+    assert text.split("\n\n") == [
+        "[file: a.ts, video/mp2t]\nconst answer: number = 42;",
+        "[file: q.sql, application/sql]\nselect 1;",
+        "[file: Makefile, application/octet-stream]\nall:",
+        f"[file: r.pdf, application/pdf, {len(pdf)} bytes]",
+        "[file: z.zip, application/zip, 6 bytes]",
+        "[file: a.png, image/png, 15 bytes]",
+    ]
+
+
 def test_text_parts_alone_read_as_before() -> None:
     assert user_text({"type": "text", "text": "a"}, {"type": "text", "text": "b"}) == "ab"
     assert user_text() == ""

@@ -28,7 +28,9 @@ cut-off call, as a ``tool-input-error`` gave it) is kept as text
 attached (``useChat``'s ``sendMessage({text, files})``: a ``file`` part, a
 ``data:`` URL) was skipped, so the model answered as if nothing had been
 attached; it is now part of the user's text, where it was among the parts: a
-text file (``text/*``, JSON, XML, YAML) as a line naming it and then its text,
+text file (``text/*``, JSON, XML, YAML, or a file of another type or none whose
+bytes are UTF-8 text: a browser calls a ``.ts`` file ``video/mp2t``) as a
+line naming it and then its text,
 any other file as a line naming it, its type and size, which a text model
 cannot read but can say so. A call the user denied (ai 6's tool approval,
 ``output-denied``, from a front end whose history holds one) is a call with an
@@ -207,13 +209,16 @@ def _user_text(parts: list[_Part]) -> str:
 _TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml")
 
 
-def _is_text_type(media_type: str) -> bool:
+def _text_kind(media_type: str) -> bool | None:
+    """True for a text type; False for a picture or sound (never read as text);
+    None when the bytes must tell: a browser names many source files by another
+    type (``.ts`` is ``video/mp2t``, ``.sql`` ``application/sql``) or by none."""
     kind = media_type.split(";", 1)[0].strip().lower()
-    return (
-        kind.startswith("text/")
-        or kind in _TEXT_TYPES
-        or kind.endswith(("+json", "+xml"))
-    )
+    if kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+json", "+xml")):
+        return True
+    if kind.startswith(("image/", "audio/")):
+        return False
+    return None
 
 
 def _file_text(part: _Part) -> str:
@@ -228,10 +233,15 @@ def _file_text(part: _Part) -> str:
         return f"[file: {name}{where}, {media_type}]"
     header, _, payload = url.partition(",")
     encoded = header.lower().endswith(";base64")
-    if _is_text_type(media_type):
+    kind = _text_kind(media_type)
+    if kind is not False:
         try:
             data = binascii.a2b_base64(payload) if encoded else unquote_to_bytes(payload)
-            return f"[file: {name}, {media_type}]\n{data.decode('utf-8')}"
+            text = data.decode("utf-8")
+            # of a type that does not say: text if it is UTF-8 with no NUL (binary
+            # formats have some, or bytes UTF-8 refuses, within their first bytes)
+            if kind or (text and "\x00" not in text):
+                return f"[file: {name}, {media_type}]\n{text}"
         except (binascii.Error, UnicodeDecodeError):
             pass  # not text after all: said as a file the model cannot read
     size = len(payload.rstrip("=")) * 3 // 4 if encoded else len(unquote_to_bytes(payload))
