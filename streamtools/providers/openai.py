@@ -141,11 +141,9 @@ from httpx_sse import ServerSentEvent
 
 from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.model import (
-    ChatMessage,
     Chunk,
     FinishChunk,
     ModelRequest,
-    NativeCall,
     ReasoningChunk,
     ReasoningOrigin,
     TextChunk,
@@ -167,12 +165,12 @@ from streamtools.providers.bodies import (
     function_tools,
     json_schema_of,
     reasoning_server,
-    with_call_texts,
 )
-from streamtools.providers.callids import IdRule, checked_limit, id_limit, shortened
+from streamtools.providers.callids import checked_limit, id_limit
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
-from streamtools.providers.openrouter import DETAILS, details_of, reasoning_text
+from streamtools.providers.openai_messages import message
+from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
 
@@ -326,67 +324,6 @@ _PASSING = frozenset(
 )
 
 
-def _tool_call(call: NativeCall, limit: IdRule) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": shortened(call.id, limit),
-        "type": "function",
-        "function": {"name": call.name, "arguments": msgspec.json.encode(call.arguments).decode()},
-    }
-    if call.extra is not None:  # as the server attached it (see the module docstring)
-        content = {k: v for k, v in call.extra.items() if k != DETAILS}
-        if content or DETAILS not in call.extra:
-            out["extra_content"] = content
-    return out
-
-
-_PLACEHOLDER = " "  # the reasoning of a forced reply with calls and none: DeepSeek takes no ""
-
-
-def _reasoning_back(msg: ChatMessage, server: str, send: bool | None) -> tuple[str, str] | None:
-    """The field and text an assistant message's reasoning goes back in, or
-    None (see the module docstring and ``OpenAIChat``'s ``send_reasoning``)."""
-    origin = msg.reasoning_origin
-    if msg.role != "assistant" or send is False:
-        return None
-    if send is None:
-        if origin is None or origin.server != server or not msg.reasoning:
-            return None
-        if origin.field == "reasoning" and details_of(msg):
-            return None  # OpenRouter: the same reasoning goes as its ``reasoning_details``
-        return origin.field, msg.reasoning
-    if not (msg.reasoning or msg.tool_calls):
-        return None
-    field = origin.field if origin is not None else "reasoning_content"
-    return field, msg.reasoning or _PLACEHOLDER
-
-
-def _message(
-    msg: ChatMessage,
-    server: str = "",
-    send_reasoning: bool | None = None,
-    limit: IdRule = None,
-) -> dict[str, Any]:
-    """One message. A past call whose arguments are text that is no JSON object
-    (``NativeCall.arguments_text``) goes as ``{}`` with its text at the end of
-    the content, as for Ollama: OpenAI's API takes any string as ``arguments``,
-    but vLLM, SGLang and llama-server decode past arguments to fill their chat
-    templates and refuse the request (400) when they are not an object, which
-    would refuse every later request of the conversation."""
-    out: dict[str, Any] = {"role": msg.role, "content": msg.content}
-    if msg.tool_calls:
-        out["tool_calls"] = [_tool_call(call, limit) for call in msg.tool_calls]
-        out["content"] = with_call_texts(msg) or None
-        if details := details_of(msg):
-            out[DETAILS] = details
-    if (back := _reasoning_back(msg, server, send_reasoning)) is not None:
-        out[back[0]] = back[1]
-    if msg.tool_call_id is not None:
-        out["tool_call_id"] = shortened(msg.tool_call_id, limit)
-    if msg.name is not None:
-        out["name"] = msg.name
-    return out
-
-
 def _tool_choice(choice: ToolChoice | str) -> Any:
     keyword = keyword_choice(choice)
     if keyword is not None:
@@ -525,7 +462,7 @@ class OpenAIChat(HTTPProvider):
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
-                _message(m, server, self.send_reasoning, limit)
+                message(m, server, self.send_reasoning, limit)
                 for m in answerable_only(request.messages)
             ],
             "stream": True,
