@@ -15,7 +15,7 @@ tagged by ``type``) plus ``t``: seconds since the request was sent, so the
 first offset is the time to first token. A single-call recording is exactly
 "a header, then chunks"; a multi-turn session is several segments in order.
 
-``record(model, path)`` wraps any model: it truncates ``path`` and appends
+``record(model, path)`` wraps any model: it writes ``path`` anew with
 one segment per ``stream()`` call *as the stream goes*: the header when the
 stream opens, then each chunk's line as the chunk arrives, so that the file
 always holds everything received so far and a recording process that dies
@@ -26,7 +26,9 @@ interleave, and a write of a line into the OS's cache costs less than a trip
 to a worker thread would; it is not ``fsync``-ed (a power cut may lose the
 last lines; a killed process does not). Segments are in the order of the
 calls (the header's ``turn``): while a stream opened earlier is still open,
-a later one's lines are held and written when the earlier one closes.
+a later one's lines are held and written when the earlier one closes. Over
+a file that holds an earlier recording, the lines are kept in memory until the
+model first answers, so that a re-record that fails before then keeps it.
 
 A stream that *fails* (the model raised on opening, as for an HTTP 401, or
 while streaming, as for a connection reset) ends its segment with an error
@@ -437,6 +439,12 @@ class _Recorder:
         self._held: dict[int, list[bytes]] = {}  # by turn: lines not written yet
         self._closed: set[int] = set()  # turns closed, not yet passed by ``_live``
         self._live = 1  # the turn whose lines are written as they come
+        self._cut: set[int] = set()  # turns whose stream ended with an error finish
+        # Over an earlier recording, the file's lines wait here until the model
+        # has answered once (``_keep``): a re-record whose model fails (a 401, a
+        # server down) leaves the earlier recording as it was. None: written.
+        with path.open("ab") as f:  # a path that cannot be written fails now
+            self._pending: list[bytes] | None = [] if f.tell() else None
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
@@ -460,8 +468,12 @@ class _Recorder:
                 failure = Failure.of(exc, opened=False, t=anyio.current_time() - start)
                 self._add(turn, encode_failure(failure))
             raise
+        else:
+            if turn not in self._cut:  # an answer, or one its consumer stopped reading
+                self._keep()
         finally:
             # Synchronous, so a stream cut by cancellation is kept too.
+            self._cut.discard(turn)
             self._close(turn)
 
     def _add(self, turn: int, line: bytes) -> None:
@@ -484,10 +496,21 @@ class _Recorder:
                 held.clear()
 
     def _append(self, data: bytes) -> None:
+        if self._pending is not None:
+            self._pending.append(data)
+            return
         # Opened per write, not kept open: a recorder has no close of its own, and
         # a file left to the garbage collector is a ResourceWarning.
         with self.path.open("ab") as f:
             f.write(data)
+
+    def _keep(self) -> None:
+        """The model has answered: the new recording replaces the earlier one,
+        its lines so far written at once and the next ones as they come."""
+        if self._pending is not None:
+            data = b"".join(self._pending)
+            self._pending = None
+            self.path.write_bytes(data)
 
     async def _tap(
         self, chunks: AsyncIterator[Chunk], turn: int, start: float
@@ -503,15 +526,28 @@ class _Recorder:
                 self._add(turn, encode_failure(failure))
                 raise
             self._add(turn, encode_chunk(chunk, anyio.current_time() - start))
+            if isinstance(chunk, FinishChunk):
+                if chunk.reason == "error":  # a stream cut short, as providers end one
+                    self._cut.add(turn)
+                else:
+                    self._keep()
             yield chunk
 
 
 def record(model: Model, path: str | Path, *, provider: str | None = None) -> Model:
-    """Wrap ``model`` so that every stream it plays is appended to ``path`` (truncated now).
+    """Wrap ``model`` so that every stream it plays is written to ``path`` as it goes.
+
+    A new (or empty) file is written from the first line on. A file that holds an
+    earlier recording (a golden file recorded again) is left as it is until the
+    model first answers: a stream that finishes, or that its consumer stops
+    reading, other than with an error. Then the file is replaced by the new
+    recording, the calls before that answer included, and written as it goes.
+    So a re-record whose model fails before any answer (a wrong key, a server
+    down, a stream cut short) keeps the earlier recording, as a cassette library
+    saves nothing it did not record; once the model has answered, a process
+    killed mid-stream leaves everything received so far, as on a new file.
 
     ``provider`` names the source in the header lines (default: the model's class name).
     """
-    p = Path(path)
-    p.write_bytes(b"")
-    recorder: Model = _Recorder(model, p, provider)
+    recorder: Model = _Recorder(model, Path(path), provider)
     return recorder
