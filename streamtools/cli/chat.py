@@ -434,5 +434,8 @@ def register(subparsers: Any) -> None:
         help="save the session for `streamtools replay FILE`",
     )
     add_mcp_options(parser)
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="ANSI colour (default auto: on a terminal, unless NO_COLOR is set)",
+    )
     parser.set_defaults(func=_run)

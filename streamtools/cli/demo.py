@@ -373,10 +373,18 @@ def register(subparsers: Any) -> None:
         description="Replay a recorded tool-calling session through the real pipeline.",
     )
     parser.add_argument(
-        "--speed", type=positive_number, default=1.0, help="pace multiplier (default 1)"
+        "--speed", type=positive_number, default=1.0,
+        help="pace multiplier (default 1, as recorded; 2 is twice as fast)",
     )
     parser.add_argument("--instant", action="store_true", help="no waits between chunks")
-    parser.add_argument("--fixture", type=Path, default=None, help="another recording to play")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument(
+        "--fixture", type=Path, default=None, metavar="FILE",
+        help="another recording with the demo's tools (calculator, clock), such as a "
+        "`streamtools chat --record` session (default: the bundled demo.jsonl)",
+    )
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="ANSI colour (default auto: on a terminal, unless NO_COLOR is set)",
+    )
     parser.add_argument("--author", type=Path, default=None, help=argparse.SUPPRESS)
     parser.set_defaults(func=_run)

@@ -130,8 +130,14 @@ def add_model_options(
         help="the model rejects `stop` (o-series, some gpt-5): cut at the call marker "
         "client-side",
     )
-    parser.add_argument("--temperature", type=finite_number, default=None)
-    parser.add_argument("--top-p", type=finite_number, default=None)
+    parser.add_argument(
+        "--temperature", type=finite_number, default=None,
+        help="sampling temperature (default: the server's)",
+    )
+    parser.add_argument(
+        "--top-p", type=finite_number, default=None,
+        help="nucleus sampling: the share of probability to sample from (default: the server's)",
+    )
     parser.add_argument(
         "--top-k", type=int, default=None, help="OpenAI itself refuses it; local servers take it"
     )
@@ -163,7 +169,9 @@ def add_model_options(
         "--max-turns", type=at_least(1), default=None, help="model calls per answer (default 8)"
     )
     parser.add_argument(
-        "--timeout", type=positive_number, default=None, help="seconds (default 120)"
+        "--timeout", type=positive_number, default=None, metavar="SECONDS",
+        help="how long the server may take to accept a request and between two reads of its "
+        "answer (default 120; not a bound on the whole answer)",
     )
 
 

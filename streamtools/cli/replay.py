@@ -173,7 +173,9 @@ def register(subparsers: Any) -> None:
         help="print the events of a recording",
         description="Decode a recording (JSONL) and print its events, one per line.",
     )
-    parser.add_argument("file", type=Path, help="a recording made with streamtools record()")
+    parser.add_argument(
+        "file", type=Path, help="a recording: record()'s file, or streamtools chat --record FILE's"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument(
         "--dialect",
