@@ -19,7 +19,7 @@ from streamtools.errors import BudgetExceeded
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.runtime import executor
 from streamtools.runtime.agent import Agent
-from streamtools.runtime.executor import Executor
+from streamtools.runtime.executor import Executor, tool_value
 from streamtools.testing import ScriptedModel
 from streamtools.tools import Tool, ToolRegistry, tool
 
@@ -194,6 +194,25 @@ async def test_the_run_ends_within_its_time_budget(anyio_backend: str) -> None:
         with anyio.fail_after(5), pytest.raises(BudgetExceeded):
             await agent.run("go")
         assert len(model.requests) == 1
+    finally:
+        stubborn.release.set()
+    await until(lambda: executor.abandoned_threads() == 0)
+
+
+@pytest.mark.usefixtures("own_count")
+async def test_tool_value_abandons_an_isolated_tool_when_its_caller_gives_up(
+    anyio_backend: str,
+) -> None:
+    """The MCP server's way in (``tool_value``) runs it the same way: a caller's
+    own timeout ends the wait, the thread is abandoned."""
+    stubborn = Stubborn()
+    try:
+        with anyio.fail_after(5):
+            with anyio.move_on_after(0.3) as waited:
+                await tool_value(stubborn.tool(isolated=True), {})
+        assert waited.cancelled_caught
+        await until(lambda: stubborn.swallowed > 0)
+        assert executor.abandoned_threads() == 1
     finally:
         stubborn.release.set()
     await until(lambda: executor.abandoned_threads() == 0)
