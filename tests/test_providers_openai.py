@@ -118,14 +118,18 @@ async def test_supports_stop_false_cuts_client_side(anyio_backend: str) -> None:
     assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="</am:tool_call>")
 
 
-async def test_rejected_stop_is_a_provider_error_with_the_api_message(anyio_backend: str) -> None:
+async def test_rejected_stop_is_asked_again_without_it(anyio_backend: str) -> None:
+    """A 400 refusing ``stop`` was the caller's to mend (``supports_stop=False``);
+    the provider now asks again without it and cuts client-side from then on
+    (``providers.refused_fields``, tests/test_providers_s17b_refused_stop.py)."""
     request = ModelRequest(messages=HI.messages, stop=("x",))
-    async with FakeServer(["x"], reject_stop=True) as server:
-        with pytest.raises(ProviderError) as info:
-            await collect(OpenAIChat("m", base_url=server.base_url), request)
-    assert info.value.status == 400
-    assert "Unsupported parameter: 'stop'" in str(info.value)
-    assert info.value.body is not None and '"error"' in info.value.body
+    async with FakeServer(["a x b"], reject_stop=True) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        chunks = await collect(provider, request)
+        assert [body.get("stop") for body in server.requests] == [["x"], None]
+    assert provider.supports_stop is False
+    assert text_of(chunks) == "a "
+    assert chunks[-1] == FinishChunk(reason="stop", stop_sequence="x")
 
 
 async def test_retry_honours_retry_after_then_succeeds(anyio_backend: str) -> None:

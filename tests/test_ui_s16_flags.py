@@ -141,26 +141,29 @@ def test_a_reply_ends_at_its_first_call_as_in_chat() -> None:
     assert card["output"] == "4"
 
 
-def test_no_stop_serves_a_model_that_rejects_stop() -> None:
-    """A model that refuses the ``stop`` parameter (o-series, some gpt-5) needs
-    ``--no-stop``, as in ``streamtools chat``: no ``stop`` is sent and the reply
-    is cut at its first call client-side."""
-    with FakeServer([FABLE, "It is 4."], reject_stop=True) as model:
+def test_a_model_that_rejects_stop_is_served_with_and_without_no_stop() -> None:
+    """A model that refuses the ``stop`` parameter (o-series, some gpt-5)
+    needed ``--no-stop``, as in ``streamtools chat``: without it every reply
+    was the 400. The provider now asks again without ``stop`` and cuts the
+    reply at its first call client-side (``providers.refused_fields``);
+    ``--no-stop`` still sends none from the start."""
+    with FakeServer([FABLE, "It is 4.", FABLE, "It is 4."], reject_stop=True) as model:
         live = ("--base-url", model.base_url, "--model", "m")
-        refused, _ = build_app(parse(*live))
-        app, _ = build_app(parse(*live, "--no-stop"))
-        with serve(refused) as server:
+        found, _ = build_app(parse(*live))
+        told, _ = build_app(parse(*live, "--no-stop"))
+        with serve(found) as server:
             before = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
-        with serve(app) as server:
+        refused = len(model.requests)
+        with serve(told) as server:
             after = httpx.post(server.url + "/api/chat", json=CHAT, timeout=30)
         sent = model.requests
-    [error] = read_ui_stream(before.content).errors
-    assert "HTTP 400" in error and "'stop' is not supported" in error
-    reader = read_ui_stream(after.content)
-    assert reader.errors == []
-    assert reader.text == "Adding. It is 4."  # cut at the call, client-side
-    # the refused request, then the two of the answer with --no-stop
-    assert [body.get("stop") for body in sent] == [["</am:tool_call>"], None, None]
+    for reply in (before, after):
+        reader = read_ui_stream(reply.content)
+        assert reader.errors == []
+        assert reader.text == "Adding. It is 4."  # cut at the call, client-side
+    # the refused request and the two of the answer, then --no-stop's two
+    assert refused == 3
+    assert [body.get("stop") for body in sent] == [["</am:tool_call>"], None, None, None, None]
 
 
 def test_a_port_in_use_is_one_line_with_the_way_out(capsys: pytest.CaptureFixture[str]) -> None:

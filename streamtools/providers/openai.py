@@ -21,8 +21,9 @@ honoured:
 * The returned text never contains the stop string. vLLM names the one it hit in
   ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
   ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
-  client-side (see ``streamtools.providers.base``); past the API's four stop
-  strings, the rest are cut client-side too.
+  client-side (see ``streamtools.providers.base``), as the provider does
+  from the first 400 that refuses ``stop`` on (``providers.refused_fields``);
+  past the API's four stop strings, the rest are cut client-side too.
 * Reasoning arrives as ``delta.reasoning_content`` (DeepSeek, vLLM),
   ``delta.reasoning`` (OpenRouter, Ollama's OpenAI endpoint), OpenRouter's
   ``delta.reasoning_details`` (text and summaries; read only when the delta
@@ -392,8 +393,8 @@ class OpenAIChat(HTTPProvider):
     ``stream_usage`` asks for the final usage chunk (``stream_options``); False
     never asks. ``max_tokens_field`` names the token limit field
     (``max_completion_tokens`` for o-series models). A server that refuses
-    either field is asked again without it, and not sent it after
-    (``providers.refused_fields``).
+    either field, or ``stop``, is asked again without it, and not sent it
+    after (``providers.refused_fields``; stop strings are then cut here).
 
     ``send_reasoning``: whether a past reply's reasoning goes back on its
     assistant message (native mode). None (the default): only a reply's

@@ -18,20 +18,28 @@ was an option in a docstring (``streamtools chat`` and the proxy had none):
   'max_tokens' is not supported with this model. Use 'max_completion_tokens'
   instead.``): sent under that name (``max_tokens_field``).
 
+* ``stop``, which the same reasoning models refuse (``Unsupported parameter:
+  'stop' is not supported with this model.``), as do xAI's (``Argument not
+  supported on this model: stop``) and Vertex AI's OpenAI endpoint for some
+  models (``the model does not support the stopSequences parameter``): left
+  out, and every stop string is cut client-side (``supports_stop = False``,
+  see ``providers.base``), so the answer ends at the same place, a call at
+  its closing marker, and the request is closed there. ``streamtools chat``,
+  ``ui`` and the proxy cannot know in advance which model refuses it
+  (``--no-stop`` still sends none from the start).
+
 ``refusals_retried`` opens the stream; when the opening fails so, and the
 field is the provider's own (neither ``extra_body`` nor the request's
 ``extra`` sets it), the provider changes for this and its later requests
-(``stream_usage = False``, ``max_tokens_field = "max_completion_tokens"``)
-and opens the same request again, once per field. Only the opening is
-watched: nothing the consumer does with the chunks is caught here.
-
-``stop``, which the same reasoning models refuse, is not among them: cutting
-at a stop string client-side (``supports_stop=False``, ``--no-stop``) is a
-choice the caller makes, and the refusal says so.
+(``stream_usage = False``, ``max_tokens_field = "max_completion_tokens"``,
+``supports_stop = False``) and opens the same request again, once per
+field. Only the opening is watched: nothing the consumer does with the
+chunks is caught here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
@@ -46,6 +54,15 @@ __all__ = ["refusals_retried"]
 
 Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 _RENAMED = "max_completion_tokens"
+# ``stop`` named as refused, in each server's words (see the module docstring); a
+# sentence that says "stop" in passing is no refusal of the field
+_STOP_REFUSED = re.compile(
+    r"(?:unsupported|not supported|does not support|not allowed|not permitted|unrecognized)"
+    r"[^.\n]{0,60}?(?:['\"`]stop['\"`]|\bstop(?:Sequences|_sequences)?\b)"
+    r"|['\"`]stop['\"`][^.\n]{0,40}?(?:not supported|not allowed|not permitted)"
+    r"|\bat body\.stop\b",
+    re.IGNORECASE,
+)
 
 
 def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) -> bool:
@@ -57,6 +74,14 @@ def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) ->
     theirs = {**provider.extra_body, **request.extra}
     if provider.stream_usage and "stream_options" in said and "stream_options" not in theirs:
         provider.stream_usage = False
+        return True
+    if (
+        provider.supports_stop
+        and request.stop
+        and "stop" not in theirs
+        and _STOP_REFUSED.search(said)
+    ):
+        provider.supports_stop = False
         return True
     field = provider.max_tokens_field
     if field == "max_tokens" and request.max_tokens is not None and field not in theirs:
@@ -75,7 +100,7 @@ async def refusals_retried(
     """``open_stream(request)``, opened again without each field the server
     refused (see the module docstring)."""
     async with AsyncExitStack() as stack:
-        for left in range(2, -1, -1):  # one more opening per field it may refuse
+        for left in range(3, -1, -1):  # one more opening per field it may refuse
             try:
                 chunks = await stack.enter_async_context(open_stream(request))
                 break
