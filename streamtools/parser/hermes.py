@@ -52,6 +52,7 @@ from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
+from streamtools.parser.xml_glm import NAME_START
 
 __all__ = ["HERMES", "HermesBody", "HermesXmlBody"]
 
@@ -113,8 +114,9 @@ class HermesBody(JsonCallBody):
                     continue
                 if _FENCE_START.fullmatch(s, i) is None:
                     self._error("malformed", "<tool_call> must contain one JSON object.")
-            elif s[i] == "<" and not self.fenced:
-                return HermesXmlBody.take_over(self, s, start, i)  # Qwen3-Coder's form
+            elif (s[i] == "<" or s[i] in NAME_START) and not self.fenced:
+                # Qwen3-Coder's form, or GLM's (the tool's name first: ``xml_glm``)
+                return HermesXmlBody.take_over(self, s, start, i)
             else:
                 self._error("malformed", "<tool_call> must contain one JSON object.")
             return i

@@ -106,6 +106,7 @@ from streamtools.parser.calls import (
 )
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.jsonscan import CONTROL, ValueScanner
+from streamtools.parser.xml_glm import GKEY, GNAME, GVALUE, KEY_OPEN, NAME_START, GlmForm
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
     ParamValues,
@@ -163,7 +164,7 @@ def _ends_call(after: str) -> bool:
     return bool(end) and len(rest) - len(end) <= 8 and not rest[len(end) :].strip()
 
 
-class QwenXmlCall(ParamValues):
+class QwenXmlCall(ParamValues, GlmForm):
     """The element machine of a ``hermes`` call in Qwen3-Coder's form (see the
     module docstring): the first base of ``hermes.HermesXmlBody``."""
 
@@ -181,10 +182,12 @@ class QwenXmlCall(ParamValues):
 
     param_state = PARAM
     body_state = FBODY
+    skip_state = SKIP
 
     def begin_xml(self) -> None:
         """Start reading the call in this form, at the ``<`` that chose it."""
         self.state = FUNC
+        self.param_state = PARAM  # (GLM's form has its own: ``xml_glm``)
         self.holds = NEVER_HOLDS
         self.streaming = 0
         self.failure = None
@@ -228,6 +231,8 @@ class QwenXmlCall(ParamValues):
                 j = self._json_args(s, i)
             elif state == FNAME:
                 j = self._name_element(s, i)
+            elif state >= GNAME:
+                j = self._glm(s, i)  # GLM's form (``xml_glm``)
             elif state == SKIP:
                 j = s.find(CLOSE, i)
                 if j >= 0:
@@ -268,6 +273,9 @@ class QwenXmlCall(ParamValues):
             self.scanner = ValueScanner()  # the arguments as one JSON object
             self.state = JARGS
             return i
+        if state == FUNC and s[i] in NAME_START:
+            self.begin_glm()  # GLM's form: the name first (``xml_glm``)
+            return i
         if s[i] != "<":
             # quoted up to the next tag, at most 40 characters (so the same whatever the cut)
             k = s.find("<", i, i + 40)
@@ -290,7 +298,11 @@ class QwenXmlCall(ParamValues):
             )
             self.state = CUT
             return i  # the new call's marker is left for the core
-        if state == FBODY:
+        if state == FBODY and self.param_state == GVALUE:  # GLM's form: keys only
+            if tag == KEY_OPEN:
+                self.state = GKEY
+                return e + 1
+        elif state == FBODY:
             q = PARAMETER_IS.match(tag) if self.scanner is None else None
             if q is not None:
                 self._open_param(q.group(1), "parameter")
@@ -516,6 +528,10 @@ class QwenXmlCall(ParamValues):
             self.call.fail(raw, "malformed", self.bad, out)
         elif self.state == FUNC:
             self.call.fail(raw, "malformed", self.json_message, out)
+        elif self.state == FBODY and self.param_state == GVALUE:  # GLM's form: complete
+            if self.params:
+                self.call.add_args("}", out)
+            self.call.complete(raw, out, example=_EXAMPLE)
         elif self.state != AFTER:
             self.call.fail(
                 raw, "malformed",
@@ -560,12 +576,14 @@ class QwenXmlCall(ParamValues):
         if rest and rest[0] != "<" and (self.state == FBODY or self.state == AFTER):
             self._wrong(0, f"Text {rest!r}")  # as ``_tags`` says once it has seen enough
         if (
-            self.state == AFTER and finish_reason in PROVIDER_STOP
-            and (not rest or CLOSE.startswith(rest))
+            (self.state == AFTER or (self.state == FBODY and self.param_state == GVALUE))
+            and finish_reason in PROVIDER_STOP and (not rest or CLOSE.startswith(rest))
         ) or (self.state == SKIP and self.failure is not None):
             self._close_call()  # the provider removed </tool_call> as a stop string
             return None
-        if self.state != FUNC or rest.startswith(FUNCTION) or FUNCTION.startswith(rest):
+        if self.state == GNAME:  # (no <arg_key> or </tool_call> yet: maybe prose)
+            self.failure = ("malformed", self.json_message)
+        elif self.state != FUNC or rest.startswith(FUNCTION) or FUNCTION.startswith(rest):
             # (else, in FUNC: ``_close_call`` says what a body must hold)
             where = f" inside <parameter={self.pname}>" if self.state == PARAM else ""
             self.failure = (

@@ -1,0 +1,142 @@
+"""GLM's call form inside ``<tool_call>``: the name, then ``<arg_key>``/``<arg_value>`` pairs.
+
+Theory of operation
+-------------------
+GLM-4.5 and later (GLM-4.6, 4.7, 5) write a call, in their chat template's
+special tokens, as::
+
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>Paris</arg_value>
+    </tool_call>
+
+the same outer tags as ``hermes`` but not JSON (``<tool_call>list_mailboxes
+</tool_call>`` for a tool without parameters: osaurus-ai/vmlx-swift#228). A GLM
+model given ``hermes``' prompt writes it out of habit, as Qwen3-Coder writes its
+own form; it was ``CallError(malformed)``, telling the model to write one JSON
+object. ``GlmForm`` is a part of ``hermes_xml``'s machine (a base of
+``QwenXmlCall``), so ``hermes`` and ``am_xml``'s ``<tool_call>`` read it: a body
+whose first character is a name's (a letter or ``_``) is this form.
+
+=======  ==========================================  ================================
+state    looks for                                   then
+=======  ==========================================  ================================
+GNAME    the name (name characters, at most 256),    FBODY (``CallStart``); anything
+         up to the first ``<``                       else in it: ``malformed``
+FBODY    ``<arg_key>``, ``</tool_call>``             GKEY; the call ends
+GKEY     ``</arg_key>`` (the key, at most 256)       GOPEN
+GOPEN    ``<arg_value>``                             GVALUE
+GVALUE   ``</arg_value>``                            FBODY
+=======  ==========================================  ================================
+
+A value is read as ``am_xml`` and Qwen3-Coder values are (``xml_values``: typed
+by the tool's schema, a string streamed as it grows); GLM's template writes a
+string as it is and any other value as JSON, which is what that reads. Only
+``</arg_value>`` ends a value. Anything out of place is ``malformed`` with the
+call's raw text, as in Qwen3-Coder's form.
+
+Core package: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from streamtools.events import ParserEvent
+
+__all__ = ["GKEY", "GNAME", "GOPEN", "GVALUE", "GlmForm", "KEY_OPEN", "NAME_START"]
+
+GNAME, GKEY, GOPEN, GVALUE = range(9, 13)  # (after ``hermes_xml``'s states)
+KEY_OPEN, KEY_END = "<arg_key>", "</arg_key>"
+VALUE_OPEN, VALUE_END = "<arg_value>", "</arg_value>"
+_LIMIT = 256
+_NAME = re.compile(r"[A-Za-z_][\w.\-:]*\Z")
+# the first character of a name: a body beginning so is this form
+NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
+
+class GlmForm:
+    """The GLM half of ``hermes_xml.QwenXmlCall``'s machine (see above)."""
+
+    # the machine's state and its ``ParamValues``/``QwenXmlCall`` methods
+    state: int
+    param_state: int
+    skip_state: int  # (``hermes_xml``'s SKIP: the rest up to </tool_call> is the error's)
+    out: list[ParserEvent]
+    json_message: str
+    failure: tuple[str, str] | None
+    glm_text = ""  # the name or key read so far
+
+    if TYPE_CHECKING:
+        def _named(self, name: str) -> None: ...
+        def _open_param(self, name: str, element: str) -> None: ...
+        def _content(self, text: str) -> None: ...
+        def _close_param(self) -> None: ...
+        def _wrong(self, i: int, what: str) -> int: ...
+
+    def begin_glm(self) -> None:
+        """The body is GLM's form, from its name on."""
+        self.state = GNAME
+        self.param_state = GVALUE  # (``ParamValues`` opens a value in it)
+        self.glm_text = ""
+
+    def _glm(self, s: str, i: int) -> int:
+        """GNAME, GKEY, GOPEN, GVALUE (see the module docstring)."""
+        state = self.state
+        if state == GVALUE:
+            return self._glm_value(s, i)
+        if state == GOPEN:
+            n = len(s)
+            while i < n and s[i] in " \t\r\n":
+                i += 1
+            if s.startswith(VALUE_OPEN, i):
+                key, self.glm_text = self.glm_text, ""
+                self._open_param(key, "arg_value")
+                return i + len(VALUE_OPEN)
+            if i == n or VALUE_OPEN.startswith(s[i:]):
+                return i  # still arriving
+            return self._wrong(i, f"Text where {VALUE_OPEN} is due after {KEY_END}")
+        end = "<" if state == GNAME else KEY_END
+        k = s.find(end, i)
+        piece = s[i:] if k < 0 else s[i:k]
+        if k < 0 and state == GKEY:  # (a closing tag's start at the end: held)
+            cut = s.rfind("<", max(i, len(s) - len(KEY_END) + 1))
+            if cut >= 0 and KEY_END.startswith(s[cut:]):
+                piece = s[i:cut]
+                k = cut
+        self.glm_text += piece
+        text = self.glm_text.strip()
+        if len(self.glm_text) > _LIMIT or (state == GNAME and text and not _NAME.match(text)):
+            self.failure = ("malformed", self.json_message)
+            self.state = self.skip_state
+            return i
+        if k < 0 or (state == GKEY and not s.startswith(KEY_END, k)):
+            return len(s) if k < 0 else k
+        self.glm_text = ""
+        if state == GNAME:
+            if not text:
+                self.failure = ("malformed", self.json_message)
+                self.state = self.skip_state
+                return k
+            self._named(text)
+            return k
+        self.glm_text = text  # the key, until its value opens
+        self.state = GOPEN
+        return k + len(KEY_END)
+
+    def _glm_value(self, s: str, i: int) -> int:
+        """GVALUE: the value's text up to ``</arg_value>`` (its start at the end held)."""
+        k = s.find(VALUE_END, i)
+        if k >= 0:
+            if k > i:
+                self._content(s[i:k])
+            self._close_param()
+            return k + len(VALUE_END)
+        n = len(s)
+        cut = s.rfind("<", max(i, n - len(VALUE_END) + 1))
+        if cut < 0 or not VALUE_END.startswith(s[cut:]):
+            cut = n
+        if cut > i:
+            self._content(s[i:cut])
+        return cut
