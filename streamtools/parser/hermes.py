@@ -7,7 +7,8 @@ quotes the tag in backticks stays text, see the core). It looks for ``<function=
 too, Qwen3-Coder's form with its opener left out (``qwen_bare``). The body expects, after
 optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
-read by ``hermes_xml``); anything else is ``CallError(reason=
+read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
+(a letter or ``_`` there: ``xml_glm``); anything else is ``CallError(reason=
 "malformed")`` reaching to the next ``</tool_call>``, except ``<tool_call>``
 again (``<tool_call><tool_call>{…}``, a stutter small models write), which is
 part of the call's markup, and a Markdown fence around the object
