@@ -52,6 +52,16 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]]]] = {
     "spaced-name": ("<function=Read me>", [("text", "<function=Read me>"), F]),
     "quoted": ("`<function=Read>` is the tag", [("text", "`<function=Read>` is the tag"), F]),
     "cut-in-the-name": ("a <function=Rea", [("text", "a <function=Rea"), F]),
+    # a tool's name in the tag, in prose: the tag alone is the error, the prose goes on
+    "named-in-prose": ("Qwen writes <function=search> tags. More text, and more.",
+                       [("text", "Qwen writes "), ("error", "search", "malformed"),
+                        ("text", "tags. More text, and more."), F]),
+    "named-in-prose-at-the-end": ("Qwen writes <function=search> tags",
+                                  [("text", "Qwen writes "), ("error", "search", "malformed"),
+                                   ("text", "tags"), F]),
+    "invalid-json-arguments": ("<function=search>{bad} and more",
+                               [("error", "search", "invalid_json"), ("text", "bad} and more"),
+                                F]),
 }
 
 

@@ -32,7 +32,11 @@ tags (parameters, the JSON arguments object, a value left open). After
 >``) is its closing tag, a chat template's special token is layout, and
 ``<function=`` opens the next call; anything else ends the call before it,
 complete (it was closed by ``</function>``), the text left to the core; so does
-the stream's end, whatever the finish reason.
+the stream's end, whatever the finish reason. Anything out of place before
+``</function>`` (text, invalid JSON arguments) ends the call there as
+``CallError(malformed)`` and the rest is text again: with no ``<tool_call>``
+there is no closing tag to skip to, and prose that names a tool in this tag
+(``the <function=search> tag``) would lose all that follows it.
 
 Core package: standard library only.
 """
@@ -49,7 +53,7 @@ from streamtools.parser.calls import (
     SPECIAL_TOKEN_START,
     CallContext,
 )
-from streamtools.parser.hermes_xml import AFTER, CLOSE, CUT, FUNCTION, QwenXmlBody
+from streamtools.parser.hermes_xml import AFTER, CLOSE, CUT, FBODY, FUNCTION, SKIP, QwenXmlBody
 
 __all__ = ["FUNCTION", "HOLD_BOUND", "NAME_LIMIT", "BareFunctionBody"]
 
@@ -132,6 +136,17 @@ class BareFunctionBody(QwenXmlBody):
         self.state = CUT
         return i
 
+    def _wrong(self, i: int, what: str) -> int:
+        QwenXmlBody._wrong(self, i, what)
+        self.state = CUT  # no </tool_call> to skip to: the call ends here, the rest is text
+        return i
+
+    def _json_args(self, s: str, i: int) -> int:
+        j = QwenXmlBody._json_args(self, s, i)
+        if self.state == SKIP:
+            self.state = CUT  # (as ``_wrong``: the rest is text)
+        return j
+
     def _close_call(self) -> None:
         if self.ends_here:
             self.state = AFTER  # (``CUT`` took the text after it back to the core)
@@ -143,5 +158,10 @@ class BareFunctionBody(QwenXmlBody):
             return self.raw_text() + tail  # no tag: prose
         if self.state == AFTER:
             self._close_call()  # closed by </function>; the rest (a tag's start) is text
+            return tail
+        rest = tail.strip()
+        if self.state == FBODY and rest and rest[0] != "<":
+            self._wrong(0, f"Text {rest!r}")  # as ``_tags`` says once it has seen enough
+            self._close_call()
             return tail
         return QwenXmlBody.end(self, tail, finish_reason, out)
