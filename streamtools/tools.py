@@ -130,7 +130,7 @@ class Tool:
 
     __slots__ = (
         "name", "description", "parameters", "fn", "is_async", "repeatable", "timeout",
-        "isolated", "_type", "_wrap", "_check", "_integral",
+        "isolated", "sequential", "_type", "_wrap", "_check", "_integral",
     )
 
     def __init__(
@@ -157,6 +157,8 @@ class Tool:
         # An async tool run in a worker thread, in an event loop of its own, so that
         # a call past its timeout can be abandoned (``runtime.executor``).
         self.isolated = False
+        # Its calls run alone, in their place in a reply (``runtime.turn``): a write.
+        self.sequential = False
         self._type = arg_type
         self._wrap = wrap  # turns the converted value into kwargs for ``fn``
         self._check = check  # what convert lets through (``schema.value_check``)
@@ -269,6 +271,7 @@ def tool(
     repeatable: bool = False,
     timeout: float | None = None,
     isolated: bool = False,
+    sequential: bool = False,
 ) -> Tool: ...
 @overload
 def tool(
@@ -278,6 +281,7 @@ def tool(
     repeatable: bool = False,
     timeout: float | None = None,
     isolated: bool = False,
+    sequential: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -288,6 +292,7 @@ def tool(
     repeatable: bool = False,
     timeout: float | None = None,
     isolated: bool = False,
+    sequential: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
 
@@ -301,7 +306,10 @@ def tool(
     its own, so that a call that outlives its timeout is abandoned, as a sync
     tool's thread is, instead of holding the run: for code that swallows
     cancellation (a task it starts that never ends). It must not use objects of
-    the caller's event loop (a client, a lock made outside the tool)."""
+    the caller's event loop (a client, a lock made outside the tool).
+    ``sequential=True``: a call of the tool runs alone, in its place in the
+    model's reply (a write, a command): the calls before it finish first and
+    those after it wait for it, so a read written after a write sees it."""
     if timeout is not None and not timeout > 0:  # NaN, zero, negative
         raise ToolDefinitionError(
             f"timeout must be a positive number of seconds or None, got {timeout!r}"
@@ -312,6 +320,7 @@ def tool(
         made_tool.repeatable = repeatable
         made_tool.timeout = timeout
         made_tool.isolated = isolated
+        made_tool.sequential = sequential
         return made_tool
 
     return made(fn) if fn is not None else made

@@ -8,7 +8,11 @@ mode, ``NativeCalls`` in native mode) and every event it yields is sent on
 at once. A ``CallEnd`` is dispatched to the executor in the turn's task group
 the moment it arrives, while the model is still streaming (eager dispatch);
 results are sent on as they complete, so a consumer sees a fast tool's result
-before a slow model has finished its reply.
+before a slow model has finished its reply. A call of a tool marked
+``sequential`` (a write) runs alone, in its place in the reply: it waits for
+every call dispatched before it, and the calls after it wait for it (``_order``),
+so a read the model wrote after a write sees it; the wait is not part of a
+call's timeout.
 
 The turn ends when the stream does, or earlier when we cut it client-side:
 with ``stop_at_call`` at the first ``CallEnd`` (for providers that ignore the
@@ -87,6 +91,7 @@ from streamtools.runtime.repair import (
     repeat_stop,
     repeat_twin,
 )
+from streamtools.tools import Tool
 
 __all__ = ["Decoder", "Reply", "TurnContext", "run_turn", "unfinished_stream"]
 
@@ -132,6 +137,9 @@ class Reply:
     outcomes: dict[str, ToolResult | ToolFailed] = field(default_factory=dict)
     requested_tools: list[str] = field(default_factory=list)
     signatures: set[str] = field(default_factory=set)  # of the calls dispatched so far
+    # Set as each dispatched call ends, in dispatch order; and the last sequential one's.
+    ended: list[anyio.Event] = field(default_factory=list)
+    barrier: anyio.Event | None = None
     finish: FinishChunk | None = None
     cut: bool = False
     # What a tool raised that the executor does not report (a ``BaseException``
@@ -311,7 +319,7 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         if signature in repair.seen and not repeatable:  # a retry of a failed call
             repair.retries[signature] = repair.retries.get(signature, 0) + 1
         repair.seen.add(signature)
-        tools.start_soon(_run_tool, ctx, call, reply, signature, tools)
+        tools.start_soon(_run_tool, ctx, call, reply, signature, tools, _order(reply, tool))
         return
     if not repair.redirected:
         repair.redirected = True
@@ -335,11 +343,35 @@ async def _refuse(ctx: TurnContext, call: CallEnd, reply: Reply, message: str) -
     await ctx.emit(failed)
 
 
+def _order(reply: Reply, tool: Tool | None) -> tuple[list[anyio.Event], anyio.Event]:
+    """What a call dispatched now waits for before it runs, and the event it
+    sets when it ends: a sequential tool's call waits for every call before it
+    in the reply, any other call for the last sequential one before it."""
+    ended = anyio.Event()
+    if tool is not None and tool.sequential:
+        waits, reply.barrier = list(reply.ended), ended
+    else:
+        waits = [] if reply.barrier is None else [reply.barrier]
+    reply.ended.append(ended)
+    return waits, ended
+
+
 async def _run_tool(
-    ctx: TurnContext, call: CallEnd, reply: Reply, signature: str, tools: TaskGroup
+    ctx: TurnContext,
+    call: CallEnd,
+    reply: Reply,
+    signature: str,
+    tools: TaskGroup,
+    order: tuple[list[anyio.Event], anyio.Event],
 ) -> None:
+    waits, ended = order
     try:
-        outcome, retryable = await ctx.executor.attempt(call)
+        try:
+            for earlier in waits:  # before the call's timeout starts
+                await earlier.wait()
+            outcome, retryable = await ctx.executor.attempt(call)
+        finally:
+            ended.set()  # its effects are done: the calls waiting for it may run
     except anyio.get_cancelled_exc_class():
         raise
     except BaseException as exc:
