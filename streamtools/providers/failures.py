@@ -15,7 +15,11 @@ Everything that can go wrong before a provider's answer starts ends up as one
   error message (or a snippet of an HTML page), keeps the whole ``body``
   (capped by the caller), marks 408/409/429/5xx retryable and carries the
   server's ``retry-after``, parsed by ``retry_after_seconds`` (seconds,
-  ``retry-after-ms``, or an HTTP date). A redirect is not followed (a POST
+  ``retry-after-ms``, or an HTTP date). An error status with
+  ``x-should-retry`` (``true`` or ``false``, the header OpenAI's and
+  Anthropic's servers send and their SDKs obey over the status) is retryable
+  as it says: a 500 that says ``false`` was asked again ``max_retries``
+  times, each after its backoff. A redirect is not followed (a POST
   sent on to another address, the key with it, is the user's call, and a
   301 or 302 would turn it into a GET): its message names the ``location``,
   which is what to put in ``base_url`` (``http://`` to ``https://``, a
@@ -186,13 +190,15 @@ def status_error(
     status = response.status_code
     body = raw.decode("utf-8", "replace")
     ctype = response.headers.get("content-type", "") or "no content type"
+    should_retry = _SHOULD_RETRY.get(response.headers.get("x-should-retry", "").strip().lower())
     if status < 300:
         want = " or ".join(content_types)
         message = f"{name} answered HTTP {status} with {ctype}, expected {want}"
         retryable = False
     else:
         message = f"{name} answered HTTP {status}"
-        retryable = status in RETRY_STATUSES
+        # the server's word over the status, as the OpenAI and Anthropic SDKs take it
+        retryable = status in RETRY_STATUSES if should_retry is None else should_retry
     location = response.headers.get("location") if 300 <= status < 400 else None
     if location:
         message += f", a redirect to {_target(response, location)} (not followed: point "
@@ -218,7 +224,7 @@ def status_error(
         body=body,
         retryable=retryable,
         retry_after=retry_after_seconds(response.headers),
-        should_retry=_SHOULD_RETRY.get(response.headers.get("x-should-retry", "").lower()),
+        should_retry=should_retry,
     )
 
 
