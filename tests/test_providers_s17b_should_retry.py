@@ -22,7 +22,7 @@ from streamtools.testing.fake_server import Reply, Wire
 pytestmark = pytest.mark.anyio
 
 WIRES: list[Wire] = ["openai", "anthropic", "ollama"]
-FAST = {"retry_base": 0.01, "max_retries": 2}
+FAST: dict[str, Any] = {"retry_base": 0.01, "max_retries": 2}
 
 
 def _answering(status: int, header: str | None, seen: list[httpx.Request]) -> httpx.AsyncClient:
