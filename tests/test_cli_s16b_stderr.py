@@ -32,8 +32,9 @@ def test_a_failed_exchange_is_said_on_stderr_and_the_session_goes_on() -> None:
     with FakeServer(replies) as server:
         proc = run_chat(server.base_url, "first\nsecond\nthird\n")
     assert proc.returncode == 1  # piped input, exchanges failed
-    first, second = proc.stderr.splitlines()
+    first, hint, second = proc.stderr.splitlines()
     assert first == "error: OpenAI-compatible server answered HTTP 401: bad key"
+    assert hint.startswith("hint: the server ")  # what to do about a 401: test_cli_s17_hints
     assert second.startswith("  stream error (stream): connection cut by the server")
     assert "error" not in proc.stdout
     assert "Fine now." in proc.stdout and "third" in proc.stdout

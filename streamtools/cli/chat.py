@@ -148,13 +148,15 @@ async def chat(
     stopper: AnswerStopper | None = None,
     err: TextIO | None = None,
     answer_only: bool = False,
+    advise: Callable[[Exception], str | None] | None = None,
 ) -> int:
     """Run the session until end of input or ``/quit``; returns the exit code: 1 when
     an exchange failed in a session without ``prompt`` (piped input), else 0.
     ``stopper.stop()`` stops the answer in progress; the session goes on.
     Errors are written to ``err`` if given (else to ``out``). With ``answer_only``,
     ``out`` gets each answer's text only, and the rest of the session goes to
-    ``err`` (else ``sys.stderr``)."""
+    ``err`` (else ``sys.stderr``). ``advise(exc)``: what to do about a failed
+    exchange (``model_options.advice``), said on a line after its error."""
     answers = out if answer_only else None
     if answer_only:
         out = err = err if err is not None else sys.stderr
@@ -213,6 +215,9 @@ async def chat(
                 failed = True
                 if str(exc) != said:  # a stream that broke was just said, in red
                     view.error(str(exc))
+                hint = advise(exc) if advise is not None else None
+                if hint:
+                    _say(view, err, "hint: " + hint)
             finally:
                 if stopper is not None:
                     stopper.answer = None
@@ -221,6 +226,15 @@ async def chat(
             view.newline()
             view.line(view.style("dim", "(stopped)"))
         view.newline()
+
+
+def _say(view: ConsoleRenderer, err: TextIO | None, text: str) -> None:
+    """A line of our own after an error, where the error went."""
+    if err is None:
+        view.line(view.style("dim", text))
+    else:
+        err.write(text + "\n")
+        err.flush()
 
 
 # what ``--answer-only`` shows on stderr: the tools at work and what went wrong;
@@ -343,6 +357,7 @@ def _run(args: argparse.Namespace) -> int:
                 return await chat(
                     agent, read_line, sys.stdout, color=color, prompt=interactive,
                     stopper=stopper, err=sys.stderr, answer_only=answer_only,
+                    advise=lambda exc: model_options.advice(exc, args),
                 )
         except MCPNotLoaded as exc:
             print(exc, file=sys.stderr)

@@ -33,13 +33,13 @@ import re
 from typing import Any
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
-from streamtools.errors import UsageError
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.model import Model
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 
 __all__ = [
     "DEFAULT_URLS", "DIALECTS", "KEY_VARS", "LIVE_ONLY", "SYSTEM", "add_model_options",
-    "build_model", "check_model_options", "make_agent", "setting",
+    "advice", "build_model", "check_model_options", "make_agent", "setting",
 ]
 
 SYSTEM = (
@@ -200,6 +200,49 @@ def api_key(args: argparse.Namespace) -> str | None:
         return key
     provider = setting(args, "provider")
     return next((os.environ[v] for v in KEY_VARS[provider] if os.environ.get(v)), None)
+
+
+def advice(exc: Exception, args: argparse.Namespace) -> str | None:
+    """What to do about an exchange that failed with ``exc``, where its cause is
+    plain from it and the options (the README's "When something goes wrong"); a
+    failure that names no remedy of its own is said with no advice."""
+    if isinstance(exc, BudgetExceeded):
+        return "the model kept calling tools: --max-turns N allows it more model calls"
+    if isinstance(exc, RepairExhausted):
+        return (
+            "the model could not write a valid call: try another --dialect (hermes, "
+            "json_action, command…), or --native where the server has function calling"
+        )
+    if not isinstance(exc, ProviderError):
+        return None
+    provider = setting(args, "provider")
+    url = args.base_url or DEFAULT_URLS[provider]
+    message = str(exc)
+    if exc.status is None and message.startswith("cannot connect"):
+        return f"nothing answers at {url}: start the server, or correct --base-url"
+    if exc.status in (401, 403):
+        given = "refused the key it was given" if api_key(args) else "wants an API key"
+        names = ", ".join(KEY_VARS[provider])
+        return (
+            f"the server {given}: --api-key KEY or --api-key-env NAME "
+            f"(else the first of {names} that is set)"
+        )
+    if exc.status == 404:
+        if re.search(r"\bmodel\b", message, re.I):
+            pull = " (Ollama: ollama pull NAME)" if ":11434" in url else ""
+            return f"--model {args.model}: the server may have no model of that name{pull}"
+        v1 = url.rstrip("/").endswith("/v1")
+        if provider == "openai" and not v1:
+            return (
+                f"no chat endpoint under {url}: an OpenAI-compatible --base-url ends in /v1 "
+                "(for Ollama's own API, --provider ollama and no /v1)"
+            )
+        if provider != "openai" and v1:
+            return f"no {provider} endpoint under {url}: --base-url is the server's root, no /v1"
+        return f"no {provider} endpoint under {url}: check --base-url and --provider"
+    if exc.status == 400 and re.search(r"\bstop\b", message) and not args.no_stop:
+        return "if the model rejects the `stop` parameter: --no-stop"
+    return None
 
 
 def _shown(name: str) -> str:
