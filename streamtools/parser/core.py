@@ -99,7 +99,8 @@ Decisions
   until the tool name is decided (``56 + longest name``; ``142 +`` it with a
   catalog, whose window also reads Llama's ``"type": "function"`` forms),
   ``json_action`` a fence line (``HOLD_BOUND``), ``json_object`` whitespace next
-  to the reply object.
+  to the reply object, ``hermes`` and ``am_xml`` a bare Qwen3-Coder ``<function=``
+  until its name's ``>`` (74, ``qwen_bare``).
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``
