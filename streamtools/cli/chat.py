@@ -324,7 +324,8 @@ def _run(args: argparse.Namespace) -> int:
     model: Model = build_model(args)
     if args.record is not None:
         try:
-            model = record(model, args.record)  # creates (truncates) the file now
+            # creates the file now; an earlier recording stays until the model answers
+            model = record(model, args.record)
         except OSError as exc:  # a file the flag names but cannot be written: a usage error
             raise UsageError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     color = {"auto": None, "always": True, "never": False}[args.color]
