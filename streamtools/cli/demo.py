@@ -23,7 +23,10 @@ recorded in, native tools when its first request sent them (``--hybrid`` when
 they were only ``HybridAgent``'s tool selection), else the dialect its system
 prompt shows (``streamtools.cli.replay.recorded_dialect``), else ``am_xml``. (Played in
 ``am_xml`` whatever it was, a ``--dialect hermes`` session showed each call as
-malformed and a ``--native`` one as empty replies, repaired.)
+malformed and a ``--native`` one as empty replies, repaired.) A recording that
+calls tools it offered and the demo has not is refused (``foreign_calls``):
+played, each of those calls would be an unknown tool and a repair, neither of
+which happened.
 
 The fixture is looked for inside the package first (``streamtools/fixtures``,
 for a wheel that ships it), then in the source checkout's ``fixtures/``.
@@ -63,6 +66,7 @@ __all__ = [
     "check_fixture",
     "clock",
     "find_fixture",
+    "foreign_calls",
     "play",
     "recorded_mode",
     "register",
@@ -209,6 +213,46 @@ def check_fixture(path: Path) -> list[Segment]:
     return segments
 
 
+# how a dialect's system prompt defines a tool: am_xml's element, hermes' JSON
+# line, and the others' Markdown heading under "# Tools"
+_DEFINED = (
+    re.compile(r'<am:tool name="([^"]+)"'),
+    re.compile(r'\{"type": "function", "function": \{"name": "((?:[^"\\]|\\.)+)"'),
+)
+_TOOLS_SECTION = re.compile(r"^# Tools\n(.*?)(?=^# |\Z)", re.M | re.S)
+_HEADING = re.compile(r"^## (.+)$", re.M)
+
+
+def foreign_calls(segments: list[Segment]) -> list[str]:
+    """The tools a recording calls that it offered its model and the demo has
+    not (a ``chat --record --mcp`` session's, ``record()`` of tools of one's
+    own), sorted. The demo would answer each such call "unknown tool" and show
+    a repair that never happened; a call of a tool the recording never offered
+    (a model's invention) was answered so when it was recorded, and plays true."""
+    from streamtools.cli.replay import segment_events
+
+    mode = recorded_mode(segments)
+    dialect = "am_xml" if mode.get("native") else str(mode["dialect"])
+    offered: set[str] = set()
+    called: set[str] = set()
+    for segment in segments:
+        request = segment.header.request
+        if request is not None:
+            offered.update(spec.name for spec in request.tools or ())
+            for message in request.messages:
+                if message.role == "system" and message.content:
+                    for form in _DEFINED:
+                        offered.update(form.findall(message.content))
+                    for section in _TOOLS_SECTION.findall(message.content):
+                        offered.update(h.strip() for h in _HEADING.findall(section))
+        for _, event in segment_events(segment, dialect):
+            name = getattr(event, "name", None)
+            if isinstance(name, str):
+                called.add(name)
+    ours = {t.name for t in DEMO_TOOLS} | {SELECT_TOOLS}
+    return sorted((called & offered) - ours)
+
+
 def recorded_prompt(path: Path) -> str:
     """The user prompt of a recording: the last user message of its first request."""
     segments = load(path)
@@ -347,7 +391,14 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:  # not the user's doing: an install without its fixture
         print(f"streamtools demo: error: {exc}", file=sys.stderr)
         return 1
-    check_fixture(path)  # a wrong --fixture: UsageError, said by ``main`` (exit 2)
+    segments = check_fixture(path)  # a wrong --fixture: UsageError, said by ``main`` (exit 2)
+    foreign = foreign_calls(segments)
+    if foreign:
+        names = ", ".join(foreign)
+        raise UsageError(
+            f"{path} calls tools the demo does not have ({names}); the demo runs only "
+            f"calculator and clock. streamtools replay {path} prints the recording's events"
+        )
     color = {"auto": None, "always": True, "never": False}[args.color]
     view = ConsoleRenderer(sys.stdout, color=color)
     try:
