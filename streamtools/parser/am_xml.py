@@ -124,6 +124,7 @@ import re
 from typing import Any
 
 from streamtools.events import ParserEvent
+from streamtools.parser.am_xml_attrs import ATTR, attribute, name_attribute, no_name
 from streamtools.parser.am_xml_fast import (
     BODY,
     CDATA,
@@ -157,15 +158,6 @@ from streamtools.parser.xml_values import PARAMETER_IS, equals_tag, kinds_from_s
 
 __all__ = ["AM_XML", "PARAMETER_IS", "AmXmlBody", "equals_tag"]
 
-# one attribute of a tag, its value quoted, unquoted (``name=search``, as HTML
-# allows) or absent; read one after another from the element's name on, so a
-# quoted value is skipped whole and ``name=`` inside another attribute's value is
-# not taken for the name
-_ATTR = re.compile(
-    r"""\s+([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>`=/]+)))?"""
-)
-# a child element that names the tool where the ``name`` attribute should (error path)
-_NAME_CHILD = re.compile(r"<(name|tool|tool_name|function)>([^<]{1,64})</\1\s*>")
 # the common opening tag, nothing but the name in it (no parameter in an attribute)
 _ONLY_NAME = re.compile(r"""\s*name\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>`=/]+)\s*/?>\Z""")
 
@@ -258,7 +250,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 self.record(s, pos, j)
                 self.status = DONE
                 if self.state == TAG:  # (a name in the broken tag is quoted back)
-                    name = _name_attribute("".join(self.tag), len(OPEN)) or "the tool"
+                    name = name_attribute("".join(self.tag), len(OPEN)) or "the tool"
                     message = (
                         f"The opening tag of the call to {name} was not finished with > "
                         f"before the next call began. Write whole calls, ending with {CLOSE}."
@@ -294,7 +286,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return len(s)
         tag = "".join(self.tag) + s[i : k + 1]
         self.tag = []
-        name = _name_attribute(tag, len(OPEN))
+        name = name_attribute(tag, len(OPEN))
         self.state = BODY
         if name is not None:
             name = name.strip()
@@ -319,7 +311,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         if not isinstance(props, dict) or not props:
             return
         pos = len(OPEN)
-        while (m := _ATTR.match(tag, pos)) is not None:
+        while (m := ATTR.match(tag, pos)) is not None:
             pos = m.end()
             key = m.group(1)
             value = m.group(2) if m.group(2) is not None else m.group(3)
@@ -413,12 +405,12 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             self.wrapper = f"</{name}>"
             return e + 1
         if name == "parameter":
-            given = _name_attribute(tag, m.end(1))
+            given = name_attribute(tag, m.end(1))
             if given is not None:
                 name = given
         self._open_param(name, m.group(1))
         if m.group(3):  # <a/>: an empty value, or the one a value attribute gives
-            value = _attribute(tag, m.end(1), "value")
+            value = attribute(tag, m.end(1), "value")
             if value:
                 self._content(value)
             self._close_param()
@@ -550,7 +542,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         q = PARAMETER_IS.match(tag)
         name = q.group(1) if q is not None else None
         if name is None and OPEN_TAG.match(tag) is not None:
-            name = _name_attribute(tag, len(_PARAM_TAG))
+            name = name_attribute(tag, len(_PARAM_TAG))
         if name is None or not self._undeclared_yet(name):
             return -1
         self._close_param()
@@ -576,7 +568,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
         self.undecided = False
         raw = self.raw_text()
         if self.call.name is None:
-            self.call.fail(raw, "malformed", _no_name(raw), self.out)
+            self.call.fail(raw, "malformed", no_name(raw, OPEN, _EXAMPLE), self.out)
             return
         self._gap_done(False)
         if self.bad is not None:
@@ -624,53 +616,6 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             f"closing every parameter element and ending with {CLOSE}.{slash}", out,
         )
         return None
-
-
-def _no_name(raw: str) -> str:
-    """What to fix in a call whose opening tag has no ``name`` attribute: the name
-    given in another attribute (``tool="x"``) or in a child element (``<name>x</name>``)
-    is quoted back, in the ``name`` attribute where it belongs."""
-    tag = raw[: raw.find(">") + 1]
-    pos = len(OPEN)
-    while (m := _ATTR.match(tag, pos)) is not None:
-        value = m.group(2) if m.group(2) is not None else m.group(3) or m.group(4)
-        if value:
-            where = f"not in a {m.group(1)} attribute"
-            break
-        pos = m.end()
-    else:
-        c = _NAME_CHILD.search(raw, len(tag))
-        value, where = (c.group(2).strip(), f"not in a <{c.group(1)}> element") if c else ("", "")
-    if not value:
-        return f'The call has no tool name: give it in the name attribute.{_EXAMPLE}'
-    return (
-        f"The call has no tool name: give it in the name attribute, "
-        f'<am:tool_call name="{html.unescape(value)}">, {where}.{_EXAMPLE}'
-    )
-
-
-def _name_attribute(tag: str, pos: int) -> str | None:
-    """The ``name`` attribute of a whole tag whose attributes begin at ``pos``,
-    its entities decoded; None if absent (or after text that is no attribute)."""
-    if tag.startswith(' name="', pos):  # the common form, read as ``_ATTR`` reads it
-        e = tag.find('"', pos + 7)
-        if e >= 0:
-            value = tag[pos + 7 : e]
-            return html.unescape(value) if "&" in value else value
-    return _attribute(tag, pos, "name")
-
-
-def _attribute(tag: str, pos: int, key: str) -> str | None:
-    """The attribute ``key`` of a whole tag whose attributes begin at ``pos``,
-    its entities decoded; None if absent (or after text that is no attribute)."""
-    while (m := _ATTR.match(tag, pos)) is not None:
-        if m.group(1) == key:
-            value = m.group(2)
-            if value is None:
-                value = m.group(3) if m.group(3) is not None else m.group(4)
-            return None if value is None else html.unescape(value)
-        pos = m.end()
-    return None
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
