@@ -342,8 +342,11 @@ class Replay:
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         turn = len(self.requests)
         if turn >= len(self.segments):
+            calls = f"{len(self.segments)} model call{'' if len(self.segments) == 1 else 's'}"
             raise UsageError(
-                f"{self.path} holds {len(self.segments)} model calls; call {turn + 1} has none"
+                f"{self.path} holds {calls}; call {turn + 1} has none: "
+                "the run asked more than the recorded one did (record it again, or replay "
+                "it with match_requests=True to see where the requests first differ)"
             )
         segment = self.segments[turn]
         recorded = segment.header.request

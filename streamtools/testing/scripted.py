@@ -139,9 +139,7 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         turn = len(self.requests)
         if turn >= len(self.replies):
-            raise UsageError(
-                f"ScriptedModel has {len(self.replies)} replies; request {turn + 1} has none"
-            )
+            raise UsageError(_ran_out(len(self.replies), request))
         self.requests.append(request)
         reply = _check(await _played(self.replies[turn], request), f"reply {turn + 1}")
         if isinstance(reply, Exception):
@@ -207,3 +205,21 @@ async def _played(reply: ScriptedReply, request: ModelRequest) -> Played:
         return reply
     answer = reply(request)
     return await answer if inspect.isawaitable(answer) else answer
+
+
+def _ran_out(scripted: int, request: ModelRequest) -> str:
+    """Why a request found no reply, and the likely cause: a script of one reply
+    per question, where the agent asks again after each turn whose calls ran
+    (and to repair a call), so a reply with a call needs one after it."""
+    replies = f"{scripted} repl{'y' if scripted == 1 else 'ies'}"
+    last = request.messages[-1] if request.messages else None
+    said = ""
+    if last is not None:
+        content = " ".join((last.content or "").split())
+        shown = content if len(content) <= 80 else content[:79] + "…"
+        said = f" (its last message, {last.role}: {shown!r})"
+    return (
+        f"ScriptedModel has {replies}; request {scripted + 1} has none{said}. The agent "
+        "asks the model again after each turn whose tool calls ran, and to repair a "
+        "call: script one reply per request, the last one the answer"
+    )
