@@ -423,11 +423,13 @@ def register(subparsers: Any) -> None:
         help="replay a recorded agent session live (no model, no network)",
         description="Replay a recorded tool-calling session through the real pipeline.",
     )
-    parser.add_argument(
+    # one pace: --instant beside --speed took over without a word (as in ``ui``)
+    pace = parser.add_mutually_exclusive_group()
+    pace.add_argument(
         "--speed", type=positive_number, default=1.0,
         help="pace multiplier (default 1, as recorded; 2 is twice as fast)",
     )
-    parser.add_argument("--instant", action="store_true", help="no waits between chunks")
+    pace.add_argument("--instant", action="store_true", help="no waits between chunks")
     parser.add_argument(
         "--fixture", type=Path, default=None, metavar="FILE",
         help="another recording with the demo's tools (calculator, clock), such as a "
