@@ -8,11 +8,15 @@ server, ``/v1`` in ``--base-url``, ``--api-key``, ``--max-turns``, another
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
 import sys
 
+from streamtools.cli import _build_parser
+from streamtools.cli.model_options import advice
+from streamtools.errors import ProviderError
 from streamtools.testing import FakeServer, Reply
 
 KEYS = ("STREAMTOOLS_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
@@ -100,3 +104,27 @@ def test_an_error_with_no_known_remedy_has_no_hint() -> None:
         proc = run_chat("--base-url", server.base_url)
     assert "teapot" in proc.stderr
     assert hints(proc) == []
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    full = ["chat", "--model", "qwen3:8b", *argv]
+    return _build_parser(full).parse_args(full)
+
+
+def test_no_base_url_is_the_hosted_api_and_the_hint_says_so() -> None:
+    """``streamtools chat --model qwen3:8b`` without ``--base-url`` talks to
+    OpenAI's API: a user who meant a local server got a 401 (or, offline, no
+    connection) and a hint about keys only."""
+    refused = ProviderError("OpenAI-compatible server answered HTTP 401: no key", status=401)
+    hint = advice(refused, _args())
+    assert hint is not None and hint.endswith(
+        "for a local server, give its --base-url "
+        "(https://api.openai.com/v1 is --provider openai's default)"
+    )
+    offline = ProviderError("cannot connect before a response (https://api.openai.com/v1/…): x")
+    hint = advice(offline, _args())
+    assert hint is not None and hint.startswith("cannot reach https://api.openai.com/v1")
+    # a --base-url given, or Ollama's local default: no such word
+    for args in (_args("--base-url", "http://127.0.0.1:8000/v1"), _args("--provider", "ollama")):
+        hint = advice(refused, args)
+        assert hint is not None and "--base-url (" not in hint

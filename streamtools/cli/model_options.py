@@ -218,14 +218,22 @@ def advice(exc: Exception, args: argparse.Namespace) -> str | None:
     provider = setting(args, "provider")
     url = args.base_url or DEFAULT_URLS[provider]
     message = str(exc)
+    # no --base-url, so the provider's hosted API: a local model's server was meant?
+    local = (
+        f"; for a local server, give its --base-url ({url} is --provider {provider}'s default)"
+        if args.base_url is None and provider != "ollama"
+        else ""
+    )
     if exc.status is None and message.startswith("cannot connect"):
+        if local:
+            return f"cannot reach {url}: check the network{local}"
         return f"nothing answers at {url}: start the server, or correct --base-url"
     if exc.status in (401, 403):
         given = "refused the key it was given" if api_key(args) else "wants an API key"
         names = ", ".join(KEY_VARS[provider])
         return (
             f"the server {given}: --api-key KEY or --api-key-env NAME "
-            f"(else the first of {names} that is set)"
+            f"(else the first of {names} that is set){local}"
         )
     if exc.status == 404:
         if re.search(r"\bmodel\b", message, re.I):
