@@ -339,10 +339,15 @@ def _run(args: argparse.Namespace) -> int:
     if answer_only is None:  # a one-shot question into a pipe: the answer, as ``llm`` writes
         answer_only = question is not None and not sys.stdout.isatty()
     if interactive:
+        # where the session goes: without --base-url, a hosted API a user who meant a
+        # local server would not expect (the URL was said only by a failure)
         mode = "native tools" if args.native else f"{setting(args, 'dialect')} dialect"
+        if args.hybrid:
+            mode = f"tools picked natively, then the {mode}"
         via = setting(args, "provider")
+        url = args.base_url or model_options.DEFAULT_URLS[via]
         print(
-            f"streamtools chat: {args.model} via {via} ({mode}); /help for commands",
+            f"streamtools chat: {args.model} via {via} at {url} ({mode}); /help for commands",
             file=sys.stderr if answer_only else sys.stdout,
         )
     read_line = _stdin_line if question is None else _lines([question])
