@@ -195,7 +195,11 @@ _FILTER = _SDKLogFilter()
 
 
 def _quiet_sdk_logs() -> None:
-    for name in ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.session"):
+    # mcp.client.sse: the older HTTP+SSE transport (tried for a URL that refuses
+    # streamable HTTP), whose reader logs a traceback when its stream drops
+    for name in (
+        "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse", "mcp.client.session"
+    ):
         logging.getLogger(name).addFilter(_FILTER)  # once: adding the same filter is a no-op
 
 
