@@ -18,6 +18,7 @@ from streamtools.model import (
     ModelRequest,
     NativeCall,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     Thinking,
     ToolSpec,
@@ -27,6 +28,7 @@ from streamtools.model import (
 from streamtools.native import NativeCalls
 from streamtools.prompts import project
 from streamtools.providers import AnthropicMessages
+from streamtools.providers.bodies import reasoning_server
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 from streamtools.testing.fake_wire import prompt_tokens
@@ -192,8 +194,9 @@ async def test_pings_thinking_signatures_unknown_events(anyio_backend: str) -> N
         + STOP
     )
     chunks = await collect(AnthropicMessages("c", client=mock(body)))
+    server = reasoning_server(AnthropicMessages.default_base_url, "c")
     assert chunks == [
-        ReasoningChunk(text="hmm"),
+        ReasoningChunk(text="hmm", origin=ReasoningOrigin(field="thinking", server=server)),
         ReasoningChunk(text="", signature="sig"),  # ends the block: it goes back signed
         ReasoningChunk(text="", redacted="xx"),
         TextChunk(text="Hi"),

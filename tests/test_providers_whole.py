@@ -26,10 +26,12 @@ from streamtools.model import (
     Chunk,
     FinishChunk,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     UsageChunk,
 )
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
+from streamtools.providers.bodies import reasoning_server
 from streamtools.proxy import ProxyConfig, create_app
 
 COMPLETION: Any = {
@@ -99,10 +101,10 @@ def calls_of(chunks: list[Chunk]) -> list[tuple[str | None, str]]:
 
 
 def check_answer(wire: str, chunks: list[Chunk]) -> None:
-    # the OpenAI and Ollama wires say where their reasoning came from (``ReasoningOrigin``)
+    # every wire says where its reasoning came from (``ReasoningOrigin``)
     first = chunks[0]
     assert isinstance(first, ReasoningChunk)
-    assert (first.origin is not None) == (wire in ("openai", "ollama"))
+    assert first.origin is not None
     assert msgspec.structs.replace(first, origin=None) == ReasoningChunk(text="Paris and Oslo.")
     assert [c for c in chunks if isinstance(c, TextChunk)] == [TextChunk(text="Checking both.")]
     called = calls_of(chunks)
@@ -168,13 +170,15 @@ async def test_an_anthropic_answer_keeps_its_blocks_in_order(anyio_backend: str)
     }
     client = mock(json.dumps(body), ctype="application/json")
     chunks = await collect(AnthropicMessages("m", client=client))
+    server = reasoning_server(AnthropicMessages.default_base_url, "m")
+    origin = ReasoningOrigin(field="thinking", server=server)
     assert chunks == [
         ReasoningChunk(text="", redacted="xyz"),
         TextChunk(text="a"),
         CallChunk(index=2, id="c1", name="weather", arguments=""),
         CallChunk(index=2, arguments="{}"),
         CallChunk(index=2, arguments="", done=True),
-        ReasoningChunk(text="b"),
+        ReasoningChunk(text="b", origin=origin),  # the first reasoning text says it
         ReasoningChunk(text="", signature="s"),
         UsageChunk(input_tokens=12, output_tokens=7),
         FinishChunk(reason="stop"),

@@ -29,7 +29,15 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   its ``redacted`` data: with extended thinking and tool use, the API refuses
   the next request (400, "Expected `thinking` or `redacted_thinking`, but found
   `tool_use`") unless the reply's thinking blocks come back unchanged with its
-  ``tool_use`` blocks.
+  ``tool_use`` blocks. Some Anthropic-compatible servers sign none (Kimi's and
+  Zhipu's GLM endpoints: no ``signature_delta``, or an empty one) yet refuse
+  the next request of a tool loop without the reply's thinking (Kimi: "thinking
+  is enabled but reasoning_content is missing in assistant tool call
+  message"); such a reply's reasoning was dropped. The first ``ReasoningChunk``
+  of a reply now says where it came from (``ReasoningOrigin``, field
+  ``thinking``), and a past reply with reasoning and no signed block sends it
+  back as one unsigned thinking block, first, to that server and model only
+  (``_unsigned``; Anthropic's API refuses a block it did not sign).
   A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
   code execution, run by the API itself) streams its input as
   ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
@@ -122,6 +130,7 @@ from streamtools.model import (
     FinishChunk,
     ModelRequest,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     Thinking,
     ToolChoice,
@@ -136,12 +145,13 @@ from streamtools.providers.base import (
     TransientStreamError,
     answer_field,
 )
-from streamtools.providers.bodies import answerable_only, json_schema_of
+from streamtools.providers.bodies import answerable_only, json_schema_of, reasoning_server
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["AnthropicMessages"]
 
 API_VERSION = "2023-06-01"
+_THINKING = "thinking"  # the ``ReasoningOrigin.field`` of a thinking block's text
 # what ``count_tokens`` sends of a request's body: the fields that make up the
 # prompt (the endpoint refuses the ones that shape the answer, like max_tokens)
 _COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
@@ -315,7 +325,18 @@ def _tool_id(call_id: str | None) -> str | None:
     return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 
-def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
+def _unsigned(msg: ChatMessage, server: str) -> list[dict[str, Any]]:
+    """An assistant message's reasoning as one unsigned thinking block, for the
+    server and model that streamed it unsigned (see the module docstring), else
+    none: a reply with signed blocks sends those."""
+    if msg.role != "assistant" or msg.thinking or not msg.reasoning:
+        return []
+    if msg.reasoning_origin != ReasoningOrigin(field=_THINKING, server=server):
+        return []
+    return [{"type": "thinking", "thinking": msg.reasoning, "signature": ""}]
+
+
+def _blocks(msg: ChatMessage, server: str = "") -> list[dict[str, Any]]:
     """A message's content blocks. An assistant message's thinking blocks go in
     their places among its tool_use blocks (``Thinking.calls``; the ones
     before any call first, then the text), as interleaved thinking wrote them:
@@ -329,7 +350,7 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
         result = {"type": "tool_result", "tool_use_id": use_id, "content": msg.content}
         return [{**result, "is_error": True} if msg.is_error else result]
     thinking = msg.thinking if msg.role == "assistant" else ()
-    blocks = [_thinking(t) for t in thinking if t.calls <= 0]
+    blocks = [_thinking(t) for t in thinking if t.calls <= 0] or _unsigned(msg, server)
     if _readable(msg.content):  # the API refuses blank text blocks
         blocks.append({"type": "text", "text": msg.content})
     for n, call in enumerate(msg.tool_calls):
@@ -344,7 +365,9 @@ def _blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[str, Any]]]:
+def _messages(
+    messages: tuple[ChatMessage, ...], server: str = ""
+) -> tuple[str | None, list[dict[str, Any]]]:
     system = [m.content for m in messages if m.role == "system"]
     out: list[dict[str, Any]] = []
     for msg in answerable_only(messages):
@@ -352,6 +375,7 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         simple = msg.role != "tool" and not msg.tool_calls and not msg.thinking
+        simple = simple and not _unsigned(msg, server)
         if simple and not _readable(msg.content):
             continue  # the API refuses blank messages; a blank reply carries nothing
         if out and out[-1]["role"] == role:
@@ -360,11 +384,11 @@ def _messages(messages: tuple[ChatMessage, ...]) -> tuple[str | None, list[dict[
                 prev["content"] = (
                     [{"type": "text", "text": prev["content"]}] if prev["content"] else []
                 )
-            prev["content"].extend(_blocks(msg))
+            prev["content"].extend(_blocks(msg, server))
         elif simple:
             out.append({"role": role, "content": msg.content})
         else:
-            out.append({"role": role, "content": _blocks(msg)})
+            out.append({"role": role, "content": _blocks(msg, server)})
     return ("\n\n".join(system) if system else None), out
 
 
@@ -499,7 +523,8 @@ class AnthropicMessages(HTTPProvider):
         return headers
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
-        system, messages = _messages(request.messages)
+        server = reasoning_server(self.base_url, self.model)
+        system, messages = _messages(request.messages, server)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -543,6 +568,10 @@ class AnthropicMessages(HTTPProvider):
         tokens: int = answer_field(await self._post_json(url, body), "input_tokens", int, url)
         return tokens
 
+    def _origin(self) -> ReasoningOrigin:
+        """Where this server's thinking came from (see the module docstring)."""
+        return ReasoningOrigin(field=_THINKING, server=reasoning_server(self.base_url, self.model))
+
     async def _decode(
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
     ) -> AsyncGenerator[Chunk, None]:
@@ -552,6 +581,7 @@ class AnthropicMessages(HTTPProvider):
         unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         content = self._contents.get(id(request))  # kept for a paused turn (``_resumed``)
+        origin: ReasoningOrigin | None = None  # said once, on the first thinking text
         async for sse in events:
             if sse.event == "error":  # by its SSE name: a gateway's may not be the API's JSON
                 yield _failed(sse.data)
@@ -584,7 +614,11 @@ class AnthropicMessages(HTTPProvider):
                         yield CallChunk(index=event.index, arguments=piece)
                 elif d.type == "thinking_delta" and d.thinking:
                     if piece := pairs.join(REASONING, d.thinking):
-                        yield ReasoningChunk(text=piece)
+                        if origin is None:
+                            origin = self._origin()
+                            yield ReasoningChunk(text=piece, origin=origin)
+                        else:
+                            yield ReasoningChunk(text=piece)
                 elif d.type == "signature_delta" and d.signature:
                     lost = pairs.close(REASONING)
                     yield ReasoningChunk(text=lost, signature=d.signature)
@@ -606,7 +640,8 @@ class AnthropicMessages(HTTPProvider):
                         yield TextChunk(text=text)
                 elif block.type == "thinking" and block.thinking:
                     if thinking := pairs.join(REASONING, block.thinking):
-                        yield ReasoningChunk(text=thinking)
+                        first, origin = origin is None, origin or self._origin()
+                        yield ReasoningChunk(text=thinking, origin=origin if first else None)
                 elif block.type == "redacted_thinking" and block.data:
                     yield ReasoningChunk(text="", redacted=block.data)
             elif kind == "content_block_stop" and event.index in tool_blocks:
