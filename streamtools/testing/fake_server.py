@@ -482,7 +482,11 @@ class FakeServer:
     @property
     def port(self) -> int:
         if self._httpd is None:
-            raise RuntimeError("FakeServer is not running; use it as a context manager")
+            # read after the block, often: "use it as a context manager" read as wrong there
+            raise RuntimeError(
+                "FakeServer is not running: it serves only inside its `with` (or `async with`) "
+                "block, which has not begun or has ended; read its url inside the block"
+            )
         return int(self._httpd.server_address[1])
 
     @property
