@@ -167,3 +167,17 @@ async def test_signed_thinking_goes_back_as_it_came(anyio_backend: str) -> None:
     assert sent["messages"][1]["content"][0] == {
         "type": "thinking", "thinking": THOUGHT, "signature": "c2ln"}
     assert [b["type"] for b in sent["messages"][1]["content"]] == ["thinking", "tool_use"]
+
+
+async def test_a_reply_without_calls_sends_none(anyio_backend: str) -> None:
+    """Those servers ask for it on a reply with calls only; behind a gateway
+    that drops the signatures of Anthropic's own blocks, an unsigned block on
+    an earlier answer would have the API refuse the whole request."""
+    here = AnthropicMessages("kimi-k2.6", base_url="https://api.moonshot.ai/anthropic")
+    origin = ReasoningOrigin(field="thinking", server=reasoning_server(here.base_url, here.model))
+    reply = ChatMessage(role="assistant", content="It is 42.", reasoning=THOUGHT,
+                        reasoning_origin=origin)
+    request = ModelRequest(messages=(ChatMessage(role="user", content="6*7?"), reply,
+                                     ChatMessage(role="user", content="And 6*8?")))
+    sent = await _body(here, request)
+    assert sent["messages"][1] == {"role": "assistant", "content": "It is 42."}

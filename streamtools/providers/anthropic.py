@@ -35,9 +35,9 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   is enabled but reasoning_content is missing in assistant tool call
   message"); such a reply's reasoning was dropped. The first ``ReasoningChunk``
   of a reply now says where it came from (``ReasoningOrigin``, field
-  ``thinking``), and a past reply with reasoning and no signed block sends it
-  back as one unsigned thinking block, first, to that server and model only
-  (``_unsigned``; Anthropic's API refuses a block it did not sign).
+  ``thinking``), and a past reply with calls, reasoning and no signed block
+  sends it back as one unsigned thinking block, first, to that server and
+  model only (``_unsigned``; Anthropic's API refuses a block it did not sign).
   A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
   code execution, run by the API itself) streams its input as
   ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
@@ -326,10 +326,13 @@ def _tool_id(call_id: str | None) -> str | None:
 
 
 def _unsigned(msg: ChatMessage, server: str) -> list[dict[str, Any]]:
-    """An assistant message's reasoning as one unsigned thinking block, for the
-    server and model that streamed it unsigned (see the module docstring), else
-    none: a reply with signed blocks sends those."""
-    if msg.role != "assistant" or msg.thinking or not msg.reasoning:
+    """A reply's reasoning as one unsigned thinking block, for the server and
+    model that streamed it unsigned (see the module docstring), else none: a
+    reply with signed blocks sends those. Only with calls, which is where
+    those servers ask for it: a gateway that drops the signatures of
+    Anthropic's own blocks has the API refuse an unsigned one ("Invalid
+    `signature` in `thinking` block"), and a reply without calls needs none."""
+    if msg.role != "assistant" or msg.thinking or not msg.reasoning or not msg.tool_calls:
         return []
     if msg.reasoning_origin != ReasoningOrigin(field=_THINKING, server=server):
         return []
@@ -375,7 +378,6 @@ def _messages(
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         simple = msg.role != "tool" and not msg.tool_calls and not msg.thinking
-        simple = simple and not _unsigned(msg, server)
         if simple and not _readable(msg.content):
             continue  # the API refuses blank messages; a blank reply carries nothing
         if out and out[-1]["role"] == role:
