@@ -25,7 +25,7 @@ import anyio
 import pytest
 
 from streamtools.cli.mcp_options import mcp_session
-from streamtools.mcp import MCPToolError
+from streamtools.mcp import MCPToolError, mcp_tools
 from streamtools.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +97,27 @@ async def test_a_dropped_sse_server_logs_lines_without_tracebacks(
     sdk = [r for r in caplog.records if r.name.startswith("mcp.client")]
     assert any(r.name == "mcp.client.sse" for r in sdk), [r.name for r in caplog.records]
     assert [r.name for r in sdk if r.exc_info or r.exc_text] == []
+
+
+async def test_the_dropped_connection_is_not_called_something_the_server_sent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SSE reader hands the broken connection (httpx2.RemoteProtocolError) to
+    the client's message handler, which took it for a line the server wrote and
+    warned 'sent something that is not MCP JSON-RPC (ignored): RemoteProtocolError…'."""
+    with sse_server(tmp_path) as (url, proc), caplog.at_level(logging.WARNING):
+        async with mcp_tools(url, load_timeout=30) as registry:
+            slow = registry.get("slow")
+            assert slow is not None
+
+            async def kill_server() -> None:
+                await anyio.sleep(0.5)
+                proc.kill()
+
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(kill_server)
+                    with pytest.raises(MCPToolError, match="closed the connection during the call"):
+                        await slow.invoke({})
+    ours = [r.getMessage() for r in caplog.records if r.name == "streamtools.mcp"]
+    assert not [m for m in ours if "not MCP JSON-RPC" in m], ours

@@ -206,6 +206,10 @@ class MCPConnection:
         # Runs inside the SDK's reader: only take note here, never call the server.
         if isinstance(message, ToolListChangedNotification):
             self._stale.set()
+        elif isinstance(message, httpx2.TransportError):
+            # the connection broke (the older SSE transport's reader hands that in
+            # here too): nothing the server sent; the calls under way say it
+            pass
         elif isinstance(message, Exception) and self._garbage is None:
             # Undecodable lines come here and are otherwise dropped; remember one
             # so that a load timeout can say what the server did send. Once loaded,
