@@ -25,19 +25,22 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
   tool_use block). The block index is the ``CallChunk.index``.
   A thinking block's ``signature_delta`` becomes a ``ReasoningChunk`` with
-  that ``signature`` (ending the block), a ``redacted_thinking`` block one with
-  its ``redacted`` data: with extended thinking and tool use, the API refuses
-  the next request (400, "Expected `thinking` or `redacted_thinking`, but found
-  `tool_use`") unless the reply's thinking blocks come back unchanged with its
-  ``tool_use`` blocks. Some Anthropic-compatible servers sign none (Kimi's and
-  Zhipu's GLM endpoints: no ``signature_delta``, or an empty one) yet refuse
-  the next request of a tool loop without the reply's thinking (Kimi: "thinking
-  is enabled but reasoning_content is missing in assistant tool call
-  message"); such a reply's reasoning was dropped. The first ``ReasoningChunk``
-  of a reply now says where it came from (``ReasoningOrigin``, field
-  ``thinking``), and a past reply with calls, reasoning and no signed block
-  sends it back as one unsigned thinking block, first, to that server and
-  model only (``_unsigned``; Anthropic's API refuses a block it did not sign).
+  that ``signature`` (ending the block), as does the ``signature`` of a block
+  a gateway sends whole in its ``content_block_start`` (it was dropped, and
+  the block went back unsigned: "Invalid `signature` in `thinking` block"), a
+  ``redacted_thinking`` block one with its ``redacted`` data: with extended
+  thinking and tool use, the API refuses the next request (400, "Expected
+  `thinking` or `redacted_thinking`, but found `tool_use`") unless the reply's
+  thinking blocks come back unchanged with its ``tool_use`` blocks. Some
+  Anthropic-compatible servers sign none (Kimi's and Zhipu's GLM endpoints: no
+  ``signature_delta``, or an empty one) yet refuse the next request of a tool
+  loop without the reply's thinking (Kimi: "thinking is enabled but
+  reasoning_content is missing in assistant tool call message"); such a
+  reply's reasoning was dropped. The first ``ReasoningChunk`` of a reply now
+  says where it came from (``ReasoningOrigin``, field ``thinking``), and a
+  past reply with calls, reasoning and no signed block sends it back as one
+  unsigned thinking block, first, to that server and model only
+  (``_unsigned``; Anthropic's API refuses a block it did not sign).
   A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
   code execution, run by the API itself) streams its input as
   ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
@@ -171,6 +174,7 @@ class _Block(msgspec.Struct):
     input: dict[str, Any] | None = None
     text: str | None = None
     thinking: str | None = None
+    signature: str | None = None  # a whole thinking block's (a gateway's; see below)
     data: str | None = None  # redacted_thinking
 
 
@@ -640,10 +644,12 @@ class AnthropicMessages(HTTPProvider):
                 elif block.type == "text" and block.text:
                     if text := pairs.join(TEXT, block.text):
                         yield TextChunk(text=text)
-                elif block.type == "thinking" and block.thinking:
-                    if thinking := pairs.join(REASONING, block.thinking):
+                elif block.type == "thinking" and (block.thinking or block.signature):
+                    if block.thinking and (thinking := pairs.join(REASONING, block.thinking)):
                         first, origin = origin is None, origin or self._origin()
                         yield ReasoningChunk(text=thinking, origin=origin if first else None)
+                    if block.signature:  # a whole block, signed: it ends here
+                        yield ReasoningChunk(text=pairs.close(REASONING), signature=block.signature)
                 elif block.type == "redacted_thinking" and block.data:
                     yield ReasoningChunk(text="", redacted=block.data)
             elif kind == "content_block_stop" and event.index in tool_blocks:
