@@ -17,10 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCRequest, JSONRPCResponse
 
 from streamtools.mcp import MCPToolError, mcp_tools
-
-pytestmark = pytest.mark.anyio
+from streamtools.mcp.screen import _Screen
 
 SERVER = '''
 import json
@@ -55,6 +56,7 @@ for line in sys.stdin:
 '''
 
 
+@pytest.mark.anyio
 async def test_bad_blocks_are_named_and_the_rest_reaches_the_caller(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -87,3 +89,20 @@ async def test_bad_blocks_are_named_and_the_rest_reaches_the_caller(
     assert "a content type this client does not know, 'table'" in warnings[1]
     assert "content[0]: text:" in warnings[2]
     assert "the result of 'structured_only' has no content" in warnings[3]
+
+
+def test_a_request_for_input_is_left_as_the_server_sent_it() -> None:
+    """A 2026-07-28 server may answer a call with ``resultType: input_required``
+    (it needs the user's input first), which has no ``content``: given an empty
+    one, the SDK read it as a finished call that returned nothing."""
+    screen = _Screen("raw", lambda: "2026-07-28")
+    request = JSONRPCRequest(
+        jsonrpc="2.0", id=7, method="tools/call", params={"name": "confirm", "arguments": {}}
+    )
+    screen.sent(SessionMessage(request))
+    asking = {"resultType": "input_required", "inputRequests": {}, "requestState": "s1"}
+    answer = SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=7, result=dict(asking)))
+    passed = screen.received(answer)
+    assert isinstance(passed, SessionMessage)
+    assert isinstance(passed.message, JSONRPCResponse)
+    assert passed.message.result == asking

@@ -229,6 +229,8 @@ class _Screen:
 
     def _mend_result(self, tool: str, result: dict[str, Any]) -> None:
         """Replace the bad blocks of a ``tools/call`` result (see the module docstring)."""
+        if result.get("resultType", "complete") != "complete":
+            return  # a 2026-07-28 server asking for input (no content): not a tool result
         faults = _result_faults(result, self.version())
         if not faults:
             return
