@@ -209,6 +209,8 @@ def check_fixture(path: Path) -> list[Segment]:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if not segments:
+        if not path.stat().st_size:  # what ``record`` leaves when no model call was made
+            raise UsageError(f"{path} is empty: no model call was recorded in it")
         raise UsageError(f"{path} has no model calls: not a streamtools recording")
     return segments
 
