@@ -40,7 +40,7 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   says where it came from (``ReasoningOrigin``, field ``thinking``), and a
   past reply with calls, reasoning and no signed block sends it back as one
   unsigned thinking block, first, to that server and model only
-  (``_unsigned``; Anthropic's API refuses a block it did not sign).
+  (``anthropic_messages``; Anthropic's API refuses a block it did not sign).
   A server tool's block (``server_tool_use``, ``mcp_tool_use``: web search,
   code execution, run by the API itself) streams its input as
   ``input_json_delta`` too; it is no call of ours, so only a ``tool_use``
@@ -93,7 +93,7 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
 
 Request: system messages are joined into the top-level ``system``; an
 assistant message's signed ``thinking`` blocks go back as they came, each in
-its place among the ``tool_use`` blocks (``_blocks``); native calls become
+its place among the ``tool_use`` blocks (``anthropic_messages``); native calls become
 ``tool_use`` blocks and tool results ``tool_result`` blocks in a user message,
 with ``is_error: true`` for a tool's failure, as the API documents (it went
 as content alone); a tool message that answers no ``tool_use``, as prompt
@@ -114,9 +114,7 @@ clients' token counts with it).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Unpack
@@ -128,33 +126,32 @@ from httpx_sse import ServerSentEvent
 from streamtools.errors import ProviderError, UsageError
 from streamtools.model import (
     CallChunk,
-    ChatMessage,
     Chunk,
     FinishChunk,
     ModelRequest,
     ReasoningChunk,
     ReasoningOrigin,
     TextChunk,
-    Thinking,
     ToolChoice,
     UseTool,
     sampling,
 )
 from streamtools.providers import whole
 from streamtools.providers.anthropic_counts import Counts, TokenUsage
+from streamtools.providers.anthropic_messages import THINKING, readable
+from streamtools.providers.anthropic_messages import messages as messages_of
 from streamtools.providers.base import (
     HTTPProvider,
     ProviderOptions,
     TransientStreamError,
     answer_field,
 )
-from streamtools.providers.bodies import answerable_only, json_schema_of, reasoning_server
+from streamtools.providers.bodies import json_schema_of, reasoning_server
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 
 __all__ = ["AnthropicMessages"]
 
 API_VERSION = "2023-06-01"
-_THINKING = "thinking"  # the ``ReasoningOrigin.field`` of a thinking block's text
 # what ``count_tokens`` sends of a request's body: the fields that make up the
 # prompt (the endpoint refuses the ones that shape the answer, like max_tokens)
 _COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
@@ -303,101 +300,6 @@ class _Content:
                 pass  # left as it started: the API checks it
 
 
-def _thinking(block: Thinking) -> dict[str, Any]:
-    if block.redacted is not None:
-        return {"type": "redacted_thinking", "data": block.redacted}
-    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
-
-
-def _readable(text: str | None) -> bool:
-    """Text the API takes in a text block: not empty, not only whitespace."""
-    return bool(text and not text.isspace())
-
-
-_NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-def _tool_id(call_id: str | None) -> str | None:
-    """A call's id as the API takes one (``^[a-zA-Z0-9_-]+$``): another provider's
-    (Kimi's ``functions.search:0``, an id joined with ``|``) would have every
-    request of the conversation refused (400). Other characters become ``_``,
-    and a digest of the id keeps two ids apart that differ only in them; its
-    ``tool_use`` and ``tool_result`` get the same one, so they stay paired."""
-    if call_id is None or (call_id and _NOT_IN_ID.search(call_id) is None):
-        return call_id
-    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
-
-
-def _unsigned(msg: ChatMessage, server: str) -> list[dict[str, Any]]:
-    """A reply's reasoning as one unsigned thinking block, for the server and
-    model that streamed it unsigned (see the module docstring), else none: a
-    reply with signed blocks sends those. Only with calls, which is where
-    those servers ask for it: a gateway that drops the signatures of
-    Anthropic's own blocks has the API refuse an unsigned one ("Invalid
-    `signature` in `thinking` block"), and a reply without calls needs none."""
-    if msg.role != "assistant" or msg.thinking or not msg.reasoning or not msg.tool_calls:
-        return []
-    if msg.reasoning_origin != ReasoningOrigin(field=_THINKING, server=server):
-        return []
-    return [{"type": "thinking", "thinking": msg.reasoning, "signature": ""}]
-
-
-def _blocks(msg: ChatMessage, server: str = "") -> list[dict[str, Any]]:
-    """A message's content blocks. An assistant message's thinking blocks go in
-    their places among its tool_use blocks (``Thinking.calls``; the ones
-    before any call first, then the text), as interleaved thinking wrote them:
-    the API refuses them moved. A block placed after more calls than the
-    message carries (a call that failed is not sent back) goes last. A call
-    whose arguments are text that is not a JSON object (``NativeCall``) has
-    ``input`` ``{}``, which is all the API takes, and its text in a text block
-    just before it, so the model still reads what it wrote."""
-    if msg.role == "tool":
-        use_id = _tool_id(msg.tool_call_id)
-        result = {"type": "tool_result", "tool_use_id": use_id, "content": msg.content}
-        return [{**result, "is_error": True} if msg.is_error else result]
-    thinking = msg.thinking if msg.role == "assistant" else ()
-    blocks = [_thinking(t) for t in thinking if t.calls <= 0] or _unsigned(msg, server)
-    if _readable(msg.content):  # the API refuses blank text blocks
-        blocks.append({"type": "text", "text": msg.content})
-    for n, call in enumerate(msg.tool_calls):
-        if n:
-            blocks.extend(_thinking(t) for t in thinking if t.calls == n)
-        if _readable(call.arguments_text):  # ``input`` must be an object: the text before it
-            blocks.append({"type": "text", "text": call.arguments_text})
-        use = {"type": "tool_use", "id": _tool_id(call.id), "name": call.name}
-        blocks.append({**use, "input": call.arguments})
-    last = max(len(msg.tool_calls), 1)
-    blocks.extend(_thinking(t) for t in thinking if t.calls >= last)
-    return blocks
-
-
-def _messages(
-    messages: tuple[ChatMessage, ...], server: str = ""
-) -> tuple[str | None, list[dict[str, Any]]]:
-    system = [m.content for m in messages if m.role == "system"]
-    out: list[dict[str, Any]] = []
-    for msg in answerable_only(messages):
-        if msg.role == "system":
-            continue
-        role = "assistant" if msg.role == "assistant" else "user"
-        simple = msg.role != "tool" and not msg.tool_calls and not msg.thinking
-        if simple and not _readable(msg.content):
-            continue  # the API refuses blank messages; a blank reply carries nothing
-        if out and out[-1]["role"] == role:
-            prev = out[-1]
-            if isinstance(prev["content"], str):
-                prev["content"] = (
-                    [{"type": "text", "text": prev["content"]}] if prev["content"] else []
-                )
-            prev["content"].extend(_blocks(msg, server))
-        elif simple:
-            out.append({"role": role, "content": msg.content})
-        else:
-            out.append({"role": role, "content": _blocks(msg, server)})
-    return ("\n\n".join(system) if system else None), out
-
-
 def _server_tools(*extras: Mapping[str, Any]) -> bool:
     """Whether a body with these fields added runs server tools (a tool with a
     ``type`` such as ``web_search_20250305``, or MCP servers): only then can the
@@ -520,7 +422,7 @@ class AnthropicMessages(HTTPProvider):
         "each stop sequence must contain non-whitespace"), so they are cut here."""
         if not self.supports_stop:
             return request.stop
-        return tuple(stop for stop in request.stop if stop and not _readable(stop))
+        return tuple(stop for stop in request.stop if stop and not readable(stop))
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": self.api_version}
@@ -530,7 +432,7 @@ class AnthropicMessages(HTTPProvider):
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         server = reasoning_server(self.base_url, self.model)
-        system, messages = _messages(request.messages, server)
+        system, messages = messages_of(request.messages, server)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -539,7 +441,7 @@ class AnthropicMessages(HTTPProvider):
         }
         if system is not None:
             body["system"] = system
-        sent = [stop for stop in request.stop if _readable(stop)]
+        sent = [stop for stop in request.stop if readable(stop)]
         if sent and self.supports_stop:
             body["stop_sequences"] = sent
         if request.tools:
@@ -576,7 +478,7 @@ class AnthropicMessages(HTTPProvider):
 
     def _origin(self) -> ReasoningOrigin:
         """Where this server's thinking came from (see the module docstring)."""
-        return ReasoningOrigin(field=_THINKING, server=reasoning_server(self.base_url, self.model))
+        return ReasoningOrigin(field=THINKING, server=reasoning_server(self.base_url, self.model))
 
     async def _decode(
         self, events: AsyncIterator[ServerSentEvent], request: ModelRequest
