@@ -118,6 +118,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Unpack
+from urllib.parse import urlsplit
 
 import anyio
 import msgspec
@@ -152,6 +153,9 @@ from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, ar
 __all__ = ["AnthropicMessages"]
 
 API_VERSION = "2023-06-01"
+# MiniMax's Anthropic-compatible endpoints read the key from ``Authorization:
+# Bearer`` only: sent as ``x-api-key``, every request was refused (401)
+_BEARER_HOSTS = frozenset({"api.minimax.io", "api.minimaxi.com"})
 # what ``count_tokens`` sends of a request's body: the fields that make up the
 # prompt (the endpoint refuses the ones that shape the answer, like max_tokens)
 _COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
@@ -426,7 +430,9 @@ class AnthropicMessages(HTTPProvider):
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": self.api_version}
-        if self.api_key:
+        if self.api_key and urlsplit(self.base_url).hostname in _BEARER_HOSTS:
+            headers["authorization"] = f"Bearer {self.api_key}"  # see ``_BEARER_HOSTS``
+        elif self.api_key:
             headers["x-api-key"] = self.api_key
         return headers
 
