@@ -110,6 +110,9 @@ An ``<am:tool_call …>`` call inside those tags (Qwen models wrap calls in
 their template's tags) is read as a call of its own, the tags its markup, and
 ``hermes``' JSON form as ``hermes`` reads it (``am_xml_wrap``); any other body
 is ``CallError(reason="malformed")``. Quoted in backticks the tag is prose.
+``<function_calls>`` (DeepSeek's DSML spelling of it and of ``tool_calls``,
+``<minimax:tool_call>``) opens a block of ``<invoke name=…>`` calls, the form
+DeepSeek, GLM, Kimi and MiniMax models write: ``xml_invoke``, as in ``hermes``.
 
 ``</am:tool_call>`` is the stop marker: ``end(finish_reason="stop")`` in BODY
 completes the call the provider cut at the marker. A reply that ends inside the
@@ -154,6 +157,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.hermes_xml import OPEN as QWEN_OPEN
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND
 from streamtools.parser.request_tools import REQUEST_OPEN, RequestToolsBody
+from streamtools.parser.xml_invoke import OPENERS, InvokeBody
 from streamtools.parser.xml_values import PARAMETER_IS, equals_tag, kinds_from_schema
 
 __all__ = ["AM_XML", "PARAMETER_IS", "AmXmlBody", "equals_tag"]
@@ -625,6 +629,8 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
         from streamtools.parser.am_xml_wrap import qwen_body  # (it imports this module)
 
         return qwen_body(marker, ctx)
+    if marker in OPENERS:  # <function_calls><invoke …> (``xml_invoke``)
+        return InvokeBody(ctx, marker)
     body = AmXmlBody.spare(ctx)
     if body is None:
         return AmXmlBody(ctx, marker)
@@ -633,6 +639,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 
 AM_XML = DialectSyntax(
-    name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN, QWEN_OPEN, FUNCTION),
+    name="am_xml", stop_marker=CLOSE, markers=(OPEN, REQUEST_OPEN, QWEN_OPEN, FUNCTION, *OPENERS),
     open=_open, hold_bound=HOLD_BOUND,
 )

@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
 quotes the tag in backticks stays text, see the core). It looks for ``<function=``
-too, Qwen3-Coder's form with its opener left out (``qwen_bare``). The body expects, after
+too, Qwen3-Coder's form with its opener left out (``qwen_bare``), and the openers of
+the ``<function_calls><invoke name=…>`` form DeepSeek, GLM, Kimi and MiniMax
+models write (DeepSeek's DSML spelling too: ``xml_invoke``). The body expects, after
 optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
@@ -54,6 +56,7 @@ from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
 from streamtools.parser.xml_glm import NAME_START
+from streamtools.parser.xml_invoke import OPENERS, InvokeBody
 
 __all__ = ["HERMES", "HermesBody", "HermesXmlBody"]
 
@@ -165,8 +168,10 @@ class HermesXmlBody(QwenXmlCall, HermesBody):
 
 
 def _open(marker: str, ctx: CallContext) -> CallBody | None:
-    if marker == FUNCTION:  # Qwen3-Coder's form without its <tool_call> (``qwen_bare``)
-        return BareFunctionBody(ctx, marker)
+    if marker != OPEN:
+        if marker == FUNCTION:  # Qwen3-Coder's form without its <tool_call> (``qwen_bare``)
+            return BareFunctionBody(ctx, marker)
+        return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
     if body is None:
         xml = HermesXmlBody.spare(ctx)  # (a body that read Qwen3-Coder's form)
@@ -184,6 +189,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 
 HERMES = DialectSyntax(
-    name="hermes", stop_marker=CLOSE, markers=(OPEN, FUNCTION), open=_open,
+    name="hermes", stop_marker=CLOSE, markers=(OPEN, FUNCTION, *OPENERS), open=_open,
     hold_bound=HOLD_BOUND,
 )
