@@ -16,7 +16,7 @@ import sys
 
 from streamtools.cli import _build_parser
 from streamtools.cli.model_options import advice
-from streamtools.errors import ProviderError
+from streamtools.errors import ProviderError, RepairExhausted
 from streamtools.testing import FakeServer, Reply
 
 KEYS = ("STREAMTOOLS_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
@@ -128,3 +128,13 @@ def test_no_base_url_is_the_hosted_api_and_the_hint_says_so() -> None:
     for args in (_args("--base-url", "http://127.0.0.1:8000/v1"), _args("--provider", "ollama")):
         hint = advice(refused, args)
         assert hint is not None and "--base-url (" not in hint
+
+
+def test_the_dialects_suggested_are_other_than_the_one_that_failed() -> None:
+    failed = RepairExhausted("calls still failed", reason="call_error", turns=3)
+    hint = advice(failed, _args("--dialect", "hermes"))
+    assert hint is not None and "another --dialect (am_xml, json_action, command…)" in hint
+    hint = advice(failed, _args())  # am_xml by default
+    assert hint is not None and "(hermes, json_action, command…)" in hint
+    hint = advice(failed, _args("--native"))
+    assert hint is not None and "try a dialect" in hint and "--native" not in hint

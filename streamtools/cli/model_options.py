@@ -209,9 +209,14 @@ def advice(exc: Exception, args: argparse.Namespace) -> str | None:
     if isinstance(exc, BudgetExceeded):
         return "the model kept calling tools: --max-turns N allows it more model calls"
     if isinstance(exc, RepairExhausted):
+        if args.native:
+            return "the model could not write a valid call: try a dialect (--dialect am_xml, …)"
+        current = setting(args, "dialect")
+        tried = ("am_xml", "hermes", "json_action", "command")
+        others = ", ".join(d for d in tried if d != current)
         return (
-            "the model could not write a valid call: try another --dialect (hermes, "
-            "json_action, command…), or --native where the server has function calling"
+            f"the model could not write a valid call: try another --dialect ({others}…), "
+            "or --native where the server has function calling"
         )
     if not isinstance(exc, ProviderError):
         return None
