@@ -528,7 +528,10 @@ async def test_llama_cpp_error_line_ends_in_an_error(anyio_backend: str, before:
     (an empty one for a prompt past the context size)."""
     body = (before + LLAMA_ERROR + "data: [DONE]\n\n").encode()
     for cut in range(len(before), len(before) + 7):  # the "error:" split anywhere
-        chunks = await collect(OpenAIChat("m", client=parted([body[:cut], body[cut:]])))
+        # (an error before the answer is asked again: retried at once here, a second
+        # apiece with the default backoff)
+        model = OpenAIChat("m", client=parted([body[:cut], body[cut:]]), retry_base=0.001)
+        chunks = await collect(model)
         last = chunks[-1]
         assert isinstance(last, FinishChunk) and last.reason == "error", cut
         assert "boom" in (last.message or "")
