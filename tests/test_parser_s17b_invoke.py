@@ -17,8 +17,10 @@ from parser_cases import F, call, chunkings, merge, run_checked, summary
 from test_parser import SchemaCatalog
 from test_parser_s16b_properties import SETTINGS, ends, runs
 
+from streamtools import tool
 from streamtools.events import ArgsDelta, CallEnd, CallError
 from streamtools.parser import Parser
+from streamtools.tools import ToolRegistry
 
 TOOLS = ["cronjob", "skills_list", "terminal", "search", "get_weather"]
 DIALECTS = ["hermes", "am_xml"]
@@ -121,6 +123,31 @@ def test_values_are_typed_by_the_schema_and_raw_is_the_call(dialect: str) -> Non
     events = run_checked(dialect, list(text), SchemaCatalog())
     (end,) = [e for e in events if isinstance(e, CallEnd)]
     assert end.arguments == {"a": 1.5, "b": 2} and end.raw == text
+
+
+@tool
+def pick(v: int | str, note: str | None = None) -> str:
+    """Pick a value."""
+    return str(v)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    ("value", "note", "want"),
+    [
+        ('string="true">5', 'string="true">null', {"v": "5", "note": "null"}),
+        ('string="false">5', 'string="false">null', {"v": 5, "note": None}),
+        (">5", ">null", {"v": 5, "note": None}),  # no attribute: the schema's reading
+    ],
+)
+def test_the_string_attribute_decides_where_the_schema_allows_several_types(
+    dialect: str, value: str, note: str, want: dict[str, Any]
+) -> None:
+    text = (f'<function_calls><invoke name="pick"><parameter name="v" {value}</parameter>'
+            f'<parameter name="note" {note}</parameter></invoke></function_calls>')
+    for _, chunks in chunkings(text):
+        events = run_checked(dialect, chunks, ToolRegistry([pick]))
+        assert [e.arguments for e in events if isinstance(e, CallEnd)] == [want]
 
 
 def test_each_call_of_a_block_ends_when_the_next_begins() -> None:

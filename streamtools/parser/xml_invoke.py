@@ -33,10 +33,12 @@ name="TOOL"/>`` takes no arguments). Between its parameters whitespace and
 chat-template special tokens are layout. ``<parameter name="P">`` opens a
 value, read as ``am_xml`` and Qwen3-Coder values are (``xml_values``: typed by
 the tool's schema, a string streamed as it grows), but written as it is: no
-entities, no CDATA, only ``</parameter>`` ends it. Where the schema gives no
-type, the ``string`` attribute does: ``string="true"`` is text,
-``string="false"`` JSON (a number, literal, array or object kept as such if it
-decodes, else text). An ``<invoke>`` whose body is one JSON object (SGLang's
+entities, no CDATA, only ``</parameter>`` ends it. Where the schema names no
+one type (none, or several: ``int | str``, ``str | None``), the ``string``
+attribute the DeepSeek template teaches decides: ``string="true"`` is text
+(``5`` is ``"5"``), ``string="false"`` JSON (with no type: a number, literal,
+array or object kept as such if it decodes, else text; with several, as the
+schema's types let JSON decide). An ``<invoke>`` whose body is one JSON object (SGLang's
 second form) takes it as the arguments. Any other text or tag there, or a
 parameter given twice, makes the call ``CallError(malformed)`` at its
 ``</invoke>``.
@@ -57,7 +59,14 @@ from streamtools.events import ParserEvent
 from streamtools.parser.am_xml_attrs import attribute, name_attribute
 from streamtools.parser.am_xml_fast import TAG_LIMIT
 from streamtools.parser.calls import DONE, REJECTED, SPECIAL_TOKEN, Call, CallBody, CallContext
-from streamtools.parser.xml_values import AUTO, STRING, UNTYPED, ParamValues, kinds_from_schema
+from streamtools.parser.xml_values import (
+    AUTO,
+    STRING,
+    TYPED,
+    UNTYPED,
+    ParamValues,
+    kinds_from_schema,
+)
 
 __all__ = ["LEAD", "OPENERS", "InvokeBody"]
 
@@ -202,9 +211,13 @@ class InvokeBody(ParamValues, CallBody):
         return e + 1
 
     def _open_value(self, name: str, string: str | None) -> None:
-        if string is not None and self.kinds.get(name, UNTYPED) == UNTYPED:
-            # no type in the schema: the model's attribute says text or JSON
-            self.kinds[name] = STRING if string.strip().lower() == "true" else AUTO
+        kind = self.kinds.get(name, UNTYPED)
+        if string is not None and kind != STRING and kind != TYPED:
+            # the schema names no one type: the model's attribute says text or JSON
+            if string.strip().lower() == "true":
+                self.kinds[name] = STRING
+            elif kind == UNTYPED:
+                self.kinds[name] = AUTO
         self._open_param(name, self.element)
 
     def _param(self, s: str, i: int) -> int:
