@@ -454,6 +454,14 @@ class FakeServer:
         models: Sequence[str] = ("fake",),
         reasoning_field: ReasoningField = "reasoning_content",
     ) -> None:
+        # a str is iterable: each character would be a reply (a model) of its own
+        if isinstance(replies, str | bytes):
+            raise ValueError(
+                "FakeServer takes a list of replies, one per request, not one text: "
+                f"FakeServer([{replies[:40]!r}])"
+            )
+        if isinstance(models, str):
+            raise ValueError(f"models is a list of names: models=[{models!r}]")
         if wire not in WIRES:
             raise ValueError(f"unknown wire format {wire!r}; expected one of {sorted(WIRES)}")
         if reasoning_field not in REASONING_FIELDS:

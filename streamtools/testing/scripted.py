@@ -96,6 +96,11 @@ class ScriptedModel:
         delay: float = 0.0,
         honor_stop: bool = True,
     ) -> None:
+        if isinstance(replies, str):  # each character would be a reply of its own
+            raise UsageError(
+                f"ScriptedModel takes a list of replies, one per request, not one text: "
+                f"ScriptedModel([{_short(replies)}])"
+            )
         self.replies: list[ScriptedReply] = [
             reply if callable(reply) else _check(reply, f"reply {n + 1}")
             for n, reply in enumerate(replies)
