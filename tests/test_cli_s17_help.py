@@ -38,3 +38,11 @@ def test_timeout_says_what_it_bounds(command: str) -> None:
     on the whole answer (which it is not) from the wait for each read."""
     [timeout] = [a for a in _actions(command) if "--timeout" in a.option_strings]
     assert "read" in (timeout.help or "") and "120" in (timeout.help or "")
+
+
+@pytest.mark.parametrize("command", ["chat", "ui"])
+def test_system_says_what_it_replaces(command: str) -> None:
+    """``--system`` read "system prompt" in chat: a user could not know that it
+    replaces the default one, which tells the model to use the example tools."""
+    [system] = [a for a in _actions(command) if "--system" in a.option_strings]
+    assert "(default:" in (system.help or "")

@@ -439,7 +439,11 @@ def register(subparsers: Any) -> None:
         default=None,
         help="ask this one question and leave (stdin is not read)",
     )
-    add_model_options(parser)
+    add_model_options(
+        parser,
+        system_help="system prompt, before the tools' definitions (default: one that tells "
+        "the model to use the calculator and the clock)",
+    )
     parser.add_argument(
         "--answer-only",
         action=argparse.BooleanOptionalAction,
