@@ -89,6 +89,15 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]], str | None]] = {
     "given-twice": ('<function_calls><invoke name="search"><parameter name="q">x</parameter>'
                     '<parameter name="q">y</parameter></invoke></function_calls>',
                     [("error", "search", "malformed"), F], None),
+    # Luce-Org/lucebox#742: </invoke> left out before the next call or the block's end
+    "invoke-close-left-out": (
+        '<function_calls>\n<invoke name="search">\n<parameter name="q">x</parameter>\n'
+        '<invoke name="cronjob">\n<parameter name="action">list</parameter>\n</invoke>\n'
+        "</function_calls>", [call("search", q="x"), call("cronjob", action="list"), F], None),
+    "invoke-close-left-out-at-the-end": (
+        f'<{D}tool_calls>\n<{D}invoke name="search">\n<{D}parameter name="q" string="true">x'
+        f"</{D}parameter>\n</{D}tool_calls> ok", [call("search", q="x"), ("text", " ok"), F],
+        None),
     # prose that names the tags stays prose
     "prose": ("Wrap calls in <function_calls> and <invoke> tags.",
               [("text", "Wrap calls in <function_calls> and <invoke> tags."), F], None),

@@ -41,7 +41,9 @@ array or object kept as such if it decodes, else text; with several, as the
 schema's types let JSON decide). An ``<invoke>`` whose body is one JSON object (SGLang's
 second form) takes it as the arguments. Any other text or tag there, or a
 parameter given twice, makes the call ``CallError(malformed)`` at its
-``</invoke>``.
+``</invoke>``. Where the model left ``</invoke>`` out, the next ``<invoke …>``
+or the block's closing tag between the parameters stands for it (DeepSeek V4
+does: Luce-Org/lucebox#742).
 
 A call ends where what follows its ``</invoke>`` is known (so its raw text
 takes the whitespace after it, and the last one the block's closing tag):
@@ -198,6 +200,10 @@ class InvokeBody(ParamValues, CallBody):
             self.stray.append(s[i : i + TAG_LIMIT])
             return i + TAG_LIMIT
         tag = s[i : e + 1]
+        k = len(self.invoke)
+        if tag == self.close or (tag.startswith(self.invoke) and tag[k] in _SPACE):
+            self.state = _AFTER  # </invoke> left out: read as if it were there
+            return i
         p = len(self.param_open)
         if tag.startswith(self.param_open) and (tag[p] in _SPACE or tag[p] == ">"):
             name = name_attribute(tag, p)
