@@ -22,7 +22,7 @@ from streamtools.events import ArgsDelta, CallEnd, CallError
 from streamtools.parser import Parser
 from streamtools.tools import ToolRegistry
 
-TOOLS = ["cronjob", "skills_list", "terminal", "search", "get_weather"]
+TOOLS = ["cronjob", "skills_list", "terminal", "search", "get_weather", "set_flag"]
 DIALECTS = ["hermes", "am_xml"]
 D = "\uff5cDSML\uff5c"
 CRON = ('<function_calls>\n<invoke name="cronjob">\n'
@@ -98,6 +98,16 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]], str | None]] = {
         f'<{D}tool_calls>\n<{D}invoke name="search">\n<{D}parameter name="q" string="true">x'
         f"</{D}parameter>\n</{D}tool_calls> ok", [call("search", q="x"), ("text", " ok"), F],
         None),
+    # sgl-project/sglang#39435: DeepSeek V4.1 left the token out of one tag
+    "dsml-plain-parameter-tag": (
+        "I'll call the `set_flag` function to enable the flag.\n\n"
+        f'<{D}tool_calls>\n<{D}invoke name="set_flag">\n<parameter name="enabled">true'
+        f"</{D}parameter>\n</{D}invoke>\n</{D}tool_calls>",
+        [("text", "I'll call the `set_flag` function to enable the flag.\n\n"),
+         call("set_flag", enabled="true"), F], None),
+    "dsml-plain-parameter-closed-plain": (
+        f'<{D}tool_calls><{D}invoke name="search"><parameter name="q">a</{D}b></parameter>'
+        f"</{D}invoke></{D}tool_calls>", [call("search", q=f"a</{D}b>"), F], None),
     # prose that names the tags stays prose
     "prose": ("Wrap calls in <function_calls> and <invoke> tags.",
               [("text", "Wrap calls in <function_calls> and <invoke> tags."), F], None),

@@ -43,7 +43,10 @@ second form) takes it as the arguments. Any other text or tag there, or a
 parameter given twice, makes the call ``CallError(malformed)`` at its
 ``</invoke>``. Where the model left ``</invoke>`` out, the next ``<invoke …>``
 or the block's closing tag between the parameters stands for it (DeepSeek V4
-does: Luce-Org/lucebox#742).
+does: Luce-Org/lucebox#742). In a DSML block a parameter's tag may be
+spelled without the token, as DeepSeek V4 sometimes writes it
+(``<parameter name="P">V</｜DSML｜parameter>``: sgl-project/sglang#39435, where
+the value was lost); its value ends at either closing tag.
 
 A call ends where what follows its ``</invoke>`` is known (so its raw text
 takes the whitespace after it, and the last one the block's closing tag):
@@ -97,6 +100,9 @@ class InvokeBody(ParamValues, CallBody):
         self.invoke = f"<{p}invoke"
         self.invoke_close = f"</{p}invoke>"
         self.param_open = f"<{p}parameter"
+        # in a DSML block the plain spelling too, then closed either way (sgl-project/sglang#39435)
+        self.param_opens = (self.param_open, "<parameter") if p else (self.param_open,)
+        self.alt_close = ""  # the open value's other closing tag (see ``param_opens``)
         self.close = "</" + marker[1:]
         self.undecided = True
         self.state = _LEAD
@@ -204,19 +210,20 @@ class InvokeBody(ParamValues, CallBody):
         if tag == self.close or (tag.startswith(self.invoke) and tag[k] in _SPACE):
             self.state = _AFTER  # </invoke> left out: read as if it were there
             return i
-        p = len(self.param_open)
-        if tag.startswith(self.param_open) and (tag[p] in _SPACE or tag[p] == ">"):
-            name = name_attribute(tag, p)
-            if name is not None:
-                self._open_value(name, attribute(tag, p, "string"))
-                if tag.endswith("/>"):
-                    self._close_param()
-                return e + 1
+        for opener in self.param_opens:
+            p = len(opener)
+            if tag.startswith(opener) and (tag[p] in _SPACE or tag[p] == ">"):
+                name = name_attribute(tag, p)
+                if name is not None:
+                    self._open_value(name, attribute(tag, p, "string"), opener)
+                    if tag.endswith("/>"):
+                        self._close_param()
+                    return e + 1
         if SPECIAL_TOKEN.fullmatch(tag) is None:  # (special tokens: layout)
             self.stray.append(tag)
         return e + 1
 
-    def _open_value(self, name: str, string: str | None) -> None:
+    def _open_value(self, name: str, string: str | None, opener: str) -> None:
         kind = self.kinds.get(name, UNTYPED)
         if string is not None and kind != STRING and kind != TYPED:
             # the schema names no one type: the model's attribute says text or JSON
@@ -224,6 +231,8 @@ class InvokeBody(ParamValues, CallBody):
                 self.kinds[name] = STRING
             elif kind == UNTYPED:
                 self.kinds[name] = AUTO
+        self.element = opener[1:]
+        self.alt_close = f"</{self.param_open[1:]}>" if opener != self.param_open else ""
         self._open_param(name, self.element)
 
     def _param(self, s: str, i: int) -> int:
@@ -239,7 +248,13 @@ class InvokeBody(ParamValues, CallBody):
             if s.startswith(close, j):
                 self._close_param()
                 return j + len(close)
-            if n - j < len(close) and close.startswith(s[j:]):
+            alt = self.alt_close
+            if alt and s.startswith(alt, j):
+                self._close_param()
+                return j + len(alt)
+            if n - j < max(len(close), len(alt)) and (
+                close.startswith(s[j:]) or (alt and alt.startswith(s[j:]))
+            ):
                 return j  # maybe the closing tag: wait
             self._content("<")
             i = j + 1
