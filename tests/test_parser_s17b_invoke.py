@@ -108,6 +108,23 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]], str | None]] = {
     "dsml-plain-parameter-closed-plain": (
         f'<{D}tool_calls><{D}invoke name="search"><parameter name="q">a</{D}b></parameter>'
         f"</{D}invoke></{D}tool_calls>", [call("search", q=f"a</{D}b>"), F], None),
+    # vllm-project/vllm#54838: a value's closing tag left out before the next parameter
+    "dsml-parameter-close-left-out": (
+        f'<{D}function_calls>\n<{D}invoke name="search">\n<{D}parameter name="q" string="true">'
+        f'cats\n<{D}parameter name="n" string="false">3</{D}parameter>\n</{D}invoke>\n'
+        f"</{D}function_calls>", [call("search", q="cats", n=3), F], None),
+    "dsml-last-parameter-close-left-out": (
+        f'<{D}tool_calls> <{D}invoke name="search"> <{D}parameter name="q" string="true">cats'
+        f" </{D}invoke> </{D}tool_calls>", [call("search", q="cats "), F], None),
+    "plain-parameter-close-left-out": (
+        '<function_calls>\n<invoke name="search">\n<parameter name="q">cats\n'
+        '<parameter name="n">3</parameter>\n</invoke>\n</function_calls>',
+        [call("search", q="cats", n="3"), F], None),
+    # a plain tag inside a line, or one for a parameter given already, is the value's text
+    "plain-parameter-tag-quoted": (
+        '<function_calls><invoke name="search"><parameter name="q">write <parameter name="x">'
+        "</parameter></invoke></function_calls>",
+        [call("search", q='write <parameter name="x">'), F], None),
     # prose that names the tags stays prose
     "prose": ("Wrap calls in <function_calls> and <invoke> tags.",
               [("text", "Wrap calls in <function_calls> and <invoke> tags."), F], None),

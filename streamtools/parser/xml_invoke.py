@@ -46,7 +46,13 @@ or the block's closing tag between the parameters stands for it (DeepSeek V4
 does: Luce-Org/lucebox#742). In a DSML block a parameter's tag may be
 spelled without the token, as DeepSeek V4 sometimes writes it
 (``<parameter name="P">V</｜DSML｜parameter>``: sgl-project/sglang#39435, where
-the value was lost); its value ends at either closing tag.
+the value was lost); its value ends at either closing tag. A value whose
+closing tag was left out ends where the next parameter's tag begins, as the
+model meant (DeepSeek does: vllm-project/vllm#54838, where it swallowed that
+parameter): in a DSML block at any ``<｜DSML｜parameter …>`` tag or
+``</｜DSML｜invoke>`` (tokens no value holds); a plain ``<parameter …>`` tag only
+at a line's start, naming a parameter the tool declares, not given yet (as in
+``am_xml``: a value may quote the tag).
 
 A call ends where what follows its ``</invoke>`` is known (so its raw text
 takes the whitespace after it, and the last one the block's closing tag):
@@ -252,6 +258,9 @@ class InvokeBody(ParamValues, CallBody):
             if alt and s.startswith(alt, j):
                 self._close_param()
                 return j + len(alt)
+            k = self._value_ends(s, j)
+            if k >= 0:
+                return k
             if n - j < max(len(close), len(alt)) and (
                 close.startswith(s[j:]) or (alt and alt.startswith(s[j:]))
             ):
@@ -259,6 +268,39 @@ class InvokeBody(ParamValues, CallBody):
             self._content("<")
             i = j + 1
         return i
+
+    def _value_ends(self, s: str, j: int) -> int:
+        """Where a value whose closing tag the model left out ends, at the ``<``
+        at ``s[j]`` (see above): ``j`` with the value closed, ``j`` while the tag
+        may still be one (held), or -1 (content)."""
+        dsml = self.param_open != "<parameter"
+        if dsml and s.startswith(self.invoke_close, j):
+            self._close_param()  # </｜DSML｜invoke>: never a value's text
+            return j
+        rest = s[j : j + TAG_LIMIT + 1]
+        for opener in self.param_opens:
+            if rest.startswith(opener):
+                break
+        else:
+            if len(rest) < max(len(self.invoke_close), len(self.param_open)) and (
+                any(o.startswith(rest) for o in self.param_opens)
+                or (dsml and self.invoke_close.startswith(rest))
+            ):
+                return j  # maybe one of them: wait
+            return -1
+        e = rest.find(">")
+        if e < 0:
+            return j if len(rest) <= TAG_LIMIT else -1  # wait for the whole tag
+        p = len(opener)
+        name = name_attribute(rest[: e + 1], p) if rest[p] in _SPACE else None
+        if name is None:
+            return -1
+        if (opener != self.param_open or not dsml) and not (
+            self._line_start(s, j, j) and self._undeclared_yet(name)
+        ):
+            return -1  # the plain tag: only at a line's start, for a parameter due
+        self._close_param()
+        return j
 
     def _json(self, s: str, i: int) -> int:
         """An ``<invoke>`` body that is one JSON object, to its ``</invoke>``."""
