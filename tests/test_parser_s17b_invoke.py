@@ -210,6 +210,15 @@ def test_an_error_keeps_the_raw_text_and_says_what_to_write() -> None:
     assert error.raw == text and "'q:'" in error.message and "<invoke name=" in error.message
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_error_quotes_the_text_as_written_whatever_the_cut(dialect: str) -> None:
+    text = f'<{D}tool_calls><{D}invoke name="search">x y\tz </{D}invoke></{D}tool_calls>'
+    for how, chunks in chunkings(text):
+        events = run_checked(dialect, chunks, TOOLS)
+        (error,) = [e for e in events if isinstance(e, CallError)]
+        assert "Text 'x y\\tz'" in error.message, how
+
+
 def test_the_undecided_lead_is_held_no_longer_than_its_bound() -> None:
     parser = Parser("hermes", TOOLS)
     lead = f"<{D}function_calls>" + "\n" * 16 + f"<{D}invoke"

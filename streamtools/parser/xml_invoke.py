@@ -121,7 +121,8 @@ class InvokeBody(ParamValues, CallBody):
         self.call = Call(self.ctx)
         self._start_values()
         self.element = self.param_open[1:]  # the open parameter's element (for messages)
-        self.stray: list[str] = []
+        self.stray: list[str] = []  # text between the parameters (layout, or an error)
+        self.strayed = False  # some of it is not whitespace
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
@@ -190,17 +191,17 @@ class InvokeBody(ParamValues, CallBody):
 
     def _body(self, s: str, i: int) -> int:
         n = len(s)
-        while i < n and s[i] in _SPACE:
-            i += 1
-        if i == n:
-            return i
         if s[i] != "<":
-            if s[i] == "{" and not self.params and not self.stray:
-                self.state = _JSON  # the arguments as one JSON object
-                return i
             k = s.find("<", i)
             k = n if k < 0 else k
-            self.stray.append(s[i:k])
+            text = s[i:k]
+            lead = text.lstrip()
+            if lead and lead[0] == "{" and not self.params and not self.strayed:
+                self.state = _JSON  # the arguments as one JSON object
+                return k - len(lead)
+            # (whitespace too, so that the error quotes the text as written, whatever the cut)
+            self.stray.append(text)
+            self.strayed = self.strayed or bool(lead)
             return k
         if s.startswith(self.invoke_close, i):
             self.state = _AFTER
@@ -210,6 +211,7 @@ class InvokeBody(ParamValues, CallBody):
             if n - i <= TAG_LIMIT:
                 return i  # wait for the whole tag
             self.stray.append(s[i : i + TAG_LIMIT])
+            self.strayed = True
             return i + TAG_LIMIT
         tag = s[i : e + 1]
         k = len(self.invoke)
@@ -227,6 +229,7 @@ class InvokeBody(ParamValues, CallBody):
                     return e + 1
         if SPECIAL_TOKEN.fullmatch(tag) is None:  # (special tokens: layout)
             self.stray.append(tag)
+            self.strayed = True
         return e + 1
 
     def _open_value(self, name: str, string: str | None, opener: str) -> None:
