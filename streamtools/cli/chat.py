@@ -186,8 +186,13 @@ async def chat(
             view.line(view.style("dim", "(conversation cleared)"))
             continue
         if _COMMAND.fullmatch(text):  # /help, or a command mistyped: not for the model
-            known = text in ("/help", "/?")
-            view.line(view.style("dim", COMMANDS if known else f"unknown command {text}; /help"))
+            reply = f"unknown command {text}; /help"
+            if text in ("/help", "/?"):
+                # Ctrl-C stops an answer only where there is a prompt to go back to
+                reply = COMMANDS
+                if stopper is not None:
+                    reply += "; Ctrl-C stops an answer in progress"
+            view.line(view.style("dim", reply))
             continue
         if not prompt and answers is None:  # the session's transcript shows the question
             view.line(view.style("bold", you) + text)
