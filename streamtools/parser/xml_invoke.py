@@ -25,7 +25,7 @@ Each opening tag of a block is a marker (``OPENERS``) of ``hermes`` and
 is undecided until the block's first ``<invoke`` (its DSML spelling where the
 opener was) and a whitespace character after it arrive, at most ``LEAD``
 whitespace characters after the opener; anything else there makes the text
-prose, as it was. The hold-back is so at most 22 + 16 + 14 characters, under
+prose, as it was. The hold-back is so at most 22 + 16 + 13 = 51 characters, under
 the dialects' stated ``hold_bound``.
 
 One block holds one call per ``<invoke name="TOOL">…</invoke>`` (``<invoke
