@@ -326,9 +326,8 @@ class Agent:
         with anyio.move_on_after(self.time_budget) as budget:
             while True:
                 if turn >= self.max_turns:
-                    raise BudgetExceeded(
-                        f"no final answer after {self.max_turns} turns", turns=turn
-                    )
+                    count = "1 turn" if self.max_turns == 1 else f"{self.max_turns} turns"
+                    raise BudgetExceeded(f"no final answer after {count}", turns=turn)
                 turn += 1
                 final_turn = repair.stopping
                 await emit(TurnStart(turn=turn))
