@@ -149,6 +149,7 @@ from streamtools.providers.base import (
 )
 from streamtools.providers.bodies import json_schema_of, reasoning_server
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
+from streamtools.providers.toolnames import ANTHROPIC_NAMES
 
 __all__ = ["AnthropicMessages"]
 
@@ -350,6 +351,7 @@ class AnthropicMessages(HTTPProvider):
 
     _name = "Anthropic API"
 
+    _tool_names = ANTHROPIC_NAMES  # names it refuses go as ones it takes (``providers.toolnames``)
     default_base_url = "https://api.anthropic.com"
 
     def __init__(

@@ -112,6 +112,7 @@ from streamtools.providers.failures import (
 from streamtools.providers.mislabelled import relabelled
 from streamtools.providers.sendable import check_header, checked_url, sendable_header
 from streamtools.providers.ssemend import SSEMend
+from streamtools.providers.toolnames import NameRule, WireNames
 
 __all__ = [
     "HTTPProvider", "ProviderOptions", "StopCutter", "TransientStreamError", "answer_field",
@@ -299,6 +300,7 @@ class HTTPProvider:
     _name = "provider"
     _content_types: tuple[str, ...] = ("text/event-stream",)
     _line_records = False  # the wire is read line by line, whatever its label (Ollama)
+    _tool_names: NameRule | None = None  # the tool names the API takes (``providers.toolnames``)
     default_base_url = ""
     default_timeout = 60.0
 
@@ -383,8 +385,9 @@ class HTTPProvider:
         format's, then the provider's ``extra_body``, then ``request.extra``. Each
         is merged one level deep: an object adds to the object of the same name
         (``{"options": {"num_ctx": 8192}}`` keeps Ollama's ``stop``), anything
-        else replaces the field."""
-        body = self._body(request)
+        else replaces the field. A tool name the API refuses goes as a name it
+        takes (``providers.toolnames``), mapped back in the stream."""
+        body = self._body(WireNames.of(request, self._tool_names).wire(request))
         for extra in (self.extra_body, request.extra):
             for name, value in extra.items():
                 old = body.get(name)
@@ -574,12 +577,15 @@ class HTTPProvider:
         before any chunk, asks again (``_asked``) in this same generator, so
         that the consumer iterates it without a generator between them."""
         stops = self._client_stops(request)
+        names = WireNames.of(request, self._tool_names)  # ``providers.toolnames``
         while True:
             response = opened[0]
             cutter = StopCutter(stops) if stops else None
             body = _Body(response, self.stall_timeout, self._line_records)
             events = self._events(body.view())
             decoder = self._decode(events, request)
+            if names.back:  # names given: the real ones back (no cost when none was)
+                decoder = names.restored(decoder)
             finished = answered = False
             rest: list[Chunk] = []  # what a decoder held when it failed in-band
             transient: str | None = None  # a passing failure before any chunk: asked again

@@ -174,6 +174,7 @@ from streamtools.providers.openai_messages import message
 from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
+from streamtools.providers.toolnames import OPENAI_NAMES
 
 __all__ = ["OpenAIChat"]
 
@@ -415,6 +416,7 @@ class OpenAIChat(HTTPProvider):
 
     _name = "OpenAI-compatible server"
 
+    _tool_names = OPENAI_NAMES  # names it refuses go as ones it takes (``providers.toolnames``)
     default_base_url = "https://api.openai.com/v1"
 
     def __init__(
