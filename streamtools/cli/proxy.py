@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
         help="the upstream's API (default: openai, chat completions)",
     )
     parser.add_argument(
-        "--dialect", choices=sorted(RENDERERS), default="am_xml", help="tool-call dialect"
+        "--dialect",
+        choices=sorted(RENDERERS),
+        default="am_xml",
+        help="how tools are described to the upstream and called in its text (default am_xml)",
     )
     parser.add_argument(
         "--think-open",
@@ -63,7 +66,12 @@ def register(subparsers: Any) -> None:
         "--max-repairs", type=at_least(0), default=1, help="re-prompts per request (default 1)"
     )
     parser.add_argument(
-        "--timeout", type=positive_number, default=120.0, help="upstream timeout (s)"
+        "--timeout",
+        type=positive_number,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long the upstream may take to accept a request and between two reads of "
+        "its answer (default 120; not a bound on the whole answer)",
     )
     parser.add_argument(
         "--upstream-retries",
@@ -88,7 +96,10 @@ def register(subparsers: Any) -> None:
         """e.g. '{"options": {"num_ctx": 32768}}' for Ollama""",
     )
     parser.add_argument(
-        "--workers", type=at_least(1), default=1, help="worker processes (the proxy is stateless)"
+        "--workers",
+        type=at_least(1),
+        default=1,
+        help="worker processes (default 1; the proxy is stateless, so more may serve at once)",
     )
     parser.add_argument(
         "--http",

@@ -378,7 +378,7 @@ def register(subparsers: Any) -> None:
         "--speed", type=positive_number, default=None, help="pace multiplier (default 1)"
     )
     pace.add_argument("--instant", action="store_true", help="no waits between chunks")
-    parser.add_argument("--title", default="streamtools", help="page title")
+    parser.add_argument("--title", default="streamtools", help="page title (default streamtools)")
     parser.add_argument(
         "--cors-origin",
         action="append",
@@ -394,6 +394,6 @@ def register(subparsers: Any) -> None:
         help="leave finishReason out of the finish chunk (ai 5 clients older than 5.0.92)",
     )
     parser.add_argument(
-        "--log-level", type=log_level, default="warning", help="uvicorn log level"
+        "--log-level", type=log_level, default="warning", help="uvicorn log level (default warning)"
     )
     parser.set_defaults(func=_run)

@@ -81,12 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "target", help="MODULE:NAME of a ToolRegistry, a tool or a list of tools"
     )
-    parser.add_argument("--name", default="streamtools", help="server name shown to clients")
+    parser.add_argument(
+        "--name", default="streamtools", help="server name shown to clients (default streamtools)"
+    )
     parser.add_argument(
         "--http", metavar="HOST:PORT", type=_address, help="serve streamable HTTP, not stdio"
     )
     parser.add_argument(
-        "--path", default="/mcp", type=_path, help="HTTP path of the MCP endpoint"
+        "--path", default="/mcp", type=_path, help="HTTP path of the MCP endpoint (default /mcp)"
     )
     args = parser.parse_args(argv)
     try:
