@@ -100,7 +100,8 @@ Decisions
   catalog, whose window also reads Llama's ``"type": "function"`` forms),
   ``json_action`` a fence line (``HOLD_BOUND``), ``json_object`` whitespace next
   to the reply object, ``hermes`` and ``am_xml`` a bare Qwen3-Coder ``<function=``
-  until its name's ``>`` (74, ``qwen_bare``).
+  until its name's ``>`` (74, ``qwen_bare``) and a ``<function_calls>`` opener
+  until its first ``<invoke`` (51, ``xml_invoke``).
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``
