@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from streamtools import Agent, tool
+from streamtools import Agent, HybridAgent, tool
 from streamtools.events import CallEnd, Event, ToolResult
-from streamtools.model import ChatMessage, ModelRequest, NativeCall, ToolSpec, UseTool
+from streamtools.model import CallChunk, ChatMessage, ModelRequest, NativeCall, ToolSpec, UseTool
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_whole import whole
@@ -250,3 +250,66 @@ def test_names_that_fit_leave_the_body_as_it_was() -> None:
     body = OpenAIChat("m").request_body(request)
     assert [t["function"]["name"] for t in body["tools"]] == ["search_memory", "get-time"]
     assert body["tool_choice"]["function"]["name"] == "get-time"
+
+
+async def test_a_mapped_name_streamed_in_pieces_comes_back_whole_and_real(
+    anyio_backend: str,
+) -> None:
+    """Gemini's OpenAI endpoint streams a long name in pieces: the name is mapped
+    back once it is whole."""
+    seen: list[dict[str, Any]] = []
+
+    def delta(tc: dict[str, Any]) -> str:
+        return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]})
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        if (refused := refusal("openai", body)) is not None:
+            return httpx.Response(400, json=json.loads(refused))
+        name = body["tools"][0]["function"]["name"]
+        half = len(name) // 2
+        events = [
+            delta({"index": 0, "id": "c1", "function": {"name": name[:half]}}),
+            delta({"index": 0, "function": {"name": name[half:]}}),
+            delta({"index": 0, "function": {"arguments": '{"query": "cats"}'}}),
+            "data: " + json.dumps({"choices": [{"index": 0, "finish_reason": "tool_calls"}]}),
+            "data: [DONE]",
+        ]
+        content = "".join(e + "\n\n" for e in events)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=content)
+
+    request = ModelRequest(
+        messages=(ChatMessage(role="user", content="hi"),), tools=(_spec(REAL),)
+    )
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        model = OpenAIChat("m", base_url="http://api.test/v1", client=client, max_retries=0)
+        async with model.stream(request) as chunks:
+            names = [c.name async for c in chunks if isinstance(c, CallChunk) and c.name]
+    assert names == [REAL]
+    assert seen[0]["tools"][0]["function"]["name"] != REAL
+
+
+async def test_hybrid_agent_with_dotted_tools_passes_the_api_check(anyio_backend: str) -> None:
+    """Hybrid mode's native step offers only ``select_tools``; the chosen tools
+    then go in the dialect's prompt, where a dotted name is text."""
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if (refused := refusal("openai", body)) is not None:
+            return httpx.Response(400, json=json.loads(refused))
+        if body.get("tools"):
+            reply = Reply(calls=(FakeCall(name="select_tools", arguments={"names": [REAL]}),))
+        else:
+            reply = Reply(text="Nothing to look up.")
+        chunks = reply_chunks(reply, "openai", body)
+        content = b"".join(encode("openai", chunks, body))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=content)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        model = OpenAIChat("m", base_url="http://api.test/v1", client=client, max_retries=0)
+        result = await HybridAgent(model, [search_memory]).run("cats?")
+    assert result.text == "Nothing to look up."
+    assert len(bodies) == 2 and REAL in json.dumps(bodies[1]["messages"])
