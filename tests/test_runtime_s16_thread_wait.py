@@ -7,10 +7,10 @@ was reported as the tool timing out."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 import anyio
 import pytest
+from wait_support import until
 
 from streamtools.events import CallEnd, ToolResult
 from streamtools.runtime.executor import Executor
@@ -47,14 +47,6 @@ async def test_a_call_waiting_for_a_worker_thread_does_not_time_out(anyio_backen
     assert outcomes == [ToolResult(index=0, id="c1", name="quick", content="HI")]
     assert ran == ["hi"]
     assert threads.borrowed_tokens == 0  # the call's token went back
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("the condition never held")
 
 
 async def _wait_behind(

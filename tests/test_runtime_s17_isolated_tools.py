@@ -10,10 +10,11 @@ tool is cancelled in its own loop (one that then ends frees its thread)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import anyio
 import pytest
+from wait_support import until
 
 from streamtools.errors import BudgetExceeded
 from streamtools.events import CallEnd, ToolFailed, ToolResult
@@ -28,14 +29,6 @@ pytestmark = pytest.mark.anyio
 
 def call(name: str, **arguments: object) -> CallEnd:
     return CallEnd(index=0, id="c1", name=name, arguments=arguments, raw="")
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("the condition never held")
 
 
 class Stubborn:

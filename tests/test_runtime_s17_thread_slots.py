@@ -14,11 +14,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
+from wait_support import until
 
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.runtime.executor import Executor, tool_value
@@ -29,14 +30,6 @@ pytestmark = pytest.mark.anyio
 
 def call(name: str, id: str = "c1", **arguments: Any) -> CallEnd:
     return CallEnd(index=0, id=id, name=name, arguments=arguments, raw="")
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("the condition never held")
 
 
 def one_thread() -> anyio.CapacityLimiter:
