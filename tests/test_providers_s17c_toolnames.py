@@ -313,3 +313,17 @@ async def test_hybrid_agent_with_dotted_tools_passes_the_api_check(anyio_backend
         result = await HybridAgent(model, [search_memory]).run("cats?")
     assert result.text == "Nothing to look up."
     assert len(bodies) == 2 and REAL in json.dumps(bodies[1]["messages"])
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_bare_named_tool_choice_is_mapped_too(wire: str) -> None:
+    """The providers take an untyped caller's bare tool name as ``tool_choice``."""
+    request = ModelRequest(
+        messages=(ChatMessage(role="user", content="hi"),),
+        tools=(_spec(REAL),),
+        tool_choice=REAL,  # type: ignore[arg-type]
+    )
+    body = PROVIDERS[wire]("m").request_body(request)
+    assert refusal(wire, body) is None
+    sent = names_sent(wire, body)
+    assert sent[0][1] == sent[1][1] != REAL

@@ -84,6 +84,17 @@ OPENAI_NAMES = NameRule(
 ANTHROPIC_NAMES = NameRule(_WORD, 64)
 
 
+_KEYWORDS = frozenset({"auto", "none", "required", "any"})  # ``any``: Anthropic's, as sent
+
+
+def _chosen(choice: object) -> str | None:
+    """The tool a ``tool_choice`` names: a ``UseTool``'s, or an untyped caller's
+    bare name (the providers take one), else None."""
+    if isinstance(choice, UseTool):
+        return choice.name
+    return choice if isinstance(choice, str) and choice not in _KEYWORDS else None
+
+
 class WireNames:
     """One request's names as sent (``out``) and back (``back``): see the module docstring."""
 
@@ -98,8 +109,8 @@ class WireNames:
         if rule is None:
             return cls({})
         names = {t.name for t in request.tools or ()}
-        if isinstance(request.tool_choice, UseTool):
-            names.add(request.tool_choice.name)
+        if (chosen := _chosen(request.tool_choice)) is not None:
+            names.add(chosen)
         for msg in request.messages:
             names.update(c.name for c in msg.tool_calls)
         unfit = sorted(n for n in names if not rule.fits(n))
@@ -123,8 +134,8 @@ class WireNames:
                 msgspec.structs.replace(t, name=out[t.name]) if t.name in out else t for t in tools
             )
         choice = request.tool_choice
-        if isinstance(choice, UseTool) and choice.name in out:
-            choice = UseTool(out[choice.name])
+        if (chosen := _chosen(choice)) is not None and chosen in out:
+            choice = UseTool(out[chosen])
         messages = tuple(self._message(m) for m in request.messages)
         return msgspec.structs.replace(request, tools=tools, tool_choice=choice, messages=messages)
 
