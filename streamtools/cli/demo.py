@@ -41,7 +41,7 @@ import operator
 import random
 import re
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -225,12 +225,13 @@ _TOOLS_SECTION = re.compile(r"^# Tools\n(.*?)(?=^# |\Z)", re.M | re.S)
 _HEADING = re.compile(r"^## (.+)$", re.M)
 
 
-def foreign_calls(segments: list[Segment]) -> list[str]:
+def foreign_calls(segments: list[Segment], have: Iterable[str] | None = None) -> list[str]:
     """The tools a recording calls that it offered its model and the demo has
     not (a ``chat --record --mcp`` session's, ``record()`` of tools of one's
     own), sorted. The demo would answer each such call "unknown tool" and show
     a repair that never happened; a call of a tool the recording never offered
-    (a model's invention) was answered so when it was recorded, and plays true."""
+    (a model's invention) was answered so when it was recorded, and plays true.
+    ``have``: the names of the tools the player runs (default: the demo's)."""
     from streamtools.cli.replay import segment_events
 
     mode = recorded_mode(segments)
@@ -251,7 +252,8 @@ def foreign_calls(segments: list[Segment]) -> list[str]:
             name = getattr(event, "name", None)
             if isinstance(name, str):
                 called.add(name)
-    ours = {t.name for t in DEMO_TOOLS} | {SELECT_TOOLS}
+    ours = {t.name for t in DEMO_TOOLS} if have is None else set(have)
+    ours.add(SELECT_TOOLS)
     return sorted((called & offered) - ours)
 
 

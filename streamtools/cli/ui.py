@@ -24,7 +24,9 @@ model's offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage
 error (``_refuse_unused``), so the defaults of those are None. Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
-installed; they are checked at start (``_load_tools``).
+installed; they are checked at start (``_load_tools``). A ``--fixture`` that
+calls tools it offered and the page does not have is refused
+(``_refuse_foreign``, as ``streamtools demo`` does), unless ``--mcp`` may bring them.
 
 ``--mcp`` / ``--mcp-url`` (with ``--mcp-header`` and ``--mcp-timeout``, parsed
 and loaded by ``streamtools.cli.mcp_options``, as for ``streamtools chat``) add
@@ -168,6 +170,9 @@ def build_source(
 
     path: Path = args.fixture or find_fixture()
     segments = check_fixture(path)  # UsageError: ``_run`` reports it in one line
+    if args.fixture is not None and not wants_mcp(args):
+        # (an MCP server's tools are known only once it is loaded)
+        _refuse_foreign(path, segments, tools, args.tools)
     speed = None if args.instant else args.speed or 1.0
     # A recording of native tool calls (``streamtools chat --native --record``) is
     # replayed natively: a dialect's agent has no use for call chunks, and its
@@ -184,6 +189,24 @@ def build_source(
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
     )
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
+
+
+def _refuse_foreign(path: Path, segments: list[Any], tools: Any, spec: str | None) -> None:
+    """A ``UsageError`` for a recording that calls tools it offered and this
+    command does not run (``streamtools.cli.demo.foreign_calls``): played, each
+    such call showed as an unknown tool and a repair, neither of which happened."""
+    from streamtools.cli.demo import foreign_calls
+    from streamtools.tools import ToolRegistry
+
+    have = list(tools) if isinstance(tools, ToolRegistry) else [t.name for t in tools]
+    foreign = foreign_calls(segments, have)
+    if foreign:
+        runs = f"--tools {spec} gives" if spec is not None else "the offline replay runs"
+        raise UsageError(
+            f"{path} calls tools the page would not have ({', '.join(foreign)}); {runs} "
+            f"only {', '.join(have) or 'none'} (--tools or --mcp give it others). "
+            f"streamtools replay {path} prints the recording's events"
+        )
 
 
 def _refuse_unused(args: argparse.Namespace, names: tuple[str, ...], purpose: str) -> None:
@@ -372,7 +395,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
-    offline.add_argument("--fixture", type=Path, default=None, help="another recording to play")
+    offline.add_argument(
+        "--fixture",
+        type=Path,
+        default=None,
+        help="a recording (chat --record, record()) to play instead of the demo's, with the "
+        "tools run live; one calling tools the page does not have is refused",
+    )
     pace = offline.add_mutually_exclusive_group()
     pace.add_argument(
         "--speed", type=positive_number, default=None, help="pace multiplier (default 1)"
