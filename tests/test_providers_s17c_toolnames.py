@@ -35,6 +35,7 @@ from streamtools.testing.fake_wire import (
 pytestmark = pytest.mark.anyio
 
 _API_RULE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_KIMI_RULE = re.compile(r"[a-zA-Z][a-zA-Z0-9_-]{0,63}")  # Moonshot's: a letter first
 REAL = "kom.memory.v1.search_memory"
 PROVIDERS: dict[str, type[HTTPProvider]] = {
     "openai": OpenAIChat,
@@ -203,7 +204,7 @@ def test_mapped_names_fit_and_never_collide() -> None:
     )
     body = OpenAIChat("m").request_body(request)
     sent = [t["function"]["name"] for t in body["tools"]]
-    assert all(_API_RULE.fullmatch(n) for n in sent), sent
+    assert all(_KIMI_RULE.fullmatch(n) for n in sent), sent
     assert len(set(sent)) == len(sent)
     # names that fit go unchanged; the others stay readable
     assert sent[1] == "kom_memory_v1_search_memory" and sent[-1] == "plain"
@@ -327,3 +328,19 @@ def test_a_bare_named_tool_choice_is_mapped_too(wire: str) -> None:
     assert refusal(wire, body) is None
     sent = names_sent(wire, body)
     assert sent[0][1] == sent[1][1] != REAL
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_names_that_begin_badly_or_are_empty_get_names_that_fit(wire: str) -> None:
+    rule = _KIMI_RULE if wire == "openai" else _API_RULE
+    names = ["2fa.check", "", "_private", ".", "-"]
+    request = ModelRequest(
+        messages=(ChatMessage(role="user", content="hi"),), tools=tuple(_spec(n) for n in names)
+    )
+    sent = [n for _, n in names_sent(wire, PROVIDERS[wire]("m").request_body(request))]
+    assert all(rule.fullmatch(n) for n in sent), sent
+    assert len(set(sent)) == len(sent)
+    if wire == "openai":
+        assert sent[0] == "fn_2fa_check" and sent[2] == "fn__private"
+    else:
+        assert sent[0] == "2fa_check" and sent[2] == "_private"

@@ -11,7 +11,9 @@ not run at all in native mode.
 ``WireNames.of(request, rule)`` gives each name of the request that does not
 fit ``rule`` (a ``NameRule``: the characters allowed, the first character's,
 the longest length) a name that does: the characters it refuses become ``_``
-(``kom_memory_v1_search_memory``), and a name that is then too long, empty,
+(``kom_memory_v1_search_memory``), ``fn_`` goes before a first character it
+refuses (OpenAI-compatible servers: Moonshot's and Gemini's refuse a name
+that begins with a digit), and a name that is then too long, empty,
 or taken (by another of the request's names, as sent, or by a name already
 given) is cut and ends in ``_`` and eight hex digits of its own SHA-256. The
 names looked at are the tools', a named ``tool_choice``'s, and those of the
@@ -63,8 +65,8 @@ class NameRule:
     def safe(self, name: str, taken: set[str]) -> str:
         """A name that fits, for ``name`` (which does not), not in ``taken``."""
         plain = "".join(c if c in self.allowed else "_" for c in name)
-        if self.first and plain and plain[0] not in self.first:
-            plain = "_" + plain
+        if self.first and not (plain and plain[0] in self.first):
+            plain = "fn_" + plain  # ``first`` holds the letters, whatever else it holds
         if plain and len(plain) <= self.longest and plain not in taken:
             return plain
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
@@ -76,10 +78,10 @@ class NameRule:
         raise AssertionError("no free name")  # pragma: no cover
 
 
-# OpenAI's function names; the first character as Gemini's OpenAI-compatible endpoint
-# asks (a letter or ``_``), which names beginning with a digit or ``-`` rarely need
+# OpenAI's function names, beginning with a letter as Moonshot's (Kimi) API asks (Gemini's
+# OpenAI-compatible endpoint takes ``_`` too): a name beginning otherwise is rare
 OPENAI_NAMES = NameRule(
-    _WORD, 64, frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+    _WORD, 64, frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 )
 ANTHROPIC_NAMES = NameRule(_WORD, 64)
 
