@@ -109,15 +109,16 @@ class WireNames:
     @classmethod
     def of(cls, request: ModelRequest, rule: NameRule | None) -> WireNames:
         if rule is None:
-            return cls({})
+            return _NONE
         names = {t.name for t in request.tools or ()}
         if (chosen := _chosen(request.tool_choice)) is not None:
             names.add(chosen)
         for msg in request.messages:
-            names.update(c.name for c in msg.tool_calls)
-        unfit = sorted(n for n in names if not rule.fits(n))
+            if msg.tool_calls:
+                names.update([c.name for c in msg.tool_calls])
+        unfit = sorted([n for n in names if not rule.fits(n)])
         if not unfit:
-            return cls({})
+            return _NONE
         taken = names - set(unfit)
         out: dict[str, str] = {}
         for name in unfit:
@@ -163,3 +164,6 @@ class WireNames:
                 yield chunk
         finally:
             await chunks.aclose()
+
+
+_NONE = WireNames({})  # no name to map (never changed: ``out`` and ``back`` are only read)
