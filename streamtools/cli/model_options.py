@@ -8,7 +8,7 @@ to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
 ``--think-open``, ``--no-stop``, ``--system``, the sampling options
 (``--temperature``, ``--top-p``, ``--top-k``, ``--seed``, ``--presence-penalty``,
 ``--frequency-penalty``),
-``--extra-body``, ``--max-turns``, ``--timeout``); ``build_model(args)`` makes
+``--extra-body``, ``--max-turns``, ``--timeout``, ``--tool-timeout``); ``build_model(args)`` makes
 the provider they name and ``make_agent(model, args, tools)`` the agent. Both
 commands parse and build through here, so a command line that works for one
 works for the other, with the same names, defaults, help and errors.
@@ -60,7 +60,7 @@ KEY_VARS = {
 # the defaults of the options whose ``argparse`` default is None (see the docstring)
 _DEFAULTS: dict[str, Any] = {
     "provider": "openai", "dialect": "am_xml", "max_turns": 8, "timeout": 120.0,
-    "extra_body": {},
+    "extra_body": {}, "tool_timeout": 30.0,
 }
 # the options of a live model only (``--dialect`` also names a recording's dialect)
 LIVE_ONLY = (
@@ -172,6 +172,11 @@ def add_model_options(
         "--timeout", type=positive_number, default=None, metavar="SECONDS",
         help="how long the server may take to accept a request and between two reads of its "
         "answer (default 120; not a bound on the whole answer)",
+    )
+    parser.add_argument(
+        "--tool-timeout", type=positive_number, default=None, metavar="SECONDS",
+        help="how long each tool call may run before it fails as timed out (default 30; "
+        "a slow MCP tool may need more)",
     )
 
 
@@ -295,6 +300,7 @@ def make_agent(
         "dialect": setting(args, "dialect"),
         "system": system if args.system is None else args.system,
         "max_turns": setting(args, "max_turns"),
+        "tool_timeout": setting(args, "tool_timeout"),
         "temperature": args.temperature,
         "top_p": args.top_p,
         "top_k": args.top_k,

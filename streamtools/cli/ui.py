@@ -14,7 +14,7 @@ options of ``streamtools chat`` (``streamtools.cli.model_options``, shared:
 ``--base-url``, ``--provider``, ``--api-key`` or ``--api-key-env``,
 ``--dialect``, ``--native`` or ``--hybrid``, ``--think-open``, ``--no-stop``,
 ``--system``, the sampling options, ``--extra-body``, ``--max-turns``,
-``--timeout``), with the same defaults; ``--system`` defaults to chat's
+``--timeout``, ``--tool-timeout``), with the same defaults; ``--system`` defaults to chat's
 prompt, which is about the example tools, only with those tools. chat's
 ``--record`` (one file for every tab's conversation at once) and ``--color``
 (a terminal's) are not taken. ``--dialect`` also names the dialect of a
@@ -182,7 +182,7 @@ def build_source(
     def replay() -> Any:
         return Agent(
             Replay(path, speed=speed), tools, dialect=args.dialect or "am_xml", native=native,
-            system=SYSTEM,
+            system=SYSTEM, tool_timeout=setting(args, "tool_timeout"),
         )
 
     subtitle = (
