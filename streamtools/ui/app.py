@@ -60,6 +60,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from streamtools.browser_guard import LOOPBACK_NAMES, foreign_site, refusal, strange_host
+from streamtools.errors import UsageError
 from streamtools.transcript import Transcript
 from streamtools.ui.aisdk import UI_MESSAGE_STREAM_HEADERS
 from streamtools.ui.messages import ChatRequestError, parse_chat_query, parse_chat_request
@@ -290,6 +291,7 @@ def create_app(
     cors_origins: Sequence[str] = (),
     finish_reason: bool = True,
     hosts: Sequence[str] | None = None,
+    max_body: int = 4 * 1024 * 1024,
 ) -> Starlette:
     """An app serving the chat page at ``/`` and ``agent`` at ``/api/chat`` (AI SDK
     UI message stream) and ``/api/events`` (our events; GET for ``EventSource``).
@@ -300,7 +302,11 @@ def create_app(
     (a ``Shutdown``) ends the streams under way: the server calls its ``close()``
     when it stops. ``hosts``: the only names the endpoints answer to (``Host``
     header; ``strange_host``), for a server on a loopback address: ``streamtools
-    ui`` passes ``LOOPBACK_NAMES`` there."""
+    ui`` passes ``LOOPBACK_NAMES`` there. ``max_body``: the largest request body
+    in bytes the endpoints take (default 4 MiB; larger is a 413), to raise for
+    conversations that carry big attachments."""
+    if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+        raise UsageError(f"max_body must be a whole number of bytes, at least 1, got {max_body!r}")
     # a browser's Origin never ends with "/": an origin copied from the address bar did
     cors_origins = [origin.rstrip("/") for origin in cors_origins]
     page_html = _fill_page(chat_page(), title=title, subtitle=subtitle, suggestion=suggestion)
@@ -314,7 +320,7 @@ def create_app(
             "/api/chat",
             chat_endpoint(
                 agent, keepalive=keepalive, finish_reason=finish_reason, shutdown=shutdown,
-                sites=cors_origins, hosts=hosts,
+                sites=cors_origins, hosts=hosts, max_body=max_body,
             ),
             methods=["POST"],
         ),
@@ -322,7 +328,7 @@ def create_app(
             "/api/events",
             chat_endpoint(
                 agent, protocol="events", keepalive=keepalive, shutdown=shutdown,
-                sites=cors_origins, hosts=hosts,
+                sites=cors_origins, hosts=hosts, max_body=max_body,
             ),
             methods=["GET", "POST"],
         ),
