@@ -154,7 +154,8 @@ class ToolCallDeltas:
     waits for them. A delta for an index seen before goes to that index's
     latest call (interleaved calls: see the module docstring), which, if it
     has ended, takes nothing more (``NativeCalls`` reports a late, malformed
-    part). Each call gets its own ``CallChunk.index``, counted from 0, so
+    part), except a name when it ended without one: that starts another call,
+    as ``NativeCalls`` reads it. Each call gets its own ``CallChunk.index``, counted from 0, so
     ``NativeCalls`` needs no server index to tell calls apart.
     """
 
@@ -346,6 +347,8 @@ class ToolCallDeltas:
         starts another call on ``call``'s index (see the class docstring)."""
         if name is None and not call.again:
             return False  # more of the call's arguments, or a delta with nothing
+        if call.ended and call.name is None:
+            return True  # a name for a call that ended without one: no repeat, another call
         if name is not None and call.name is not None and name != call.name and call.args:
             return True
         if call.id is not None or not call.whole.whole:
