@@ -143,6 +143,16 @@ def _lenient_output_schemas(session: ClientSession, label: str) -> None:
     session.validate_tool_result = validate_tool_result  # type: ignore[method-assign]
 
 
+def _unchained(error: MCPLoadError, underneath: BaseException) -> MCPLoadError:
+    """``error``, its message whole, with the SDK's exception kept as its ``detail``
+    and logged at debug level, not chained: as a cause, an uncaught one printed
+    the SDK's nested ExceptionGroup (a stdio server that could not import its
+    module), pages of traceback under a message that already says what failed."""
+    error.detail = underneath
+    logger.debug("%s", error, exc_info=underneath)
+    return error
+
+
 class _NotStreamable(MCPLoadError):
     """An HTTP server refused the first POST with 404 or 405: per the spec, a client
     then tries it as a server of the older HTTP+SSE transport (``run``)."""
@@ -325,17 +335,18 @@ class MCPConnection:
                 inner = unwrap_group(exc)
                 if isinstance(inner, MCPError) and inner.code == CONNECTION_CLOSED:
                     sent = f"; it wrote {self._garbage}, not JSON-RPC" if self._garbage else ""
-                    raise MCPLoadError(
+                    closed = MCPLoadError(
                         f"MCP server {self.label!r} closed the connection before the "
                         f"handshake completed (did the command exit? see its stderr){sent}"
-                    ) from exc
+                    )
+                    raise _unchained(closed, exc) from None
                 why = describe_failure(exc)
                 if answers is not None and answers.last_error is not None:
                     why += f"; the server answered {answers.last_error}"
                 failed = MCPLoadError(f"MCP server {self.label!r} could not be loaded: {why}")
                 if answers is not None and answers.last_status in (404, 405):
                     raise _NotStreamable(failed) from exc
-                raise failed from exc
+                raise _unchained(failed, exc) from None
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.
             self.failure = self.failure or describe_failure(exc)

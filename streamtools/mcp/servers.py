@@ -59,7 +59,13 @@ __all__ = [
 
 
 class MCPLoadError(StreamtoolsError):
-    """An MCP server could not be started, connected to, or listed."""
+    """An MCP server could not be started, connected to, or listed.
+
+    The message says why. ``detail``: the exception underneath (the MCP SDK's),
+    for debugging; it is not chained as ``__cause__``, which made an uncaught
+    one print the SDK's whole ExceptionGroup (logged at debug level instead)."""
+
+    detail: BaseException | None = None
 
 
 class MCPToolError(StreamtoolsError):
