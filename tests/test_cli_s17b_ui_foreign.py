@@ -86,3 +86,26 @@ def test_the_command_exits_2_before_serving(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "serving on" not in proc.stdout
     assert "calls tools the page would not have (add)" in proc.stderr
+
+
+def _ui_with_mcp(path: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``streamtools ui --fixture PATH --mcp`` of a server whose one tool is ``hello``."""
+    (tmp_path / "s17b_hello.py").write_text(
+        "from streamtools.tools import tool\n\n\n@tool\n"
+        "def hello() -> str:\n    '''Greet.'''\n    return 'hi'\n"
+    )
+    server = f"{sys.executable} -m streamtools.mcp s17b_hello:hello"
+    argv = [sys.executable, "-m", "streamtools", "ui", "--port", "0", "--instant"]
+    return subprocess.run(
+        [*argv, "--fixture", str(path), "--mcp", server],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+
+
+def test_with_mcp_it_is_refused_once_the_servers_tools_are_known(tmp_path: Path) -> None:
+    proc = _ui_with_mcp(_recorded(tmp_path / "add.jsonl"), tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "serving on" not in proc.stdout
+    assert "calls tools the page would not have (add)" in proc.stderr
+    assert "runs only calculator, clock, hello" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -26,7 +26,8 @@ tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
 installed; they are checked at start (``_load_tools``). A ``--fixture`` that
 calls tools it offered and the page does not have is refused
-(``_refuse_foreign``, as ``streamtools demo`` does), unless ``--mcp`` may bring them.
+(``_refuse_foreign``, as ``streamtools demo`` does); with ``--mcp``, once its
+servers are loaded, before the URL is announced.
 
 ``--mcp`` / ``--mcp-url`` (with ``--mcp-header`` and ``--mcp-timeout``, parsed
 and loaded by ``streamtools.cli.mcp_options``, as for ``streamtools chat``) add
@@ -171,7 +172,7 @@ def build_source(
     path: Path = args.fixture or find_fixture()
     segments = check_fixture(path)  # UsageError: ``_run`` reports it in one line
     if args.fixture is not None and not wants_mcp(args):
-        # (an MCP server's tools are known only once it is loaded)
+        # (an MCP server's tools are known once it is loaded: ``_run`` checks then)
         _refuse_foreign(path, segments, tools, args.tools)
     speed = None if args.instant else args.speed or 1.0
     # A recording of native tool calls (``streamtools chat --native --record``) is
@@ -347,6 +348,13 @@ def _run(args: argparse.Namespace) -> int:
                     await tg.start(stop_on_signals, run)
                 try:
                     async with mcp_session(args, tools, "ui"):
+                        if args.model is None and args.fixture is not None:
+                            # with the MCP servers' tools known, the check build_source
+                            # could not make: UsageError, said by ``main`` (exit 2)
+                            from streamtools.cli.demo import check_fixture
+
+                            path = args.fixture
+                            _refuse_foreign(path, check_fixture(path), tools, args.tools)
                         print(f"streamtools ui: serving on {url}  ({subtitle})", flush=True)
                         serving = True
                         await server.serve(sockets=[sock])
