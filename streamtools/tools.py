@@ -602,6 +602,15 @@ class ToolRegistry:
     """An ordered set of tools by name: the allowlist of a run (a ``ToolCatalog``)."""
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        if isinstance(tools, Tool) or (callable(tools) and not isinstance(tools, Iterable)):
+            # one tool where a list is expected ("'Tool' object is not iterable"); a list,
+            # as Agent SDKs take, for ``Agent``, ``HybridAgent`` and the registry alike
+            name = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
+            kind = "tool" if isinstance(tools, Tool) else "function"
+            raise UsageError(
+                f"tools is a list of tools or functions (or a ToolRegistry), got the single "
+                f"{kind} {name!r}: pass [{name}]"
+            )
         self._tools: dict[str, Tool] = {}
         for item in tools:
             self.add(item)

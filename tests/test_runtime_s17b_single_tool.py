@@ -50,3 +50,17 @@ async def test_a_list_and_a_registry_still_work() -> None:
         agent = Agent(ScriptedModel([call, "5"]), tools)
         assert "add" in agent.registry
         assert (await agent.run("What is 2 + 3?")).text == "5"
+
+
+def test_hybrid_agent_and_the_registry_say_the_same() -> None:
+    """The check lives in ``ToolRegistry``, which ``Agent`` and ``HybridAgent``
+    build from their ``tools``: both failed with the TypeError before."""
+    from streamtools.runtime.hybrid import HybridAgent
+
+    message = r"single tool 'add': pass \[add\]$"
+    with pytest.raises(UsageError, match=message):
+        HybridAgent(ScriptedModel(["5"]), add)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=message):
+        ToolRegistry(add)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"single function 'multiply'"):
+        ToolRegistry(multiply)  # type: ignore[arg-type]

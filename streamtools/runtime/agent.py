@@ -242,15 +242,6 @@ class Agent:
             )
         self.think_open = think_open
         self.model = model
-        if isinstance(tools, Tool) or (callable(tools) and not isinstance(tools, Iterable)):
-            # one tool where a list is expected failed deep in ToolRegistry with
-            # "'Tool' object is not iterable"; a list, as Agent SDKs take, says how many
-            name = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
-            raise UsageError(
-                f"tools is a list of tools or functions (or a ToolRegistry), got the "
-                f"single {'tool' if isinstance(tools, Tool) else 'function'} {name!r}: "
-                f"pass [{name}]"
-            )
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.renderer = get_renderer(dialect)
         self.dialect = dialect
