@@ -60,7 +60,7 @@ from mcp.types import (
     ListToolsResult,
     methods,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:  # the SDK's public Transport; its streams' type has no public name
     from mcp.client import Transport
@@ -112,36 +112,22 @@ def answer_to_request(fault: Exception) -> SessionMessage | None:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
-def _listing_faults(result: dict[str, Any], version: str | None) -> list[dict[str, Any]]:
-    """The validation errors of a ``tools/list`` result, by the negotiated version's
-    rules and then the SDK's own model (both are applied to it after us)."""
+def _faults(
+    method: str, model: type[BaseModel], result: dict[str, Any], version: str | None
+) -> list[dict[str, Any]]:
+    """The validation errors of a ``method`` result (``tools/list``, ``tools/call``),
+    by the negotiated version's rules and then the SDK's own ``model`` (both are
+    applied to it after us)."""
     found: list[dict[str, Any]] = []
     if version is not None:
         try:
-            methods.validate_server_result("tools/list", version, result)
+            methods.validate_server_result(method, version, result)
         except ValidationError as exc:
             found.extend(_errors(exc))
         except (KeyError, ValueError):  # a version this SDK has no rules for
             pass
     try:
-        ListToolsResult.model_validate(result, by_name=False)
-    except ValidationError as exc:
-        found.extend(_errors(exc))
-    return found
-
-
-def _result_faults(result: dict[str, Any], version: str | None) -> list[dict[str, Any]]:
-    """The validation errors of a ``tools/call`` result, as ``_listing_faults``."""
-    found: list[dict[str, Any]] = []
-    if version is not None:
-        try:
-            methods.validate_server_result("tools/call", version, result)
-        except ValidationError as exc:
-            found.extend(_errors(exc))
-        except (KeyError, ValueError):
-            pass
-    try:
-        CallToolResult.model_validate(result, by_name=False)
+        model.model_validate(result, by_name=False)
     except ValidationError as exc:
         found.extend(_errors(exc))
     return found
@@ -231,7 +217,7 @@ class _Screen:
         """Replace the bad blocks of a ``tools/call`` result (see the module docstring)."""
         if result.get("resultType", "complete") != "complete":
             return  # a 2026-07-28 server asking for input (no content): not a tool result
-        faults = _result_faults(result, self.version())
+        faults = _faults("tools/call", CallToolResult, result, self.version())
         if not faults:
             return
         content = result.get("content")
@@ -269,7 +255,7 @@ class _Screen:
     def _tool_faults(self, result: dict[str, Any]) -> dict[int, list[dict[str, Any]]] | None:
         """A listing's faults by tool index; None if one is outside every tool."""
         bad: dict[int, list[dict[str, Any]]] = {}
-        for fault in _listing_faults(result, self.version()):
+        for fault in _faults("tools/list", ListToolsResult, result, self.version()):
             loc = fault["loc"]
             if len(loc) < 2 or loc[0] != "tools" or not isinstance(loc[1], int):
                 return None  # the listing itself is wrong: the SDK says so
