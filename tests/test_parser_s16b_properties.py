@@ -41,6 +41,23 @@ def runs(dialect: str, text: str, points: list[int], tools: Any,
     return whole
 
 
+def fragments_hold(pieces: list[str], dialects: list[str], tools: list[str]) -> None:
+    """Any text made of a call form's ``pieces`` (its tags, their starts, names,
+    layout), in each of ``dialects``, with the catalog ``tools`` or none, ended
+    cleanly or cut: ``runs`` (chunking invariance, and ``run_checked``'s
+    invariants) holds."""
+
+    @SETTINGS
+    @given(st.lists(st.sampled_from(pieces), max_size=20), st.sampled_from(dialects),
+           st.booleans(), st.sampled_from([None, "stop"]),
+           st.lists(st.integers(0, 10_000), max_size=15))
+    def prop(chosen: list[str], dialect: str, catalog: bool, finish: str | None,
+             points: list[int]) -> None:
+        runs(dialect, "".join(chosen), points, tools if catalog else None, finish)
+
+    prop()
+
+
 def ends(events: list[ParserEvent]) -> list[tuple[str, Any]]:
     return [(e.name, e.arguments) for e in events if isinstance(e, CallEnd)]
 

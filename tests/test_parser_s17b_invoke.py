@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from parser_cases import F, call, chunkings, merge, run_checked, summary
 from test_parser import SchemaCatalog
-from test_parser_s16b_properties import SETTINGS, ends, runs
+from test_parser_s16b_properties import SETTINGS, ends, fragments_hold, runs
 
 from streamtools import tool
 from streamtools.events import ArgsDelta, CallEnd, CallError
@@ -266,12 +266,4 @@ PIECES = ["<function_calls>", "</function_calls>", f"<{D}tool_calls>", f"</{D}to
 
 
 def test_fragments_of_the_form_chunking_invariance() -> None:
-    @SETTINGS
-    @given(st.lists(st.sampled_from(PIECES), max_size=20), st.sampled_from(DIALECTS),
-           st.booleans(), st.sampled_from([None, "stop"]),
-           st.lists(st.integers(0, 10_000), max_size=15))
-    def prop(pieces: list[str], dialect: str, catalog: bool, finish: str | None,
-             points: list[int]) -> None:
-        runs(dialect, "".join(pieces), points, TOOLS if catalog else None, finish)
-
-    prop()
+    fragments_hold(PIECES, DIALECTS, TOOLS)
