@@ -68,6 +68,7 @@ from streamtools.providers.openrouter import DETAILS
 __all__ = [
     "ANTHROPIC_STOP",
     "CONTENT_TYPES",
+    "NEUTRAL_FINISH",
     "TOKENIZER_PATHS",
     "REASONING_FIELDS",
     "FakeCall",
@@ -136,6 +137,10 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     meanings: ``input_tokens`` all the input); a count it leaves None is the
     fake's own (input: a quarter of the request's JSON, output: the chunks
     sent) or, for the others, not sent.
+    ``finish`` (default: ``tool_calls`` with calls, else ``stop``) may be said
+    in either API's words: each wire sends the reason it corresponds to
+    (``max_tokens`` is ``length`` on the openai and ollama wires, ``length``
+    is ``max_tokens`` on the anthropic wire).
     """
 
     text: str = ""
@@ -279,6 +284,8 @@ def reply_chunks(reply: Reply, wire: Wire, body: dict[str, Any]) -> list[Chunk]:
     else:
         out += [chunk for mine in per_call for chunk in mine]
     reason = reply.finish or ("tool_calls" if calls else "stop")
+    if wire != "anthropic":  # which says its own reasons as scripted (``ANTHROPIC_STOP``)
+        reason = NEUTRAL_FINISH.get(reason, reason)
     given = reply.usage or UsageChunk()
     counted = UsageChunk(input_tokens=len(json.dumps(body)) // 4, output_tokens=len(out))
     out.append(
@@ -411,6 +418,18 @@ ANTHROPIC_STOP = {
     "tool_calls": "tool_use",
     "length": "max_tokens",
     "content_filter": "refusal",
+}
+# a scripted ``Reply.finish`` in Anthropic's words as the OpenAI reason it
+# corresponds to, which the openai and ollama wires send (``"max_tokens"`` is no
+# OpenAI finish reason; Ollama's done_reason is ``stop`` or ``length``); OpenAI's
+# own reasons, and any other word, go out as they are
+NEUTRAL_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
 }
 
 
