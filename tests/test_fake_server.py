@@ -311,7 +311,7 @@ def test_tokenizer_endpoints_take_no_reply() -> None:
         url = vllm.url  # the server's root, beside /v1
         counted = httpx.post(f"{url}/tokenize", json={"messages": messages}).json()
         missing = httpx.post(f"{url}/apply-template", json={"messages": messages})
-        assert vllm.pending == 1  # the scripted reply is still there
+        assert vllm.remaining == 1  # the scripted reply is still there
     assert counted["count"] == expected == len(counted["tokens"]) and missing.status_code == 404
     with FakeServer(tokenizer="llama.cpp") as llama:
         url = llama.url
@@ -367,10 +367,10 @@ def test_stop_returns_once_every_connection_is_closed() -> None:
 async def test_async_context_manager_and_push(anyio_backend: str) -> None:
     async with FakeServer(wire="ollama") as server:
         server.push("hello")
-        assert server.pending == 1
+        assert server.remaining == 1
         async with httpx.AsyncClient() as client:
             r = await client.post(server.base_url + "/api/chat", json={"model": "m"})
-        assert r.status_code == 200 and server.pending == 0
+        assert r.status_code == 200 and server.remaining == 0
     with pytest.raises(RuntimeError):
         server.base_url  # noqa: B018
 
@@ -446,7 +446,7 @@ def test_a_request_field_of_the_wrong_type_is_a_400_in_the_wire_shape(
 ) -> None:
     with FakeServer(["kept"], wire=wire) as server:
         r = post(server, body, path)
-        assert server.pending == 1  # a refused request takes no scripted reply
+        assert server.remaining == 1  # a refused request takes no scripted reply
         assert post(server, {"model": "m"}).status_code == 200
     assert r.status_code == 400
     error = r.json()["error"]
@@ -475,7 +475,7 @@ def test_a_bad_content_length_is_a_400(length: bytes, capfd: pytest.CaptureFixtu
     with FakeServer(["kept"]) as server:
         head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %s\r\n\r\n"
         out = raw_request(server, head % length + b"{}")
-        assert server.pending == 1
+        assert server.remaining == 1
     assert out.startswith(b"HTTP/1.1 400")
     assert "Traceback" not in capfd.readouterr().err
 
@@ -531,5 +531,5 @@ def test_a_reply_the_wire_cannot_carry_is_a_500_that_says_why(
 def test_a_path_of_another_wire_is_a_404(wire: Any, path: str) -> None:
     with FakeServer(["kept"], wire=wire) as server:
         r = httpx.post(server.base_url + path, json={"model": "m"}, timeout=5.0)
-        assert server.pending == 1
+        assert server.remaining == 1
     assert r.status_code == 404 and path in r.text

@@ -146,7 +146,7 @@ async def test_retries_are_bounded(anyio_backend: str) -> None:
         provider = OpenAIChat("m", base_url=server.base_url, max_retries=1, retry_base=0.01)
         with pytest.raises(ProviderError) as info:
             await collect(provider)
-        assert len(server.requests) == 2 and server.pending == 1
+        assert len(server.requests) == 2 and server.remaining == 1
     assert info.value.status == 500 and info.value.retryable
     assert info.value.retry_after is None  # the server asked for nothing
 

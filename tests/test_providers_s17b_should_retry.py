@@ -88,5 +88,5 @@ async def test_a_busy_server_that_says_no_is_not_asked_again(
     async with FakeServer(replies, wire=wire) as server:
         with pytest.raises(ProviderError) as info:
             await collect(provider_for(server, **FAST))
-        assert len(server.requests) == 1 and server.pending == 1
+        assert len(server.requests) == 1 and server.remaining == 1
     assert info.value.status == 503 and info.value.retryable is False

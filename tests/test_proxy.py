@@ -239,7 +239,7 @@ def test_upstream_error_in_each_clients_format() -> None:
         with pytest.raises(openai.RateLimitError) as info:
             _openai(url).chat.completions.create(model="m", messages=USER, stream=True)
     assert "slow down" in str(info.value)
-    assert upstream.pending == 2  # passed straight back: the client's SDK owns retries
+    assert upstream.remaining == 2  # passed straight back: the client's SDK owns retries
     with proxy([refuse], wire="anthropic") as (url, _):
         with pytest.raises(anthropic.RateLimitError) as ainfo:
             _anthropic(url).messages.create(model="c", max_tokens=50, messages=USER)
@@ -443,7 +443,7 @@ def test_client_sdk_retries_a_refused_request(wire: str, stream: bool) -> None:
     with proxy(replies, wire=wire) as (url, upstream):
         assert _ask(wire, url, stream, retries=1) == "Sunny."
         assert len(upstream.received) == 2  # the SDK's retry, not the proxy's
-        assert upstream.pending == 0
+        assert upstream.remaining == 0
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
@@ -869,7 +869,7 @@ def test_models_do_not_wait_behind_a_stream() -> None:
                 stream = client.chat.completions.create(model="m", messages=USER, stream=True)
                 assert upstream.wait_stalled(10)  # the reply is mid-stream, its connection held
                 listing = client.models.list()
-                assert upstream.pending == 0 and upstream.wait_stalled(0)  # still stalled
+                assert upstream.remaining == 0 and upstream.wait_stalled(0)  # still stalled
                 upstream.resume()
                 text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert [m.id for m in listing] == ["plain-7b"]

@@ -514,8 +514,9 @@ class FakeServer:
             return [r.body for r in self.received if r.method == "POST"]
 
     @property
-    def pending(self) -> int:
-        """Scripted replies not yet served."""
+    def remaining(self) -> int:
+        """Scripted replies not yet served (as ``ScriptedModel.remaining`` and
+        ``Replay.remaining`` count theirs)."""
         with self._lock:
             return len(self._replies)
 
