@@ -66,7 +66,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from streamtools.cli import log_level, port, positive_number
+from streamtools.cli import at_least, log_level, port, positive_number
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
 from streamtools.cli.model_options import (
     LIVE_ONLY,
@@ -237,6 +237,7 @@ def build_app(args: argparse.Namespace, tools: Any = None) -> tuple[Any, str]:
         suggestion=suggestion,
         cors_origins=args.cors_origin,
         finish_reason=not args.no_finish_reason,
+        max_body=args.max_body,
         # on a loopback address, only its own names: not a name an attacker's DNS
         # points there, whose pages the browser would take as this server's own
         hosts=LOOPBACK_NAMES if is_loopback(args.host) else None,
@@ -424,6 +425,13 @@ def register(subparsers: Any) -> None:
         metavar="ORIGIN",
         help="a front end's origin that may call the endpoints (http://localhost:3000; "
         "repeat for more; * for any)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=at_least(1),
+        default=4 * 1024 * 1024,  # create_app's (not imported here: Starlette loads late)
+        metavar="BYTES",
+        help="request body limit in bytes (default 4 MiB; attached files count)",
     )
     parser.add_argument(
         "--no-finish-reason",
