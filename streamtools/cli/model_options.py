@@ -39,6 +39,7 @@ from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, O
 
 __all__ = [
     "DEFAULT_URLS", "DIALECTS", "KEY_VARS", "LIVE_ONLY", "SYSTEM", "add_model_options",
+    "add_tool_timeout",
     "advice", "build_model", "check_model_options", "make_agent", "setting",
 ]
 
@@ -82,8 +83,10 @@ def add_model_options(
     model_required: bool = True,
     dialect_help: str = "how tools are described and called in the text (default am_xml)",
     system_help: str = "system prompt",
+    tool_timeout: bool = True,
 ) -> None:
-    """Add the model options to ``parser`` (a parser or an argument group of one)."""
+    """Add the model options to ``parser`` (a parser or an argument group of one);
+    ``tool_timeout=False``: all but ``--tool-timeout`` (``add_tool_timeout``)."""
     parser.add_argument(
         "--base-url", type=http_url, default=None, help="API base URL (default per provider)"
     )
@@ -173,6 +176,13 @@ def add_model_options(
         help="how long the server may take to accept a request and between two reads of its "
         "answer (default 120; not a bound on the whole answer)",
     )
+    if tool_timeout:
+        add_tool_timeout(parser)
+
+
+def add_tool_timeout(parser: argparse._ActionsContainer) -> None:
+    """Add ``--tool-timeout`` to ``parser``: on its own where the tools run
+    without the model too (``ui``'s offline replay)."""
     parser.add_argument(
         "--tool-timeout", type=positive_number, default=None, metavar="SECONDS",
         help="how long each tool call may run before it fails as timed out (default 30; "

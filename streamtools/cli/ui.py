@@ -71,6 +71,7 @@ from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_sessi
 from streamtools.cli.model_options import (
     LIVE_ONLY,
     add_model_options,
+    add_tool_timeout,
     build_model,
     check_model_options,
     make_agent,
@@ -400,8 +401,10 @@ def register(subparsers: Any) -> None:
         "recording (default am_xml)",
         system_help="system prompt (default: streamtools chat's, about the example tools; "
         "none with --tools)",
+        tool_timeout=False,  # the replay's tools run live too: below, for either model
     )
     parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
+    add_tool_timeout(parser)
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
     offline.add_argument(
