@@ -33,7 +33,9 @@ A value is read as ``am_xml`` and Qwen3-Coder values are (``xml_values``: typed
 by the tool's schema, a string streamed as it grows); GLM's template writes a
 string as it is and any other value as JSON, which is what that reads. Only
 ``</arg_value>`` ends a value. Anything out of place is ``malformed`` with the
-call's raw text, as in Qwen3-Coder's form.
+call's raw text, as in Qwen3-Coder's form; what this module finds wrong once the
+name is read (text where ``<arg_value>`` is due, a key too long) shows GLM's form
+as the example (``GLM_EXAMPLE``), not Qwen3-Coder's: the model wrote this one.
 
 Core package: standard library only.
 """
@@ -45,7 +47,12 @@ from typing import TYPE_CHECKING
 
 from streamtools.events import ParserEvent
 
-__all__ = ["GKEY", "GNAME", "GOPEN", "GVALUE", "GlmForm", "KEY_OPEN", "NAME_START"]
+if TYPE_CHECKING:
+    from streamtools.parser.calls import Call
+
+__all__ = [
+    "GKEY", "GLM_EXAMPLE", "GNAME", "GOPEN", "GVALUE", "GlmForm", "KEY_OPEN", "NAME_START",
+]
 
 GNAME, GKEY, GOPEN, GVALUE = range(9, 13)  # (after ``hermes_xml``'s states)
 KEY_OPEN, KEY_END = "<arg_key>", "</arg_key>"
@@ -54,6 +61,10 @@ _LIMIT = 256
 _NAME = re.compile(r"[A-Za-z_][\w.\-:]*\Z")
 # the first character of a name: a body beginning so is this form
 NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+GLM_EXAMPLE = (
+    " Write <tool_call>TOOL\n<arg_key>PARAM</arg_key>\n<arg_value>value</arg_value>\n"
+    "</tool_call>, one <arg_key> and <arg_value> pair per parameter."
+)
 
 
 class GlmForm:
@@ -69,6 +80,8 @@ class GlmForm:
     glm_text = ""  # the name or key read so far
 
     if TYPE_CHECKING:
+        call: Call
+
         def _named(self, name: str) -> None: ...
         def _open_param(self, name: str, element: str) -> None: ...
         def _content(self, text: str) -> None: ...
@@ -96,7 +109,9 @@ class GlmForm:
                 return i + len(VALUE_OPEN)
             if i == n or VALUE_OPEN.startswith(s[i:]):
                 return i  # still arriving
-            return self._wrong(i, f"Text where {VALUE_OPEN} is due after {KEY_END}")
+            return self._glm_wrong(
+                i, f"Text where {VALUE_OPEN} is due after {KEY_END} in the call to {self.call.name}"
+            )
         end = "<" if state == GNAME else KEY_END
         k = s.find(end, i)
         piece = s[i:] if k < 0 else s[i:k]
@@ -107,8 +122,10 @@ class GlmForm:
                 k = cut
         self.glm_text += piece
         text = self.glm_text.strip()
+        if state == GKEY and len(self.glm_text) > _LIMIT:
+            return self._glm_wrong(i, f"A key in <arg_key> longer than {_LIMIT} characters")
         if len(self.glm_text) > _LIMIT or (state == GNAME and text and not _NAME.match(text)):
-            self.failure = ("malformed", self.json_message)
+            self.failure = ("malformed", self.json_message)  # (a name so: maybe not this form)
             self.state = self.skip_state
             return i
         if k < 0 or (state == GKEY and not s.startswith(KEY_END, k)):
@@ -124,6 +141,13 @@ class GlmForm:
         self.glm_text = text  # the key, until its value opens
         self.state = GOPEN
         return k + len(KEY_END)
+
+    def _glm_wrong(self, i: int, what: str) -> int:
+        """``what`` at ``i`` is out of place: the call fails with GLM's form as the
+        example, and the rest up to ``</tool_call>`` is its raw text."""
+        self.failure = ("malformed", f"{what} is out of place.{GLM_EXAMPLE}")
+        self.state = self.skip_state
+        return i
 
     def _glm_value(self, s: str, i: int) -> int:
         """GVALUE: the value's text up to ``</arg_value>`` (its start at the end held)."""
