@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from streamtools.errors import UsageError
+
 __all__ = ["AnyTool", "NamedTools", "ToolCatalog", "as_catalog", "unknown_tool_message"]
 
 
@@ -84,7 +86,17 @@ def as_catalog(tools: Iterable[str] | ToolCatalog | None) -> ToolCatalog:
         return tools  # type: ignore[return-value]
     if isinstance(tools, str):  # a single name is a common slip; do not iterate its letters
         return NamedTools([tools])
-    return NamedTools(tools)
+    names = list(tools)
+    for item in names:
+        if not isinstance(item, str):
+            # (a list of Tool objects failed only when a call named an unknown tool,
+            # inside the message listing the names)
+            raise UsageError(
+                f"tools is tool names or a catalog (a ToolRegistry, which also checks "
+                f"the arguments), got {type(item).__name__} {item!r:.60} in the list: "
+                f"pass ToolRegistry([...]) or the names"
+            )
+    return NamedTools(names)
 
 
 def unknown_tool_message(catalog: ToolCatalog, name: str) -> str:
