@@ -41,3 +41,25 @@ def test_a_glm_call_gone_wrong_is_shown_glms_form(
     assert error.message.startswith(f"{says} is out of place. Write <tool_call>TOOL\n")
     assert "<arg_key>PARAM</arg_key>\n<arg_value>value</arg_value>" in error.message
     assert "<function=" not in error.message and "JSON" not in error.message
+
+
+# what hermes_xml itself says of a GLM call (text between the pairs, a call cut
+# off, arguments the schema refuses) showed Qwen3-Coder's form as well
+STRAY = (
+    "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+    "stray words\n</tool_call>"
+)
+CUT = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par"
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+@pytest.mark.parametrize("whole", [True, False])
+@pytest.mark.parametrize("text", [STRAY, CUT], ids=["stray-text", "cut-off"])
+def test_the_body_s_own_errors_show_glms_form_too(dialect: str, whole: bool, text: str) -> None:
+    parser = Parser(dialect, tools=["get_weather"])
+    pieces = [text] if whole else list(text)
+    events = [e for piece in pieces for e in parser.feed(piece)] + parser.end()
+    errors = [e for e in events if isinstance(e, CallError)]
+    assert len(errors) == 1, events
+    assert "<arg_key>PARAM</arg_key>\n<arg_value>value</arg_value>" in errors[0].message
+    assert "<function=" not in errors[0].message

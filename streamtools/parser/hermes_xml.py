@@ -106,7 +106,15 @@ from streamtools.parser.calls import (
 )
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.jsonscan import CONTROL, ValueScanner
-from streamtools.parser.xml_glm import GKEY, GNAME, GVALUE, KEY_OPEN, NAME_START, GlmForm
+from streamtools.parser.xml_glm import (
+    GKEY,
+    GLM_EXAMPLE,
+    GNAME,
+    GVALUE,
+    KEY_OPEN,
+    NAME_START,
+    GlmForm,
+)
 from streamtools.parser.xml_values import (
     PARAMETER_IS,
     ParamValues,
@@ -411,9 +419,13 @@ class QwenXmlCall(ParamValues, GlmForm):
             else f"after {FUNCTION_END}" if state == AFTER
             else f"between the parameters of {self.call.name}"
         )
-        self.failure = ("malformed", f"{what} {where} is out of place.{_EXAMPLE}")
+        self.failure = ("malformed", f"{what} {where} is out of place.{self._example()}")
         self.state = SKIP
         return i
+
+    def _example(self) -> str:
+        """The form to show the model: GLM's for a call it wrote in GLM's form."""
+        return GLM_EXAMPLE if self.param_state == GVALUE else _EXAMPLE
 
     def _param(self, s: str, i: int) -> int:
         k = s.find(PARAMETER_END, i)
@@ -531,7 +543,7 @@ class QwenXmlCall(ParamValues, GlmForm):
         elif self.state == FBODY and self.param_state == GVALUE:  # GLM's form: complete
             if self.params:
                 self.call.add_args("}", out)
-            self.call.complete(raw, out, example=_EXAMPLE)
+            self.call.complete(raw, out, example=GLM_EXAMPLE)
         elif self.state != AFTER:
             self.call.fail(
                 raw, "malformed",
@@ -589,7 +601,7 @@ class QwenXmlCall(ParamValues, GlmForm):
             self.failure = (
                 "unterminated",
                 f"The call to {self.call.name or 'the tool'} was cut off{where} before "
-                f"{CLOSE}.{_EXAMPLE}",
+                f"{CLOSE}.{self._example()}",
             )
         self._close_call()
         return None
