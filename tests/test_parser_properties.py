@@ -33,6 +33,18 @@ COMMON = [
     " ", "\n", "x", "yz", "`", "👋🏽", "你好", "<", ">", "{", "}", '"', "\\", ":", ",",
     "<think>", "</think>", "<thi", "STOP", "ST", "[", "]", "1", "-", "true", "null",
 ]
+# the other XML call forms hermes and am_xml read: the <function_calls>/<invoke>
+# block (plain, DeepSeek's DSML tokens, MiniMax's wrapper), GLM's arg_key/arg_value,
+# Qwen3-Coder's opener left out (a bare <function=)
+XML_FORMS = [
+    "<function_calls>", '<invoke name="search">', '<invoke name="nope">', "</invoke>",
+    "</function_calls>", '<parameter name="q">', '<parameter name="q" string="false">',
+    "<\uff5cDSML\uff5cfunction_calls>", '<\uff5cDSML\uff5cinvoke name="search">',
+    "</\uff5cDSML\uff5cinvoke>", "<minimax:tool_call>", "</minimax:tool_call>", "<invoke",
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "search\n", "<function",
+    "<parameter=q=x",
+]
+
 FRAGMENTS = {
     "am_xml": [
         '<am:tool_call name="search">', '<am:tool_call name="calc">', "<am:tool_call",
@@ -42,6 +54,7 @@ FRAGMENTS = {
         # Qwen3-Coder's form, which its models write out of habit
         "<tool_call>", "</tool_call>", "<tool_", "<function=search>", "<function=nope>",
         "</function>", "<parameter=q>\n", "\n</parameter>", "</param", "<|im_end|>",
+        *XML_FORMS,
     ],
     "hermes": [
         "<tool_call>", "</tool_call>", "<tool_", '{"name": "search", "arguments": ',
@@ -49,7 +62,7 @@ FRAGMENTS = {
         # Qwen3-Coder's form
         "<function=search>", "<function=calc>\n", "<function=nope>", "</function>",
         "<parameter=q>\n", "<parameter=a>", "\n</parameter>", "</parameter>", "<parameter=",
-        "</param", "<|im_end|>",
+        "</param", "<|im_end|>", *XML_FORMS,
     ],
     "json_action": [
         "```json action\n", "```", "```json", '{"tool": "calc", "parameters": ', '{"a": 1}',
@@ -58,6 +71,9 @@ FRAGMENTS = {
     "inline_json": [
         '{"tool": "search", "arguments": ', '{"tool":"calc"', '{"tool": "nope"', '"tool"',
         '{"q": [1, 2]}', '"arguments"',
+        # Llama 3.x's and OpenAI's shapes (read for catalog tools), and Llama's tag
+        '{"type": "function", "name": "search", "parameters": ', '{"type": "function", ',
+        '"function": {', '{"name": "calc", "arguments": ', "<|python_tag|>",
     ],
     "json_object": [
         '{"thought": "', '"final": {"content": "', '"action": {"tool": "search", "args": ',
