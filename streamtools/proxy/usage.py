@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from streamtools.events import Usage
 from streamtools.model import UsageChunk
 
@@ -49,12 +51,9 @@ def reported(known: Usage, chunk: UsageChunk) -> Usage:
         known.input_tokens is None or more.input_tokens > known.input_tokens
     ):
         inp = more
-    return Usage(
-        input_tokens=inp.input_tokens,
-        output_tokens=counted.output_tokens,
-        cache_read_tokens=inp.cache_read_tokens,
-        cache_write_tokens=inp.cache_write_tokens,
-        reasoning_tokens=counted.reasoning_tokens,
+    # the input side (input and cache counts) of the largest request
+    return msgspec.structs.replace(
+        inp, output_tokens=counted.output_tokens, reasoning_tokens=counted.reasoning_tokens
     )
 
 
