@@ -13,6 +13,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parser_cases import F, call, chunkings, run_checked, summary
+from test_parser_s16b_properties import fragments_hold
 
 from streamtools.events import CallEnd
 from streamtools.prompts import get_renderer
@@ -133,18 +134,4 @@ LLAMA_PIECES = ["<|python_tag|>", "<|python_ta", "<|", '{"name": "get_weather"',
 def test_llama_form_fragments_chunking_invariance() -> None:
     """Any text made of the form's pieces, cut anywhere, gives the same events
     (and ``run_checked``'s invariants, the stated hold-back bound among them)."""
-    from parser_cases import merge
-
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(st.lists(st.sampled_from(LLAMA_PIECES), max_size=25), st.booleans(),
-           st.lists(st.integers(0, 2_000), max_size=15))
-    def prop(pieces: list[str], catalog: bool, points: list[int]) -> None:
-        text = "".join(pieces)
-        tools = TOOLS if catalog else None
-        cuts = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
-        chunks = [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
-        whole = run_checked("inline_json", [text], tools)
-        assert merge(run_checked("inline_json", chunks, tools)) == merge(whole)
-        assert merge(run_checked("inline_json", list(text), tools)) == merge(whole)
-
-    prop()
+    fragments_hold(LLAMA_PIECES, ["inline_json"], TOOLS, examples=150, size=25)

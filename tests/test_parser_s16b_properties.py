@@ -41,14 +41,16 @@ def runs(dialect: str, text: str, points: list[int], tools: Any,
     return whole
 
 
-def fragments_hold(pieces: list[str], dialects: list[str], tools: list[str]) -> None:
-    """Any text made of a call form's ``pieces`` (its tags, their starts, names,
-    layout), in each of ``dialects``, with the catalog ``tools`` or none, ended
-    cleanly or cut: ``runs`` (chunking invariance, and ``run_checked``'s
-    invariants) holds."""
+def fragments_hold(
+    pieces: list[str], dialects: list[str], tools: list[str], examples: int = 60, size: int = 20
+) -> None:
+    """Any text made of up to ``size`` of a call form's ``pieces`` (its tags, their
+    starts, names, layout), in each of ``dialects``, with the catalog ``tools`` or
+    none, ended cleanly or cut: ``runs`` (chunking invariance, and
+    ``run_checked``'s invariants) holds, over ``examples`` examples."""
 
-    @SETTINGS
-    @given(st.lists(st.sampled_from(pieces), max_size=20), st.sampled_from(dialects),
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(st.sampled_from(pieces), max_size=size), st.sampled_from(dialects),
            st.booleans(), st.sampled_from([None, "stop"]),
            st.lists(st.integers(0, 10_000), max_size=15))
     def prop(chosen: list[str], dialect: str, catalog: bool, finish: str | None,

@@ -15,7 +15,8 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from parser_cases import F, call, chunkings, hold_bound, merge, run_checked, summary
+from parser_cases import F, call, chunkings, hold_bound, run_checked, summary
+from test_parser_s16b_properties import fragments_hold
 
 from streamtools.events import CallEnd
 from streamtools.parser import Parser
@@ -184,17 +185,4 @@ PIECES = ["<|python_tag|>", '{"type": "function", ', '{"type":"function",', '"ty
 def test_fragments_of_these_forms_chunking_invariance() -> None:
     """Any text made of the forms' pieces, cut anywhere, gives the same events
     (and ``run_checked``'s invariants, the stated hold-back bound among them)."""
-
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(st.lists(st.sampled_from(PIECES), max_size=25), st.booleans(),
-           st.lists(st.integers(0, 2_000), max_size=15))
-    def prop(pieces: list[str], catalog: bool, points: list[int]) -> None:
-        text = "".join(pieces)
-        tools = TOOLS if catalog else None
-        cuts = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
-        chunks = [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
-        whole = run_checked("inline_json", [text], tools)
-        assert merge(run_checked("inline_json", chunks, tools)) == merge(whole)
-        assert merge(run_checked("inline_json", list(text), tools)) == merge(whole)
-
-    prop()
+    fragments_hold(PIECES, ["inline_json"], TOOLS, examples=150, size=25)
