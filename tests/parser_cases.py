@@ -225,6 +225,33 @@ F = ("finish", "stop", None)
 S = "search"
 
 
+def every_chunking(
+    dialect: str,
+    text: str,
+    tools: Any,
+    expect: Summary,
+    stop: str | Sequence[str] = (),
+    finish_reason: str | None = None,
+    think_open: bool = False,
+    *,
+    with_finish: bool = True,
+) -> None:
+    """A table case: ``text`` fed whole, a character at a time and at random cuts
+    (``chunkings``), each run checked (``run_checked``), gives the ``expect``ed
+    summary (all of it, or all but the finish) and, merged, the same events
+    (chunking invariance, ArgsDelta included)."""
+    results = []
+    for how, chunks in chunkings(text):
+        events = run_checked(dialect, chunks, tools, stop, finish_reason, think_open)
+        got = summary(events)
+        if with_finish:
+            assert got == expect, how
+        else:
+            assert got[:-1] == expect[:-1], (how, finish_reason)
+        results.append(merge(events))
+    assert all(r == results[0] for r in results)
+
+
 def call(name: str, **args: Any) -> tuple[Any, ...]:
     return ("call", name, args)
 

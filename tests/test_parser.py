@@ -13,7 +13,7 @@ import pytest
 from parser_cases import (
     CASES,
     Case,
-    chunkings,
+    every_chunking,
     feed_all,
     merge,
     phase_cuts,
@@ -68,14 +68,10 @@ def _tools(case: Case) -> Any:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_case_every_chunking(case: Case) -> None:
-    results = []
-    for how, chunks in chunkings(case.text):
-        events = run_checked(
-            case.dialect, chunks, _tools(case), case.stop, case.finish_reason, case.think_open
-        )
-        assert summary(events) == case.expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)  # chunking invariance, ArgsDelta included
+    every_chunking(
+        case.dialect, case.text, _tools(case), case.expect, case.stop, case.finish_reason,
+        case.think_open,
+    )
 
 
 SPLIT_TEXTS = {

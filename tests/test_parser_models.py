@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
+from parser_cases import Case, F, S, call, every_chunking, run_checked, summary
 
 # the stand-in ToolRegistry, with schemas (search: q string; calc: a number, b integer)
 from test_parser import SchemaCatalog
@@ -522,13 +522,8 @@ MODEL_CASES: list[Case] = [
 
 @pytest.mark.parametrize("case", MODEL_CASES, ids=[c.id for c in MODEL_CASES])
 def test_model_case_every_chunking(case: Case) -> None:
-    results = []
-    for how, chunks in chunkings(case.text):
-        tools = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
-        events = run_checked(case.dialect, chunks, tools, case.stop, case.finish_reason)
-        assert summary(events) == case.expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)
+    tools = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
+    every_chunking(case.dialect, case.text, tools, case.expect, case.stop, case.finish_reason)
 
 
 def test_stop_string_around_a_marker_whose_body_is_rejected() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
+from parser_cases import Case, F, S, call, every_chunking, run_checked
 from test_parser import SchemaCatalog
 
 from streamtools.events import ArgsDelta, CallEnd, CallError
@@ -220,13 +220,8 @@ CASES: list[Case] = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_reported_model_output(case: Case) -> None:
-    results = []
-    for how, chunks in chunkings(case.text):
-        tools: Any = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
-        events = run_checked(case.dialect, chunks, tools, case.stop, case.finish_reason)
-        assert summary(events) == case.expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)
+    tools: Any = SchemaCatalog() if case.extra.get("catalog") else list(case.tools)
+    every_chunking(case.dialect, case.text, tools, case.expect, case.stop, case.finish_reason)
 
 
 def test_a_raw_newline_streams_escaped_and_raw_stays_as_written() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from parser_cases import F, S, call, chunkings, merge, run_checked, summary
+from parser_cases import F, S, call, every_chunking, merge, run_checked, summary
 from test_parser_properties import SETTINGS, TOOLS, cut
 
 from streamtools.events import Finish, TextDelta
@@ -69,12 +69,7 @@ CASES = [
 def test_a_stop_string_before_an_undecided_marker(
     dialect: str, text: str, stop: str, expect: list[tuple[object, ...]]
 ) -> None:
-    results = []
-    for how, chunks in chunkings(text):
-        events = run_checked(dialect, chunks, ["search"], stop)
-        assert summary(events) == expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)
+    every_chunking(dialect, text, ["search"], expect, stop)
 
 
 def test_held_text_is_counted_and_released_when_the_call_decides() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from parser_cases import F, call, chunkings, hold_bound, merge, run_checked, summary
+from parser_cases import F, call, every_chunking, hold_bound, run_checked, summary
 from test_parser_s16b_properties import SETTINGS, ends, fragments_hold, runs
 
 from streamtools.events import CallEnd
@@ -70,12 +70,7 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]]]] = {
 def test_the_bare_form(dialect: str, case: str) -> None:
     text, expect = CASES[case]
     for finish in ("stop", None):
-        results = []
-        for how, chunks in chunkings(text):
-            events = run_checked(dialect, chunks, TOOLS, finish_reason=finish)
-            assert summary(events)[:-1] == expect[:-1], (how, finish)
-            results.append(merge(events))
-        assert all(r == results[0] for r in results)
+        every_chunking(dialect, text, TOOLS, expect, finish_reason=finish, with_finish=False)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

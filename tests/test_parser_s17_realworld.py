@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from parser_cases import Case, F, S, call, chunkings, merge, run_checked, summary
+from parser_cases import Case, F, S, call, every_chunking, run_checked
 
 from streamtools.events import CallEnd, CallError
 
@@ -192,13 +192,8 @@ CASES: list[Case] = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_reported_model_output(case: Case) -> None:
-    results = []
-    for how, chunks in chunkings(case.text):
-        tools: Any = Catalog() if case.extra.get("catalog") else list(case.tools)
-        events = run_checked(case.dialect, chunks, tools, case.stop, case.finish_reason)
-        assert summary(events) == case.expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)
+    tools: Any = Catalog() if case.extra.get("catalog") else list(case.tools)
+    every_chunking(case.dialect, case.text, tools, case.expect, case.stop, case.finish_reason)
 
 
 def test_the_hermes_form_in_am_xml_keeps_its_raw_text_and_names_am_xml_s_form() -> None:

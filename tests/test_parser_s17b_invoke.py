@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from parser_cases import F, call, chunkings, merge, run_checked, summary
+from parser_cases import F, call, chunkings, every_chunking, run_checked
 from test_parser import SchemaCatalog
 from test_parser_s16b_properties import SETTINGS, ends, fragments_hold, runs
 
@@ -142,12 +142,7 @@ CASES: dict[str, tuple[str, list[tuple[Any, ...]], str | None]] = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_invoke_form(dialect: str, case: str) -> None:
     text, expect, finish = CASES[case]
-    results = []
-    for how, chunks in chunkings(text):
-        events = run_checked(dialect, chunks, TOOLS, finish_reason=finish)
-        assert summary(events) == expect, how
-        results.append(merge(events))
-    assert all(r == results[0] for r in results)
+    every_chunking(dialect, text, TOOLS, expect, finish_reason=finish)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
