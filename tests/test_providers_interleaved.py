@@ -199,6 +199,25 @@ def test_any_interleaving_gives_each_call_whole_and_in_one_piece(
     one_call_at_a_time(events)
 
 
+def delta_events(
+    deltas: list[tuple[int, str | None, str | None, str]], reason: str
+) -> list[ParserEvent]:
+    """The events of an OpenAI server's tool-call ``deltas`` (index, id, name,
+    argument piece), read by ``ToolCallDeltas`` and ``NativeCalls`` as the
+    provider does, ended with the finish ``reason``."""
+    calls = ToolCallDeltas(SurrogatePairs(msgspec.json.Decoder(), object))
+    native = NativeCalls()
+    events: list[ParserEvent] = []
+    for index, call_id, name, args in deltas:
+        delta = ToolCallDelta(index=index, id=call_id, function=Function(name=name, arguments=args))
+        for chunk in calls.feed(delta):
+            events += native.feed(chunk)
+    complete = reason in ("tool_calls", "stop")
+    for chunk in calls.finish(reason) + calls.rest(complete=complete):
+        events += native.feed(chunk)
+    return events + native.end(reason)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     deltas=st.lists(
@@ -218,17 +237,7 @@ def test_any_delta_sequence_gives_contiguous_calls_and_keeps_every_piece(
     """Whatever a server sends (indexes, ids and names in any order, pieces
     that resend, repeat or break JSON), the events of each call come together,
     and what the calls' deltas add up to is what the call events report."""
-    calls = ToolCallDeltas(SurrogatePairs(msgspec.json.Decoder(), object))
-    native = NativeCalls()
-    events: list[ParserEvent] = []
-    for index, call_id, name, args in deltas:
-        delta = ToolCallDelta(index=index, id=call_id, function=Function(name=name, arguments=args))
-        for chunk in calls.feed(delta):
-            events += native.feed(chunk)
-    complete = reason in ("tool_calls", "stop")
-    for chunk in calls.finish(reason) + calls.rest(complete=complete):
-        events += native.feed(chunk)
-    events += native.end(reason)
+    events = delta_events(deltas, reason)
     one_call_at_a_time([e for e in events if not isinstance(e, CallError)])
     texts: dict[int, str] = {}
     for event in events:

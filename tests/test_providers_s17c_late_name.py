@@ -12,28 +12,12 @@ from __future__ import annotations
 
 import json
 
-import msgspec
 import pytest
+from test_providers_interleaved import delta_events
 
-from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
-from streamtools.native import NativeCalls
-from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
-from streamtools.providers.surrogates import SurrogatePairs
+from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart
 
 Delta = tuple[int, str | None, str | None, str]
-
-
-def events_of(deltas: list[Delta]) -> list[ParserEvent]:
-    calls = ToolCallDeltas(SurrogatePairs(msgspec.json.Decoder(), object))
-    native = NativeCalls()
-    events: list[ParserEvent] = []
-    for index, call_id, name, args in deltas:
-        delta = ToolCallDelta(index=index, id=call_id, function=Function(name=name, arguments=args))
-        for chunk in calls.feed(delta):
-            events += native.feed(chunk)
-    for chunk in calls.finish("tool_calls") + calls.rest(complete=True):
-        events += native.feed(chunk)
-    return events + native.end("tool_calls")
 
 
 @pytest.mark.parametrize(
@@ -54,7 +38,7 @@ def events_of(deltas: list[Delta]) -> list[ParserEvent]:
 def test_a_named_call_after_a_nameless_one_on_its_index_is_a_call_of_its_own(
     deltas: list[Delta], ends: list[tuple[str | None, str, dict[str, int]]]
 ) -> None:
-    events = [e for e in events_of(deltas) if not isinstance(e, CallError)]
+    events = [e for e in delta_events(deltas, "tool_calls") if not isinstance(e, CallError)]
     current: int | None = None
     texts: dict[int, str] = {}
     done: list[tuple[str | None, str, dict[str, int]]] = []
