@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 
-from streamtools.model import ChatMessage, Chunk, Model, ModelRequest, TextChunk, ToolSpec
+from streamtools.model import (
+    ChatMessage,
+    Chunk,
+    Model,
+    ModelRequest,
+    TextChunk,
+    ToolSpec,
+    UsageChunk,
+)
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.testing import FakeServer
 
@@ -34,6 +43,22 @@ async def collect(model: Model, request: ModelRequest = HI) -> list[Chunk]:
     """Every chunk of one streamed answer."""
     async with model.stream(request) as chunks:
         return [chunk async for chunk in chunks]
+
+
+def usage_of(chunks: list[Chunk]) -> UsageChunk:
+    """The one ``UsageChunk`` of an answer (there must be exactly one)."""
+    found = [c for c in chunks if isinstance(c, UsageChunk)]
+    assert len(found) == 1, chunks
+    return found[0]
+
+
+# the end of an OpenAI-compatible stream
+DONE = "data: [DONE]\n\n"
+
+
+def sse(*events: Any) -> str:
+    """An SSE body: each JSON object as one data event, a string as written."""
+    return "".join(e if isinstance(e, str) else f"data: {json.dumps(e)}\n\n" for e in events)
 
 
 def text_of(chunks: list[Chunk]) -> str:

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_support import collect, mock
+from provider_support import collect, mock, sse
 
 from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
 from streamtools.model import CallChunk, Chunk, FinishChunk
@@ -22,10 +22,6 @@ from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import FakeCall, Reply
 
 pytestmark = pytest.mark.anyio
-
-
-def sse(*events: Any) -> str:
-    return "".join(e if isinstance(e, str) else f"data: {json.dumps(e)}\n\n" for e in events)
 
 
 def tool_delta(index: int, args: str, call_id: str | None = None, name: str | None = None) -> Any:

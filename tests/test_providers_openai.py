@@ -15,7 +15,7 @@ import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from provider_support import COUNTED, HI, PROVIDERS, collect, mock, provider_for, text_of
+from provider_support import COUNTED, HI, PROVIDERS, collect, mock, provider_for, sse, text_of
 
 from streamtools.errors import ProviderError, TokenCountUnavailable, UsageError
 from streamtools.events import CallEnd, CallError, CallStart
@@ -45,10 +45,6 @@ from streamtools.testing.fake_wire import CONTENT_TYPES, chat_template, token_pi
 from streamtools.transcript import ToolCall, Transcript
 
 pytestmark = pytest.mark.anyio
-
-
-def sse(*events: Any) -> str:
-    return "".join(e if isinstance(e, str) else f"data: {json.dumps(e)}\n\n" for e in events)
 
 
 def delta(**fields: Any) -> dict[str, Any]:

@@ -5,11 +5,10 @@ through some gateways). Each call still gets its arguments once."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from provider_support import collect, mock
+from provider_support import collect, mock, sse
 
 from streamtools.events import CallEnd, CallError
 from streamtools.model import CallChunk
@@ -19,10 +18,6 @@ from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
-
-
-def sse(*events: Any) -> str:
-    return "".join(e if isinstance(e, str) else f"data: {json.dumps(e)}\n\n" for e in events)
 
 
 def tool(index: int, args: str, call_id: str | None = None, name: str | None = None) -> Any:

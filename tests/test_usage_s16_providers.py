@@ -11,25 +11,15 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from provider_support import collect, mock, provider_for
+from provider_support import DONE, collect, mock, provider_for, sse, usage_of
 
 from streamtools.events import Usage, decode_event, encode_events
-from streamtools.model import Chunk, UsageChunk
+from streamtools.model import UsageChunk
 from streamtools.providers import AnthropicMessages, OllamaChat, OpenAIChat
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply, Wire
 
 pytestmark = pytest.mark.anyio
-
-
-def _usage(chunks: list[Chunk]) -> UsageChunk:
-    found = [c for c in chunks if isinstance(c, UsageChunk)]
-    assert len(found) == 1, chunks
-    return found[0]
-
-
-def _sse(*events: dict[str, Any]) -> str:
-    return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
 
 
 _OPENAI_USAGE = {
@@ -46,9 +36,9 @@ _OPENAI_WANT = UsageChunk(
 
 async def test_openai_stream_reads_cached_and_reasoning_tokens(anyio_backend: str) -> None:
     choice = {"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}
-    body = _sse({"choices": [choice]}, {"choices": [], "usage": _OPENAI_USAGE})
+    body = sse({"choices": [choice]}, {"choices": [], "usage": _OPENAI_USAGE}, DONE)
     chunks = await collect(OpenAIChat("m", client=mock(body)))
-    assert _usage(chunks) == _OPENAI_WANT
+    assert usage_of(chunks) == _OPENAI_WANT
 
 
 async def test_openai_whole_answer_reads_cached_and_reasoning_tokens(anyio_backend: str) -> None:
@@ -60,21 +50,21 @@ async def test_openai_whole_answer_reads_cached_and_reasoning_tokens(anyio_backe
     }
     client = mock(json.dumps(answer), ctype="application/json")
     chunks = await collect(OpenAIChat("m", client=client))
-    assert _usage(chunks) == _OPENAI_WANT
+    assert usage_of(chunks) == _OPENAI_WANT
 
 
 async def test_openai_reads_deepseek_and_openrouter_cache_fields(anyio_backend: str) -> None:
     choice = {"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}
     deepseek = {"prompt_tokens": 80, "completion_tokens": 5, "prompt_cache_hit_tokens": 64,
                 "prompt_cache_miss_tokens": 16}
-    chunks = await collect(OpenAIChat("m", client=mock(_sse({"choices": [choice],
-                                                               "usage": deepseek}))))
-    assert _usage(chunks) == UsageChunk(input_tokens=80, output_tokens=5, cache_read_tokens=64)
+    chunks = await collect(OpenAIChat("m", client=mock(sse({"choices": [choice],
+                                                               "usage": deepseek}, DONE))))
+    assert usage_of(chunks) == UsageChunk(input_tokens=80, output_tokens=5, cache_read_tokens=64)
     openrouter = {"prompt_tokens": 80, "completion_tokens": 5,
                   "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 70}}
-    chunks = await collect(OpenAIChat("m", client=mock(_sse({"choices": [choice],
-                                                               "usage": openrouter}))))
-    assert _usage(chunks) == UsageChunk(
+    chunks = await collect(OpenAIChat("m", client=mock(sse({"choices": [choice],
+                                                               "usage": openrouter}, DONE))))
+    assert usage_of(chunks) == UsageChunk(
         input_tokens=80, output_tokens=5, cache_read_tokens=0, cache_write_tokens=70
     )
 
@@ -82,10 +72,10 @@ async def test_openai_reads_deepseek_and_openrouter_cache_fields(anyio_backend: 
 async def test_openai_without_details_says_nothing_of_the_cache(anyio_backend: str) -> None:
     choice = {"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}
     plain = {"prompt_tokens": 12, "completion_tokens": 3}
-    chunks = await collect(OpenAIChat("m", client=mock(_sse({"choices": [choice],
-                                                               "usage": plain}))))
-    assert _usage(chunks) == UsageChunk(input_tokens=12, output_tokens=3)
-    assert _usage(chunks).cache_read_tokens is None
+    chunks = await collect(OpenAIChat("m", client=mock(sse({"choices": [choice],
+                                                               "usage": plain}, DONE))))
+    assert usage_of(chunks) == UsageChunk(input_tokens=12, output_tokens=3)
+    assert usage_of(chunks).cache_read_tokens is None
 
 
 def _anthropic_sse(*events: dict[str, Any]) -> str:
@@ -106,7 +96,7 @@ async def test_anthropic_stream_keeps_the_cache_counts_apart(anyio_backend: str)
     )
     chunks = await collect(AnthropicMessages("c", client=mock(body)))
     # input_tokens is all the input (the API's 10 leave the cached 1200 out)
-    assert _usage(chunks) == UsageChunk(
+    assert usage_of(chunks) == UsageChunk(
         input_tokens=1210, output_tokens=50, cache_read_tokens=1000, cache_write_tokens=200,
         reasoning_tokens=20,
     )
@@ -121,7 +111,7 @@ async def test_anthropic_whole_answer_keeps_the_cache_counts_apart(anyio_backend
     }
     client = mock(json.dumps(answer), ctype="application/json")
     chunks = await collect(AnthropicMessages("c", client=client))
-    assert _usage(chunks) == UsageChunk(
+    assert usage_of(chunks) == UsageChunk(
         input_tokens=4003, output_tokens=7, cache_read_tokens=4000, cache_write_tokens=0
     )
 
@@ -138,7 +128,7 @@ async def test_fake_server_sends_cache_counts_the_provider_reads(
 ) -> None:
     async with FakeServer([Reply(text="Hello", usage=_GIVEN)], wire=wire) as server:
         chunks = await collect(provider_for(server))
-    assert _usage(chunks) == _GIVEN
+    assert usage_of(chunks) == _GIVEN
     sent = server.requests[0]
     assert sent.get("stream") is True
 
@@ -165,13 +155,13 @@ def test_fake_server_whole_answers_carry_the_cache_counts() -> None:
 async def test_ollama_reports_no_cache(anyio_backend: str) -> None:
     async with FakeServer([Reply(text="Hello", usage=_GIVEN)], wire="ollama") as server:
         chunks = await collect(OllamaChat("m", base_url=server.base_url))
-    assert _usage(chunks) == UsageChunk(input_tokens=900, output_tokens=40)
+    assert usage_of(chunks) == UsageChunk(input_tokens=900, output_tokens=40)
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic", "ollama"])
 async def test_a_reply_without_cache_counts_says_none(anyio_backend: str, wire: Wire) -> None:
     async with FakeServer(["Hello"], wire=wire) as server:
-        usage = _usage(await collect(provider_for(server)))
+        usage = usage_of(await collect(provider_for(server)))
     assert usage.input_tokens is not None and usage.input_tokens > 0
     assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (
         None, None, None,
