@@ -13,58 +13,23 @@ JSON-RPC by hand (no SDK), over stdio; runs on asyncio and trio.
 from __future__ import annotations
 
 import logging
-import sys
-from pathlib import Path
 
 import pytest
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCRequest, JSONRPCResponse
+from mcp_servers.harness import raw_command
 
 from streamtools.mcp import MCPToolError, mcp_tools
 from streamtools.mcp.screen import _Screen
 
-SERVER = '''
-import json
-import sys
-
-OBJECT = {"type": "object", "properties": {}}
-RESULTS = {
-    "no_mime": {
-        "content": [{"type": "text", "text": "the chart:"}, {"type": "image", "data": "YWJj"}]
-    },
-    "newer_type": {"content": [{"type": "text", "text": "rows:"}, {"type": "table", "rows": [1]}]},
-    "null_text": {"content": [{"type": "text", "text": None}, {"type": "text", "text": "kept"}]},
-    "structured_only": {"structuredContent": {"temp": 18}},
-    "fine": {"content": [{"type": "text", "text": "all good"}]},
-    "hopeless": {"content": "a string, not a list"},
-}
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-    if message["method"] == "initialize":
-        reply["result"] = {
-            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "raw", "version": "1"},
-        }
-    elif message["method"] == "tools/list":
-        reply["result"] = {"tools": [{"name": n, "inputSchema": OBJECT} for n in RESULTS]}
-    elif message["method"] == "tools/call":
-        reply["result"] = RESULTS[message["params"]["name"]]
-    print(json.dumps(reply), flush=True)
-'''
-
 
 @pytest.mark.anyio
 async def test_bad_blocks_are_named_and_the_rest_reaches_the_caller(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture
 ) -> None:
-    script = tmp_path / "raw_content_server.py"
-    script.write_text(SERVER)
     got: dict[str, str] = {}
     with caplog.at_level(logging.WARNING, logger="streamtools.mcp"):
-        async with mcp_tools(f"{sys.executable} {script}", call_timeout=30) as registry:
+        async with mcp_tools(raw_command("bad-content"), call_timeout=30) as registry:
             for name in ("no_mime", "newer_type", "null_text", "structured_only", "fine"):
                 found = registry.get(name)
                 assert found is not None

@@ -12,55 +12,21 @@ that writes its JSON-RPC by hand (no SDK), over stdio; asyncio and trio.
 from __future__ import annotations
 
 import logging
-import sys
-from pathlib import Path
 
 import pytest
+from mcp_servers.harness import raw_command
 
 from streamtools.mcp import mcp_tools
 
 pytestmark = pytest.mark.anyio
 
-SERVER = '''
-import json
-import sys
-
-OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}}
-TOOLS = [
-    {"name": "list_files", "description": "Files.", "inputSchema": OBJECT,
-     "outputSchema": {"type": "array", "items": {"type": "string"}}},
-    {"name": "iconic", "description": "Has a bad icon.", "inputSchema": OBJECT,
-     "icons": [{"src": 5}], "title": 7},
-    {"name": "no_input", "description": "Input is wrong.", "inputSchema": {"type": "array"},
-     "outputSchema": {"type": "array"}},
-]
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-    if message["method"] == "initialize":
-        reply["result"] = {
-            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "raw", "version": "1"},
-        }
-    elif message["method"] == "tools/list":
-        reply["result"] = {"tools": TOOLS}
-    elif message["method"] == "tools/call":
-        name = message["params"]["name"]
-        text = json.dumps([name, message["params"].get("arguments")])
-        reply["result"] = {"content": [{"type": "text", "text": text}]}
-    print(json.dumps(reply), flush=True)
-'''
 
 
 async def test_tools_wrong_only_in_extras_are_kept_and_called(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture
 ) -> None:
-    script = tmp_path / "raw_extras_server.py"
-    script.write_text(SERVER)
     with caplog.at_level(logging.WARNING, logger="streamtools.mcp"):
-        async with mcp_tools(f"{sys.executable} {script}") as registry:
+        async with mcp_tools(raw_command("tool-extras")) as registry:
             assert set(registry) == {"list_files", "iconic"}
             files = registry.get("list_files")
             iconic = registry.get("iconic")

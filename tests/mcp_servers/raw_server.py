@@ -9,7 +9,10 @@ valid MCP: ``array_input`` (its input schema is an array schema),
 ``no_schema`` (its input schema is a string) and one without a name. With
 ``duplicate-tools``, ``ok`` is listed twice (the second with another
 description). With ``bad-handshake``, it answers the ``initialize`` request with an error that
-has no message. No SDK import.
+has no message. With ``bad-content``, the tools answer with content blocks the
+SDK cannot read beside ones it can (``BAD_CONTENT``). With ``tool-extras``, the
+tools have fields no call needs that are not valid MCP (``EXTRAS_TOOLS``); their
+calls answer with their name and arguments as JSON text. No SDK import.
 """
 
 from __future__ import annotations
@@ -31,6 +34,28 @@ INVALID_TOOLS: list[dict[str, Any]] = [
     {"description": "A tool without a name.", "inputSchema": OBJECT},
 ]
 
+# ``bad-content``: each tool's result
+BAD_CONTENT: dict[str, dict[str, Any]] = {
+    "no_mime": {
+        "content": [{"type": "text", "text": "the chart:"}, {"type": "image", "data": "YWJj"}]
+    },
+    "newer_type": {"content": [{"type": "text", "text": "rows:"}, {"type": "table", "rows": [1]}]},
+    "null_text": {"content": [{"type": "text", "text": None}, {"type": "text", "text": "kept"}]},
+    "structured_only": {"structuredContent": {"temp": 18}},
+    "fine": {"content": [{"type": "text", "text": "all good"}]},
+    "hopeless": {"content": "a string, not a list"},
+}
+# ``tool-extras``: tools with fields no call needs that are not valid MCP
+QUERY = {"type": "object", "properties": {"q": {"type": "string"}}}
+EXTRAS_TOOLS: list[dict[str, Any]] = [
+    {"name": "list_files", "description": "Files.", "inputSchema": QUERY,
+     "outputSchema": {"type": "array", "items": {"type": "string"}}},
+    {"name": "iconic", "description": "Has a bad icon.", "inputSchema": QUERY,
+     "icons": [{"src": 5}], "title": 7},
+    {"name": "no_input", "description": "Input is wrong.", "inputSchema": {"type": "array"},
+     "outputSchema": {"type": "array"}},
+]
+
 
 def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
     if "id" not in message:
@@ -50,10 +75,19 @@ def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
         tools = TOOLS[:1] + INVALID_TOOLS + TOOLS[1:] if mode == "invalid-tools" else TOOLS
         if mode == "duplicate-tools":
             tools = [*TOOLS, {"name": "ok", "description": "Again.", "inputSchema": OBJECT}]
+        elif mode == "bad-content":
+            tools = [{"name": n, "inputSchema": OBJECT} for n in BAD_CONTENT]
+        elif mode == "tool-extras":
+            tools = EXTRAS_TOOLS
         reply["result"] = {"tools": tools}
     elif method == "tools/call":
         name = message["params"]["name"]
-        if name == "null_message":
+        if mode == "bad-content":
+            reply["result"] = BAD_CONTENT[name]
+        elif mode == "tool-extras":
+            text = json.dumps([name, message["params"].get("arguments")])
+            reply["result"] = {"content": [{"type": "text", "text": text}]}
+        elif name == "null_message":
             reply["error"] = {"code": -32000, "message": None}
         elif name == "no_result":
             reply["result"] = None
