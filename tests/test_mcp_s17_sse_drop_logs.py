@@ -75,6 +75,24 @@ def sse_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         proc.wait(timeout=10)
 
 
+async def _call_while_the_server_dies(
+    registry: ToolRegistry, proc: subprocess.Popen[bytes]
+) -> None:
+    """Call ``slow`` and kill its server half a second in: the call fails so."""
+    slow = registry.get("slow")
+    assert slow is not None
+
+    async def kill_server() -> None:
+        await anyio.sleep(0.5)
+        proc.kill()
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(kill_server)
+            with pytest.raises(MCPToolError, match="closed the connection during the call"):
+                await slow.invoke({})
+
+
 async def test_a_dropped_sse_server_logs_lines_without_tracebacks(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -82,18 +100,7 @@ async def test_a_dropped_sse_server_logs_lines_without_tracebacks(
     with sse_server(tmp_path) as (url, proc), caplog.at_level(logging.WARNING):
         args.mcp_url = [url]
         async with mcp_session(args, ToolRegistry(), "chat") as registry:
-            slow = registry.get("slow")
-            assert slow is not None
-
-            async def kill_server() -> None:
-                await anyio.sleep(0.5)
-                proc.kill()
-
-            with anyio.fail_after(20):
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(kill_server)
-                    with pytest.raises(MCPToolError, match="closed the connection during the call"):
-                        await slow.invoke({})
+            await _call_while_the_server_dies(registry, proc)
     sdk = [r for r in caplog.records if r.name.startswith("mcp.client")]
     assert any(r.name == "mcp.client.sse" for r in sdk), [r.name for r in caplog.records]
     assert [r.name for r in sdk if r.exc_info or r.exc_text] == []
@@ -107,17 +114,6 @@ async def test_the_dropped_connection_is_not_called_something_the_server_sent(
     warned 'sent something that is not MCP JSON-RPC (ignored): RemoteProtocolError…'."""
     with sse_server(tmp_path) as (url, proc), caplog.at_level(logging.WARNING):
         async with mcp_tools(url, load_timeout=30) as registry:
-            slow = registry.get("slow")
-            assert slow is not None
-
-            async def kill_server() -> None:
-                await anyio.sleep(0.5)
-                proc.kill()
-
-            with anyio.fail_after(20):
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(kill_server)
-                    with pytest.raises(MCPToolError, match="closed the connection during the call"):
-                        await slow.invoke({})
+            await _call_while_the_server_dies(registry, proc)
     ours = [r.getMessage() for r in caplog.records if r.name == "streamtools.mcp"]
     assert not [m for m in ours if "not MCP JSON-RPC" in m], ours
