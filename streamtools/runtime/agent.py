@@ -106,7 +106,7 @@ from streamtools.errors import (
     TurnPaused,
     UsageError,
 )
-from streamtools.events import Final, Retry, ToolFailed, ToolResult, TurnEnd, TurnStart
+from streamtools.events import Final, Retry, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
@@ -119,6 +119,7 @@ from streamtools.runtime.executor import (
     check_result_chars,
     check_seconds,
 )
+from streamtools.runtime.history import FAILED, OUT_OF_TIME, STOPPED, append_reply
 from streamtools.runtime.repair import (
     RepairState,
     call_error_feedback,
@@ -140,8 +141,6 @@ from streamtools.runtime.turn import (
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import (
     AssistantMessage,
-    ToolCall,
-    ToolResultMessage,
     Transcript,
     UserMessage,
 )
@@ -356,8 +355,8 @@ class Agent:
                     # The time budget (below) or the consumer leaving: what the reply
                     # had produced goes in the history (see the module docstring).
                     if partial is not None and (partial.calls or partial.written):
-                        why = _OUT_OF_TIME if budget.cancel_called else _STOPPED
-                        _append_reply(transcript, partial, native=self.native, unfinished=why)
+                        why = OUT_OF_TIME if budget.cancel_called else STOPPED
+                        append_reply(transcript, partial, native=self.native, unfinished=why)
                     partial = None
                     raise
                 except BaseException as exc:  # a tool's KeyboardInterrupt too (see the docstring)
@@ -365,13 +364,13 @@ class Agent:
                         if exc.partial_text is None:
                             exc.partial_text = partial.visible_text
                         if partial.calls:  # they ran: kept, as for a stream ended in error
-                            _append_reply(
-                                transcript, partial, native=self.native, unfinished=_FAILED
+                            append_reply(
+                                transcript, partial, native=self.native, unfinished=FAILED
                             )
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 kept = len(transcript.messages)
-                _append_reply(transcript, reply, native=self.native)
+                append_reply(transcript, reply, native=self.native)
                 partial = None
                 try:  # (what the reply asked for is judged against what it was offered)
                     step = self._next_step(reply, repair, offered, final_turn, turn)
@@ -622,53 +621,3 @@ _NATIVE_REMINDER = (
 
 # The steps that ask the model again for what its reply lacked (a ``Retry``)
 _RETRIES = frozenset({"call_error", "refusal", "missing_call", "empty_reply"})
-
-# What a call still running when its turn was cut short is told, after "did not finish: "
-_OUT_OF_TIME = "the run's time budget ran out while it ran."
-_STOPPED = "the run was stopped while it ran."
-_FAILED = "the model's stream failed while it ran."
-
-
-def _append_reply(
-    transcript: Transcript, reply: Reply, *, native: bool, unfinished: str = _OUT_OF_TIME
-) -> None:
-    # each call's place in the text the transcript keeps (native: the visible text)
-    offsets = reply.text_offsets if native else reply.offsets
-    calls = tuple(
-        ToolCall(
-            id=c.id,
-            name=c.name,
-            arguments=c.arguments,
-            raw=None if native else c.raw,
-            offset=offsets.get(c.id),
-            extra=c.extra,
-        )
-        for c in reply.calls
-    )
-    # native: the visible text only (see the module docstring)
-    text = reply.visible_text if native else "".join(reply.written)
-    reasoning = "".join(reply.reasoning)
-    thinking = tuple(reply.thinking)
-    transcript.add(
-        AssistantMessage(
-            text=text,
-            calls=calls,
-            reasoning=reasoning,
-            thinking=thinking,
-            reasoning_origin=reply.origin,
-        )
-    )
-    for call in reply.calls:
-        outcome = reply.outcomes.get(call.id)
-        if outcome is None:  # a turn cut short (the time budget, the consumer leaving)
-            content = f"`{call.name}` did not finish: {unfinished}"
-            result = ToolResultMessage(
-                call_id=call.id, name=call.name, content=content, is_error=True
-            )
-        elif isinstance(outcome, ToolResult):
-            result = ToolResultMessage(call_id=call.id, name=call.name, content=outcome.content)
-        else:
-            result = ToolResultMessage(
-                call_id=call.id, name=call.name, content=outcome.message, is_error=True
-            )
-        transcript.add(result)
