@@ -241,7 +241,7 @@ def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
 
 
 class _Choice(msgspec.Struct):
-    index: int = 0
+    index: int | None = 0  # null is read as missing: choice 0
     delta: _Delta | None = None
     finish_reason: str | None = None
     stop_reason: str | int | None = None
@@ -570,8 +570,8 @@ class OpenAIChat(HTTPProvider):
                     yield FinishChunk(reason="error", message=_error_text(event.error))
                     return
                 choice = event.choices[0] if event.choices else None
-                if choice is not None and choice.index != 0:  # n > 1 all the same
-                    choice = next((c for c in event.choices or () if c.index == 0), None)
+                if choice is not None and choice.index:  # n > 1 all the same
+                    choice = next((c for c in event.choices or () if not c.index), None)
                 if choice is not None:
                     delta = choice.delta
                     if delta is not None:

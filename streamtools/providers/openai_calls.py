@@ -65,7 +65,7 @@ class Function(msgspec.Struct):
 
 
 class ToolCallDelta(msgspec.Struct):
-    index: int = 0
+    index: int | None = 0  # null (mlx-openai-server, some gateways) is read as missing
     id: str | None = None
     function: Function | None = None
     extra_content: dict[str, Any] | None = None  # Gemini: the call's thought signature
@@ -186,7 +186,8 @@ class ToolCallDeltas:
         if isinstance(raw, dict):
             raw = msgspec.json.encode(raw).decode()
         sent_id = tc.id or None
-        call = self._by_index.get(tc.index)
+        index = tc.index or 0  # a null index is a missing one: index 0
+        call = self._by_index.get(index)
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
         inherited = None  # the name a new call takes from a repeat (see ``_another``)
@@ -200,10 +201,10 @@ class ToolCallDeltas:
                     self._close(call, True, out)
                 call = None
         if call is None:
-            call = _Call(self._count, tc.index, sent_id)
+            call = _Call(self._count, index, sent_id)
             call.name = inherited
             self._count += 1
-            self._by_index[tc.index] = call
+            self._by_index[index] = call
             self._queue.append(call)
         elif sent_id and call.id is None:
             call.id = sent_id
