@@ -75,6 +75,7 @@ from streamtools.parser.xml_values import (
     STRING,
     TYPED,
     UNTYPED,
+    WORD,
     ParamValues,
     kinds_from_schema,
 )
@@ -234,7 +235,7 @@ class InvokeBody(ParamValues, CallBody):
 
     def _open_value(self, name: str, string: str | None, opener: str) -> None:
         kind = self.kinds.get(name, UNTYPED)
-        if string is not None and kind != STRING and kind != TYPED:
+        if string is not None and kind != STRING and kind != TYPED and kind != WORD:
             # the schema names no one type: the model's attribute says text or JSON
             if string.strip().lower() == "true":
                 self.kinds[name] = STRING

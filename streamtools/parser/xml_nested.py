@@ -52,9 +52,11 @@ from streamtools.parser.xml_values import (
     NULLABLE,
     STRING,
     TYPED,
+    WORD,
     empty_json,
     kind_of,
     layout_free,
+    word_value,
 )
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
@@ -151,6 +153,8 @@ class _Reader:
         kind = kind_of(self.root, schema)
         if kind == STRING:
             return layout_free(content)
+        if kind == WORD:
+            return word_value(content, self.root, schema)
         value = content.strip()
         if kind == NULLABLE:
             return None if value == "null" else layout_free(content)

@@ -10,13 +10,30 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   opens, each decoded piece of content is JSON-escaped and emitted at once, ``"``
   when it closes. One newline right after the opening tag and one right before
   the closing tag are layout and dropped (the trailing one is held back until
-  the next piece shows it was not the last). A newline is ``\n`` or ``\r\n``: a
+  the next piece shows it was not the last). Everything else is the value's:
+  indentation and spaces around it too (``<code>\n    x = 1\n</code>`` is
+  ``"    x = 1"``), as Qwen3-Coder's template writes a value (one newline per
+  side) and as vLLM's parsers for it and for GLM's form read it, after
+  stripping broke the first line of every code edit (vllm-project/vllm#48753,
+  #48846). A newline is ``\n`` or ``\r\n``: a
   model writing CRLF lays a value out the same way, and dropping only the ``\n``
   half left a stray CR in a path or command (``'\r\nls\r'``). A CR at the end of
   a piece is held back too, since the ``\n`` may follow in the next delta; a CR
   that ends no newline is content. A high surrogate half ending a piece is
   held back the same way, since its low half may follow (the pair is one
   character, as ``valid_text`` makes it, whatever the cut).
+* ``WORD`` (a string the schema lists the values of, ``enum`` or ``const``
+  (``Literal["c", "f"]``, an ``Enum``), or gives a ``format`` no value begins or
+  ends with a space in: a date, a URI, an e-mail, a UUID, pydantic's ``path``):
+  not free text, so it is held, as a ``TYPED`` value is, and emitted when it
+  closes, its spaces and layout dropped: a model that lays a call out as
+  pretty-printed XML (``<unit>\n    celsius\n  </unit>``) means ``celsius``,
+  and ``"    celsius\n  "`` was refused by the schema (the repair turn cost a
+  round-trip for a value whose meaning is plain). A listed value written in
+  quotes (``"celsius"``) is the value too; a text that is a listed value as
+  written (spaces and all) stays so. Free-text strings are not trimmed: only
+  the schema says that spaces cannot be meant, and holding a free-text string
+  to its close to look would lose its streaming.
 * ``TYPED`` (any other schema type): the content is held and emitted when the
   element closes: its stripped text if that is JSON (Python's ``True``,
   ``False`` and ``None``, in any case, are ``true``, ``false`` and ``null``:
@@ -92,12 +109,13 @@ from streamtools.results import valid_text
 from streamtools.schema import MAX_DEPTH, alternatives, json_type, resolve
 
 __all__ = [
-    "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED",
+    "AUTO", "AUTO_TEXT", "NULLABLE", "PARAMETER_IS", "STRING", "TYPED", "UNTYPED", "WORD",
     "ParamValues", "empty_json", "equals_tag", "kind_of", "kinds_from_schema", "layout_free",
+    "word_value",
 ]
 
 # (the undecided kinds last: ``kind >= AUTO`` is "undecided, probing")
-STRING, TYPED, AUTO, NULLABLE, AUTO_TEXT, UNTYPED = range(6)
+STRING, TYPED, WORD, AUTO, NULLABLE, AUTO_TEXT, UNTYPED = range(7)
 
 
 def equals_tag(element: str) -> re.Pattern[str]:
@@ -146,12 +164,77 @@ def kind_of(root: dict[str, Any], node: Any) -> int:
     """The kind of a value whose schema is ``node`` (inside ``root``)."""
     t = json_type(root, node)  # through anyOf and $ref: ``str | None`` is a string
     if t == "string":
-        return NULLABLE if _allows_null(root, node) else STRING
+        if _allows_null(root, node):
+            return NULLABLE
+        return WORD if _listed(root, node) is not None or _formatted(root, node) else STRING
     if t is not None:
         return TYPED
     if _types_named(root, node) - {"string", "null"}:
         return AUTO  # several types, not only text: JSON decides
     return UNTYPED
+
+
+# formats whose values never begin or end with a space (JSON Schema's, pydantic's paths)
+_WORD_FORMATS = frozenset((
+    "date", "date-time", "time", "duration", "email", "idn-email", "hostname",
+    "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid",
+    "path", "file-path", "directory-path",
+))
+
+
+def _listed(root: dict[str, Any], node: Any, depth: int = 0) -> frozenset[str] | None:
+    """The strings a string schema lists (``enum``, ``const``, those of each of
+    its ``alternatives``), or None if it takes any string. Read through local
+    ``$ref``."""
+    node = resolve(root, node)
+    if depth > MAX_DEPTH:
+        return None
+    options = alternatives(root, node)
+    if options:
+        out: frozenset[str] = frozenset()
+        for o in options:
+            if o.get("type") == "null":
+                continue
+            listed = _listed(root, o, depth + 1)
+            if listed is None:
+                return None
+            out |= listed
+        return out or None
+    values = node.get("enum")
+    values = list(values) if isinstance(values, list) else []
+    if "const" in node:
+        values.append(node["const"])
+    strings = frozenset(v for v in values if isinstance(v, str))
+    return strings or None
+
+
+def _formatted(root: dict[str, Any], node: Any) -> bool:
+    """Whether a string schema gives a format no value is spaced in (``_WORD_FORMATS``)."""
+    node = resolve(root, node)
+    if node.get("format") in _WORD_FORMATS:
+        return True
+    options = alternatives(root, node)
+    return bool(options) and all(
+        o.get("type") == "null" or o.get("format") in _WORD_FORMATS for o in options
+    )
+
+
+def word_value(text: str, root: dict[str, Any], node: Any) -> str:
+    """A ``WORD`` value's text (see the module docstring): a listed value as
+    written, stripped or unquoted; else, for a listed schema, the text without
+    its layout newlines (the schema check names it) or, for a format, stripped."""
+    plain = layout_free(text)
+    word = plain.strip()
+    listed = _listed(root, node)
+    if listed is None:
+        return word
+    if plain in listed:
+        return plain
+    if word in listed:
+        return word
+    if len(word) > 1 and word[0] == word[-1] and word[0] in "\"'" and word[1:-1] in listed:
+        return word[1:-1]
+    return plain
 
 
 def _types_named(root: dict[str, Any], node: Any, depth: int = 0) -> set[str]:
@@ -402,6 +485,10 @@ class ParamValues:
             self.call.add_args(close, self.out)
             return
         text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
+        if self.kind == WORD:
+            word = word_value(text, *self._schema())
+            self.call.add_args(msgspec.json.encode(word).decode(), self.out)
+            return
         value = text.strip()
         if self.kind == NULLABLE:  # still undecided: whitespace, ``nu``, ``null``
             self.call.add_args("null" if value == "null" else _layout_free(text), self.out)
