@@ -16,10 +16,19 @@ Blocks are joined by newlines, in order.
 
 ``structuredContent`` is used only when the result has no text block: the spec
 asks servers to repeat structured content as JSON text, so using both would
-show the model the same data twice.
+show the model the same data twice. Nor is what in it only repeats the
+content blocks: FastMCP gives a tool annotated ``-> list`` the output schema
+``{"result": [...]}``, and when such a tool returns pictures or files it sends
+each as a block and again, serialised, in the structured content, which put a
+picture's whole base64 before its placeholder. An object there with a
+``type`` whose other fields all match one of the result's blocks is such a
+copy and is left out (a list or object left empty by that goes too); the rest
+of the structured content is shown, and none of it if nothing is left.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 from mcp.types import (
@@ -39,6 +48,47 @@ def _payload_size(data: str) -> int:
     # Decoded size of base64 text without decoding it (an image may be megabytes).
     stripped = "".join(data.split()).rstrip("=")
     return len(stripped) * 3 // 4
+
+
+_GONE = object()  # what is left of a value that only repeated content blocks
+
+
+def _copy_of_a_block(value: object, blocks: list[dict[str, Any]]) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        return False
+    fields = {key: item for key, item in value.items() if item is not None}
+    return any(all(block.get(k) == v for k, v in fields.items()) for block in blocks)
+
+
+def _without_copies(value: Any, blocks: list[dict[str, Any]]) -> Any:
+    """``value`` without the copies of ``blocks`` in it; ``_GONE`` if only copies were."""
+    if _copy_of_a_block(value, blocks):
+        return _GONE
+    if isinstance(value, list) and value:
+        items = [_without_copies(item, blocks) for item in value]
+        kept = [item for item in items if item is not _GONE]
+        return kept if kept else _GONE
+    if isinstance(value, dict) and value:
+        pairs = ((key, _without_copies(item, blocks)) for key, item in value.items())
+        left = {key: item for key, item in pairs if item is not _GONE}
+        return left if left else _GONE
+    return value
+
+
+def _structured(result: CallToolResult) -> str | None:
+    """The structured content as JSON, without what repeats the content blocks."""
+    value: Any = result.structured_content
+    if value is None:
+        return None
+    if result.content:
+        blocks: list[dict[str, Any]] = []
+        for block in result.content:  # a copy may name the fields either way
+            blocks.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+            blocks.append(block.model_dump(mode="json", exclude_none=True))
+        value = _without_copies(value, blocks)
+        if value is _GONE:
+            return None
+    return msgspec.json.encode(value).decode()
 
 
 def result_text(result: CallToolResult) -> str:
@@ -70,6 +120,7 @@ def result_text(result: CallToolResult) -> str:
                 parts.append(f"[resource: {resource.uri}{mime}]\n{resource.text}")
         else:  # a content type newer than this code: say so rather than drop it
             parts.append(f"[{getattr(block, 'type', 'unknown')} content]")
-    if not has_text and result.structured_content is not None:
-        parts.insert(0, msgspec.json.encode(result.structured_content).decode())
+    structured = None if has_text else _structured(result)
+    if structured is not None:
+        parts.insert(0, structured)
     return "\n".join(parts)
