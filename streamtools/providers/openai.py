@@ -105,7 +105,9 @@ honoured:
   ``cached_tokens`` at the top level of ``usage``, which was not read, so
   Kimi's cache hits looked like none; OpenRouter's ``cache_write_tokens``
   beside it) and ``completion_tokens_details``; both are parts of the
-  totals, as on ``UsageChunk``.
+  totals, as on ``UsageChunk``. A count with a fraction (OpenRouter weights
+  some models' by cost: 14417.92) is rounded; it was refused as malformed
+  JSON, and a whole answer ended in an error at its usage.
 * ``usage`` counts the whole answer so far, so only the latest is passed on,
   once, just before the finish: OpenAI sends it once, after the finish reason,
   but Gemini's OpenAI endpoint (and vLLM's ``continuous_usage_stats``) send it
@@ -248,22 +250,32 @@ class _Choice(msgspec.Struct):
     usage: _Usage | None = None  # Moonshot (Kimi): the usage, on the last chunk's choice
 
 
+# a count as servers write it: OpenRouter's are weighted by cost for some models
+# (14417.92), and an int-only field refused them, ending a whole answer in an error
+_Count = int | float | None
+
+
+def _whole(count: _Count) -> int | None:
+    """A count as a whole number of tokens (a fraction rounded)."""
+    return count if count is None or isinstance(count, int) else round(count)
+
+
 class _PromptDetails(msgspec.Struct):
-    cached_tokens: int | None = None
-    cache_write_tokens: int | None = None  # OpenRouter's, from an upstream that bills writes
+    cached_tokens: _Count = None
+    cache_write_tokens: _Count = None  # OpenRouter's, from an upstream that bills writes
 
 
 class _CompletionDetails(msgspec.Struct):
-    reasoning_tokens: int | None = None
+    reasoning_tokens: _Count = None
 
 
 class _Usage(msgspec.Struct):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    prompt_tokens: _Count = None
+    completion_tokens: _Count = None
     prompt_tokens_details: _PromptDetails | None = None
     completion_tokens_details: _CompletionDetails | None = None
-    prompt_cache_hit_tokens: int | None = None  # DeepSeek's cached_tokens
-    cached_tokens: int | None = None  # Moonshot (Kimi)'s, beside prompt_tokens
+    prompt_cache_hit_tokens: _Count = None  # DeepSeek's cached_tokens
+    cached_tokens: _Count = None  # Moonshot (Kimi)'s, beside prompt_tokens
 
     def chunk(self) -> UsageChunk:
         """The counts as a ``UsageChunk``: ``prompt_tokens`` holds the cached ones."""
@@ -275,11 +287,11 @@ class _Usage(msgspec.Struct):
                 cached = self.cached_tokens
         done = self.completion_tokens_details or _CompletionDetails()
         return UsageChunk(
-            input_tokens=self.prompt_tokens,
-            output_tokens=self.completion_tokens,
-            cache_read_tokens=cached,
-            cache_write_tokens=prompt.cache_write_tokens,
-            reasoning_tokens=done.reasoning_tokens,
+            input_tokens=_whole(self.prompt_tokens),
+            output_tokens=_whole(self.completion_tokens),
+            cache_read_tokens=_whole(cached),
+            cache_write_tokens=_whole(prompt.cache_write_tokens),
+            reasoning_tokens=_whole(done.reasoning_tokens),
         )
 
 
