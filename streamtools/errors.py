@@ -91,7 +91,9 @@ class RepairExhausted(StreamtoolsError):
     repeating a call after tool use was stopped (``reason="repeated_call"``), or
     its reply was empty again after it was asked for its answer
     (``reason="empty_reply"``). The message ends with the last failure's message,
-    as the model was told it.
+    as the model was told it. ``reason="max_tokens"``: its reply reached the
+    output token limit inside a call again after it was told to make the call
+    smaller (or with no repair left); the message says to raise ``max_tokens``.
     ``transcript``: the run's history, as for ``BudgetExceeded``."""
 
     def __init__(

@@ -242,10 +242,13 @@ class StreamError(_Event, tag="error", frozen=True, kw_only=True):
 
 
 class Final(_Event, tag="final", frozen=True, kw_only=True):
-    """The agent's final answer after ``turns`` model calls."""
+    """The agent's final answer after ``turns`` model calls. ``truncated``: the
+    reply was cut off at the output token limit (its finish was ``length``,
+    ``max_tokens``), so ``text`` is its start only."""
 
     text: str
     turns: int
+    truncated: bool = False
 
 
 ParserEvent = TextDelta | ReasoningDelta | CallStart | ArgsDelta | CallEnd | CallError | Finish

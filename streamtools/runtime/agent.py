@@ -121,8 +121,11 @@ from streamtools.runtime.executor import (
 )
 from streamtools.runtime.history import FAILED, OUT_OF_TIME, STOPPED, append_reply
 from streamtools.runtime.repair import (
+    OUT_OF_TOKENS,
     RepairState,
     call_error_feedback,
+    cut_calls,
+    cut_exhausted,
     empty_reply_reprompt,
     exhausted,
     looks_like_refusal,
@@ -406,9 +409,13 @@ class Agent:
         if final is not None:
             # Outside the time budget: once the answer is known the run ends with it,
             # even when a slow consumer's full buffer holds these two back past it.
+            # an answer cut off at max_tokens is its start: marked so (``truncated``)
+            cut_short = final.finish is not None and final.finish.reason in OUT_OF_TOKENS
             await emit(TurnEnd(turn=turn, reason="final"))
-            await emit(Final(text=final.visible_text, turns=turn))
-            return RunResult(text=final.visible_text, transcript=transcript, turns=turn)
+            await emit(Final(text=final.visible_text, turns=turn, truncated=cut_short))
+            return RunResult(
+                text=final.visible_text, transcript=transcript, turns=turn, truncated=cut_short
+            )
         if in_turn:  # the time ran out mid-turn: it ends as a failed turn does
             await emit(TurnEnd(turn=turn, reason="error"))
         raise BudgetExceeded(
@@ -423,9 +430,19 @@ class Agent:
         if final_turn:  # its calls were refused: only a stream cut short is not the answer
             _check_stream(reply)
             return None
-        if reply.errors and repair.can_repair():
+        finish = reply.finish.reason if reply.finish is not None else None
+        cut = cut_calls(reply.errors, finish)
+        if cut and (repair.cut_told or not repair.can_repair()):
+            # Cut at max_tokens again (or no repair left): the same request would
+            # cut it again. Complete calls of the reply ran: their results go back.
+            if not reply.calls:
+                raise cut_exhausted(
+                    cut, told=repair.cut_told, max_tokens=self.max_tokens, turns=turn
+                )
+        elif reply.errors and repair.can_repair():
             repair.call_error_repairs += 1
-            return "call_error", call_error_feedback(reply.errors, reminder)
+            repair.cut_told = repair.cut_told or bool(cut)
+            return "call_error", call_error_feedback(reply.errors, reminder, cut=bool(cut))
         if reply.calls:
             return "tool_calls", None
         if reply.requested_tools:

@@ -184,8 +184,10 @@ class ConsoleRenderer:
                 self.newline()
             case StreamError(kind=kind, message=message):
                 self._failure(f"  stream error ({kind}): {_visible(message)}")
-            case Final(turns=turns):
-                self.line(self.style("dim", f"{self.rule * 3} final answer {self._after(turns)}"))
+            case Final(turns=turns, truncated=truncated):
+                cut = ", cut off at max_tokens" if truncated else ""
+                line = f"{self.rule * 3} final answer {self._after(turns)}{cut}"
+                self.line(self.style("dim", line))
                 self.selecting, self._turn = False, None
             case Finish() | Usage():
                 pass

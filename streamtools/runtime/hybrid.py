@@ -64,9 +64,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
+import msgspec
 
 from streamtools.errors import (
     BudgetExceeded,
@@ -283,7 +285,7 @@ class HybridAgent:
             async with agent.stream(transcript) as work:
                 async for event in work:
                     if isinstance(event, Final):  # count the selection call too
-                        event = Final(text=event.text, turns=event.turns + 1)
+                        event = msgspec.structs.replace(event, turns=event.turns + 1)
                     await emit(event)
         except BudgetExceeded as exc:
             message = str(exc)
@@ -297,7 +299,7 @@ class HybridAgent:
             ) from None
         assert work.result is not None
         result = work.result
-        return RunResult(text=result.text, transcript=result.transcript, turns=result.turns + 1)
+        return replace(result, turns=result.turns + 1)
 
     async def _select(self, transcript: Transcript, emit: Emit) -> tuple[list[str] | None, str]:
         """Stream the selection turn; the chosen names (None: not called) and the text."""

@@ -11,6 +11,19 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    what the model wrote, and the dialect's ``format_reminder()``. Bound:
    ``max_repairs`` per run (default 2). Past the bound the reply is taken as
    it stands (its valid calls still run; with none, its text is the answer).
+
+   A call the output token limit cut off (the reply ended with ``length``
+   inside it: ``cut_calls``) is one the same request would cut at the same
+   place again: the model is told so, and to make the call smaller (split the
+   work over several calls, each after the last one's result), not to write it
+   again (``call_error_feedback(cut=True)``). That is done once per run: a
+   reply cut inside a call again, with no complete call of its own, ends the
+   run with ``RepairExhausted(reason="max_tokens")`` (``cut_exhausted``), text
+   or none: its text led up to a call, it is no answer; so does one cut when
+   no repair is left. (Told only to fix the call, a model wrote it again at
+   full length, cut at the same place, until the repairs ran out.) A reply
+   that ends at the limit in its text, outside any call, is an answer marked
+   ``truncated`` (``Final``, ``RunResult``).
 2. **Refusal or missing call.** A reply without a call that says it has no
    tools ("I don't have access to tools…") while no tool has run in the run
    (after results, "I can't check tomorrow's" states the answer's limits), or
@@ -86,9 +99,12 @@ from streamtools.prompts.special_tokens import defuse_text
 
 __all__ = [
     "MAX_RETRIES",
+    "OUT_OF_TOKENS",
     "RepairState",
     "call_error_feedback",
     "call_signature",
+    "cut_calls",
+    "cut_exhausted",
     "empty_reply_reprompt",
     "exhausted",
     "looks_like_refusal",
@@ -137,8 +153,9 @@ def _quote(raw: str) -> str:
     return defuse_text(raw)
 
 
-def call_error_feedback(errors: Sequence[CallError], reminder: str) -> str:
-    """The repair message for a reply whose calls could not be understood."""
+def call_error_feedback(errors: Sequence[CallError], reminder: str, *, cut: bool = False) -> str:
+    """The repair message for a reply whose calls could not be understood;
+    ``cut``: the output token limit cut one off (``cut_calls``)."""
     lines = ["Your tool call could not be run."]
     for error in errors:
         what = f"`{defuse_text(error.name)}`" if error.name else "a call"
@@ -146,9 +163,49 @@ def call_error_feedback(errors: Sequence[CallError], reminder: str) -> str:
         lines.append(f"- {what} ({error.reason}): {defuse_text(error.message)}")
         if error.raw.strip():
             lines.append(f"  You wrote: {_quote(error.raw)}")
-    lines.append("Fix the call and write it again, exactly in this format:")
+    if cut:
+        lines.append(
+            "Your reply reached the output token limit (max_tokens) while you were writing "
+            "the call, so it was cut off there and not run. Written the same way again it "
+            "would be cut off at the same place: make it much shorter. Split the work into "
+            "smaller calls (a long text in parts, one call at a time, each after the last "
+            "one's result), and write little or no text before the call. Write it exactly "
+            "in this format:"
+        )
+    else:
+        lines.append("Fix the call and write it again, exactly in this format:")
     lines.append(reminder)
     return "\n".join(lines)
+
+
+# Finish reasons that say the reply ran out of output tokens (providers map
+# theirs to ``length``; Anthropic's own word is taken too).
+OUT_OF_TOKENS = frozenset({"length", "max_tokens"})
+
+
+def cut_calls(errors: Sequence[CallError], finish: str | None) -> list[CallError]:
+    """The calls of a reply that the output token limit cut off: a reply that
+    finished with ``length`` leaves the call it was writing ``unterminated``."""
+    if finish not in OUT_OF_TOKENS:
+        return []
+    return [e for e in errors if e.reason == "unterminated"]
+
+
+def cut_exhausted(
+    cut: Sequence[CallError], *, told: bool, max_tokens: int | None, turns: int
+) -> RepairExhausted:
+    """The error for a reply cut off inside a call that is not repaired
+    (``told``: the model was told of a cut once already)."""
+    name = cut[-1].name
+    what = f"a call to `{name}`" if name else "a tool call"
+    limit = "max_tokens" if max_tokens is None else f"max_tokens ({max_tokens})"
+    again = " again, after it was told to write a shorter one" if told else ""
+    return RepairExhausted(
+        f"the model's reply reached the output token limit inside {what}{again}: "
+        f"raise {limit}, or ask for less at once",
+        reason="max_tokens",
+        turns=turns,
+    )
 
 
 def refusal_reprompt(tool_names: Sequence[str], reminder: str) -> str:
@@ -247,6 +304,7 @@ class RepairState:
     call_error_repairs: int = 0
     reprompted: bool = False
     nudged: bool = False  # the re-prompt after an empty reply, once per run
+    cut_told: bool = False  # told of a call cut off at max_tokens, once per run
     redirected: bool = False
     stopping: bool = False
     calls_run: int = 0

@@ -48,12 +48,15 @@ _BUFFER = 64
 class RunResult:
     """The outcome of ``Agent.run``: the final answer, the transcript, the turns
     used, and the tokens the run's model requests used, summed (``Usage.plus``:
-    a count no request reported stays None; prompt-cache counts included)."""
+    a count no request reported stays None; prompt-cache counts included).
+    ``truncated``: the answer was cut off at the output token limit (as
+    ``Final.truncated``): ``text`` is what came before the cut."""
 
     text: str
     transcript: Transcript
     turns: int
     usage: Usage = field(default_factory=Usage)
+    truncated: bool = False
 
 
 class EventStream:
