@@ -26,6 +26,8 @@ Deciding what comes next, in order (``streamtools.runtime.repair`` has the
 wording and the bounds):
 
 1. call errors, while ``max_repairs`` allows: feedback, ``Retry(call_error)``;
+   a call the output token limit cut off is repaired once per run, then
+   ``RepairExhausted(reason="max_tokens")`` (see ``repair``);
 2. calls: their results are in the transcript, the model is called again;
 3. ``am:request_tools`` only: the named tools join the offer, continue; a
    request that grants nothing (no tool exists by that name, ``tool_choice``
@@ -43,7 +45,8 @@ wording and the bounds):
 6. a reply with nothing in it (no text, no call): one re-prompt asking for
    the answer (``Retry(reason="empty_reply")``); empty again,
    ``RepairExhausted(reason="empty_reply")``;
-7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final``, unless
+7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final`` (with
+   ``truncated`` when it ended at the output token limit), unless
    the repairs ran out on a reply that is nothing but failed or refused calls
    (no visible text): then ``RepairExhausted``, never a silent empty answer.
 
