@@ -128,7 +128,8 @@ def test_tools_come_from_a_module_in_the_current_directory(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     monkeypatch.delitem(sys.modules, "ui_cli_tools", raising=False)
-    source, _, _ = build_source(parse("--tools", "ui_cli_tools:TOOLS", "--instant"))
+    # (a live model: the offline demo replay calls tools --tools replaces, refused)
+    source, _, _ = build_source(parse("--tools", "ui_cli_tools:TOOLS", "--model", "m"))
     assert list(source.make().registry) == ["hello"]
     for spec, error in [
         ("no_such_module_here:TOOLS", "no module named 'no_such_module_here'"),

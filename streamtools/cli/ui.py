@@ -26,8 +26,9 @@ tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
 installed; they are checked at start (``_load_tools``). A ``--fixture`` that
 calls tools it offered and the page does not have is refused
-(``_refuse_foreign``, as ``streamtools demo`` does); with ``--mcp``, once its
-servers are loaded, before the URL is announced.
+(``_refuse_foreign``, as ``streamtools demo`` does), and so is the demo's own
+recording once ``--tools`` leaves out the two tools it calls; with ``--mcp``,
+once its servers are loaded, before the URL is announced.
 
 ``--mcp`` / ``--mcp-url`` (with ``--mcp-header`` and ``--mcp-timeout``, parsed
 and loaded by ``streamtools.cli.mcp_options``, as for ``streamtools chat``) add
@@ -172,9 +173,10 @@ def build_source(
 
     path: Path = args.fixture or find_fixture()
     segments = check_fixture(path)  # UsageError: ``_run`` reports it in one line
-    if args.fixture is not None and not wants_mcp(args):
+    # The demo's recording too, once --tools replaces the demo's tools: it calls them
+    if (args.fixture is not None or args.tools is not None) and not wants_mcp(args):
         # (an MCP server's tools are known once it is loaded: ``_run`` checks then)
-        _refuse_foreign(path, segments, tools, args.tools)
+        _refuse_foreign(path, segments, tools, args.tools, args.fixture is None)
     speed = None if args.instant else args.speed or 1.0
     # A recording of native tool calls (``streamtools chat --native --record``) is
     # replayed natively: a dialect's agent has no use for call chunks, and its
@@ -193,10 +195,14 @@ def build_source(
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
 
 
-def _refuse_foreign(path: Path, segments: list[Any], tools: Any, spec: str | None) -> None:
+def _refuse_foreign(
+    path: Path, segments: list[Any], tools: Any, spec: str | None, demo: bool = False
+) -> None:
     """A ``UsageError`` for a recording that calls tools it offered and this
     command does not run (``streamtools.cli.demo.foreign_calls``): played, each
-    such call showed as an unknown tool and a repair, neither of which happened."""
+    such call showed as an unknown tool and a repair, neither of which happened.
+    ``demo``: the recording is the default one, which ``--tools`` left without
+    its tools; the way out is a live model or a recording of the user's tools."""
     from streamtools.cli.demo import foreign_calls
     from streamtools.tools import ToolRegistry
 
@@ -207,7 +213,13 @@ def _refuse_foreign(path: Path, segments: list[Any], tools: Any, spec: str | Non
         raise UsageError(
             f"{path} calls tools the page would not have ({', '.join(foreign)}); {runs} "
             f"only {', '.join(have) or 'none'} (--tools or --mcp give it others). "
-            f"streamtools replay {path} prints the recording's events"
+            + (
+                "For your tools, serve a live model (--model NAME, with --base-url or "
+                "--provider as for streamtools chat), or --fixture FILE, a recording of "
+                "them (streamtools.runtime.record)"
+                if demo
+                else f"streamtools replay {path} prints the recording's events"
+            )
         )
 
 
@@ -350,13 +362,18 @@ def _run(args: argparse.Namespace) -> int:
                     await tg.start(stop_on_signals, run)
                 try:
                     async with mcp_session(args, tools, "ui"):
-                        if args.model is None and args.fixture is not None:
+                        if args.model is None and (
+                            args.fixture is not None or args.tools is not None
+                        ):
                             # with the MCP servers' tools known, the check build_source
                             # could not make: UsageError, said by ``main`` (exit 2)
-                            from streamtools.cli.demo import check_fixture
+                            from streamtools.cli.demo import check_fixture, find_fixture
 
-                            path = args.fixture
-                            _refuse_foreign(path, check_fixture(path), tools, args.tools)
+                            path = args.fixture or find_fixture()
+                            _refuse_foreign(
+                                path, check_fixture(path), tools, args.tools,
+                                args.fixture is None,
+                            )
                         print(f"streamtools ui: serving on {url}  ({subtitle})", flush=True)
                         serving = True
                         await server.serve(sockets=[sock])
