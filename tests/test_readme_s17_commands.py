@@ -61,7 +61,7 @@ COMMANDS = _readme_commands() + _help_examples()
 
 def test_the_commands_are_found() -> None:
     assert len(_readme_commands()) >= 8 and len(_help_examples()) >= 8
-    assert "streamtools chat --provider anthropic --model claude-sonnet-4-5" in COMMANDS
+    assert "streamtools chat --provider anthropic --model claude-sonnet-4-6" in COMMANDS
 
 
 @pytest.mark.parametrize("line", COMMANDS)

@@ -110,7 +110,7 @@ EXAMPLES = """examples:
   streamtools chat --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct  # vLLM
   streamtools chat --base-url http://127.0.0.1:8080/v1 --model local    # llama.cpp server
   streamtools chat --base-url https://openrouter.ai/api/v1 --model meta-llama/llama-3.3-70b-instruct
-  streamtools chat --provider anthropic --model claude-sonnet-4-5 --native
+  streamtools chat --provider anthropic --model claude-sonnet-4-6 --native
 """
 
 ReadLine = Callable[[], Awaitable[str | None]]
