@@ -520,6 +520,13 @@ class FakeServer:
         with self._lock:
             return len(self._replies)
 
+    @property
+    def open_connections(self) -> int:
+        """Connections accepted and not yet closed (a client that left a response
+        unread and its connection open shows here until it closes it)."""
+        with self._lock:
+            return len(self._conns)
+
     def wait_stalled(self, timeout: float) -> bool:
         """Block until a reply is stalled (True) or ``timeout`` seconds pass (False)."""
         with self._stalled:
