@@ -30,7 +30,10 @@ A JSON call has up to three phases, each a few lines of state:
               where the envelope's ``{`` was due), completes this call as its
               closing marker would and starts the next in the same body (its raw
               text from the ``{`` or ``,``); the array's ``]`` is markup before
-              the closing marker.
+              the closing marker. A ``}`` here is a brace too many (the object
+              was complete: Qwen and QwQ models write ``{…}}}``, langchain-qwq#30)
+              and is markup too; it was ``CallError(malformed)``, the call lost
+              for a slip that changes nothing it says.
 
 Failure handling is per dialect (``on_error``): ``SKIP`` drops to the closing
 marker (hermes, json_action), so one broken call never eats the next;
@@ -337,6 +340,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         self.array = False  # the array closed: then the closing marker
                         i += 1
                         continue
+                if s[i] == "}":
+                    i += 1  # one brace too many after a complete object: layout
+                    continue
                 loose = self.loose_suffix(s, i)
                 if loose is not None:
                     j, closes = loose
