@@ -30,7 +30,7 @@ from streamtools.model import ChatMessage, ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.freeform import RawInput
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
-from streamtools.proxy.turn import shown_tools, upstream_request
+from streamtools.proxy.upstream import shown_tools, upstream_request
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,

@@ -111,7 +111,8 @@ from streamtools.proxy.response import (
     upstream_status,
 )
 from streamtools.proxy.tokens import ESTIMATE_HEADER, TokenCounter
-from streamtools.proxy.turn import Emit, Flush, run_turn, upstream_request
+from streamtools.proxy.turn import Emit, Flush, run_turn
+from streamtools.proxy.upstream import upstream_request
 
 __all__ = ["CONFIG_ENV", "ProxyConfig", "create_app", "create_app_from_env"]
 
