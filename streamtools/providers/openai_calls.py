@@ -157,12 +157,22 @@ class ToolCallDeltas:
     part), except a name when it ended without one: that starts another call,
     as ``NativeCalls`` reads it. Each call gets its own ``CallChunk.index``, counted from 0, so
     ``NativeCalls`` needs no server index to tell calls apart.
+
+    A delta on an index not seen yet that names no tool and brings no id but
+    the latest call's, while that call's arguments are unfinished, continues
+    that call (``_strayed``): DeepSeek V4 behind ollama.com's endpoint sends a
+    call's head (id, name, the start of its arguments) on the index of the call
+    before it and the rest on an index of its own. That rest began a nameless
+    call (a ``CallError``), and the call ran with what its head held, ``{}``.
+    A new call's first delta always names its tool or brings an id, so no
+    well-formed stream is read otherwise.
     """
 
     def __init__(self, pairs: SurrogatePairs[Any]) -> None:
         self._pairs = pairs
         self._by_index: dict[int, _Call] = {}  # server index -> its latest call
         self._count = 0
+        self._last: _Call | None = None  # the call begun last (``_strayed``)
         # the calls whose chunks have not all gone out, in order: the first is streamed
         self._queue: deque[_Call] = deque()
         self.details = ReasoningDetails()
@@ -188,6 +198,8 @@ class ToolCallDeltas:
         sent_id = tc.id or None
         index = tc.index or 0  # a null index is a missing one: index 0
         call = self._by_index.get(index)
+        if call is None and name is None and self._last is not None:
+            call = self._strayed(self._last, index, sent_id)
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
         inherited = None  # the name a new call takes from a repeat (see ``_another``)
@@ -205,6 +217,7 @@ class ToolCallDeltas:
             call.name = inherited
             self._count += 1
             self._by_index[index] = call
+            self._last = call
             self._queue.append(call)
         elif sent_id and call.id is None:
             call.id = sent_id
@@ -226,6 +239,15 @@ class ToolCallDeltas:
         if len(self._queue) > 1:  # others wait: the streamed call, once whole, is complete
             self._complete(out, self._queue[-1])
         return out
+
+    def _strayed(self, last: _Call, index: int, sent_id: str | None) -> _Call | None:
+        """``last`` (the call begun last), now also the call of ``index``, for a
+        nameless delta on an index not seen yet that brings no other id, while
+        ``last``'s arguments are unfinished; else None (see the class docstring)."""
+        if last.ended or (sent_id is not None and sent_id != last.id) or last.whole.whole:
+            return None
+        self._by_index[index] = last
+        return last
 
     def finish(self, reason: str) -> list[CallChunk]:
         """At a finish reason (OpenAI's word for it). A call whose arguments are
