@@ -5,9 +5,11 @@ Claude Code 2.1.154 and later send instructions mid-conversation as
 ``{"role": "system", ...}`` entries of ``messages`` (Anthropic's API accepts
 them); the proxy answered every such request with a 400 ("expected an object
 with role 'user' or 'assistant'"), so recent Claude Code could not use it at
-all. They now join the system prompt, after the top-level ``system``, as the
-OpenAI wire's system messages do: placed where they stand, a chat template
-that allows a system message only first refuses or garbles them."""
+all. They are now notes in the user turn they came with (session 18: joined
+to the system prompt, as they first were, each new one changed the start of
+the prompt and a local upstream lost its prompt cache; placed where they
+stand as system messages, a chat template that allows one only first refuses
+them): see test_proxy_s18_prefix_cache."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def _conversation() -> list[Any]:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_system_messages_in_the_conversation_join_the_system_prompt(stream: bool) -> None:
+def test_system_messages_in_the_conversation_are_notes_in_the_user_turns(stream: bool) -> None:
     with proxy([f"Again. {PARIS}"]) as (url, upstream):
         client = _anthropic(url)
         kw: Any = {
@@ -55,14 +57,16 @@ def test_system_messages_in_the_conversation_join_the_system_prompt(stream: bool
         sent = upstream.requests[0]["messages"]
     assert message.stop_reason == "tool_use"
     assert [b.type for b in message.content] == ["text", "tool_use"]
-    # one system message, first: the client's system, then each instruction in order
+    # one system message, first: the client's system alone
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
     system = sent[0]["content"]
-    assert system.index("You are Claude Code.") < system.index(AGENTS) < system.index(REMINDER)
-    # the call and its result are paired across the instruction between them
+    assert "You are Claude Code." in system and AGENTS not in system and REMINDER not in system
+    assert sent[1]["content"] == f"Weather in Paris?\n\n[system message]\n{AGENTS}"
+    # the call and its result are paired across the instruction between them,
+    # which follows the result
     assert '<am:tool_call name="weather">' in sent[2]["content"]
-    assert '<am:tool_result name="weather">9C' in sent[3]["content"]
-    assert AGENTS not in sent[1]["content"] and REMINDER not in sent[3]["content"]
+    assert sent[3]["content"].startswith('<am:tool_result name="weather">9C')
+    assert sent[3]["content"].endswith(f"[system message]\n{REMINDER}")
 
 
 def test_the_token_count_reads_them_too() -> None:

@@ -12,7 +12,8 @@ combines them); ``tool_result`` blocks of user turns become
 same id earlier in the same request).
 A ``system`` message inside ``messages`` (Claude Code 2.1.154 and later send
 them: instructions added mid-conversation, which Anthropic's API accepts)
-joins the system prompt, as ``system`` does.
+keeps its place (after the assistant turn it stands in), where
+``proxy.upstream.placed_notes`` makes it a note in the user's turn.
 ``thinking`` blocks are dropped (a plain upstream cannot verify their
 signatures); a server tool's blocks (``server_tool_use``, a web search's
 ``web_search_tool_result``…, as a conversation replayed from Anthropic's API
@@ -203,13 +204,15 @@ def _messages(raw: Any, system: Any) -> Transcript:
     # The API combines consecutive turns of one role: an assistant message right
     # after another continues its turn, whose calls the next results answer.
     turn: AssistantTurn | None = None
+    held: list[SystemMessage] = []  # instructions inside the turn, for after it
     for i, msg in enumerate(raw):
         where = f"messages[{i}]"
         if isinstance(msg, dict) and msg.get("role") in ("system", "developer"):
             # an instruction in the conversation (Claude Code 2.1.154 and later
-            # send them): with the system prompt, where every SystemMessage goes
-            # (``prompts.project``); an assistant turn around it goes on
-            transcript.add(SystemMessage(content=_plain(msg.get("content"), where)))
+            # send them), in its place (``proxy.upstream.placed_notes``); an
+            # assistant turn around it goes on, and it follows that turn
+            instruction = SystemMessage(content=_plain(msg.get("content"), where))
+            (held if turn is not None else transcript.messages).append(instruction)
             continue
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
             raise RequestError(
@@ -238,8 +241,9 @@ def _messages(raw: Any, system: Any) -> Transcript:
                         add_note(turn, text)
             continue
         if turn is not None:
-            transcript.add(turn.message())
+            transcript.messages += [turn.message(), *held]
             turn = None
+            held.clear()
         pending: list[str] = []
         for block in blocks:
             kind = block.get("type")
@@ -270,7 +274,7 @@ def _messages(raw: Any, system: Any) -> Transcript:
         if pending:
             transcript.add(UserMessage(content="\n".join(pending)))
     if turn is not None:
-        transcript.add(turn.message())
+        transcript.messages += [turn.message(), *held]
     return transcript
 
 

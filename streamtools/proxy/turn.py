@@ -10,7 +10,8 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    text. For a ``required`` or named ``tool_choice`` an instruction is added,
    and a named choice shows the model only that tool, an ``allowed_tools``
    choice only the tools it allows (``proxy.upstream.upstream_request``, which
-   the proxy's token count uses too).
+   the proxy's token count uses too; it keeps each turn's prompt a prefix of
+   the next turn's, for an upstream's prompt cache).
 2. The upstream streams text; the ``Parser`` turns it into events as it
    arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
    ``index`` counts the calls of the response from 0, across re-prompts), and

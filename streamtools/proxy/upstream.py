@@ -8,6 +8,42 @@ system prompt, past calls and results become text, and a forced
 ``tool_choice`` or a JSON ``response_format`` is said in words after the
 conversation (``turn`` re-prompts with the same function, and the proxy's
 token count counts what it builds).
+
+**Prefix caching.** A local upstream (llama.cpp, vLLM, Ollama) keeps the
+tokens of the prompt it last read and reads again only from the first token
+that differs. A coding agent sends the whole conversation each turn, so the
+upstream prompt of turn N must be a prefix, message for message and byte for
+byte, of turn N+1's when the client's conversation only grew: else every turn
+re-reads the whole conversation, minutes of prompt processing on a local model.
+Everything rendered here is a function of the request alone (no ids, clocks or
+set order), and so are the tool definitions, in the client's order.
+
+A system message *inside* the conversation broke that: clients add them as
+the conversation goes on (Claude Code's mid-conversation ``system`` messages,
+one more each turn; a Codex ``developer`` item; an OpenAI ``system`` message
+after the first turn), and joined to the system prompt at the top, as they
+were, each new one changed the start of the prompt. Left where they stand as
+``system`` messages, many chat templates refuse them (Qwen3.5/3.6:
+"System message must be at the beginning."; Gemma has no system role;
+Mistral's templates require user and assistant to alternate). So
+``placed_notes`` keeps the system messages that open the conversation (the
+client's ``system``/``instructions`` and those before the first other
+message) as the system prompt, and writes each later one as a note in the
+user turn it came with: ``[system message]`` on a line of its own, then its
+text, merged by ``project`` with the user's message before or after it, which
+every template accepts. A note never stands between a reply's calls and their
+results (the results would be orphaned): one there waits until after them,
+where Anthropic's API puts one (after a user turn, which holds the results).
+A note right after results, with no user message after it, comes after the
+results' continuation instruction, which ``project`` leaves out when a user
+message follows the results (rule 3). A changed top-level ``system`` or
+``instructions`` changes the start, as it must.
+
+A forced ``tool_choice`` or ``response_format`` is said in the last user
+message, so only that message differs from the next turn's (which no longer
+says it). A named ``tool_choice`` shows the model only its tool, and an
+``allowed_tools`` choice only the tools it allows: that changes the system
+prompt for that request.
 """
 
 from __future__ import annotations
@@ -18,13 +54,22 @@ import msgspec
 
 from streamtools.model import ModelRequest, ToolSpec, UseTool
 from streamtools.parser import DIALECTS
-from streamtools.prompts import project
+from streamtools.prompts import get_renderer, project
 from streamtools.prompts.choice import choice_instruction
 from streamtools.providers.bodies import json_schema_of
 from streamtools.proxy.request import ProxyCall, forwarded_format
-from streamtools.transcript import AssistantMessage, Transcript, UserMessage
+from streamtools.transcript import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
 
-__all__ = ["format_instruction", "shown_tools", "upstream_request"]
+__all__ = ["NOTE", "format_instruction", "placed_notes", "shown_tools", "upstream_request"]
+
+NOTE = "[system message]"  # the line that opens a system message's note
 
 
 def format_instruction(response_format: dict[str, Any] | None) -> str | None:
@@ -55,6 +100,45 @@ def shown_tools(call: ProxyCall) -> list[ToolSpec]:
     return list(call.tools)
 
 
+def placed_notes(transcript: Transcript, dialect: str) -> Transcript:
+    """``transcript`` with each system message after the first other message
+    written as a note in a user turn (module docstring); the same object when
+    it has none."""
+    messages = transcript.messages
+    start = 0
+    while start < len(messages) and isinstance(messages[start], SystemMessage):
+        start += 1
+    if not any(isinstance(m, SystemMessage) for m in messages[start:]):
+        return transcript
+    out: list[Message] = list(messages[:start])
+    pending: list[str] = []
+
+    def flush(before_user: bool) -> None:
+        if not pending:
+            return
+        if not before_user and isinstance(out[-1], ToolResultMessage):
+            # the note would read to ``project`` as the user speaking next
+            pending.insert(0, get_renderer(dialect).continuation())
+        out.append(UserMessage(content="\n\n".join(pending)))
+        pending.clear()
+
+    for message in messages[start:]:
+        if isinstance(message, SystemMessage):
+            if message.content.strip():
+                pending.append(f"{NOTE}\n{message.content}")
+            continue
+        if isinstance(message, UserMessage):
+            flush(True)
+        elif isinstance(message, AssistantMessage) and not (
+            out and isinstance(out[-1], AssistantMessage)
+        ):
+            # not inside a reply (``project`` merges adjacent ones) nor before its results
+            flush(False)
+        out.append(message)
+    flush(False)
+    return Transcript(messages=out)
+
+
 def upstream_request(
     call: ProxyCall, dialect: str, transcript: Transcript | None = None
 ) -> ModelRequest:
@@ -68,7 +152,7 @@ def upstream_request(
     instructions = [choice_instruction(call.tool_choice)]
     if tools:  # then the format does not go upstream (``forwarded_format``): say it
         instructions.append(format_instruction(call.response_format))
-    transcript = call.transcript if transcript is None else transcript
+    transcript = placed_notes(call.transcript if transcript is None else transcript, dialect)
     told = " ".join(text for text in instructions if text)
     if told:
         # Last, where it weighs most: project merges it into the final user message.

@@ -1,0 +1,127 @@
+"""Each turn's upstream prompt is a prefix of the next turn's, through the SDKs.
+
+A local upstream (llama.cpp, vLLM, Ollama) reuses the prompt tokens it read
+last time up to the first one that differs. System messages that clients add
+inside the conversation (Claude Code's mid-conversation ``system`` messages,
+a Codex ``developer`` item, an OpenAI ``system`` message after the first turn)
+were joined to the system prompt at the top, so each new one changed the start
+of the prompt and the upstream re-read the whole conversation every turn. They
+are now notes in the user turn they came with (``proxy.upstream``), which
+every chat template accepts: the system prompt stays first and alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_proxy import A_WEATHER, PARIS, WEATHER, _anthropic, _openai, proxy
+
+NOTE = "[system message]"  # the line that opens a note (proxy.upstream.NOTE)
+
+TOP = "You are a coding agent."
+AGENTS = "Available agent types: general-purpose."
+PLAN = "The user switched to plan mode."
+CONTINUE = "Continue with the task using these results"
+
+
+def _assert_grows(sent: list[list[dict[str, Any]]]) -> None:
+    """Each request's messages are the start of the next one's, byte for byte,
+    and every one is a prompt strict chat templates take: one system message,
+    first, then user and assistant in turn."""
+    for before, after in zip(sent, sent[1:], strict=False):
+        assert after[: len(before)] == before
+        assert len(after) > len(before)
+    for messages in sent:
+        roles = [m["role"] for m in messages]
+        assert roles[0] == "system" and "system" not in roles[1:]
+        assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+
+
+def test_anthropic_system_messages_keep_each_prompt_a_prefix_of_the_next() -> None:
+    """Claude Code's shape: a system message after the user's turn, one more
+    each turn (Anthropic's placement rules: after a user turn, then the end of
+    the messages or an assistant turn)."""
+    first: list[Any] = [{"role": "user", "content": "Weather in Paris?"},
+                        {"role": "system", "content": AGENTS}]
+    call: Any = {"role": "assistant", "content": [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}},
+    ]}
+    second = [*first, call, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "9C"}]},
+        {"role": "system", "content": [{"type": "text", "text": PLAN}]}]
+    third = [*second, {"role": "assistant", "content": "It is 9C."},
+             {"role": "user", "content": "Thanks."}]
+    with proxy([f"Checking. {PARIS}", "It is 9C.", "You are welcome."]) as (url, upstream):
+        client = _anthropic(url)
+        for n, messages in enumerate((first, second, third)):
+            kw: Any = {"model": "c", "max_tokens": 100, "system": TOP, "tools": [A_WEATHER],
+                       "messages": messages}
+            if n == 1:
+                with client.messages.stream(**kw) as s:
+                    s.get_final_message()
+            else:
+                client.messages.create(**kw)
+        sent = [r["messages"] for r in upstream.requests]
+    _assert_grows(sent)
+    system = sent[0][0]["content"]
+    assert TOP in system and AGENTS not in system
+    # each note in the user turn it came with, after what the user sent
+    assert sent[0][1]["content"] == f"Weather in Paris?\n\n{NOTE}\n{AGENTS}"
+    results = sent[1][3]["content"]
+    assert results.startswith('<am:tool_result name="weather">9C')
+    # the results' instruction to go on stays, then the note
+    assert results.index(CONTINUE) < results.index(f"{NOTE}\n{PLAN}")
+    assert sent[2][-1]["content"] == "Thanks."
+
+
+@pytest.mark.parametrize("role", ["system", "developer"])
+def test_openai_system_messages_after_the_first_turn_are_notes(role: str) -> None:
+    """A call, a system message between it and its result, then one more
+    before the next user message: the result still answers the call."""
+    first: list[Any] = [{"role": "system", "content": TOP},
+                        {"role": "user", "content": "Weather in Paris?"}]
+    call: Any = {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "call_1", "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}]}
+    second = [*first, call, {"role": role, "content": PLAN},
+              {"role": "tool", "tool_call_id": "call_1", "content": "9C"}]
+    third = [*second, {"role": "assistant", "content": "It is 9C."},
+             {"role": role, "content": AGENTS}, {"role": "user", "content": "Thanks."}]
+    with proxy([PARIS, "It is 9C.", "You are welcome."]) as (url, upstream):
+        client = _openai(url)
+        for messages in (first, second, third):
+            client.chat.completions.create(model="m", messages=messages, tools=[WEATHER])
+        sent = [r["messages"] for r in upstream.requests]
+    _assert_grows(sent)
+    results = sent[1][3]["content"]
+    assert results.startswith('<am:tool_result name="weather">9C')  # not orphaned
+    assert results.endswith(f"{NOTE}\n{PLAN}") and CONTINUE in results
+    assert sent[2][5]["content"] == f"{NOTE}\n{AGENTS}\n\nThanks."
+    assert PLAN not in sent[2][0]["content"] and AGENTS not in sent[2][0]["content"]
+
+
+def test_responses_developer_items_mid_conversation_are_notes() -> None:
+    """Codex's shape: instructions, a developer item first (system prompt), a
+    later developer item (a note)."""
+    opening: list[Any] = [
+        {"type": "message", "role": "developer", "content": [
+            {"type": "input_text", "text": "Sandbox: read-only."}]},
+        {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "Weather in Paris?"}]},
+    ]
+    call: Any = {"type": "function_call", "call_id": "call_1", "name": "weather",
+                 "arguments": '{"city": "Paris"}'}
+    output: Any = {"type": "function_call_output", "call_id": "call_1", "output": "9C"}
+    later: Any = {"type": "message", "role": "developer", "content": [
+        {"type": "input_text", "text": PLAN}]}
+    tool: Any = {"type": "function", "name": "weather", "parameters": A_WEATHER["input_schema"]}
+    with proxy([PARIS, "It is 9C."]) as (url, upstream):
+        client = _openai(url)
+        for items in (opening, [*opening, call, output, later]):
+            client.responses.create(model="m", instructions=TOP, input=items, tools=[tool])
+        sent = [r["messages"] for r in upstream.requests]
+    _assert_grows(sent)
+    assert "Sandbox: read-only." in sent[0][0]["content"]
+    assert sent[1][-1]["content"].endswith(f"{NOTE}\n{PLAN}")
