@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 from chat_support import args_for, reader
@@ -68,6 +71,34 @@ async def test_help_and_a_mistyped_command_are_not_sent_to_the_model(anyio_backe
     assert asked == ["/etc/hosts is a file?"]  # a path is a message: only it went
 
 
+def _lines(stream: IO[str]) -> queue.Queue[str]:
+    """The lines ``stream`` gives, read by a thread ("" at its end): a test waits
+    for one with a bound (``queue.get(timeout=…)``) where ``readline`` could hang."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        try:
+            for line in stream:
+                lines.put(line)
+        except (OSError, ValueError):  # closed by the test once the command ended
+            pass
+        lines.put("")
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _wait_for_line(lines: queue.Queue[str], start: str) -> None:
+    """Until a line that starts with ``start``: a minute, a machine however busy."""
+    seen: list[str] = []
+    while not seen or not seen[-1].startswith(start):
+        try:
+            seen.append(lines.get(timeout=60))
+        except queue.Empty:
+            raise AssertionError(f"no line starting {start!r} within 60 s: {seen}") from None
+        assert seen[-1], f"the command ended before a line starting {start!r}: {seen}"
+
+
 @pytest.mark.parametrize("asked", [True, False], ids=["mid-answer", "waiting-for-input"])
 def test_sigterm_closes_the_mcp_sessions_before_the_command_ends(
     tmp_path: Path, asked: bool
@@ -75,26 +106,31 @@ def test_sigterm_closes_the_mcp_sessions_before_the_command_ends(
     """SIGTERM (kill, timeout(1)) killed the command inside its MCP sessions:
     the stdio server died of a broken pipe, its traceback on the terminal."""
     marker = tmp_path / "closed"
-    slow = Reply(text="slow " * 100, delay=0.1)
-    with FakeServer([slow]) as model:
+    # mid-answer: a 10 s answer; waiting for input: one exchange answered, then the
+    # command waits for the next line (a fixed 3 s sleep, "the MCP server loaded",
+    # sent the signal while a loaded machine still started the server)
+    reply = Reply(text="slow " * 100, delay=0.1) if asked else "Hello."
+    with FakeServer([reply]) as model:
         argv = [sys.executable, "-m", "streamtools", "chat", "--base-url", model.base_url]
         argv += ["--model", "m", "--color", "never", "--mcp", lingering_server(marker)]
         pipe = subprocess.PIPE
         with subprocess.Popen(argv, stdin=pipe, stdout=pipe, stderr=pipe, text=True) as proc:
             try:
                 assert proc.stdin is not None and proc.stdout is not None
+                lines = _lines(proc.stdout)
+                proc.stdin.write("hi\n")
+                proc.stdin.flush()
+                _wait_for_line(lines, "you › hi")  # the question, echoed
                 if asked:
-                    proc.stdin.write("hi\n")
-                    proc.stdin.flush()
-                    assert proc.stdout.readline().endswith(" hi\n")  # the question, echoed
-                    for _ in range(100):  # until the answer streams (bounded)
+                    for _ in range(600):  # until the answer streams (a minute at most)
                         if model.requests:
                             break
                         time.sleep(0.1)
+                    assert model.requests, "the question never reached the model"
                 else:
-                    time.sleep(3)  # the MCP server loaded; the command waits for a line
+                    _wait_for_line(lines, "─── final answer")
                 proc.send_signal(signal.SIGTERM)
-                code = proc.wait(timeout=20)
+                code = proc.wait(timeout=60)
                 closed = marker.exists()  # at once: the server ended before the command
                 assert proc.stderr is not None
                 err = proc.stderr.read()
