@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from streamtools.results import valid_text
 
 if TYPE_CHECKING:  # transcript imports this module
+    from streamtools.events import Usage
     from streamtools.transcript import Transcript
 
 __all__ = [
@@ -77,12 +78,15 @@ class BudgetExceeded(StreamtoolsError):
     """The agent ran out of turns or time before the model gave a final answer.
 
     ``transcript`` is the run's history up to there (the agent's own, when the
-    prompt was a string), so that the work done is not lost with the run."""
+    prompt was a string), so that the work done is not lost with the run;
+    ``usage`` the tokens the run's requests used until then, summed as
+    ``RunResult.usage`` is (None for an error not raised out of a run)."""
 
     def __init__(self, message: str, *, turns: int, transcript: Transcript | None = None) -> None:
         super().__init__(message)
         self.turns = turns
         self.transcript = transcript
+        self.usage: Usage | None = None
 
 
 class RepairExhausted(StreamtoolsError):
@@ -94,7 +98,8 @@ class RepairExhausted(StreamtoolsError):
     as the model was told it. ``reason="max_tokens"``: its reply reached the
     output token limit inside a call again after it was told to make the call
     smaller (or with no repair left); the message says to raise ``max_tokens``.
-    ``transcript``: the run's history, as for ``BudgetExceeded``."""
+    ``transcript``: the run's history, and ``usage`` its tokens, as for
+    ``BudgetExceeded``."""
 
     def __init__(
         self, message: str, *, reason: str, turns: int, transcript: Transcript | None = None
@@ -103,6 +108,7 @@ class RepairExhausted(StreamtoolsError):
         self.reason = reason
         self.turns = turns
         self.transcript = transcript
+        self.usage: Usage | None = None
 
 
 class ProviderError(StreamtoolsError):
@@ -114,8 +120,8 @@ class ProviderError(StreamtoolsError):
 
     Raised out of an agent's run: ``partial_text`` is the visible text of the reply
     the failure cut short ("" if it had none; None outside a run), which is not
-    put in the history, and ``transcript`` the run's history up to that reply, as
-    for ``BudgetExceeded``."""
+    put in the history, and ``transcript`` the run's history up to that reply and
+    ``usage`` its tokens, as for ``BudgetExceeded``."""
 
     def __init__(
         self,
@@ -137,6 +143,7 @@ class ProviderError(StreamtoolsError):
         self.should_retry = should_retry
         self.partial_text = partial_text
         self.transcript = transcript
+        self.usage: Usage | None = None
 
 
 class TokenCountUnavailable(ProviderError):

@@ -23,7 +23,10 @@ too, ``BaseException`` or not. Only cancellation goes through the task group,
 as it must. What ``run`` returns is kept as ``EventStream.result``, with
 ``usage``: the sum (``Usage.plus``) of every ``Usage`` event the run emitted,
 one per model request, seen here as they pass, so that a hybrid agent's
-selection request and its work agent's requests count alike.
+selection request and its work agent's requests count alike. A run that
+ends in ``BudgetExceeded``, ``RepairExhausted`` or ``ProviderError`` carries
+the same sum as the error's ``usage``: the tokens a failed run spent are
+billed all the same, and with ``run`` the caller has no other way to them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field, replace
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
 from streamtools.events import Event, Usage
 from streamtools.runtime.turn import Emit
 from streamtools.transcript import Transcript
@@ -124,6 +128,10 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:
+                if isinstance(exc, BudgetExceeded | RepairExhausted | ProviderError):
+                    # What the run spent goes with it (the outermost stream's sum:
+                    # a hybrid agent's selection request counts too).
+                    exc.usage = total
                 events.error = exc
 
     error: BaseException | None = None
