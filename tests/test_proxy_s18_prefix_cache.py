@@ -125,3 +125,27 @@ def test_responses_developer_items_mid_conversation_are_notes() -> None:
     _assert_grows(sent)
     assert "Sandbox: read-only." in sent[0][0]["content"]
     assert sent[1][-1]["content"].endswith(f"{NOTE}\n{PLAN}")
+
+
+def test_claude_codes_billing_header_does_not_reach_the_model() -> None:
+    """Claude Code's first system block is a billing header whose ``cch``
+    changes with every request: it went first into the upstream prompt, so
+    that the system prompts of two turns differed from their first line."""
+    def system(nonce: str) -> Any:
+        return [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.177.01c; "
+                                     f"cc_entrypoint=cli; cch={nonce};"},
+            {"type": "text", "text": "You are Claude Code.",
+             "cache_control": {"type": "ephemeral"}},
+        ]
+    first: list[Any] = [{"role": "user", "content": "Hi."}]
+    second = [*first, {"role": "assistant", "content": "Hello."},
+              {"role": "user", "content": "Bye."}]
+    with proxy(["Hello.", "Bye."]) as (url, upstream):
+        client = _anthropic(url)
+        for nonce, messages in (("36ee5", first), ("0aaa9", second)):
+            client.messages.create(model="c", max_tokens=50, system=system(nonce),
+                                   tools=[A_WEATHER], messages=messages)
+        sent = [r["messages"] for r in upstream.requests]
+    _assert_grows(sent)
+    assert sent[0][0]["content"].startswith("You are Claude Code.")

@@ -46,6 +46,7 @@ of its models as the answer to ``GET /v1/models/{model_id}``.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -194,12 +195,27 @@ def _tool_use(call_id: str, name: str, raw: Any, what: str) -> ToolCall:
     raise RequestError(f"{what} must be an object")
 
 
+# Claude Code's first system line: ``x-anthropic-billing-header: cc_version=…;
+# cc_entrypoint=cli; cch=65abc;``, whose ``cch`` changes with every request
+_BILLING = re.compile(r"^x-anthropic-billing-header:[^\n]*\n?", re.MULTILINE)
+
+
+def _system(system: Any) -> str:
+    """The top-level ``system`` as the model reads it: its text without Claude
+    Code's billing header line, which says nothing to the model (Anthropic's
+    API reads it and leaves it out) and changes with every request: first in
+    the prompt, it made a local upstream re-read the whole conversation each
+    turn (its prompt cache reuses only the tokens before the first change)."""
+    text = _plain(system, "system")
+    return _BILLING.sub("", text) if "x-anthropic-billing-header:" in text else text
+
+
 def _messages(raw: Any, system: Any) -> Transcript:
     if not isinstance(raw, list) or not raw:
         raise RequestError("'messages' must be a non-empty array")
     transcript = Transcript()
     if system:
-        transcript.add(SystemMessage(content=_plain(system, "system")))
+        transcript.add(SystemMessage(content=_system(system)))
     names: dict[str, str] = {}  # tool_use id -> name, from this request only
     # The API combines consecutive turns of one role: an assistant message right
     # after another continues its turn, whose calls the next results answer.
