@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 ``ConsoleRenderer.render(event)`` writes one event to a text stream at once
 (and flushes), so what the user sees follows the model token by token.
-Layout: visible text runs on as written; reasoning is dimmed; a call opens
+Layout: visible text runs on as written; reasoning is dimmed, and the text
+after it starts a line of its own (without colour they would read as one); a call opens
 its own line (``→ name {"arg": …``) that grows with each ``ArgsDelta`` and
 is closed by its ``CallEnd``; tool results and failures get their own lines
 (``← name: …``, shortened to one line); turns are framed by a dim rule.
@@ -99,6 +100,9 @@ class ConsoleRenderer:
         self.after_block = False
         self.selecting = False  # this answer began with a hybrid agent's tool selection
         self._turn: int | None = None  # the last TurnStart's
+        # Reasoning was the last thing written: the answer after it starts a line,
+        # else without colour the two read as one run of text.
+        self._reasoned = False
 
     def style(self, name: str, text: str) -> str:
         return f"{_STYLES[name]}{text}{_RESET}" if self.color and text else text
@@ -150,9 +154,13 @@ class ConsoleRenderer:
                     # ones a block already ends with.
                     text = text.lstrip("\n")
                     self.after_block = not text
+                if self._reasoned and text:
+                    self.newline()
+                    self._reasoned = False
                 self.write(text)
             case ReasoningDelta(text=text):
                 self.write(self.style("dim", _visible(text)))
+                self._reasoned = True
             case CallStart(name=name):
                 self.newline()
                 self.write(self.style("call", f"  {self.call_arrow} {_visible(name)} "))
