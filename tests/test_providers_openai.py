@@ -590,7 +590,11 @@ async def test_choices_other_than_the_first_are_not_mixed_in(anyio_backend: str)
     def choice(index: int, finish_reason: str | None = None, **fields: Any) -> dict[str, Any]:
         return {"index": index, "delta": fields, "finish_reason": finish_reason}
 
+    # each answer begins with its role, as OpenAI's API and vLLM stream several;
+    # a choice's first event is read as the answer's (``providers.choices``)
     body = sse(
+        {"choices": [choice(0, role="assistant", content="")]},
+        {"choices": [choice(1, role="assistant", content="")]},
         {"choices": [choice(0, content="A")]},
         {"choices": [choice(1, content="B")]},
         {"choices": [choice(1, content="C"), choice(0, content="a")]},

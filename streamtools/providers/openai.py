@@ -118,8 +118,10 @@ honoured:
   (``streamtools.providers.whole``).
 * One answer per request: ``n`` other than 1 (in ``extra_body`` or a request's
   ``extra``) is a ``UsageError`` before anything is sent, since the server would
-  stream every choice's deltas into the one stream, mixed. A server that sends
-  other choices all the same is followed on choice 0 only.
+  stream every choice's deltas into the one stream, mixed. A server that
+  numbers its one choice otherwise (Foundry Local counts it up with every
+  chunk) is read whatever the number, and one that sends other choices all the
+  same is followed on choice 0 (``streamtools.providers.choices``).
 
 Token counts (``count_tokens``): the chat API has no counting endpoint, but
 the servers people run models on have a tokenizer beside it, at the server's
@@ -170,6 +172,7 @@ from streamtools.providers.bodies import (
     reasoning_server,
 )
 from streamtools.providers.callids import checked_limit, id_limit
+from streamtools.providers.choices import Answer
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openai_messages import message
@@ -546,6 +549,7 @@ class OpenAIChat(HTTPProvider):
         calls = ToolCallDeltas(pairs)  # which call each delta is of, and when it is done
         origin: ReasoningOrigin | None = None  # said once, on the first chunk it is of
         beat = ""  # the last data that was no JSON object (a heartbeat, or words)
+        answer = Answer()  # which choice is the answer's
         try:
             async for sse in events:
                 data = sse.data
@@ -581,9 +585,10 @@ class OpenAIChat(HTTPProvider):
                         yield chunk
                     yield FinishChunk(reason="error", message=_error_text(event.error))
                     return
-                choice = event.choices[0] if event.choices else None
-                if choice is not None and choice.index:  # n > 1 all the same
-                    choice = next((c for c in event.choices or () if not c.index), None)
+                choices = event.choices or ()
+                choice = choices[0] if choices else None
+                if choice is not None and (choice.index != answer.index or len(choices) > 1):
+                    choice = answer.pick(choices)  # ``providers.choices``
                 if choice is not None:
                     delta = choice.delta
                     if delta is not None:
