@@ -202,7 +202,7 @@ class Executor:
             kwargs = tool.validate(call.arguments, lenient=True)
         except ToolArgumentsError as exc:
             return self._failed(call, "invalid_arguments", str(exc)), False
-        key = call_signature(call.name, call.arguments)
+        key = call_signature(call.name, call.arguments, tool)
         if any(worker.alive for worker in self._left_running.get(key, ())):
             return self._failed(call, "refused", _still_running(call.name)), True
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own

@@ -31,10 +31,11 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    run yet (with ``UseTool(name)``: no call to that tool has run, whatever
    others did), gets one stronger re-prompt that restates the tools (or
    names the one) and the exact syntax. Bound: one per run.
-3. **Repeated call.** The same tool with the same arguments (compared as
-   canonical JSON) is not run again. The first repeat is *redirected*: the
-   call gets a tool error quoting the earlier result and asking the model to
-   use it, change the arguments, or answer. A second repeat *stops* tool use:
+3. **Repeated call.** The same tool with the same arguments (compared as the
+   tool takes them, as canonical JSON: ``call_signature``) is not run again.
+   The first repeat is *redirected*: the call gets a tool error quoting the
+   earlier result and asking the model to use it, change the arguments, or
+   answer. A second repeat *stops* tool use:
    that call is refused, and the model gets one last turn, told to answer
    without tools, in which every call is refused and whose text is final.
    Both show as ``ToolFailed(kind="refused")``; the redirect also as a
@@ -96,6 +97,7 @@ import msgspec
 from streamtools.errors import RepairExhausted
 from streamtools.events import CallError, ToolFailed, ToolResult
 from streamtools.prompts.special_tokens import defuse_text
+from streamtools.tools import Tool
 
 __all__ = [
     "MAX_RETRIES",
@@ -138,8 +140,23 @@ def looks_like_refusal(text: str) -> bool:
     return _REFUSAL.search(text) is not None
 
 
-def call_signature(name: str, arguments: dict[str, Any]) -> str:
-    """A key equal for calls of one tool with equal arguments (key order ignored)."""
+def call_signature(name: str, arguments: dict[str, Any], tool: Tool | None = None) -> str:
+    """A key equal for calls of one tool with equal arguments (key order ignored).
+
+    With ``tool``, the arguments are compared as the tool takes them
+    (``Tool.validate``): ``{"n": 5}`` and ``{"n": 5.0}`` for an ``int``, ``"5"``
+    as a prompt dialect writes it, ``2`` and ``2.0`` for a ``float``, a default
+    written out or left out. Compared as written, such calls were different
+    calls, and a model that made the same call again written another way had
+    it run again (a write, twice), never redirected. Arguments the tool refuses,
+    or whose converted value has no JSON form (a pydantic model), are compared
+    as written."""
+    if tool is not None:
+        try:
+            taken = tool.validate(arguments, lenient=True)
+            return name + "\x00" + _encoder.encode(taken).decode()
+        except Exception:  # refused (it will not run), or no JSON form
+            pass
     return name + "\x00" + _encoder.encode(arguments).decode()
 
 

@@ -301,12 +301,12 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
 
 async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGroup) -> None:
     repair = ctx.repair
-    signature = call_signature(call.name, call.arguments)
+    tool = ctx.executor.registry.get(call.name)
+    signature = call_signature(call.name, call.arguments, tool)
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
         return
-    tool = ctx.executor.registry.get(call.name)
     repeatable = tool is not None and tool.repeatable  # polled: a repeat is no loop
     if signature in reply.signatures and not repeatable:
         # The same call earlier in this reply (see ``repair``): not run, whatever
