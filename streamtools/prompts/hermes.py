@@ -5,7 +5,8 @@ Theory of operation
 The model writes ``<tool_call>`` + newline + ``{"name": …, "arguments": {…}}`` +
 newline + ``</tool_call>``, the form many open-weight models were trained on;
 generation may stop at ``</tool_call>`` (the stop marker). Tool definitions are
-one JSON function object per line inside ``<tools></tools>``.
+one JSON function object per line inside ``<tools></tools>``, the parameters'
+``$ref`` inlined (``self_contained``).
 
 Calls we generate write ``</`` inside JSON strings as ``<\\/`` (a legal JSON
 escape of ``/``) so no closing tag appears in an argument, even for a reader
@@ -27,6 +28,7 @@ from typing import Any
 
 from streamtools.model import ToolSpec
 from streamtools.prompts.renderer import ReadResult, Renderer, json_text
+from streamtools.prompts.self_contained import self_contained
 
 __all__ = ["HermesRenderer"]
 
@@ -60,7 +62,7 @@ class HermesRenderer(Renderer):
             fn = {
                 "name": spec.name,
                 "description": " ".join(spec.description.split()),
-                "parameters": spec.parameters,
+                "parameters": self_contained(spec.parameters),
             }
             lines.append(json_text({"type": "function", "function": fn}, escape="<>"))
         lines.append("</tools>")

@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from streamtools.errors import ToolDefinitionError
 from streamtools.model import ToolSpec
+from streamtools.prompts.self_contained import self_contained
 from streamtools.prompts.special_tokens import (
     SPECIAL_TOKEN,
     defuse_json,
@@ -342,13 +343,14 @@ class Renderer:
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> str:
         """Default form for the JSON dialects: a heading per tool, its description,
-        and its parameters as compact JSON Schema."""
+        and its parameters as compact JSON Schema, references inlined
+        (``self_contained``)."""
         lines = ["# Tools", "", "You can use these tools."]
         for spec in tools:
             lines += ["", f"## {spec.name}"]
             if spec.description.strip():
                 lines.append(_description_line(spec.description))
-            lines.append("Parameters (JSON Schema): " + json_text(spec.parameters))
+            lines.append("Parameters (JSON Schema): " + json_text(self_contained(spec.parameters)))
         return "\n".join(lines)
 
     def instructions(self) -> str:
