@@ -19,7 +19,8 @@ honoured:
   malformed still ends it so. A stream that ends without its finish after
   such data quotes the last of it (a gateway's error in plain words).
 * The returned text never contains the stop string. vLLM names the one it hit in
-  ``choices[0].stop_reason``; that becomes ``FinishChunk.stop_sequence``.
+  ``choices[0].stop_reason``, SGLang in ``choices[0].matched_stop``; that
+  becomes ``FinishChunk.stop_sequence`` (SGLang's was not read).
   ``supports_stop=False`` (o-series, some gpt-5) sends no ``stop`` and cuts
   client-side (see ``streamtools.providers.base``), as the provider does
   from the first 400 that refuses ``stop`` on (``providers.refused_fields``);
@@ -250,6 +251,7 @@ class _Choice(msgspec.Struct):
     delta: _Delta | None = None
     finish_reason: str | None = None
     stop_reason: str | int | None = None
+    matched_stop: str | int | None = None  # SGLang's name for vLLM's stop_reason
     usage: _Usage | None = None  # Moonshot (Kimi): the usage, on the last chunk's choice
 
 
@@ -622,7 +624,8 @@ class OpenAIChat(HTTPProvider):
                         # the finish reason decides (``NativeCalls.end``: unterminated)
                         for call_chunk in calls.finish(reason):
                             yield call_chunk
-                        stop = choice.stop_reason if isinstance(choice.stop_reason, str) else None
+                        stop = choice.stop_reason or choice.matched_stop
+                        stop = stop if isinstance(stop, str) else None
                         finish = FinishChunk(
                             reason=reason, stop_sequence=stop, message=_failed(choice, self._name)
                         )
