@@ -70,7 +70,10 @@ closing marker had come, the next one's raw text from its ``<``.
 A parameter written ``<parameter=NAME=VALUE</parameter>`` (the ``>`` left out, an
 ``=`` before the value: Qwen3-Coder writes it so in OpenHands, QwenLM/Qwen3-Coder#457)
 is that parameter with that value, which it plainly means (a value with ``<`` or
-``>`` in it, or longer than a tag may be, stays out of place).
+``>`` in it, or longer than a tag may be, stays out of place). So is a tag whose
+``>`` was left out where the name ends its line (``<parameter=path`` + newline +
+the value, ``<function=search`` + newline: Qwen3-Coder and Qwen3.6 write it in
+long runs, ml-explore/mlx-lm#1881, #1811): the end of line is the value's layout.
 
 Broken forms are ``CallError`` with the call's raw text: a body that begins
 with no ``<function=…>`` (``malformed``, the JSON form's message, which the
@@ -151,6 +154,11 @@ _FUNCTION_IS = equals_tag("function")
 # OpenHands writes it often: QwenLM/Qwen3-Coder#457), read as the tag it stands for;
 # a "<" or ">" in the value, or one longer than a tag may be, stays out of place
 _JOINED = re.compile(r"""<parameter=["']?([^\s"'<>=/]+)["']?=([^<>]*)</parameter>\Z""")
+# a function's or parameter's tag whose ">" was left out, the name ending its line
+# (Qwen3-Coder and Qwen3.6 write it so: ml-explore/mlx-lm#1811, #1881): the tag
+# it stands for, the end of line the value's layout (the decision waits for the
+# "\n": whatever the cuts, it is made on the same text)
+_UNENDED = re.compile(r"""<(function|parameter)=["']?([^\s"'<>=/]+)["']?[ \t]*(?=\r?\n)""")
 # </tool_call> with whitespace before its ">", as XML allows (at most 8 characters,
 # so a run of them is not held on and on): in both forms
 LOOSE_CLOSE = re.compile(r"</tool_call[ \t\r\n]{1,8}>")
@@ -291,6 +299,18 @@ class QwenXmlCall(ParamValues, GlmForm):
                 return i  # wait for them
             return self._wrong(i, f"Text {s[i : k if k >= 0 else i + 40].rstrip()!r}")
         e = s.find(">", i, i + TAG_LIMIT + 1)
+        line = s.find("\n", i, e if e >= 0 else i + TAG_LIMIT + 1)
+        if line >= 0 and (
+            state == FUNC or (state == FBODY and self.param_state == PARAM and not self.scanner)
+        ):
+            unended = _UNENDED.match(s, i, line + 1)
+            if unended is not None and (unended.group(1) == "function") == (state == FUNC):
+                # <parameter=path\n/tmp/x: the ">" left out; the end of line is layout
+                if state == FUNC:
+                    self._named(unended.group(2))
+                else:
+                    self._open_param(unended.group(2), "parameter")
+                return unended.end()
         if e < 0:
             if n - i > TAG_LIMIT:
                 return self._wrong(i, f"Text {s[i : i + 40]!r} (a tag with no >)")
