@@ -28,6 +28,13 @@ event stream naming where to POST), as the spec tells a client to, since
 many servers still offer only that (``…/sse``): it failed with "405 Method
 Not Allowed", which did not say what was wrong. It is then spoken to so for
 the rest of the block; if it fails that way too, the load error says both.
+That transport's writer stops for good at the first POST answered with an
+error status (404 "Could not find session" from a server restarted behind a
+proxy that kept the event stream, or from another worker), and the request
+it carried was never answered: a call waited its whole ``call_timeout`` (for
+ever without one), a handshake its ``load_timeout``. Such an answer now ends
+the session at once (``_refused``): the call fails saying what the server
+answered, and the next one opens a new session.
 
 A session ends when ``close()`` is called, when a call finds the connection
 closed (a crash), or when the listen stream is lost and cannot be reopened
@@ -298,6 +305,8 @@ class MCPConnection:
                     self.server, self._on_message, legacy_sse=self._legacy_sse
                 )
                 self._answers = answers
+                if self._legacy_sse and answers is not None:
+                    answers.on_error = load_scope.cancel  # else the handshake waits it out
                 async with client, anyio.create_task_group() as watching:
                     _lenient_output_schemas(client.session, self.label)
                     self._stale = anyio.Event()
@@ -311,6 +320,8 @@ class MCPConnection:
                     self._client = client
                     self.failure = None
                     loaded = True
+                    if self._legacy_sse and answers is not None:
+                        answers.on_error = self._refused
                     ready()
                     if relisted:
                         self._announce()
@@ -319,6 +330,11 @@ class MCPConnection:
                         await self._session_end.wait()
                     watching.cancel_scope.cancel()
             if load_scope.cancelled_caught and not loaded:
+                if answers is not None and answers.errors and self._legacy_sse:
+                    raise MCPLoadError(
+                        f"MCP server {self.label!r} could not be loaded: it refused the "
+                        f"handshake, answering {answers.last_error}"
+                    )
                 if self._garbage is not None:
                     raise MCPLoadError(
                         f"MCP server {self.label!r} answered with something that is not "
@@ -439,6 +455,14 @@ class MCPConnection:
                 kept[tool.name] = tool
         return list(kept.values())
 
+    def _refused(self) -> None:
+        """An older HTTP+SSE server answered a POST with an error status (it no
+        longer knows the session: restarted behind a proxy that kept the event
+        stream, another worker, expired): the SDK's writer stops at that and the
+        request it carried waited for its whole timeout, or for ever."""
+        said = self._answers.last_error if self._answers is not None else None
+        self._session_broke(f"it refused a message ({said})")
+
     def _session_broke(self, why: str) -> None:
         self.failure = why
         self._client = None
@@ -487,6 +511,11 @@ class MCPConnection:
             if exc.code == CONNECTION_CLOSED:
                 if self._client is client:
                     self._session_broke(f"it closed the connection during a call to {name!r}")
+                if self._legacy_sse and answers is not None and answers.errors > errors:
+                    raise MCPToolError(
+                        f"MCP server {self.label!r} refused the call to {name!r}: it answered "
+                        f"{answers.last_error} (the next call opens a new session)"
+                    ) from exc
                 raise MCPToolError(
                     f"MCP server {self.label!r} closed the connection during the call "
                     f"to {name!r} (it may have crashed; the next call restarts it)"

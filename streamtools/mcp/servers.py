@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -134,6 +134,7 @@ class HTTPAnswers:
         self.last_error: str | None = None
         self.last_status: int | None = None
         self.errors = 0  # how many so far: a call compares before and after
+        self.on_error: Callable[[], None] | None = None  # told of each, once recorded
 
     async def __call__(self, response: httpx2.Response) -> None:
         # POSTs only: the messages; a GET (the listen stream) and a DELETE (the
@@ -150,6 +151,8 @@ class HTTPAnswers:
         self.last_error = f"{status}: {said}" if said else status
         self.last_status = response.status_code
         self.errors += 1
+        if self.on_error is not None:
+            self.on_error()
 
 
 def open_client(
@@ -169,7 +172,22 @@ def open_client(
     answers: HTTPAnswers | None = None
     transport: Any
     if isinstance(server, MCPHttp) and legacy_sse:
-        transport = sse_client(server.url, headers=dict(server.headers))
+        # hear error answers here too: a refused POST ends the SDK's writer for good
+        heard = answers = HTTPAnswers()
+
+        def hearing(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            # the SDK's own factory's client (the timeouts it passes), and our hook
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [heard]}
+            )
+
+        transport = sse_client(
+            server.url, headers=dict(server.headers), httpx_client_factory=hearing
+        )
     elif isinstance(server, MCPHttp):
         # Our own httpx2 client to pass headers and hear error answers; the timeouts
         # follow the SDK's advice (a long read: the server may hold a stream open).

@@ -1,0 +1,152 @@
+"""A server of the older HTTP+SSE transport that restarts, or forgets the
+session, in the middle of a block: the next call works or fails at once,
+saying why; it never waits.
+
+A restarted process drops the event stream, which the SDK notices: the next
+call opens a new session (a new process id), or, sent before the SDK noticed,
+fails saying the connection closed, and the one after does. But a POST answered with an
+error status (404 "Could not find session", as a server restarted behind a
+proxy that kept the stream, or another worker, answers) stops the SDK's
+writer for good while the request it carried waits for an answer: the call
+hung for its whole ``call_timeout`` (for ever without one), and a handshake
+refused so waited out its ``load_timeout``. The servers are the SDK's own
+(``MCPServer.sse_app``) under uvicorn, on 127.0.0.1; runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp_servers.harness import asgi_server
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from streamtools.mcp import MCPLoadError, MCPToolError, mcp_tools
+
+pytestmark = pytest.mark.anyio
+
+SERVER = """
+import os
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+
+server: MCPServer[Any] = MCPServer("legacy")
+
+
+@server.tool()
+def pid() -> int:
+    \"\"\"The server's process id.\"\"\"
+    return os.getpid()
+
+
+sock = socket.socket(fileno=int(sys.argv[1]))
+uvicorn.Server(uvicorn.Config(server.sse_app(), log_level="critical")).run(sockets=[sock])
+"""
+
+
+async def test_a_restarted_server_is_called_in_a_new_session(tmp_path: Path) -> None:
+    script = tmp_path / "legacy_pid_server.py"
+    script.write_text(SERVER)
+    # held open across both processes, so the restart serves the same port
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+
+        def spawn() -> subprocess.Popen[bytes]:
+            argv = [sys.executable, str(script), str(sock.fileno())]
+            return subprocess.Popen(argv, pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL)
+
+        first = spawn()
+        second: subprocess.Popen[bytes] | None = None
+        try:
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/sse"
+            with anyio.fail_after(60):
+                async with mcp_tools(url, load_timeout=30, call_timeout=None) as registry:
+                    pid = registry.get("pid")
+                    assert pid is not None
+                    assert await pid.invoke({}) == str(first.pid)
+                    first.kill()
+                    first.wait(timeout=10)
+                    second = spawn()
+                    try:  # sent before the SDK noticed the drop, it says so
+                        assert await pid.invoke({}) == str(second.pid)
+                    except MCPToolError as exc:
+                        assert "closed the connection during the call to 'pid'" in str(exc)
+                    assert await pid.invoke({}) == str(second.pid)
+                    assert await pid.invoke({}) == str(second.pid)
+        finally:
+            for proc in (first, second):
+                if proc is not None:
+                    proc.kill()
+                    proc.wait(timeout=10)
+
+
+class Refusing:
+    """The SDK's HTTP+SSE app, with its message POSTs answered ``status`` while
+    ``refusing`` is set."""
+
+    def __init__(self, status: int, body: str) -> None:
+        self.status, self.body = status, body
+        self.refusing = False
+
+    def app(self) -> Any:
+        server: MCPServer[Any] = MCPServer("legacy")
+
+        @server.tool()
+        def greet(name: str) -> str:
+            """Greet someone."""
+            return f"hello {name}"
+
+        inner = server.sse_app()
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and scope["method"] == "POST" and self.refusing:
+                if scope["path"].startswith("/messages"):
+                    await Response(self.body, status_code=self.status)(scope, receive, send)
+                    return
+            await inner(scope, receive, send)
+
+        return app
+
+
+async def test_a_call_the_server_refuses_fails_at_once_and_the_next_works() -> None:
+    server = Refusing(404, "Could not find session")
+    with asgi_server(server.app) as base:
+        async with mcp_tools(base + "/sse", load_timeout=30, call_timeout=None) as registry:
+            greet = registry.get("greet")
+            assert greet is not None
+            assert await greet.invoke({"name": "Ada"}) == "hello Ada"
+            server.refusing = True
+            with anyio.fail_after(20), pytest.raises(MCPToolError) as refused:
+                await greet.invoke({"name": "Bob"})
+            server.refusing = False
+            with anyio.fail_after(20):
+                assert await greet.invoke({"name": "Cy"}) == "hello Cy"
+    assert str(refused.value) == (
+        f"MCP server '{base}/sse' refused the call to 'greet': it answered "
+        "HTTP 404 Not Found: Could not find session (the next call opens a new session)"
+    )
+
+
+async def test_a_refused_handshake_is_a_load_error_at_once() -> None:
+    server = Refusing(401, '{"error": "token required"}')
+    server.refusing = True
+    with asgi_server(server.app) as base:
+        with anyio.fail_after(20), pytest.raises(MCPLoadError) as refused:
+            async with mcp_tools(base + "/sse", load_timeout=60):
+                pass
+    assert str(refused.value).endswith(
+        "; nor does it answer as a server of the older HTTP+SSE transport: it refused the "
+        'handshake, answering HTTP 401 Unauthorized: {"error": "token required"}'
+    )
