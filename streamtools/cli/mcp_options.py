@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 ``add_mcp_options(parser)`` adds ``--mcp COMMAND`` and ``--mcp-url URL`` (both
 repeatable; ``NAME=COMMAND`` and ``NAME=URL`` put a server's tools under
-``NAME.``, its namespace, for two servers with the same tool names),
+``NAME.``, its namespace, for two servers with the same tool names; a
+``--mcp-url`` that is no http(s) URL with a host is a usage error),
 ``--mcp-header 'NAME: VALUE'`` (repeatable, sent to each HTTP server, for a
 token) and ``--mcp-timeout SECONDS`` (default 60, as ``mcp_tools``: a first
 ``npx -y`` or ``uvx`` run downloads the server). Both commands take them with
@@ -37,7 +38,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from streamtools.cli import positive_number
+from streamtools.cli import http_url, positive_number
 from streamtools.errors import UsageError
 from streamtools.tools import ToolRegistry
 
@@ -59,6 +60,7 @@ def add_mcp_options(parser: argparse._ActionsContainer) -> None:
         "--mcp-url",
         action="append",
         default=[],
+        type=_url,
         metavar="URL",
         help="give the model the tools of a streamable HTTP MCP server; NAME=URL puts "
         "them under NAME.; repeatable",
@@ -214,6 +216,14 @@ def _named(text: str) -> tuple[str | None, str]:
     if named is None:
         return None, text
     return named[1], text[named.end() :]
+
+
+def _url(text: str) -> str:
+    """An ``argparse`` type: ``URL`` or ``NAME=URL`` (``--mcp-url``), kept as given,
+    the URL an http(s) one with a host (``http_url``); ``localhost:8000/mcp`` was
+    tried as a server and failed after start-up, in httpx's words."""
+    http_url(_named(text)[1])
+    return text
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
