@@ -84,8 +84,10 @@ text is on the error (``ProviderError.partial_text``), and the history on
 ``ProviderError.transcript``. A failed stream whose reply has calls is not
 rung 4: its complete calls ran and are kept with their results, and a call it
 cut off is a ``CallError`` for rung 1. So is a reply with calls whose stream
-raised: it goes in the transcript before the error is raised, a call still
-running told that it did not finish.
+raised (whatever it raised): it goes in the transcript before the error is
+raised, a call still running told that it did not finish; and a reply one of
+whose tools stopped the run (its ``KeyboardInterrupt``), the other calls' results
+kept and a call cut short told the run was stopped while it ran.
 
 ``stop_at_call`` ends a reply at its first complete call: the dialect's stop
 marker goes into the request's ``stop`` (the provider cuts there, and the
@@ -369,10 +371,13 @@ class Agent:
                     if isinstance(exc, ProviderError) and partial is not None:
                         if exc.partial_text is None:
                             exc.partial_text = partial.visible_text
-                        if partial.calls:  # they ran: kept, as for a stream ended in error
-                            append_reply(
-                                transcript, partial, native=self.native, unfinished=FAILED
-                            )
+                    if partial is not None and partial.calls:
+                        # They ran (the stream failed, or a tool stopped the run): kept,
+                        # as for a stream ended in error, or a chat that goes on makes
+                        # them again. A tool's KeyboardInterrupt is a stop, as the
+                        # consumer leaving is.
+                        why = STOPPED if partial.aborted is not None else FAILED
+                        append_reply(transcript, partial, native=self.native, unfinished=why)
                     await emit(TurnEnd(turn=turn, reason="error"))
                     raise
                 kept = len(transcript.messages)
