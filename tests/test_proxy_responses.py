@@ -325,6 +325,8 @@ def test_a_namespaced_tool_choice_and_custom_tool() -> None:
     (call,) = [o.model_dump() for o in response.output if o.type == "custom_tool_call"]
     assert (call["name"], call["namespace"], call["input"]) == ("apply_patch", "functions", "x")
     assert response.model_dump()["tool_choice"] == choice
-    # a named choice shows the model only that tool
+    # a named choice shows the model every tool (the prompt stays the same, for
+    # an upstream's cache) and names the one to call in the last message
     system = shown["messages"][0]["content"]
-    assert "functions.apply_patch" in system and "functions.weather" not in system
+    assert "functions.apply_patch" in system and "functions.weather" in system
+    assert "must call the tool `functions.apply_patch`" in shown["messages"][-1]["content"]

@@ -80,16 +80,18 @@ def test_a_past_custom_call_and_its_result_go_back_to_the_model() -> None:
     assert '<am:tool_result name="apply_patch">applied' in sent[-1]["content"]
 
 
-def test_a_named_custom_choice_shows_the_model_that_tool_only() -> None:
+def test_a_named_custom_choice_tells_the_model_that_tool() -> None:
     with proxy([PATCH_CALL]) as (url, upstream):
         reply = _openai(url).chat.completions.create(
             model="m", messages=USER, tools=[APPLY_PATCH, WEATHER],
             tool_choice={"type": "custom", "custom": {"name": "apply_patch"}},
         )
-        shown = upstream.requests[0]["messages"][0]["content"]
+        sent = upstream.requests[0]["messages"]
     (call,) = reply.choices[0].message.tool_calls or []
     assert call.type == "custom" and call.custom.input == PATCH
-    assert "apply_patch" in shown and '"weather"' not in shown and "weather" not in shown
+    # every tool is shown (the prompt stays the same), the choice's is named last
+    assert "apply_patch" in sent[0]["content"] and "weather" in sent[0]["content"]
+    assert "must call the tool `apply_patch`" in sent[-1]["content"]
 
 
 @pytest.mark.parametrize(
@@ -141,7 +143,8 @@ def test_allowed_tools_may_name_a_custom_tool() -> None:
         reply = _openai(url).chat.completions.create(
             model="m", messages=USER, tools=[APPLY_PATCH, WEATHER], tool_choice=allowed
         )
-        shown = upstream.requests[0]["messages"][0]["content"]
+        sent = upstream.requests[0]["messages"]
     (call,) = reply.choices[0].message.tool_calls or []
     assert call.type == "custom" and call.custom.input == PATCH
-    assert "apply_patch" in shown and "weather" not in shown
+    assert "apply_patch" in sent[0]["content"] and "weather" in sent[0]["content"]
+    assert "must call at least one of these tools: `apply_patch`." in sent[-1]["content"]

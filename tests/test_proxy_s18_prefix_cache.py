@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_proxy import A_WEATHER, PARIS, WEATHER, _anthropic, _openai, proxy
+from test_proxy import A_WEATHER, PARIS, TIME, UTC, WEATHER, _anthropic, _openai, proxy
 
 NOTE = "[system message]"  # the line that opens a note (proxy.upstream.NOTE)
 
@@ -149,3 +149,36 @@ def test_claude_codes_billing_header_does_not_reach_the_model() -> None:
         sent = [r["messages"] for r in upstream.requests]
     _assert_grows(sent)
     assert sent[0][0]["content"].startswith("You are Claude Code.")
+
+
+@pytest.mark.parametrize("kind", ["allowed_tools", "named"])
+def test_a_restricting_tool_choice_leaves_the_system_prompt_as_it_was(kind: str) -> None:
+    """OpenAI's ``allowed_tools`` exists to restrict the calls without changing
+    the prompt (for its cache), and a named choice needs no other prompt
+    either: both showed the model only their tools, so the system prompt of
+    that request, and of the next one, differed from the start. Every tool is
+    shown now; the last message says which the model may call, and a call to
+    another is re-prompted."""
+    choice: Any = (
+        {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [WEATHER]}}
+        if kind == "allowed_tools" else {"type": "function", "function": {"name": "weather"}}
+    )
+    first: list[Any] = [{"role": "user", "content": "Time and weather in Paris?"}]
+    second = [*first, {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "call_1", "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "9C"}]
+    with proxy([UTC, PARIS, "9C."]) as (url, upstream):
+        client = _openai(url)
+        reply = client.chat.completions.create(
+            model="m", messages=first, tools=[WEATHER, TIME], tool_choice=choice)
+        client.chat.completions.create(model="m", messages=second, tools=[WEATHER, TIME])
+        sent = [r["messages"] for r in upstream.requests]
+    (call,) = reply.choices[0].message.tool_calls or []
+    assert call.type == "function" and call.function.name == "weather"  # clock.now: re-prompted
+    assert sent[0][0] == sent[1][0] == sent[2][0]
+    assert 'name="clock.now"' in sent[0][0]["content"]
+    said = sent[0][-1]["content"]
+    assert ("may call only these tools: `weather`" if kind == "allowed_tools"
+            else "must call the tool `weather`") in said
+    assert sent[2][1]["content"] == "Time and weather in Paris?"  # said for that reply only

@@ -175,16 +175,19 @@ async def test_required_gives_up_after_one_repair() -> None:
     assert len(model.requests) == 2
 
 
-async def test_named_choice_shows_only_that_tool() -> None:
-    model = ScriptedModel([OSLO])
+async def test_named_choice_names_that_tool_and_calls_only_it() -> None:
+    # every tool is shown (the system prompt stays the same whatever the choice,
+    # for an upstream's prompt cache); a call to another is re-prompted
+    model = ScriptedModel([PARIS, OSLO])
     events = await _run(model, _call(tool_choice=UseTool("kom.memory.v1.search")))
     assert [c[1] for c in _calls(events)] == ["kom.memory.v1.search"]
     system = model.requests[0].messages[0].content
-    assert 'name="kom.memory.v1.search"' in system and 'name="weather"' not in system
+    assert 'name="kom.memory.v1.search"' in system and 'name="weather"' in system
     assert "must call the tool `kom.memory.v1.search`" in model.requests[0].messages[-1].content
+    assert len(model.requests) == 2
 
 
-async def test_allowed_tools_choice_shows_only_those_tools_in_its_mode() -> None:
+async def test_allowed_tools_choice_calls_only_those_tools_in_its_mode() -> None:
     # OpenAI's allowed_tools, in the chat and the Responses shapes
     chat = openai_wire.decode_request(
         {
@@ -219,8 +222,9 @@ async def test_allowed_tools_choice_shows_only_those_tools_in_its_mode() -> None
         events = await _run(model, call)
         assert [c[1] for c in _calls(events)] == ["kom.memory.v1.search"]
         system = model.requests[0].messages[0].content
-        assert 'name="kom.memory.v1.search"' in system and 'name="weather"' not in system
-        assert "must call at least one" in model.requests[0].messages[-1].content
+        assert 'name="kom.memory.v1.search"' in system and 'name="weather"' in system
+        last = model.requests[0].messages[-1].content
+        assert "must call at least one of these tools: `kom.memory.v1.search`." in last
     with pytest.raises(RequestError, match="not among"):
         openai_wire.decode_request(
             {

@@ -30,7 +30,7 @@ from streamtools.model import ChatMessage, ToolSpec, UseTool
 from streamtools.proxy import anthropic_wire, openai_wire, responses_wire
 from streamtools.proxy.freeform import RawInput
 from streamtools.proxy.request import ProxyCall, Reply, RequestError
-from streamtools.proxy.upstream import shown_tools, upstream_request
+from streamtools.proxy.upstream import callable_tools, upstream_request
 from streamtools.transcript import (
     AssistantMessage,
     SystemMessage,
@@ -782,7 +782,7 @@ def test_a_huge_tool_list_is_decoded_in_linear_work() -> None:
         "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": allowed},
     }
     CountedName.compared = 0
-    shown = shown_tools(responses_wire.decode_request(body))
+    shown = callable_tools(responses_wire.decode_request(body))
     assert len(shown) == n and shown[-1].name == f"t{n - 1}"
     assert CountedName.compared <= 4 * n  # quadratic: about n * n
 

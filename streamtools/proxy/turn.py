@@ -7,11 +7,11 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
 
 1. The request's transcript is projected for the dialect (``prompts.project``):
    the tools become the dialect's system prompt, past calls and results become
-   text. For a ``required`` or named ``tool_choice`` an instruction is added,
-   and a named choice shows the model only that tool, an ``allowed_tools``
-   choice only the tools it allows (``proxy.upstream.upstream_request``, which
-   the proxy's token count uses too; it keeps each turn's prompt a prefix of
-   the next turn's, for an upstream's prompt cache).
+   text. For a ``required``, named or ``allowed_tools`` ``tool_choice`` an
+   instruction is added, and the parser knows only the tools the choice lets
+   the model call (``proxy.upstream.upstream_request``, which the proxy's
+   token count uses too; it keeps each turn's prompt a prefix of the next
+   turn's, for an upstream's prompt cache).
 2. The upstream streams text; the ``Parser`` turns it into events as it
    arrives; ``run_turn`` hands each to ``emit`` renumbered for the wire (call
    ``index`` counts the calls of the response from 0, across re-prompts), and
@@ -136,7 +136,6 @@ from streamtools.parser import NO_CALLS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer
-from streamtools.prompts.choice import choice_instruction
 from streamtools.providers.base import StopCutter
 from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
@@ -146,7 +145,7 @@ from streamtools.proxy.request import (
     refusal_message,
 )
 from streamtools.proxy.tokens import estimate_tokens, text_tokens
-from streamtools.proxy.upstream import shown_tools, upstream_request
+from streamtools.proxy.upstream import callable_tools, choice_words, upstream_request
 from streamtools.proxy.usage import reported
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
@@ -209,7 +208,7 @@ class _Turn:
         # attempt restarts its count, but a repair only follows an attempt whose
         # calls never reached the wire.
         self.prefix = prefix + secrets.token_hex(6) + "_"
-        self.tools = shown_tools(call)
+        self.tools = callable_tools(call)  # the parser's: the choice's (``proxy.upstream``)
         self.catalog = _Shown(self.tools)
 
     async def out(self, event: Event) -> None:
@@ -466,7 +465,7 @@ class _Attempt:
         if self.broken is not None:
             return f"{self.broken.message}\n{renderer.format_reminder()}"
         if self.hold and not self.turn.calls:
-            instruction = choice_instruction(self.turn.call.tool_choice) or ""
+            instruction = choice_words(self.turn.call) or ""
             return (
                 f"You answered without calling a tool. {instruction} "
                 f"Write the call now.\n{renderer.format_reminder()}"

@@ -39,11 +39,16 @@ results' continuation instruction, which ``project`` leaves out when a user
 message follows the results (rule 3). A changed top-level ``system`` or
 ``instructions`` changes the start, as it must.
 
-A forced ``tool_choice`` or ``response_format`` is said in the last user
-message, so only that message differs from the next turn's (which no longer
-says it). A named ``tool_choice`` shows the model only its tool, and an
-``allowed_tools`` choice only the tools it allows: that changes the system
-prompt for that request.
+A forced or restricted ``tool_choice`` is said in the last user message
+(``choice_words``), as is a ``response_format`` when tools may be called, so
+only that message differs from the next turn's (which no longer says it). The
+system prompt shows every tool of the request whatever the choice (``none``
+aside, which shows none): a named choice, or an ``allowed_tools`` one (whose
+purpose, on OpenAI's API, is to restrict the calls without changing the
+prompt, for its cache), that showed only its tools changed the system prompt,
+and the next turn read the whole conversation again. The parser knows only the
+tools the choice lets the model call (``callable_tools``): a call to another
+is refused and re-prompted as a call to an unknown tool is.
 """
 
 from __future__ import annotations
@@ -67,7 +72,10 @@ from streamtools.transcript import (
     UserMessage,
 )
 
-__all__ = ["NOTE", "format_instruction", "placed_notes", "shown_tools", "upstream_request"]
+__all__ = [
+    "NOTE", "callable_tools", "choice_words", "format_instruction", "placed_notes",
+    "shown_tools", "upstream_request",
+]
 
 NOTE = "[system message]"  # the line that opens a system message's note
 
@@ -86,9 +94,16 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
 
 
 def shown_tools(call: ProxyCall) -> list[ToolSpec]:
-    """The tools the model is shown: all of them, only the one a named
-    ``tool_choice`` names, only those an ``allowed_tools`` choice allows, or
-    none for ``none``."""
+    """The tools the model is shown (in the system prompt): all of them, or
+    none for ``none``. A named or ``allowed_tools`` choice does not change
+    them (module docstring): ``callable_tools`` and ``choice_words`` do."""
+    return [] if call.tool_choice == "none" else list(call.tools)
+
+
+def callable_tools(call: ProxyCall) -> list[ToolSpec]:
+    """The tools the model may call in this reply (the parser's catalog): the
+    one a named ``tool_choice`` names, those an ``allowed_tools`` choice
+    allows, or all that it is shown."""
     choice = call.tool_choice
     if isinstance(choice, UseTool):
         return [t for t in call.tools if t.name == choice.name]
@@ -98,6 +113,18 @@ def shown_tools(call: ProxyCall) -> list[ToolSpec]:
         allowed = set(call.allowed)  # not the list: a scan per tool is quadratic
         return [t for t in call.tools if t.name in allowed]
     return list(call.tools)
+
+
+def choice_words(call: ProxyCall) -> str | None:
+    """What the model is told of a forced or restricted ``tool_choice``, or
+    None: ``prompts.choice``'s sentence, or for ``allowed_tools`` the names it
+    allows, in its mode."""
+    if call.allowed is None or isinstance(call.tool_choice, UseTool):
+        return choice_instruction(call.tool_choice)
+    names = ", ".join(f"`{t.name}`" for t in callable_tools(call))
+    if call.tool_choice == "required":
+        return f"In this reply you must call at least one of these tools: {names}."
+    return f"In this reply you may call only these tools: {names}."
 
 
 def placed_notes(transcript: Transcript, dialect: str) -> Transcript:
@@ -143,13 +170,12 @@ def upstream_request(
     call: ProxyCall, dialect: str, transcript: Transcript | None = None
 ) -> ModelRequest:
     """What goes upstream for ``call``: its transcript (or ``transcript``, a
-    repair's) projected for ``dialect`` with the tools the model may call
-    (a named ``tool_choice`` shows only that one, ``none`` shows none) and the
-    instructions above, and the dialect's stop marker when the client allows
-    one call per reply (the client's stop strings are applied by the parser,
-    see ``proxy.turn``)."""
+    repair's) projected for ``dialect`` with the tools the model is shown
+    (``none`` shows none) and the instructions above, and the dialect's stop
+    marker when the client allows one call per reply (the client's stop
+    strings are applied by the parser, see ``proxy.turn``)."""
     tools = shown_tools(call)
-    instructions = [choice_instruction(call.tool_choice)]
+    instructions = [choice_words(call)]
     if tools:  # then the format does not go upstream (``forwarded_format``): say it
         instructions.append(format_instruction(call.response_format))
     transcript = placed_notes(call.transcript if transcript is None else transcript, dialect)
