@@ -116,6 +116,7 @@ from streamtools.parser.xml_glm import (
     GVALUE,
     KEY_OPEN,
     NAME_START,
+    VALUE_END,
     GlmForm,
 )
 from streamtools.parser.xml_values import (
@@ -330,6 +331,8 @@ class QwenXmlCall(ParamValues, GlmForm):
             if tag == KEY_OPEN:
                 self.state = GKEY
                 return e + 1
+            if tag == VALUE_END:
+                return e + 1  # a stray closing token, no value open: layout (``xml_glm``)
         elif state == FBODY:
             q = PARAMETER_IS.match(tag) if self.scanner is None else None
             if q is not None:

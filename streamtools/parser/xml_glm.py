@@ -32,7 +32,12 @@ GVALUE   ``</arg_value>``                            FBODY
 A value is read as ``am_xml`` and Qwen3-Coder values are (``xml_values``: typed
 by the tool's schema, a string streamed as it grows); GLM's template writes a
 string as it is and any other value as JSON, which is what that reads. Only
-``</arg_value>`` ends a value. Anything out of place is ``malformed`` with the
+``</arg_value>`` ends a value. A closing token repeated where nothing is open
+(``</arg_key></arg_key><arg_value>``, GLM-4.7 in vllm-project/vllm#54971;
+``<tool_call>tool_12</arg_value></tool_call>``, GLM 5.2 on calls without
+arguments, fw-ai-external/python-sdk#119) closes nothing and is layout: it was
+``malformed``, the call lost for a stray token the model cannot be told to
+avoid. Anything else out of place is ``malformed`` with the
 call's raw text, as in Qwen3-Coder's form; what this module finds wrong once the
 name is read (text where ``<arg_value>`` is due, a key too long) shows GLM's form
 as the example (``GLM_EXAMPLE``), not Qwen3-Coder's: the model wrote this one.
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GKEY", "GLM_EXAMPLE", "GNAME", "GOPEN", "GVALUE", "GlmForm", "KEY_OPEN", "NAME_START",
+    "VALUE_END",
 ]
 
 GNAME, GKEY, GOPEN, GVALUE = range(9, 13)  # (after ``hermes_xml``'s states)
@@ -107,7 +113,9 @@ class GlmForm:
                 key, self.glm_text = self.glm_text, ""
                 self._open_param(key, "arg_value")
                 return i + len(VALUE_OPEN)
-            if i == n or VALUE_OPEN.startswith(s[i:]):
+            if s.startswith(KEY_END, i):
+                return i + len(KEY_END)  # the key's closing token again: layout
+            if i == n or VALUE_OPEN.startswith(s[i:]) or KEY_END.startswith(s[i:]):
                 return i  # still arriving
             return self._glm_wrong(
                 i, f"Text where {VALUE_OPEN} is due after {KEY_END} in the call to {self.call.name}"

@@ -1,0 +1,45 @@
+"""GLM's form with a closing token repeated where nothing is open: GLM 5.2
+writes ``<tool_call>tool_12</arg_value>`` for a call without arguments
+(fw-ai-external/python-sdk#119), GLM-4.7 ``<arg_key>path</arg_key></arg_key>
+<arg_value>`` (vllm-project/vllm#54971). Each was ``CallError(malformed)``, the
+call lost for a stray token the model cannot be told to avoid; it closes
+nothing and is layout (``xml_glm``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from parser_cases import F, call, every_chunking
+
+TOOLS = ["list_mailboxes", "list_dir"]
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ("<tool_call>list_mailboxes</arg_value></tool_call>ok", call("list_mailboxes")),
+        ("<tool_call>list_mailboxes</arg_value>\n</tool_call>ok", call("list_mailboxes")),
+        (
+            "<tool_call>list_dir<arg_key>path</arg_key></arg_key><arg_value>/tmp/x</arg_value>"
+            "</arg_value>\n</tool_call>ok",
+            call("list_dir", path="/tmp/x"),
+        ),
+        (
+            "<tool_call>list_dir\n<arg_key>path</arg_key>\n</arg_key>\n</arg_key>"
+            "<arg_value>/tmp/x</arg_value>\n</tool_call>ok",
+            call("list_dir", path="/tmp/x"),
+        ),
+    ],
+    ids=["no-arguments", "no-arguments-newline", "key-closed-twice", "key-closed-three-times"],
+)
+def test_a_repeated_closing_token_is_layout(
+    dialect: str, text: str, expect: tuple[Any, ...]
+) -> None:
+    every_chunking(dialect, text, TOOLS, [expect, ("text", "ok"), F])
+
+
+def test_a_value_with_no_opening_token_is_still_an_error() -> None:
+    text = "<tool_call>list_dir<arg_key>path</arg_key>/tmp/x</arg_value></tool_call>"
+    every_chunking("hermes", text, TOOLS, [("error", "list_dir", "malformed"), F])
