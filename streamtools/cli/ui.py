@@ -7,7 +7,9 @@ Offline by default: each conversation turn POSTed by the page runs a fresh
 and the same two live tools, ``calculator`` and ``clock``, as
 ``streamtools demo``), so the page works with no network and no key. The
 replay answers the recorded question whatever is typed, which the page's
-subtitle says; the recorded question is offered as a suggestion.
+subtitle says, and calls the recorded tools only: the subtitle names the tools
+given (``--tools``' others, ``--mcp``'s servers') that it never calls
+(``_never_called``); the recorded question is offered as a suggestion.
 
 With ``--model`` the agent talks to a live model instead, set up by the
 options of ``streamtools chat`` (``streamtools.cli.model_options``, shared:
@@ -192,7 +194,27 @@ def build_source(
     subtitle = (
         f"offline: a replay of {path.name} (tools run live); it answers the recorded question"
     )
+    subtitle += _never_called(segments, tools, wants_mcp(args))
     return PerRequestAgent(replay), subtitle, recorded_prompt(path)
+
+
+def _never_called(segments: list[Any], tools: Any, mcp: bool) -> str:
+    """The end of the replay's subtitle that names the tools given that the
+    recording never calls (``--tools``' others, ``--mcp``'s servers'), or "":
+    the page offered them, and the replay, whatever was typed, went on calling
+    the recorded tools only, without a word that it would."""
+    from streamtools.cli.demo import foreign_calls
+    from streamtools.tools import ToolRegistry
+
+    called = foreign_calls(segments, ())  # every tool it calls that it offered
+    have = list(tools) if isinstance(tools, ToolRegistry) else [t.name for t in tools]
+    idle = [name for name in have if name not in called]
+    if mcp:
+        idle.append("the MCP servers' tools")
+    if not idle:
+        return ""
+    calls = " and ".join(called) if called else "no tool"
+    return f", calling {calls} only, never {', '.join(idle)} (a live model: --model)"
 
 
 def _refuse_foreign(
