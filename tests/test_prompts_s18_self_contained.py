@@ -146,3 +146,26 @@ def test_a_schema_that_cannot_be_inlined_whole_is_shown_as_it_is(
 ) -> None:
     assert self_contained(params) is params
     assert _shown_parameters(dialect, [_spec(params)]) == params
+
+
+class Cat(msgspec.Struct, tag="cat"):
+    name: str
+
+
+class Dog(msgspec.Struct, tag="dog"):
+    breed: str
+
+
+@tool
+def adopt(pet: Cat | Dog) -> str:
+    """Adopt."""
+    return ""
+
+
+def test_a_tagged_union_points_nowhere_once_inlined() -> None:
+    specs = ToolRegistry([adopt]).specs()
+    assert "#/$defs/Cat" in json.dumps(specs[0].parameters["properties"]["pet"])
+    pet = _shown_parameters("hermes", specs)["properties"]["pet"]
+    assert "$defs" not in json.dumps(pet)
+    assert pet["discriminator"] == {"propertyName": "type"}
+    assert [o["properties"]["type"] for o in pet["anyOf"]] == [{"enum": ["cat"]}, {"enum": ["dog"]}]

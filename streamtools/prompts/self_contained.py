@@ -11,7 +11,9 @@ and carry it back, and often does not: it invents the fields or passes a
 string. ``self_contained`` gives the schema with each local reference replaced
 by what it points at (keywords beside the ``$ref``, a description, laid over
 it) and the root's ``$defs``/``definitions`` gone, so every parameter reads
-whole where it stands, as the ``am_xml`` definitions already show it.
+whole where it stands, as the ``am_xml`` definitions already show it. A tagged
+union's ``discriminator`` loses its ``mapping`` to the ``$defs`` pointers; the
+alternatives show their tag values themselves.
 
 It keeps the schema as it is when inlining cannot be whole or would not help:
 a reference that is not local, leads nowhere, or leads back into itself (a
@@ -70,10 +72,27 @@ def _inlined(root: dict[str, Any], node: Any, seen: tuple[str, ...], budget: lis
                 raise _Kept
             own = {k: v for k, v in node.items() if k != "$ref"}
             return _inlined(root, {**_pointed(root, ref), **own}, (*seen, ref), budget)
-        return {k: _inlined(root, v, seen, budget) for k, v in node.items()}
+        return {
+            k: _unmapped(v) if k == "discriminator" else _inlined(root, v, seen, budget)
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_inlined(root, v, seen, budget) for v in node]
     return node
+
+
+def _unmapped(discriminator: Any) -> Any:
+    """An OpenAPI ``discriminator`` (msgspec writes one for a tagged union) without
+    its ``mapping`` of tag values to ``#/$defs/…`` pointers, which lead nowhere
+    once ``$defs`` is gone: each inlined alternative shows its own tag value."""
+    if not isinstance(discriminator, dict):
+        return discriminator
+    mapping = discriminator.get("mapping")
+    if not isinstance(mapping, dict) or not all(
+        isinstance(v, str) and v.startswith("#/") for v in mapping.values()
+    ):
+        return discriminator
+    return {k: v for k, v in discriminator.items() if k != "mapping"}
 
 
 def _pointed(root: dict[str, Any], ref: str) -> dict[str, Any]:
