@@ -174,3 +174,28 @@ async def test_the_console_says_the_answer_was_cut() -> None:
     for event in await run(Agent(ScriptedModel(["Whole"]), [write]), "go"):
         console.render(event)
     assert "cut off" not in out.getvalue()
+
+
+async def test_json_object_answer_cut_at_max_tokens_is_the_answer_truncated() -> None:
+    """The whole reply is one object there, the answer inside it: cut in the
+    answer, the object is unterminated with no tool named. It is the answer, as
+    prose cut off is in the other dialects, not a call to ask for again."""
+    model = ScriptedModel([cut('{"thought": "easy", "final": {"content": "The long answ')])
+    events = await run(Agent(model, [write], dialect="json_object"), "explain")
+    assert events[-1] == Final(text="The long answ", turns=1, truncated=True)
+    assert len(model.requests) == 1
+
+
+async def test_json_object_call_or_thought_cut_at_max_tokens_is_repaired_once() -> None:
+    action = '{"thought": "t", "action": {"tool": "write", "args": {"path": "a", "content": "x x'
+    thought = '{"thought": "' + "hmm " * 30
+    for reply in (action, thought):
+        model = ScriptedModel([cut(reply), cut(reply)])
+        events: list[Event] = []
+        with pytest.raises(RepairExhausted) as info:
+            async with Agent(model, [write], dialect="json_object").stream("go") as stream:
+                async for event in stream:
+                    events.append(event)
+        assert info.value.reason == "max_tokens"
+        retry = next(e for e in events if isinstance(e, Retry))
+        assert "max_tokens" in retry.message

@@ -111,7 +111,7 @@ from streamtools.errors import (
     TurnPaused,
     UsageError,
 )
-from streamtools.events import Final, Retry, ToolFailed, TurnEnd, TurnStart
+from streamtools.events import CallError, Final, Retry, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
@@ -440,7 +440,9 @@ class Agent:
             return None
         finish = reply.finish.reason if reply.finish is not None else None
         cut = cut_calls(reply.errors, finish)
-        if cut and (repair.cut_told or not repair.can_repair()):
+        if cut and self._answer_cut(reply, cut):
+            pass  # the limit cut the answer, not a call: it is the answer, ``truncated``
+        elif cut and (repair.cut_told or not repair.can_repair()):
             # Cut at max_tokens again (or no repair left): the same request would
             # cut it again. Complete calls of the reply ran: their results go back.
             if not reply.calls:
@@ -488,6 +490,16 @@ class Agent:
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
         return _empty_answer(reply, repair, turn)
+
+    def _answer_cut(self, reply: Reply, cut: list[CallError]) -> bool:
+        """Whether the output token limit cut ``json_object``'s answer: the whole
+        reply is one object there, the answer (``final``) in it, so a reply cut in
+        its answer is an unterminated object with no tool named, whose text so far
+        is out as the answer. Asked again, it would be cut again."""
+        unnamed = all(error.name is None for error in cut)
+        return self.dialect == "json_object" and not self.native and unnamed and bool(
+            reply.visible_text.strip()
+        )
 
     def _request(
         self,

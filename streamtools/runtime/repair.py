@@ -23,7 +23,8 @@ has its own rung, and each rung its own bound, so that repair can never loop:
    no repair is left. (Told only to fix the call, a model wrote it again at
    full length, cut at the same place, until the repairs ran out.) A reply
    that ends at the limit in its text, outside any call, is an answer marked
-   ``truncated`` (``Final``, ``RunResult``).
+   ``truncated`` (``Final``, ``RunResult``); so is a ``json_object`` reply cut
+   in its answer (the object unterminated, no tool named, its text out).
 2. **Refusal or missing call.** A reply without a call that says it has no
    tools ("I don't have access to tools…") while no tool has run in the run
    (after results, "I can't check tomorrow's" states the answer's limits), or
