@@ -199,3 +199,14 @@ async def test_json_object_call_or_thought_cut_at_max_tokens_is_repaired_once() 
         assert info.value.reason == "max_tokens"
         retry = next(e for e in events if isinstance(e, Retry))
         assert "max_tokens" in retry.message
+
+
+async def test_a_hybrid_selection_answer_cut_at_max_tokens_is_marked() -> None:
+    """The selection turn's reply is the answer when it selects nothing."""
+    model = ScriptedModel([cut("No tool needed: the answer is lon"), "Whole."])
+    agent = HybridAgent(model, [write])
+    first = await agent.run("explain")
+    assert first.text == "No tool needed: the answer is lon"
+    assert (first.truncated, first.turns) == (True, 1)
+    events = await run(agent, "again")
+    assert events[-1] == Final(text="Whole.", turns=1)

@@ -106,6 +106,7 @@ from streamtools.parser.stopcut import StopCutter
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent, check_choice
 from streamtools.runtime.decoders import tool_names
+from streamtools.runtime.repair import OUT_OF_TOKENS
 from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
 from streamtools.runtime.turn import Emit, unfinished_stream
 from streamtools.tools import Tool, ToolRegistry
@@ -246,7 +247,7 @@ class HybridAgent:
         selected = False
         with anyio.move_on_after(budget):
             try:
-                chosen, text = await self._select(transcript, emit)
+                chosen, text, cut = await self._select(transcript, emit)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:  # as an Agent's turn (see ``Agent``)
@@ -270,8 +271,8 @@ class HybridAgent:
         if chosen is None and not forced:
             transcript.add(AssistantMessage(text=text))
             await emit(TurnEnd(turn=0, reason="final"))
-            await emit(Final(text=text, turns=1))
-            return RunResult(text=text, transcript=transcript, turns=1)
+            await emit(Final(text=text, turns=1, truncated=cut))
+            return RunResult(text=text, transcript=transcript, turns=1, truncated=cut)
         await emit(TurnEnd(turn=0, reason="retry" if forced else "tool_calls"))
         left = None if deadline is None else deadline - anyio.current_time()
         if left is not None and left <= 0:
@@ -301,8 +302,12 @@ class HybridAgent:
         result = work.result
         return replace(result, turns=result.turns + 1)
 
-    async def _select(self, transcript: Transcript, emit: Emit) -> tuple[list[str] | None, str]:
-        """Stream the selection turn; the chosen names (None: not called) and the text."""
+    async def _select(
+        self, transcript: Transcript, emit: Emit
+    ) -> tuple[list[str] | None, str, bool]:
+        """Stream the selection turn; the chosen names (None: not called), the text,
+        and whether the output token limit cut the reply (its text is then the
+        answer's start, ``Final.truncated``)."""
         calls = NativeCalls([SELECT_TOOLS])
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
@@ -335,7 +340,8 @@ class HybridAgent:
                 await emit(StreamError(kind=kind, message=message))
                 error = TurnPaused if kind == "pause" else ProviderError
                 raise error(message, partial_text="".join(text), transcript=transcript)
-            return None, "".join(text)
+            cut = finish is not None and finish.reason in OUT_OF_TOKENS
+            return None, "".join(text), cut
         names: list[str] = []
         for end in ends:
             # A list, or one string of names separated by commas (``"add, search"``,
@@ -343,7 +349,7 @@ class HybridAgent:
             for name in tool_names(end.arguments.get("names")):
                 if name in self.registry and name not in names:
                     names.append(name)
-        return names, "".join(text)
+        return names, "".join(text), False
 
     @property
     def _think_open(self) -> bool:
