@@ -244,6 +244,14 @@ def advice(exc: Exception, args: argparse.Namespace) -> str | None:
         if args.base_url is None and provider != "ollama"
         else ""
     )
+    if exc.status is None and message.startswith(("read timeout", "connect timeout")):
+        waited = setting(args, "timeout")
+        if message.startswith("connect"):
+            return f"no connection within {waited:g} s: check the host of {url}, or --timeout N"
+        return (
+            f"the server sent nothing for {waited:g} s (--timeout): a model still loading, "
+            "or reading a long prompt, may need longer: --timeout SECONDS"
+        )
     if exc.status is None and message.startswith("cannot connect"):
         if local:
             return f"cannot reach {url}: check the network{local}"
