@@ -34,7 +34,8 @@ between requests, so replicas scale behind any load balancer.
 Upstream API key: ``ProxyConfig.api_key`` when configured (the operator's key),
 else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
 forwarded. The upstream model is the request's ``model`` unless
-``ProxyConfig.model`` overrides it.
+``ProxyConfig.model`` overrides it; with one configured, a request may leave
+``model`` out (``_named``: Codex App sends some Responses requests without one).
 
 The POST endpoints bypass Starlette's middleware (``_ProxyApp``): a
 streamed answer calls ``send`` once per chunk, and each middleware added a hop.
@@ -308,7 +309,7 @@ def create_app(
 
     async def handle(request: Request, wire: Wire) -> Response:
         try:
-            call = decoded(wire, await read_body(request, cfg.max_body))
+            call = decoded(wire, _named(await read_body(request, cfg.max_body), cfg.model))
             asked = forwarded_format(call)
             if asked and asked["type"] == "json_object" and cfg.upstream_kind == "anthropic":
                 raise RequestError(_NO_JSON_OBJECT)
@@ -544,6 +545,17 @@ def create_app_from_env() -> Starlette:
     if not raw:
         raise UsageError(f"${CONFIG_ENV} is not set")
     return create_app(msgspec.json.decode(raw, type=ProxyConfig))
+
+
+def _named(body: Any, model: str | None) -> Any:
+    """``body`` with the configured ``model`` where it names none (absent or
+    null). Codex App leaves ``model`` out of some Responses requests of a
+    custom provider (most of them, in one report: openai/codex#41095); the
+    proxy, which sends ``model`` upstream in its place anyway, refused them as
+    LiteLLM did, and the app showed "Reconnecting" until it gave up."""
+    if model and isinstance(body, dict) and body.get("model") is None:
+        return {**body, "model": model}
+    return body
 
 
 def _client_wire(request: Request) -> Wire:

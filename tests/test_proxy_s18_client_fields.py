@@ -1,0 +1,129 @@
+"""What coding agents send in 2025-2026, through the official SDKs.
+
+Codex, Claude Code, opencode, Zed and the Agents SDK send fields that several
+OpenAI- and Anthropic-compatible servers and proxies refused (LiteLLM,
+claude-code-router, vLLM's and llama.cpp's servers): each request here carries
+them all and must come back with the model's call, as it would without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from test_proxy import A_WEATHER, PARIS, WEATHER, _anthropic, _openai, proxy
+
+RESPONSES_WEATHER: Any = {"type": "function", "name": "weather",
+                          "parameters": WEATHER["function"]["parameters"]}
+
+
+def test_a_responses_request_without_a_model_gets_the_configured_one() -> None:
+    """Codex App leaves ``model`` out of some Responses requests to a custom
+    provider (openai/codex#41095); with ``--model`` set the proxy knows which
+    model to ask, and refused them."""
+    with proxy([PARIS, PARIS]) as (url, upstream_plain):
+        with pytest.raises(openai.BadRequestError, match="'model' is required"):
+            _openai(url).responses.create(input="Weather in Paris?", tools=[RESPONSES_WEATHER])
+        assert upstream_plain.requests == []
+    with proxy([PARIS, PARIS], model="qwen3-coder") as (url, upstream):
+        client = _openai(url)
+        whole = client.responses.create(input="Weather in Paris?", tools=[RESPONSES_WEATHER])
+        events = list(client.responses.create(
+            input="Weather in Paris?", tools=[RESPONSES_WEATHER], stream=True))
+        models = [r["model"] for r in upstream.requests]
+    done = [e.response for e in events if e.type == "response.completed"]
+    for response in (whole, *done):
+        (call,) = [o.model_dump() for o in response.output if o.type == "function_call"]
+        assert call["name"] == "weather" and call["arguments"] == '{"city": "Paris"}'
+    assert len(done) == 1 and models == ["qwen3-coder", "qwen3-coder"]
+
+
+CHAT_FIELDS: Any = {
+    "parallel_tool_calls": False, "reasoning_effort": "high", "prompt_cache_key": "session-1",
+    "safety_identifier": "user-1", "verbosity": "low", "store": False,
+    "prediction": {"type": "content", "content": "Checking."}, "metadata": {"app": "zed"},
+    "service_tier": "auto", "user": "u1", "max_completion_tokens": 200,
+    "stream_options": {"include_usage": True, "include_obfuscation": False},
+    "response_format": {"type": "json_schema", "json_schema": {
+        "name": "answer", "schema": {"type": "object"}, "strict": True}},
+}
+
+
+def test_chat_fields_of_coding_agents_are_accepted() -> None:
+    with proxy([PARIS]) as (url, upstream):
+        stream = _openai(url).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Weather in Paris?"}],
+            tools=[WEATHER], stream=True, **CHAT_FIELDS)
+        chunks = list(stream)
+        sent = upstream.requests[0]
+    names = [c.function.name for ch in chunks if ch.choices
+             for c in ch.choices[0].delta.tool_calls or [] if c.function and c.function.name]
+    assert names == ["weather"]
+    assert [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1] == "tool_calls"
+    assert chunks[-1].usage is not None  # include_usage
+    # none of them reaches the upstream, which may refuse what it does not know
+    # (its stream_options are the proxy's own)
+    assert set(CHAT_FIELDS) & set(sent) == {"stream_options"}
+    assert sent["stream_options"] == {"include_usage": True}
+    # the schema is said to the model, since calls are text no schema lets through
+    assert "JSON Schema" in sent["messages"][-1]["content"]
+
+
+RESPONSES_FIELDS: Any = {
+    "reasoning": {"effort": "high", "summary": "auto"}, "include": ["reasoning.encrypted_content"],
+    "store": False, "prompt_cache_key": "session-1", "text": {"verbosity": "low"},
+    "parallel_tool_calls": False, "service_tier": "auto", "truncation": "auto",
+    "safety_identifier": "user-1", "metadata": {"app": "codex"}, "max_tool_calls": 4,
+    "prompt_cache_retention": "24h",
+}
+
+
+def test_responses_fields_of_codex_are_accepted() -> None:
+    with proxy([PARIS]) as (url, upstream):
+        with _openai(url).responses.stream(
+            model="m", instructions="You are Codex.", input="Weather in Paris?",
+            tools=[RESPONSES_WEATHER, {"type": "web_search"}], **RESPONSES_FIELDS,
+        ) as s:
+            response = s.get_final_response()
+        sent = upstream.requests[0]
+    (call,) = [o.model_dump() for o in response.output if o.type == "function_call"]
+    assert call["name"] == "weather" and response.status == "completed"
+    assert not set(RESPONSES_FIELDS) & set(sent)
+
+
+@pytest.mark.parametrize("thinking", [{"type": "enabled", "budget_tokens": 1024},
+                                      {"type": "adaptive"}, {"type": "disabled"}])
+def test_anthropic_fields_of_claude_code_are_accepted(thinking: Any) -> None:
+    cached: Any = {"type": "ephemeral", "ttl": "1h"}
+    tool: Any = {**A_WEATHER, "cache_control": cached}
+    with proxy([f"Checking. {PARIS}"]) as (url, upstream):
+        client = _anthropic(url)
+        with client.messages.stream(
+            model="claude-opus-4-8", max_tokens=2048,
+            system=[{"type": "text", "text": "You are Claude Code.", "cache_control": cached}],
+            tools=[tool],
+            messages=[{"role": "user", "content": [
+                {"type": "text", "text": "Weather in Paris?", "cache_control": cached}]}],
+            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+            metadata={"user_id": "user_1_account_2_session_3"},
+            service_tier="auto", thinking=thinking,
+            extra_body={"context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+                        "output_config": {"effort": "high"}},
+        ) as s:
+            message = s.get_final_message()
+        sent = upstream.requests[0]
+    assert message.stop_reason == "tool_use"
+    (use,) = [b for b in message.content if isinstance(b, anthropic.types.ToolUseBlock)]
+    assert use.input == {"city": "Paris"}
+    assert "You are Claude Code." in sent["messages"][0]["content"]
+
+
+def test_anthropic_tool_choice_none_answers_in_text() -> None:
+    with proxy([PARIS]) as (url, upstream):
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=100, tools=[A_WEATHER], tool_choice={"type": "none"},
+            messages=[{"role": "user", "content": "Weather in Paris?"}])
+    assert message.stop_reason == "end_turn"
+    assert [b.type for b in message.content] == ["text"]
