@@ -127,3 +127,32 @@ def test_anthropic_tool_choice_none_answers_in_text() -> None:
             messages=[{"role": "user", "content": "Weather in Paris?"}])
     assert message.stop_reason == "end_turn"
     assert [b.type for b in message.content] == ["text"]
+
+
+def test_claude_codes_tool_search_works_with_every_tool_shown() -> None:
+    """Claude Code with ``ENABLE_TOOL_SEARCH`` sends a tool search tool (a
+    server tool, which the proxy refused with a 400, so no request of the
+    session got through) and its MCP tools with ``defer_loading``; its own
+    search answers with ``tool_reference`` blocks, read as a placeholder for
+    media. The search tool is left out and every tool is shown to the model
+    (it needs no search), and a reference reads as the tool it names."""
+    search: Any = {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}
+    deferred: Any = {**A_WEATHER, "defer_loading": True}
+    history: Any = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                                           "name": "ToolSearch", "input": {"query": "weather"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+            {"type": "tool_reference", "tool_name": "weather"}]}]},
+    ]
+    finder: Any = {"name": "ToolSearch", "input_schema": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}
+    with proxy([PARIS]) as (url, upstream):
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=200, tools=[search, finder, deferred], messages=history)
+        sent = upstream.requests[0]["messages"]
+    (use,) = [b for b in message.content if isinstance(b, anthropic.types.ToolUseBlock)]
+    assert use.name == "weather" and use.input == {"city": "Paris"}
+    assert '<am:tool name="weather"' in sent[0]["content"]
+    assert "tool_search_tool_regex" not in sent[0]["content"]
+    assert "`weather`" in sent[-1]["content"] and "omitted" not in sent[-1]["content"]

@@ -26,7 +26,11 @@ or the user's, text with its source and title),
 which is read as its text under them (``_search_result``).
 A tool declared by an Anthropic-defined client tool ``type`` (``bash_20250124``,
 ``text_editor_20250728``, …) gets the input schema Anthropic documents for it
-(``client_tools``) and is then served as any custom tool; another ``type`` is a
+(``client_tools``) and is then served as any custom tool; a tool search tool
+(``tool_search_tool_regex_20251119``, which Claude Code sends with
+``ENABLE_TOOL_SEARCH``) is left out, since every tool is shown to the model,
+``defer_loading`` or not, and a ``tool_reference`` block in a tool result (what
+a client's own search found) reads as the tool it names; another ``type`` is a
 400 that names it.
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
@@ -144,6 +148,8 @@ def _plain(content: Any, where: str, *, result: bool = False) -> str:
     for block in _blocks(content, where):
         if block.get("type") in _TEXT and isinstance(block.get("text"), str):
             parts.append(block["text"])
+        elif block.get("type") == "tool_reference" and result:  # a tool search found it
+            parts.append(f"[tool `{block.get('tool_name')}`: defined in the system prompt]")
         elif block.get("type") == "search_result":
             parts.append(_search_result(block, where))
         elif result or media(block.get("type")):
@@ -302,6 +308,8 @@ def _tools(raw: Any) -> list[ToolSpec]:
         if tool.get("type") in (None, "custom"):
             specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
             continue
+        if str(tool.get("type")).startswith("tool_search_tool_"):
+            continue  # every tool is shown (``defer_loading`` or not): nothing to search
         known = client_tool(tool)  # one of Anthropic's that the client runs
         if known is not None and not known.name:
             raise RequestError(f"tools[{i}]: a tool needs a non-empty string 'name'")
