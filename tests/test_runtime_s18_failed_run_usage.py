@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted
-from streamtools.events import Usage
+from streamtools.events import TurnStart, Usage
 from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk, UsageChunk
 from streamtools.runtime import Agent
 from streamtools.runtime.hybrid import SELECT_TOOLS, HybridAgent
@@ -83,3 +83,20 @@ async def test_a_hybrid_run_counts_its_selection_request_in_the_error() -> None:
     with pytest.raises(BudgetExceeded) as info:
         await HybridAgent(model, [look], dialect="hermes", max_turns=2).run("loop")
     assert info.value.usage == Usage(input_tokens=1020, output_tokens=3)
+
+
+async def test_a_consumer_that_leaves_still_has_what_was_spent() -> None:
+    """A UI's stop button: the run is cancelled, no result, no error; the
+    tokens of the requests made until then are on the event stream."""
+    model = ScriptedModel([reply(hermes("look", key="a"), 80, 8), reply("It is a.", 90, 9)])
+    async with Agent(model, [look], dialect="hermes").stream("go") as events:
+        async for event in events:
+            if isinstance(event, TurnStart) and event.turn == 2:
+                break
+    assert events.result is None and events.error is None
+    assert events.usage == Usage(input_tokens=80, output_tokens=8)
+    async with Agent(ScriptedModel([reply("Done.", 5, 1)]), [look]).stream("go") as whole:
+        async for _ in whole:
+            pass
+    assert whole.result is not None and whole.usage == whole.result.usage
+    assert whole.usage == Usage(input_tokens=5, output_tokens=1)

@@ -27,6 +27,8 @@ selection request and its work agent's requests count alike. A run that
 ends in ``BudgetExceeded``, ``RepairExhausted`` or ``ProviderError`` carries
 the same sum as the error's ``usage``: the tokens a failed run spent are
 billed all the same, and with ``run`` the caller has no other way to them.
+``EventStream.usage`` is the sum so far, for a consumer that leaves the block
+before the end (a stopped run is billed too).
 """
 
 from __future__ import annotations
@@ -64,12 +66,17 @@ class RunResult:
 
 
 class EventStream:
-    """The async iterator ``Agent.stream`` yields; raises the loop's error after the last event."""
+    """The async iterator ``Agent.stream`` yields; raises the loop's error after the
+    last event. ``usage``: the tokens of the run's requests so far (see the module
+    docstring); ``result``: the run's result once it has ended with one."""
 
     def __init__(self, receive: MemoryObjectReceiveStream[Event]) -> None:
         self._receive = receive
         self.error: BaseException | None = None
         self.result: RunResult | None = None
+        # The tokens used so far, as each request's ``Usage`` passes: what a
+        # consumer that leaves the block (a stopped run) has spent too.
+        self.usage = Usage()
 
     def __aiter__(self) -> EventStream:
         return self
@@ -107,7 +114,7 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
     async def emit(event: Event) -> None:
         nonlocal total
         if type(event) is Usage:
-            total = total.plus(event)
+            total = events.usage = total.plus(event)
         # Fast path without a scheduling round trip per event; the bounded
         # buffer still holds the run back when the consumer falls behind.
         try:
