@@ -26,7 +26,11 @@ Output: one line per event. The default is for people: the segment's turn,
 the chunk's recorded time offset, the event type and its fields. ``--json``
 writes each event as the same JSON the rest of streamtools uses
 (``encode_events``), bracketed by ``turn_start``/``turn_end`` events, for
-other programs.
+other programs. A ``turn_end`` says how the turn ended in the agent's words,
+from the call's own events (the finish reason is its ``finish`` event's):
+``error`` for a failed call, ``tool_calls`` for a reply with calls, ``retry``
+for one with only malformed calls, ``final`` otherwise. With no tool list an
+unknown tool's call is a call, and a refusal the agent asked again looks final.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from typing import Any, TextIO
 import msgspec
 
 from streamtools.events import (
+    CallEnd,
+    CallError,
     Event,
     Finish,
     ParserEvent,
@@ -98,12 +104,22 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
         unfinished = unfinished_stream(finish)
         if unfinished is not None:
             out.append((last, StreamError(kind=unfinished[0], message=unfinished[1])))
+    failed = finish is None or finish.reason == "error" or failure is not None
     tail: list[ParserEvent] = []
     if native is not None:
         tail += [e for e in native.end(finish) if not isinstance(e, Finish)]
     tail += prompt.end(finish)
     out.extend((last, e) for e in tail)
-    out.append((last, TurnEnd(turn=turn, reason=finish.reason if finish else "error")))
+    # the agent's words for how the turn ended (the finish reason is the Finish's)
+    if failed:
+        reason = "error"
+    elif any(isinstance(e, CallEnd) for _, e in out):
+        reason = "tool_calls"
+    elif any(isinstance(e, CallError) for _, e in out):
+        reason = "retry"  # a malformed call, sent back to be fixed
+    else:
+        reason = "final"
+    out.append((last, TurnEnd(turn=turn, reason=reason)))
     return out
 
 
