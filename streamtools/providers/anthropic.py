@@ -150,6 +150,7 @@ from streamtools.providers.base import (
 from streamtools.providers.bodies import json_schema_of, reasoning_server
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 from streamtools.providers.toolnames import ANTHROPIC_NAMES
+from streamtools.providers.toolschema import PLAIN, sent_schema
 
 __all__ = ["AnthropicMessages"]
 
@@ -453,8 +454,12 @@ class AnthropicMessages(HTTPProvider):
         if sent and self.supports_stop:
             body["stop_sequences"] = sent
         if request.tools:
-            body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            body["tools"] = [  # an object at the root (``providers.toolschema``)
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": sent_schema(t.parameters, PLAIN),
+                }
                 for t in request.tools
             ]
             if request.tool_choice is not None:

@@ -22,7 +22,8 @@ object (``NativeCall.arguments_text``): ``{}`` goes as the call's arguments,
 and the text after the content, so the model still reads what it wrote.
 
 ``function_tools`` is the ``{"type": "function", "function": {...}}`` shape
-that OpenAI and Ollama share for native tool definitions. ``json_schema_of``
+that OpenAI and Ollama share for native tool definitions, each schema as the
+server takes it (``providers.toolschema``). ``json_schema_of``
 reads a ``ModelRequest.response_format`` for the adapters that do not take
 OpenAI's shape as it is (Ollama's ``format``, Anthropic's ``output_config``).
 
@@ -40,6 +41,7 @@ from typing import Any
 from streamtools.errors import UsageError
 from streamtools.model import ChatMessage, ToolSpec
 from streamtools.prompts.project import merge_user_messages
+from streamtools.providers.toolschema import PLAIN, SchemaRule, sent_schema
 
 __all__ = [
     "answerable_only", "function_tools", "json_schema_of", "reasoning_server", "result_as_text",
@@ -86,15 +88,17 @@ def answerable_only(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
     return merge_user_messages(out)
 
 
-def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Native tool definitions in the OpenAI (and Ollama) function shape."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in tools
-    ]
+def function_tools(tools: Sequence[ToolSpec], rule: SchemaRule = PLAIN) -> list[dict[str, Any]]:
+    """Native tool definitions in the OpenAI (and Ollama) function shape, each
+    schema as ``rule``'s API takes it (``providers.toolschema``)."""
+    out: list[dict[str, Any]] = []
+    for t in tools:
+        function: dict[str, Any] = {"name": t.name, "description": t.description}
+        parameters = sent_schema(t.parameters, rule)
+        if parameters is not None:
+            function["parameters"] = parameters
+        out.append({"type": "function", "function": function})
+    return out
 
 
 def json_schema_of(response_format: dict[str, Any]) -> dict[str, Any] | None:

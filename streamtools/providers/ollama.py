@@ -101,6 +101,7 @@ from streamtools.providers.bodies import (
     reasoning_server,
     with_call_texts,
 )
+from streamtools.providers.toolschema import OLLAMA
 
 __all__ = ["OllamaChat"]
 
@@ -209,7 +210,7 @@ class OllamaChat(HTTPProvider):
         if options:
             body["options"] = options
         if request.tools:
-            body["tools"] = function_tools(request.tools)
+            body["tools"] = function_tools(request.tools, OLLAMA)  # ``providers.toolschema``
         if request.response_format is not None:
             schema = json_schema_of(request.response_format)
             body["format"] = "json" if schema is None else schema

@@ -138,6 +138,7 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
@@ -175,12 +176,14 @@ from streamtools.providers.bodies import (
 from streamtools.providers.callids import checked_limit, id_limit
 from streamtools.providers.choices import Answer
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
+from streamtools.providers.joined import Joined, joined, spliced_events
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
 from streamtools.providers.openai_messages import message
 from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
 from streamtools.providers.toolnames import OPENAI_NAMES
+from streamtools.providers.toolschema import rule_for
 
 __all__ = ["OpenAIChat"]
 
@@ -429,6 +432,11 @@ class OpenAIChat(HTTPProvider):
     Default: 40 for OpenAI's API (``api.openai.com``) and Azure OpenAI, which
     refuse longer ids, Mistral's shape (nine letters and digits) for Mistral's
     API, and no limit elsewhere (a self-hosted server gets its own ids back).
+
+    ``tool_schema``: what the server takes of a tool's JSON Schema in native
+    mode (``providers.toolschema``): ``GEMINI`` for Google's endpoints and a
+    model named gemini, ``OLLAMA`` for Ollama's port, else ``PLAIN`` (an
+    object at the root); set it for a gateway whose model name says neither.
     """
 
     _name = "OpenAI-compatible server"
@@ -452,6 +460,7 @@ class OpenAIChat(HTTPProvider):
         self.stream_usage = stream_usage
         self.max_tokens_field = max_tokens_field
         self.send_reasoning = send_reasoning
+        self.tool_schema = rule_for(self.base_url, model)  # ``providers.toolschema``
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
         """Open the request and stream chunks; asked again without a field the
@@ -492,7 +501,7 @@ class OpenAIChat(HTTPProvider):
         if request.stop and self.supports_stop:
             body["stop"] = list(request.stop[:_MAX_STOPS])
         if request.tools:
-            body["tools"] = function_tools(request.tools)
+            body["tools"] = function_tools(request.tools, self.tool_schema)
             if request.tool_choice is not None:
                 body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.temperature is not None:
@@ -552,91 +561,110 @@ class OpenAIChat(HTTPProvider):
         origin: ReasoningOrigin | None = None  # said once, on the first chunk it is of
         beat = ""  # the last data that was no JSON object (a heartbeat, or words)
         answer = Answer()  # which choice is the answer's
+        pending: deque[str] = deque()  # events a server sent as one (``providers.joined``)
+        source: AsyncIterator[ServerSentEvent] = events
+        spliced: AsyncGenerator[ServerSentEvent, None] | None = None
         try:
-            async for sse in events:
-                data = sse.data
-                if sse.event == "error":
-                    sent = _event_error(data)
-                    said = f"{self._name} error event: {_error_text(sent)}"
-                    if _passing(sent):  # asked again if nothing came yet (``providers.base``)
-                        raise TransientStreamError(said, [*calls.rest(), *usage])
-                    for chunk in [*calls.rest(), *usage]:
-                        yield chunk
-                    yield FinishChunk(reason="error", message=said)
-                    return
-                if not data or data.isspace():
-                    continue
-                if data == "[DONE]":
-                    whole = finish is None or finish.reason not in _CUT
-                    for chunk in [*calls.rest(complete=whole), *pairs.rest(), *usage]:
-                        yield chunk
-                    yield finish or FinishChunk(reason="stop")
-                    return
+            while True:
                 try:
-                    event = pairs.decode(data)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    if data.lstrip().startswith("{"):
-                        raise  # a chunk, malformed
-                    beat = data  # a heartbeat (see the module docstring)
+                    async for sse in source:
+                        data = sse.data
+                        if sse.event == "error":
+                            sent = _event_error(data)
+                            said = f"{self._name} error event: {_error_text(sent)}"
+                            if _passing(sent):  # asked again if nothing came yet (``base``)
+                                raise TransientStreamError(said, [*calls.rest(), *usage])
+                            for chunk in [*calls.rest(), *usage]:
+                                yield chunk
+                            yield FinishChunk(reason="error", message=said)
+                            return
+                        if not data or data.isspace():
+                            continue
+                        if data == "[DONE]":
+                            whole = finish is None or finish.reason not in _CUT
+                            for chunk in [*calls.rest(complete=whole), *pairs.rest(), *usage]:
+                                yield chunk
+                            yield finish or FinishChunk(reason="stop")
+                            return
+                        try:
+                            event = pairs.decode(data)
+                        except (msgspec.DecodeError, msgspec.ValidationError):
+                            if data.lstrip().startswith("{"):
+                                if (lines := joined(data)) is None:
+                                    raise  # a chunk, malformed
+                                raise Joined(lines) from None  # read one by one (see below)
+                            beat = data  # a heartbeat (see the module docstring)
+                            continue
+                        if event.error is not None:
+                            if _passing(event.error):
+                                rest = [*calls.rest(), *usage]
+                                raise TransientStreamError(_error_text(event.error), rest)
+                            for chunk in [*calls.rest(), *usage]:
+                                yield chunk
+                            yield FinishChunk(reason="error", message=_error_text(event.error))
+                            return
+                        choices = event.choices or ()
+                        choice = choices[0] if choices else None
+                        if choice is not None and (
+                            choice.index != answer.index or len(choices) > 1
+                        ):
+                            choice = answer.pick(choices)  # ``providers.choices``
+                        if choice is not None:
+                            delta = choice.delta
+                            if delta is not None:
+                                if delta.reasoning_details:
+                                    calls.details.add(delta.reasoning_details)
+                                reasoning, field = _reasoning(delta)
+                                if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
+                                    if field is not None and origin is None:
+                                        server = reasoning_server(self.base_url, self.model)
+                                        origin = ReasoningOrigin(field=field, server=server)
+                                        yield ReasoningChunk(text=reasoning, origin=origin)
+                                    else:
+                                        yield ReasoningChunk(text=reasoning)
+                                content = delta.content
+                                if isinstance(content, list):  # Mistral: thinking and text parts
+                                    for thought, piece in _parts(content):
+                                        if thought and (piece := pairs.join(REASONING, piece)):
+                                            yield ReasoningChunk(text=piece)
+                                        elif not thought and (piece := pairs.join(TEXT, piece)):
+                                            yield TextChunk(text=piece)
+                                elif content and (text := pairs.join(TEXT, content)):
+                                    yield TextChunk(text=text)
+                                if delta.refusal and (text := pairs.join(TEXT, delta.refusal)):
+                                    yield TextChunk(text=text)
+                                for tc in delta.tool_calls or _legacy(delta):
+                                    for call_chunk in calls.feed(tc):
+                                        yield call_chunk
+                            if choice.finish_reason:
+                                reason = _reason(choice.finish_reason)
+                                # out of tokens or filtered: not complete by the wire's say-so;
+                                # the finish reason decides (``NativeCalls.end``: unterminated)
+                                for call_chunk in calls.finish(reason):
+                                    yield call_chunk
+                                stop = choice.stop_reason or choice.matched_stop
+                                stop = stop if isinstance(stop, str) else None
+                                failed = _failed(choice, self._name)
+                                finish = FinishChunk(
+                                    reason=reason, stop_sequence=stop, message=failed
+                                )
+                        counted = event.usage or (event.x_groq.usage if event.x_groq else None)
+                        counted = counted or (choice.usage if choice is not None else None)
+                        if counted is not None:
+                            usage[:] = [counted.chunk()]
+                except Joined as several:  # read on from their first, then the stream
+                    pending.extend(several.lines)
+                    if spliced is None:
+                        source = spliced = spliced_events(pending, events)
                     continue
-                if event.error is not None:
-                    if _passing(event.error):
-                        rest = [*calls.rest(), *usage]
-                        raise TransientStreamError(_error_text(event.error), rest)
-                    for chunk in [*calls.rest(), *usage]:
-                        yield chunk
-                    yield FinishChunk(reason="error", message=_error_text(event.error))
-                    return
-                choices = event.choices or ()
-                choice = choices[0] if choices else None
-                if choice is not None and (choice.index != answer.index or len(choices) > 1):
-                    choice = answer.pick(choices)  # ``providers.choices``
-                if choice is not None:
-                    delta = choice.delta
-                    if delta is not None:
-                        if delta.reasoning_details:
-                            calls.details.add(delta.reasoning_details)
-                        reasoning, field = _reasoning(delta)
-                        if reasoning and (reasoning := pairs.join(REASONING, reasoning)):
-                            if field is not None and origin is None:
-                                server = reasoning_server(self.base_url, self.model)
-                                origin = ReasoningOrigin(field=field, server=server)
-                                yield ReasoningChunk(text=reasoning, origin=origin)
-                            else:
-                                yield ReasoningChunk(text=reasoning)
-                        content = delta.content
-                        if isinstance(content, list):  # Mistral: thinking and text parts
-                            for thought, piece in _parts(content):
-                                if thought and (piece := pairs.join(REASONING, piece)):
-                                    yield ReasoningChunk(text=piece)
-                                elif not thought and (piece := pairs.join(TEXT, piece)):
-                                    yield TextChunk(text=piece)
-                        elif content and (text := pairs.join(TEXT, content)):
-                            yield TextChunk(text=text)
-                        if delta.refusal and (text := pairs.join(TEXT, delta.refusal)):
-                            yield TextChunk(text=text)
-                        for tc in delta.tool_calls or _legacy(delta):
-                            for call_chunk in calls.feed(tc):
-                                yield call_chunk
-                    if choice.finish_reason:
-                        reason = _reason(choice.finish_reason)
-                        # out of tokens or filtered: not complete by the wire's say-so;
-                        # the finish reason decides (``NativeCalls.end``: unterminated)
-                        for call_chunk in calls.finish(reason):
-                            yield call_chunk
-                        stop = choice.stop_reason or choice.matched_stop
-                        stop = stop if isinstance(stop, str) else None
-                        finish = FinishChunk(
-                            reason=reason, stop_sequence=stop, message=_failed(choice, self._name)
-                        )
-                counted = event.usage or (event.x_groq.usage if event.x_groq else None)
-                counted = counted or (choice.usage if choice is not None else None)
-                if counted is not None:
-                    usage[:] = [counted.chunk()]
+                break
         except Exception:  # a broken stream (the guard ends it): the held name goes out
             for chunk in calls.rest():
                 yield chunk
             raise
+        finally:
+            if spliced is not None:
+                await spliced.aclose()
         for chunk in calls.rest(complete=finish is not None and finish.reason not in _CUT):
             yield chunk
         if finish is not None:
