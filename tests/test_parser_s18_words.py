@@ -60,16 +60,16 @@ WANT = {
 }
 
 
-def _qwen(values: dict[str, str]) -> str:
+def _qwen(values: dict[str, str], name: str = "paint") -> str:
     params = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in values.items())
-    return f"<tool_call>\n<function=paint>\n{params}</function>\n</tool_call>"
+    return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
-def _glm(values: dict[str, str]) -> str:
+def _glm(values: dict[str, str], name: str = "paint") -> str:
     pairs = "".join(
         f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>\n" for k, v in values.items()
     )
-    return f"<tool_call>paint\n{pairs}</tool_call>"
+    return f"<tool_call>{name}\n{pairs}</tool_call>"
 
 
 def _invoke(values: dict[str, str]) -> str:
@@ -79,9 +79,9 @@ def _invoke(values: dict[str, str]) -> str:
     return f'<function_calls>\n<invoke name="paint">\n{params}</invoke>\n</function_calls>'
 
 
-def _am(values: dict[str, str]) -> str:
+def _am(values: dict[str, str], name: str = "paint") -> str:
     params = "".join(f"  <{k}>{v}</{k}>\n" for k, v in values.items())
-    return f'<am:tool_call name="paint">\n{params}</am:tool_call>'
+    return f'<am:tool_call name="{name}">\n{params}</am:tool_call>'
 
 
 @pytest.mark.parametrize(
@@ -114,3 +114,22 @@ def test_a_value_not_listed_still_goes_to_the_schema_check() -> None:
     text = _qwen({"color": "\n  green\n", "day": "2026-11-23", "job": JOB, "unit": "kelvin",
                   "label": "'c"})
     every_chunking("hermes", text, TOOLS, [("error", "paint", "invalid_arguments"), F])
+
+
+@tool
+def pace(mode: Literal["fast", "slow"] | None = None, at: datetime.date | None = None) -> str:
+    """Pace."""
+    return ""
+
+
+@pytest.mark.parametrize(
+    ("dialect", "form"), [("hermes", _qwen), ("hermes", _glm), ("am_xml", _am)],
+    ids=["qwen", "glm", "am_xml"],
+)
+def test_a_listed_value_that_may_be_null(dialect: str, form: Any) -> None:
+    # ``Literal[...] | None``: laid out with spaces it is the value; ``null`` is null
+    registry = ToolRegistry([pace])
+    text = form({"mode": "\n    slow\n  ", "at": " 2026-11-23\n"}, "pace")
+    every_chunking(dialect, text, registry, [call("pace", mode="slow", at="2026-11-23"), F])
+    text = form({"mode": "\n  null\n", "at": "null"}, "pace")
+    every_chunking(dialect, text, registry, [call("pace", mode=None, at=None), F])

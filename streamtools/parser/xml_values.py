@@ -31,7 +31,8 @@ machine in ``am_xml`` finds element boundaries, this turns content into
   and ``"    celsius\n  "`` was refused by the schema (the repair turn cost a
   round-trip for a value whose meaning is plain). A listed value written in
   quotes (``"celsius"``) is the value too; a text that is a listed value as
-  written (spaces and all) stays so. Free-text strings are not trimmed: only
+  written (spaces and all) stays so; ``null`` is null where the schema allows
+  it (``Literal["c", "f"] | None``). Free-text strings are not trimmed: only
   the schema says that spaces cannot be meant, and holding a free-text string
   to its close to look would lose its streaming.
 * ``TYPED`` (any other schema type): the content is held and emitted when the
@@ -164,9 +165,9 @@ def kind_of(root: dict[str, Any], node: Any) -> int:
     """The kind of a value whose schema is ``node`` (inside ``root``)."""
     t = json_type(root, node)  # through anyOf and $ref: ``str | None`` is a string
     if t == "string":
-        if _allows_null(root, node):
-            return NULLABLE
-        return WORD if _listed(root, node) is not None or _formatted(root, node) else STRING
+        if _listed(root, node) is not None or _formatted(root, node):
+            return WORD  # (one that may be null too: ``word_value`` reads ``null``)
+        return NULLABLE if _allows_null(root, node) else STRING
     if t is not None:
         return TYPED
     if _types_named(root, node) - {"string", "null"}:
@@ -219,13 +220,17 @@ def _formatted(root: dict[str, Any], node: Any) -> bool:
     )
 
 
-def word_value(text: str, root: dict[str, Any], node: Any) -> str:
+def word_value(text: str, root: dict[str, Any], node: Any) -> str | None:
     """A ``WORD`` value's text (see the module docstring): a listed value as
     written, stripped or unquoted; else, for a listed schema, the text without
-    its layout newlines (the schema check names it) or, for a format, stripped."""
+    its layout newlines (the schema check names it) or, for a format, stripped.
+    None (JSON null) for ``null`` where the schema allows null and lists no
+    such string (``Literal["a", "b"] | None``), as a ``NULLABLE`` value reads it."""
     plain = layout_free(text)
     word = plain.strip()
     listed = _listed(root, node)
+    if word == "null" and (listed is None or word not in listed) and _allows_null(root, node):
+        return None
     if listed is None:
         return word
     if plain in listed:
@@ -487,7 +492,7 @@ class ParamValues:
         text = valid_text("".join(self.held))  # a lone surrogate half: see ``_json_str``
         if self.kind == WORD:
             word = word_value(text, *self._schema())
-            self.call.add_args(msgspec.json.encode(word).decode(), self.out)
+            self.call.add_args("null" if word is None else f'"{_json_str(word)}"', self.out)
             return
         value = text.strip()
         if self.kind == NULLABLE:  # still undecided: whitespace, ``nu``, ``null``
