@@ -37,7 +37,11 @@ where Anthropic's API puts one (after a user turn, which holds the results).
 A note right after results, with no user message after it, comes after the
 results' continuation instruction, which ``project`` leaves out when a user
 message follows the results (rule 3). A changed top-level ``system`` or
-``instructions`` changes the start, as it must.
+``instructions`` changes the start, as it must. A client that moves one
+system message to the end of each request instead of keeping it where it
+was (aider's reminder) costs the upstream its last exchange: the previous
+last user message loses the note; joined to the system prompt, such a note
+cost nothing, but a note that stays (Claude Code's) cost the whole prompt.
 
 A forced or restricted ``tool_choice`` is said in the last user message
 (``choice_words``), as is a ``response_format`` when tools may be called, so
