@@ -25,13 +25,16 @@ ADD = '<am:tool_call name="add"><a>40</a><b>2</b></am:tool_call>'
 
 
 def run_chat(base_url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The chat, asked one question. The bound stops a hang only: three Pythons
+    start (the chat, its MCP server, a slow server's own wait besides), which a
+    loaded machine takes long over, and 60 s cut a run that was working."""
     argv = [sys.executable, "-m", "streamtools", "chat", "--base-url", base_url, "--model", "m"]
     return subprocess.run(
         [*argv, "--color", "never", *extra],
         input="who is Miso?\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=240,
     )
 
 
