@@ -18,6 +18,9 @@ honoured:
   malformed JSON at the first one; data that begins as an object and is
   malformed still ends it so. A stream that ends without its finish after
   such data quotes the last of it (a gateway's error in plain words).
+* Chunks a server ended with one newline, not the blank line that ends an
+  SSE event, reach the decoder as one event of several lines; they are read
+  one by one (``streamtools.providers.joined``): the answer ended in an error.
 * The returned text never contains the stop string. vLLM names the one it hit in
   ``choices[0].stop_reason``, SGLang in ``choices[0].matched_stop``; that
   becomes ``FinishChunk.stop_sequence`` (SGLang's was not read).
