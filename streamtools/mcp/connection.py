@@ -44,6 +44,14 @@ in all, and waits for it. The call that met the crash stays a tool error,
 never silently retried, since tools may have side effects. When the restarts
 are used up, calls are tool errors that say the server is gone.
 
+A call asks the server for progress (a ``progressToken``), and
+``call_timeout`` bounds how long the server may say nothing on it: each
+progress notification starts it again. A long tool (a build, a crawl) that
+says it is working is not cut off at ``call_timeout``, as it was when that was
+a hard deadline, while it went on; as the spec asks, a limit in all stays,
+``_PROGRESS_CAP`` (10) times ``call_timeout``. A call that runs out of time is
+cancelled, which the SDK tells the server (``notifications/cancelled``).
+
 Failures at a call (``MCPToolError``, which the runtime reports to the model
 as a tool error): ``isError`` results (with the server's own text), a
 connection closed mid-call, no answer within ``call_timeout``, a JSON-RPC
@@ -104,6 +112,8 @@ logger = logging.getLogger("streamtools.mcp")
 _MAX_LIST_PAGES = 100
 # Bounds a listen stream that the server keeps acknowledging and dropping.
 _MAX_RELISTENS = 5
+# A call that reports progress may take this many times ``call_timeout`` in all.
+_PROGRESS_CAP = 10
 
 
 def _announces_changes(client: Client) -> bool:
@@ -167,6 +177,10 @@ class _NotStreamable(MCPLoadError):
     def __init__(self, failed: MCPLoadError) -> None:
         super().__init__(str(failed))
         self.failed = failed
+
+
+class _OutOfTime(Exception):
+    """A call ran out of time (``MCPConnection._call_tool``); the message says how."""
 
 
 class _Restart:
@@ -504,9 +518,9 @@ class MCPConnection:
         answers = self._answers
         errors = answers.errors if answers is not None else 0
         try:
-            result = await client.call_tool(
-                name, dict(arguments), read_timeout_seconds=self.call_timeout
-            )
+            result = await self._call_tool(client, name, arguments)
+        except _OutOfTime as exc:
+            raise MCPToolError(str(exc)) from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 if self._client is client:
@@ -542,3 +556,37 @@ class MCPConnection:
         if result.is_error:
             raise MCPToolError(text or f"MCP tool {name!r} reported an error")
         return text
+
+    async def _call_tool(
+        self, client: Client, name: str, arguments: Mapping[str, Any]
+    ) -> CallToolResult:
+        """The call's result; ``_OutOfTime`` if it ran out of time. ``call_timeout``
+        bounds how long the server may say nothing on the call: each progress
+        notification starts it again, up to ``_PROGRESS_CAP`` times it in all
+        (see the module docstring)."""
+        timeout = self.call_timeout
+        if timeout is None:
+            return await client.call_tool(name, dict(arguments))
+        heard = False
+        start = anyio.current_time()
+        latest = start + timeout * _PROGRESS_CAP
+        with anyio.CancelScope(deadline=start + timeout) as quiet:
+
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                nonlocal heard
+                heard = True
+                quiet.deadline = min(anyio.current_time() + timeout, latest)
+
+            # cancelled here, the SDK tells the server (notifications/cancelled)
+            return await client.call_tool(name, dict(arguments), progress_callback=progressed)
+        said = f"MCP server {self.label!r}"
+        if not heard:
+            raise _OutOfTime(f"{said} did not answer the call to {name!r} within {timeout}s")
+        if quiet.deadline >= latest:
+            raise _OutOfTime(
+                f"{said} did not finish the call to {name!r} within {latest - start:g}s, the "
+                "most a call may take while it reports progress (ten times call_timeout)"
+            )
+        raise _OutOfTime(
+            f"{said} reported progress on the call to {name!r}, then nothing for {timeout}s"
+        )
