@@ -103,7 +103,8 @@ async def test_a_stream_that_raises_another_error_keeps_the_calls_that_ran() -> 
     chat = Transcript()
     chat.user("pay 3")
     with pytest.raises(RuntimeError, match="the client broke"):
-        await Agent(ScriptedModel([broken]), [pay], dialect="hermes").run(chat)
+        # (the delay before the error lets the dispatched call run)
+        await Agent(ScriptedModel([broken], delay=0.05), [pay], dialect="hermes").run(chat)
     assert ran == ["pay 3"]
     assert results(chat) == {"pay": ("paid 3", False)}
 
