@@ -144,6 +144,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any, Unpack
 
 import msgspec
@@ -186,7 +187,7 @@ from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
 from streamtools.providers.toolnames import OPENAI_NAMES
-from streamtools.providers.toolschema import rule_for
+from streamtools.providers.toolschema import rule_for, schema_refusals_retried
 
 __all__ = ["OpenAIChat"]
 
@@ -467,8 +468,10 @@ class OpenAIChat(HTTPProvider):
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
         """Open the request and stream chunks; asked again without a field the
-        server refuses (``providers.refused_fields``)."""
-        return refusals_retried(self, super().stream, request)
+        server refuses (``providers.refused_fields``), or a tool schema keyword
+        (``providers.toolschema``)."""
+        opener = partial(schema_refusals_retried, self, super().stream)
+        return refusals_retried(self, opener, request)
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"

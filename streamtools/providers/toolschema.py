@@ -45,10 +45,18 @@ arguments a model sends are still checked against the tool's own schema
 ``rule_for(base_url, model)`` is the rule a provider chooses from what it
 knows of its server; ``PLAIN`` (the root mended, the rest as given) for any
 other. ``sent_schema(schema, rule)`` is the schema to send, a new object
-(None: send no parameters). ``refused_keyword(said)`` reads a 400's words: an
-OpenAI-compatible provider whose server refuses a schema keyword so is asked
-again once without it (``OpenAIChat``; Gemini's words switch it to
-``GEMINI``).
+(None: send no parameters).
+
+A server the rule does not know (a gateway in front of Gemini under a model
+alias, an API that refuses one more keyword) answers 400 and names what it
+refuses: ``Unknown name "$defs" at 'tools[0].function_declarations…'``
+(Google's), ``'uniqueItems' is not supported`` in a tool schema's error.
+``schema_refusals_retried`` (``OpenAIChat.stream``) reads that
+(``refused_keyword``), changes the provider's ``tool_schema`` for this and
+every later request (Google's words: ``GEMINI``; others: the rule without
+that keyword) and opens the same request again, at most three more times.
+A refusal of ``type``, ``properties``, ``items``, ``required`` or
+``description``, or of a keyword already left out, is passed on as it came.
 
 Sources (2025-2026): openswarm-ai/openswarm#24, zed-industries/zed#44875 and
 #53919, musistudio/claude-code-router#475 (Gemini); anthropics/claude-code
@@ -60,15 +68,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from streamtools.errors import ProviderError
+from streamtools.model import Chunk, ModelRequest
+
 __all__ = [
-    "GEMINI", "OLLAMA", "PLAIN", "SchemaRule", "refused_keyword", "rule_for", "sent_schema",
+    "GEMINI", "OLLAMA", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
+    "schema_refusals_retried", "sent_schema",
 ]
 
+Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 _UNFOLD = 2  # times a definition may be unfolded inside itself
 # keywords whose value is a schema, a list of schemas, or a name -> schema map
 _ONE = frozenset({
@@ -439,6 +453,52 @@ _GEMINI_REFUSAL = re.compile(r"Unknown name \\*\"([^\"\\]+)\\*\" at '[^']*functi
 _KEYWORD_REFUSAL = re.compile(
     r"['\"`]?(\$?[A-Za-z]+)['\"`]? (?:is |are )?not (?:supported|permitted|allowed)"
 )
+
+
+# a refusal of these is no keyword to leave out: the schema would say nothing
+_ESSENTIAL = frozenset({"type", "properties", "items", "required", "description", "anyOf"})
+_RETRIES = 3  # openings after the first, each for one more keyword
+
+
+class _Ruled(Protocol):
+    tool_schema: SchemaRule
+
+
+def _mended(provider: _Ruled, exc: ProviderError) -> bool:
+    """Whether ``exc`` refused a tool schema keyword the provider now leaves out
+    (Gemini's words: the provider takes ``GEMINI``, which says none of them)."""
+    if exc.status not in (400, 422):
+        return False
+    found = refused_keyword(f"{exc.body or ''}\n{exc}")
+    if found is None:
+        return False
+    gemini, keyword = found
+    rule = provider.tool_schema
+    if gemini and not rule.openapi:
+        provider.tool_schema = replace(GEMINI, drop=GEMINI.drop | rule.drop)
+        return True
+    if keyword in _ESSENTIAL or keyword in rule.drop or (rule.keep and keyword not in rule.keep):
+        return False  # not ours to mend, or left out already
+    provider.tool_schema = rule.without(keyword)
+    return True
+
+
+@asynccontextmanager
+async def schema_refusals_retried(
+    provider: _Ruled, open_stream: Opener, request: ModelRequest
+) -> AsyncIterator[AsyncIterator[Chunk]]:
+    """``open_stream(request)``, opened again when the server refuses a keyword
+    of a tool's schema and says which (see the module docstring): the provider
+    leaves it out of this and every later request."""
+    async with AsyncExitStack() as stack:
+        for left in range(_RETRIES, -1, -1):
+            try:
+                chunks = await stack.enter_async_context(open_stream(request))
+                break
+            except ProviderError as exc:
+                if not left or not request.tools or not _mended(provider, exc):
+                    raise
+        yield chunks
 
 
 def refused_keyword(said: str) -> tuple[bool, str] | None:
