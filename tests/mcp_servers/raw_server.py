@@ -12,7 +12,11 @@ description). With ``bad-handshake``, it answers the ``initialize`` request with
 has no message. With ``bad-content``, the tools answer with content blocks the
 SDK cannot read beside ones it can (``BAD_CONTENT``). With ``tool-extras``, the
 tools have fields no call needs that are not valid MCP (``EXTRAS_TOOLS``); their
-calls answer with their name and arguments as JSON text. No SDK import.
+calls answer with their name and arguments as JSON text. With ``asks``, a call of
+the tool named by a method of the client's, ``/`` written ``_`` (``roots_list``,
+``sampling_createMessage``, ``elicitation_create``, ``ping``) first sends the
+client that request (as a 2025-06-18 server may, in the middle of a call) and
+answers the call with the client's answer as JSON text. No SDK import.
 """
 
 from __future__ import annotations
@@ -101,9 +105,48 @@ def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
     return reply
 
 
+# ``asks``: the requests a server may send its client, and their params
+ASKS: dict[str, dict[str, Any]] = {
+    "roots/list": {},
+    "sampling/createMessage": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+        "maxTokens": 5,
+    },
+    "elicitation/create": {
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+    "ping": {},
+}
+
+
+def ask(message: dict[str, Any]) -> dict[str, Any]:
+    """Send the client the request the called tool names; the call's reply holds its answer."""
+    method = message["params"]["name"].replace("_", "/")
+    request_id = f"srv-{message['id']}"
+    request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": ASKS[method]}
+    print(json.dumps(request), flush=True)
+    for line in sys.stdin:
+        got = json.loads(line)
+        if got.get("id") == request_id and "method" not in got:
+            text = json.dumps({k: v for k, v in got.items() if k in ("result", "error")})
+            return {"content": [{"type": "text", "text": text}]}
+    raise SystemExit(0)
+
+
 def main(mode: str) -> int:
     for line in sys.stdin:
-        reply = answer(json.loads(line), mode)
+        message = json.loads(line)
+        if mode == "asks" and message.get("method") == "tools/list":
+            names = [method.replace("/", "_") for method in ASKS]
+            tools = [{"name": name, "inputSchema": OBJECT} for name in names]
+            reply: dict[str, Any] | None = {
+                "jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}
+            }
+        elif mode == "asks" and message.get("method") == "tools/call":
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": ask(message)}
+        else:
+            reply = answer(message, mode)
         if reply is not None:
             print(json.dumps(reply), flush=True)
     return 0
