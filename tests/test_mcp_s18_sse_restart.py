@@ -28,7 +28,7 @@ from mcp_servers.harness import asgi_server
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from streamtools.mcp import MCPLoadError, MCPToolError, mcp_tools
+from streamtools.mcp import MCPHttp, MCPLoadError, MCPToolError, mcp_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -150,3 +150,35 @@ async def test_a_refused_handshake_is_a_load_error_at_once() -> None:
         "; nor does it answer as a server of the older HTTP+SSE transport: it refused the "
         'handshake, answering HTTP 401 Unauthorized: {"error": "token required"}'
     )
+
+
+async def test_the_headers_reach_every_request_of_the_older_transport() -> None:
+    """The legacy transport's HTTP client is ours now (to hear refusals): the
+    server's headers (a token) still go with the event stream and each message."""
+
+    def app() -> Any:
+        server: MCPServer[Any] = MCPServer("legacy")
+
+        @server.tool()
+        def greet(name: str) -> str:
+            """Greet someone."""
+            return f"hello {name}"
+
+        inner = server.sse_app()
+
+        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                if dict(scope["headers"]).get(b"authorization") != b"Bearer t0k":
+                    await Response("no token", status_code=401)(scope, receive, send)
+                    return
+            await inner(scope, receive, send)
+
+        return guarded
+
+    with asgi_server(app) as base:
+        server = MCPHttp(base + "/sse", headers={"Authorization": "Bearer t0k"})
+        with anyio.fail_after(30):
+            async with mcp_tools(server, load_timeout=20) as registry:
+                greet = registry.get("greet")
+                assert greet is not None
+                assert await greet.invoke({"name": "Ada"}) == "hello Ada"
