@@ -103,3 +103,45 @@ async def test_a_refusal_it_cannot_mend_is_passed_on(anyio_backend: str) -> None
     assert caught.value.status == 400
     assert len(server.requests) == 1
     assert model.tool_schema == PLAIN
+
+
+XGRAMMAR = json.dumps({
+    "object": "error",
+    "message": "The provided JSON schema contains features not supported by xgrammar.",
+    "type": "BadRequestError",
+    "param": None,
+    "code": 400,
+})  # fmt: skip
+
+
+def _vllm(body: dict[str, Any]) -> str | Reply:
+    """vLLM with ``--structured-outputs-config.backend xgrammar``, a tool forced."""
+    said = _said(body)
+    return Reply(status=400, body=XGRAMMAR) if "uniqueItems" in said or "format" in said else "ok"
+
+
+async def test_xgrammar_refusal_leaves_out_what_it_cannot_enforce(anyio_backend: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "mail": {"type": "string", "format": "idn-email", "description": "To whom."},
+        },
+        "required": ["tags"],
+    }
+    tools = (ToolSpec(name="send", description="Send.", parameters=schema),)
+    request = ModelRequest(messages=REQUEST.messages, tools=tools, tool_choice="required")
+    async with FakeServer([_vllm] * 3) as server:
+        model = OpenAIChat("Qwen/Qwen3-8B", base_url=server.base_url)
+        await collect(model, request)
+        await collect(model, request)
+    assert len(server.requests) == 3
+    assert server.requests[1]["tools"][0]["function"]["parameters"] == {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "mail": {"type": "string", "description": "To whom."},
+        },
+        "required": ["tags"],
+    }
+    assert server.requests[2] == server.requests[1]

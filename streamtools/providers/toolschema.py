@@ -55,6 +55,10 @@ refuses: ``Unknown name "$defs" at 'tools[0].function_declarations…'``
 (``refused_keyword``), changes the provider's ``tool_schema`` for this and
 every later request (Google's words: ``GEMINI``; others: the rule without
 that keyword) and opens the same request again, at most three more times.
+vLLM names nothing when its xgrammar backend cannot compile a tool's schema
+(a forced or ``required`` tool choice: "The provided JSON schema contains
+features not supported by xgrammar", vllm-project/vllm#16321, #26421): then
+every keyword xgrammar does not enforce is left out (``_XGRAMMAR_OUT``).
 A refusal of ``type``, ``properties``, ``items``, ``required`` or
 ``description``, or of a keyword already left out, is passed on as it came.
 
@@ -458,6 +462,14 @@ _KEYWORD_REFUSAL = re.compile(
 # a refusal of these is no keyword to leave out: the schema would say nothing
 _ESSENTIAL = frozenset({"type", "properties", "items", "required", "description", "anyOf"})
 _RETRIES = 3  # openings after the first, each for one more keyword
+# vLLM's words when its xgrammar backend cannot compile a schema, naming nothing,
+# and what it cannot enforce (vLLM's ``has_xgrammar_unsupported_json_features``;
+# lengths: with a pattern or format, xgrammar drops them)
+_XGRAMMAR = "not supported by xgrammar"
+_XGRAMMAR_OUT = frozenset({
+    "multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "patternProperties",
+    "propertyNames", "dependentSchemas", "format", "minLength", "maxLength",
+})  # fmt: skip
 
 
 class _Ruled(Protocol):
@@ -469,11 +481,15 @@ def _mended(provider: _Ruled, exc: ProviderError) -> bool:
     (Gemini's words: the provider takes ``GEMINI``, which says none of them)."""
     if exc.status not in (400, 422):
         return False
-    found = refused_keyword(f"{exc.body or ''}\n{exc}")
+    said = f"{exc.body or ''}\n{exc}"
+    rule = provider.tool_schema
+    if _XGRAMMAR in said.lower() and not _XGRAMMAR_OUT <= rule.drop:
+        provider.tool_schema = replace(rule, drop=rule.drop | _XGRAMMAR_OUT)
+        return True
+    found = refused_keyword(said)
     if found is None:
         return False
     gemini, keyword = found
-    rule = provider.tool_schema
     if gemini and not rule.openapi:
         provider.tool_schema = replace(GEMINI, drop=GEMINI.drop | rule.drop)
         return True
