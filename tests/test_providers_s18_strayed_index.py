@@ -90,3 +90,23 @@ async def test_a_new_call_is_still_one(anyio_backend: str) -> None:
     ]
     first = ends[0]
     assert isinstance(first, CallEnd) and first.arguments == {"kpi": "revenue"}
+
+
+async def test_an_empty_first_delta_takes_nothing(anyio_backend: str) -> None:
+    # a delta with no text on a new index, before that call's name and id, starts
+    # that call (it stays the later call's), while the call before is still open
+    body = sse(
+        _delta(0, '{"kpi": ', "call_a", "kpi"),
+        {"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 1, "function": {"arguments": ""}}]}}]},
+        _delta(1, "", "call_b", "chart"),
+        _delta(0, '"revenue"}'),
+        _delta(1, '{"chart": "bar"}'),
+        _finish(),
+        DONE,
+    )
+    ends = await _ends(body, "mock")
+    assert [(type(e), e.name, getattr(e, "arguments", None), e.id) for e in ends] == [
+        (CallEnd, "kpi", {"kpi": "revenue"}, "call_a"),
+        (CallEnd, "chart", {"chart": "bar"}, "call_b"),
+    ]

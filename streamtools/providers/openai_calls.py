@@ -158,14 +158,14 @@ class ToolCallDeltas:
     as ``NativeCalls`` reads it. Each call gets its own ``CallChunk.index``, counted from 0, so
     ``NativeCalls`` needs no server index to tell calls apart.
 
-    A delta on an index not seen yet that names no tool and brings no id but
-    the latest call's, while that call's arguments are unfinished, continues
-    that call (``_strayed``): DeepSeek V4 behind ollama.com's endpoint sends a
+    A delta on an index not seen yet that names no tool, brings no id but the
+    latest call's and brings argument text, while that call's arguments are
+    unfinished, continues that call (``_strayed``): DeepSeek V4 behind ollama.com's endpoint sends a
     call's head (id, name, the start of its arguments) on the index of the call
     before it and the rest on an index of its own. That rest began a nameless
     call (a ``CallError``), and the call ran with what its head held, ``{}``.
-    A new call's first delta always names its tool or brings an id, so no
-    well-formed stream is read otherwise.
+    A new call's first delta names its tool, brings an id or has no text, so
+    no well-formed stream is read otherwise.
     """
 
     def __init__(self, pairs: SurrogatePairs[Any]) -> None:
@@ -198,7 +198,7 @@ class ToolCallDeltas:
         sent_id = tc.id or None
         index = tc.index or 0  # a null index is a missing one: index 0
         call = self._by_index.get(index)
-        if call is None and name is None and self._last is not None:
+        if call is None and name is None and raw and self._last is not None:
             call = self._strayed(self._last, index, sent_id)
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
@@ -242,8 +242,10 @@ class ToolCallDeltas:
 
     def _strayed(self, last: _Call, index: int, sent_id: str | None) -> _Call | None:
         """``last`` (the call begun last), now also the call of ``index``, for a
-        nameless delta on an index not seen yet that brings no other id, while
-        ``last``'s arguments are unfinished; else None (see the class docstring)."""
+        nameless delta with argument text on an index not seen yet that brings
+        no other id, while ``last``'s arguments are unfinished; else None (see
+        the class docstring). A delta with no text there begins the call whose
+        name and id come next, as it did."""
         if last.ended or (sent_id is not None and sent_id != last.id) or last.whole.whole:
             return None
         self._by_index[index] = last
