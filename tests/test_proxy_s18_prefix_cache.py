@@ -15,7 +15,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_proxy import A_WEATHER, PARIS, TIME, UTC, WEATHER, _anthropic, _openai, proxy
+
+from streamtools.model import ToolSpec
+from streamtools.proxy.request import ProxyCall
+from streamtools.proxy.upstream import upstream_request
+from streamtools.transcript import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Transcript,
+    UserMessage,
+)
 
 NOTE = "[system message]"  # the line that opens a note (proxy.upstream.NOTE)
 
@@ -182,3 +196,62 @@ def test_a_restricting_tool_choice_leaves_the_system_prompt_as_it_was(kind: str)
     assert ("may call only these tools: `weather`" if kind == "allowed_tools"
             else "must call the tool `weather`") in said
     assert sent[2][1]["content"] == "Time and weather in Paris?"  # said for that reply only
+
+
+_STEPS = st.lists(st.sampled_from(["user", "system", "call", "text", "result"]),
+                  min_size=1, max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(steps=_STEPS, leading=st.booleans(), dialect=st.sampled_from(["am_xml", "json_object"]))
+def test_any_growing_conversation_keeps_each_prompt_a_prefix_of_the_next(
+    steps: list[str], leading: bool, dialect: str
+) -> None:
+    """Whatever the order of user, system, assistant and result messages, the
+    upstream messages for a conversation are, all but the last, the first
+    messages for any longer one that the client sends later; no system message
+    follows the first; and a note orphans no result."""
+    messages: list[Any] = [SystemMessage(content="top")] if leading else []
+    calls = 0
+    for n, step in enumerate(steps):
+        spoken = [m for m in messages if not isinstance(m, SystemMessage)]
+        pending = bool(spoken) and isinstance(spoken[-1], AssistantMessage) and spoken[-1].calls
+        if step == "user":
+            messages.append(UserMessage(content=f"user {n}"))
+        elif step == "system":
+            messages.append(SystemMessage(content=f"note {n}"))
+        elif step in ("call", "text") and calls and pending:
+            # a client answers a call before the model speaks again
+            messages.append(ToolResultMessage(call_id=f"c{calls}", name="weather",
+                                              content=f"result {n}"))
+        if step == "call":
+            calls += 1
+            messages.append(AssistantMessage(text=f"reply {n}", calls=(
+                ToolCall(id=f"c{calls}", name="weather", arguments={"city": f"c{n}"}),)))
+        elif step == "text":
+            messages.append(AssistantMessage(text=f"reply {n}"))
+        elif step == "result" and calls:
+            messages.append(ToolResultMessage(call_id=f"c{calls}", name="weather",
+                                              content=f"result {n}"))
+
+    tools = [ToolSpec(name="weather", description="", parameters={"type": "object"})]
+
+    def sent(given: list[Any]) -> list[tuple[str, str]]:
+        call = ProxyCall(model="m", transcript=Transcript(messages=given), tools=tools)
+        return [(m.role, m.content) for m in upstream_request(call, dialect).messages]
+
+    def orphans(sent: list[tuple[str, str]]) -> int:
+        return sum(text.count("arrived, but no such call") for _, text in sent)
+
+    whole = sent(messages)
+    assert all(role != "system" for role, _ in whole[1:])
+    bare = [m for m in messages if not isinstance(m, SystemMessage)]
+    assert orphans(whole) == orphans(sent(bare))
+    # each earlier request the client could have sent: one that ends where the
+    # model is to answer (a user message, results or a system message)
+    for upto in range(1, len(messages)):
+        spoken = [m for m in messages[:upto] if not isinstance(m, SystemMessage)]
+        if spoken and isinstance(spoken[-1], AssistantMessage):
+            continue
+        before = sent(messages[:upto])
+        assert whole[: len(before) - 1] == before[:-1]
