@@ -13,7 +13,7 @@ from provider_support import provider_for
 
 from streamtools.errors import RepairExhausted
 from streamtools.events import CallError, Event, Final, Retry, TurnEnd
-from streamtools.model import CallChunk, Chunk, FinishChunk, TextChunk
+from streamtools.model import CallChunk, Chunk, FinishChunk, ReasoningChunk, TextChunk
 from streamtools.runtime import Agent
 from streamtools.runtime.console import ConsoleRenderer
 from streamtools.runtime.hybrid import HybridAgent
@@ -210,3 +210,18 @@ async def test_a_hybrid_selection_answer_cut_at_max_tokens_is_marked() -> None:
     assert (first.truncated, first.turns) == (True, 1)
     events = await run(agent, "again")
     assert events[-1] == Final(text="Whole.", turns=1)
+
+
+async def test_a_reply_that_spent_max_tokens_thinking_is_told_so() -> None:
+    """Nothing but reasoning, cut at the limit: "your reply was empty" would not
+    tell the model why; the re-prompt says the limit was spent on reasoning."""
+    thinking: list[Chunk] = [ReasoningChunk(text="Hm " * 20), FinishChunk(reason="length")]
+    model = ScriptedModel([thinking, "Briefly: yes."])
+    events = await run(Agent(model, [write]), "is it?")
+    retry = next(e for e in events if isinstance(e, Retry))
+    assert retry.reason == "empty_reply"
+    assert "output token limit" in retry.message and "reasoning" in retry.message
+    assert events[-1] == Final(text="Briefly: yes.", turns=2)
+    plain = await run(Agent(ScriptedModel(["", "Yes."]), [write]), "is it?")
+    told = next(e for e in plain if isinstance(e, Retry))
+    assert "token limit" not in told.message and "was empty" in told.message

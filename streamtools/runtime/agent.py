@@ -614,10 +614,11 @@ def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[str, st
     if reply.visible_text.strip() or reply.errors:  # (errors: ``_check_exhausted``)
         return None
     finish = reply.finish.reason if reply.finish is not None else None
+    cut = finish in OUT_OF_TOKENS
     if not repair.nudged:
         repair.nudged = True
-        return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0)
-    hint = " (it ended at max_tokens: raise it)" if finish == "length" else ""
+        return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0, cut=cut)
+    hint = " (it ended at max_tokens: raise it)" if cut else ""
     raise RepairExhausted(
         f"the model's reply was empty again after it was asked for its answer{hint}",
         reason="empty_reply",

@@ -253,9 +253,17 @@ def missing_call_reprompt(
     )
 
 
-def empty_reply_reprompt(*, ran: bool) -> str:
-    """The one re-prompt after a reply with nothing in it; ``ran``: tools ran."""
+def empty_reply_reprompt(*, ran: bool, cut: bool = False) -> str:
+    """The one re-prompt after a reply with nothing in it; ``ran``: tools ran;
+    ``cut``: it ended at the output token limit (a reasoning model spent it all
+    thinking), which "your reply was empty" would not explain."""
     using = " using the tool results above" if ran else ""
+    if cut:
+        return (
+            "Your reply reached the output token limit (max_tokens) before it gave any "
+            f"answer: it was all spent on reasoning. Think briefly and answer the user "
+            f"now{using}, in plain text."
+        )
     return f"Your reply was empty. Answer the user now{using}, in plain text."
 
 
