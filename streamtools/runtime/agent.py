@@ -99,7 +99,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -137,7 +136,14 @@ from streamtools.runtime.repair import (
     missing_call_reprompt,
     refusal_reprompt,
 )
-from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
+from streamtools.runtime.stream import (
+    EventStream,
+    RunResult,
+    as_transcript,
+    drain,
+    event_stream,
+    events_context,
+)
 from streamtools.runtime.turn import (
     Decoder,
     Emit,
@@ -288,7 +294,7 @@ class Agent:
 
     # --- public API ------------------------------------------------------------
 
-    @asynccontextmanager
+    @events_context
     async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
         """Run the loop for ``prompt``; yield its events. Leaving the block cancels the run."""
         transcript = as_transcript(prompt)  # on entering the block, as before the run starts

@@ -63,7 +63,6 @@ request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -107,7 +106,14 @@ from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent, check_choice
 from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.repair import OUT_OF_TOKENS
-from streamtools.runtime.stream import EventStream, RunResult, as_transcript, drain, event_stream
+from streamtools.runtime.stream import (
+    EventStream,
+    RunResult,
+    as_transcript,
+    drain,
+    event_stream,
+    events_context,
+)
 from streamtools.runtime.turn import Emit, unfinished_stream
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
@@ -209,7 +215,7 @@ class HybridAgent:
             **sampling,
         )
 
-    @asynccontextmanager
+    @events_context
     async def stream(self, prompt: str | Transcript) -> AsyncIterator[EventStream]:
         """Run selection then work for ``prompt``; yield the events. Leaving cancels the run."""
         transcript = as_transcript(prompt)

@@ -29,13 +29,22 @@ the same sum as the error's ``usage``: the tokens a failed run spent are
 billed all the same, and with ``run`` the caller has no other way to them.
 ``EventStream.usage`` is the sum so far, for a consumer that leaves the block
 before the end (a stopped run is billed too).
+
+``stream()`` methods are written as generators under ``@events_context``,
+which is ``asynccontextmanager`` but for one thing: what it returns
+(``StreamContext``) refuses ``async for`` with a ``TypeError`` that shows the
+``async with`` form, where Python's own error named a private class (the
+SDKs' streams are iterated directly, and people try that first).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import NoReturn, ParamSpec
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -45,7 +54,10 @@ from streamtools.events import Event, Usage
 from streamtools.runtime.turn import Emit
 from streamtools.transcript import Transcript
 
-__all__ = ["EventStream", "RunResult", "as_transcript", "drain", "event_stream"]
+__all__ = [
+    "EventStream", "RunResult", "StreamContext", "as_transcript", "drain", "event_stream",
+    "events_context",
+]
 
 _BUFFER = 64
 
@@ -156,6 +168,47 @@ async def event_stream(run: Callable[[Emit], Awaitable[RunResult]]) -> AsyncIter
             receive.close()
     if error is not None:
         raise error
+
+
+_P = ParamSpec("_P")
+
+
+class StreamContext(AbstractAsyncContextManager[EventStream]):
+    """What an agent's ``stream(prompt)`` returns: entered, the run's events."""
+
+    def __init__(self, manager: AbstractAsyncContextManager[EventStream]) -> None:
+        self._manager = manager
+
+    async def __aenter__(self) -> EventStream:
+        return await self._manager.__aenter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        return await self._manager.__aexit__(exc_type, exc, traceback)
+
+    def __aiter__(self) -> NoReturn:
+        raise TypeError(
+            "stream() gives an async context manager, not the events: write "
+            "`async with agent.stream(prompt) as events:` then "
+            "`async for event in events:` (leaving the block cancels the run)"
+        )
+
+
+def events_context(
+    method: Callable[_P, AsyncIterator[EventStream]],
+) -> Callable[_P, StreamContext]:
+    """``asynccontextmanager`` for ``stream()`` methods (see the module docstring)."""
+    manager = asynccontextmanager(method)
+
+    @functools.wraps(method)
+    def stream(*args: _P.args, **kwargs: _P.kwargs) -> StreamContext:
+        return StreamContext(manager(*args, **kwargs))
+
+    return stream
 
 
 async def drain(stream: AbstractAsyncContextManager[EventStream]) -> RunResult:
