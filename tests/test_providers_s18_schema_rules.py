@@ -131,6 +131,10 @@ def _check_refused(sent: dict[str, Any] | None, rule: SchemaRule) -> None:
             assert node.get("type") == "string"
         if node.get("type") == "object":
             assert node.get("properties")
+        if node.get("type") == "array":
+            assert node.get("items"), "Gemini: items: missing field"
+        for name in node.get("required", ()):
+            assert name in node["properties"], "Gemini: property is not defined"
 
 
 def _as_read(node: Any) -> Any:
@@ -277,6 +281,7 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
         st.sampled_from([{"const": "red"}, {"const": 3}, {"const": None}]),
         st.sampled_from([{"enum": ["a", "b"]}, {"enum": [1, 2]}, {"enum": ["a", None]}]),
         st.just({}),
+        st.just({"type": "array"}),  # an MCP server's list of anything
         st.just({"$ref": "#/$defs/Item"}),
         st.just({"$ref": "#/$defs/Tree"}),
     )
@@ -413,6 +418,11 @@ def test_gemini_keeps_what_it_can_say() -> None:
     kids = props["tree"]["properties"]["children"]["items"]["properties"]["children"]
     assert kids["items"] == {"description": "Node"}
     assert sent_schema(ping.spec().parameters, GEMINI) is None
+    # an MCP server's required name without a property, and a list of anything
+    loose = {"properties": {"a": {"type": "array"}}, "required": ["a", "ref"]}
+    assert sent_schema(loose, GEMINI) == {
+        "type": "object", "properties": {"a": {"description": "A JSON array."}}, "required": ["a"]
+    }  # fmt: skip
 
 
 def test_root_unions_are_one_object() -> None:

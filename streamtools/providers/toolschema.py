@@ -26,7 +26,9 @@ before a token, or drop it without a word:
   ``examples``), a ``type`` list ("Proto field is not repeating, cannot
   start list"), an ``enum`` on anything but strings ("enum: only allowed for
   STRING type"), an object with no properties ("should be non-empty for
-  OBJECT type"). ``GEMINI`` inlines every local ``$ref``, keeps only the
+  OBJECT type"), an array without ``items`` ("items: missing field"), a
+  required name no property describes ("property is not defined").
+  ``GEMINI`` inlines every local ``$ref``, keeps only the
   keywords of that subset, writes null as ``nullable``, ``oneOf`` as
   ``anyOf``, ``allOf`` merged, ``const`` as a one-string ``enum``, and a
   ``default`` or a value list it cannot keep into the description; a tool
@@ -63,7 +65,8 @@ A refusal of ``type``, ``properties``, ``items``, ``required`` or
 ``description``, or of a keyword already left out, is passed on as it came.
 
 Sources (2025-2026): openswarm-ai/openswarm#24, zed-industries/zed#44875 and
-#53919, musistudio/claude-code-router#475 (Gemini); anthropics/claude-code
+#53919, musistudio/claude-code-router#475, zcj-ui/astrbot_plugin_group_guardian
+#62, iBUHub/AIStudioToAPI#154 (Gemini); anthropics/claude-code
 #27337 (Anthropic); imagekit-developer/imagekit-nodejs#150 (OpenAI);
 usestrix/strix#1088 (Groq); ollama/ollama#13472 (Ollama).
 """
@@ -418,6 +421,16 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
         node.pop("properties", None)
         node.pop("required", None)
         node["description"] = _noted(node.get("description"), "A JSON object.")
+    if node.get("type") == "array" and not node.get("items"):
+        del node["type"]  # "items: missing field": any value instead
+        node.pop("items", None)
+        node["description"] = _noted(node.get("description"), "A JSON array.")
+    names = node.get("properties")
+    if isinstance(node.get("required"), list) and isinstance(names, dict):
+        # "required[0]: property is not defined"
+        node["required"] = [n for n in node["required"] if n in names]
+        if not node["required"]:
+            del node["required"]
     return node
 
 
