@@ -156,3 +156,32 @@ def test_claude_codes_tool_search_works_with_every_tool_shown() -> None:
     assert '<am:tool name="weather"' in sent[0]["content"]
     assert "tool_search_tool_regex" not in sent[0]["content"]
     assert "`weather`" in sent[-1]["content"] and "omitted" not in sent[-1]["content"]
+
+
+def test_claude_codes_advisor_tool_is_left_out_and_its_advice_read() -> None:
+    """Claude Code with an advisor model set (``/advisor``) declares Anthropic's
+    advisor server tool in every request; the proxy refused it with a 400, so
+    every request of such a session failed. The upstream cannot consult an
+    advisor: the tool is left out, and advice a session got from Anthropic's
+    API earlier (an ``advisor_tool_result`` block, refused with a 400 too)
+    reaches the model as a note."""
+    advisor: Any = {"type": "advisor_20260301", "name": "advisor", "model": "claude-opus-4-8"}
+    history: Any = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "advisor", "input": {}},
+            {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": {"type": "advisor_result", "text": "Ask the weather tool."}},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "9C"}]},
+    ]
+    with proxy([PARIS]) as (url, upstream):
+        message = _anthropic(url).messages.create(
+            model="c", max_tokens=200, tools=[advisor, A_WEATHER], messages=history)
+        sent = upstream.requests[0]["messages"]
+    assert message.stop_reason == "tool_use"
+    assert "advisor" not in sent[0]["content"]
+    assert "Ask the weather tool." in sent[2]["content"]  # in the assistant's turn

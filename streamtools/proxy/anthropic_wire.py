@@ -30,8 +30,9 @@ A tool declared by an Anthropic-defined client tool ``type`` (``bash_20250124``,
 (``tool_search_tool_regex_20251119``, which Claude Code sends with
 ``ENABLE_TOOL_SEARCH``) is left out, since every tool is shown to the model,
 ``defer_loading`` or not, and a ``tool_reference`` block in a tool result (what
-a client's own search found) reads as the tool it names; another ``type`` is a
-400 that names it.
+a client's own search found) reads as the tool it names; so is the advisor
+(``advisor_20260301``, in every request of Claude Code once an advisor model is
+set), which the upstream cannot consult; another ``type`` is a 400 that names it.
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -300,6 +301,12 @@ def _messages(raw: Any, system: Any) -> Transcript:
     return transcript
 
 
+# server tools left out, not refused: a tool search (every tool is shown,
+# ``defer_loading`` or not: nothing to search) and the advisor (Claude Code
+# declares it in every request once an advisor model is set)
+_LEFT_OUT = ("tool_search_tool_", "advisor_")
+
+
 def _tools(raw: Any) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     for i, tool in enumerate(array(raw, "tools")):
@@ -308,8 +315,8 @@ def _tools(raw: Any) -> list[ToolSpec]:
         if tool.get("type") in (None, "custom"):
             specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
             continue
-        if str(tool.get("type")).startswith("tool_search_tool_"):
-            continue  # every tool is shown (``defer_loading`` or not): nothing to search
+        if str(tool.get("type")).startswith(_LEFT_OUT):
+            continue  # see the module docstring
         known = client_tool(tool)  # one of Anthropic's that the client runs
         if known is not None and not known.name:
             raise RequestError(f"tools[{i}]: a tool needs a non-empty string 'name'")

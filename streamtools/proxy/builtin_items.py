@@ -36,7 +36,8 @@ Anthropic's server tools leave blocks in an assistant message the same way
 (``block_note``): a ``server_tool_use`` or ``mcp_tool_use`` block and the
 ``*_tool_result`` block after it (a web search's titles and URLs, its pages
 being encrypted; a fetched page's text; code execution's output) are notes too,
-and a tool search's result is left out.
+as is the result of a server tool not named here (the advisor's advice: its
+text, else its content as JSON), and a tool search's result is left out.
 
 A field of an unexpected shape is shown as JSON, never refused: a note only
 informs the model.
@@ -306,4 +307,17 @@ def block_note(block: dict[str, Any], kind: Any) -> str | None:
     if kind == "tool_search_tool_result":
         return ""
     describe = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    if describe is None and isinstance(kind, str) and kind.endswith("_tool_result"):
+        describe = _other_result  # a server tool's result this module does not know
     return None if describe is None else _format(kind, describe(block))
+
+
+def _other_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The result of another server tool (the advisor's ``advisor_tool_result``,
+    ``{"type": "advisor_result", "text": …}``, or one Anthropic adds later): its
+    text where it has one, else its content as JSON. Refused with a 400 as an
+    unknown block, a conversation that once had it could not go on."""
+    content = block.get("content")
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return [("result", content["text"])]
+    return [("result", content)]
