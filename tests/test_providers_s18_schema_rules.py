@@ -475,3 +475,26 @@ def test_refused_keyword_read() -> None:
     assert refused_keyword(groq) == (False, "uniqueItems")
     assert refused_keyword("'stop' is not supported with this model.") is None
     assert refused_keyword("tool schema: this feature is not supported") is None
+
+
+def test_inlining_is_bounded_in_size() -> None:
+    # each definition uses the next twice: unfolded whole, 2**40 copies of the last
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "description": f"Level {i}.",
+            "properties": {"l": {"$ref": f"#/$defs/D{i + 1}"}, "r": {"$ref": f"#/$defs/D{i + 1}"}},
+        }
+        for i in range(40)
+    }
+    defs["D40"] = {"type": "string"}
+    schema = {"type": "object", "properties": {"top": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+    for rule in (OLLAMA, GEMINI):
+        sent = sent_schema(schema, rule)
+        nodes = _nodes(sent)
+        assert 100 < len(nodes) < 5000
+        cut = [n for n in nodes if set(n) == {"description"} and n["description"].startswith("Lev")]
+        assert cut  # the references past the bound: any value, with their words
+        valid: dict[str, Any] = {"top": {"l": {"r": {"l": {}}}, "r": {}}}
+        assert Draft202012Validator(schema).is_valid(valid)
+        assert Draft202012Validator(_as_read(sent)).is_valid(valid)

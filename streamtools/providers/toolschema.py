@@ -38,7 +38,9 @@ before a token, or drop it without a word:
   and the model guessed its fields. ``OLLAMA`` inlines every local ``$ref``.
 
 Inlining is bounded: a definition unfolded ``_UNFOLD`` times inside itself
-(a tree of nodes) is, one level further, any value, with its description.
+(a tree of nodes) is, one level further, any value, with its description;
+so is every reference met once the sent schema has ``_NODES`` schemas (a
+definition used twice by one used twice by one… doubles at each level).
 Everything a rule leaves out only loosens the schema: the sent schema takes
 every instance the tool's own schema takes (the tests check it), and the
 arguments a model sends are still checked against the tool's own schema
@@ -61,8 +63,8 @@ vLLM names nothing when its xgrammar backend cannot compile a tool's schema
 (a forced or ``required`` tool choice: "The provided JSON schema contains
 features not supported by xgrammar", vllm-project/vllm#16321, #26421): then
 every keyword xgrammar does not enforce is left out (``_XGRAMMAR_OUT``).
-A refusal of ``type``, ``properties``, ``items``, ``required`` or
-``description``, or of a keyword already left out, is passed on as it came.
+A refusal of ``type``, ``properties``, ``items``, ``required``, ``anyOf``
+or ``description``, or of a keyword already left out, is passed on as it came.
 
 Sources (2025-2026): openswarm-ai/openswarm#24, zed-industries/zed#44875 and
 #53919, musistudio/claude-code-router#475, zcj-ui/astrbot_plugin_group_guardian
@@ -91,6 +93,7 @@ __all__ = [
 
 Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 _UNFOLD = 2  # times a definition may be unfolded inside itself
+_NODES = 2000  # schemas in a sent schema past which references are no longer unfolded
 # keywords whose value is a schema, a list of schemas, or a name -> schema map
 _ONE = frozenset({
     "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
@@ -296,8 +299,10 @@ class _Walk:
     def __init__(self, root: Mapping[str, Any], rule: SchemaRule) -> None:
         self.root = root
         self.rule = rule
+        self.made = 0  # schemas walked so far (``_NODES``)
 
     def node(self, node: Any, unfolding: tuple[str, ...]) -> Any:
+        self.made += 1
         if isinstance(node, bool):
             return {} if self.rule.openapi else node  # true; false only loosened
         if not isinstance(node, dict):
@@ -324,7 +329,8 @@ class _Walk:
     def _inlined(self, node: dict[str, Any], ref: str, unfolding: tuple[str, ...]) -> Any:
         rest = {k: v for k, v in node.items() if k != "$ref"}
         target = _pointer(self.root, ref)
-        if not isinstance(target, dict | bool) or unfolding.count(ref) >= _UNFOLD:
+        deep = unfolding.count(ref) >= _UNFOLD or self.made >= _NODES
+        if not isinstance(target, dict | bool) or deep:
             # not ours to follow, or unfolded enough: any value, with its words
             said = rest.get("description") or (
                 target.get("description") or target.get("title") if isinstance(target, dict)
