@@ -143,8 +143,5 @@ async def test_a_legacy_http_server_that_forgot_the_session_is_reconnected(
             old.kill()
             old.wait(timeout=10)
             new = spawn()  # knows nothing of the old session: it answers 404
-            with pytest.raises(
-                MCPToolError, match="ended the HTTP session; the call to 'pid' did not run"
-            ):
-                await call(registry, "pid")
+            # a new session, and the call in it (test_mcp_s18_session_expiry)
             assert int(await call(registry, "pid")) == new.pid

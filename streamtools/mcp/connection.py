@@ -44,6 +44,13 @@ in all, and waits for it. The call that met the crash stays a tool error,
 never silently retried, since tools may have side effects. When the restarts
 are used up, calls are tool errors that say the server is gone.
 
+A streamable HTTP server that answers a call with 404 no longer knows the
+session (it expired it, or restarted): the spec says to start a new one, and
+the server never ran the call, so the call opens a new session (a *renewal*:
+the server is up, so it is not counted among the restarts) and runs once more
+in it. It failed instead, telling the model a tool had failed that was never
+tried, and a server expiring idle sessions was "gone" after ``max_restarts``.
+
 A call asks the server for progress (a ``progressToken``), and
 ``call_timeout`` bounds how long the server may say nothing on it: each
 progress notification starts it again. A long tool (a build, a crawl) that
@@ -179,6 +186,10 @@ class _NotStreamable(MCPLoadError):
         self.failed = failed
 
 
+class _SessionEnded(Exception):
+    """The server answered a call with 404: it no longer knows the session."""
+
+
 class _OutOfTime(Exception):
     """A call ran out of time (``MCPConnection._call_tool``); the message says how."""
 
@@ -186,9 +197,10 @@ class _OutOfTime(Exception):
 class _Restart:
     """One restart asked for by calls; every call that waits on it shares its outcome."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, renewal: bool = False) -> None:
         self.done = anyio.Event()
         self.error: str | None = None
+        self.renewal = renewal  # a new HTTP session for a server that is up: not counted
 
 
 class MCPConnection:
@@ -282,11 +294,14 @@ class MCPConnection:
                 return
             if request is None:
                 continue
-            self.restarts += 1
-            logger.warning(
-                "MCP server %r stopped (%s); restart %d of %d",
-                self.label, self.failure, self.restarts, self.max_restarts,
-            )
+            if request.renewal:
+                logger.info("MCP server %r %s; opening a new one", self.label, self.failure)
+            else:
+                self.restarts += 1
+                logger.warning(
+                    "MCP server %r stopped (%s); restart %d of %d",
+                    self.label, self.failure, self.restarts, self.max_restarts,
+                )
 
             def restarted(request: _Restart = request) -> None:
                 self._restart = None  # calls from now on see this session, or ask anew
@@ -488,19 +503,21 @@ class MCPConnection:
         self._session_end.set()
         self._wake.set()
 
-    async def _connected(self) -> Client:
-        """The live session's client, restarting the server first if it stopped."""
+    async def _connected(self, *, renewal: bool = False) -> Client:
+        """The live session's client, restarting the server first if it stopped;
+        ``renewal``: the server is up and ended the session, which a new one mends
+        (not counted among the restarts)."""
         if self._closing.is_set():
             raise MCPToolError(f"MCP server {self.label!r} is not connected (its block has ended)")
         if self._client is not None:
             return self._client
         if self._restart is None:
-            if self.restarts >= self.max_restarts:
+            if self.restarts >= self.max_restarts and not renewal:
                 raise MCPToolError(
                     f"MCP server {self.label!r} is gone: it stopped ({self.failure}) and "
                     f"was restarted {self.restarts} times already, the most allowed"
                 )
-            self._restart = _Restart()
+            self._restart = _Restart(renewal=renewal)
             self._wake.set()
         request = self._restart
         await request.done.wait()
@@ -512,7 +529,15 @@ class MCPConnection:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """Call the server's tool ``name`` and return the result text."""
-        client = await self._connected()
+        try:
+            return await self._call(name, arguments)
+        except _SessionEnded:
+            # The server no longer knows the session (404), so the call did not run:
+            # a new session, as the spec says, and the call once more in it.
+            return await self._call(name, arguments, renewed=True)
+
+    async def _call(self, name: str, arguments: Mapping[str, Any], *, renewed: bool = False) -> str:
+        client = await self._connected(renewal=renewed)
         if all(offered.name != name for offered in self.tools):
             raise MCPToolError(f"MCP server {self.label!r} no longer offers the tool {name!r}")
         answers = self._answers
@@ -536,10 +561,12 @@ class MCPConnection:
                 ) from exc
             if _session_unknown(self.server, exc):
                 if self._client is client:
-                    self._session_broke("its HTTP session ended")
+                    self._session_broke("ended the HTTP session")
+                if not renewed:
+                    raise _SessionEnded from exc
                 raise MCPToolError(
-                    f"MCP server {self.label!r} ended the HTTP session; the call to {name!r} "
-                    "did not run (the next call opens a new session)"
+                    f"MCP server {self.label!r} ended the HTTP session, and the new one too; "
+                    f"the call to {name!r} did not run (the next call opens a new session)"
                 ) from exc
             if exc.code == REQUEST_TIMEOUT:
                 raise MCPToolError(
