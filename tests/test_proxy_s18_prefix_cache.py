@@ -196,6 +196,10 @@ def test_a_restricting_tool_choice_leaves_the_system_prompt_as_it_was(kind: str)
     assert ("may call only these tools: `weather`" if kind == "allowed_tools"
             else "must call the tool `weather`") in said
     assert sent[2][1]["content"] == "Time and weather in Paris?"  # said for that reply only
+    # the re-prompt says the tool it called is not allowed now, not that it does not exist
+    repair = sent[1][-1]["content"]
+    assert "`clock.now` may not be called in this reply." in repair
+    assert "no tool named" not in repair
 
 
 _STEPS = st.lists(st.sampled_from(["user", "system", "call", "text", "result"]),

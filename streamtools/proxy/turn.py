@@ -462,8 +462,14 @@ class _Attempt:
     def repair_message(self) -> str | None:
         """What to tell the model when this attempt must be redone, else None."""
         renderer = get_renderer(self.turn.dialect)
-        if self.broken is not None:
-            return f"{self.broken.message}\n{renderer.format_reminder()}"
+        broken, call = self.broken, self.turn.call
+        if broken is not None and broken.reason == "unknown_tool" and any(
+            t.name == broken.name for t in call.tools
+        ):  # a tool of the request that the tool_choice leaves out: not "no tool named"
+            said = f"`{broken.name}` may not be called in this reply. {choice_words(call)}"
+            return f"{said}\n{renderer.format_reminder()}"
+        if broken is not None:
+            return f"{broken.message}\n{renderer.format_reminder()}"
         if self.hold and not self.turn.calls:
             instruction = choice_words(self.turn.call) or ""
             return (
