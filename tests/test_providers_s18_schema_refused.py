@@ -145,3 +145,62 @@ async def test_xgrammar_refusal_leaves_out_what_it_cannot_enforce(anyio_backend:
         "required": ["tags"],
     }
     assert server.requests[2] == server.requests[1]
+
+
+LLAMA = json.dumps({
+    "error": {
+        "code": 400,
+        "message": "Failed to initialize samplers: failed to parse grammar",
+        "type": "invalid_request_error",
+    }
+})  # fmt: skip
+
+
+def _llama(body: dict[str, Any]) -> str | Reply:
+    """llama-server, whose grammar converter fails on a regex class."""
+    return Reply(status=400, body=LLAMA) if "\\\\d" in _said(body) else "ok"
+
+
+async def test_llama_grammar_failure_inlines_and_leaves_patterns_out(anyio_backend: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "at": {"$ref": "#/$defs/Point"},
+            "code": {"type": "string", "pattern": "^\\d{4}$", "description": "A PIN."},
+        },
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+    }
+    tools = (ToolSpec(name="enter", description="Enter.", parameters=schema),)
+    request = ModelRequest(messages=REQUEST.messages, tools=tools)
+    async with FakeServer([_llama] * 2) as server:
+        await collect(OpenAIChat("local", base_url=server.base_url), request)
+    assert len(server.requests) == 2
+    assert server.requests[1]["tools"][0]["function"]["parameters"] == {
+        "type": "object",
+        "properties": {
+            "at": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            "code": {"type": "string", "description": "A PIN."},
+        },
+    }
+
+
+def _guidance(body: dict[str, Any]) -> str | Reply:
+    """vLLM's guidance backend, as its Messages endpoint answers (500)."""
+    if "propertyNames" not in _said(body):
+        return "ok"
+    said = 'Grammar error: Unimplemented keys: ["propertyNames"]'
+    return Reply(status=500, body=json.dumps({"error": {"message": said}}))
+
+
+async def test_unimplemented_keys_named_are_left_out(anyio_backend: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"env": {"type": "object", "propertyNames": {"pattern": "^[A-Z_]+$"}}},
+    }
+    tools = (ToolSpec(name="run", description="Run.", parameters=schema),)
+    request = ModelRequest(messages=REQUEST.messages, tools=tools)
+    async with FakeServer([_guidance] * 2) as server:
+        await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0), request)
+    assert len(server.requests) == 2
+    sent = server.requests[1]["tools"][0]["function"]["parameters"]
+    assert sent == {"type": "object", "properties": {"env": {"type": "object"}}}

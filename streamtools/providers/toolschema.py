@@ -63,6 +63,12 @@ vLLM names nothing when its xgrammar backend cannot compile a tool's schema
 (a forced or ``required`` tool choice: "The provided JSON schema contains
 features not supported by xgrammar", vllm-project/vllm#16321, #26421): then
 every keyword xgrammar does not enforce is left out (``_XGRAMMAR_OUT``).
+llama-server names nothing either when its grammar converter fails on a
+tool's schema ("Failed to initialize samplers: failed to parse grammar",
+lidge-jun/opencodex#2135, QwenLM/qwen-code#10435): then ``$ref``s are
+inlined and patterns, formats and ``$schema`` left out (``_GRAMMAR_OUT``).
+vLLM's guidance backend lists them ("Grammar error: Unimplemented keys:
+[\"propertyNames\"]", noonghunna/club-3090#45, a 500): those are left out.
 A refusal of ``type``, ``properties``, ``items``, ``required``, ``anyOf``
 or ``description``, or of a keyword already left out, is passed on as it came.
 
@@ -485,6 +491,12 @@ _RETRIES = 3  # openings after the first, each for one more keyword
 # and what it cannot enforce (vLLM's ``has_xgrammar_unsupported_json_features``;
 # lengths: with a pattern or format, xgrammar drops them)
 _XGRAMMAR = "not supported by xgrammar"
+# llama-server's when its grammar converter fails on a tool's schema (a regex
+# class in a pattern, a reference into an array, ``$schema``), naming nothing
+_GRAMMAR_FAILED = "failed to parse grammar"
+_GRAMMAR_OUT = frozenset({"pattern", "patternProperties", "propertyNames", "format", "$schema"})
+# vLLM's guidance backend names them: ``Grammar error: Unimplemented keys: ["propertyNames"]``
+_UNIMPLEMENTED = re.compile(r"Unimplemented keys?: \[([^\]]*)\]")
 _XGRAMMAR_OUT = frozenset({
     "multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "patternProperties",
     "propertyNames", "dependentSchemas", "format", "minLength", "maxLength",
@@ -497,25 +509,37 @@ class _Ruled(Protocol):
 
 def _mended(provider: _Ruled, exc: ProviderError) -> bool:
     """Whether ``exc`` refused a tool schema keyword the provider now leaves out
-    (Gemini's words: the provider takes ``GEMINI``, which says none of them)."""
-    if exc.status not in (400, 422):
+    (see the module docstring)."""
+    if exc.status not in (400, 422, 500):
         return False
-    said = f"{exc.body or ''}\n{exc}"
     rule = provider.tool_schema
-    if _XGRAMMAR in said.lower() and not _XGRAMMAR_OUT <= rule.drop:
-        provider.tool_schema = replace(rule, drop=rule.drop | _XGRAMMAR_OUT)
-        return True
+    mended = _left_out(f"{exc.body or ''}\n{exc}", rule)
+    if mended is None or mended == rule:
+        return False  # not ours to mend, or left out already
+    provider.tool_schema = mended
+    return True
+
+
+def _left_out(said: str, rule: SchemaRule) -> SchemaRule | None:
+    """``rule`` without what ``said`` (an error's words) refuses, or None."""
+    lower = said.lower()
+    if _XGRAMMAR in lower:
+        return replace(rule, drop=rule.drop | _XGRAMMAR_OUT)
+    if _GRAMMAR_FAILED in lower:
+        return replace(rule, inline=True, drop=rule.drop | _GRAMMAR_OUT)
+    listed = _UNIMPLEMENTED.search(said)
+    if listed:
+        keys = set(re.findall(r"[$A-Za-z]+", listed.group(1))) & _KEYWORDS
+        return replace(rule, drop=rule.drop | (keys - _ESSENTIAL)) if keys else None
     found = refused_keyword(said)
     if found is None:
-        return False
+        return None
     gemini, keyword = found
     if gemini and not rule.openapi:
-        provider.tool_schema = replace(GEMINI, drop=GEMINI.drop | rule.drop)
-        return True
-    if keyword in _ESSENTIAL or keyword in rule.drop or (rule.keep and keyword not in rule.keep):
-        return False  # not ours to mend, or left out already
-    provider.tool_schema = rule.without(keyword)
-    return True
+        return replace(GEMINI, drop=GEMINI.drop | rule.drop)
+    if keyword in _ESSENTIAL or (rule.keep and keyword not in rule.keep):
+        return None
+    return rule.without(keyword)
 
 
 @asynccontextmanager
