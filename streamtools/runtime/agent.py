@@ -111,7 +111,7 @@ from streamtools.errors import (
     UsageError,
 )
 from streamtools.events import CallError, Final, Retry, ToolFailed, TurnEnd, TurnStart
-from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool, keyword_choice
+from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
 from streamtools.prompts.choice import choice_instruction
@@ -144,6 +144,7 @@ from streamtools.runtime.stream import (
     event_stream,
     events_context,
 )
+from streamtools.runtime.tool_choice import agent_choice, check_choice, choice_met
 from streamtools.runtime.turn import (
     Decoder,
     Emit,
@@ -265,7 +266,7 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.max_concurrency = max_concurrency
         self.stop_at_call = stop_at_call
-        self.tool_choice = _tool_choice(tool_choice)
+        self.tool_choice = agent_choice(tool_choice)
         # A str is itself a Sequence[str]: taken as one stop string, not its characters.
         self.stop: tuple[str, ...] = (stop,) if isinstance(stop, str) else tuple(stop)
         stop_strings(self.stop)  # an empty or non-str one is refused now, not at a run
@@ -485,7 +486,7 @@ class Agent:
         _check_stream(reply)
         if not (repair.reprompted or not len(offered) or self.tool_choice == "none"):
             names = list(offered)
-            if self.tool_choice != "auto" and not _choice_met(self.tool_choice, repair):
+            if self.tool_choice != "auto" and not choice_met(self.tool_choice, repair):
                 repair.reprompted = True
                 forced = self.tool_choice.name if isinstance(self.tool_choice, UseTool) else None
                 return "missing_call", missing_call_reprompt(names, reminder, forced=forced)
@@ -526,7 +527,7 @@ class Agent:
             shown = {spec.name for spec in specs}
             rest = [spec for spec in self.registry.specs() if spec.name not in shown]
         told = None
-        if not self.native and not final_turn and not _choice_met(self.tool_choice, repair):
+        if not self.native and not final_turn and not choice_met(self.tool_choice, repair):
             told = choice_instruction(self.tool_choice)  # None for auto and none
         if told is not None:
             # A prompt dialect has no tool_choice field: the model is told, last,
@@ -547,7 +548,7 @@ class Agent:
             # A forced choice (required, a named tool) holds until a call has run:
             # sent after that, it would leave the model no way to answer.
             choice = "none" if final_turn else self.tool_choice
-            if choice != "none" and _choice_met(self.tool_choice, repair):
+            if choice != "none" and choice_met(self.tool_choice, repair):
                 choice = "auto"
         return ModelRequest(
             messages=tuple(messages),
@@ -565,43 +566,6 @@ class Agent:
         return PromptDecoder(
             self.dialect, offered, self.stop, id_prefix=id_prefix, think_open=self.think_open
         )
-
-
-def _tool_choice(choice: str | UseTool) -> ToolChoice:
-    """The agent's ``tool_choice`` as a request carries it: a keyword, or the
-    ``UseTool`` a bare tool name stands for. Whether the tool exists is checked
-    when a run starts (``check_choice``): the registry may be filled later."""
-    keyword = keyword_choice(choice)
-    if keyword is not None:
-        return keyword
-    name = choice.name if isinstance(choice, UseTool) else choice
-    if not isinstance(name, str) or not name:
-        raise UsageError(
-            f"tool_choice must be auto, none, required or a tool name, got {choice!r}"
-        )
-    return UseTool(name)
-
-
-def check_choice(choice: ToolChoice, registry: ToolRegistry) -> None:
-    """Raise ``UsageError`` when ``choice`` names a tool ``registry`` does not
-    hold. Called as a run starts, before any request: a tool added after the
-    agent was made (an MCP server's, loaded later) counts, and a run that could
-    only ask the model in vain for a call to no tool does not begin."""
-    if isinstance(choice, UseTool) and choice.name not in registry:
-        names = ", ".join(sorted(registry)) or "none"
-        raise UsageError(
-            f"tool_choice must be auto, none, required or a tool name: no tool is named "
-            f"{choice.name!r} when the run starts (tools: {names})"
-        )
-
-
-def _choice_met(choice: ToolChoice, repair: RepairState) -> bool:
-    """Whether a forced ``tool_choice`` is satisfied: ``required`` by any call run,
-    ``UseTool(name)`` by a call to that tool only (in a prompt dialect the model
-    may call another first, which does not make ``name``'s call needless)."""
-    if isinstance(choice, UseTool):
-        return choice.name in repair.tools_run
-    return repair.calls_run > 0
 
 
 def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> str:

@@ -103,7 +103,7 @@ from streamtools.parser import NO_CALLS, Parser
 from streamtools.parser.markers import stop_strings
 from streamtools.parser.stopcut import StopCutter
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import Agent, check_choice
+from streamtools.runtime.agent import Agent
 from streamtools.runtime.decoders import tool_names
 from streamtools.runtime.repair import OUT_OF_TOKENS
 from streamtools.runtime.stream import (
@@ -114,6 +114,7 @@ from streamtools.runtime.stream import (
     event_stream,
     events_context,
 )
+from streamtools.runtime.tool_choice import check_choice
 from streamtools.runtime.turn import Emit, unfinished_stream
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
