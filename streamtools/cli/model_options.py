@@ -21,8 +21,10 @@ given is None. The help says each real default.
 
 The key: ``--api-key KEY``; or ``--api-key-env NAME``, the variable that holds
 it (which must be set: a key meant but not found was a 401 per message); else
-the first of ``KEY_VARS`` that is set for the provider; else none (local
-servers need none).
+the first of ``key_vars(args)`` that is set: ``KEY_VARS`` for the provider,
+the OpenAI-compatible ones by server (OpenRouter's key for openrouter.ai only,
+OpenAI's for any other, as the openai SDK sends it), so that neither key goes
+to the other's server; else none (local servers need none).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import argparse
 import os
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from streamtools.cli import at_least, finite_number, http_url, json_object, positive_number
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
@@ -40,7 +43,7 @@ from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, O
 __all__ = [
     "DEFAULT_URLS", "DIALECTS", "KEY_VARS", "LIVE_ONLY", "SYSTEM", "add_model_options",
     "add_tool_timeout",
-    "advice", "build_model", "check_model_options", "make_agent", "setting",
+    "advice", "build_model", "check_model_options", "key_vars", "make_agent", "setting",
 ]
 
 SYSTEM = (
@@ -213,8 +216,18 @@ def api_key(args: argparse.Namespace) -> str | None:
                 "is set (it names the variable that holds the key)"
             )
         return key
+    return next((os.environ[v] for v in key_vars(args) if os.environ.get(v)), None)
+
+
+def key_vars(args: argparse.Namespace) -> tuple[str, ...]:
+    """The variables the key is read from, in order (see the module docstring)."""
     provider = setting(args, "provider")
-    return next((os.environ[v] for v in KEY_VARS[provider] if os.environ.get(v)), None)
+    if provider != "openai":
+        return KEY_VARS[provider]
+    host = urlsplit(args.base_url or DEFAULT_URLS[provider]).hostname or ""
+    router = host == "openrouter.ai" or host.endswith(".openrouter.ai")
+    skip = "OPENAI_API_KEY" if router else "OPENROUTER_API_KEY"
+    return tuple(v for v in KEY_VARS[provider] if v != skip)
 
 
 def advice(exc: Exception, args: argparse.Namespace) -> str | None:
@@ -258,7 +271,7 @@ def advice(exc: Exception, args: argparse.Namespace) -> str | None:
         return f"nothing answers at {url}: start the server, or correct --base-url"
     if exc.status in (401, 403):
         given = "refused the key it was given" if api_key(args) else "wants an API key"
-        names = ", ".join(KEY_VARS[provider])
+        names = ", ".join(key_vars(args))
         return (
             f"the server {given}: --api-key KEY or --api-key-env NAME "
             f"(else the first of {names} that is set){local}"
