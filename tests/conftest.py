@@ -1,11 +1,14 @@
-"""Shared test configuration: anyio's own pytest plugin over asyncio and trio, and a
-guard against tests that leave a connection open after its server closed it."""
+"""Shared test configuration: anyio's own pytest plugin over asyncio and trio, and
+guards against tests that leave a connection open after its server closed it, or
+a child process or thread running."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from leak_guards import left_running, live_children, own_threads
 from socket_leaks import FDS, closed_by_peer, socket_inodes
 
 
@@ -33,5 +36,27 @@ def _no_socket_left_to_the_collector() -> Iterator[None]:
         pytest.fail(
             "the test left a connection open after its server closed it "
             f"({', '.join(left)}): close the client that made it (a with block)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _no_process_or_thread_left_running() -> Iterator[None]:
+    """Fail a test that ends with a child process or a thread it started still
+    running. Over asyncio, an ``anyio.open_process`` never closed went unnoticed
+    (over trio, and for a ``Popen`` dropped unwaited, a ResourceWarning said it); a
+    server process kept by the test, or a thread never joined, went unnoticed on
+    both, and ran on into later tests (a non-daemon one kept pytest from exiting).
+    What is ending gets a generous moment (STREAMTOOLS_TEST_GRACE seconds, 10 unless
+    set: the guard's own test sets less); a process found is killed."""
+    children, threads = live_children(), own_threads()
+    yield
+    grace = float(os.environ.get("STREAMTOOLS_TEST_GRACE", "10"))
+    processes, names = left_running(children, threads, grace=grace)
+    if processes or names:
+        said = [f"process {p}" for p in processes] + [f"thread {n!r}" for n in names]
+        pytest.fail(
+            f"the test left running: {'; '.join(said)}: end it (kill and wait, "
+            "a with block, join)",
             pytrace=False,
         )
