@@ -8,8 +8,17 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 from leak_guards import left_running, live_children, own_threads
 from socket_leaks import FDS, closed_by_peer, socket_inodes
+
+# What a property asserts is never how fast an example ran: on a loaded machine (CI's
+# two cores, shared) hypothesis's 200 ms deadline and its too_slow health check fail
+# examples that are right. The default of every test; its own settings still apply.
+settings.register_profile(
+    "streamtools", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("streamtools")
 
 
 @pytest.fixture(params=["asyncio", "trio"])

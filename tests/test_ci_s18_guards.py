@@ -1,6 +1,8 @@
-"""The conftest's guards, run as the suite runs them (one pytest of their own,
-over asyncio and trio): a test that leaves a process, a thread or a socket
-behind fails, naming it, and a test that ends what it started passes."""
+"""The conftest's guards and settings, run as the suite runs them (one pytest of
+their own, over asyncio and trio): a test that leaves a process, a thread or a
+socket behind fails, naming it, and a test that ends what it started passes; a
+property whose examples are slow, as on a loaded machine, is judged by what it
+asserts, not by how long an example took."""
 
 from __future__ import annotations
 
@@ -67,16 +69,39 @@ async def test_async_code_that_ends_what_it_starts(anyio_backend):
     await anyio.to_thread.run_sync(time.sleep, 0.01)  # the pool's idle worker stays
 '''
 
+SLOW = '''
+import time
+from hypothesis import given, settings, strategies as st
+
+def _slowly(n):
+    time.sleep(0.15)  # a busy machine: ten of them are more than a second
+    return n
+
+@settings(max_examples=2)  # a test's own settings, as test_prompts' have
+@given(st.integers())
+def test_slow_examples_that_hold(n):
+    time.sleep(0.25)  # over hypothesis's 200 ms deadline
+    with open("ran", "a") as ran:
+        ran.write("slow\\n")
+
+@settings(max_examples=10)
+@given(st.integers().map(_slowly))
+def test_slowly_drawn_examples_that_hold(n):
+    with open("ran", "a") as ran:
+        ran.write("drawn\\n")
+'''
+
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
-    """Each test of the inner run, by module and name: "passed", or what failed it. The
-    processes the guard found must have been killed by the end of the run."""
+def inner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the inner run ran. The processes the guard found must have been
+    killed by its end."""
     here = tmp_path_factory.mktemp("inner")
     for helper in ("conftest.py", "leak_guards.py", "socket_leaks.py"):
         shutil.copy(HERE / helper, here / helper)
     (here / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
     (here / "test_leaky.py").write_text(LEAKY)
+    (here / "test_slow.py").write_text(SLOW)
     report = here / "report.xml"
     before = live_children()
     subprocess.run(
@@ -85,8 +110,14 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, st
         env={**os.environ, "STREAMTOOLS_TEST_GRACE": "0.2"},
     )
     assert live_children() == before
+    return here
+
+
+@pytest.fixture(scope="module")
+def outcomes(inner: Path) -> dict[str, dict[str, str]]:
+    """Each test of the inner run, by module and name: "passed", or what failed it."""
     found: dict[str, dict[str, str]] = {}
-    for case in ET.parse(report).iter("testcase"):
+    for case in ET.parse(inner / "report.xml").iter("testcase"):
         faults = [f"{e.tag}: {e.get('message', '')}" for e in case if e.tag in ("error", "failure")]
         module = found.setdefault(case.get("classname", ""), {})
         module[case.get("name", "")] = " | ".join(faults) or "passed"
@@ -110,3 +141,12 @@ def test_leaks_fail_and_tidy_tests_pass(outcomes: dict[str, dict[str, str]]) -> 
     said = leaky.pop("test_a_socket_dropped")
     assert "PytestUnraisableExceptionWarning: Exception ignored in: <socket.socket" in said
     assert leaky == {}
+
+
+def test_slow_examples_are_not_failures(inner: Path, outcomes: dict[str, dict[str, str]]) -> None:
+    assert outcomes["test_slow"] == {
+        "test_slow_examples_that_hold": "passed",
+        "test_slowly_drawn_examples_that_hold": "passed",
+    }
+    ran = (inner / "ran").read_text().split()
+    assert ran.count("slow") >= 2 and ran.count("drawn") >= 10  # every example, slow as it was
