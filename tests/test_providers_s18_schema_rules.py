@@ -119,6 +119,11 @@ def _check_refused(sent: dict[str, Any] | None, rule: SchemaRule) -> None:
     for node in _nodes(sent):
         assert "$ref" not in node
         assert "$defs" not in node
+    if rule is OLLAMA:  # a property keeps type, description, enum, anyOf, items, properties
+        for node in _nodes(sent)[1:]:
+            assert "const" not in node
+            if node.get("required") and "properties" in node:
+                assert "Required: " in node["description"]
     if rule is not GEMINI:
         return
     assert sent["properties"], "Gemini: an object needs properties"

@@ -97,9 +97,11 @@ async def test_ollama_gets_the_struct_fields_inline(anyio_backend: str) -> None:
     sent = _parameters(server.requests[0])
     assert "$ref" not in _keys(sent) and "$defs" not in sent
     at = sent["properties"]["at"]
-    assert at["description"] == "Where to put it."
+    # Ollama's structs keep a property's description, not its required or default
+    assert at["description"] == "Where to put it. Required: x, y."
     assert set(at["properties"]) == {"x", "y", "color"}
     assert at["properties"]["color"]["enum"] == ["blue", "red"]
+    assert at["properties"]["color"]["description"] == 'Default: "red".'
     assert sent == sent_schema(place.spec().parameters, OLLAMA)
 
 

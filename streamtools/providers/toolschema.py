@@ -36,6 +36,11 @@ before a token, or drop it without a word:
 * Ollama reads ``tools`` into Go structs that keep ``$defs`` but drop a
   property's ``$ref``: a Struct argument reached the model as a bare name,
   and the model guessed its fields. ``OLLAMA`` inlines every local ``$ref``.
+  A property there keeps only ``type``, ``description``, ``enum``,
+  ``anyOf``, ``items`` and ``properties``: a nested object's ``required``,
+  a ``default`` and a ``const`` (a union's tag) reached the model as
+  nothing. ``OLLAMA`` writes ``const`` as a one-value ``enum`` and the
+  others into the description (``Required: a, b.``, ``Default: 3.``).
 
 Inlining is bounded: a definition unfolded ``_UNFOLD`` times inside itself
 (a tree of nodes) is, one level further, any value, with its description;
@@ -130,13 +135,16 @@ class SchemaRule:
 
     ``inline``: local ``$ref``s replaced by what they name. ``keep``: the
     only keywords kept (None: all). ``drop``: keywords left out. ``openapi``:
-    Gemini's rewrites (``nullable``, string enums, ``allOf`` merged…)."""
+    Gemini's rewrites (``nullable``, string enums, ``allOf`` merged…).
+    ``described``: below the root, ``const`` as ``enum``, and ``required``
+    and ``default`` said in the description too (Ollama's)."""
 
     name: str
     inline: bool = False
     keep: frozenset[str] | None = None
     drop: frozenset[str] = frozenset()
     openapi: bool = False
+    described: bool = False
 
     def without(self, keyword: str) -> SchemaRule:
         """This rule, leaving ``keyword`` out too (a reference's targets: inlined)."""
@@ -145,7 +153,9 @@ class SchemaRule:
 
 
 PLAIN = SchemaRule("plain")
-OLLAMA = SchemaRule("ollama", inline=True, drop=frozenset({"$defs", "definitions"}))
+OLLAMA = SchemaRule(
+    "ollama", inline=True, drop=frozenset({"$defs", "definitions"}), described=True
+)
 GEMINI = SchemaRule("gemini", inline=True, keep=_GEMINI_KEEP, openapi=True)
 _GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 _OLLAMA_PORT = 11434
@@ -330,6 +340,8 @@ class _Walk:
                 out[key] = value
         if self.rule.openapi:
             out = _openapi(out)
+        elif self.rule.described and node is not self.root:
+            out = _described(out)
         return self._kept(out)
 
     def _inlined(self, node: dict[str, Any], ref: str, unfolding: tuple[str, ...]) -> Any:
@@ -443,6 +455,22 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
         node["required"] = [n for n in node["required"] if n in names]
         if not node["required"]:
             del node["required"]
+    return node
+
+
+def _described(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` saying in words what Ollama's structs drop below the root (see
+    the module docstring); the keywords stay, for a server that reads them."""
+    if "const" in node and "enum" not in node:
+        node["enum"] = [node.pop("const")]
+    notes = []
+    required = node.get("required")
+    if isinstance(required, list) and required and isinstance(node.get("properties"), dict):
+        notes.append(f"Required: {', '.join(str(n) for n in required)}.")
+    if node.get("default") is not None:
+        notes.append(f"Default: {_shown(node['default'])}.")
+    if notes:
+        node["description"] = _noted(node.get("description"), " ".join(notes))
     return node
 
 
