@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from test_proxy import A_WEATHER, PARIS, WEATHER, _anthropic, _openai, proxy
@@ -185,3 +186,16 @@ def test_claude_codes_advisor_tool_is_left_out_and_its_advice_read() -> None:
     assert message.stop_reason == "tool_use"
     assert "advisor" not in sent[0]["content"]
     assert "Ask the weather tool." in sent[2]["content"]  # in the assistant's turn
+
+
+def test_a_token_count_without_a_model_gets_the_configured_one_too() -> None:
+    """Both count endpoints, like the requests they count: with ``--model`` a
+    count may leave ``model`` out (the Anthropic one was a 400)."""
+    with proxy([], model="qwen3-coder") as (url, _):
+        anthropic_count = httpx.post(
+            f"{url}/v1/messages/count_tokens", headers={"anthropic-version": "2023-06-01"},
+            json={"messages": [{"role": "user", "content": "Weather in Paris?"}]}, timeout=20)
+        responses_count = _openai(url).responses.input_tokens.count(input="Weather in Paris?")
+    assert anthropic_count.status_code == 200
+    assert anthropic_count.json()["input_tokens"] > 0
+    assert responses_count.input_tokens > 0

@@ -382,9 +382,8 @@ def create_app(
 
     async def input_tokens(request: Request) -> Response:
         # the Responses API's count (the openai SDK's responses.input_tokens.count),
-        # whose model is optional (then the configured one)
-        defaults = {"model": cfg.model} if cfg.model else {}
-        return await counted(request, RESPONSES, defaults, {"object": "response.input_tokens"})
+        # whose model is optional (then the configured one: ``_named``)
+        return await counted(request, RESPONSES, {}, {"object": "response.input_tokens"})
 
     async def counted(
         request: Request, wire: Wire, defaults: dict[str, Any], shape: dict[str, Any]
@@ -396,7 +395,7 @@ def create_app(
             body = await read_body(request, cfg.max_body)
             if isinstance(body, dict):
                 body = {**defaults, **body}
-            call = decoded(wire, body)
+            call = decoded(wire, _named(body, cfg.model))
             model, done = upstream(request, call)
         except RequestError as exc:
             return error_response(wire, exc.status, exc.message, exc.kind)
