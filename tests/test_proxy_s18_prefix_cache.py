@@ -12,6 +12,9 @@ every chat template accepts: the system prompt stays first and alone.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -259,3 +262,48 @@ def test_any_growing_conversation_keeps_each_prompt_a_prefix_of_the_next(
             continue
         before = sent(messages[:upto])
         assert whole[: len(before) - 1] == before[:-1]
+
+
+_RENDER = """
+import hashlib, json
+from streamtools.proxy import anthropic_wire, responses_wire
+from streamtools.proxy.upstream import upstream_request
+schema = {"type": "object", "$defs": {"Addr": {"type": "object", "properties": {
+    "city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["zip", "city"]}},
+    "properties": {"home": {"$ref": "#/$defs/Addr"}, "kind": {"enum": ["b", "a"]},
+    "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+    "opts": {"type": "object", "additionalProperties": {"type": "integer"}}},
+    "required": ["kind", "home"]}
+anthropic = {"model": "c", "max_tokens": 9, "system": "top", "tools": [
+    {"name": "find", "input_schema": schema}, {"type": "bash_20250124", "name": "bash"},
+    {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}],
+    "messages": [{"role": "user", "content": "go"}, {"role": "system", "content": "note"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "find",
+     "input": {"kind": "a", "home": {"zip": "1", "city": "x"}, "tags": ["q", "p"]}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}
+responses = {"model": "m", "instructions": "top", "input": "go", "tools": [
+    {"type": "namespace", "name": "crm", "tools": [
+        {"type": "function", "name": "find", "parameters": schema}]},
+    {"type": "custom", "name": "apply_patch", "format": {"type": "grammar", "syntax": "lark",
+     "definition": "start: /.+/"}}]}
+for dialect in ("am_xml", "hermes", "json_object"):
+    for wire, body in ((anthropic_wire, anthropic), (responses_wire, responses)):
+        sent = upstream_request(wire.decode_request(body), dialect).messages
+        text = json.dumps([[m.role, m.content] for m in sent])
+        print(hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_the_upstream_prompt_is_the_same_in_every_process() -> None:
+    """The proxy's workers (``--workers``) and replicas each render a request:
+    nothing in the prompt may follow set or hash order, which changes from
+    one process to the next (PYTHONHASHSEED), or a request that another
+    process served next would miss the upstream's prompt cache."""
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", _RENDER], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(seen) == 1 and len(next(iter(seen)).split()) == 6
