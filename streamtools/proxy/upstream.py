@@ -3,8 +3,8 @@
 Theory of operation
 -------------------
 ``upstream_request`` projects the request's transcript for the dialect
-(``prompts.project``): the tools the model may call become the dialect's
-system prompt, past calls and results become text, and a forced
+(``prompts.project``): the request's tools become the dialect's system
+prompt, past calls and results become text, and a forced
 ``tool_choice`` or a JSON ``response_format`` is said in words after the
 conversation (``turn`` re-prompts with the same function, and the proxy's
 token count counts what it builds).
@@ -52,7 +52,9 @@ purpose, on OpenAI's API, is to restrict the calls without changing the
 prompt, for its cache), that showed only its tools changed the system prompt,
 and the next turn read the whole conversation again. The parser knows only the
 tools the choice lets the model call (``callable_tools``): a call to another
-is refused and re-prompted as a call to an unknown tool is.
+is refused, and the re-prompt says that it may not be called in this reply
+(``turn``). Claude Code's billing header, the first line of its system prompt,
+changes with every request: the Anthropic wire leaves it out.
 """
 
 from __future__ import annotations
