@@ -461,9 +461,13 @@ async def test_think_open_starts_each_reply_inside_reasoning() -> None:
     assert [e.content for e in events if isinstance(e, ToolResult)] == ["2", "5"]
 
 
-def test_think_open_is_for_a_prompt_dialect() -> None:
-    with pytest.raises(UsageError, match="think_open"):
-        Agent(ScriptedModel([]), [add], native=True, think_open=True)
+async def test_think_open_reads_native_text_too() -> None:
+    """``think_open`` with ``native=True`` was a ``UsageError``; native text is
+    read by the same parser now, so the reply's reasoning is reasoning."""
+    model = ScriptedModel(["Say hi.</think>Hi!"])
+    events = await collect(Agent(model, [add], native=True, think_open=True), "hi")
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "Say hi."
+    assert events[-1] == Final(text="Hi!", turns=1)
 
 
 async def test_a_native_call_s_offset_counts_the_visible_text_only() -> None:
@@ -503,12 +507,15 @@ async def test_a_stop_string_ends_the_text_when_the_provider_ignores_stop(native
     assert result.text == "It is EN"
 
 
-async def test_a_native_reply_s_think_tags_stay_text_with_a_stop_string() -> None:
-    """Native mode leaves the reply's text unparsed (the server splits reasoning
-    out); cutting it at a stop string must not start reading ``<think>`` in it."""
+async def test_a_native_reply_s_think_tags_are_reasoning_with_a_stop_string() -> None:
+    """Native mode reads ``<think>`` in the reply's text as a prompt dialect does
+    (a server that does not split reasoning out sends it there); a stop string
+    still cuts the text."""
     model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
     result = await Agent(model, [add], stop="END", native=True).run("?")
-    assert result.text == "a <think>x</think> b "
+    assert result.text == "a  b "
+    [message] = [m for m in result.transcript.messages if isinstance(m, AssistantMessage)]
+    assert message.reasoning == "x"
 
 
 async def test_tool_choice_none_shows_no_summary_either() -> None:

@@ -177,7 +177,6 @@ USAGE = [
     ["replay", "{missing}"],
     ["replay", "{empty}"],
     ["chat", "--model", "m", "--native", "--hybrid"],
-    ["chat", "--model", "m", "--native", "--think-open"],
     ["chat", "--model", "m", "--record", "{missing}/session.jsonl"],
 ]
 

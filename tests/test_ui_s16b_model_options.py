@@ -140,7 +140,6 @@ def test_a_live_model_s_option_offline_is_a_usage_error(argv: tuple[str, ...]) -
     ("argv", "message"),
     [
         (("--native", "--hybrid"), "--native and --hybrid exclude each other"),
-        (("--native", "--think-open"), "--think-open is for a dialect, not --native"),
     ],
 )
 def test_options_that_exclude_each_other_are_refused_as_in_chat(

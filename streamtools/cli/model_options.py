@@ -127,7 +127,7 @@ def add_model_options(
         "--think-open",
         action="store_true",
         help="the model's chat template ends the prompt with <think> (DeepSeek-R1, QwQ): "
-        "replies begin inside reasoning, up to </think> (not with --native)",
+        "replies begin inside reasoning, up to </think>",
     )
     parser.add_argument("--system", default=None, help=system_help)
     parser.add_argument(
@@ -197,9 +197,6 @@ def check_model_options(args: argparse.Namespace) -> None:
     """A ``UsageError`` for options that cannot go together."""
     if args.native and args.hybrid:
         raise UsageError("--native and --hybrid exclude each other")
-    if args.native and args.think_open:
-        # native mode does not parse the model's text (``Agent`` refuses the pair)
-        raise UsageError("--think-open is for a dialect, not --native")
 
 
 def api_key(args: argparse.Namespace) -> str | None:

@@ -182,8 +182,10 @@ class Agent:
     ``<think>`` (DeepSeek-R1 and its distills, QwQ, Qwen3 thinking templates),
     so every reply begins inside reasoning, ``reasoning…</think>answer``: the
     parser starts there (see ``Parser``), and a call written in the reasoning
-    does not run. For a prompt dialect only: with ``native=True`` it is a
-    ``UsageError`` (the model's text is not parsed there).
+    does not run. With ``native=True`` too: the text of a server that does not
+    split the reasoning out (llama-server's ``--reasoning-format none``) is
+    read the same way, and a ``<think>…</think>`` in it is reasoning with or
+    without the option (``NativeDecoder``).
 
     ``max_result_chars`` (100,000; None: no limit): a tool's result, or its
     error, longer than that reaches the model (and the transcript, and the
@@ -248,12 +250,6 @@ class Agent:
         ):  # JSON has no NaN: msgspec writes it as null, and the server samples at its default
             if value is not None and not math.isfinite(value):
                 raise UsageError(f"{option} must be a finite number or None, got {value!r}")
-        if think_open and native:
-            raise UsageError(
-                "think_open is for a prompt dialect's parser; in native mode the model's text "
-                "is not parsed (let the server split the reasoning out, e.g. vLLM's "
-                "--reasoning-parser or llama.cpp's --reasoning-format)"
-            )
         self.think_open = think_open
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
@@ -562,7 +558,9 @@ class Agent:
 
     def _decoder(self, id_prefix: str, offered: ToolRegistry) -> Decoder:
         if self.native:
-            return NativeDecoder(offered, id_prefix=id_prefix, stop=self.stop)
+            return NativeDecoder(
+                offered, id_prefix=id_prefix, stop=self.stop, think_open=self.think_open
+            )
         return PromptDecoder(
             self.dialect, offered, self.stop, id_prefix=id_prefix, think_open=self.think_open
         )

@@ -5,9 +5,18 @@ Theory of operation
 A turn feeds every chunk of the model's stream to a decoder and forwards the
 events it returns (see ``streamtools.runtime.turn``). ``PromptDecoder`` wraps
 the sans-IO ``Parser`` (prompt dialects: calls are written in the text);
-``NativeDecoder`` wraps ``NativeCalls`` (the provider streams call deltas and
-text is only text, ended at a user stop string as a provider would). Both end
-with exactly one ``Finish``.
+``NativeDecoder`` wraps ``NativeCalls`` (the provider streams call deltas).
+Both end with exactly one ``Finish``.
+
+Native text holds no calls, but it may hold reasoning: a server that does not
+split it out (llama-server with ``--reasoning-format none``, vLLM without a
+reasoning parser, Ollama's OpenAI endpoint without ``think``) streams a
+DeepSeek-R1 distill's or Qwen3's ``<think>…</think>`` as content. So native
+text goes through the same ``Parser`` as prompt mode's, over ``NO_CALLS`` (a
+syntax with no call markers): ``<think>`` (and ``think_open``) becomes
+``ReasoningDelta`` exactly as in a prompt dialect, whatever the chunking, and
+the reply ends at a user stop string as a provider would (for one that
+ignores ``stop``). The fast path passes a delta without ``<`` through whole.
 
 In prompt mode a provider's native call deltas are ignored: we asked for no
 native tools, so a stray one is not ours to run. ``NativeCalls`` is imported
@@ -23,11 +32,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streamtools.events import CallEnd, Finish, ParserEvent, TextDelta
+from streamtools.events import CallEnd, Finish, ParserEvent
 from streamtools.model import CallChunk, FinishChunk
-from streamtools.parser import Parser
-from streamtools.parser.markers import stop_strings
-from streamtools.parser.stopcut import StopCutter
+from streamtools.parser import NO_CALLS, Parser
 from streamtools.tools import ToolRegistry
 
 __all__ = [
@@ -72,42 +79,42 @@ class PromptDecoder:
 
 
 class NativeDecoder:
-    """Native call deltas through ``NativeCalls``; text passes straight through,
-    but for the user's ``stop`` strings: it ends at one, as ``PromptDecoder``'s
-    text does, for a provider that ignores ``stop`` (or drops it for a model that
-    refuses it): ``StopCutter`` cuts it there."""
+    """Native call deltas through ``NativeCalls``; text through a ``Parser`` that
+    knows no call markers (see the module docstring): ``<think>`` in it is
+    reasoning, ``think_open`` starts the reply inside reasoning, and it ends at
+    one of the user's ``stop`` strings, as ``PromptDecoder``'s text does."""
 
     def __init__(
-        self, tools: ToolRegistry | None, *, id_prefix: str = "call_", stop: Sequence[str] = ()
+        self,
+        tools: ToolRegistry | None,
+        *,
+        id_prefix: str = "call_",
+        stop: Sequence[str] = (),
+        think_open: bool = False,
     ) -> None:
         from streamtools.native import NativeCalls
 
         # NativeCalls takes names; the executor validates arguments itself.
         # None: every call name is accepted, as by ``PromptDecoder``.
         self.calls = NativeCalls(None if tools is None else list(tools), id_prefix=id_prefix)
-        self.cut = StopCutter(stop_strings(stop)) if stop else None
+        self.reader = Parser(NO_CALLS, None, stop, think_open=think_open)
 
     @property
     def stopped(self) -> bool:
-        return self.cut is not None and self.cut.hit is not None
+        return self.reader.stopped
 
     def text(self, text: str) -> list[ParserEvent]:
-        if self.cut is not None:
-            text = self.cut.feed(text)
-        return [TextDelta(text=text)] if text else []
+        return self.reader.feed(text) if text else []
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return self.calls.feed(chunk)
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        events: list[ParserEvent] = []
-        hit = None
-        if self.cut is not None:  # text held back as a stop string's start, first
-            held = self.cut.flush()
-            if held:
-                events.append(TextDelta(text=held))
-            hit = self.cut.hit
-        events += self.calls.end(finish.reason if finish is not None else None)
+        reason = finish.reason if finish is not None else None
+        # text and reasoning held back as a marker's or stop string's start, first
+        *events, last = self.reader.end(reason)
+        hit = last.stop_sequence if isinstance(last, Finish) else None
+        events += self.calls.end(reason)
         if finish is None:
             events.append(Finish(reason="stop", stop_sequence=hit))
         else:

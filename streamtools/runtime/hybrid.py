@@ -50,14 +50,14 @@ and the ``BudgetExceeded`` or ``RepairExhausted`` of either phase alike, and a
 budget cuts short still gets its ``TurnEnd(turn=0, reason="error")`` before
 ``BudgetExceeded``, as an Agent's does.
 
-``think_open`` (an ``Agent`` keyword: the chat template opens ``<think>``)
-applies to the selection turn too, the same model's reply: its text goes through
-a parser that knows no call markers, so the reasoning before ``</think>`` is
-``ReasoningDelta`` and only what follows is text (and the answer, if no tool is
-selected). Without it the selection turn's text is not parsed (a ``<think>``
-in it is text). The ``stop`` strings and ``max_tokens`` apply to it too: the
-selection request carries them, and its text ends at a stop string (the
-request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
+The selection turn's text goes through a parser that knows no call markers,
+as an Agent's native-mode reply does (``NativeDecoder``): a ``<think>…</think>``
+in it is ``ReasoningDelta`` and only the rest is text (and the answer, if no
+tool is selected). ``think_open`` (an ``Agent`` keyword: the chat template
+opens ``<think>``) applies to it too, the same model's reply: what comes
+before ``</think>`` is reasoning. The ``stop`` strings and ``max_tokens`` apply
+to it too: the selection request carries them, and its text ends at a stop
+string (the request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
 """
 
 from __future__ import annotations
@@ -100,8 +100,6 @@ from streamtools.model import (
 )
 from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
-from streamtools.parser.markers import stop_strings
-from streamtools.parser.stopcut import StopCutter
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
 from streamtools.runtime.decoders import tool_names
@@ -374,31 +372,21 @@ class HybridAgent:
 
 
 class _SelectionText:
-    """The selection turn's text: through a parser that knows no call markers when
-    the reply begins inside reasoning (``think_open``), else as it is (a
-    ``<think>`` in it is text, as an Agent's native-mode reply reads it); cut at
-    the user's first stop string either way (``StopCutter``), for a provider that
-    ignores ``stop``."""
+    """The selection turn's text, read as an Agent's native-mode reply is
+    (``NativeDecoder``): through a parser that knows no call markers, so a
+    ``<think>…</think>`` in it (and, with ``think_open``, what comes before
+    ``</think>``) is reasoning; it ends at the user's first stop string, for a
+    provider that ignores ``stop``."""
 
     def __init__(self, stop: tuple[str, ...], *, think_open: bool) -> None:
-        self.parser = Parser(NO_CALLS, None, stop, think_open=True) if think_open else None
-        self.cut = StopCutter(stop_strings(stop)) if stop and not think_open else None
+        self.parser = Parser(NO_CALLS, None, stop, think_open=think_open)
 
     @property
     def stopped(self) -> bool:
-        if self.parser is not None:
-            return self.parser.stopped
-        return self.cut is not None and self.cut.hit is not None
+        return self.parser.stopped
 
     def feed(self, text: str) -> list[ParserEvent]:
-        if self.parser is not None:
-            return self.parser.feed(text)
-        if self.cut is not None:
-            text = self.cut.feed(text)
-        return [TextDelta(text=text)] if text else []
+        return self.parser.feed(text) if text else []
 
     def end(self) -> list[ParserEvent]:
-        if self.parser is not None:
-            return self.parser.end()
-        held = self.cut.flush() if self.cut is not None else ""
-        return [TextDelta(text=held)] if held else []
+        return self.parser.end()
