@@ -43,3 +43,31 @@ def test_a_repeated_closing_token_is_layout(
 def test_a_value_with_no_opening_token_is_still_an_error() -> None:
     text = "<tool_call>list_dir<arg_key>path</arg_key>/tmp/x</arg_value></tool_call>"
     every_chunking("hermes", text, TOOLS, [("error", "list_dir", "malformed"), F])
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
+@pytest.mark.parametrize("tail", ["", "\n", " \n"])
+def test_a_call_without_arguments_whose_closing_marker_the_provider_removed(
+    dialect: str, tail: str
+) -> None:
+    # hermes' stop marker is </tool_call>: a GLM call of a tool without parameters
+    # arrives as <tool_call>NAME and ends with "stop"; it was malformed
+    text = f"Checking.\n<tool_call>list_mailboxes{tail}"
+    every_chunking(dialect, text, TOOLS, [("text", "Checking.\n"), call("list_mailboxes"), F],
+                   finish_reason="stop")
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "reason"),
+    [
+        ("<tool_call>list_mailboxes", None, "malformed"),  # the stream broke: no call
+        ("<tool_call>list_mailboxes", "length", "malformed"),
+        ("<tool_call>Sure", "stop", "malformed"),  # no tool of the catalog: maybe prose
+        ("<tool_call>list the mailboxes", "stop", "malformed"),
+    ],
+)
+def test_other_ends_after_a_name_stay_errors(
+    text: str, finish: str | None, reason: str
+) -> None:
+    expect = [("error", None, reason), ("finish", finish or "stop", None)]
+    every_chunking("hermes", text, TOOLS, expect, finish_reason=finish)

@@ -616,6 +616,9 @@ class QwenXmlCall(ParamValues, GlmForm):
         ) or (self.state == SKIP and self.failure is not None):
             self._close_call()  # the provider removed </tool_call> as a stop string
             return None
+        if self.state == GNAME and finish_reason in PROVIDER_STOP and self.glm_named():
+            self._close_call()  # a call without arguments, </tool_call> removed as a stop
+            return None
         if self.state == GNAME:  # (no <arg_key> or </tool_call> yet: maybe prose)
             self.failure = ("malformed", self.json_message)
         elif self.state != FUNC or rest.startswith(FUNCTION) or FUNCTION.startswith(rest):

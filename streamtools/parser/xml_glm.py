@@ -41,6 +41,11 @@ avoid. Anything else out of place is ``malformed`` with the
 call's raw text, as in Qwen3-Coder's form; what this module finds wrong once the
 name is read (text where ``<arg_value>`` is due, a key too long) shows GLM's form
 as the example (``GLM_EXAMPLE``), not Qwen3-Coder's: the model wrote this one.
+A reply the provider stopped at ``</tool_call>`` (the stop marker) right after a
+tool's name completes that call without arguments (``glm_named``), as it
+completes one after its last value: ``<tool_call>list_mailboxes`` was
+``malformed``, so a tool without parameters could not be called in GLM's form
+where ``</tool_call>`` is a stop string.
 
 Core package: standard library only.
 """
@@ -149,6 +154,19 @@ class GlmForm:
         self.glm_text = text  # the key, until its value opens
         self.state = GOPEN
         return k + len(KEY_END)
+
+    def glm_named(self) -> bool:
+        """At the end of a reply the provider stopped at ``</tool_call>`` (the stop
+        marker), in GNAME: whether the text so far is the name of a tool of the
+        catalog alone (``<tool_call>list_mailboxes``, a call without arguments
+        cut so); if so the call is named, and complete with none. Any other text
+        there may be prose, and stays ``malformed``."""
+        name = self.glm_text.strip()
+        if not _NAME.match(name) or name not in self.call.ctx.catalog:
+            return False
+        self.glm_text = ""
+        self._named(name)
+        return True
 
     def _glm_wrong(self, i: int, what: str) -> int:
         """``what`` at ``i`` is out of place: the call fails with GLM's form as the
