@@ -611,8 +611,9 @@ class OpenAIChat(HTTPProvider):
                             return
                         choices = event.choices or ()
                         choice = choices[0] if choices else None
+                        # (``choices[-1] is not choice``: several choices, without a call)
                         if choice is not None and (
-                            choice.index != answer.index or len(choices) > 1
+                            choice.index != answer.index or choices[-1] is not choice
                         ):
                             choice = answer.pick(choices)  # ``providers.choices``
                         if choice is not None:
