@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import anyio
 import pytest
 
 from streamtools.cli import ui
@@ -51,4 +52,22 @@ def test_an_mcp_servers_tools_are_said_to_be_never_called() -> None:
     assert subtitle == (
         PLAIN + ", calling calculator and clock only, never the MCP servers' tools "
         "(a live model: --model)"
+    )
+
+
+def test_a_recording_that_calls_nothing_says_so(tmp_path: Path) -> None:
+    from streamtools.runtime import Agent, record
+    from streamtools.testing import ScriptedModel
+
+    path = tmp_path / "chat.jsonl"
+
+    async def chat() -> None:
+        agent = Agent(record(ScriptedModel(["Hello there."]), path), [])
+        await agent.run("hi")
+
+    anyio.run(chat)
+    _source, subtitle, _suggestion = ui.build_source(_args("--fixture", str(path)))
+    assert subtitle == (
+        "offline: a replay of chat.jsonl (tools run live); it answers the recorded question, "
+        "calling no tool, never calculator, clock (a live model: --model)"
     )

@@ -213,8 +213,8 @@ def _never_called(segments: list[Any], tools: Any, mcp: bool) -> str:
         idle.append("the MCP servers' tools")
     if not idle:
         return ""
-    calls = " and ".join(called) if called else "no tool"
-    return f", calling {calls} only, never {', '.join(idle)} (a live model: --model)"
+    calls = f"{' and '.join(called)} only" if called else "no tool"
+    return f", calling {calls}, never {', '.join(idle)} (a live model: --model)"
 
 
 def _refuse_foreign(
