@@ -58,6 +58,7 @@ def test_chat_with_an_mcp_url_and_a_clash_with_a_command() -> None:
         clash = run_chat(model.base_url, "--mcp", memory_command(), "--mcp-url", url)
     assert clash.returncode == 1
     assert "clashes with another tool of that name" in clash.stderr
+    assert "give the server a namespace (streamtools chat: --mcp NAME=COMMAND)" in clash.stderr
 
 
 def slow_command(seconds: float) -> str:
@@ -165,17 +166,15 @@ def test_a_malformed_mcp_header_is_a_usage_error(value: str) -> None:
 
 def test_two_servers_with_the_same_tools_get_namespaces_from_the_command_line() -> None:
     """Two servers with the same tool names (two filesystem servers, one per
-    root) clashed, and the advice, "give the server a namespace", had no flag."""
+    root) clashed, and the advice, "give the server a namespace", had no flag
+    (the advice naming it: test_chat_with_an_mcp_url_and_a_clash_with_a_command)."""
     add = '<am:tool_call name="b.add"><a>40</a><b>2</b></am:tool_call>'
     with FakeServer([add, "42."]) as model:
-        clash = run_chat(model.base_url, "--mcp", memory_command(), "--mcp", memory_command())
         proc = run_chat(
             model.base_url, "--mcp", "a=" + memory_command(), "--mcp", "b=" + memory_command()
         )
         offered = str(model.requests[0]) if model.requests else ""
         result = model.requests[1]["messages"][-1]["content"] if len(model.requests) > 1 else ""
-    assert clash.returncode == 1
-    assert "give the server a namespace (streamtools chat: --mcp NAME=COMMAND)" in clash.stderr
     assert proc.returncode == 0, proc.stderr
     assert "a.search_memory" in offered and "b.search_memory" in offered
     assert result.startswith('<am:tool_result name="b.add">{\n  "sum": 42\n}</am:tool_result>')
