@@ -16,10 +16,12 @@ by ``format_result``. A value that is a JSON object is also sent as
 
 Failures stay inside the protocol, as MCP asks of tools: a tool's exception
 (``SystemExit`` too: a wrapped command line's ``sys.exit`` ended a stdio
-server) or invalid arguments become a result with ``isError`` and a message the
-calling model can act on. Only an unknown tool name is a JSON-RPC error
-(``INVALID_PARAMS``), as the spec shows for it; its message lists the names
-that exist.
+server), invalid arguments, or a call that outlives the tool's own ``timeout``
+(``@tool(timeout=…)``, which the agent honours and this server ignored: the
+call ran on until the client gave up, a sync tool's worker thread with it)
+become a result with ``isError`` and a message the calling model can act on.
+Only an unknown tool name is a JSON-RPC error (``INVALID_PARAMS``), as the spec
+shows for it; its message lists the names that exist.
 
 Only tools with a function are served: a registry may also hold tools known
 by their schema alone (``add_schema`` without ``fn``), which this server
@@ -132,7 +134,8 @@ def mcp_server(
         except ToolArgumentsError as exc:
             return _error(str(exc))
         try:
-            value = await tool_value(tool, kwargs)
+            with anyio.move_on_after(tool.timeout) as limit:  # None: no limit
+                value = await tool_value(tool, kwargs)
         except (Exception, SystemExit) as exc:  # SystemExit: a wrapped command line's
             return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
         except anyio.get_cancelled_exc_class() as exc:
@@ -140,6 +143,8 @@ def mcp_server(
             # itself (asyncio's, from a future another task cancelled) failed.
             await anyio.lowlevel.checkpoint_if_cancelled()
             return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
+        if limit.cancelled_caught:
+            return _error(f"Tool `{tool.name}` timed out after {tool.timeout:g} s.")
         try:  # outside the tool's try: it did run (as the runtime's executor reports it)
             text = format_result(value)
         except Exception as exc:
