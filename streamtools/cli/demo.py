@@ -401,7 +401,9 @@ def _run(args: argparse.Namespace) -> int:
         names = ", ".join(foreign)
         raise UsageError(
             f"{path} calls tools the demo does not have ({names}); the demo runs only "
-            f"calculator and clock. streamtools replay {path} prints the recording's events"
+            f"calculator and clock. streamtools replay {path} prints the recording's events; "
+            f"streamtools ui --tools MODULE:ATTRIBUTE --fixture {path} plays it with your "
+            "tools running"
         )
     color = {"auto": None, "always": True, "never": False}[args.color]
     view = ConsoleRenderer(sys.stdout, color=color)
