@@ -26,7 +26,9 @@ here, in ``HTTPProvider``:
   (seconds or HTTP date) replaces the computed wait; if it asks for longer than
   ``retry_max_wait`` the error is raised at once with ``retryable=True``
   rather than waiting less than the server asked; ``ProviderError.retry_after``
-  carries the server's figure to the caller either way. Once a 2xx response is
+  carries the server's figure to the caller either way. A server that says it
+  is still loading the model is waited for up to ``load_wait`` seconds instead
+  (``failures.LoadWait``). Once a 2xx response is
   accepted, a streamed answer that has started is never silently restarted
   (the consumer may have shown or acted on it), with one exception: an answer
   that fails in-band before any chunk of it came, with an error the server
@@ -103,6 +105,7 @@ from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.parser.stopcut import StopCutter
 from streamtools.providers.failures import (
+    LoadWait,
     stale_connection,
     status_error,
     transport_error,
@@ -275,6 +278,7 @@ class ProviderOptions(TypedDict, total=False):
     retry_max_wait: float
     extra_body: Mapping[str, Any] | None
     stall_timeout: float | None
+    load_wait: float
 
 
 class HTTPProvider:
@@ -285,7 +289,8 @@ class HTTPProvider:
     ``api_key``, extra ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
     ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
     at stop strings client-side), ``max_retries``, ``retry_base`` and
-    ``retry_max_wait`` (see the module docstring), ``extra_body``: fields
+    ``retry_max_wait``, ``load_wait`` (300 s; 0: not waited for) (see the
+    module docstring), ``extra_body``: fields
     added to every request body (``request_body``), and ``stall_timeout``:
     seconds an answer may go without content while the server sends only
     keep-alives (default: 600, or the read timeout if longer; ``math.inf``
@@ -319,6 +324,7 @@ class HTTPProvider:
         retry_max_wait: float = 30.0,
         extra_body: Mapping[str, Any] | None = None,
         stall_timeout: float | None = None,
+        load_wait: float = 300.0,
     ) -> None:
         self.model = model
         self.base_url = checked_url((base_url or self.default_base_url).strip()).rstrip("/")
@@ -335,6 +341,9 @@ class HTTPProvider:
         elif not stall_timeout > 0:  # NaN too
             raise UsageError(f"stall_timeout must be a positive number, not {stall_timeout}")
         self.stall_timeout = stall_timeout
+        if not load_wait >= 0:  # NaN too
+            raise UsageError(f"load_wait must be a number of seconds >= 0, not {load_wait}")
+        self.load_wait = load_wait
         self.client = client
         self.supports_stop = supports_stop
         self.max_retries = max_retries
@@ -504,6 +513,7 @@ class HTTPProvider:
         accept = content_types or self._content_types
         spent = spent if spent is not None else [0]
         resent = False  # the one immediate resend after a stale connection
+        loading = LoadWait(self.load_wait, self.retry_base)
         while True:
             try:
                 req = client.build_request(
@@ -539,6 +549,10 @@ class HTTPProvider:
                 wait: float | None = None
             else:
                 error = status_error(self._name, accept, response, raw)
+                pause = loading.pause(error, anyio.current_time())
+                if pause is not None:  # the model still loading: not one of max_retries
+                    await anyio.sleep(pause)
+                    continue
                 wait = error.retry_after
             if not error.retryable or spent[0] >= self.max_retries:
                 try:

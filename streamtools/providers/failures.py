@@ -24,6 +24,18 @@ Everything that can go wrong before a provider's answer starts ends up as one
   301 or 302 would turn it into a GET): its message names the ``location``,
   which is what to put in ``base_url`` (``http://`` to ``https://``, a
   missing path prefix); it said only "answered HTTP 308".
+* ``still_loading`` tells a server that is still loading its model (a 503
+  whose message says loading: llama-server's ``{"error": {"code": 503,
+  "message": "Loading model", "type": "unavailable_error"}}``, which it answers
+  for tens of seconds after it starts, a big model for minutes; Hugging Face
+  TGI's ``Model … is currently loading``) from one that failed: ``LoadWait``
+  has it asked again, outside ``max_retries``, until ``load_wait`` seconds
+  after its first such answer (300 by default, the bound Ollama puts on a
+  model load, ``OLLAMA_LOAD_TIMEOUT``), polling every two seconds at most
+  (sooner at first, from ``retry_base``; a ``retry-after`` is taken as it is),
+  then fails saying it was still loading. A server still starting up that
+  accepts no connection yet is not told from a wrong address, and gets the
+  usual retries.
 * ``undecodable`` names a ``content-encoding`` httpx has no decoder for
   (``br`` without the brotli package, ``zstd`` without zstandard: httpx asks
   only for what it can decode, but a proxy or CDN may compress all the
@@ -41,6 +53,7 @@ from __future__ import annotations
 import email.utils
 import importlib.util
 import math
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -51,8 +64,9 @@ import msgspec
 from streamtools.errors import ProviderError
 
 __all__ = [
-    "RETRY_STATUSES", "ProviderTimeout", "failed_generation", "retry_after_seconds",
-    "status_error", "transport_error", "undecodable", "unread", "upstream_reason",
+    "RETRY_STATUSES", "LoadWait", "ProviderTimeout", "failed_generation", "retry_after_seconds",
+    "status_error", "still_loading", "transport_error", "undecodable", "unread",
+    "upstream_reason",
 ]
 
 
@@ -312,3 +326,54 @@ def _problem(item: object) -> str:
     loc = item.get("loc")
     path = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
     return f"{item['msg']} at {path}" if path else str(item["msg"])
+
+
+_LOADING = re.compile(r"\bloading\b", re.IGNORECASE)
+_LOAD_POLL = 2.0  # seconds: the longest wait between asking a loading server again
+
+
+def still_loading(error: ProviderError) -> bool:
+    """Whether ``error`` is a server saying it is still loading the model (see
+    the module docstring): a 503 that may be retried, whose message (not an
+    HTML page's text) says loading."""
+    if error.status != 503 or not error.retryable or not error.body:
+        return False
+    said = _error_detail(error.body, "")
+    return not said.startswith("(HTML page)") and _LOADING.search(said[:300]) is not None
+
+
+class LoadWait:
+    """The wait for one request's server to load its model (see the module
+    docstring): ``pause`` gives the seconds to wait before asking again, None
+    for an error that does not say loading (the usual retries apply), and raises
+    once ``bound`` seconds have passed since the first answer that did. Sans-IO:
+    the caller passes the time and sleeps."""
+
+    def __init__(self, bound: float, base: float) -> None:
+        self.bound = bound
+        self.base = base
+        self.since: float | None = None  # when the server first said it was loading
+        self.polls = 0
+
+    def pause(self, error: ProviderError, now: float) -> float | None:
+        if self.bound <= 0 or not still_loading(error):
+            return None
+        if self.since is None:
+            self.since = now
+        left = self.since + self.bound - now
+        if left <= 0:
+            raise ProviderError(
+                f"{error}; the server was still loading the model {self.bound:g} s after it "
+                f"first said so (load_wait={self.bound:g}): wait until it has loaded "
+                "(llama-server's GET /health answers 200 then), or raise load_wait",
+                status=error.status,
+                body=error.body,
+                retryable=True,
+                retry_after=error.retry_after,
+                should_retry=error.should_retry,
+            )
+        wait = error.retry_after
+        if wait is None:
+            wait = min(self.base * 2**self.polls, _LOAD_POLL)
+        self.polls += 1
+        return min(wait, left)
