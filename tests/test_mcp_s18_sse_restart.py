@@ -6,10 +6,12 @@ A restarted process drops the event stream, which the SDK notices: the next
 call opens a new session (a new process id), or, sent before the SDK noticed,
 fails saying the connection closed, and the one after does. But a POST answered with an
 error status (404 "Could not find session", as a server restarted behind a
-proxy that kept the stream, or another worker, answers) stops the SDK's
+proxy that kept the stream, or another worker, answers; a 503) stops the SDK's
 writer for good while the request it carried waits for an answer: the call
 hung for its whole ``call_timeout`` (for ever without one), and a handshake
-refused so waited out its ``load_timeout``. The servers are the SDK's own
+refused so waited out its ``load_timeout``. A 404 now gets a new session, in
+which the call is made (the server never ran it); another status fails the
+call at once, saying what the server answered. The servers are the SDK's own
 (``MCPServer.sse_app``) under uvicorn, on 127.0.0.1; runs on asyncio and trio.
 """
 
@@ -94,11 +96,14 @@ async def test_a_restarted_server_is_called_in_a_new_session(tmp_path: Path) -> 
 
 class Refusing:
     """The SDK's HTTP+SSE app, with its message POSTs answered ``status`` while
-    ``refusing`` is set."""
+    ``refusing`` is set, or for the sessions in ``forgotten`` (404 "Could not
+    find session", what a server says of a session it does not know)."""
 
     def __init__(self, status: int, body: str) -> None:
         self.status, self.body = status, body
         self.refusing = False
+        self.seen: set[bytes] = set()  # the session ids of the messages POSTed
+        self.forgotten: set[bytes] = set()
 
     def app(self) -> Any:
         server: MCPServer[Any] = MCPServer("legacy")
@@ -111,17 +116,24 @@ class Refusing:
         inner = server.sse_app()
 
         async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http" and scope["method"] == "POST" and self.refusing:
+            if scope["type"] == "http" and scope["method"] == "POST":
                 if scope["path"].startswith("/messages"):
-                    await Response(self.body, status_code=self.status)(scope, receive, send)
-                    return
+                    session = scope["query_string"]
+                    self.seen.add(session)
+                    if session in self.forgotten:
+                        gone = Response("Could not find session", status_code=404)
+                        await gone(scope, receive, send)
+                        return
+                    if self.refusing:
+                        await Response(self.body, status_code=self.status)(scope, receive, send)
+                        return
             await inner(scope, receive, send)
 
         return app
 
 
 async def test_a_call_the_server_refuses_fails_at_once_and_the_next_works() -> None:
-    server = Refusing(404, "Could not find session")
+    server = Refusing(503, "overloaded, try later")
     with asgi_server(server.app) as base:
         async with mcp_tools(base + "/sse", load_timeout=30, call_timeout=None) as registry:
             greet = registry.get("greet")
@@ -135,8 +147,24 @@ async def test_a_call_the_server_refuses_fails_at_once_and_the_next_works() -> N
                 assert await greet.invoke({"name": "Cy"}) == "hello Cy"
     assert str(refused.value) == (
         f"MCP server '{base}/sse' refused the call to 'greet': it answered "
-        "HTTP 404 Not Found: Could not find session (the next call opens a new session)"
+        "HTTP 503 Service Unavailable: overloaded, try later (the next call opens a new session)"
     )
+
+
+async def test_a_call_in_a_session_the_server_forgot_runs_in_a_new_one() -> None:
+    """404 says the server does not know the session, so the call never ran: as
+    for streamable HTTP, a new session, and the call made in it."""
+    server = Refusing(404, "unused")
+    with asgi_server(server.app) as base:
+        async with mcp_tools(base + "/sse", load_timeout=30, call_timeout=None) as registry:
+            greet = registry.get("greet")
+            assert greet is not None
+            assert await greet.invoke({"name": "Ada"}) == "hello Ada"
+            for name in ("Bob", "Cy", "Di", "Ed"):  # more than the restarts allowed
+                server.forgotten |= server.seen
+                with anyio.fail_after(20):
+                    assert await greet.invoke({"name": name}) == f"hello {name}"
+    assert len(server.forgotten) >= 4  # a new session each time
 
 
 async def test_a_refused_handshake_is_a_load_error_at_once() -> None:

@@ -34,7 +34,9 @@ proxy that kept the event stream, or from another worker), and the request
 it carried was never answered: a call waited its whole ``call_timeout`` (for
 ever without one), a handshake its ``load_timeout``. Such an answer now ends
 the session at once (``_refused``): the call fails saying what the server
-answered, and the next one opens a new session.
+answered, and the next one opens a new session; for a 404, which says the
+server no longer knows the session, the call is made again in a new one, as
+for streamable HTTP (below).
 
 A session ends when ``close()`` is called, when a call finds the connection
 closed (a crash), or when the listen stream is lost and cannot be reopened
@@ -490,7 +492,7 @@ class MCPConnection:
         stream, another worker, expired): the SDK's writer stops at that and the
         request it carried waited for its whole timeout, or for ever."""
         said = self._answers.last_error if self._answers is not None else None
-        self._session_broke(f"it refused a message ({said})")
+        self._session_broke(f"refused a message ({said})")
 
     def _session_broke(self, why: str) -> None:
         self.failure = why
@@ -551,6 +553,8 @@ class MCPConnection:
                 if self._client is client:
                     self._session_broke(f"it closed the connection during a call to {name!r}")
                 if self._legacy_sse and answers is not None and answers.errors > errors:
+                    if answers.last_status == 404 and not renewed:
+                        raise _SessionEnded from exc  # "Could not find session": as below
                     raise MCPToolError(
                         f"MCP server {self.label!r} refused the call to {name!r}: it answered "
                         f"{answers.last_error} (the next call opens a new session)"
