@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from streamtools.events import CallEnd, CallError, CallStart
 from streamtools.model import ToolSpec
 from streamtools.parser import Parser
-from streamtools.parser.xml_values import NULLABLE, kinds_from_schema
+from streamtools.parser.xml_values import NULLABLE, WORD, kinds_from_schema
 from streamtools.prompts import RENDERERS, get_renderer
 from streamtools.prompts.renderer import example_arguments
+from streamtools.prompts.self_contained import self_contained
 from streamtools.schema import json_type
 from streamtools.tools import ToolRegistry
 
@@ -111,7 +112,8 @@ def test_odd_schemas_and_descriptions_leave_the_definitions_whole(
     (markup, line breaks, enums, ``anyOf``, ``$ref``): ``am_xml``'s are one XML
     element per line with one ``am:tool`` per tool and its parameters in order;
     ``hermes``' one JSON function object per line; the others one ``## name``
-    section per tool whose schema line decodes to the schema given."""
+    section per tool whose schema line decodes to the schema given (its local
+    references inlined: ``prompts.self_contained``)."""
     specs = _offered(dialect, tools)
     if specs is None:
         return
@@ -128,12 +130,12 @@ def test_odd_schemas_and_descriptions_leave_the_definitions_whole(
         body = lines[lines.index("<tools>") + 1 : lines.index("</tools>")]
         functions = [json.loads(line)["function"] for line in body]
         assert [(f["name"], f["parameters"]) for f in functions] == [
-            (s.name, s.parameters) for s in specs
+            (s.name, self_contained(s.parameters)) for s in specs
         ]
     else:
         assert _headings(defs) == ["# Tools", *(f"## {s.name}" for s in specs)]
         schemas = [line.split(": ", 1)[1] for line in defs.split("\n") if line.startswith("Param")]
-        assert [json.loads(s) for s in schemas] == [s.parameters for s in specs]
+        assert [json.loads(s) for s in schemas] == [self_contained(s.parameters) for s in specs]
 
 
 class _Catalog:
@@ -165,7 +167,7 @@ def _agrees(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     return all(
         json_type(schema, props[k]) != "string"
         or isinstance(v, str)
-        or (v is None and kinds.get(k) == NULLABLE)
+        or (v is None and kinds.get(k) in (NULLABLE, WORD))
         for k, v in arguments.items()
     )
 
