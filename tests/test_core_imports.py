@@ -24,6 +24,7 @@ CORE = [
     "model.py",
     "errors.py",
     "tools.py",
+    "signature.py",  # tools.py reads functions with it
     "docstrings.py",
     "results.py",
     "pydantic_models.py",  # tools.py imports it: pydantic itself never
