@@ -151,11 +151,15 @@ def call_signature(name: str, arguments: dict[str, Any], tool: Tool | None = Non
     calls, and a model that made the same call again written another way had
     it run again (a write, twice), never redirected. Arguments the tool refuses,
     or whose converted value has no JSON form (a pydantic model), are compared
-    as written."""
+    as written, and so are arguments the tool does not take the same way twice:
+    a field whose ``default_factory`` gives a new value each time (an id, a
+    timestamp) made every call's key new, so the same call written the same way
+    was no repeat and ran again."""
     if tool is not None:
         try:
-            taken = tool.validate(arguments, lenient=True)
-            return name + "\x00" + _encoder.encode(taken).decode()
+            taken = _encoder.encode(tool.validate(arguments, lenient=True))
+            if taken == _encoder.encode(tool.validate(arguments, lenient=True)):
+                return name + "\x00" + taken.decode()
         except Exception:  # refused (it will not run), or no JSON form
             pass
     return name + "\x00" + _encoder.encode(arguments).decode()
