@@ -586,11 +586,28 @@ def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[str, st
     if not repair.nudged:
         repair.nudged = True
         return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0, cut=cut)
-    hint = " (it ended at max_tokens: raise it)" if cut else ""
+    hint = " (it ended at max_tokens: raise it)" if cut else _reasoning_only(reply)
     raise RepairExhausted(
         f"the model's reply was empty again after it was asked for its answer{hint}",
         reason="empty_reply",
         turns=turn,
+    )
+
+
+def _reasoning_only(reply: Reply) -> str:
+    """Why an empty reply was empty when the server streamed reasoning in its own
+    field (``reply.origin``) and nothing else, or "". A reasoning parser that reads
+    a reply with thinking turned off as all reasoning puts the answer there too
+    (vLLM's with ``enable_thinking: false``, vllm-project/vllm#17357, #19222;
+    LocalAI). It is not shown as the answer: it was streamed, and kept, as
+    reasoning, and where the server split it right it is the model's thinking."""
+    if reply.origin is None or not "".join(reply.reasoning).strip():
+        return ""
+    return (
+        f": the server sent only reasoning, in its `{reply.origin.field}` field. A server "
+        "whose reasoning parser reads every reply as reasoning puts the answer there too "
+        "(vLLM's --reasoning-parser with enable_thinking false, LocalAI): leave thinking "
+        "on, or serve the model without the reasoning parser"
     )
 
 
