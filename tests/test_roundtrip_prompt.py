@@ -12,13 +12,13 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from streamtools.events import CallEnd, CallError, CallStart
 from streamtools.model import ToolSpec
 from streamtools.parser import Parser
-from streamtools.parser.xml_values import NULLABLE, WORD, kinds_from_schema
+from streamtools.parser.xml_values import NULLABLE, WORD, kinds_from_schema, word_value
 from streamtools.prompts import RENDERERS, get_renderer
 from streamtools.prompts.renderer import example_arguments
 from streamtools.prompts.self_contained import self_contained
@@ -161,19 +161,28 @@ def _agrees(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     """Whether each value is a string where ``am_xml`` reads the parameter as
     text (``json_type``), or null where that text may be null: a ``string``
     parameter with a default of 3 is the schema's own contradiction, read back
-    as the text "3"."""
+    as the text "3". So is a number or boolean for a parameter whose schema
+    names no type (``{"default": false}``): ``am_xml`` reads a bare ``false``
+    there as the text (``xml_values.UNTYPED``)."""
     props = schema["properties"]
     kinds = kinds_from_schema(schema)
     return all(
-        json_type(schema, props[k]) != "string"
-        or isinstance(v, str)
-        or (v is None and kinds.get(k) in (NULLABLE, WORD))
+        (
+            json_type(schema, props[k]) != "string"
+            or isinstance(v, str)
+            or (v is None and kinds.get(k) == NULLABLE)
+            or (v is None and kinds.get(k) == WORD and word_value("null", schema, props[k]) is None)
+        )
+        and (k in kinds or not isinstance(v, bool | int | float))
         for k, v in arguments.items()
     )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dialect=st.sampled_from(DIALECTS), tools=_tools)
+@example(  # an untyped parameter whose default is a boolean: read back as its text
+    dialect="am_xml", tools=[("t", "", {"type": "object", "properties": {"": {"default": False}}})]
+)
 def test_the_worked_example_reads_back_as_the_calls_it_shows(
     dialect: str, tools: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
