@@ -13,7 +13,14 @@ are not valid native function names). ``HybridAgent`` splits the work:
    reasoning stream to the consumer as they come; its ``select_tools`` call is
    not shown (it is plumbing, not a tool run). ``names`` given as one string
    (``"a, b"``, or a JSON list in a string, ``'["a", "b"]'``, as models send it
-   too) is read as ``am:request_tools`` reads its names (``tool_names``).
+   too) is read as ``am:request_tools`` reads its names (``tool_names``), and
+   so are names under another key when it is the only one (``{"tools": …}``)
+   and names sent as the whole arguments (a bare list or string). A call that
+   selects no tool of the registry (unknown names, arguments that name none,
+   another function called) is answered once, within ``max_repairs``, with
+   what to fix: ``Retry(turn=0, reason="call_error")``, and the selection
+   request again with that call and, as its result, the error; the reply to
+   it is read as the first was. An empty list selects no tool on purpose.
 2. **Work.** If it selected tools, an ordinary ``Agent`` continues the same
    transcript in the prompt dialect with ``offer`` = the chosen names: their
    full definitions are in the prompt, the others stay listed in summary, and
@@ -23,13 +30,13 @@ are not valid native function names). ``HybridAgent`` splits the work:
    its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``,
    unless ``tool_choice`` requires a tool (``select_tools`` is then required in
    the request): then ``TurnEnd(turn=0, reason="retry")`` and step 2 with every
-   tool in full. A call with no known name still goes on to step 2, with only
-   summaries (every tool in full when one is required). ``tool_choice="none"``
-   makes the selection request a plain chat, its reply the answer; so does
-   having no tools at all: there is nothing to select (and ``select_tools``
-   would carry ``"enum": []``, which JSON Schema validators refuse), and a
-   required tool that cannot exist is not asked for, as an ``Agent`` with no
-   tools takes its reply as the answer.
+   tool in full. A call with no known name, after its repair, still goes on to
+   step 2, with only summaries (every tool in full when one is required).
+   ``tool_choice="none"`` makes the selection request a plain chat, its reply
+   the answer; so does having no tools at all: there is nothing to select (and
+   ``select_tools`` would carry ``"enum": []``, which JSON Schema validators
+   refuse), and a required tool that cannot exist is not asked for, as an
+   ``Agent`` with no tools takes its reply as the answer.
 
 Events, errors and cancellation are ``Agent.stream``'s, from the same
 ``event_stream``: the run is a task in a task group owned by the ``stream``
@@ -78,9 +85,11 @@ from streamtools.errors import (
 )
 from streamtools.events import (
     CallEnd,
+    CallError,
     Final,
     ParserEvent,
     ReasoningDelta,
+    Retry,
     StreamError,
     TextDelta,
     TurnEnd,
@@ -90,9 +99,11 @@ from streamtools.events import (
 from streamtools.model import (
     SAMPLING,
     CallChunk,
+    ChatMessage,
     FinishChunk,
     Model,
     ModelRequest,
+    NativeCall,
     ReasoningChunk,
     TextChunk,
     ToolSpec,
@@ -312,13 +323,32 @@ class HybridAgent:
     ) -> tuple[list[str] | None, str, bool]:
         """Stream the selection turn; the chosen names (None: not called), the text,
         and whether the output token limit cut the reply (its text is then the
-        answer's start, ``Final.truncated``)."""
+        answer's start, ``Final.truncated``). A call that selects no tool of the
+        registry is answered once with what to fix (see ``_repair``)."""
+        request = self.selection_request(transcript)
+        repairs = 1 if self.agent_kwargs.get("max_repairs", 2) > 0 else 0
+        while True:
+            calls, text, cut = await self._selection_reply(request, transcript, emit)
+            if calls is None:
+                return None, text, cut
+            names, problem = self._read_selection(calls)
+            if problem is None or not repairs:
+                return names, text, False
+            repairs -= 1
+            await emit(Retry(turn=0, reason="call_error", message=problem))
+            request = _repair(request, text, calls, problem)
+
+    async def _selection_reply(
+        self, request: ModelRequest, transcript: Transcript, emit: Emit
+    ) -> tuple[list[CallEnd | CallError] | None, str, bool]:
+        """Stream one selection request: its calls (None: it made none), its text,
+        and whether the output token limit cut it."""
         calls = NativeCalls([SELECT_TOOLS])
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
         reader = _SelectionText(self._stop, think_open=self._think_open)
-        async with self.model.stream(self.selection_request(transcript)) as chunks:
+        async with self.model.stream(request) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
                     await self._split(reader.feed(chunk.text), text, emit)
@@ -335,8 +365,8 @@ class HybridAgent:
                     finish = chunk
         await self._split(reader.end(), text, emit)
         closed = calls.end(finish.reason if finish is not None else None)
-        ends = [e for e in ended + closed if isinstance(e, CallEnd)]
-        if not ends and not calls.calls:
+        made = [e for e in ended + closed if isinstance(e, CallEnd | CallError)]
+        if not made and not calls.calls:
             unfinished = unfinished_stream(finish)
             if unfinished is not None:
                 # Text cut off by an error, or a turn the server paused, is not an
@@ -347,14 +377,40 @@ class HybridAgent:
                 raise error(message, partial_text="".join(text), transcript=transcript)
             cut = finish is not None and finish.reason in OUT_OF_TOKENS
             return None, "".join(text), cut
+        return made, "".join(text), False
+
+    def _read_selection(self, calls: list[CallEnd | CallError]) -> tuple[list[str], str | None]:
+        """The registry's tools the calls select, and what to tell the model when
+        they select none (None: nothing to fix). Names are read as
+        ``am:request_tools`` reads its names (``tool_names``): a list, or one
+        string of names separated by commas (``"add, search"``), under
+        ``names`` or under the one key the model wrote instead (``tools``), or
+        as the whole arguments (a bare list or string). An empty list selects
+        no tool on purpose: nothing to fix."""
         names: list[str] = []
-        for end in ends:
-            # A list, or one string of names separated by commas (``"add, search"``,
-            # which models send too), read as ``am:request_tools`` reads its names.
-            for name in tool_names(end.arguments.get("names")):
-                if name in self.registry and name not in names:
-                    names.append(name)
-        return names, "".join(text), False
+        problems: list[str] = []
+        for call in calls:
+            value = _selection_value(call)
+            if value is None:
+                problems.append(_no_names(call))
+                continue
+            read = tool_names(value)
+            if not read and (isinstance(value, str) or all(isinstance(n, str) for n in value)):
+                return names, None  # ``[]``: no tool is needed
+            known = [n for n in read if n in self.registry]
+            names += [n for n in known if n not in names]
+            if not read:
+                problems.append(_no_names(call))
+            elif not known:
+                problems.append(f"There is no tool named {', '.join(map(repr, read))}.")
+        if names or not problems:
+            return names, None
+        listed = ", ".join(self.registry)
+        return names, (
+            f"{problems[0]} Call `{SELECT_TOOLS}` again with the names of the tools "
+            f'the request needs, as {{"names": ["name_one", "name_two"]}}, from: {listed}. '
+            "If it needs none, answer without calling it."
+        )
 
     @property
     def _think_open(self) -> bool:
@@ -369,6 +425,58 @@ class HybridAgent:
                 await emit(event)
             elif isinstance(event, ReasoningDelta):
                 await emit(event)
+
+
+def _selection_value(call: CallEnd | CallError) -> list[Any] | str | None:
+    """What a ``select_tools`` call gives as its names (see ``_read_selection``):
+    ``names``, else the one argument there is, else the arguments when they are
+    a list or a string (``["a"]``, ``"a, b"``, ``a, b``: not an object, which
+    ``NativeCalls`` makes a ``CallError``); None when the call gives none."""
+    value: Any = None
+    if isinstance(call, CallEnd):
+        arguments = call.arguments
+        if "names" in arguments:
+            value = arguments["names"]
+        elif len(arguments) == 1:
+            (value,) = arguments.values()
+    elif call.name == SELECT_TOOLS and call.reason == "invalid_json":
+        try:
+            value = msgspec.json.decode(call.raw)
+        except msgspec.DecodeError:
+            value = call.raw  # names without JSON: read as a string of them
+    return value if isinstance(value, list | str) else None
+
+
+def _no_names(call: CallEnd | CallError) -> str:
+    """Why a call's arguments select nothing, in its own words when it failed."""
+    if isinstance(call, CallError) and call.reason != "invalid_json":
+        return call.message
+    return f"The arguments {(call.raw or '{}')[:120]} name no tool."
+
+
+def _repair(
+    request: ModelRequest, text: str, calls: list[CallEnd | CallError], message: str
+) -> ModelRequest:
+    """The selection request again, with the reply whose calls selected nothing and,
+    as each call's result, what to fix (an error, as a failed tool's is sent)."""
+    past = tuple(
+        NativeCall(
+            id=call.id,
+            name=call.name or SELECT_TOOLS,
+            arguments=call.arguments if isinstance(call, CallEnd) else {},
+            extra=call.extra if isinstance(call, CallEnd) else None,
+            arguments_text=None if isinstance(call, CallEnd) else call.raw or None,
+        )
+        for call in calls
+    )
+    results = tuple(
+        ChatMessage(
+            role="tool", content=message, tool_call_id=call.id, name=call.name, is_error=True
+        )
+        for call in past
+    )
+    reply = ChatMessage(role="assistant", content=text, tool_calls=past)
+    return msgspec.structs.replace(request, messages=(*request.messages, reply, *results))
 
 
 class _SelectionText:
