@@ -503,3 +503,28 @@ def test_inlining_is_bounded_in_size() -> None:
         valid: dict[str, Any] = {"top": {"l": {"r": {"l": {}}}, "r": {}}}
         assert Draft202012Validator(schema).is_valid(valid)
         assert Draft202012Validator(_as_read(sent)).is_valid(valid)
+
+
+_KEYS = st.sampled_from([
+    "type", "properties", "required", "items", "anyOf", "oneOf", "allOf", "$ref", "$defs",
+    "enum", "const", "default", "description", "additionalProperties", "prefixItems", "format",
+])  # fmt: skip
+_JUNK_LEAF = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+    st.sampled_from(["#/$defs/A", "#", "#/properties", "http://x", "object", "array", "null"]),
+)  # fmt: skip
+_JUNK = st.recursive(
+    _JUNK_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.one_of(_KEYS, st.text(max_size=2)), inner)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=st.dictionaries(_KEYS, _JUNK, max_size=5), rule=st.sampled_from(RULES))
+def test_any_json_object_is_sent_without_raising(schema: dict[str, Any], rule: SchemaRule) -> None:
+    # an MCP server's schema is not ours: a malformed one must not end the run here
+    sent = sent_schema(schema, rule)
+    assert sent is None or sent["type"] == "object"

@@ -220,6 +220,18 @@ def _root(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _props(node: Mapping[str, Any]) -> dict[str, Any]:
+    """``node``'s properties, or none when it has none or not as an object."""
+    props = node.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _names(node: Mapping[str, Any]) -> list[str]:
+    """``node``'s required names: its ``required`` strings (anything else: none)."""
+    names = node.get("required")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
 def _deref(root: Mapping[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     ref = node.get("$ref")
     if not isinstance(ref, str):
@@ -234,13 +246,13 @@ def _union(base: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, An
     what every one of them requires (a superset of the union). A name some
     variant does not describe is, there, what its ``additionalProperties``
     says (any value, unless false); ``base``'s own properties stay as they are."""
-    own: dict[str, Any] = dict(base.get("properties") or {})
-    named = {n for v in variants for n in (v.get("properties") or {}) if n not in own}
+    own = _props(base)
+    order = [n for v in variants for n in _props(v) if n not in own]
     props = dict(own)
-    for name in sorted(named, key=[n for v in variants for n in v.get("properties") or {}].index):
+    for name in dict.fromkeys(order):
         options: list[Any] = []
         for variant in variants:
-            sub = (variant.get("properties") or {}).get(name)
+            sub = _props(variant).get(name)
             if sub is None and "patternProperties" not in variant:
                 sub = variant.get("additionalProperties", True)
             elif sub is None:
@@ -253,14 +265,14 @@ def _union(base: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, An
             props[name] = {"description": said} if said else {}
         else:
             props[name] = options[0] if len(options) == 1 else {"anyOf": options}
-    required = set(base.get("required") or ())
+    required = _names(base)
     common: set[str] | None = None
     for variant in variants:
-        mine = set(variant.get("required") or ())
+        mine = set(_names(variant))
         common = mine if common is None else common & mine
-    out = {k: v for k, v in base.items() if k != "additionalProperties"}
+    out = {k: v for k, v in base.items() if k not in ("additionalProperties", "required")}
     out["properties"] = props
-    names = [*(base.get("required") or ()), *sorted((common or set()) - required)]
+    names = [*required, *sorted((common or set()) - set(required))]
     if names:
         out["required"] = names
     return out
@@ -284,7 +296,7 @@ def _merged(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             continue
         elif key in _NOTES or key not in out:
             out[key] = value
-    if "properties" in a and "properties" in b and set(a["properties"]) - set(b["properties"]):
+    if "properties" in a and "properties" in b and set(_props(a)) - set(_props(b)):
         out.pop("additionalProperties", None)
     return out
 
@@ -380,6 +392,9 @@ class _Walk:
 def _openapi(node: dict[str, Any]) -> dict[str, Any]:
     """``node`` in Gemini's terms (see the module docstring); its subschemas are already."""
     node = dict(node)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node and not isinstance(node[key], list):
+            del node[key]  # no list of schemas: nothing it could say
     if "oneOf" in node:
         node["anyOf"] = [*node.get("anyOf", []), *node.pop("oneOf")]
     for part in node.pop("allOf", None) or ():
@@ -432,7 +447,7 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
                 if "type" not in node and (kind := _kind_of(values)):
                     node["type"] = kind
     fmt = node.get("format")
-    if fmt is not None and fmt not in _GEMINI_FORMATS:
+    if fmt is not None and not (isinstance(fmt, str) and fmt in _GEMINI_FORMATS):
         del node["format"]
         node["description"] = _noted(node.get("description"), f"Format: {fmt}.")
     if "type" not in node:
@@ -449,10 +464,8 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
         del node["type"]  # "items: missing field": any value instead
         node.pop("items", None)
         node["description"] = _noted(node.get("description"), "A JSON array.")
-    names = node.get("properties")
-    if isinstance(node.get("required"), list) and isinstance(names, dict):
-        # "required[0]: property is not defined"
-        node["required"] = [n for n in node["required"] if n in names]
+    if "required" in node:  # "required[0]: property is not defined"
+        node["required"] = [n for n in _names(node) if n in _props(node)]
         if not node["required"]:
             del node["required"]
     return node
