@@ -220,6 +220,8 @@ async def mcp_tools(
     next call of one of its tools, at most ``max_restarts`` times.
     ``load_timeout`` bounds a server's start, handshake and listing: 60 s, since a
     first ``npx -y`` or ``uvx`` run downloads the server (10 s often failed it).
+    ``call_timeout`` bounds how long a call may go without a word from the server:
+    each progress notification starts it again, up to ten times it in all.
     """
     target = registry if registry is not None else ToolRegistry()
     mounted = MountedTools(target)
