@@ -27,7 +27,9 @@ import base64
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import AudioContent, CallToolResult, ImageContent
+from mcp.types import (
+    AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent,
+)
 
 server: MCPServer[Any] = MCPServer("lists")
 PNG = base64.b64encode(bytes(range(256)) * 4).decode()
@@ -45,6 +47,14 @@ def charts() -> CallToolResult:
     """-> list: two pictures, and FastMCP's copy of them (camelCase, with nulls)."""
     copies = [copy(image, by_alias=True), copy(sound, by_alias=True)]
     return CallToolResult(content=[image, sound], structured_content={"result": copies})
+
+
+@server.tool()
+def archive() -> CallToolResult:
+    """-> list: a file, and FastMCP's copy of it (its nested fields with nulls too)."""
+    blob = BlobResourceContents(uri="file:///a.zip", blob=WAV, mime_type="application/zip")
+    block = EmbeddedResource(type="resource", resource=blob)
+    return CallToolResult(content=[block], structured_content={"result": [copy(block)]})
 
 
 @server.tool()
@@ -74,12 +84,13 @@ def server(tmp_path: Path) -> str:
 async def test_structured_copies_of_content_blocks_are_not_shown_again(server: str) -> None:
     got: dict[str, str] = {}
     async with mcp_tools(server, call_timeout=30) as registry:
-        for name in ("charts", "labelled", "measured"):
+        for name in ("charts", "archive", "labelled", "measured"):
             found = registry.get(name)
             assert found is not None
             got[name] = await found.invoke({})
     assert got == {
         "charts": "[image: image/png, 1024 bytes]\n[audio: audio/wav, 12 bytes]",
+        "archive": "[resource: file:///a.zip, application/zip, 12 bytes]",
         "labelled": '{"result":[{"label":"sales"}]}\n[image: image/png, 1024 bytes]',
         "measured": '{"width":32,"height":32}\n[image: image/png, 1024 bytes]',
     }

@@ -53,10 +53,19 @@ def _payload_size(data: str) -> int:
 _GONE = object()  # what is left of a value that only repeated content blocks
 
 
+def _without_nulls(value: Any) -> Any:
+    # a copy may spell out the fields a block leaves unset, as null, at any depth
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
 def _copy_of_a_block(value: object, blocks: list[dict[str, Any]]) -> bool:
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         return False
-    fields = {key: item for key, item in value.items() if item is not None}
+    fields = _without_nulls(value)
     return any(all(block.get(k) == v for k, v in fields.items()) for block in blocks)
 
 
