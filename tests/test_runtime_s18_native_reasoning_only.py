@@ -17,6 +17,7 @@ from provider_support import provider_for
 
 from streamtools.errors import RepairExhausted
 from streamtools.runtime import Agent
+from streamtools.runtime.hybrid import HybridAgent
 from streamtools.testing import FakeServer, ScriptedModel
 from streamtools.testing.fake_server import Reply
 from streamtools.testing.fake_wire import ReasoningField
@@ -57,3 +58,18 @@ async def test_an_empty_reply_without_server_reasoning_says_no_more() -> None:
     with pytest.raises(RepairExhausted) as info:
         await Agent(model, [add]).run("2 + 3?")
     assert str(info.value) == "the model's reply was empty again after it was asked for its answer"
+
+
+async def test_hybrid_s_empty_selection_answer_is_not_the_answer() -> None:
+    """HybridAgent's selection turn took a reply with nothing in it (all in the
+    reasoning field) for the answer: a silent ``Final(text="")``. The work phase
+    asks again now, and says why if the reply stays empty."""
+    replies = [Reply(reasoning="It is 5.")] * 3
+    async with FakeServer(replies) as server:
+        with pytest.raises(RepairExhausted, match="in its `reasoning_content` field") as info:
+            await HybridAgent(provider_for(server), [add]).run("2 + 3?")
+        assert server.remaining == 0
+    assert info.value.reason == "empty_reply"
+    async with FakeServer([Reply(reasoning="Hm."), "It is 5."]) as server:
+        result = await HybridAgent(provider_for(server), [add]).run("2 + 3?")
+    assert (result.text, result.turns) == ("It is 5.", 2)

@@ -283,7 +283,10 @@ class HybridAgent:
         # A tool is required (``required``, a named tool) and the model answered
         # anyway (a server that does not force ``select_tools``): not the answer; the
         # work phase goes on, whose re-prompt asks for the call (``missing_call``).
-        forced = chosen is None and self._selects and self._choice != "auto"
+        # So does an empty answer (a server that sent it all as reasoning): an
+        # Agent's reply asks again and says why if it stays empty; Final("") did not.
+        empty = chosen is None and not text.strip()
+        forced = chosen is None and (empty or (self._selects and self._choice != "auto"))
         if chosen is None and not forced:
             transcript.add(AssistantMessage(text=text))
             await emit(TurnEnd(turn=0, reason="final"))
