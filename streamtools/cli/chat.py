@@ -62,7 +62,7 @@ keeps the session, as it always did).
 session is written as a recording that ``streamtools replay FILE`` (or
 ``Replay`` in a test) plays back. A FILE that is there and is not a recording
 (not empty, no recording's header on its first line) is refused
-(``_refuse_overwrite``): a typo's ``--record notes.txt`` replaced the file.
+(``refuse_overwrite``): a typo's ``--record notes.txt`` replaced the file.
 ``--no-stop`` is for models that reject the ``stop`` parameter (the cut
 happens client-side).
 """
@@ -70,7 +70,6 @@ happens client-side).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import signal
 import sys
@@ -103,7 +102,7 @@ from streamtools.events import (
 from streamtools.model import Model
 from streamtools.runtime import record
 from streamtools.runtime.console import ConsoleRenderer
-from streamtools.runtime.recording import FORMAT
+from streamtools.runtime.recording import refuse_overwrite
 from streamtools.tools import ToolRegistry
 from streamtools.transcript import Transcript
 
@@ -327,34 +326,13 @@ async def _stdin_line() -> str | None:
     return read[0] or None  # "" is end of input; a blank line is "\n"
 
 
-def _refuse_overwrite(path: Path) -> None:
-    """A ``UsageError`` for ``--record`` naming a file that holds something other
-    than a recording: an earlier recording (or an empty file) is recorded over."""
-    try:
-        with path.open("rb") as file:
-            first = file.readline(1 << 24)
-    except OSError:
-        return  # none there (or unreadable: ``record`` says why it cannot write)
-    if not first.strip():
-        return
-    try:
-        header = json.loads(first)
-    except ValueError:
-        header = None
-    if not (isinstance(header, dict) and header.get("format") == FORMAT):
-        raise UsageError(
-            f"{path} is not a streamtools recording: --record would write over it "
-            "(name a new file, or an earlier recording)"
-        )
-
-
 def _run(args: argparse.Namespace) -> int:
     # usage errors are said by ``streamtools.cli.main`` in one line, exit status 2
     model_options.check_model_options(args)
     wants_mcp(args)  # a UsageError for an MCP option with no server to apply to
     model: Model = build_model(args)
     if args.record is not None:
-        _refuse_overwrite(args.record)
+        refuse_overwrite(args.record, by="--record")
         try:
             # creates the file now; an earlier recording stays until the model answers
             model = record(model, args.record)

@@ -104,6 +104,7 @@ __all__ = [
     "TimedChunk",
     "load",
     "record",
+    "refuse_overwrite",
 ]
 
 FORMAT = "streamtools.recording"
@@ -550,7 +551,36 @@ def record(model: Model, path: str | Path, *, provider: str | None = None) -> Mo
     saves nothing it did not record; once the model has answered, a process
     killed mid-stream leaves everything received so far, as on a new file.
 
+    A file that is there and holds something else (``notes.txt`` for
+    ``notes.jsonl``) is a ``UsageError`` naming it, left as it is
+    (``refuse_overwrite``).
+
     ``provider`` names the source in the header lines (default: the model's class name).
     """
+    refuse_overwrite(Path(path))
     recorder: Model = _Recorder(model, Path(path), provider)
     return recorder
+
+
+def refuse_overwrite(path: Path, *, by: str = "record()") -> None:
+    """A ``UsageError`` when ``path`` holds something other than a recording (it
+    is not empty, and its first line is no recording's header), which ``by``
+    (what would write it: ``record()``, ``--record``) would write over. No
+    file, an empty one, or an earlier recording: nothing to say; a file that
+    cannot be read is left for the writing to say why."""
+    try:
+        with path.open("rb") as file:
+            first = file.readline(1 << 24)
+    except OSError:
+        return
+    if not first.strip():
+        return
+    try:
+        header = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        header = None
+    if not (isinstance(header, dict) and header.get("format") == FORMAT):
+        raise UsageError(
+            f"{path} is not a streamtools recording: {by} would write over it "
+            "(name a new file, or an earlier recording)"
+        )
