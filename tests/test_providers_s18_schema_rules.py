@@ -478,6 +478,11 @@ def test_refused_keyword_read() -> None:
         "'uniqueItems' is not supported"
     )
     assert refused_keyword(groq) == (False, "uniqueItems")
+    openai = (
+        "Invalid schema for function 'draw': In context=('properties', 'tags'), "
+        "'uniqueItems' is not permitted."
+    )
+    assert refused_keyword(openai) == (False, "uniqueItems")
     assert refused_keyword("'stop' is not supported with this model.") is None
     assert refused_keyword("tool schema: this feature is not supported") is None
 

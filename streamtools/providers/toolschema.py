@@ -57,9 +57,11 @@ other. ``sent_schema(schema, rule)`` is the schema to send, a new object
 (None: send no parameters).
 
 A server the rule does not know (a gateway in front of Gemini under a model
-alias, an API that refuses one more keyword) answers 400 and names what it
-refuses: ``Unknown name "$defs" at 'tools[0].function_declarations…'``
-(Google's), ``'uniqueItems' is not supported`` in a tool schema's error.
+alias, an API that refuses one more keyword) answers 400 (or 422) and names
+what it refuses: ``Unknown name "$defs" at 'tools[0].function_declarations…'``
+(Google's), ``'uniqueItems' is not supported`` in a tool schema's error,
+OpenAI's words for a function's schema (``Invalid schema for function 'f':
+… 'format' is not permitted``, which Groq answers too).
 ``schema_refusals_retried`` (``OpenAIChat.stream``) reads that
 (``refused_keyword``), changes the provider's ``tool_schema`` for this and
 every later request (Google's words: ``GEMINI``; others: the rule without
@@ -607,8 +609,9 @@ def refused_keyword(said: str) -> tuple[bool, str] | None:
     found = _GEMINI_REFUSAL.search(said)
     if found:
         return True, found.group(1)
-    if "schema" not in said.lower() or "tool" not in said.lower():
-        return None
+    lower = said.lower()
+    if "schema" not in lower or ("tool" not in lower and "function" not in lower):
+        return None  # a field of the request, not of a tool's schema
     for match in _KEYWORD_REFUSAL.finditer(said):
         if match.group(1) in _KEYWORDS:
             return False, match.group(1)
