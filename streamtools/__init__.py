@@ -65,7 +65,7 @@ from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, O
 from streamtools.results import format_result
 from streamtools.runtime import Agent, ConsoleRenderer, Replay, RunResult, record
 from streamtools.runtime.hybrid import HybridAgent
-from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry, tool
+from streamtools.tools import FunctionTool, Tool, ToolArgumentsError, ToolRegistry, tool
 from streamtools.transcript import (
     AssistantMessage,
     Message,
@@ -97,6 +97,7 @@ __all__ = [
     "Final",
     "Finish",
     "FinishChunk",
+    "FunctionTool",
     "HTTPProvider",
     "HybridAgent",
     "Message",

@@ -77,7 +77,7 @@ import inspect
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import msgspec
 
@@ -103,7 +103,12 @@ from streamtools.schema import (
 )
 from streamtools.signature import annotated, annotated_text, default_name, doc_of, type_hints
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
+__all__ = ["FunctionTool", "Tool", "ToolArgumentsError", "ToolRegistry", "tool"]
+
+# the function a FunctionTool calls; covariant and unbounded, so that a list of tools of
+# different signatures is still a list of tools to mypy (FunctionTool[function])
+_F_co = TypeVar("_F_co", covariant=True)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 # the names OpenAI's, Anthropic's and MCP's tools take (a digit may come first:
 # MCP servers name tools "2fa_code"), but for a first "-" or "."
@@ -244,6 +249,18 @@ class Tool:
         return ToolArgumentsError(self.name, detail, path, text)
 
 
+
+class FunctionTool(Tool, Generic[_F_co]):
+    """The ``Tool`` that ``@tool`` makes of a function ``_F_co``: calling it calls
+    the function, and a type checker checks the call against the function's own
+    signature and return type (an async function's call is its coroutine)."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # Tool.__call__ runs it; its type is the function's
+        __call__: _F_co  # type: ignore[assignment]
+
+
 _NULL_AT = re.compile(r"got `null` - at `\$\.([A-Za-z_][A-Za-z0-9_]*)`$")
 
 
@@ -259,9 +276,11 @@ def _refused_null(message: str, arguments: dict[str, Any], required: Any) -> str
     return key
 
 
+# A Tool given to ``tool`` is returned as it is (a schema tool stays one); the
+# overlap mypy reports is a Tool typed only as a callable, taken for a function.
 @overload
-def tool(
-    fn: Callable[..., Any],
+def tool(  # type: ignore[overload-overlap]
+    fn: Tool,
     /,
     *,
     name: str | None = None,
@@ -273,6 +292,8 @@ def tool(
 ) -> Tool: ...
 @overload
 def tool(
+    fn: _F,
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -280,7 +301,17 @@ def tool(
     timeout: float | None = None,
     isolated: bool = False,
     sequential: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> FunctionTool[_F]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    repeatable: bool = False,
+    timeout: float | None = None,
+    isolated: bool = False,
+    sequential: bool = False,
+) -> Callable[[_F], FunctionTool[_F]]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
     /,
@@ -293,6 +324,8 @@ def tool(
     sequential: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
+    The tool is a ``FunctionTool``: a type checker reads a direct call of it
+    (``add(2, 3)``) as a call of the function, its parameters and return type.
 
     ``repeatable=True``: the same call may give another result each time (a job's
     status, a clock, a queue), so the agent runs it again when the model repeats
@@ -408,7 +441,8 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
         if pname in props and "description" not in props[pname]:
             props[pname]["description"] = text
     desc = description if description is not None else summary
-    return Tool(name, desc, parameters, fn, arg_type, wrap, value_check(arg_type, closed=True))
+    check = value_check(arg_type, closed=True)
+    return FunctionTool(name, desc, parameters, fn, arg_type, wrap, check)
 
 
 def _convert(arguments: dict[str, Any], arg_type: Any, lenient: bool) -> Any:

@@ -350,4 +350,4 @@ def test_repeatable_is_off_unless_asked_for() -> None:
         return ""
 
     assert plain.repeatable is False
-    assert tool(plain.fn, name="other", repeatable=True).repeatable is True  # type: ignore[arg-type]
+    assert tool(plain.fn, name="other", repeatable=True).repeatable is True  # type: ignore[type-var]

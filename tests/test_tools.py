@@ -182,9 +182,9 @@ def test_unsupported_annotations_fail_at_registration() -> None:
             """Nope."""
 
     with pytest.raises(ToolDefinitionError, match="invalid tool name"):
-        tool(name="has space")(forecast.fn)  # type: ignore[arg-type]
+        tool(name="has space")(forecast.fn)  # type: ignore[type-var]
     with pytest.raises(ToolDefinitionError, match="invalid tool name"):
-        tool(name="-x")(forecast.fn)  # type: ignore[arg-type]
+        tool(name="-x")(forecast.fn)  # type: ignore[type-var]
 
 
 @pytest.mark.parametrize("dialect", ["am_xml", "json_action", "hermes", "inline_json",
