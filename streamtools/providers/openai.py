@@ -142,7 +142,7 @@ answers 404 or 405, or something that is not a tokenizer's answer:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Unpack
@@ -609,7 +609,7 @@ class OpenAIChat(HTTPProvider):
                                 yield chunk
                             yield FinishChunk(reason="error", message=_error_text(event.error))
                             return
-                        choices = event.choices or ()
+                        choices: Sequence[_Choice] = event.choices or ()
                         choice = choices[0] if choices else None
                         # (``choices[-1] is not choice``: several choices, without a call)
                         if choice is not None and (
