@@ -102,6 +102,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 import anyio
+import msgspec
 
 from streamtools.errors import (
     BudgetExceeded,
@@ -402,6 +403,7 @@ class Agent:
                         offer.append(name)
                 if step is None:
                     final = reply
+                    self._keep_answer(transcript, kept, reply)
                     break
                 reason, message = step
                 if message is not None:
@@ -503,6 +505,18 @@ class Agent:
         return self.dialect == "json_object" and not self.native and unnamed and bool(
             reply.visible_text.strip()
         )
+
+    def _keep_answer(self, transcript: Transcript, at: int, reply: Reply) -> None:
+        """A ``json_object`` answer cut at max_tokens (``_answer_cut``), the final
+        reply at ``transcript.messages[at]``, kept as its text: with the broken
+        object after it (its ``CallError``'s raw, as a call to fix is kept) the
+        history read ``The long answ{"thought": ..., "final": {"content": "The
+        long answ``, which the next request showed the model as its answer."""
+        finish = reply.finish.reason if reply.finish is not None else None
+        cut = cut_calls(reply.errors, finish)
+        message = transcript.messages[at]
+        if cut and self._answer_cut(reply, cut) and isinstance(message, AssistantMessage):
+            transcript.messages[at] = msgspec.structs.replace(message, text=reply.visible_text)
 
     def _request(
         self,
