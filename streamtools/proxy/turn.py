@@ -163,9 +163,10 @@ _encode = msgspec.json.Encoder().encode
 
 
 class _Shown(NamedTools):
-    """The parser's catalog: the tools the model is shown, by name, with their
-    parameter schemas (to type values written as text, see the module
-    docstring), and no argument checks."""
+    """The parser's catalog: the tools the model may call in this reply
+    (``callable_tools``: a named or ``allowed_tools`` choice shows more than
+    it lets the model call), by name, with their parameter schemas (to type
+    values written as text, see the module docstring), and no argument checks."""
 
     def __init__(self, tools: Sequence[ToolSpec]) -> None:
         super().__init__(t.name for t in tools)
