@@ -46,7 +46,9 @@ wording and the bounds):
    the answer (``Retry(reason="empty_reply")``); empty again,
    ``RepairExhausted(reason="empty_reply")``;
 7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final`` (with
-   ``truncated`` when it ended at the output token limit), unless
+   ``truncated`` when it ended at the output token limit; a ``json_object``
+   answer cut so is kept in the transcript as its text, without the broken
+   object's raw: ``_keep_answer``), unless
    the repairs ran out on a reply that is nothing but failed or refused calls
    (no visible text): then ``RepairExhausted``, never a silent empty answer.
 
