@@ -18,10 +18,11 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema import Draft4Validator, Draft202012Validator  # type: ignore[import-untyped]
 
 from streamtools import tool
 from streamtools.providers.toolschema import (
+    ANTHROPIC,
     GEMINI,
     OLLAMA,
     PLAIN,
@@ -31,7 +32,7 @@ from streamtools.providers.toolschema import (
     sent_schema,
 )
 
-RULES = (PLAIN, OLLAMA, GEMINI)
+RULES = (PLAIN, ANTHROPIC, OLLAMA, GEMINI)
 _GEMINI_KEYS = {
     "type", "format", "description", "nullable", "enum", "items", "properties", "required",
     "anyOf", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern",
@@ -114,7 +115,7 @@ def _check_refused(sent: dict[str, Any] | None, rule: SchemaRule) -> None:
         assert key not in sent, key  # OpenAI's and Anthropic's root
     if "required" in sent:
         assert isinstance(sent.get("properties"), dict)  # Groq's
-    if rule is PLAIN:
+    if rule in (PLAIN, ANTHROPIC):
         return
     for node in _nodes(sent):
         assert "$ref" not in node
@@ -533,3 +534,39 @@ def test_any_json_object_is_sent_without_raising(schema: dict[str, Any], rule: S
     # an MCP server's schema is not ours: a malformed one must not end the run here
     sent = sent_schema(schema, rule)
     assert sent is None or sent["type"] == "object"
+
+
+_DRAFT4 = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "type": "object",
+    "properties": {
+        "point": {"type": "array", "items": [{"type": "number"}, {"type": "string"}],
+                  "additionalItems": {"type": "boolean"}},
+        "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True,
+                  "maximum": 1, "exclusiveMaximum": False},
+        "name": {"type": "string", "required": True},
+    },
+}  # fmt: skip
+
+
+def test_anthropic_gets_draft_2020_12_forms() -> None:
+    # Anthropic checks input_schema against 2020-12's metaschema, which refuses these
+    assert not Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(_DRAFT4)
+    sent = sent_schema(_DRAFT4, ANTHROPIC)
+    assert sent is not None
+    Draft202012Validator.check_schema(sent)
+    assert sent["properties"]["point"] == {
+        "type": "array",
+        "prefixItems": [{"type": "number"}, {"type": "string"}],
+        "items": {"type": "boolean"},
+    }
+    assert sent["properties"]["ratio"] == {
+        "type": "number", "exclusiveMinimum": 0, "maximum": 1
+    }  # fmt: skip
+    own, read = Draft4Validator(_DRAFT4), Draft202012Validator(sent)
+    instances: list[Any] = [
+        {"point": [1, "a"]}, {"point": [1, "a", True]}, {"point": [1, "a", 3]}, {"point": ["a"]},
+        {"ratio": 0}, {"ratio": 0.5}, {"ratio": 1}, {"ratio": 1.5}, {"name": "x"}, {},
+    ]  # fmt: skip
+    for instance in instances:  # the same verdicts, as each draft reads its own schema
+        assert own.is_valid(instance) == read.is_valid(instance), instance

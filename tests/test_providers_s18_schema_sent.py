@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from provider_support import collect
 
 from streamtools.events import Final, ToolFailed, ToolResult
@@ -136,3 +137,24 @@ async def test_a_root_union_goes_as_one_object(anyio_backend: str, wire: str) ->
         "required": ["id"],
     }
     assert "anyOf" in _UNION.parameters
+
+
+async def test_anthropic_gets_draft_2020_12(anyio_backend: str) -> None:
+    old = {  # an MCP server's draft-4 schema: a tuple, a boolean exclusive bound
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {
+            "at": {"type": "array", "items": [{"type": "number"}, {"type": "number"}]},
+            "zoom": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+        },
+    }
+    spec = ToolSpec(name="view", description="View a place.", parameters=old)
+    request = ModelRequest(messages=(ChatMessage(role="user", content="hi"),), tools=(spec,))
+    async with FakeServer(["ok"], wire="anthropic") as server:
+        await collect(AnthropicMessages("claude", base_url=server.base_url), request)
+    sent = server.requests[0]["tools"][0]["input_schema"]
+    Draft202012Validator.check_schema(sent)  # what Anthropic checks it against
+    assert sent["properties"] == {
+        "at": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]},
+        "zoom": {"type": "number", "exclusiveMinimum": 0},
+    }

@@ -150,7 +150,7 @@ from streamtools.providers.base import (
 from streamtools.providers.bodies import json_schema_of, reasoning_server
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 from streamtools.providers.toolnames import ANTHROPIC_NAMES
-from streamtools.providers.toolschema import PLAIN, sent_schema
+from streamtools.providers.toolschema import ANTHROPIC, sent_schema
 
 __all__ = ["AnthropicMessages"]
 
@@ -454,11 +454,11 @@ class AnthropicMessages(HTTPProvider):
         if sent and self.supports_stop:
             body["stop_sequences"] = sent
         if request.tools:
-            body["tools"] = [  # an object at the root (``providers.toolschema``)
+            body["tools"] = [  # an object at the root, draft 2020-12 (``providers.toolschema``)
                 {
                     "name": t.name,
                     "description": t.description,
-                    "input_schema": sent_schema(t.parameters, PLAIN),
+                    "input_schema": sent_schema(t.parameters, ANTHROPIC),
                 }
                 for t in request.tools
             ]

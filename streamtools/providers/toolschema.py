@@ -19,6 +19,13 @@ before a token, or drop it without a word:
   together (required: what every variant requires), root ``enum``, ``const``,
   ``not`` and ``if``/``then``/``else`` left out, ``type`` made ``object``,
   ``properties`` given to a ``required`` that has none.
+* Anthropic checks ``input_schema`` against draft 2020-12's metaschema
+  ("JSON schema is invalid. It must match JSON Schema draft 2020-12",
+  anthropics/claude-code#63673, #86665): an MCP server's draft-4 or draft-7
+  forms (a tuple's ``items`` list, a boolean ``exclusiveMinimum``, draft 3's
+  ``required: true`` on a property) failed every request. ``ANTHROPIC``
+  writes them in 2020-12's forms (``prefixItems``, the bound itself) and
+  leaves out the draft-3 ones.
 * Gemini's OpenAI-compatible endpoint (and a gateway in front of Gemini)
   reads the schema into its OpenAPI 3.0 subset and refuses any other keyword
   ("Invalid JSON payload received. Unknown name \\"$defs\\"", the same for
@@ -100,7 +107,7 @@ from streamtools.errors import ProviderError
 from streamtools.model import Chunk, ModelRequest
 
 __all__ = [
-    "GEMINI", "OLLAMA", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
+    "ANTHROPIC", "GEMINI", "OLLAMA", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
     "schema_refusals_retried", "sent_schema",
 ]
 
@@ -139,7 +146,8 @@ class SchemaRule:
     only keywords kept (None: all). ``drop``: keywords left out. ``openapi``:
     Gemini's rewrites (``nullable``, string enums, ``allOf`` merged…).
     ``described``: below the root, ``const`` as ``enum``, and ``required``
-    and ``default`` said in the description too (Ollama's)."""
+    and ``default`` said in the description too (Ollama's). ``modern``:
+    older drafts' forms in draft 2020-12's (Anthropic's)."""
 
     name: str
     inline: bool = False
@@ -147,6 +155,7 @@ class SchemaRule:
     drop: frozenset[str] = frozenset()
     openapi: bool = False
     described: bool = False
+    modern: bool = False
 
     def without(self, keyword: str) -> SchemaRule:
         """This rule, leaving ``keyword`` out too (a reference's targets: inlined)."""
@@ -159,6 +168,7 @@ OLLAMA = SchemaRule(
     "ollama", inline=True, drop=frozenset({"$defs", "definitions"}), described=True
 )
 GEMINI = SchemaRule("gemini", inline=True, keep=_GEMINI_KEEP, openapi=True)
+ANTHROPIC = SchemaRule("anthropic", modern=True)
 _GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 _OLLAMA_PORT = 11434
 
@@ -182,7 +192,7 @@ def sent_schema(schema: Mapping[str, Any], rule: SchemaRule) -> dict[str, Any] |
     """``schema`` as ``rule``'s API takes it: a new object, ``schema`` unchanged.
     None when the API wants no parameters at all (Gemini, for a tool without any)."""
     root = _root(schema)
-    if rule.inline or rule.keep is not None or rule.drop or rule.openapi:
+    if rule != PLAIN:
         out = _Walk(root, rule).node(root, ())
         root = out if isinstance(out, dict) else {}
         root["type"] = "object"
@@ -342,7 +352,9 @@ class _Walk:
             return self._inlined(node, ref, unfolding)
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _ONE:
+            if key == "items" and isinstance(value, list):  # a tuple, as drafts 4 to 7 wrote it
+                out[key] = [self.node(v, unfolding) for v in value]
+            elif key in _ONE:
                 out[key] = self.node(value, unfolding)
             elif key in _LIST and isinstance(value, list):
                 out[key] = [self.node(v, unfolding) for v in value]
@@ -352,6 +364,8 @@ class _Walk:
                 out[key] = {name: self.node(v, unfolding) for name, v in value.items()}
             else:
                 out[key] = value
+        if self.rule.modern:
+            out = _modern(out)
         if self.rule.openapi:
             out = _openapi(out)
         elif self.rule.described and node is not self.root:
@@ -470,6 +484,36 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
         node["required"] = [n for n in _names(node) if n in _props(node)]
         if not node["required"]:
             del node["required"]
+    return node
+
+
+_JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+def _modern(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with older drafts' forms in draft 2020-12's (see the module
+    docstring): the same instances, but a tuple's ``items`` list is
+    ``prefixItems`` (its ``additionalItems`` the ``items``), a boolean
+    ``exclusiveMinimum``/``Maximum`` the bound itself, and draft 3's
+    ``required: true`` on a property and a ``type`` no draft has left out
+    (looser)."""
+    if isinstance(node.get("items"), list):
+        node["prefixItems"] = node.pop("items")
+        if "additionalItems" in node:
+            node["items"] = node.pop("additionalItems")
+    for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        said = node.get(flag)
+        if isinstance(said, bool):
+            del node[flag]
+            limit = node.get(bound)
+            if said and isinstance(limit, int | float) and not isinstance(limit, bool):
+                node[flag] = node.pop(bound)
+    if isinstance(node.get("required"), bool):
+        del node["required"]
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "type" in node and not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds):
+        del node["type"]
     return node
 
 
