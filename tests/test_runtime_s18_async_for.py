@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 async def test_async_for_over_stream_says_the_form(anyio_backend: str, kind: type[Agent]) -> None:
     agent = kind(ScriptedModel(["Hi."]))
     with pytest.raises(TypeError) as caught:
-        async for _ in agent.stream("hello"):
+        async for _ in agent.stream("hello"):  # type: ignore[attr-defined]
             pass
     message = str(caught.value)
     assert "async with agent.stream(prompt) as events" in message

@@ -44,7 +44,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import NoReturn, ParamSpec
+from typing import TYPE_CHECKING, NoReturn, ParamSpec
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -190,12 +190,14 @@ class StreamContext(AbstractAsyncContextManager[EventStream]):
     ) -> bool | None:
         return await self._manager.__aexit__(exc_type, exc, traceback)
 
-    def __aiter__(self) -> NoReturn:
-        raise TypeError(
-            "stream() gives an async context manager, not the events: write "
-            "`async with agent.stream(prompt) as events:` then "
-            "`async for event in events:` (leaving the block cancels the run)"
-        )
+    if not TYPE_CHECKING:  # hidden from type checkers, so that mypy too reports the misuse
+
+        def __aiter__(self) -> NoReturn:
+            raise TypeError(
+                "stream() gives an async context manager, not the events: write "
+                "`async with agent.stream(prompt) as events:` then "
+                "`async for event in events:` (leaving the block cancels the run)"
+            )
 
 
 def events_context(

@@ -148,6 +148,13 @@ async def main() -> None:
             assert_type(event, Event)
 
 
+async def wrong_use() -> None:
+    """The events come from the entered stream; iterating ``stream()`` itself is
+    a type error (an unused ignore, were it accepted), not only a TypeError."""
+    async for event in Agent(ScriptedModel(["Hi."])).stream("Hi"):  # type: ignore[attr-defined]
+        print(event)
+
+
 def ToolRegistryLike() -> list[Any]:
     return [add]
 
