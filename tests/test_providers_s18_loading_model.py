@@ -55,7 +55,9 @@ async def test_the_wait_is_bounded_and_the_error_says_the_model_was_loading() ->
         with pytest.raises(ProviderError) as info:
             await collect(model, HI)
         asked = len(server.requests)
-    assert 3 < asked < 200  # asked again past max_retries, but not for ever
+    # asked again (past max_retries: the test above), but not for ever; how often
+    # in 0.3 s depends on the machine's load
+    assert 1 < asked < 200
     error = info.value
     assert error.status == 503 and error.retryable
     message = str(error)
