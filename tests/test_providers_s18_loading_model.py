@@ -11,12 +11,14 @@ Against a real server on 127.0.0.1 (``FakeServer``).
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from provider_support import HI, collect, provider_for
 
 from streamtools.errors import ProviderError, UsageError
 from streamtools.model import FinishChunk, TextChunk
 from streamtools.providers import OpenAIChat
+from streamtools.providers.failures import status_error, still_loading
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
@@ -38,10 +40,18 @@ def loading(body: str = LLAMA, times: int = 1) -> list[Reply]:
 
 
 @pytest.mark.parametrize("body", LOADING.values(), ids=list(LOADING))
-async def test_a_loading_server_is_waited_for_past_max_retries(body: str) -> None:
+def test_what_says_loading(body: str) -> None:
+    kind = "application/json" if body.startswith("{") else "text/plain"
+    answer = httpx.Response(503, headers={"content-type": kind}, content=body.encode())
+    error = status_error("server", ("text/event-stream",), answer, body.encode())
+    assert still_loading(error)
+    assert not still_loading(status_error("server", (), httpx.Response(500), body.encode()))
+
+
+async def test_a_loading_server_is_waited_for_past_max_retries() -> None:
     """Four answers "Loading model", then the stream: more than ``max_retries``
     (2) allows, each asked again after a short wait."""
-    async with FakeServer([*loading(body, 4), "Hello there"], wire="openai") as server:
+    async with FakeServer([*loading(times=4), "Hello there"], wire="openai") as server:
         chunks = await collect(provider_for(server, retry_base=0.01), HI)
         assert server.remaining == 0
         assert len(server.requests) == 5
