@@ -190,10 +190,16 @@ class Executor:
         outcome, _ = await self.attempt(call)
         return outcome
 
-    async def attempt(self, call: CallEnd) -> tuple[ToolResult | ToolFailed, bool]:
+    async def attempt(
+        self, call: CallEnd, signature: str | None = None
+    ) -> tuple[ToolResult | ToolFailed, bool]:
         """``execute``'s outcome, and whether the same call might succeed if run
         again: it timed out, or raised what may pass (``may_pass``). The agent
-        runs a call the model makes again only then (``streamtools.runtime.repair``)."""
+        runs a call the model makes again only then (``streamtools.runtime.repair``).
+        ``signature``: the call's ``call_signature`` when the caller has it (the
+        agent does): made here, it validated the arguments twice more per call,
+        which runs a tool's own checks (a Struct's ``__post_init__``, pydantic's
+        validators) again."""
         tool = self.registry.get(call.name)
         if tool is None:
             message = self.registry.unknown_tool_message(call.name)
@@ -202,7 +208,7 @@ class Executor:
             kwargs = tool.validate(call.arguments, lenient=True)
         except ToolArgumentsError as exc:
             return self._failed(call, "invalid_arguments", str(exc)), False
-        key = call_signature(call.name, call.arguments, tool)
+        key = signature or call_signature(call.name, call.arguments, tool)
         if any(worker.alive for worker in self._left_running.get(key, ())):
             return self._failed(call, "refused", _still_running(call.name)), True
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own

@@ -369,7 +369,7 @@ async def _run_tool(
         try:
             for earlier in waits:  # before the call's timeout starts
                 await earlier.wait()
-            outcome, retryable = await ctx.executor.attempt(call)
+            outcome, retryable = await ctx.executor.attempt(call, signature)
         finally:
             ended.set()  # its effects are done: the calls waiting for it may run
     except anyio.get_cancelled_exc_class():
