@@ -8,19 +8,27 @@ then point any OpenAI client at ``http://127.0.0.1:8400/v1`` (or an Anthropic
 client at ``http://127.0.0.1:8400``). The upstream API key is the client's own
 (``Authorization`` / ``x-api-key``) unless ``--api-key`` or the environment
 variable ``STREAMTOOLS_UPSTREAM_API_KEY`` configures one, which then wins.
+
+The port is tried before Uvicorn starts (``listen``, which ``streamtools ui``
+binds its socket with too): one that is taken is one line on stderr with the
+way out, exit status 1, where Uvicorn logged ``ERROR: [Errno 98] error while
+attempting to bind on address …`` and ended with status 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import os
+import socket
+import sys
 from typing import Any
 
 from streamtools.cli import at_least, http_url, json_object, log_level, port, positive_number
 from streamtools.prompts import RENDERERS
 
-__all__ = ["register", "run"]
+__all__ = ["listen", "register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -152,6 +160,12 @@ def run(args: argparse.Namespace) -> int:
         hosts=LOOPBACK_NAMES if is_loopback(args.host) else None,
     )
     app = create_app(config)  # also checks the configuration before serving
+    # A port in use is said in one line now; Uvicorn then binds it itself (each
+    # --workers process serves the socket its supervisor binds).
+    probe = listen(args.host, args.port, "proxy")
+    if probe is None:
+        return 1
+    probe.close()
     if args.workers > 1:
         # each worker process builds its own app from the same configuration
         os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
@@ -178,6 +192,31 @@ def run(args: argparse.Namespace) -> int:
             loop=args.loop,
         )
     return 0
+
+
+def listen(host: str, port: int, command: str) -> socket.socket | None:
+    """A socket bound to ``host``:``port`` and listening, as Uvicorn binds one
+    (``SO_REUSEADDR``; an IPv6 address, ``::1``, on an IPv6 socket); None when
+    it cannot be, said on stderr in one line naming ``streamtools COMMAND``,
+    with ``--port 0`` as the way out of a port in use (another server, a
+    second run), where Uvicorn's own bind logged ``[Errno 98]``."""
+    ipv6 = ":" in host
+    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        # listening before a URL is announced: a client that connects at once is
+        # queued in the backlog rather than refused while the server starts
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        hint = " (--port 0 takes any free one)" if exc.errno == errno.EADDRINUSE else ""
+        why = exc.strerror or str(exc)
+        where = f"[{host}]" if ipv6 else host
+        said = f"streamtools {command}: cannot listen on {where}:{port}: {why}{hint}"
+        print(said, file=sys.stderr)
+        return None
+    return sock
 
 
 def seconds_or_off(text: str) -> float:

@@ -54,7 +54,6 @@ printed URL is the real one.
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib
 import os
 import signal
@@ -81,6 +80,7 @@ from streamtools.cli.model_options import (
     setting,
 )
 from streamtools.cli.model_options import SYSTEM as CHAT_SYSTEM
+from streamtools.cli.proxy import listen
 from streamtools.errors import UsageError
 from streamtools.events import Event
 from streamtools.transcript import Transcript
@@ -309,21 +309,9 @@ def _run(args: argparse.Namespace) -> int:
     app, subtitle = build_app(args, tools)
     # An IPv6 address (--host ::1, --host ::) needs an IPv6 socket, and brackets in
     # the URL, as uvicorn's own binding does it; an IPv4 socket refused it.
-    ipv6 = ":" in args.host
-    host = f"[{args.host}]" if ipv6 else args.host
-    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((args.host, args.port))
-        # Listen before announcing the URL: a client that connects at once is queued
-        # in the backlog rather than refused while uvicorn is still starting.
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        # the default port taken (another ui, a second run): say the way out
-        hint = " (--port 0 takes any free one)" if exc.errno == errno.EADDRINUSE else ""
-        why = exc.strerror or str(exc)
-        print(f"streamtools ui: cannot listen on {host}:{args.port}: {why}{hint}", file=sys.stderr)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    sock = listen(args.host, args.port, "ui")  # a port in use: one line, as for the proxy
+    if sock is None:
         return 1
     port = sock.getsockname()[1]
     url = f"http://{host}:{port}/"

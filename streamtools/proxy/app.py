@@ -338,6 +338,10 @@ def create_app(
                     ready=ready,
                     request=sent,
                 )
+            except ProviderError as exc:
+                if exc.status != 404:
+                    raise
+                raise _not_found(exc, cfg, cfg.model or call.model) from None
             finally:
                 done()
 
@@ -610,6 +614,32 @@ def _converted_models(
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:
         return error_response(wire, 502, f"upstream model list unreadable: {exc}", "upstream")
     return Response(_encode_json(body), media_type="application/json")
+
+
+def _not_found(exc: ProviderError, cfg: ProxyConfig, model: str | None) -> ProviderError:
+    """An upstream's 404 to a turn, with a hint at the fix for the client, and
+    logged: the upstream does not know the model (the client's own name sent
+    on, a Claude model's from Claude Code, where ``--model`` names the
+    upstream's), or has no such endpoint (``--upstream`` without ``/v1``)."""
+    if "model" in f"{exc} {exc.body or ''}".lower():
+        fix = "start the proxy with --model NAME" if cfg.model is None else "check --model"
+        hint = f"the upstream does not serve the model {model!r}: {fix}, its name for the model"
+    elif cfg.upstream_kind == "openai" and not cfg.upstream.rstrip("/").endswith("/v1"):
+        hint = (
+            f"the upstream has no chat completions at {cfg.upstream}: an OpenAI-compatible "
+            f"server's base URL usually ends in /v1 (--upstream {cfg.upstream.rstrip('/')}/v1)"
+        )
+    else:
+        hint = f"check --upstream {cfg.upstream} (--upstream-kind) and the model {model!r}"
+    log.warning("upstream answered 404: %s; %s", exc, hint)
+    return ProviderError(
+        f"{exc} (hint: {hint})",
+        status=exc.status,
+        body=exc.body,
+        retryable=exc.retryable,
+        retry_after=exc.retry_after,
+        should_retry=exc.should_retry,
+    )
 
 
 def _retry_advice(upstream: httpx.Response) -> dict[str, str] | None:
