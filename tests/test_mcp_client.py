@@ -154,7 +154,7 @@ async def test_tools_join_an_existing_registry() -> None:
         assert "local_echo" in registry and "m.add" in registry
 
 
-async def test_add_tools_is_all_or_none_and_leaves_out_names_the_registry_refuses(
+async def test_add_tools_is_all_or_none_and_renames_names_the_registry_refuses(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     connection = MCPConnection(MCPStdio("unused"))
@@ -164,9 +164,10 @@ async def test_add_tools_is_all_or_none_and_leaves_out_names_the_registry_refuse
         Tool(name="my tool", input_schema={}),
     ]
     registry = ToolRegistry()
-    assert add_tools(registry, [connection]) == ["lookup"]
+    # a name the registry refuses is offered with its space as "_" (test_mcp_s18_tool_names)
+    assert add_tools(registry, [connection]) == ["lookup", "my_tool"]
     assert registry.schema("lookup") == schema
-    assert "tool 'my tool' left out" in caplog.text
+    assert "tool 'my tool' is offered as 'my_tool'" in caplog.text
 
     @tool
     def lookup(q: str) -> str:

@@ -9,7 +9,11 @@ manager owns. Servers load concurrently; the first load error cancels the
 others. Once every server is loaded, their tools are added to the registry
 through ``add_schema``: the name (prefixed ``namespace.`` when asked), the
 description and the ``inputSchema`` as the server gave them; all or, on a
-name clash, none, so a failed load leaves a caller's registry as it was. Each
+name clash, none, so a failed load leaves a caller's registry as it was. A
+name a tool name cannot be (``files/read``, ``get weather``: servers from
+before the spec's naming rules) is offered with those characters as ``_``,
+unless a tool already has that name (it was left out, and the model could not
+use the tool at all); calls name the tool as the server does. Each
 tool's function forwards the call to its connection and returns text.
 
 After that, the registry follows the servers. A ``MountedTools`` remembers
@@ -35,8 +39,10 @@ error.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import lru_cache
 from typing import Any
 
 import anyio
@@ -90,9 +96,44 @@ def _description(tool: RemoteTool) -> str:
     return tool.description or tool.title or ""
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
 def _local_name(connection: MCPConnection, remote: RemoteTool) -> str:
+    """The registry name of a server's tool: its own, prefixed ``namespace.`` when
+    asked; one the registry would refuse (``files/read``, ``get weather``: a
+    server's from before the spec's naming rules) with each character a tool
+    name cannot hold as ``_`` (calls still name the tool as the server does)."""
     namespace = connection.server.namespace
-    return f"{namespace}.{remote.name}" if namespace else remote.name
+    name = f"{namespace}.{remote.name}" if namespace else remote.name
+    if _valid(name):
+        return name
+    safe = _UNSAFE.sub("_", remote.name)
+    if not namespace and safe[:1] in ("-", "."):
+        safe = "_" + safe
+    return f"{namespace}.{safe}"[:128] if namespace else safe[:128]
+
+
+@lru_cache(maxsize=1024)
+def _valid(name: str) -> bool:
+    try:
+        ToolRegistry().add_schema(name, "", {"type": "object", "properties": {}})
+    except ToolDefinitionError:
+        return False
+    return True
+
+
+def _renamed(connection: MCPConnection, remote: RemoteTool) -> bool:
+    namespace = connection.server.namespace
+    return _local_name(connection, remote) != (
+        f"{namespace}.{remote.name}" if namespace else remote.name
+    )
+
+
+def _in_order(connection: MCPConnection) -> list[RemoteTool]:
+    """The server's tools, those that keep their names first: a renamed tool gives
+    way to one whose own name it took (``get weather`` to ``get_weather``)."""
+    return sorted(connection.tools, key=lambda remote: _renamed(connection, remote))
 
 
 def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> list[str]:
@@ -103,8 +144,15 @@ def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> l
     """
     planned = ToolRegistry()  # built apart first, so a clash leaves ``registry`` untouched
     for connection in connections:
-        for remote in connection.tools:
+        for remote in _in_order(connection):
             name = _local_name(connection, remote)
+            renamed = _renamed(connection, remote)
+            if renamed and (name in registry or name in planned):
+                logger.warning(
+                    "MCP server %r: tool %r left out: its name as a tool name, %r, is taken",
+                    connection.label, remote.name, name,
+                )
+                continue
             if name in registry or name in planned:
                 raise MCPLoadError(
                     f"tool {name!r} of MCP server {connection.label!r} clashes with another "
@@ -115,6 +163,12 @@ def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> l
                 planned.add_schema(name, _description(remote), _parameters(remote), fn)
             except ToolDefinitionError as exc:
                 logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
+                continue
+            if renamed:
+                logger.warning(
+                    "MCP server %r: tool %r is offered as %r (a tool name cannot hold "
+                    "its characters)", connection.label, remote.name, name,
+                )
     for name in planned:
         tool = planned.get(name)
         assert tool is not None  # iterating its own names
@@ -135,7 +189,7 @@ class MountedTools:
             for remote in connection.tools:
                 name = _local_name(connection, remote)
                 found = self.registry.get(name)
-                if found is not None:
+                if found is not None and name not in self._owner:
                     self._owner[name] = (connection, found)
 
     def names(self, connection: MCPConnection) -> list[str]:
@@ -144,7 +198,9 @@ class MountedTools:
 
     def sync(self, connection: MCPConnection) -> None:
         """Bring the registry in line with ``connection.tools`` (its latest listing)."""
-        wanted = {_local_name(connection, remote): remote for remote in connection.tools}
+        wanted: dict[str, RemoteTool] = {}
+        for offered in _in_order(connection):  # a renamed tool gives way (``_in_order``)
+            wanted.setdefault(_local_name(connection, offered), offered)
         for name in self.names(connection):
             _, tool = self._owner[name]
             remote = wanted.get(name)
