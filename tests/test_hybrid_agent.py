@@ -43,15 +43,15 @@ def test_work_phase_keywords_are_checked_when_the_agent_is_made() -> None:
     happen to select a tool; ``native`` and ``offer`` are the hybrid's own."""
     model = ScriptedModel([])
     with pytest.raises(TypeError, match="max_turn"):
-        HybridAgent(model, [add], max_turn=3)
+        HybridAgent(model, [add], max_turn=3)  # type: ignore[call-arg]
     with pytest.raises(UsageError, match="max_turns"):
         HybridAgent(model, [add], max_turns=0)
     with pytest.raises(UsageError, match="tool_choice"):
         HybridAgent(model, [add], tool_choice=UseTool(""))
     with pytest.raises(UsageError, match="native"):
-        HybridAgent(model, [add], native=True)
+        HybridAgent(model, [add], native=True)  # type: ignore[call-arg]
     with pytest.raises(UsageError, match="offer"):
-        HybridAgent(model, [add], offer=["add"])
+        HybridAgent(model, [add], offer=["add"])  # type: ignore[call-arg]
 
 
 async def test_the_time_budget_covers_the_selection_turn() -> None:

@@ -5,9 +5,14 @@ unions narrow, ``run()`` returns a ``RunResult``."""
 
 from __future__ import annotations
 
+import inspect
+import typing
 from pathlib import Path
 
 import pytest
+
+from streamtools.runtime.agent import Agent
+from streamtools.runtime.hybrid import AgentOptions, HybridAgent
 
 SAMPLES = Path(__file__).with_name("typing_samples")
 
@@ -20,3 +25,15 @@ def test_the_user_samples_pass_mypy_strict(tmp_path: Path) -> None:
         ["--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), *files]
     )
     assert (out, err, status) == ("", "", 0)
+
+
+def test_hybrid_agent_options_are_the_agent_keywords_it_passes_on() -> None:
+    """``HybridAgent(**agent_kwargs: Unpack[AgentOptions])``: the TypedDict names
+    every keyword of ``Agent`` but those the hybrid sets itself, with its type."""
+    agent = inspect.signature(Agent).parameters
+    own = set(inspect.signature(HybridAgent).parameters) | {"native", "offer"}
+    keywords = {n for n, p in agent.items() if p.kind is p.KEYWORD_ONLY and n not in own}
+    options = typing.get_type_hints(AgentOptions)
+    assert set(options) == keywords
+    hints = typing.get_type_hints(Agent.__init__)
+    assert {name: hints[name] for name in keywords} == options

@@ -69,9 +69,9 @@ string (the request cancelled) when the provider ignores ``stop``, as an Agent's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import anyio
 import msgspec
@@ -108,6 +108,7 @@ from streamtools.model import (
     TextChunk,
     ToolSpec,
     UsageChunk,
+    UseTool,
 )
 from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
@@ -128,7 +129,7 @@ from streamtools.runtime.turn import Emit, unfinished_stream
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import AssistantMessage, Transcript
 
-__all__ = ["SELECT_TOOLS", "HybridAgent"]
+__all__ = ["SELECT_TOOLS", "AgentOptions", "HybridAgent"]
 
 SELECT_TOOLS = "select_tools"
 _SELECT_INSTRUCTION = (
@@ -138,11 +139,35 @@ _SELECT_INSTRUCTION = (
 )
 
 
+class AgentOptions(TypedDict, total=False):
+    """The keywords of ``Agent`` that ``HybridAgent`` passes on to its work phase,
+    with ``Agent``'s types, so that a type checker checks them there too
+    (``**kwargs: Any`` took ``max_trns=3`` or ``max_turns="3"`` without a word)."""
+
+    max_turns: int
+    time_budget: float | None
+    tool_timeout: float | None
+    max_concurrency: int
+    stop_at_call: bool
+    tool_choice: str | UseTool
+    stop: str | Sequence[str]
+    max_tokens: int | None
+    top_p: float | None
+    top_k: int | None
+    seed: int | None
+    presence_penalty: float | None
+    frequency_penalty: float | None
+    include_tracebacks: bool
+    max_result_chars: int | None
+    max_repairs: int
+    think_open: bool
+
+
 class HybridAgent:
     """Native tool selection over summaries, then an ``Agent`` in a prompt dialect.
 
     Every keyword of ``Agent`` except ``native`` and ``offer`` is accepted and
-    passed on for the work phase.
+    passed on for the work phase (``AgentOptions``).
     """
 
     def __init__(
@@ -153,7 +178,7 @@ class HybridAgent:
         dialect: str = "am_xml",
         system: str | None = None,
         temperature: float | None = None,
-        **agent_kwargs: Any,
+        **agent_kwargs: Unpack[AgentOptions],
     ) -> None:
         for own in ("native", "offer"):
             if own in agent_kwargs:
@@ -187,7 +212,9 @@ class HybridAgent:
         model select (``select_tools`` is required), as answering here would end
         the run before any tool ran. With no tools it is a plain chat too."""
         # the work phase's sampling options (``top_p``, ``seed``…) apply here too
-        sampling = {k: v for k, v in self.agent_kwargs.items() if k in SAMPLING}
+        sampling: dict[str, Any] = {
+            k: v for k, v in self.agent_kwargs.items() if k in SAMPLING
+        }
         if not self._selects:
             plain = project(transcript, self.dialect, [], native=False, system=self.system)
             return ModelRequest(
@@ -245,6 +272,7 @@ class HybridAgent:
         return [] if self._choice == "auto" else None
 
     def _work_agent(self, *, offer: list[str] | None, time_budget: float | None) -> Agent:
+        options: AgentOptions = {**self.agent_kwargs, "time_budget": time_budget}
         return Agent(
             self.model,
             self.registry,
@@ -252,7 +280,7 @@ class HybridAgent:
             system=self.system,
             temperature=self.temperature,
             offer=offer,
-            **{**self.agent_kwargs, "time_budget": time_budget},
+            **options,
         )
 
     async def _run(self, transcript: Transcript, emit: Emit) -> RunResult:

@@ -141,7 +141,9 @@ async def main() -> None:
 
     listed = [add, echo]  # tools of different signatures, in a variable
     assert_type(await Agent(ScriptedModel(["Hi."]), listed).run("Hi"), RunResult)
-    hybrid = HybridAgent(ScriptedModel(["Hi.", "Hi again."]), listed)
+    hybrid = HybridAgent(
+        ScriptedModel(["Hi.", "Hi again."]), listed, max_turns=3, stop=["END"], think_open=False
+    )
     assert_type(await hybrid.run("Hello"), RunResult)
     async with hybrid.stream("Hello") as more:
         async for event in more:
@@ -153,6 +155,9 @@ async def wrong_use() -> None:
     a type error (an unused ignore, were it accepted), not only a TypeError."""
     async for event in Agent(ScriptedModel(["Hi."])).stream("Hi"):  # type: ignore[attr-defined]
         print(event)
+    # HybridAgent checks the Agent keywords it passes on as Agent does
+    HybridAgent(ScriptedModel([]), max_trns=3)  # type: ignore[call-arg]
+    HybridAgent(ScriptedModel([]), max_turns="3")  # type: ignore[arg-type]
 
 
 def ToolRegistryLike() -> list[Any]:
