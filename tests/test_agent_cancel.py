@@ -244,17 +244,21 @@ async def test_leaving_while_results_are_arriving_is_clean() -> None:
 async def test_a_turn_the_time_budget_cuts_short_still_ends() -> None:
     """Out of time mid-turn (a tool still running): the turn gets its
     ``TurnEnd(reason="error")`` before ``BudgetExceeded``, as a failed turn
-    does, so a consumer pairing turns (a UI's steps) is not left with one open."""
+    does, so a consumer pairing turns (a UI's steps) is not left with one open.
+    The budget is long enough for the tool to start on a loaded machine (0.1 s
+    once ran out before it did, and so before there was a tool to cancel): the
+    tool never ends, so the budget is what ends the turn, however long it is."""
     model, sleeper = ScriptedModel([hermes("sleep_forever"), "done"]), Sleeper()
     events: list[Event] = []
-    with anyio.fail_after(5), pytest.raises(BudgetExceeded):
-        async with Agent(model, [sleeper.tool()], dialect="hermes", time_budget=0.1).stream(
+    with anyio.fail_after(10), pytest.raises(BudgetExceeded):
+        async with Agent(model, [sleeper.tool()], dialect="hermes", time_budget=1.0).stream(
             "go"
         ) as stream:
             async for event in stream:
                 events.append(event)
     turns = [e for e in events if isinstance(e, TurnStart | TurnEnd)]
     assert turns == [TurnStart(turn=1), TurnEnd(turn=1, reason="error")]
+    assert sleeper.started.is_set(), "the budget ran out before the tool started"
     assert sleeper.cancelled
 
 
