@@ -153,8 +153,8 @@ async def main() -> None:
 async def wrong_use() -> None:
     """The events come from the entered stream; iterating ``stream()`` itself is
     a type error (an unused ignore, were it accepted), not only a TypeError."""
-    async for event in Agent(ScriptedModel(["Hi."])).stream("Hi"):  # type: ignore[attr-defined]
-        print(event)
+    async for _ in Agent(ScriptedModel(["Hi."])).stream("Hi"):  # type: ignore[attr-defined]
+        pass
     # HybridAgent checks the Agent keywords it passes on as Agent does
     HybridAgent(ScriptedModel([]), max_trns=3)  # type: ignore[call-arg]
     HybridAgent(ScriptedModel([]), max_turns="3")  # type: ignore[arg-type]
