@@ -14,7 +14,7 @@ from provider_support import collect
 from streamtools.errors import ProviderError
 from streamtools.model import ChatMessage, ModelRequest, TextChunk, ToolSpec
 from streamtools.providers import OpenAIChat
-from streamtools.providers.toolschema import GEMINI, PLAIN
+from streamtools.providers.toolschema import GEMINI, OPENAI
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
 
@@ -55,7 +55,7 @@ def _google(body: dict[str, Any]) -> str | Reply:
 async def test_google_words_switch_to_the_gemini_rule(anyio_backend: str) -> None:
     async with FakeServer([_google] * 3) as server:
         model = OpenAIChat("team-model", base_url=server.base_url)
-        assert model.tool_schema == PLAIN
+        assert model.tool_schema == OPENAI
         chunks = await collect(model, REQUEST)
         assert [c.text for c in chunks if isinstance(c, TextChunk)] == ["ok"]
         assert model.tool_schema == GEMINI  # and so for the next request: no refusal
@@ -102,7 +102,7 @@ async def test_a_refusal_it_cannot_mend_is_passed_on(anyio_backend: str) -> None
             await collect(model, REQUEST)
     assert caught.value.status == 400
     assert len(server.requests) == 1
-    assert model.tool_schema == PLAIN
+    assert model.tool_schema == OPENAI
 
 
 XGRAMMAR = json.dumps({

@@ -25,6 +25,7 @@ from streamtools.providers.toolschema import (
     ANTHROPIC,
     GEMINI,
     OLLAMA,
+    OPENAI,
     PLAIN,
     SchemaRule,
     refused_keyword,
@@ -32,7 +33,7 @@ from streamtools.providers.toolschema import (
     sent_schema,
 )
 
-RULES = (PLAIN, ANTHROPIC, OLLAMA, GEMINI)
+RULES = (PLAIN, ANTHROPIC, OPENAI, OLLAMA, GEMINI)
 _GEMINI_KEYS = {
     "type", "format", "description", "nullable", "enum", "items", "properties", "required",
     "anyOf", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern",
@@ -115,7 +116,9 @@ def _check_refused(sent: dict[str, Any] | None, rule: SchemaRule) -> None:
         assert key not in sent, key  # OpenAI's and Anthropic's root
     if "required" in sent:
         assert isinstance(sent.get("properties"), dict)  # Groq's
-    if rule in (PLAIN, ANTHROPIC):
+    if rule is OPENAI:  # "array schema missing items"
+        assert all("items" in n for n in _nodes(sent) if "array" in _types(n))
+    if rule in (PLAIN, ANTHROPIC, OPENAI):
         return
     for node in _nodes(sent):
         assert "$ref" not in node
@@ -141,6 +144,11 @@ def _check_refused(sent: dict[str, Any] | None, rule: SchemaRule) -> None:
             assert node.get("items"), "Gemini: items: missing field"
         for name in node.get("required", ()):
             assert name in node["properties"], "Gemini: property is not defined"
+
+
+def _types(node: dict[str, Any]) -> list[Any]:
+    kind = node.get("type")
+    return kind if isinstance(kind, list) else [kind]
 
 
 def _as_read(node: Any) -> Any:
@@ -457,6 +465,22 @@ def test_root_unions_are_one_object() -> None:
 def test_a_plain_schema_goes_as_given() -> None:
     schema = sketch.spec().parameters
     assert sent_schema(schema, PLAIN) == schema
+    assert sent_schema(schema, OPENAI) == schema  # nothing OpenAI refuses in it
+
+
+@tool
+def tally(values: list, pair: tuple) -> int:  # type: ignore[type-arg]
+    """Count."""
+    return len(values)
+
+
+def test_openai_gets_items_for_every_array() -> None:
+    own = tally.spec().parameters
+    assert own["properties"]["values"] == {"type": "array"}  # what msgspec gives a bare list
+    sent = sent_schema(own, OPENAI)
+    assert sent is not None
+    assert sent["properties"]["values"] == {"type": "array", "items": {}}
+    assert sent["properties"]["pair"] == {"type": "array", "items": {}}
 
 
 def test_rule_for_the_server() -> None:
@@ -464,8 +488,8 @@ def test_rule_for_the_server() -> None:
     assert rule_for(gemini, "gemini-2.5-flash") is GEMINI
     assert rule_for("https://openrouter.ai/api/v1", "google/gemini-3-pro") is GEMINI
     assert rule_for("http://localhost:11434/v1", "qwen3") is OLLAMA
-    assert rule_for("https://api.openai.com/v1", "gpt-5") is PLAIN
-    assert rule_for("http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B") is PLAIN
+    assert rule_for("https://api.openai.com/v1", "gpt-5") is OPENAI
+    assert rule_for("http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B") is OPENAI
 
 
 def test_refused_keyword_read() -> None:

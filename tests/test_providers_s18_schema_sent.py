@@ -158,3 +158,22 @@ async def test_anthropic_gets_draft_2020_12(anyio_backend: str) -> None:
         "at": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]},
         "zoom": {"type": "number", "exclusiveMinimum": 0},
     }
+
+
+@tool
+def total(values: list) -> int:  # type: ignore[type-arg]
+    """Add up numbers."""
+    return sum(values)
+
+
+async def test_openai_gets_items_for_a_bare_list(anyio_backend: str) -> None:
+    # OpenAI: "Invalid schema for function 'total': In context=('properties',
+    # 'values'), array schema missing items." for msgspec's {"type": "array"}
+    request = ModelRequest(
+        messages=(ChatMessage(role="user", content="add"),), tools=(total.spec(),)
+    )
+    async with FakeServer(["ok"]) as server:
+        await collect(OpenAIChat("gpt-5", base_url=server.base_url), request)
+    sent = _parameters(server.requests[0])
+    assert sent["properties"]["values"] == {"type": "array", "items": {}}
+    assert total.spec().parameters["properties"]["values"] == {"type": "array"}

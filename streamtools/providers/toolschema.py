@@ -58,10 +58,17 @@ every instance the tool's own schema takes (the tests check it), and the
 arguments a model sends are still checked against the tool's own schema
 (``Tool.validate``), which nothing here changes.
 
-``rule_for(base_url, model)`` is the rule a provider chooses from what it
-knows of its server; ``PLAIN`` (the root mended, the rest as given) for any
-other. ``sent_schema(schema, rule)`` is the schema to send, a new object
-(None: send no parameters).
+* OpenAI refuses an array schema without ``items`` ("Invalid schema for
+  function 'f': In context=('properties', 'paths'), array schema missing
+  items", streamnative/streamnative-mcp-server#26, LionSR/TeXRA#2323; a
+  bare ``list`` argument of ``@tool`` is one): ``OPENAI`` gives it
+  ``items: {}``, and writes older drafts' forms in 2020-12's as for
+  Anthropic.
+
+``rule_for(base_url, model)`` is the rule an OpenAI-compatible provider
+chooses from what it knows of its server; ``OPENAI`` for any other.
+``PLAIN`` is the root mended and the rest as given. ``sent_schema(schema,
+rule)`` is the schema to send, a new object (None: send no parameters).
 
 A server the rule does not know (a gateway in front of Gemini under a model
 alias, an API that refuses one more keyword) answers 400 (or 422) and names
@@ -107,7 +114,7 @@ from streamtools.errors import ProviderError
 from streamtools.model import Chunk, ModelRequest
 
 __all__ = [
-    "ANTHROPIC", "GEMINI", "OLLAMA", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
+    "ANTHROPIC", "GEMINI", "OLLAMA", "OPENAI", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
     "schema_refusals_retried", "sent_schema",
 ]
 
@@ -147,7 +154,8 @@ class SchemaRule:
     Gemini's rewrites (``nullable``, string enums, ``allOf`` merged…).
     ``described``: below the root, ``const`` as ``enum``, and ``required``
     and ``default`` said in the description too (Ollama's). ``modern``:
-    older drafts' forms in draft 2020-12's (Anthropic's)."""
+    older drafts' forms in draft 2020-12's (Anthropic's). ``items``: an
+    array schema without ``items`` given ``items: {}`` (OpenAI's)."""
 
     name: str
     inline: bool = False
@@ -156,6 +164,7 @@ class SchemaRule:
     openapi: bool = False
     described: bool = False
     modern: bool = False
+    items: bool = False
 
     def without(self, keyword: str) -> SchemaRule:
         """This rule, leaving ``keyword`` out too (a reference's targets: inlined)."""
@@ -169,14 +178,15 @@ OLLAMA = SchemaRule(
 )
 GEMINI = SchemaRule("gemini", inline=True, keep=_GEMINI_KEEP, openapi=True)
 ANTHROPIC = SchemaRule("anthropic", modern=True)
+OPENAI = SchemaRule("openai", modern=True, items=True)
 _GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 _OLLAMA_PORT = 11434
 
 
 def rule_for(base_url: str, model: str) -> SchemaRule:
-    """The rule for a server and model: ``GEMINI`` for Google's endpoints and
-    any model named gemini (a gateway passes the schema on), ``OLLAMA`` for
-    Ollama's port, else ``PLAIN``."""
+    """The rule for an OpenAI-compatible server and model: ``GEMINI`` for
+    Google's endpoints and any model named gemini (a gateway passes the
+    schema on), ``OLLAMA`` for Ollama's port, else ``OPENAI``."""
     parts = urlsplit(base_url)
     host = (parts.hostname or "").lower()
     if host.endswith(_GEMINI_HOSTS) or "gemini" in model.lower():
@@ -185,7 +195,7 @@ def rule_for(base_url: str, model: str) -> SchemaRule:
         port = parts.port
     except ValueError:
         port = None
-    return OLLAMA if port == _OLLAMA_PORT else PLAIN
+    return OLLAMA if port == _OLLAMA_PORT else OPENAI
 
 
 def sent_schema(schema: Mapping[str, Any], rule: SchemaRule) -> dict[str, Any] | None:
@@ -366,6 +376,8 @@ class _Walk:
                 out[key] = value
         if self.rule.modern:
             out = _modern(out)
+        if self.rule.items and "items" not in out and _kinds(out) & {"array"}:
+            out["items"] = {}  # "array schema missing items": the same instances
         if self.rule.openapi:
             out = _openapi(out)
         elif self.rule.described and node is not self.root:
@@ -515,6 +527,12 @@ def _modern(node: dict[str, Any]) -> dict[str, Any]:
     if "type" in node and not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds):
         del node["type"]
     return node
+
+
+def _kinds(node: Mapping[str, Any]) -> set[str]:
+    """The JSON types ``node``'s ``type`` names."""
+    kind = node.get("type")
+    return {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
 
 
 def _described(node: dict[str, Any]) -> dict[str, Any]:
