@@ -276,8 +276,21 @@ def _refused_null(message: str, arguments: dict[str, Any], required: Any) -> str
     return key
 
 
-# A Tool given to ``tool`` is returned as it is (a schema tool stays one); the
-# overlap mypy reports is a Tool typed only as a callable, taken for a function.
+# A Tool given to ``tool`` is returned as it is (a FunctionTool keeps its type, a
+# schema tool stays one); the overlap mypy reports is a Tool typed only as a
+# callable, taken for a function.
+@overload
+def tool(
+    fn: FunctionTool[_F],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    repeatable: bool = False,
+    timeout: float | None = None,
+    isolated: bool = False,
+    sequential: bool = False,
+) -> FunctionTool[_F]: ...
 @overload
 def tool(  # type: ignore[overload-overlap]
     fn: Tool,

@@ -50,6 +50,8 @@ assert_type(add(2, 3), int)
 assert_type(get_weather("Oslo"), str)
 assert_type(get_weather("Oslo", days=2, units="f"), str)
 assert_type(wrapped(1.5), float)
+# options given to a tool already made keep its type
+assert_type(tool(add, repeatable=True)(1, 2), int)
 
 
 def wrong_calls() -> None:
