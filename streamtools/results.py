@@ -151,7 +151,9 @@ def format_result(value: Any) -> str:
     Deterministic JSON (sorted keys and sets, so equal results read the same) needs
     str keys and sortable sets. A value without them (``{2024: 1.5}``, ``{1, "a"}``)
     is first rewritten by ``json_ready``: keys as JSON spells the scalar (``"2024"``,
-    ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON.
+    ``"true"``, ``"null"``) or ``str(key)``, mixed sets ordered by each item's JSON;
+    keys that spell alike all stay, a str key as it is and the others with
+    their type named (``{1: "a", "1": "b"}`` is ``{"1":"b","1 (int)":"a"}``).
     Text is made valid by ``valid_text`` (a lone surrogate half becomes U+FFFD),
     as the model's next request must carry it. NaN and the infinities, which
     JSON lacks, are ``NaN``, ``Infinity``, ``-Infinity`` (strings inside JSON),
@@ -296,7 +298,7 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, dict):
-        return {_key(k): json_ready(v) for k, v in value.items()}
+        return _keyed(value)
     if isinstance(value, list | tuple):
         return [json_ready(v) for v in value]
     if isinstance(value, set | frozenset):
@@ -308,11 +310,42 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, int | float | bool | bytes | bytearray) or value is None:
         return value
     try:  # Structs, dataclasses, datetimes…: to builtins, keys as str, then walked again
-        return json_ready(msgspec.to_builtins(value, enc_hook=_enc_hook, str_keys=True))
+        # keys as they are (not ``str_keys``, which merges ``1`` and ``"1"``): ``_keyed``
+        return json_ready(msgspec.to_builtins(value, enc_hook=_enc_hook))
     except (TypeError, ValueError):
         # walked too: the hook gives a deque's items, a mapping's dict, as they are
         plain = _enc_hook(value)
         return plain if isinstance(plain, str) else json_ready(plain)
+
+
+def _keyed(value: dict[Any, Any]) -> dict[str, Any]:
+    """A dict with each key as ``_key`` spells it, none lost: keys that spell
+    alike (``1`` and ``"1"``, ``None`` and ``"null"``, two enums of value 1)
+    were merged into one, and the model read one value where the tool returned
+    two. A str key keeps its text; a key of another type whose spelling is
+    taken has its type named after it (``"1 (int)"``), and a number after that
+    should that be taken too. The order is the dict's."""
+    names: list[str | None] = []
+    taken: set[str] = set()
+    for k in value:  # str keys first: their text is theirs
+        name = _key(k) if isinstance(k, str) else None
+        if name is not None and name in taken:
+            name = None
+        if name is not None:
+            taken.add(name)
+        names.append(name)
+    out: dict[str, Any] = {}
+    for (k, v), name in zip(value.items(), names, strict=True):
+        if name is None:
+            name = _key(k)
+            if name in taken:
+                name = base = f"{name} ({type(k).__name__})"
+                n = 2
+                while name in taken:
+                    name, n = f"{base} {n}", n + 1
+            taken.add(name)
+        out[name] = json_ready(v)
+    return out
 
 
 def _key(key: Any) -> str:
