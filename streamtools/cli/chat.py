@@ -4,7 +4,10 @@ Theory of operation
 -------------------
 One ``Agent`` over one provider (``--provider openai|anthropic|ollama``
 against ``--base-url``), with the demo's example tools (``calculator`` and
-``clock``), keeps one ``Transcript`` across the whole session: each line the
+``clock``) or those ``--tools MODULE:ATTRIBUTE`` names (``ui``'s flag, the same
+loader: ``model_options.load_tools``, checked before anything starts; chat's
+system prompt, about the example tools, is then left out), keeps one
+``Transcript`` across the whole session: each line the
 user types is appended to it and the agent runs to its answer, drawn live by
 the demo's ``ConsoleRenderer`` (text as it streams, calls as their arguments
 grow, results as they land) on stdout; a failed exchange's error, and a
@@ -40,7 +43,7 @@ the terminal saw each error.
 
 ``--mcp COMMAND`` and ``--mcp-url URL`` (both repeatable, with
 ``--mcp-header`` and ``--mcp-timeout``; ``streamtools.cli.mcp_options``, shared
-with ``streamtools ui``) add the tools of MCP servers to the example tools for
+with ``streamtools ui``) add the tools of MCP servers to the session's tools for
 the whole session; a server that cannot be loaded is reported and the command
 exits with 1.
 
@@ -83,9 +86,15 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from streamtools.cli import model_options
-from streamtools.cli.demo import DEMO_TOOLS
 from streamtools.cli.mcp_options import MCPNotLoaded, add_mcp_options, mcp_session, wants_mcp
-from streamtools.cli.model_options import SYSTEM, add_model_options, build_model, setting
+from streamtools.cli.model_options import (
+    SYSTEM,
+    add_model_options,
+    add_tools_option,
+    build_model,
+    load_tools,
+    setting,
+)
 from streamtools.errors import BudgetExceeded, ProviderError, RepairExhausted, UsageError
 from streamtools.events import (
     ArgsDelta,
@@ -109,8 +118,11 @@ from streamtools.transcript import Transcript
 __all__ = ["SYSTEM", "build_model", "chat", "make_agent", "register"]
 
 EXAMPLES = """examples:
-  streamtools chat --provider ollama --model qwen3:8b                   # Ollama, native API
-  streamtools chat --base-url http://127.0.0.1:11434/v1 --model qwen3:8b  # Ollama, OpenAI API
+  # Ollama, native API: its default context is short for the tools' prompt, which is cut
+  # without an error, so give it room (num_ctx)
+  streamtools chat --provider ollama --model qwen3:8b --extra-body '{"options": {"num_ctx": 16384}}'
+  # Ollama, OpenAI API: it takes no num_ctx; start it with OLLAMA_CONTEXT_LENGTH=16384
+  streamtools chat --base-url http://127.0.0.1:11434/v1 --model qwen3:8b
   streamtools chat --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct  # vLLM
   streamtools chat --base-url http://127.0.0.1:8080/v1 --model local    # llama.cpp server
   streamtools chat --base-url https://openrouter.ai/api/v1 --model meta-llama/llama-3.3-70b-instruct
@@ -120,9 +132,15 @@ EXAMPLES = """examples:
 ReadLine = Callable[[], Awaitable[str | None]]
 
 
-def make_agent(model: Model, args: argparse.Namespace, tools: Any = DEMO_TOOLS) -> Any:
-    """The agent of the session (``model_options.make_agent``), the example tools by default."""
-    return model_options.make_agent(model, args, tools)
+def make_agent(model: Model, args: argparse.Namespace, tools: Any = None) -> Any:
+    """The agent of the session (``model_options.make_agent``) with ``tools``
+    (default: what ``--tools`` names, else the example tools). chat's system
+    prompt is about the example tools: with ``--tools`` there is none but
+    ``--system``, as for ``streamtools ui``."""
+    if tools is None:
+        tools = load_tools(args.tools)
+    system = SYSTEM if args.tools is None else None
+    return model_options.make_agent(model, args, tools, system=system)
 
 
 class AnswerStopper:
@@ -330,6 +348,10 @@ def _run(args: argparse.Namespace) -> int:
     # usage errors are said by ``streamtools.cli.main`` in one line, exit status 2
     model_options.check_model_options(args)
     wants_mcp(args)  # a UsageError for an MCP option with no server to apply to
+    # --tools: checked before anything starts (UsageError), as ``ui`` does; the
+    # session's registry is its own, which the MCP servers' tools join
+    given = load_tools(args.tools)
+    own = given.subset(given) if isinstance(given, ToolRegistry) else ToolRegistry(given)
     model: Model = build_model(args)
     if args.record is not None:
         refuse_overwrite(args.record, by="--record")
@@ -366,9 +388,9 @@ def _run(args: argparse.Namespace) -> int:
     stopper = AnswerStopper() if interactive and sys.platform != "win32" else None
 
     async def conversation() -> int:
-        # --mcp / --mcp-url: the servers' tools join the example tools for the session
+        # --mcp / --mcp-url: the servers' tools join the session's tools
         try:
-            async with mcp_session(args, ToolRegistry(DEMO_TOOLS), "chat") as tools:
+            async with mcp_session(args, own, "chat") as tools:
                 agent = make_agent(model, args, tools)
                 return await chat(
                     agent, read_line, sys.stdout, color=color, prompt=interactive,
@@ -439,7 +461,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "chat",
         help="chat with a live model, with tools",
-        description="Interactive chat with a live model and example tools (calculator, clock).",
+        description="Interactive chat with a live model and example tools (calculator, clock), "
+        "or your own (--tools).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -452,8 +475,9 @@ def register(subparsers: Any) -> None:
     add_model_options(
         parser,
         system_help="system prompt, before the tools' definitions (default: one that tells "
-        "the model to use the calculator and the clock)",
+        "the model to use the calculator and the clock; none with --tools)",
     )
+    add_tools_option(parser)
     parser.add_argument(
         "--answer-only",
         action=argparse.BooleanOptionalAction,

@@ -30,8 +30,10 @@ to the other's server; else none (local servers need none).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,8 +44,9 @@ from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, O
 
 __all__ = [
     "DEFAULT_URLS", "DIALECTS", "KEY_VARS", "LIVE_ONLY", "SYSTEM", "add_model_options",
-    "add_tool_timeout",
-    "advice", "build_model", "check_model_options", "key_vars", "make_agent", "setting",
+    "add_tool_timeout", "add_tools_option",
+    "advice", "build_model", "check_model_options", "key_vars", "load_tools", "make_agent",
+    "setting",
 ]
 
 SYSTEM = (
@@ -315,6 +318,62 @@ def build_model(args: argparse.Namespace) -> HTTPProvider:
     if provider == "ollama":
         return OllamaChat(args.model, **common)
     return OpenAIChat(args.model, **common)
+
+
+def add_tools_option(parser: Any) -> None:
+    """``--tools MODULE:ATTRIBUTE`` (``load_tools``), of ``streamtools chat`` and ``ui``."""
+    parser.add_argument(
+        "--tools",
+        default=None,
+        metavar="MODULE:ATTRIBUTE",
+        help="the tools to offer: a ToolRegistry, a tool or a list of them in a module of the "
+        "current directory or an installed one (default: the example tools, calculator and "
+        "clock)",
+    )
+
+
+def load_tools(spec: str | None) -> Any:
+    """The tools ``--tools module:attribute`` names (``streamtools chat`` and
+    ``ui``; None: the example tools, ``calculator`` and ``clock``), as one
+    ``ToolRegistry`` made now, so that what is not a tool is said at start, not
+    by every request.
+
+    The module is looked up from the current directory too, as uvicorn looks up
+    its app (``--app-dir .``): the ``streamtools`` script, unlike ``python -m``,
+    does not put it on ``sys.path``, and ``mytools.py`` next to you was not found.
+    A module or attribute that is not there is a ``UsageError``; a module that
+    fails while importing raises as itself (the traceback is the user's to read)."""
+    from streamtools.tools import ToolRegistry
+
+    if spec is None:
+        from streamtools.cli.demo import DEMO_TOOLS
+
+        return DEMO_TOOLS
+    module_name, _, attribute = spec.partition(":")
+    if not (module_name and attribute):
+        raise UsageError(f"--tools expects module:attribute, got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise  # a module the user's module imports: its own error
+        raise UsageError(f"--tools {spec}: no module named {exc.name!r}") from None
+    found: Any = module
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise UsageError(f"--tools {spec}: {module_name!r} has no {attribute!r}") from None
+    items = [found] if callable(found) and not isinstance(found, list | tuple) else found
+    try:
+        return items if isinstance(items, ToolRegistry) else ToolRegistry(items)
+    except TypeError as exc:
+        raise UsageError(
+            f"--tools {spec}: expected a ToolRegistry, a tool, or a list of tools "
+            f"or functions, got {type(found).__name__}: {exc}"
+        ) from None
 
 
 def make_agent(

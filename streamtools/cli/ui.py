@@ -26,8 +26,9 @@ model's offline, ``--fixture``, ``--speed`` or ``--instant`` live) is a usage
 error (``_refuse_unused``), so the defaults of those are None. Tools are the demo
 tools unless ``--tools module:attribute`` names a ``ToolRegistry``, a tool
 or a list of tools/functions, in a module of the current directory or
-installed; they are checked at start (``_load_tools``). A ``--fixture`` that
-calls tools it offered and the page does not have is refused
+installed; they are checked at start (``model_options.load_tools``, as for
+``streamtools chat``). A ``--fixture`` that calls tools it offered and the
+page does not have is refused
 (``_refuse_foreign``, as ``streamtools demo`` does), and so is the demo's own
 recording once ``--tools`` leaves out the two tools it calls; with ``--mcp``,
 once its servers are loaded, before the URL is announced.
@@ -54,8 +55,6 @@ printed URL is the real one.
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import signal
 import socket
 import sys
@@ -74,8 +73,10 @@ from streamtools.cli.model_options import (
     LIVE_ONLY,
     add_model_options,
     add_tool_timeout,
+    add_tools_option,
     build_model,
     check_model_options,
+    load_tools,
     make_agent,
     setting,
 )
@@ -99,48 +100,6 @@ class PerRequestAgent:
         return events
 
 
-def _load_tools(spec: str | None) -> Any:
-    """The tools ``--tools module:attribute`` names, as one ``ToolRegistry`` made
-    now, so that what is not a tool is said at start, not by every request.
-
-    The module is looked up from the current directory too, as uvicorn looks up
-    its app (``--app-dir .``): the ``streamtools`` script, unlike ``python -m``,
-    does not put it on ``sys.path``, and ``mytools.py`` next to you was not found.
-    A module or attribute that is not there is a ``UsageError``; a module that
-    fails while importing raises as itself (the traceback is the user's to read)."""
-    from streamtools.tools import ToolRegistry
-
-    if spec is None:
-        from streamtools.cli.demo import DEMO_TOOLS
-
-        return DEMO_TOOLS
-    module_name, _, attribute = spec.partition(":")
-    if not (module_name and attribute):
-        raise UsageError(f"--tools expects module:attribute, got {spec!r}")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
-            raise  # a module the user's module imports: its own error
-        raise UsageError(f"--tools {spec}: no module named {exc.name!r}") from None
-    found: Any = module
-    for part in attribute.split("."):
-        try:
-            found = getattr(found, part)
-        except AttributeError:
-            raise UsageError(f"--tools {spec}: {module_name!r} has no {attribute!r}") from None
-    items = [found] if callable(found) and not isinstance(found, list | tuple) else found
-    try:
-        return items if isinstance(items, ToolRegistry) else ToolRegistry(items)
-    except TypeError as exc:
-        raise UsageError(
-            f"--tools {spec}: expected a ToolRegistry, a tool, or a list of tools "
-            f"or functions, got {type(found).__name__}: {exc}"
-        ) from None
-
-
 def build_source(
     args: argparse.Namespace, tools: Any = None
 ) -> tuple[PerRequestAgent, str, str | None]:
@@ -149,7 +108,7 @@ def build_source(
     from streamtools.runtime import Agent
 
     if tools is None:
-        tools = _load_tools(args.tools)
+        tools = load_tools(args.tools)
     if args.model is not None:
         replay_only = ("fixture", "speed", "instant")
         _refuse_unused(args, replay_only, "the offline replay, not a live model")
@@ -299,7 +258,7 @@ def _origin(text: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    tools = _load_tools(args.tools)
+    tools = load_tools(args.tools)
     if wants_mcp(args):
         # the MCP tools join a registry of this command's own, not the demo's
         # list or the registry --tools names
@@ -430,7 +389,7 @@ def register(subparsers: Any) -> None:
         "none with --tools)",
         tool_timeout=False,  # the replay's tools run live too: below, for either model
     )
-    parser.add_argument("--tools", default=None, help="module:attribute with the tools to offer")
+    add_tools_option(parser)
     add_tool_timeout(parser)
     add_mcp_options(parser.add_argument_group("tools from MCP servers (with either model)"))
     offline = parser.add_argument_group("offline replay")
