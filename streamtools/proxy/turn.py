@@ -73,7 +73,11 @@ Decisions, each bounded:
   ``max_output_tokens``), and clients know to report it or raise their limit,
   where an error makes an agent retry the same request into the same limit. So
   the turn ends with ``Finish(reason="length")`` and no ``CallEnd`` for that
-  call; the wire encoders let a length finish win over the calls' reason.
+  call; the wire encoders let a length finish win over the calls' reason. So
+  does a call the limit cut before it was announced (before its name; in
+  ``json_object`` an answer cut in its text, which went out as text): it was
+  repaired as a broken call, re-prompted into the same limit, and its markup
+  (the answer's whole object) then passed on as text after the new reply's.
 * **``<am:request_tools>``** (am_xml's request for more tool definitions, a
   call named ``am:request_tools`` to the parser) is not a tool the client has:
   every tool is already in the prompt. It never reaches the wire; when it
@@ -300,7 +304,7 @@ class _Attempt:
         self.broken: CallError | None = None
         self.failed = False  # an error was already emitted
         self.ending: str | None = None  # the upstream's finish reason, once at end()
-        self.cut = False  # an announced call was cut off by the token limit
+        self.cut = False  # a call was cut off by the token limit
         self.counted = False  # the upstream gave this request's counts (a UsageChunk)
         # no parser: the client's stop strings are cut here (see the module docstring)
         self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
@@ -447,10 +451,14 @@ class _Attempt:
 
     async def call_error(self, error: CallError) -> None:
         turn = self.turn
+        if error.reason == "unterminated" and self.ending in _LENGTH:
+            # Cut by the token limit: announced, its partial arguments stand; not
+            # announced (cut before its name, or json_object's answer cut in its
+            # text, which went out), neither re-prompted into the same limit nor
+            # its markup passed on as text. The finish says why.
+            self.cut = True
+            raise _Stop  # nothing after it is forwarded
         if error.index in self.wire:
-            if error.reason == "unterminated" and self.ending in _LENGTH:
-                self.cut = True  # its partial arguments stand; the finish says why
-                raise _Stop  # nothing after it is forwarded
             message = f"the model wrote a malformed call to {error.name!r}: {error.message}"
             await turn.out(StreamError(kind="malformed_call", message=message))
             self.failed = True
