@@ -523,7 +523,9 @@ class FakeServer:
     @property
     def open_connections(self) -> int:
         """Connections accepted and not yet closed (a client that left a response
-        unread and its connection open shows here until it closes it)."""
+        unread and its connection open shows here until it closes it; while the
+        reply is stalled, until the stall ends: the server sees the close when it
+        next reads or writes)."""
         with self._lock:
             return len(self._conns)
 
