@@ -11,7 +11,9 @@ to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
 ``--extra-body``, ``--max-turns``, ``--timeout``, ``--tool-timeout``); ``build_model(args)`` makes
 the provider they name and ``make_agent(model, args, tools)`` the agent. Both
 commands parse and build through here, so a command line that works for one
-works for the other, with the same names, defaults, help and errors.
+works for the other, with the same names, defaults, help and errors. So do
+their tools: ``--tools MODULE:ATTRIBUTE`` (``add_tools_option``), read by
+``load_tools`` (None: the example tools).
 
 Every option's ``argparse`` default is None (or False, or empty), its real
 default applied when it is read (``setting``): ``streamtools ui`` serves the
