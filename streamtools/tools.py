@@ -548,7 +548,11 @@ def _closest(name: str, names: list[str]) -> str | None:
     if not isinstance(name, str) or len(name) > 200:
         return None
     lowered = {n.lower(): n for n in names}
-    found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.8)
+    found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.8) or (
+        # in OpenAI's namespace, ``functions.get_wether``, as the parser reads it
+        difflib.get_close_matches(name.lower()[10:], list(lowered), n=1, cutoff=0.8)
+        if name.startswith("functions.") else []
+    )
     return lowered[found[0]] if found else None
 
 

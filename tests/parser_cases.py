@@ -176,7 +176,8 @@ def hold_bound(parser: Parser) -> int:
     bound = max(len(m) for m in markers) - 1
     names = list(parser._ctx.catalog)
     if syntax.name == "inline_json" and names:
-        bound = max(bound, 142 + max(map(len, names)))  # the bound inline_json states
+        # the bound inline_json states (``functions.`` before a name: 10 more)
+        bound = max(bound, 152 + max(map(len, names)))
     elif syntax.hold_bound is not None:
         bound = max(bound, syntax.hold_bound)
     return bound

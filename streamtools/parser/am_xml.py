@@ -296,7 +296,7 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             name = name.strip()
             self.call.named(name, self.out)
             if self.call.started:
-                schema = self.ctx.catalog.schema(name)
+                schema = self.ctx.catalog.schema(self.call.name or name)
                 self.kinds = kinds_from_schema(schema)
                 if schema and not _ONLY_NAME.match(tag, len(OPEN)):
                     self._attribute_params(tag, schema)

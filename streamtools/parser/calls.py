@@ -36,7 +36,7 @@ import msgspec
 
 from streamtools.errors import describe_json_error
 from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
-from streamtools.parser.catalog import ToolCatalog, unknown_tool_message
+from streamtools.parser.catalog import ToolCatalog, tool_named, unknown_tool_message
 
 __all__ = [
     "DONE", "NEVER_HOLDS", "NO_HOLDS", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN",
@@ -198,14 +198,24 @@ class Call:
         self.started = False
 
     def named(self, name: str, out: Out) -> None:
-        """The tool name is known: start the call if the tool exists."""
+        """The tool name is known: start the call if the tool exists (as
+        ``functions.NAME`` too: ``catalog.tool_named``, looked up only for a name
+        the catalog does not have, and then the call's name)."""
         self.name = name
-        if self.meta or name in self.ctx.catalog:
+        if self.meta or name in self.ctx.catalog or (name := self._namespaced(name)):
             self.index, self.id = self.ctx.allocate()
             self.started = True
             out.append(CallStart(index=self.index, id=self.id, name=name))
             if self.args:
                 out.append(ArgsDelta(index=self.index, id=self.id, delta="".join(self.args)))
+
+    def _namespaced(self, name: str) -> str:
+        """The tool ``name`` calls in ``functions.NAME``, now the call's name, or ""."""
+        found = tool_named(self.ctx.catalog, name)
+        if found is None:
+            return ""
+        self.name = found
+        return found
 
     def add_args(self, text: str, out: Out) -> None:
         if text:

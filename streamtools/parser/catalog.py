@@ -13,16 +13,29 @@ object with the ``ToolCatalog`` shape:
 
 A catalog is recognised by its methods (``schema`` and ``check_arguments``),
 not by inheritance, so the parser never imports the tools module.
+
+``functions.NAME`` is the tool ``NAME`` of a catalog that has it and has no
+tool named ``functions.NAME`` itself (``tool_named``): OpenAI's namespace for
+function tools, which gpt-oss (harmony's ``to=functions.get_weather``) and
+Kimi K2 (``functions.get_weather:0``) are trained to write and write in the
+prompt dialects' name fields too. The call's name is the catalog's, its raw
+what the model wrote; with no catalog (``AnyTool``) a name stays as written.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from streamtools.errors import UsageError
 
-__all__ = ["AnyTool", "NamedTools", "ToolCatalog", "as_catalog", "unknown_tool_message"]
+__all__ = [
+    "NAMESPACE", "AnyTool", "NamedTools", "ToolCatalog", "as_catalog", "name_prefixes",
+    "tool_named", "unknown_tool_message",
+]
+
+NAMESPACE = "functions."  # OpenAI's namespace of function tools (see the docstring)
 
 
 @runtime_checkable
@@ -97,6 +110,24 @@ def as_catalog(tools: Iterable[str] | ToolCatalog | None) -> ToolCatalog:
                 f"pass ToolRegistry([...]) or the names"
             )
     return NamedTools(names)
+
+
+def tool_named(catalog: ToolCatalog, name: str) -> str | None:
+    """The catalog's tool that ``name`` calls: ``name`` itself, or ``NAME`` for
+    ``functions.NAME`` (see the module docstring); None when it names none."""
+    if name in catalog:
+        return name
+    if name.startswith(NAMESPACE) and name[len(NAMESPACE) :] in catalog:
+        return name[len(NAMESPACE) :]
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def name_prefixes(names: tuple[str, ...]) -> frozenset[str]:
+    """Every prefix of every name a call of these tools may give (``functions.``
+    before one too): "still a possible name" is one lookup."""
+    spelled = (*names, *(NAMESPACE + name for name in names))
+    return frozenset(name[:k] for name in spelled for k in range(len(name) + 1))
 
 
 def unknown_tool_message(catalog: ToolCatalog, name: str) -> str:

@@ -96,8 +96,9 @@ Decisions
 * ``max_buffer`` caps the characters held at once (held text plus an open call's
   raw text); exceeding it raises ``SizeLimitExceeded`` and the parser is closed.
 * Hold-back exceptions, stated by their dialects: ``inline_json`` holds a ``{``
-  until the tool name is decided (``56 + longest name``; ``142 +`` it with a
-  catalog, whose window also reads Llama's ``"type": "function"`` forms),
+  until the tool name is decided (``56 + longest name``; ``152 +`` it with a
+  catalog, whose window also reads Llama's ``"type": "function"`` forms and
+  OpenAI's ``functions.`` before a name),
   ``json_action`` a fence line (``HOLD_BOUND``), ``json_object`` whitespace next
   to the reply object, ``hermes`` and ``am_xml`` a bare Qwen3-Coder ``<function=``
   until its name's ``>`` (74, ``qwen_bare``) and a ``<function_calls>`` opener

@@ -107,6 +107,7 @@ from streamtools.parser.calls import (
     CallContext,
     Holds,
 )
+from streamtools.parser.catalog import tool_named
 from streamtools.parser.envelope import Envelope
 from streamtools.parser.jsonscan import CONTROL, ValueScanner
 from streamtools.parser.xml_glm import (
@@ -431,7 +432,7 @@ class QwenXmlCall(ParamValues, GlmForm):
         self.state = FBODY
         self.call.named(name, self.out)
         if self.call.started:
-            self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
+            self.kinds = kinds_from_schema(self.ctx.catalog.schema(self.call.name or name))
 
     def _wrong(self, i: int, what: str) -> int:
         """``what`` at ``i`` is out of place: the call fails, and the rest up to
@@ -508,7 +509,7 @@ class QwenXmlCall(ParamValues, GlmForm):
         m = _FUNCTION_NEXT.match(s, f)
         if m is not None and len(m.group(1)) <= TAG_LIMIT:
             if m.group(2):  # the next call's tag whole
-                if not m.group(1) or m.group(1) not in self.ctx.catalog:
+                if not m.group(1) or tool_named(self.ctx.catalog, m.group(1)) is None:
                     return -1  # (no name: no call, whatever the catalog takes)
                 if f > i:
                     self._content(s[i:f])

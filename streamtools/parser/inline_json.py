@@ -40,7 +40,9 @@ inside which the next key is ``name``; the arguments are then read under
 key or value there rejects the window, as a key the window does not know does.
 
 Hold-back bound: the window is at most ``1 + 8 + 6 + 8 + 1 + 8 + 1 + L + 1``
-characters, ``L`` the longest tool name (256 without a catalog), i.e.
+characters, ``L`` the longest name a window reads (256 without a catalog; with
+one the longest tool name and 10, since ``functions.NAME`` calls the tool
+``NAME``: ``catalog.tool_named``), i.e.
 ``34 + L``, and ``14 + 8`` more after ``<|python_tag|>``: ``56 + L``. With a
 catalog, ``"type"`` ws ``:`` ws ``"function"`` ws ``,`` ws (``6 + 1 + 10 + 1`` and 4
 runs of 8: 50) and ``"function"`` ws ``:`` ws ``{`` ws (``10 + 1 + 1`` and 3 runs: 36)
@@ -62,10 +64,9 @@ call of its own, which the model did not write as one. Only ``tool`` as the
 
 from __future__ import annotations
 
-import functools
-
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import REJECTED, CallBody, CallContext, DialectSyntax
+from streamtools.parser.catalog import name_prefixes, tool_named
 from streamtools.parser.envelope import ARGS, NAME, NO_HOLDS
 from streamtools.parser.jsoncall import CUT, ENVELOPE, JsonCallBody
 from streamtools.parser.jsonscan import STRING_RUN
@@ -100,12 +101,6 @@ _HEAD_PREFIXES = frozenset(h[:n] for h in _HEADS for n in range(1, len(h)))
 _HEAD_LONGEST = max(map(len, _HEADS))
 
 
-@functools.lru_cache(maxsize=32)
-def _name_prefixes(names: tuple[str, ...]) -> frozenset[str]:
-    """Every prefix of every known name: "still a possible name" is one lookup."""
-    return frozenset(name[:k] for name in names for k in range(len(name) + 1))
-
-
 class InlineJsonBody(JsonCallBody):
     roles = {
         ("tool",): NAME, ("arguments",): ARGS, ("parameters",): ARGS, ("args",): ARGS,
@@ -118,7 +113,7 @@ class InlineJsonBody(JsonCallBody):
 
     def __init__(self, ctx: CallContext, marker: str, names: tuple[str, ...] | None) -> None:
         super().__init__(ctx, marker)
-        self.known = _name_prefixes(names) if names is not None else None
+        self.known = name_prefixes(names) if names is not None else None
         self.w = _W_OPEN if marker == PYTHON_TAG else _W_KEY_QUOTE
         self.k = 0  # letters of the key matched, or whitespace run length
         self.key = _KEY  # the first key being read: ``tool"`` or ``name"``
@@ -127,7 +122,7 @@ class InlineJsonBody(JsonCallBody):
     def renew_with(self, marker: str, names: tuple[str, ...] | None) -> None:
         """``renew`` for the window's state too (``__init__``'s ``names``)."""
         self.renew(marker)
-        self.known = _name_prefixes(names) if names is not None else None
+        self.known = name_prefixes(names) if names is not None else None
         self.w = _W_OPEN if marker == PYTHON_TAG else _W_KEY_QUOTE
         self.k = 0
         self.key = _KEY
@@ -259,7 +254,7 @@ class InlineJsonBody(JsonCallBody):
 
     def _decide(self, i: int) -> int:
         name = self.name
-        if name not in self.ctx.catalog:
+        if tool_named(self.ctx.catalog, name) is None:
             self.status = REJECTED
             return i
         self.undecided = False

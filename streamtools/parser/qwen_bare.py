@@ -53,6 +53,7 @@ from streamtools.parser.calls import (
     SPECIAL_TOKEN_START,
     CallContext,
 )
+from streamtools.parser.catalog import name_prefixes, tool_named
 from streamtools.parser.hermes_xml import AFTER, CLOSE, CUT, FBODY, FUNCTION, SKIP, QwenXmlBody
 
 __all__ = ["FUNCTION", "HOLD_BOUND", "NAME_LIMIT", "BareFunctionBody"]
@@ -75,7 +76,7 @@ class BareFunctionBody(QwenXmlBody):
         self.name_part = ""
         self.ends_here = False  # the call ends complete where the text after it begins
         names = tuple(ctx.catalog)
-        self.known = frozenset(n[:k] for n in names for k in range(len(n) + 1)) if names else None
+        self.known = name_prefixes(names) if names else None
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         self.out = out
@@ -94,7 +95,7 @@ class BareFunctionBody(QwenXmlBody):
             c = s[i]
             if c == ">":
                 name = self.name_part
-                if name and (known is None or name in self.ctx.catalog):
+                if name and (known is None or tool_named(self.ctx.catalog, name) is not None):
                     self.record(s, pos, i + 1)
                     self.undecided = False
                     self._named(name)

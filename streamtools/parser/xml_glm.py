@@ -56,6 +56,7 @@ import re
 from typing import TYPE_CHECKING
 
 from streamtools.events import ParserEvent
+from streamtools.parser.catalog import tool_named
 
 if TYPE_CHECKING:
     from streamtools.parser.calls import Call
@@ -162,7 +163,7 @@ class GlmForm:
         cut so); if so the call is named, and complete with none. Any other text
         there may be prose, and stays ``malformed``."""
         name = self.glm_text.strip()
-        if not _NAME.match(name) or name not in self.call.ctx.catalog:
+        if not _NAME.match(name) or tool_named(self.call.ctx.catalog, name) is None:
             return False
         self.glm_text = ""
         self._named(name)

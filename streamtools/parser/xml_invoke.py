@@ -186,7 +186,7 @@ class InvokeBody(ParamValues, CallBody):
             name = name.strip()
             self.call.named(name, self.out)
             if self.call.started:
-                self.kinds = kinds_from_schema(self.ctx.catalog.schema(name))
+                self.kinds = kinds_from_schema(self.ctx.catalog.schema(self.call.name or name))
         self.state = _AFTER if tag.endswith("/>") else _BODY
         return e + 1
 
