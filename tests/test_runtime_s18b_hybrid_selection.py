@@ -127,3 +127,16 @@ async def test_no_repair_with_max_repairs_zero() -> None:
     result = await HybridAgent(model, [add, sub], max_repairs=0).run("hi")
     assert result.text == "done"
     assert len(model.requests) == 2
+
+
+async def test_an_empty_list_beside_a_selection_keeps_the_selection() -> None:
+    """Two calls, an empty list then names: the names were dropped, the first
+    call's ``[]`` ending the reading."""
+    calls = [
+        CallChunk(index=0, id="s0", name=SELECT_TOOLS, arguments='{"names": []}', done=True),
+        CallChunk(index=1, id="s1", name=SELECT_TOOLS, arguments='{"names": ["sub"]}'),
+    ]
+    model = ScriptedModel([calls, "done"])
+    assert (await HybridAgent(model, [add, sub]).run("hi")).text == "done"
+    assert len(model.requests) == 2
+    assert shown(model.requests[1]) == ["sub"]

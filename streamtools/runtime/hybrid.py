@@ -420,6 +420,7 @@ class HybridAgent:
         no tool on purpose: nothing to fix."""
         names: list[str] = []
         problems: list[str] = []
+        blank = False  # ``[]``: no tool is needed
         for call in calls:
             value = _selection_value(call)
             if value is None:
@@ -427,14 +428,15 @@ class HybridAgent:
                 continue
             read = tool_names(value)
             if not read and (isinstance(value, str) or all(isinstance(n, str) for n in value)):
-                return names, None  # ``[]``: no tool is needed
+                blank = True
+                continue
             known = [n for n in read if n in self.registry]
             names += [n for n in known if n not in names]
             if not read:
                 problems.append(_no_names(call))
             elif not known:
                 problems.append(f"There is no tool named {', '.join(map(repr, read))}.")
-        if names or not problems:
+        if names or blank or not problems:
             return names, None
         listed = ", ".join(self.registry)
         return names, (
