@@ -18,6 +18,21 @@ syntax with no call markers): ``<think>`` (and ``think_open``) becomes
 the reply ends at a user stop string as a provider would (for one that
 ignores ``stop``). The fast path passes a delta without ``<`` through whole.
 
+``think_open`` (the chat template ends the prompt with ``<think>``) is undone
+by the provider's own reasoning channel. A server that splits reasoning out
+(llama-server's default ``--reasoning-format``, vLLM's and SGLang's reasoning
+parsers, Ollama's ``thinking``) has read that ``<think>`` itself: the reasoning
+comes as ``ReasoningChunk``s and the text holds the answer only, with no
+``</think>`` ever to end the reasoning ``think_open`` began, so the whole
+answer was read as reasoning. So the first ``ReasoningChunk`` with text that
+comes while the reply is still in that opening reasoning (the parser has
+given nothing but ``ReasoningDelta``) ends it (``TextReader.provider_reasoning``):
+what the parser holds is flushed as it would be at the end, and the text
+after it goes through a new parser that starts in text. The ``Parser`` stays
+sans-IO: the decoder, which sees both channels, makes the choice, once per
+reply, off the per-delta path; it is the same whatever the chunking, since the
+switch happens between chunks of two channels.
+
 In prompt mode a provider's native call deltas are ignored: we asked for no
 native tools, so a stray one is not ours to run. ``NativeCalls`` is imported
 when first needed, so prompt mode never depends on it.
@@ -29,19 +44,56 @@ summary) and returns the names it asks for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from streamtools.events import CallEnd, Finish, ParserEvent
+from streamtools.events import CallEnd, Finish, ParserEvent, ReasoningDelta
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.tools import ToolRegistry
 
 __all__ = [
-    "REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "requested_tools", "tool_names",
+    "REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "TextReader", "requested_tools",
+    "tool_names",
 ]
 
 REQUEST_TOOLS = "am:request_tools"
+
+
+class TextReader:
+    """A reply's text through a ``Parser`` (``make(think_open)`` builds one), and
+    the end of ``think_open``'s opening reasoning when the provider sends its
+    reasoning in its own channel (see the module docstring)."""
+
+    def __init__(self, make: Callable[[bool], Parser], think_open: bool) -> None:
+        self._make = make
+        self.parser = make(think_open)
+        # still in the reasoning ``think_open`` began: no event but reasoning yet
+        self.opening = think_open
+
+    @property
+    def stopped(self) -> bool:
+        return self.parser.stopped
+
+    def feed(self, text: str) -> list[ParserEvent]:
+        if not text:
+            return []
+        events = self.parser.feed(text)
+        if self.opening and any(type(e) is not ReasoningDelta for e in events):
+            self.opening = False
+        return events
+
+    def provider_reasoning(self) -> list[ParserEvent]:
+        """The provider sent reasoning in its own channel: an opening reasoning
+        ends here (what the parser held, flushed as ``end`` flushes it), and the
+        text after it is read as text. Nothing to do after that, or without
+        ``think_open``."""
+        if not self.opening:
+            return []
+        self.opening = False
+        *events, _finish = self.parser.end()
+        self.parser = self._make(False)
+        return events
 
 
 class PromptDecoder:
@@ -56,21 +108,31 @@ class PromptDecoder:
         id_prefix: str,
         think_open: bool = False,
     ) -> None:
-        # None: every call name is accepted (the parser checks syntax only).
-        self.parser = Parser(dialect, tools, stop, id_prefix=id_prefix, think_open=think_open)
+        def make(think: bool) -> Parser:
+            # None: every call name is accepted (the parser checks syntax only).
+            return Parser(dialect, tools, stop, id_prefix=id_prefix, think_open=think)
+
+        self.reader = TextReader(make, think_open)
+
+    @property
+    def parser(self) -> Parser:
+        return self.reader.parser
 
     @property
     def stopped(self) -> bool:
-        return self.parser.stopped
+        return self.reader.parser.stopped
 
     def text(self, text: str) -> list[ParserEvent]:
-        return self.parser.feed(text) if text else []
+        return self.reader.feed(text)
+
+    def reasoning(self) -> list[ParserEvent]:
+        return self.reader.provider_reasoning()
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return []
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        events = self.parser.end(finish.reason if finish is not None else None)
+        events = self.reader.parser.end(finish.reason if finish is not None else None)
         last = events[-1]
         if finish is not None and finish.stop_sequence and isinstance(last, Finish):
             if last.stop_sequence is None:  # the provider cut at a stop string, not the parser
@@ -97,14 +159,18 @@ class NativeDecoder:
         # NativeCalls takes names; the executor validates arguments itself.
         # None: every call name is accepted, as by ``PromptDecoder``.
         self.calls = NativeCalls(None if tools is None else list(tools), id_prefix=id_prefix)
-        self.reader = Parser(NO_CALLS, None, stop, think_open=think_open)
+        self.reader = TextReader(lambda think: Parser(NO_CALLS, None, stop, think_open=think),
+                                 think_open)
 
     @property
     def stopped(self) -> bool:
-        return self.reader.stopped
+        return self.reader.parser.stopped
 
     def text(self, text: str) -> list[ParserEvent]:
-        return self.reader.feed(text) if text else []
+        return self.reader.feed(text)
+
+    def reasoning(self) -> list[ParserEvent]:
+        return self.reader.provider_reasoning()
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return self.calls.feed(chunk)
@@ -112,7 +178,7 @@ class NativeDecoder:
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
         reason = finish.reason if finish is not None else None
         # text and reasoning held back as a marker's or stop string's start, first
-        *events, last = self.reader.end(reason)
+        *events, last = self.reader.parser.end(reason)
         hit = last.stop_sequence if isinstance(last, Finish) else None
         events += self.calls.end(reason)
         if finish is None:

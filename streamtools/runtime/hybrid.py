@@ -62,7 +62,8 @@ as an Agent's native-mode reply does (``NativeDecoder``): a ``<think>…</think>
 in it is ``ReasoningDelta`` and only the rest is text (and the answer, if no
 tool is selected). ``think_open`` (an ``Agent`` keyword: the chat template
 opens ``<think>``) applies to it too, the same model's reply: what comes
-before ``</think>`` is reasoning. The ``stop`` strings and ``max_tokens`` apply
+before ``</think>`` is reasoning, until the provider sends reasoning in its
+own field (``TextReader``). The ``stop`` strings and ``max_tokens`` apply
 to it too: the selection request carries them, and its text ends at a stop
 string (the request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
 """
@@ -114,7 +115,7 @@ from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.prompts import get_renderer, project
 from streamtools.runtime.agent import Agent
-from streamtools.runtime.decoders import tool_names
+from streamtools.runtime.decoders import TextReader, tool_names
 from streamtools.runtime.repair import OUT_OF_TOKENS
 from streamtools.runtime.stream import (
     EventStream,
@@ -378,7 +379,9 @@ class HybridAgent:
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
         finish: FinishChunk | None = None
-        reader = _SelectionText(self._stop, think_open=self._think_open)
+        stop = self._stop
+        reader = TextReader(lambda think: Parser(NO_CALLS, None, stop, think_open=think),
+                            self._think_open)
         async with self.model.stream(request) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
@@ -387,6 +390,8 @@ class HybridAgent:
                         break  # the request is cancelled, as an Agent's at a stop string
                 elif isinstance(chunk, ReasoningChunk):
                     if chunk.text:  # a chunk that only signs a thinking block has none
+                        # it ends the reasoning ``think_open`` began (``decoders``)
+                        await self._split(reader.provider_reasoning(), text, emit)
                         await emit(ReasoningDelta(text=chunk.text))
                 elif isinstance(chunk, CallChunk):
                     ended += calls.feed(chunk)
@@ -394,7 +399,7 @@ class HybridAgent:
                     await emit(Usage.of(chunk))
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        await self._split(reader.end(), text, emit)
+        await self._split(reader.parser.end(), text, emit)
         closed = calls.end(finish.reason if finish is not None else None)
         made = [e for e in ended + closed if isinstance(e, CallEnd | CallError)]
         if not made and not calls.calls:
@@ -451,7 +456,7 @@ class HybridAgent:
 
     @staticmethod
     async def _split(events: list[ParserEvent], text: list[str], emit: Emit) -> None:
-        """The selection turn's text events (``_SelectionText``), sent on and kept."""
+        """The selection turn's text events (its ``TextReader``), sent on and kept."""
         for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
@@ -510,24 +515,3 @@ def _repair(
     )
     reply = ChatMessage(role="assistant", content=text, tool_calls=past)
     return msgspec.structs.replace(request, messages=(*request.messages, reply, *results))
-
-
-class _SelectionText:
-    """The selection turn's text, read as an Agent's native-mode reply is
-    (``NativeDecoder``): through a parser that knows no call markers, so a
-    ``<think>…</think>`` in it (and, with ``think_open``, what comes before
-    ``</think>``) is reasoning; it ends at the user's first stop string, for a
-    provider that ignores ``stop``."""
-
-    def __init__(self, stop: tuple[str, ...], *, think_open: bool) -> None:
-        self.parser = Parser(NO_CALLS, None, stop, think_open=think_open)
-
-    @property
-    def stopped(self) -> bool:
-        return self.parser.stopped
-
-    def feed(self, text: str) -> list[ParserEvent]:
-        return self.parser.feed(text) if text else []
-
-    def end(self) -> list[ParserEvent]:
-        return self.parser.end()

@@ -106,6 +106,11 @@ class Decoder(Protocol):
 
     def text(self, text: str) -> list[ParserEvent]: ...
 
+    def reasoning(self) -> list[ParserEvent]:
+        """The provider sent reasoning in its own channel (a ``ReasoningChunk``
+        with text); the events that ends, before that reasoning's."""
+        ...
+
     def call(self, chunk: CallChunk) -> list[ParserEvent]: ...
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]: ...
@@ -197,7 +202,10 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
                 case TextChunk(text=text):
                     events = ctx.decoder.text(text)
                 case ReasoningChunk(text=text):
-                    events = [ReasoningDelta(text=text, origin=chunk.origin)] if text else []
+                    events = []
+                    if text:  # the opening reasoning of ``think_open`` ends (``decoders``)
+                        events = ctx.decoder.reasoning()
+                        events.append(ReasoningDelta(text=text, origin=chunk.origin))
                     _sign(reply, chunk)
                 case CallChunk():
                     events = ctx.decoder.call(chunk)
