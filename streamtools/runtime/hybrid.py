@@ -27,7 +27,8 @@ are not valid native function names). ``HybridAgent`` splits the work:
    ``<am:request_tools>`` adds more mid-conversation (the Agent handles that).
    The selection turn's text is not kept in the transcript, so the model
    does not read its own preamble twice. If it did not call ``select_tools``,
-   its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``,
+   its text is the answer: ``TurnEnd(turn=0, reason="final")`` and ``Final``
+   (kept with its reasoning, as an Agent's answer is),
    unless ``tool_choice`` requires a tool (``select_tools`` is then required in
    the request): then ``TurnEnd(turn=0, reason="retry")`` and step 2 with every
    tool in full. A call with no known name, after its repair, still goes on to
@@ -106,6 +107,7 @@ from streamtools.model import (
     ModelRequest,
     NativeCall,
     ReasoningChunk,
+    ReasoningOrigin,
     TextChunk,
     ToolSpec,
     UsageChunk,
@@ -292,7 +294,7 @@ class HybridAgent:
         selected = False
         with anyio.move_on_after(budget):
             try:
-                chosen, text, cut = await self._select(transcript, emit)
+                chosen, said, cut = await self._select(transcript, emit)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:  # as an Agent's turn (see ``Agent``)
@@ -314,10 +316,11 @@ class HybridAgent:
         # work phase goes on, whose re-prompt asks for the call (``missing_call``).
         # So does an empty answer (a server that sent it all as reasoning): an
         # Agent's reply asks again and says why if it stays empty; Final("") did not.
+        text = said.text
         empty = chosen is None and not text.strip()
         forced = chosen is None and (empty or (self._selects and self._choice != "auto"))
         if chosen is None and not forced:
-            transcript.add(AssistantMessage(text=text))
+            transcript.add(said)  # its reasoning too, as an Agent's answer keeps it
             await emit(TurnEnd(turn=0, reason="final"))
             await emit(Final(text=text, turns=1, truncated=cut))
             return RunResult(text=text, transcript=transcript, turns=1, truncated=cut)
@@ -352,32 +355,36 @@ class HybridAgent:
 
     async def _select(
         self, transcript: Transcript, emit: Emit
-    ) -> tuple[list[str] | None, str, bool]:
-        """Stream the selection turn; the chosen names (None: not called), the text,
-        and whether the output token limit cut the reply (its text is then the
-        answer's start, ``Final.truncated``). A call that selects no tool of the
+    ) -> tuple[list[str] | None, AssistantMessage, bool]:
+        """Stream the selection turn; the chosen names (None: not called), the reply
+        (its text and reasoning: the answer when none are), and whether the output
+        token limit cut the reply (its text is then the answer's start,
+        ``Final.truncated``). A call that selects no tool of the
         registry is answered once with what to fix (see ``_repair``)."""
         request = self.selection_request(transcript)
         repairs = 1 if self.agent_kwargs.get("max_repairs", 2) > 0 else 0
         while True:
-            calls, text, cut = await self._selection_reply(request, transcript, emit)
+            calls, said, cut = await self._selection_reply(request, transcript, emit)
             if calls is None:
-                return None, text, cut
+                return None, said, cut
             names, problem = self._read_selection(calls)
             if problem is None or not repairs:
-                return names, text, False
+                return names, said, False
             repairs -= 1
             await emit(Retry(turn=0, reason="call_error", message=problem))
-            request = _repair(request, text, calls, problem)
+            request = _repair(request, said.text, calls, problem)
 
     async def _selection_reply(
         self, request: ModelRequest, transcript: Transcript, emit: Emit
-    ) -> tuple[list[CallEnd | CallError] | None, str, bool]:
-        """Stream one selection request: its calls (None: it made none), its text,
-        and whether the output token limit cut it."""
+    ) -> tuple[list[CallEnd | CallError] | None, AssistantMessage, bool]:
+        """Stream one selection request: its calls (None: it made none), its text
+        and reasoning (as the transcript keeps an answer: an Agent's reply keeps
+        its reasoning beside its text), and whether the output token limit cut it."""
         calls = NativeCalls([SELECT_TOOLS])
         ended: list[ParserEvent] = []  # calls complete before the end (``done``) too
         text: list[str] = []
+        thought: list[str] = []
+        origin: ReasoningOrigin | None = None
         finish: FinishChunk | None = None
         stop = self._stop
         reader = TextReader(lambda think: Parser(NO_CALLS, None, stop, think_open=think),
@@ -385,21 +392,26 @@ class HybridAgent:
         async with self.model.stream(request) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, TextChunk):
-                    await self._split(reader.feed(chunk.text), text, emit)
+                    await self._split(reader.feed(chunk.text), text, thought, emit)
                     if reader.stopped:
                         break  # the request is cancelled, as an Agent's at a stop string
                 elif isinstance(chunk, ReasoningChunk):
                     if chunk.text:  # a chunk that only signs a thinking block has none
                         # it ends the reasoning ``think_open`` began (``decoders``)
-                        await self._split(reader.provider_reasoning(), text, emit)
-                        await emit(ReasoningDelta(text=chunk.text))
+                        await self._split(reader.provider_reasoning(), text, thought, emit)
+                        thought.append(chunk.text)
+                        origin = chunk.origin or origin
+                        await emit(ReasoningDelta(text=chunk.text, origin=chunk.origin))
                 elif isinstance(chunk, CallChunk):
                     ended += calls.feed(chunk)
                 elif isinstance(chunk, UsageChunk):
                     await emit(Usage.of(chunk))
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        await self._split(reader.parser.end(), text, emit)
+        await self._split(reader.parser.end(), text, thought, emit)
+        said = AssistantMessage(
+            text="".join(text), reasoning="".join(thought), reasoning_origin=origin
+        )
         closed = calls.end(finish.reason if finish is not None else None)
         made = [e for e in ended + closed if isinstance(e, CallEnd | CallError)]
         if not made and not calls.calls:
@@ -410,10 +422,10 @@ class HybridAgent:
                 kind, message = unfinished
                 await emit(StreamError(kind=kind, message=message))
                 error = TurnPaused if kind == "pause" else ProviderError
-                raise error(message, partial_text="".join(text), transcript=transcript)
+                raise error(message, partial_text=said.text, transcript=transcript)
             cut = finish is not None and finish.reason in OUT_OF_TOKENS
-            return None, "".join(text), cut
-        return made, "".join(text), False
+            return None, said, cut
+        return made, said, False
 
     def _read_selection(self, calls: list[CallEnd | CallError]) -> tuple[list[str], str | None]:
         """The registry's tools the calls select, and what to tell the model when
@@ -455,13 +467,16 @@ class HybridAgent:
         return bool(self.agent_kwargs.get("think_open"))
 
     @staticmethod
-    async def _split(events: list[ParserEvent], text: list[str], emit: Emit) -> None:
+    async def _split(
+        events: list[ParserEvent], text: list[str], thought: list[str], emit: Emit
+    ) -> None:
         """The selection turn's text events (its ``TextReader``), sent on and kept."""
         for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
                 await emit(event)
             elif isinstance(event, ReasoningDelta):
+                thought.append(event.text)
                 await emit(event)
 
 
