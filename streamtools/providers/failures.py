@@ -33,9 +33,11 @@ Everything that can go wrong before a provider's answer starts ends up as one
   after its first such answer (300 by default, the bound Ollama puts on a
   model load, ``OLLAMA_LOAD_TIMEOUT``), polling every two seconds at most
   (sooner at first, from ``retry_base``; a ``retry-after`` is taken as it is),
-  then fails saying it was still loading. A server still starting up that
-  accepts no connection yet is not told from a wrong address, and gets the
-  usual retries.
+  then fails saying it was still loading. The first such answer is logged, a
+  warning on the ``streamtools.providers`` logger (shown with no logging set
+  up, as in ``streamtools chat``), so the wait is not silent. A server still
+  starting up that accepts no connection yet is not told from a wrong
+  address, and gets the usual retries.
 * ``undecodable`` names a ``content-encoding`` httpx has no decoder for
   (``br`` without the brotli package, ``zstd`` without zstandard: httpx asks
   only for what it can decode, but a proxy or CDN may compress all the
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import email.utils
 import importlib.util
+import logging
 import math
 import re
 import time
@@ -74,6 +77,8 @@ class ProviderTimeout(ProviderError):
     """The server did not connect, take the request or answer in time, before
     any response: what a gateway reports as 504 Gateway Timeout (nginx,
     Envoy and load balancers do), where a refused or cut connection is 502."""
+
+log = logging.getLogger("streamtools.providers")
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 # the package httpx decodes each optional coding with (its ``brotli`` or ``zstd`` extra)
@@ -360,6 +365,13 @@ class LoadWait:
             return None
         if self.since is None:
             self.since = now
+            # a warning, which Python shows with no logging set up (``streamtools
+            # chat``): else nothing at all is seen for up to minutes
+            log.warning(
+                "%s; waiting for the server to load its model, at most %g s (load_wait)",
+                error,
+                self.bound,
+            )
         left = self.since + self.bound - now
         if left <= 0:
             raise ProviderError(
