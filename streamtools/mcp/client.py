@@ -277,7 +277,9 @@ async def mcp_tools(
     ``load_timeout`` bounds a server's start, handshake and listing: 60 s, since a
     first ``npx -y`` or ``uvx`` run downloads the server (10 s often failed it).
     ``call_timeout`` bounds how long a call may go without a word from the server:
-    each progress notification starts it again, up to ten times it in all.
+    each progress notification starts it again, up to ten times it in all. An
+    agent's ``tool_timeout`` bounds an MCP call's silence likewise: progress
+    starts it again, up to the same limit in all (``streamtools.runtime.progress``).
     """
     target = registry if registry is not None else ToolRegistry()
     mounted = MountedTools(target)

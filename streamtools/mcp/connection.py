@@ -60,6 +60,11 @@ says it is working is not cut off at ``call_timeout``, as it was when that was
 a hard deadline, while it went on; as the spec asks, a limit in all stays,
 ``_PROGRESS_CAP`` (10) times ``call_timeout``. A call that runs out of time is
 cancelled, which the SDK tells the server (``notifications/cancelled``).
+Run by an agent, the call is also under the agent's ``tool_timeout``; each
+progress notification goes on to it (``streamtools.runtime.progress``) and
+starts it again too, with the same limit in all, so a call that reports
+progress is no longer cut at the agent's 30 s, while a silent one is cut at
+the shorter of the two timeouts (and cancelled so).
 
 Failures at a call (``MCPToolError``, which the runtime reports to the model
 as a tool error): ``isError`` results (with the server's own text), a
@@ -112,6 +117,7 @@ from streamtools.mcp.servers import (
     parse_server,
     unwrap_group,
 )
+from streamtools.runtime.progress import call_clock
 
 __all__ = ["MCPConnection"]
 
@@ -594,26 +600,31 @@ class MCPConnection:
         """The call's result; ``_OutOfTime`` if it ran out of time. ``call_timeout``
         bounds how long the server may say nothing on the call: each progress
         notification starts it again, up to ``_PROGRESS_CAP`` times it in all
-        (see the module docstring)."""
+        (see the module docstring). Each goes on to the clock of the agent's
+        call (``streamtools.runtime.progress``), whose ``tool_timeout`` it
+        starts again likewise, up to the same limit in all."""
         timeout = self.call_timeout
-        if timeout is None:
-            return await client.call_tool(name, dict(arguments))
+        agents = call_clock()  # None outside the agent's executor
         heard = False
         start = anyio.current_time()
-        latest = start + timeout * _PROGRESS_CAP
-        with anyio.CancelScope(deadline=start + timeout) as quiet:
+        latest = None if timeout is None else start + timeout * _PROGRESS_CAP
+        with anyio.CancelScope(deadline=math.inf if timeout is None else start + timeout) as quiet:
 
             async def progressed(progress: float, total: float | None, message: str | None) -> None:
                 nonlocal heard
                 heard = True
-                quiet.deadline = min(anyio.current_time() + timeout, latest)
+                if timeout is not None and latest is not None:
+                    quiet.deadline = min(anyio.current_time() + timeout, latest)
+                if agents is not None:
+                    agents.progressed(latest)
 
-            # cancelled here, the SDK tells the server (notifications/cancelled)
+            # cancelled here or by the agent's timeout, the SDK tells the server
+            # (notifications/cancelled)
             return await client.call_tool(name, dict(arguments), progress_callback=progressed)
         said = f"MCP server {self.label!r}"
         if not heard:
             raise _OutOfTime(f"{said} did not answer the call to {name!r} within {timeout}s")
-        if quiet.deadline >= latest:
+        if latest is not None and quiet.deadline >= latest:
             raise _OutOfTime(
                 f"{said} did not finish the call to {name!r} within {latest - start:g}s, the "
                 "most a call may take while it reports progress (ten times call_timeout)"

@@ -48,6 +48,10 @@ apply, in this order:
    executor's. It covers the tool's own work, all of it: its run (in its
    thread, or its coroutine), what it returned awaited, and its items taken;
    for an async tool's iterator, what the tool left of it before returning.
+   A tool that reports progress (an MCP call whose server sends it) starts
+   it again with each report, up to ten times it in all or the tool's own
+   limit (``streamtools.runtime.progress``): a call that says nothing is cut
+   at it, one that keeps saying it works is not.
 
 Async tools are awaited in the task. Sync tools run in a worker thread
 (``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
@@ -113,6 +117,7 @@ from streamtools.errors import UsageError, describe_exception
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.results import cut_to_limit, format_result
 from streamtools.runtime.failures import describe_failure, may_pass
+from streamtools.runtime.progress import CallClock, reset_clock, set_clock
 from streamtools.runtime.repair import call_signature
 from streamtools.runtime.stoppable import Stoppable
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
@@ -217,11 +222,10 @@ class Executor:
             value, failure, timed_out = await _timed_value(tool, kwargs, timeout, left)
         if left:
             self._left_running[key] = left
-        if timed_out:
+        if timed_out is not None:
             # Also when the tool caught the timeout's cancellation and then returned
             # or raised: past its deadline, what it gives is not its answer.
-            message = f"Tool {call.name!r} timed out after {timeout:g} s."
-            return self._failed(call, "timeout", message), True
+            return self._failed(call, "timeout", timed_out), True
         if isinstance(failure, ThreadsAbandoned):
             return self._failed(call, "exception", f"Tool {call.name!r} was {failure}."), True
         if failure is not None:
@@ -251,12 +255,13 @@ class Executor:
 
 async def _timed_value(
     tool: Tool, kwargs: dict[str, Any], seconds: float | None, left: list[_Worker]
-) -> tuple[Any, BaseException | None, bool]:
+) -> tuple[Any, BaseException | None, str | None]:
     """``tool_value`` under a timeout of ``seconds``: the value, what the tool raised, and
-    whether the timeout fired. The timeout runs only while the tool works: a
+    why the timeout fired (None: it did not). The timeout runs only while the tool works: a
     wait for a worker thread (before a sync tool's thread, before the thread
     that takes the items of an iterator an async tool returned) is outside it,
-    and the drain gets what the tool's own part left of it."""
+    and the drain gets what the tool's own part left of it. Progress the tool
+    reports starts it again (``CallClock``, ``streamtools.runtime.progress``)."""
     token = _ThreadToken()
     try:
         if _threaded(tool):
@@ -264,16 +269,20 @@ async def _timed_value(
         value: Any = None
         failure: BaseException | None = None
         with anyio.move_on_after(seconds) as scope:
-            started = anyio.current_time()
-            value, failure = await _caught(_own_value(tool, kwargs, left, token))
-        spent = anyio.current_time() - started
-        if scope.cancel_called or failure is not None or not _needs_thread(value):
-            return value, failure, scope.cancel_called
-        await token.take()  # outside the timeout, as a sync tool's wait
-        remaining = None if seconds is None else seconds - spent
-        with anyio.move_on_after(remaining) as scope:
-            value, failure = await _caught(_drain(value, left, token.limiter))
-        return value, failure, scope.cancel_called
+            clock = None if seconds is None else CallClock(scope, seconds, anyio.current_time())
+            clocked = set_clock(clock)
+            try:
+                value, failure = await _caught(_own_value(tool, kwargs, left, token))
+            finally:
+                reset_clock(clocked)
+        remaining = None if clock is None else scope.deadline - anyio.current_time()
+        if not scope.cancel_called and failure is None and _needs_thread(value):
+            await token.take()  # outside the timeout, as a sync tool's wait
+            with anyio.move_on_after(remaining) as scope:
+                value, failure = await _caught(_drain(value, left, token.limiter))
+        if scope.cancel_called and clock is not None:
+            return value, failure, clock.describe(tool.name)
+        return value, failure, None
     finally:
         token.give_back()
 

@@ -1,0 +1,153 @@
+"""An MCP call that reports progress outlives the agent's ``tool_timeout``; one
+that says nothing is cut at it, and the server is told to stop.
+
+Since ed80258 each progress notification starts the MCP client's
+``call_timeout`` again, but the agent ran every tool under its own
+``tool_timeout`` (30 s) as a hard limit, so a 2-minute MCP build or search
+reporting progress all along still failed at 30 s (``streamtools chat --mcp``).
+The agent's timeout now bounds silence too: progress the tool reports starts
+it again, up to the MCP client's limit in all (ten times ``call_timeout``), or
+ten times ``tool_timeout`` for a tool with no limit of its own. The calls go
+through the agent's ``Executor``; the server is the official SDK's
+(``MCPServer``) over stdio.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from wait_support import until
+
+from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.mcp import mcp_tools
+from streamtools.runtime.executor import Executor
+from streamtools.runtime.progress import call_clock
+from streamtools.tools import ToolRegistry, tool
+
+pytestmark = pytest.mark.anyio
+
+SERVER = '''
+import sys
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server: MCPServer[Any] = MCPServer("builds")
+
+
+@server.tool()
+async def build(seconds: float, ctx: Context) -> str:
+    """Works for ``seconds``, reporting progress all along."""
+    start = anyio.current_time()
+    while (done := anyio.current_time() - start) < seconds:
+        await ctx.report_progress(done, seconds)
+        await anyio.sleep(0.05)
+    return "built"
+
+
+@server.tool()
+async def silent() -> str:
+    """Says nothing for a long time; notes it when it is cancelled."""
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        with open(sys.argv[1], "w") as marker:
+            marker.write("cancelled")
+        raise
+    return "late"
+
+
+server.run("stdio")
+'''
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> tuple[str, Path]:
+    script = tmp_path / "builds_server.py"
+    script.write_text(SERVER)
+    marker = tmp_path / "cancelled"
+    return f"{sys.executable} {script} {marker}", marker
+
+
+def _call(name: str, **arguments: object) -> CallEnd:
+    return CallEnd(index=0, id="call_1", name=name, arguments=dict(arguments), raw="")
+
+
+async def test_progress_outlives_the_tool_timeout_and_silence_is_cut(
+    server: tuple[str, Path],
+) -> None:
+    command, marker = server
+    async with mcp_tools(command, call_timeout=0.5) as registry:
+        executor = Executor(registry, timeout=0.3)
+        with anyio.fail_after(30):
+            built = await executor.execute(_call("build", seconds=1.2))
+            silent = await executor.execute(_call("silent"))
+        await until(marker.exists)  # the server heard notifications/cancelled
+    assert isinstance(built, ToolResult), built
+    assert built.content == "built"
+    assert isinstance(silent, ToolFailed), silent
+    assert silent.kind == "timeout"
+    assert silent.message == "Tool 'silent' timed out after 0.3 s."  # the agent's, not 0.5
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # one is enough: it takes 3 s
+async def test_the_mcp_limit_in_all_counts_past_ten_tool_timeouts(
+    server: tuple[str, Path],
+) -> None:
+    # ten times tool_timeout is 2.5 s; the MCP client allows ten times 0.5 s
+    command, _marker = server
+    async with mcp_tools(command, call_timeout=0.5) as registry:
+        executor = Executor(registry, timeout=0.25)
+        with anyio.fail_after(30):
+            outcome = await executor.execute(_call("build", seconds=3.0))
+    assert isinstance(outcome, ToolResult), outcome
+    assert outcome.content == "built"
+
+
+async def test_a_tool_reporting_progress_for_ever_ends_at_ten_timeouts() -> None:
+    @tool
+    async def tail() -> str:
+        """Says it is working, for ever."""
+        clock = call_clock()
+        assert clock is not None
+        while True:
+            clock.progressed()
+            await anyio.sleep(0.02)
+
+    executor = Executor(ToolRegistry([tail]), timeout=0.1)
+    with anyio.fail_after(15):
+        outcome = await executor.execute(_call("tail"))
+    assert isinstance(outcome, ToolFailed), outcome
+    assert outcome.message == (
+        "Tool 'tail' timed out: it reported progress, but did not finish within 1 s, "
+        "the most a call may take while it does."
+    )
+
+
+async def test_a_plain_tool_may_report_progress_and_then_go_quiet() -> None:
+    @tool
+    async def crawl(pages: int) -> str:
+        """Fetches pages, saying so after each; then hangs."""
+        clock = call_clock()
+        assert clock is not None
+        for _ in range(pages):
+            await anyio.sleep(0.05)
+            clock.progressed()
+        await anyio.sleep(30)
+        return "never"
+
+    executor = Executor(ToolRegistry([crawl]), timeout=0.3)
+    with anyio.fail_after(15):
+        start = anyio.current_time()
+        outcome = await executor.execute(_call("crawl", pages=12))  # 0.6 s of pages
+        spent = anyio.current_time() - start
+    assert isinstance(outcome, ToolFailed), outcome
+    assert outcome.message == (
+        "Tool 'crawl' timed out: it reported progress, then nothing for 0.3 s."
+    )
+    assert spent >= 0.6 + 0.3  # the pages, then the quiet timeout (a lower bound only)
+    assert call_clock() is None  # the call's clock is not left behind
