@@ -596,16 +596,16 @@ _RETRIES = 3  # openings after the first, each for one more keyword
 # and what it cannot enforce (vLLM's ``has_xgrammar_unsupported_json_features``;
 # lengths: with a pattern or format, xgrammar drops them)
 _XGRAMMAR = "not supported by xgrammar"
+_XGRAMMAR_OUT = frozenset({
+    "multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "patternProperties",
+    "propertyNames", "dependentSchemas", "format", "minLength", "maxLength",
+})  # fmt: skip
 # llama-server's when its grammar converter fails on a tool's schema (a regex
 # class in a pattern, a reference into an array, ``$schema``), naming nothing
 _GRAMMAR_FAILED = "failed to parse grammar"
 _GRAMMAR_OUT = frozenset({"pattern", "patternProperties", "propertyNames", "format", "$schema"})
 # vLLM's guidance backend names them: ``Grammar error: Unimplemented keys: ["propertyNames"]``
 _UNIMPLEMENTED = re.compile(r"Unimplemented keys?: \[([^\]]*)\]")
-_XGRAMMAR_OUT = frozenset({
-    "multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "patternProperties",
-    "propertyNames", "dependentSchemas", "format", "minLength", "maxLength",
-})  # fmt: skip
 
 
 class _Ruled(Protocol):
