@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from streamtools.prompts.renderer import json_text, unended
+from streamtools.prompts.renderer import json_text, spoken, unended
 from streamtools.prompts.results import JsonResults
 from streamtools.prompts.special_tokens import defuse_json
 from streamtools.transcript import ToolCall
@@ -41,6 +41,9 @@ _ONE_OBJECT = (
     "Every reply must be exactly one JSON object and nothing else: no text before or "
     "after it, no code fence"
 )
+# a reply text that is one of this dialect's objects as the model wrote it (a call
+# or answer that failed to parse keeps its raw text in the transcript)
+_FAILED_OBJECT = re.compile(r'\s*\{\s*"(?:thought|action|final)"')
 _STRINGS_RULE = '- Write every string as a JSON string: a line break as \\n, a quote as \\".'
 
 
@@ -103,6 +106,11 @@ class JsonObjectRenderer(JsonResults):
 
     def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
         if not calls:
+            if _FAILED_OBJECT.match(text):
+                # the raw text of a failed call (or answer) object, kept in place by
+                # the runtime: the model's object as written, which the repair quotes;
+                # wrapped as a final answer, it read as an answer holding the object
+                return spoken(text)
             return self.render_final(text)
         lines: list[str] = []
         thought = " ".join(unended(text).split())
