@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from streamtools.model import ToolChoice
 from streamtools.runtime.agent import Agent
 from streamtools.runtime.hybrid import AgentOptions, HybridAgent
+from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import Tokenizer
 
 SAMPLES = Path(__file__).with_name("typing_samples")
 
@@ -37,3 +40,12 @@ def test_hybrid_agent_options_are_the_agent_keywords_it_passes_on() -> None:
     assert set(options) == keywords
     hints = typing.get_type_hints(Agent.__init__)
     assert {name: hints[name] for name in keywords} == options
+
+
+def test_literal_attributes_are_declared() -> None:
+    """An attribute assigned a Literal-typed value without a declaration is
+    inferred by pyright with its literals widened (``agent.tool_choice`` read as
+    ``UseTool | str``, ``server.tokenizer`` as ``str | None``, where mypy reads
+    the Literals): they are declared with their types."""
+    assert typing.get_type_hints(Agent)["tool_choice"] == ToolChoice
+    assert typing.get_type_hints(FakeServer)["tokenizer"] == Tokenizer | None

@@ -205,6 +205,9 @@ class Agent:
     ``streamtools.runtime.executor``).
     """
 
+    # declared, not left to inference, which pyright widens to ``str | UseTool``
+    tool_choice: ToolChoice
+
     def __init__(
         self,
         model: Model,

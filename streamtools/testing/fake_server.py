@@ -444,6 +444,9 @@ class FakeServer:
     a worker thread so the event loop is not blocked).
     """
 
+    # declared, not left to inference, which pyright widens to ``str | None``
+    tokenizer: Tokenizer | None
+
     def __init__(
         self,
         replies: Iterable[ScriptItem] = (),
