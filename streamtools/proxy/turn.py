@@ -97,8 +97,14 @@ Decisions, each bounded:
   ``think_open`` (an upstream whose chat template ends the prompt with
   ``<think>``) the parser starts inside reasoning, so a call written there is
   not made; a request with no tool then gets a parser that knows no call
-  (``NO_CALLS``), so its reasoning is left out too. Without ``think_open`` such a
-  request's text passes as the upstream wrote it, ``<think>`` and all.
+  (``NO_CALLS``), so its reasoning is left out too. An upstream that splits
+  reasoning into its own field (vLLM's or SGLang's reasoning parser,
+  llama-server's default ``--reasoning-format``, Ollama's ``thinking``) has read
+  that ``<think>`` itself and sends no ``</think>``: its first reasoning chunk
+  ends the opening reasoning, and the text after it is read as text (the
+  runtime's ``decoders.TextReader``, whose ``feed`` reads the text only with
+  ``think_open``). Without ``think_open`` such a request's text passes as the
+  upstream wrote it, ``<think>`` and all.
 * ``tool_choice: none`` bypasses the parser: the text is the answer.
 * **Structured output** (``response_format``) goes to the upstream when no tool
   may be called (``request.forwarded_format``). When one may, no schema can
@@ -132,6 +138,7 @@ from streamtools.model import (
     FinishChunk,
     Model,
     ModelRequest,
+    ReasoningChunk,
     TextChunk,
     ToolSpec,
     UsageChunk,
@@ -151,6 +158,7 @@ from streamtools.proxy.request import (
 from streamtools.proxy.tokens import estimate_tokens, text_tokens
 from streamtools.proxy.upstream import callable_tools, choice_words, upstream_request
 from streamtools.proxy.usage import reported
+from streamtools.runtime.decoders import TextReader
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -285,16 +293,17 @@ class _Attempt:
         self.turn = turn
         call = turn.call
         self.parser: Parser | None = None
-        if turn.tools:
-            self.parser = Parser(
-                turn.dialect,
-                tools=turn.catalog,
-                stop=call.stop,
-                id_prefix=turn.prefix,
-                think_open=turn.think_open,
-            )
-        elif turn.think_open:  # no call to find, but the reasoning to leave out
-            self.parser = Parser(NO_CALLS, stop=call.stop, think_open=True)
+        # think_open: the upstream's reasoning field ends the opening reasoning
+        # (``TextReader``), whose feed then reads the text, else the parser's
+        self.reader: TextReader | None = None
+        if turn.think_open:
+            self.reader = TextReader(self._parser, True)
+            self.parser = self.reader.parser
+        elif turn.tools:
+            self.parser = self._parser(False)
+        self.feed = None if self.parser is None else (
+            self.parser.feed if self.reader is None else self.reader.feed
+        )
         self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
         self.text: list[str] = []  # everything the model wrote, for a re-prompt
@@ -308,6 +317,13 @@ class _Attempt:
         self.counted = False  # the upstream gave this request's counts (a UsageChunk)
         # no parser: the client's stop strings are cut here (see the module docstring)
         self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
+
+    def _parser(self, think_open: bool) -> Parser:
+        turn = self.turn
+        if not turn.tools:  # no call to find, but the reasoning to leave out
+            return Parser(NO_CALLS, stop=turn.call.stop, think_open=think_open)
+        return Parser(turn.dialect, tools=turn.catalog, stop=turn.call.stop,
+                      id_prefix=turn.prefix, think_open=think_open)
 
     def written(self) -> str:
         return "".join(self.text)
@@ -342,7 +358,7 @@ class _Attempt:
                 async for chunk in chunks:
                     if isinstance(chunk, TextChunk):
                         self.text.append(chunk.text)
-                        events = self.parser.feed(chunk.text) if self.parser else None
+                        events = self.feed(chunk.text) if self.feed else None
                         await self.handle(events, chunk.text)
                         await turn.flush()
                         if self.parser is not None and self.parser.stopped:
@@ -356,6 +372,9 @@ class _Attempt:
                     elif isinstance(chunk, FinishChunk):
                         finish = chunk
                         break
+                    elif isinstance(chunk, ReasoningChunk) and chunk.text and self.reader:
+                        await self.handle(self.reader.provider_reasoning(), None)
+                        self.parser = self.reader.parser
         except _Stop:
             hit = None if self.cutter is None else self.cutter.hit
             finish, stopped = FinishChunk(reason="stop", stop_sequence=hit), True
