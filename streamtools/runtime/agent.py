@@ -188,7 +188,13 @@ class Agent:
     does not run. With ``native=True`` too: the text of a server that does not
     split the reasoning out (llama-server's ``--reasoning-format none``) is
     read the same way, and a ``<think>…</think>`` in it is reasoning with or
-    without the option (``NativeDecoder``).
+    without the option (``NativeDecoder``). A server that splits reasoning into
+    its own field (``reasoning_content``, Ollama's ``thinking``: llama-server's
+    default ``--reasoning-format``, vLLM's and SGLang's reasoning parsers) has
+    read that ``<think>`` itself and sends no ``</think>``: its first reasoning
+    chunk ends the opening reasoning, and the text after it is text
+    (``decoders.TextReader``), in either mode; a reply already out of its
+    reasoning is unchanged.
 
     ``max_result_chars`` (100,000; None: no limit): a tool's result, or its
     error, longer than that reaches the model (and the transcript, and the
