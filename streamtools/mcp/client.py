@@ -136,6 +136,15 @@ def _in_order(connection: MCPConnection) -> list[RemoteTool]:
     return sorted(connection.tools, key=lambda remote: _renamed(connection, remote))
 
 
+def _all_in_order(
+    connections: Sequence[MCPConnection],
+) -> list[tuple[MCPConnection, RemoteTool]]:
+    """Every server's tools, those that keep their names first, whichever server
+    they come from: a renamed tool gives way to another server's own name too."""
+    pairs = [(connection, remote) for connection in connections for remote in connection.tools]
+    return sorted(pairs, key=lambda pair: _renamed(*pair))
+
+
 def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> list[str]:
     """Add loaded connections' tools to ``registry`` (all or, on a name clash, none).
 
@@ -143,32 +152,31 @@ def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> l
     a digit) is left out with a logged warning rather than failing the others.
     """
     planned = ToolRegistry()  # built apart first, so a clash leaves ``registry`` untouched
-    for connection in connections:
-        for remote in _in_order(connection):
-            name = _local_name(connection, remote)
-            renamed = _renamed(connection, remote)
-            if renamed and (name in registry or name in planned):
-                logger.warning(
-                    "MCP server %r: tool %r left out: its name as a tool name, %r, is taken",
-                    connection.label, remote.name, name,
-                )
-                continue
-            if name in registry or name in planned:
-                raise MCPLoadError(
-                    f"tool {name!r} of MCP server {connection.label!r} clashes with another "
-                    "tool of that name; give the server a namespace"
-                )
-            fn = _tool_function(connection, remote.name)
-            try:
-                planned.add_schema(name, _description(remote), _parameters(remote), fn)
-            except ToolDefinitionError as exc:
-                logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
-                continue
-            if renamed:
-                logger.warning(
-                    "MCP server %r: tool %r is offered as %r (a tool name cannot hold "
-                    "its characters)", connection.label, remote.name, name,
-                )
+    for connection, remote in _all_in_order(connections):
+        name = _local_name(connection, remote)
+        renamed = _renamed(connection, remote)
+        if renamed and (name in registry or name in planned):
+            logger.warning(
+                "MCP server %r: tool %r left out: its name as a tool name, %r, is taken",
+                connection.label, remote.name, name,
+            )
+            continue
+        if name in registry or name in planned:
+            raise MCPLoadError(
+                f"tool {name!r} of MCP server {connection.label!r} clashes with another "
+                "tool of that name; give the server a namespace"
+            )
+        fn = _tool_function(connection, remote.name)
+        try:
+            planned.add_schema(name, _description(remote), _parameters(remote), fn)
+        except ToolDefinitionError as exc:
+            logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
+            continue
+        if renamed:
+            logger.warning(
+                "MCP server %r: tool %r is offered as %r (a tool name cannot hold "
+                "its characters)", connection.label, remote.name, name,
+            )
     for name in planned:
         tool = planned.get(name)
         assert tool is not None  # iterating its own names
@@ -185,12 +193,12 @@ class MountedTools:
 
     def record(self, connections: Sequence[MCPConnection]) -> None:
         """Take note of the tools ``add_tools`` put in the registry for ``connections``."""
-        for connection in connections:
-            for remote in connection.tools:
-                name = _local_name(connection, remote)
-                found = self.registry.get(name)
-                if found is not None and name not in self._owner:
-                    self._owner[name] = (connection, found)
+        # in ``add_tools``' order, so a name goes to the tool that took it
+        for connection, remote in _all_in_order(connections):
+            name = _local_name(connection, remote)
+            found = self.registry.get(name)
+            if found is not None and name not in self._owner:
+                self._owner[name] = (connection, found)
 
     def names(self, connection: MCPConnection) -> list[str]:
         """The registry names of the tools ``connection`` has in the registry now."""
