@@ -191,13 +191,16 @@ class MountedTools:
         self.registry = registry
         self._owner: dict[str, tuple[MCPConnection, Tool]] = {}
 
-    def record(self, connections: Sequence[MCPConnection]) -> None:
-        """Take note of the tools ``add_tools`` put in the registry for ``connections``."""
+    def record(self, connections: Sequence[MCPConnection], added: Sequence[str]) -> None:
+        """Take note of the tools ``add_tools`` put in the registry for
+        ``connections`` (``added``, the names it returned): a tool the registry
+        had before, whose name a renamed tool would have taken, is not theirs."""
+        added_names = set(added)
         # in ``add_tools``' order, so a name goes to the tool that took it
         for connection, remote in _all_in_order(connections):
             name = _local_name(connection, remote)
             found = self.registry.get(name)
-            if found is not None and name not in self._owner:
+            if found is not None and name in added_names and name not in self._owner:
                 self._owner[name] = (connection, found)
 
     def names(self, connection: MCPConnection) -> list[str]:
@@ -309,8 +312,7 @@ async def mcp_tools(
                 async with anyio.create_task_group() as loading:
                     for connection in connections:
                         loading.start_soon(tg.start, connection.run)
-                add_tools(target, connections)
-                mounted.record(connections)
+                mounted.record(connections, add_tools(target, connections))
                 for connection in connections:
                     connection.on_tools = mounted.sync
                 yield target
