@@ -41,6 +41,7 @@ from streamtools.parser.catalog import ToolCatalog, tool_named, unknown_tool_mes
 __all__ = [
     "DONE", "NEVER_HOLDS", "NO_HOLDS", "PROVIDER_STOP", "REJECTED", "RUNNING", "SPECIAL_TOKEN",
     "SPECIAL_TOKEN_START", "XML_ARGS", "Call", "CallBody", "CallContext", "DialectSyntax",
+    "prose_line",
 ]
 
 RUNNING, DONE, REJECTED = 0, 1, 2
@@ -274,6 +275,29 @@ class Call:
                 self.fail(raw, "invalid_arguments", message, out)
                 return
         out.append(CallEnd(index=self.index, id=self.id, name=name, arguments=arguments, raw=raw))
+
+
+def prose_line(raw: list[str], s: str, start: int, i: int) -> bool:
+    """Whether ``s[i]`` begins prose on a line of its own right after a call's
+    complete markup where its closing marker was due: a letter or digit, and a
+    line break in the layout before it (in ``s[start:i]``, then back in the
+    call's ``raw``). Such a call is complete there and the prose is text (the
+    model left the closing marker out and went on writing: ``jsoncall``'s
+    SUFFIX, ``hermes_xml``'s AFTER). Called only where the call would fail."""
+    if not s[i].isalnum():
+        return False
+    j = i
+    while j > start:
+        j -= 1
+        if s[j] in "\r\n":
+            return True
+        if s[j] not in " \t":
+            return False
+    for piece in reversed(raw):
+        text = piece.rstrip(" \t")
+        if text:
+            return text[-1] in "\r\n"
+    return False
 
 
 @dataclass(frozen=True)

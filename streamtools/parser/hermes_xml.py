@@ -32,7 +32,8 @@ FUNC     ``<function=NAME>``                 FBODY; ``CallStart`` if the tool is
                                              close, as in the JSON form)
 FBODY    ``<parameter=P>``, ``</function>``  PARAM; AFTER
 PARAM    ``</parameter>``                    FBODY
-AFTER    ``</tool_call>``                    the call ends
+AFTER    ``</tool_call>``                    the call ends (also at prose on a
+                                             line of its own: ``calls.prose_line``)
 SKIP     ``</tool_call>``                    the call ends as ``CallError``
 JARGS    the end of a JSON object            FBODY (AFTER after ``FNAME``)
 FNAME    ``</function>``                     FBODY, the element's text the name
@@ -106,6 +107,7 @@ from streamtools.parser.calls import (
     CallBody,
     CallContext,
     Holds,
+    prose_line,
 )
 from streamtools.parser.catalog import tool_named
 from streamtools.parser.envelope import Envelope
@@ -201,10 +203,12 @@ class QwenXmlCall(ParamValues, GlmForm):
     param_state = PARAM
     body_state = FBODY
     skip_state = SKIP
+    ends_here = False  # (``begin_xml``)
 
     def begin_xml(self) -> None:
         """Start reading the call in this form, at the ``<`` that chose it."""
         self.state = FUNC
+        self.ends_here = False  # the call ends complete where the text after it begins
         self.param_state = PARAM  # (GLM's form has its own: ``xml_glm``)
         self.holds = NEVER_HOLDS
         self.streaming = 0
@@ -295,6 +299,14 @@ class QwenXmlCall(ParamValues, GlmForm):
             self.begin_glm()  # GLM's form: the name first (``xml_glm``)
             return i
         if s[i] != "<":
+            if state == AFTER and prose_line(self.raw, s, 0, i):
+                # </tool_call> left out, prose on the next line: the call ended at
+                # </function> (and its layout), the prose is text (``calls.prose_line``;
+                # ``s`` holds no text before the call's here: whitespace back to its
+                # start came in this delta, after the call's earlier text)
+                self.ends_here = True
+                self.state = CUT
+                return i
             # quoted up to the next tag, at most 40 characters (so the same whatever the cut)
             k = s.find("<", i, i + 40)
             if k < 0 and n - i < 40:
@@ -554,6 +566,8 @@ class QwenXmlCall(ParamValues, GlmForm):
 
     def _close_call(self) -> None:
         """The call's text is all in ``raw``: its last event."""
+        if self.ends_here:
+            self.state = AFTER  # (``CUT`` took the text after it back to the core)
         self.status = DONE
         self.streaming = 0
         raw = self.raw_text()

@@ -33,7 +33,16 @@ A JSON call has up to three phases, each a few lines of state:
               the closing marker. A ``}`` here is a brace too many (the object
               was complete: Qwen and QwQ models write ``{…}}}``, langchain-qwq#30)
               and is markup too; it was ``CallError(malformed)``, the call lost
-              for a slip that changes nothing it says.
+              for a slip that changes nothing it says. Prose on a line of its
+              own here (a letter or digit after a line break: ``{…}\nDone.``,
+              ``calls.prose_line``) means the model left the closing marker out
+              and went on writing (a few percent of calls through a hermes
+              prompt, minpeter/ai-sdk-tool-call-middleware#295; vLLM's hermes
+              parser, reading an unclosed call to the end of the text, loses
+              it then): the call is complete at the object and its layout, the
+              prose is text from its first character. Other text here, or prose
+              on the object's own line (``{…} x</tool_call>``), is still
+              ``malformed``; a closing marker after the prose is then text.
 
 Failure handling is per dialect (``on_error``): ``SKIP`` drops to the closing
 marker (hermes, json_action), so one broken call never eats the next;
@@ -60,6 +69,7 @@ from streamtools.parser.calls import (
     Call,
     CallBody,
     CallContext,
+    prose_line,
 )
 from streamtools.parser.envelope import (
     ARGS,
@@ -353,6 +363,11 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         break  # may still be one: wait
                     i = j
                     continue
+                if prose_line(self.raw, s, pos, i):
+                    # the closing marker left out, prose on the next line: the call
+                    # ends complete at the object (and its layout), the prose is text
+                    self._finish(s, pos, i, self.failure)
+                    return i
                 self._error("malformed", f"Expected {close} right after the JSON object.")
             else:  # SKIP
                 close = self.close

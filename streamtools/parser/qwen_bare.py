@@ -148,11 +148,6 @@ class BareFunctionBody(QwenXmlBody):
             self.state = CUT  # (as ``_wrong``: the rest is text)
         return j
 
-    def _close_call(self) -> None:
-        if self.ends_here:
-            self.state = AFTER  # (``CUT`` took the text after it back to the core)
-        QwenXmlBody._close_call(self)
-
     def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
         self.out = out
         if self.state == _BARE:
