@@ -16,7 +16,10 @@ missing while an object stands under another key (``"params": {…}``), is
 reply with only a thought and members the dialect does not read (a call written
 flat, ``{"thought": …, "tool": …}``, LangChain's ``"action": "NAME",
 "action_input": {…}``, ``"final_answer"``) is the error for an object with
-neither ``action`` nor ``final``, not an empty answer.
+neither ``action`` nor ``final``, not an empty answer; its message says what
+the object has instead and where that goes (``_misplaced``: the object, complete
+JSON then, is decoded once on this error path only), e.g. that the action is an
+object holding the tool's name and its ``args``.
 The call ends when the whole object closes, and its ``raw`` is the whole
 object text. Whitespace-only text around the object is not visible text
 (``drop_outer_whitespace``); other text around it (prose the model should not
@@ -47,6 +50,9 @@ the reply: once an object has been parsed, later backticks are text.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import msgspec
 
 from streamtools.events import ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, RUNNING, CallBody, CallContext, DialectSyntax
@@ -90,11 +96,56 @@ class JsonObjectBody(JsonCallBody):
         if self.failure is None and self.call.name is None and not self.args_given:
             if self.env.answered:
                 return  # a final answer: its text is already out (a thought is not one)
-            self.failure = ("malformed", "The reply has neither an action nor a final answer.")
+            self.failure = ("malformed", _misplaced(raw))
+        elif self.failure is None and self.call.name is None:
+            self.failure = ("malformed", 'The action names no tool: put its name under "tool".')
         if self.failure is not None and self.failure[0] == "malformed":
             reason, message = self.failure
             self.failure = (reason, f"{message} {self.example}")
         super().envelope_done(raw)
+
+
+_ARGS_KEYS = ("action_input", "args", "arguments", "parameters", "input")
+_ANSWER_KEYS = ("final_answer", "answer", "response", "output", "content", "text")
+
+
+def _misplaced(raw: str) -> str:
+    """What an object with no action and no final answer the dialect reads has
+    instead, and where it goes (``raw`` is the object, complete JSON: this is
+    the error path, the only one that decodes it)."""
+    try:
+        obj: Any = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+        obj = None
+    if not isinstance(obj, dict):
+        return "The reply has neither an action nor a final answer."
+    action = obj.get("action")
+    if isinstance(action, str):  # LangChain's {"action": "NAME", "action_input": {…}}
+        if action.strip().lower().replace("_", " ") in ("final answer", "final", "finish"):
+            return (f"{_json(action)} is no tool: give the answer as "
+                    '{"final": {"content": "..."}}, not as an action.')
+        given = next((k for k in _ARGS_KEYS if k in obj), None)
+        beside = f', with its arguments under "{given}" beside it' if given else ""
+        return (f'"action" is the tool\'s name alone{beside}: the action is an object '
+                f'that holds both, {{"action": {{"tool": {_json(action)}, "args": {{...}}}}}}.')
+    if "action" in obj:
+        one = " (one call per reply)" if isinstance(action, list) else ""
+        return ('"action" must be an object, {"action": {"tool": "TOOL", "args": {...}}}'
+                f"{one}.")
+    name = obj.get("tool", obj.get("name"))
+    if isinstance(name, str):  # the call written flat, or in another dialect's form
+        return (f"The call must be under \"action\": write "
+                f'{{"action": {{"tool": {_json(name)}, "args": {{...}}}}}}.')
+    if "final" in obj:
+        return 'The final answer goes under "content": {"final": {"content": "..."}}.'
+    key = next((k for k in _ANSWER_KEYS if k in obj), None)
+    if key is not None:
+        return f'The answer goes under "final", not "{key}": {{"final": {{"content": "..."}}}}.'
+    return "The reply has neither an action nor a final answer."
+
+
+def _json(name: str) -> str:
+    return msgspec.json.encode(name[:80]).decode()
 
 
 class FencedObjectBody(CallBody):
