@@ -72,13 +72,27 @@ def _inlined(root: dict[str, Any], node: Any, seen: tuple[str, ...], budget: lis
                 raise _Kept
             own = {k: v for k, v in node.items() if k != "$ref"}
             return _inlined(root, {**_pointed(root, ref), **own}, (*seen, ref), budget)
-        return {
-            k: _unmapped(v) if k == "discriminator" else _inlined(root, v, seen, budget)
-            for k, v in node.items()
-        }
+        return {k: _keyword(root, k, v, seen, budget) for k, v in node.items()}
     if isinstance(node, list):
         return [_inlined(root, v, seen, budget) for v in node]
     return node
+
+
+def _keyword(root: dict[str, Any], key: str, value: Any, seen: tuple[str, ...],
+             budget: list[int]) -> Any:
+    """A schema keyword's value, inlined. The names of ``properties`` (and
+    ``patternProperties``, ``dependentSchemas``) are the tool's, not keywords: a
+    parameter named ``discriminator`` or ``$ref`` is a schema like any other
+    (it was taken for the keyword, and kept its ``$ref`` to the dropped ``$defs``)."""
+    if key in _NAMED and isinstance(value, dict):
+        budget[0] -= 1
+        return {name: _inlined(root, sub, seen, budget) for name, sub in value.items()}
+    if key == "discriminator":
+        return _unmapped(value)
+    return _inlined(root, value, seen, budget)
+
+
+_NAMED = ("properties", "patternProperties", "dependentSchemas")
 
 
 def _unmapped(discriminator: Any) -> Any:
