@@ -14,6 +14,7 @@ through the agent's ``Executor``; the server is the official SDK's
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import anyio
 import pytest
 from wait_support import until
 
+from streamtools.cli.mcp_options import mcp_session
 from streamtools.events import CallEnd, ToolFailed, ToolResult
 from streamtools.mcp import mcp_tools
 from streamtools.runtime.executor import Executor
@@ -47,6 +49,16 @@ async def build(seconds: float, ctx: Context) -> str:
         await ctx.report_progress(done, seconds)
         await anyio.sleep(0.05)
     return "built"
+
+
+@server.tool()
+async def endless(ctx: Context) -> str:
+    """Reports progress for ever."""
+    step = 0
+    while True:
+        step += 1
+        await ctx.report_progress(step)
+        await anyio.sleep(0.05)
 
 
 @server.tool()
@@ -106,6 +118,27 @@ async def test_the_mcp_limit_in_all_counts_past_ten_tool_timeouts(
             outcome = await executor.execute(_call("build", seconds=3.0))
     assert isinstance(outcome, ToolResult), outcome
     assert outcome.content == "built"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # one is enough: it takes 2 s
+async def test_chat_and_ui_bound_mcp_calls_by_tool_timeout_alone(
+    server: tuple[str, Path],
+) -> None:
+    """``streamtools chat/ui --mcp``: the MCP client's own 60 s, which no flag
+    sets, bounded a call too: a silent call was cut at 60 s whatever
+    ``--tool-timeout`` said, and one reporting progress ran ten times 60 s. Now
+    ``--tool-timeout`` alone bounds it (seen here from its limit in all)."""
+    command, _marker = server
+    args = argparse.Namespace(mcp=[command], mcp_url=[], mcp_header=[], mcp_timeout=None)
+    async with mcp_session(args, ToolRegistry(), "chat") as registry:
+        executor = Executor(registry, timeout=0.2)  # --tool-timeout 0.2
+        with anyio.fail_after(20):
+            outcome = await executor.execute(_call("endless"))
+    assert isinstance(outcome, ToolFailed), outcome
+    assert outcome.message == (
+        "Tool 'endless' timed out: it reported progress, but did not finish within 2 s, "
+        "the most a call may take while it does."
+    )
 
 
 async def test_a_tool_reporting_progress_for_ever_ends_at_ten_timeouts() -> None:

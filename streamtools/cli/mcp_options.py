@@ -8,7 +8,9 @@ repeatable; ``NAME=COMMAND`` and ``NAME=URL`` put a server's tools under
 ``--mcp-url`` that is no http(s) URL with a host is a usage error),
 ``--mcp-header 'NAME: VALUE'`` (repeatable, sent to each HTTP server, for a
 token) and ``--mcp-timeout SECONDS`` (default 60, as ``mcp_tools``: a first
-``npx -y`` or ``uvx`` run downloads the server). Both commands take them with
+``npx -y`` or ``uvx`` run downloads the server). A call is bounded by the
+agent's ``--tool-timeout`` alone: silence for it cuts the call, progress the
+server reports starts it again, up to ten times it in all. Both commands take them with
 the same meaning, because both parse them here and load them with
 ``mcp_session``.
 
@@ -130,7 +132,13 @@ async def mcp_session(
                 f"streamtools {command}: starting {count} (up to {timeout:g}s; --mcp-timeout)…",
                 file=sys.stderr, flush=True,
             )
-        async with mcp_tools(*servers, registry=registry, load_timeout=timeout) as tools:
+        # No call_timeout of their own: the agent's --tool-timeout bounds a call's
+        # silence, progress starting it again up to ten times it in all
+        # (streamtools.runtime.progress); the MCP client's 60 s, which no flag
+        # sets, cut a silent call at 60 s whatever --tool-timeout said.
+        async with mcp_tools(
+            *servers, registry=registry, load_timeout=timeout, call_timeout=None
+        ) as tools:
             yield tools
     except MCPLoadError as exc:
         hint = f" (streamtools {command}: --mcp NAME=COMMAND)" if "a namespace" in str(exc) else ""
