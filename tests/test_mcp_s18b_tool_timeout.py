@@ -175,12 +175,9 @@ async def test_a_plain_tool_may_report_progress_and_then_go_quiet() -> None:
 
     executor = Executor(ToolRegistry([crawl]), timeout=0.3)
     with anyio.fail_after(15):
-        start = anyio.current_time()
         outcome = await executor.execute(_call("crawl", pages=12))  # 0.6 s of pages
-        spent = anyio.current_time() - start
     assert isinstance(outcome, ToolFailed), outcome
     assert outcome.message == (
         "Tool 'crawl' timed out: it reported progress, then nothing for 0.3 s."
     )
-    assert spent >= 0.6 + 0.3  # the pages, then the quiet timeout (a lower bound only)
     assert call_clock() is None  # the call's clock is not left behind
