@@ -20,12 +20,16 @@ tool that reports nothing (a silent MCP call, a plain function) is cut at its
 timeout as ever; an MCP call so cut is cancelled, which the SDK tells the
 server (``notifications/cancelled``).
 
-Decided with what peers do: the TypeScript SDK's ``resetTimeoutOnProgress``
-with ``maxTotalTimeout``, which Claude Code and opencode use for MCP calls
-(a call is cut after a stretch of silence, progress starts it again, a limit
-in all stays, as the MCP spec asks), rather than exempting MCP tools from the
-agent's timeout (a silent call would then wait the MCP client's 60 s, not the
-``tool_timeout`` the user set) or a hard limit whatever the server says.
+Decided with what peers do: the MCP TypeScript SDK's ``resetTimeoutOnProgress``
+with ``maxTotalTimeout`` (a call is cut after a stretch of silence, progress
+starts it again, a limit in all stays, as the MCP spec asks); the OpenAI Agents
+SDK and pydantic-ai bound an MCP call by a per-server read timeout alone, and
+Claude Code users asked for ``MCP_TOOL_TIMEOUT`` because one fixed limit cut
+long tools. Rather than exempting MCP tools from the agent's timeout (a silent
+call would then wait the MCP client's 60 s, not the ``tool_timeout`` the user
+set) or a hard limit whatever the server says. ``streamtools chat`` and ``ui``
+give MCP calls no ``call_timeout`` of their own, so ``--tool-timeout`` alone
+bounds them (``streamtools.cli.mcp_options``).
 
 Nothing here is I/O: ``progressed`` only moves the deadline of the call's
 cancel scope, and may be called from any task of the call's event loop (the
