@@ -567,13 +567,18 @@ def refuse_overwrite(path: Path, *, by: str = "record()") -> None:
     is not empty, and its first line is no recording's header), which ``by``
     (what would write it: ``record()``, ``--record``) would write over. No
     file, an empty one, or an earlier recording: nothing to say; a file that
-    cannot be read is left for the writing to say why."""
+    cannot be read is left for the writing to say why. Empty means of
+    whitespace only: a file that begins with a blank line and goes on (notes, a
+    Markdown file) is no recording, whose header is its first line."""
     try:
         with path.open("rb") as file:
             first = file.readline(1 << 24)
+            blank = not first.strip()
+            while blank and (more := file.read(1 << 16)):
+                blank = not more.strip()
     except OSError:
         return
-    if not first.strip():
+    if blank:
         return
     try:
         header = msgspec.json.decode(first)
