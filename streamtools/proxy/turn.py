@@ -87,25 +87,25 @@ Decisions, each bounded:
   parser ends the visible text at one, as an API would, while a call's
   arguments may hold one (a blank line, a fence) without being cut off. The
   upstream stream is closed as soon as one is seen, and the finish names it
-  (``stop_sequence``), whatever the upstream reports. With no tool to call
-  there is no parser, and a ``StopCutter`` ends the text instead: an
-  OpenAI-compatible upstream (Ollama, llama.cpp, OpenAI; vLLM aside) that
-  applied them itself would not say that it stopped at one, or at which, and
-  an Anthropic client is told both (``stop_reason: stop_sequence``).
+  (``stop_sequence``), whatever the upstream reports. So too with no tool to
+  call (the parser then knows no call, ``NO_CALLS``): an OpenAI-compatible
+  upstream (Ollama, llama.cpp, OpenAI; vLLM aside) that applied them itself
+  would not say that it stopped at one, or at which, and an Anthropic client
+  is told both (``stop_reason: stop_sequence``).
 * **Reasoning** from the upstream is not forwarded, whether it comes in its own
-  channel or as ``<think>…</think>`` in the text the parser reads. With
-  ``think_open`` (an upstream whose chat template ends the prompt with
-  ``<think>``) the parser starts inside reasoning, so a call written there is
-  not made; a request with no tool then gets a parser that knows no call
-  (``NO_CALLS``), so its reasoning is left out too. An upstream that splits
+  channel or as ``<think>…</think>`` in the text the parser reads, in a request
+  with tools or without (``NO_CALLS`` reads ``<think>`` too), as the agent
+  reads it as reasoning in both its modes: the same model's reply gives the
+  same answer either way. With ``think_open`` (an upstream whose chat template
+  ends the prompt with ``<think>``) the parser starts inside reasoning, so a
+  call written there is not made. An upstream that splits
   reasoning into its own field (vLLM's or SGLang's reasoning parser,
   llama-server's default ``--reasoning-format``, Ollama's ``thinking``) has read
   that ``<think>`` itself and sends no ``</think>``: its first reasoning chunk
   ends the opening reasoning, and the text after it is read as text (the
   runtime's ``decoders.TextReader``, whose ``feed`` reads the text only with
-  ``think_open``). Without ``think_open`` such a request's text passes as the
-  upstream wrote it, ``<think>`` and all.
-* ``tool_choice: none`` bypasses the parser: the text is the answer.
+  ``think_open``).
+* ``tool_choice: none`` reads no call: the text is the answer, its reasoning aside.
 * **Structured output** (``response_format``) goes to the upstream when no tool
   may be called (``request.forwarded_format``). When one may, no schema can
   constrain the reply (the dialect writes calls as text), so the model is told
@@ -147,7 +147,6 @@ from streamtools.parser import NO_CALLS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer
-from streamtools.providers.base import StopCutter
 from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
     ProxyCall,
@@ -292,18 +291,15 @@ class _Attempt:
     def __init__(self, turn: _Turn) -> None:
         self.turn = turn
         call = turn.call
-        self.parser: Parser | None = None
         # think_open: the upstream's reasoning field ends the opening reasoning
         # (``TextReader``), whose feed then reads the text, else the parser's
         self.reader: TextReader | None = None
         if turn.think_open:
             self.reader = TextReader(self._parser, True)
             self.parser = self.reader.parser
-        elif turn.tools:
+        else:
             self.parser = self._parser(False)
-        self.feed = None if self.parser is None else (
-            self.parser.feed if self.reader is None else self.reader.feed
-        )
+        self.feed = self.parser.feed if self.reader is None else self.reader.feed
         self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
         self.text: list[str] = []  # everything the model wrote, for a re-prompt
@@ -315,12 +311,10 @@ class _Attempt:
         self.ending: str | None = None  # the upstream's finish reason, once at end()
         self.cut = False  # a call was cut off by the token limit
         self.counted = False  # the upstream gave this request's counts (a UsageChunk)
-        # no parser: the client's stop strings are cut here (see the module docstring)
-        self.cutter = StopCutter(tuple(call.stop)) if self.parser is None and call.stop else None
 
     def _parser(self, think_open: bool) -> Parser:
         turn = self.turn
-        if not turn.tools:  # no call to find, but the reasoning to leave out
+        if not turn.tools:  # no call to find, but reasoning to leave out
             return Parser(NO_CALLS, stop=turn.call.stop, think_open=think_open)
         return Parser(turn.dialect, tools=turn.catalog, stop=turn.call.stop,
                       id_prefix=turn.prefix, think_open=think_open)
@@ -358,10 +352,9 @@ class _Attempt:
                 async for chunk in chunks:
                     if isinstance(chunk, TextChunk):
                         self.text.append(chunk.text)
-                        events = self.feed(chunk.text) if self.feed else None
-                        await self.handle(events, chunk.text)
+                        await self.handle(self.feed(chunk.text))
                         await turn.flush()
-                        if self.parser is not None and self.parser.stopped:
+                        if self.parser.stopped:
                             # a client stop sequence the upstream did not honour
                             finish = FinishChunk(reason="stop")
                             self.abandoned()
@@ -373,11 +366,10 @@ class _Attempt:
                         finish = chunk
                         break
                     elif isinstance(chunk, ReasoningChunk) and chunk.text and self.reader:
-                        await self.handle(self.reader.provider_reasoning(), None)
+                        await self.handle(self.reader.provider_reasoning())
                         self.parser = self.reader.parser
         except _Stop:
-            hit = None if self.cutter is None else self.cutter.hit
-            finish, stopped = FinishChunk(reason="stop", stop_sequence=hit), True
+            finish, stopped = FinishChunk(reason="stop"), True
             self.abandoned()
         if self.failed:
             return None
@@ -394,11 +386,7 @@ class _Attempt:
             else:
                 await turn.out(StreamError(kind=kind_for_error(said), message=message))
             return None
-        if self.cutter is not None and not stopped:
-            held = self.cutter.flush()  # held as the possible start of a stop string
-            if held:
-                await turn.out(TextDelta(text=held))
-        if self.parser is not None and not stopped:
+        if not stopped:
             # end() completes a call the upstream cut at its stop marker
             ending = self.parser.end(finish.reason)
             last = ending[-1]
@@ -406,21 +394,13 @@ class _Attempt:
                 finish = FinishChunk(reason=finish.reason, stop_sequence=last.stop_sequence)
             self.ending = finish.reason
             try:
-                await self.handle([e for e in ending if not isinstance(e, Finish)], None)
+                await self.handle([e for e in ending if not isinstance(e, Finish)])
             except _Stop:
                 pass
         return None if self.failed else finish
 
-    async def handle(self, events: Sequence[ParserEvent] | None, raw: str | None) -> None:
+    async def handle(self, events: Sequence[ParserEvent]) -> None:
         turn = self.turn
-        if events is None:  # no parser: text is the answer
-            if self.cutter is not None and raw:
-                raw = self.cutter.feed(raw)
-            if raw:
-                await turn.out(TextDelta(text=raw))
-            if self.cutter is not None and self.cutter.hit is not None:
-                raise _Stop
-            return
         for event in events:
             match event:
                 case TextDelta(text=text):

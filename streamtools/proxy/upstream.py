@@ -197,7 +197,7 @@ def upstream_request(
         transcript = Transcript(messages=messages)
     # The parser applies the client's stop strings, to the visible text only:
     # sent upstream, one inside a call's arguments (a blank line in a file being
-    # written) would cut the call in half. With no tools, a StopCutter does.
+    # written) would cut the call in half. With no tools, its NO_CALLS parser does.
     stop: list[str] = []
     marker = DIALECTS[dialect].stop_marker
     if not call.parallel and marker and tools:
