@@ -26,7 +26,9 @@ it (which must be set: a key meant but not found was a 401 per message); else
 the first of ``key_vars(args)`` that is set: ``KEY_VARS`` for the provider,
 the OpenAI-compatible ones by server (OpenRouter's key for openrouter.ai only,
 OpenAI's for any other, as the openai SDK sends it), so that neither key goes
-to the other's server; else none (local servers need none).
+to the other's server, and OpenRouter's for its Anthropic-compatible endpoint
+(``--provider anthropic --base-url https://openrouter.ai/api``), never
+Anthropic's; else none (local servers need none).
 """
 
 from __future__ import annotations
@@ -224,10 +226,14 @@ def api_key(args: argparse.Namespace) -> str | None:
 def key_vars(args: argparse.Namespace) -> tuple[str, ...]:
     """The variables the key is read from, in order (see the module docstring)."""
     provider = setting(args, "provider")
-    if provider != "openai":
+    if provider == "ollama":
         return KEY_VARS[provider]
     host = urlsplit(args.base_url or DEFAULT_URLS[provider]).hostname or ""
     router = host == "openrouter.ai" or host.endswith(".openrouter.ai")
+    if provider != "openai":
+        # OpenRouter's Anthropic-compatible endpoint (https://openrouter.ai/api)
+        # takes OpenRouter's key; Anthropic's is not OpenRouter's to see
+        return ("STREAMTOOLS_API_KEY", "OPENROUTER_API_KEY") if router else KEY_VARS[provider]
     skip = "OPENAI_API_KEY" if router else "OPENROUTER_API_KEY"
     return tuple(v for v in KEY_VARS[provider] if v != skip)
 
