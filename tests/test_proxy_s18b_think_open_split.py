@@ -84,7 +84,7 @@ def test_the_split_reasoning_ends_the_opening_reasoning(api: str, stream: bool) 
     assert text == "Let me check. "  # reasoning is still not forwarded
 
 
-@pytest.mark.parametrize("wire", ["openai", "ollama"])
+@pytest.mark.parametrize("wire", ["openai", "ollama", "anthropic"])
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_request_without_tools_gets_the_answer(wire: str, stream: bool) -> None:
     # the NO_CALLS parser of a tool-less request with think_open: the same end
