@@ -185,11 +185,12 @@ def add_tools(registry: ToolRegistry, connections: Sequence[MCPConnection]) -> l
 
 
 class MountedTools:
-    """The MCP tools in one registry, by the connection that put each there."""
+    """The MCP tools in one registry, by the connection that put each there and
+    the server's name of the tool each calls (a renamed tool's differs)."""
 
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
-        self._owner: dict[str, tuple[MCPConnection, Tool]] = {}
+        self._owner: dict[str, tuple[MCPConnection, Tool, str]] = {}
 
     def record(self, connections: Sequence[MCPConnection], added: Sequence[str]) -> None:
         """Take note of the tools ``add_tools`` put in the registry for
@@ -201,11 +202,11 @@ class MountedTools:
             name = _local_name(connection, remote)
             found = self.registry.get(name)
             if found is not None and name in added_names and name not in self._owner:
-                self._owner[name] = (connection, found)
+                self._owner[name] = (connection, found, remote.name)
 
     def names(self, connection: MCPConnection) -> list[str]:
         """The registry names of the tools ``connection`` has in the registry now."""
-        return [name for name, (owner, _) in self._owner.items() if owner is connection]
+        return [name for name, (owner, *_) in self._owner.items() if owner is connection]
 
     def sync(self, connection: MCPConnection) -> None:
         """Bring the registry in line with ``connection.tools`` (its latest listing)."""
@@ -213,12 +214,14 @@ class MountedTools:
         for offered in _in_order(connection):  # a renamed tool gives way (``_in_order``)
             wanted.setdefault(_local_name(connection, offered), offered)
         for name in self.names(connection):
-            _, tool = self._owner[name]
+            _, tool, called = self._owner[name]
             remote = wanted.get(name)
             if remote is None:
                 self._withdraw(name)  # gone
-            elif tool.description != _description(remote) or tool.parameters != _parameters(
-                remote
+            elif (
+                called != remote.name  # another of the server's tools now has the name
+                or tool.description != _description(remote)
+                or tool.parameters != _parameters(remote)
             ):
                 self._withdraw(name)  # changed: added anew below
         for name, remote in wanted.items():
@@ -238,7 +241,7 @@ class MountedTools:
             except ToolDefinitionError as exc:
                 logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
                 continue
-            self._owner[name] = (connection, tool)
+            self._owner[name] = (connection, tool, remote.name)
 
     def _withdraw(self, name: str) -> None:
         self.registry.remove(name)
