@@ -32,7 +32,8 @@ at most ``max_repairs`` bounded re-prompts) and needs no agent loop:
    A request the proxy closes before its end (a broken call it repairs, a stop
    string) never gets the upstream's counts, which come last: its output is
    then the guess of the text the model wrote (``tokens.text_tokens``), where
-   it was counted nowhere.
+   it was counted nowhere, and of the reasoning it sent in its own field, which
+   is its reasoning count too.
 
 Decisions, each bounded:
 
@@ -303,6 +304,7 @@ class _Attempt:
         self.hold = call.tool_choice not in ("auto", "none") and not turn.calls
         self.held: list[str] = []
         self.text: list[str] = []  # everything the model wrote, for a re-prompt
+        self.thought: list[str] = []  # the reasoning it sent in its own field
         self.wire: dict[int, int] = {}  # parser index -> wire index
         self.args_sent: set[int] = set()
         self.requests: set[int] = set()  # parser indexes of am:request_tools calls
@@ -339,7 +341,10 @@ class _Attempt:
         tokens it cost reach the client's usage. Its input is left to the
         request after it, which holds it, or to the turn's estimate (``run``)."""
         if not self.counted:
-            guess = UsageChunk(output_tokens=text_tokens(self.written()))
+            # and the reasoning the upstream sent in its own field, often most of it
+            thought = text_tokens("".join(self.thought)) if self.thought else None
+            output = text_tokens(self.written()) + (thought or 0)
+            guess = UsageChunk(output_tokens=output, reasoning_tokens=thought)
             self.turn.usage = reported(self.turn.usage, guess)
 
     async def play(self, request: ModelRequest) -> FinishChunk | None:
@@ -365,9 +370,11 @@ class _Attempt:
                     elif isinstance(chunk, FinishChunk):
                         finish = chunk
                         break
-                    elif isinstance(chunk, ReasoningChunk) and chunk.text and self.reader:
-                        await self.handle(self.reader.provider_reasoning())
-                        self.parser = self.reader.parser
+                    elif isinstance(chunk, ReasoningChunk) and chunk.text:
+                        self.thought.append(chunk.text)  # not forwarded, but counted
+                        if self.reader is not None:
+                            await self.handle(self.reader.provider_reasoning())
+                            self.parser = self.reader.parser
         except _Stop:
             finish, stopped = FinishChunk(reason="stop"), True
             self.abandoned()
