@@ -21,7 +21,7 @@ def add(a: int, b: int) -> int:
 
 
 def test_a_list_of_tool_objects_is_a_usage_error_at_once() -> None:
-    advice = r"got Tool .* pass ToolRegistry\(\[\.\.\.\]\) or the names"
+    advice = r"got (Function)?Tool .* pass ToolRegistry\(\[\.\.\.\]\) or the names"
     with pytest.raises(UsageError, match=advice):
         Parser("hermes", [add])  # type: ignore[list-item]
 
