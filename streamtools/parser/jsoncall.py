@@ -32,7 +32,7 @@ A JSON call has up to three phases, each a few lines of state:
               text from the ``{`` or ``,``); the array's ``]`` is markup before
               the closing marker. A ``}`` here is a brace too many (the object
               was complete: Qwen and QwQ models write ``{…}}}``, langchain-qwq#30)
-              and is markup too; it was ``CallError(malformed)``, the call lost
+              and is markup too, as is each further one; it was ``CallError(malformed)``, the call lost
               for a slip that changes nothing it says. Prose on a line of its
               own here (a letter or digit after a line break: ``{…}\nDone.``,
               ``calls.prose_line``) means the model left the closing marker out
@@ -351,7 +351,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
                         i += 1
                         continue
                 if s[i] == "}":
-                    i += 1  # one brace too many after a complete object: layout
+                    i += 1  # a brace too many after a complete object (each one): layout
                     continue
                 loose = self.loose_suffix(s, i)
                 if loose is not None:
