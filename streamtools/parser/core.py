@@ -101,8 +101,9 @@ Decisions
   OpenAI's ``functions.`` before a name),
   ``json_action`` a fence line (``HOLD_BOUND``), ``json_object`` whitespace next
   to the reply object, ``hermes`` and ``am_xml`` a bare Qwen3-Coder ``<function=``
-  until its name's ``>`` (74, ``qwen_bare``) and a ``<function_calls>`` opener
-  until its first ``<invoke`` (51, ``xml_invoke``).
+  until its name's ``>`` (74, ``qwen_bare``), a ``<function_calls>`` opener
+  until its first ``<invoke`` (51, ``xml_invoke``), and ``hermes`` Gemma 4's
+  ``<|tool_call>`` until its ``call:NAME{`` (81, ``gemma_call``).
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``

@@ -6,7 +6,8 @@ Text mode looks for ``<tool_call>``; from the marker on it is a call (prose that
 quotes the tag in backticks stays text, see the core). It looks for ``<function=``
 too, Qwen3-Coder's form with its opener left out (``qwen_bare``), and the openers of
 the ``<function_calls><invoke name=…>`` form DeepSeek, GLM, Kimi and MiniMax
-models write (DeepSeek's DSML spelling too: ``xml_invoke``). The body expects, after
+models write (DeepSeek's DSML spelling too: ``xml_invoke``), and Gemma 4's
+``<|tool_call>call:NAME{…}<tool_call|>`` (``gemma_call``). The body expects, after
 optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
@@ -52,6 +53,8 @@ import re
 
 from streamtools.parser.calls import RUNNING, CallBody, CallContext, DialectSyntax
 from streamtools.parser.envelope import ARGS, NAME
+from streamtools.parser.gemma_call import GEMMA_OPEN, GemmaCallBody
+from streamtools.parser.gemma_call import HOLD_BOUND as GEMMA_HOLD
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
@@ -171,6 +174,8 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
     if marker != OPEN:
         if marker == FUNCTION:  # Qwen3-Coder's form without its <tool_call> (``qwen_bare``)
             return BareFunctionBody(ctx, marker)
+        if marker == GEMMA_OPEN:  # Gemma 4's own form (``gemma_call``)
+            return GemmaCallBody(ctx, marker)
         return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
     if body is None:
@@ -189,6 +194,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 
 HERMES = DialectSyntax(
-    name="hermes", stop_marker=CLOSE, markers=(OPEN, FUNCTION, *OPENERS), open=_open,
-    hold_bound=HOLD_BOUND,
+    name="hermes", stop_marker=CLOSE, markers=(OPEN, FUNCTION, GEMMA_OPEN, *OPENERS),
+    open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD),
 )
