@@ -32,8 +32,9 @@ A JSON call has up to three phases, each a few lines of state:
               text from the ``{`` or ``,``); the array's ``]`` is markup before
               the closing marker. A ``}`` here is a brace too many (the object
               was complete: Qwen and QwQ models write ``{…}}}``, langchain-qwq#30)
-              and is markup too, as is each further one; it was ``CallError(malformed)``, the call lost
-              for a slip that changes nothing it says. Prose on a line of its
+              and is markup too, as is each further one; it was
+              ``CallError(malformed)``, the call lost for a slip that changes
+              nothing it says. Prose on a line of its
               own here (a letter or digit after a line break: ``{…}\nDone.``,
               ``calls.prose_line``) means the model left the closing marker out
               and went on writing (a few percent of calls through a hermes
