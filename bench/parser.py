@@ -218,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         markers = [*p.syntax.markers, "<think>", "</think>"]
         longest_marker = max(map(len, markers)) - 1
         if dialect == "inline_json" and tools:
-            # the bound inline_json states with a catalog (its docstring)
-            bound = max(longest_marker, 142 + max(map(len, tools)))
+            # the bound inline_json states with a catalog (its docstring: 142 + L, L the
+            # longest name and 10 for a ``functions.`` prefix)
+            bound = max(longest_marker, 152 + max(map(len, tools)))
         else:
             bound = max(p.syntax.hold_bound or 0, longest_marker)
         return label, secs / len(ds), target, len(text.encode()) / secs / 1e6, hold, bound
