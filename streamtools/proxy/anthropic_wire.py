@@ -59,7 +59,16 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.builtin_items import add_note, block_note
 from streamtools.proxy.client_tools import KNOWN, client_tool
@@ -380,7 +389,14 @@ def decode_request(body: Any) -> ProxyCall:
         # with any or tool the API writes no text before the tool_use (clients
         # read content[0] as the call); the text the model wrote then is left out
         preamble=choice in ("auto", "none"),
+        thinking=_thinking(body.get("thinking")),
     )
+
+
+def _thinking(raw: Any) -> bool:
+    """Whether the request enabled thinking (``enabled`` or ``adaptive``): only
+    then does the API write thinking blocks, and so does the proxy."""
+    return isinstance(raw, dict) and raw.get("type") in ("enabled", "adaptive")
 
 
 def _no_thread(raw: Any) -> None:
@@ -444,12 +460,16 @@ class EventEncoder:
 
     media_type = "text/event-stream"
 
-    def __init__(self, model: str, *, include_usage: bool = True, input_tokens: int = 0) -> None:
+    def __init__(
+        self, model: str, *, include_usage: bool = True, input_tokens: int = 0,
+        thinking: bool = False,
+    ) -> None:
         self.id = "msg_" + secrets.token_hex(12)
         self.model = model
+        self.thinking = thinking  # the request enabled thinking: reasoning is written
         self.input_tokens = input_tokens  # for message_start (see ``start``)
         self.block = -1  # index of the last block opened
-        self.open: str | None = None  # "text" | "tool_use" | None
+        self.open: str | None = None  # "text" | "tool_use" | "thinking" | None
         self.made_calls = False
         self.usage = Usage()
 
@@ -482,8 +502,12 @@ class EventEncoder:
     def _close(self) -> bytes:
         if self.open is None:
             return b""
+        # a thinking block ends with its signature, which the SDK's ThinkingBlock
+        # holds: empty, as no upstream's reasoning is signed by Anthropic
+        out = self._delta(_UNSIGNED) if self.open == "thinking" else b""
         self.open = None
-        return _event("content_block_stop", {"type": "content_block_stop", "index": self.block})
+        stop = {"type": "content_block_stop", "index": self.block}
+        return out + _event("content_block_stop", stop)
 
     def _delta(self, delta: dict[str, Any]) -> bytes:
         data = {"type": "content_block_delta", "index": self.block, "delta": delta}
@@ -504,6 +528,9 @@ class EventEncoder:
             case Usage():
                 self.usage = event
                 return b""
+            case ReasoningDelta(text=text) if self.thinking:
+                out = b"" if self.open == "thinking" else self._open(dict(_THINKING))
+                return out + self._delta({"type": "thinking_delta", "thinking": text})
             case Finish():
                 reasons: dict[str, str | None] = {
                     "stop_reason": stop_reason(event, self.made_calls),
@@ -524,9 +551,16 @@ class EventEncoder:
         return _event("error", error_body(status, message, kind))
 
 
-def response_body(reply: Reply, model: str) -> dict[str, Any]:
-    """A non-streaming ``message`` with the same content as the stream."""
+_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
+_UNSIGNED = {"type": "signature_delta", "signature": ""}
+
+
+def response_body(reply: Reply, model: str, thinking: bool = False) -> dict[str, Any]:
+    """A non-streaming ``message`` with the same content as the stream
+    (``thinking``: the request enabled it, and the reasoning is a block)."""
     content: list[dict[str, Any]] = []
+    if thinking and reply.reasoning_parts:
+        content.append({**_THINKING, "thinking": reply.reasoning})
     if reply.text:
         content.append({"type": "text", "text": reply.text})
     content.extend(

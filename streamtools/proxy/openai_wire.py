@@ -42,7 +42,15 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ArgsDelta, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.events import (
+    ArgsDelta,
+    CallStart,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
 from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.proxy.freeform import freeform_spec
 from streamtools.proxy.request import (
@@ -493,6 +501,9 @@ class ChunkEncoder:
             case Usage():
                 self.usage = event
                 return b""
+            case ReasoningDelta(text=text):
+                fields = reasoning_fields(text)
+                return self._chunk(fields) if self.opened else self._opened(fields)
             case _:
                 return b""
 
@@ -534,6 +545,15 @@ class LegacyChunkEncoder(ChunkEncoder):
         return super().encode(event)
 
 
+def reasoning_fields(text: str) -> dict[str, str]:
+    """The model's reasoning as chat completions carry it, in a delta or a
+    message: ``reasoning_content`` (DeepSeek's, llama-server's, SGLang's, and the
+    field Open WebUI, LobeChat, Cherry Studio and LiteLLM read) and ``reasoning``
+    (OpenRouter's, vLLM's since it renamed the field): clients read the one they
+    know, or the first of the two; those that know neither ignore both."""
+    return {"reasoning_content": text, "reasoning": text}
+
+
 def _random_id() -> str:
     return secrets.token_hex(12)
 
@@ -544,6 +564,8 @@ def response_body(reply: Reply, model: str, legacy: bool = False) -> dict[str, A
     # null only beside calls, as OpenAI writes it (and as the stream assembles)
     content = reply.text or (None if reply.calls else "")
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if reply.reasoning_parts:
+        message.update(reasoning_fields(reply.reasoning))
     if reply.calls and legacy:
         first = reply.calls[0]  # the one call of a legacy reply (``parallel`` off)
         message["function_call"] = {"name": first.name, "arguments": first.arguments}

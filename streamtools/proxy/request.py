@@ -38,7 +38,16 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import ProviderError
-from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.results import decode_json
 from streamtools.transcript import AssistantMessage, ToolCall, Transcript
@@ -453,6 +462,9 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # whether text the model wrote before a required or named call reaches the
     # client (``turn``): not on Anthropic's wire, whose API writes none then
     preamble: bool = True
+    # Anthropic's ``thinking`` enabled (or adaptive): the reasoning goes out as
+    # thinking blocks, as the API writes them only then
+    thinking: bool = False
 
 
 def check_tool_choice(
@@ -531,6 +543,7 @@ class Reply:
 
     def __init__(self) -> None:
         self.text_parts: list[str] = []
+        self.reasoning_parts: list[str] = []  # the model's reasoning, forwarded
         self.calls: list[ReplyCall] = []
         self._open: dict[int, ReplyCall] = {}
         self.finish = Finish(reason="stop")
@@ -540,10 +553,16 @@ class Reply:
     def text(self) -> str:
         return "".join(self.text_parts)
 
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
+
     def add(self, event: Event) -> None:
         match event:
             case TextDelta(text=text):
                 self.text_parts.append(text)
+            case ReasoningDelta(text=text):
+                self.reasoning_parts.append(text)
             case CallStart(index=index, id=call_id, name=name):
                 call = ReplyCall(id=call_id, name=name, arguments="")
                 self._open[index] = call

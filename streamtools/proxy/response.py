@@ -24,7 +24,8 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
   stream (its status and ``retry-after`` only in the message), as the APIs
   report an overload once their stream has begun. Refusals come at once; a
   slow first answer is the case the wait exists for.
-* **Keep-alives.** A model that only reasons (reasoning is not forwarded), or
+* **Keep-alives.** A model that only reasons (on a wire that leaves reasoning
+  out: Anthropic's without thinking enabled, the Responses API), or
   whose text is held back until a call is known to come (``tool_choice``
   ``required``), can leave the client without a byte for minutes, and SDKs and
   coding agents cut an idle stream. Once the response has begun, a task wakes
@@ -149,9 +150,9 @@ ANTHROPIC = Wire(
     anthropic_wire.decode_request,
     # message_start says the input tokens: a guess, as the upstream's count comes last
     lambda call, request: anthropic_wire.EventEncoder(
-        call.model, input_tokens=expected_tokens(request)
+        call.model, input_tokens=expected_tokens(request), thinking=call.thinking
     ),
-    lambda reply, call: anthropic_wire.response_body(reply, call.model),
+    lambda reply, call: anthropic_wire.response_body(reply, call.model, call.thinking),
     anthropic_wire.error_body,
     "toolu_",
     b'event: ping\ndata: {"type":"ping"}\n\n',

@@ -93,13 +93,17 @@ Decisions, each bounded:
   upstream (Ollama, llama.cpp, OpenAI; vLLM aside) that applied them itself
   would not say that it stopped at one, or at which, and an Anthropic client
   is told both (``stop_reason: stop_sequence``).
-* **Reasoning** from the upstream is not forwarded, whether it comes in its own
-  channel or as ``<think>…</think>`` in the text the parser reads, in a request
-  with tools or without (``NO_CALLS`` reads ``<think>`` too), as the agent
-  reads it as reasoning in both its modes: the same model's reply gives the
-  same answer either way. With ``think_open`` (an upstream whose chat template
-  ends the prompt with ``<think>``) the parser starts inside reasoning, so a
-  call written there is not made. An upstream that splits
+* **Reasoning** from the upstream, whether it comes in its own channel or as
+  ``<think>…</think>`` in the text the parser reads, is never the answer's
+  text, in a request with tools or without (``NO_CALLS`` reads ``<think>``
+  too), as the agent reads it as reasoning in both its modes: the same model's
+  reply gives the same answer either way. It is forwarded as ``ReasoningDelta``
+  (until the first call: after one it is left out, as text is), which each
+  wire writes in its API's reasoning field (``reasoning_content``, Anthropic's
+  thinking blocks when the request enabled thinking) or leaves out. With
+  ``think_open`` (an upstream whose chat template ends the prompt with
+  ``<think>``) the parser starts inside reasoning, so a call written there is
+  not made. An upstream that splits
   reasoning into its own field (vLLM's or SGLang's reasoning parser,
   llama-server's default ``--reasoning-format``, Ollama's ``thinking``) has read
   that ``<think>`` itself and sends no ``</think>``: its first reasoning chunk
@@ -131,6 +135,7 @@ from streamtools.events import (
     Event,
     Finish,
     ParserEvent,
+    ReasoningDelta,
     StreamError,
     TextDelta,
     Usage,
@@ -371,10 +376,12 @@ class _Attempt:
                         finish = chunk
                         break
                     elif isinstance(chunk, ReasoningChunk) and chunk.text:
-                        self.thought.append(chunk.text)  # not forwarded, but counted
+                        self.thought.append(chunk.text)  # counted (``abandoned``)
                         if self.reader is not None:
                             await self.handle(self.reader.provider_reasoning())
                             self.parser = self.reader.parser
+                        await self.reasoning_out(chunk.text)
+                        await turn.flush()
         except _Stop:
             finish, stopped = FinishChunk(reason="stop"), True
             self.abandoned()
@@ -437,8 +444,16 @@ class _Attempt:
                         raise _Stop
                 case CallError():
                     await self.call_error(event)
+                case ReasoningDelta(text=text):  # <think>…</think> in the text
+                    await self.reasoning_out(text)
                 case _:
                     pass
+
+    async def reasoning_out(self, text: str) -> None:
+        """The model's reasoning, before its answer (never held: it is not the
+        answer); after a call it is left out, as the text is."""
+        if not self.turn.calls:
+            await self.turn.out(ReasoningDelta(text=text))
 
     async def text_out(self, text: str) -> None:
         if self.turn.calls:
