@@ -22,8 +22,9 @@ left out when it tells the model nothing it can use (``note``):
 * a ``compaction`` item (the earlier conversation, encrypted by OpenAI's
   ``/responses/compact``) is a note on the user's side, where the history it
   stands for began: the model cannot read it, but learns that there was more.
-* ``reasoning`` (its summary or ``encrypted_content``: the upstream's own
-  reasoning is not forwarded either), ``compaction_trigger`` and
+* ``reasoning`` (its summary, content or ``encrypted_content``: reasoning the
+  proxy gave, ``reasoning_item``, or another model's; the chat templates of
+  reasoning models drop past reasoning too), ``compaction_trigger`` and
   ``configuration_update`` (requests to the API that served them),
   ``mcp_list_tools``, ``mcp_approval_request`` / ``mcp_approval_response`` and
   ``tool_search_call`` are left out: they list or grant tools the model does not
@@ -52,7 +53,7 @@ import msgspec
 
 from streamtools.proxy.request import AssistantTurn, RequestError, media_text, omitted
 
-__all__ = ["COMPACTION", "add_note", "block_note", "note"]
+__all__ = ["COMPACTION", "add_note", "block_note", "note", "reasoning_item"]
 
 _SILENT = frozenset(
     {
@@ -321,3 +322,12 @@ def _other_result(block: dict[str, Any]) -> list[tuple[str, Any]]:
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         return [("result", content["text"])]
     return [("result", content)]
+
+
+def reasoning_item(item_id: str, text: str, status: str) -> dict[str, Any]:
+    """The model's reasoning as a Responses output item: ``reasoning_text``
+    content, no summary (the text is the reasoning itself, which Codex shows
+    with ``show_raw_agent_reasoning``)."""
+    content = [{"type": "reasoning_text", "text": text}] if text else []
+    return {"id": item_id, "type": "reasoning", "status": status, "summary": [],
+            "content": content}

@@ -25,7 +25,7 @@ body builder, error shape, call-id prefix); ``OPENAI`` (chat completions),
   report an overload once their stream has begun. Refusals come at once; a
   slow first answer is the case the wait exists for.
 * **Keep-alives.** A model that only reasons (on a wire that leaves reasoning
-  out: Anthropic's without thinking enabled, the Responses API), or
+  out: Anthropic's without thinking enabled), or
   whose text is held back until a call is known to come (``tool_choice``
   ``required``), can leave the client without a byte for minutes, and SDKs and
   coding agents cut an idle stream. Once the response has begun, a task wakes

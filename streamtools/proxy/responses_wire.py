@@ -12,8 +12,8 @@ that interleaved text and calls are written back in order) and
 ``function_call_output`` items, paired by ``call_id`` as the chat wire pairs
 ``tool_call_id``. Built-in tools' items (a ``web_search_call``, a shell
 command's output, ``reasoning``) are notes the model reads, or are left out
-(``builtin_items``). Function tools are
-flat (``{"type": "function", "name", "parameters"}``). A ``custom`` tool (raw
+(``builtin_items``). Function tools are flat (``{"type": "function", "name",
+"parameters"}``). A ``custom`` tool (raw
 text input, such as Codex's ``apply_patch``) is shown to the model as a tool
 with one string parameter, ``input``, described with the tool's grammar; its
 calls go back as ``custom_tool_call`` items carrying that text, and
@@ -39,11 +39,14 @@ arguments, ``function_call_arguments.delta`` per fragment as the upstream
 produced it, ``function_call_arguments.done`` and ``output_item.done``; a
 custom tool's ``custom_tool_call`` item streams its text, decoded from the
 arguments as they arrive (``freeform.RawInput``), as
-``custom_tool_call_input.delta``); and
-one terminal event, ``response.completed`` (or ``response.incomplete`` when
-the upstream hit its token limit before any call), carrying the whole response
-with its usage. Every event has the next ``sequence_number``. A failure after
-the stream began is an ``error`` event followed by ``response.failed``, its
+``custom_tool_call_input.delta``); for the model's reasoning a ``reasoning``
+item whose content is the text (``reasoning_text.delta``, ``.done``; its
+``summary`` empty: the text is the reasoning, not a summary of it), which
+Codex shows with ``show_raw_agent_reasoning``; and one terminal event,
+``response.completed`` (or ``response.incomplete`` when the upstream hit its
+token limit before any call), carrying the whole response with its usage.
+Every event has the next ``sequence_number``. A failure after the stream
+began is an ``error`` event followed by ``response.failed``, its
 ``code`` the Responses API's where it has one (``_CODES``): Codex reads only
 the code (a wait from a ``rate_limit_exceeded``, a stop at ``insufficient_quota``).
 
@@ -59,9 +62,18 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ArgsDelta, CallEnd, CallStart, Event, Finish, TextDelta, Usage
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallStart,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
-from streamtools.proxy.builtin_items import COMPACTION, add_note, note
+from streamtools.proxy.builtin_items import COMPACTION, add_note, note, reasoning_item
 from streamtools.proxy.freeform import RawInput, freeform_spec, freeform_text
 from streamtools.proxy.openai_wire import error_body, text_content
 from streamtools.proxy.request import (
@@ -531,6 +543,8 @@ class EventEncoder:
             return done
         if item["type"] == "custom_tool_call":
             return {**item, "input": text}
+        if item["type"] == "reasoning":
+            return reasoning_item(item["id"], text, status)
         return {**item, "arguments": text, "status": status}
 
     def _close(self, status: str = "completed") -> bytes:
@@ -552,6 +566,9 @@ class EventEncoder:
             )
         elif item["type"] == "custom_tool_call":
             out = self._event("response.custom_tool_call_input.done", {**where, "input": text})
+        elif item["type"] == "reasoning":
+            reasoned = {**where, "content_index": 0, "text": text}
+            out = self._event("response.reasoning_text.done", reasoned)
         else:
             out = self._event(
                 "response.function_call_arguments.done",
@@ -603,6 +620,13 @@ class EventEncoder:
             case Usage():
                 self.usage = event
                 return b""
+            case ReasoningDelta(text=text):
+                out = b""
+                if self.item is None or self.item["type"] != "reasoning":
+                    out = self._open(reasoning_item(_id("rs_"), "", "in_progress"))
+                self.parts.append(text)
+                piece = {**self._where(), "content_index": 0, "delta": text}
+                return out + self._event("response.reasoning_text.delta", piece)
             case Finish():
                 status, details = _status(event, self.made_calls)
                 out = self._close(status)
@@ -649,6 +673,8 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     """A non-streaming ``response`` with the same content as the stream."""
     output: list[dict[str, Any]] = []
     status, details = _status(reply.finish, bool(reply.calls))
+    if reply.reasoning_parts:
+        output.append(reasoning_item(_id("rs_"), reply.reasoning, "completed"))
     if reply.text:
         output.append(_message(_id("msg_"), reply.text, "completed"))
         if not reply.calls:  # the last item: cut off with the response, as streamed
