@@ -99,9 +99,14 @@ def test_anthropic_thinking_blocks_when_enabled(source: str, stream: bool) -> No
         assert THOUGHT not in str(upstream.received[1])
 
 
+@pytest.mark.parametrize(
+    "thinking", [None, {"type": "disabled"}, {"type": "adaptive", "display": "omitted"}]
+)
 @pytest.mark.parametrize("stream", [False, True])
-def test_anthropic_without_thinking_leaves_it_out(stream: bool) -> None:
+def test_anthropic_without_thinking_leaves_it_out(stream: bool, thinking: Any) -> None:
     kw: Any = {"model": "m", "max_tokens": 500, "messages": USER, "tools": [A_WEATHER]}
+    if thinking is not None:
+        kw["thinking"] = thinking
     with proxy([SOURCES["think-text"](f"Let me check. {PARIS}")]) as (url, _):
         client = _anthropic(url)
         if stream:

@@ -395,8 +395,12 @@ def decode_request(body: Any) -> ProxyCall:
 
 def _thinking(raw: Any) -> bool:
     """Whether the request enabled thinking (``enabled`` or ``adaptive``): only
-    then does the API write thinking blocks, and so does the proxy."""
-    return isinstance(raw, dict) and raw.get("type") in ("enabled", "adaptive")
+    then does the API write thinking blocks, and so does the proxy; not with
+    ``display: "omitted"``, where the API's blocks hold no text (only a
+    signature, which the proxy has none of)."""
+    if not isinstance(raw, dict) or raw.get("display") == "omitted":
+        return False
+    return raw.get("type") in ("enabled", "adaptive")
 
 
 def _no_thread(raw: Any) -> None:
