@@ -13,75 +13,28 @@ server is the official SDK's (``MCPServer``) over stdio; runs on asyncio and tri
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp_servers.harness import progress_command
 from wait_support import until
 
 from streamtools.mcp import MCPToolError, mcp_tools
 
 pytestmark = pytest.mark.anyio
 
-SERVER = '''
-import sys
-from typing import Any
-
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
-
-server: MCPServer[Any] = MCPServer("progress")
-
-
-@server.tool()
-async def steady(seconds: float, ctx: Context) -> str:
-    """Works for ``seconds``, reporting progress all along."""
-    start = anyio.current_time()
-    while (done := anyio.current_time() - start) < seconds:
-        await ctx.report_progress(done, seconds)
-        await anyio.sleep(0.05)
-    return "built"
-
-
-@server.tool()
-async def endless(ctx: Context) -> str:
-    """Reports progress for ever."""
-    step = 0
-    while True:
-        step += 1
-        await ctx.report_progress(step)
-        await anyio.sleep(0.05)
-
-
-@server.tool()
-async def silent() -> str:
-    """Says nothing for a long time; notes it when it is cancelled."""
-    try:
-        await anyio.sleep(60)
-    except anyio.get_cancelled_exc_class():
-        with open(sys.argv[1], "w") as marker:
-            marker.write("cancelled")
-        raise
-    return "late"
-
-
-server.run("stdio")
-'''
-
 
 @pytest.fixture
 def server(tmp_path: Path) -> tuple[str, Path]:
-    script = tmp_path / "progress_server.py"
-    script.write_text(SERVER)
     marker = tmp_path / "cancelled"
-    return f"{sys.executable} {script} {marker}", marker
+    return progress_command(marker), marker
 
 
 async def test_progress_keeps_a_long_call_alive(server: tuple[str, Path]) -> None:
     command, _marker = server
     async with mcp_tools(command, call_timeout=0.4) as registry:
-        steady = registry.get("steady")
+        steady = registry.get("build")
         assert steady is not None
         with anyio.fail_after(30):
             assert await steady.invoke({"seconds": 1.2}) == "built"

@@ -19,6 +19,7 @@ MEMORY_SERVER = str(HERE / "memory_server.py")
 BROKEN_SERVER = str(HERE / "broken_server.py")
 CHANGING_SERVER = str(HERE / "changing_server.py")
 RAW_SERVER = str(HERE / "raw_server.py")
+PROGRESS_SERVER = str(HERE / "progress_server.py")
 
 
 def memory_command() -> str:
@@ -39,6 +40,12 @@ def broken_command(mode: str) -> str:
 def raw_command(*args: str) -> str:
     """The command line of the server that writes its JSON-RPC by hand (and wrong)."""
     return " ".join([sys.executable, RAW_SERVER, *args])
+
+
+def progress_command(marker: Path) -> str:
+    """The command line of the server whose tools report progress or stay silent
+    (``silent`` writes ``marker`` when it is cancelled)."""
+    return f"{sys.executable} {PROGRESS_SERVER} {marker}"
 
 
 def _listening_socket() -> socket.socket:

@@ -1,0 +1,50 @@
+"""An MCP server (the official SDK's ``MCPServer``, stdio) whose tools report
+progress or stay silent: ``build`` works for ``seconds`` reporting progress all
+along, ``endless`` reports progress for ever, ``silent`` says nothing and writes
+``cancelled`` to the file named by its first argument when it is cancelled."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server: MCPServer[Any] = MCPServer("progress")
+
+
+@server.tool()
+async def build(seconds: float, ctx: Context) -> str:
+    """Works for ``seconds``, reporting progress all along."""
+    start = anyio.current_time()
+    while (done := anyio.current_time() - start) < seconds:
+        await ctx.report_progress(done, seconds)
+        await anyio.sleep(0.05)
+    return "built"
+
+
+@server.tool()
+async def endless(ctx: Context) -> str:
+    """Reports progress for ever."""
+    step = 0
+    while True:
+        step += 1
+        await ctx.report_progress(step)
+        await anyio.sleep(0.05)
+
+
+@server.tool()
+async def silent() -> str:
+    """Says nothing for a long time; notes it when it is cancelled."""
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        # (blocking, on purpose: an await here would be cancelled at once)
+        with open(sys.argv[1], "w") as marker:  # noqa: ASYNC230
+            marker.write("cancelled")
+        raise
+    return "late"
+
+
+server.run("stdio")
