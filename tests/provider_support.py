@@ -18,6 +18,7 @@ from streamtools.model import (
 )
 from streamtools.providers import AnthropicMessages, HTTPProvider, OllamaChat, OpenAIChat
 from streamtools.testing import FakeServer
+from streamtools.testing.fake_server import Reply, Wire
 
 HI = ModelRequest(messages=(ChatMessage(role="user", content="hi"),))
 # a request to count tokens of: a prompt, tools, and fields that shape only the answer
@@ -96,3 +97,17 @@ def mock(
         )
 
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+async def read_sse(body: str, transport: str, wire: Wire = "openai") -> list[Chunk]:
+    """The chunks the ``wire``'s provider reads from ``body``, an event stream,
+    over ``transport``: ``mock`` (``httpx.MockTransport``) or ``http`` (a
+    ``FakeServer`` on 127.0.0.1 sending it as written); no retries."""
+    provider = PROVIDERS[wire]
+    if transport == "mock":
+        return await collect(
+            provider("m", client=mock(body, ctype="text/event-stream"), max_retries=0)
+        )
+    reply = Reply(raw=body.encode(), content_type="text/event-stream")
+    async with FakeServer([reply], wire=wire) as server:
+        return await collect(provider("m", base_url=server.base_url, max_retries=0))

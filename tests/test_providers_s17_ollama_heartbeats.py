@@ -9,12 +9,10 @@ import json
 from typing import Any
 
 import pytest
-from provider_support import collect, mock, text_of
+from provider_support import collect, mock, read_sse, text_of
 
-from streamtools.model import Chunk, FinishChunk
+from streamtools.model import FinishChunk
 from streamtools.providers import OllamaChat
-from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
 
@@ -29,14 +27,6 @@ def event(data: str) -> str:
     return f"data: {data}\n\n"
 
 
-async def _read(body: str, transport: str) -> list[Chunk]:
-    if transport == "mock":
-        return await collect(OllamaChat("m", client=mock(body, ctype="text/event-stream")))
-    reply = Reply(raw=body.encode(), content_type="text/event-stream")
-    async with FakeServer([reply], wire="ollama") as server:
-        return await collect(OllamaChat("m", base_url=server.base_url))
-
-
 @pytest.mark.parametrize("transport", ["mock", "http"])
 @pytest.mark.parametrize("beat", ["ping", "keep-alive", '"ping"', "[]"])
 async def test_a_heartbeat_between_framed_lines_is_skipped(
@@ -49,7 +39,7 @@ async def test_a_heartbeat_between_framed_lines_is_skipped(
         + event(beat)
         + event(json.dumps(DONE))
     )
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport, "ollama")
     assert text_of(chunks) == "Hello"
     assert chunks[-1] == FinishChunk(reason="stop")
 
@@ -60,7 +50,7 @@ async def test_a_stream_that_ends_after_words_quotes_them(
 ) -> None:
     """A gateway that gives up says why in plain words, and ends the stream."""
     body = event(json.dumps(msg("Hel"))) + event("upstream   timed out\tafter 60 s")
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport, "ollama")
     assert text_of(chunks) == "Hel"
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
@@ -72,7 +62,7 @@ async def test_framed_data_that_begins_as_an_object_is_still_malformed(
     anyio_backend: str,
 ) -> None:
     body = event(json.dumps(msg("a"))) + event('{"message": oops}') + event(json.dumps(DONE))
-    chunks = await _read(body, "mock")
+    chunks = await read_sse(body, "mock", "ollama")
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
     assert "malformed JSON" in (last.message or "")

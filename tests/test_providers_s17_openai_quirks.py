@@ -11,12 +11,9 @@ import json
 from typing import Any
 
 import pytest
-from provider_support import collect, mock, text_of
+from provider_support import read_sse, text_of
 
-from streamtools.model import CallChunk, Chunk, FinishChunk
-from streamtools.providers import OpenAIChat
-from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import Reply
+from streamtools.model import CallChunk, FinishChunk
 
 pytestmark = pytest.mark.anyio
 
@@ -27,14 +24,6 @@ def _sse(*events: dict[str, Any] | str) -> str:
 
 def _choice(delta: dict[str, Any], finish: str | None = None, **rest: Any) -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish, **rest}]}
-
-
-async def _read(body: str, transport: str) -> list[Chunk]:
-    if transport == "mock":
-        return await collect(OpenAIChat("m", client=mock(body), max_retries=0))
-    reply = Reply(raw=body.encode(), content_type="text/event-stream")
-    async with FakeServer([reply], wire="openai") as server:
-        return await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
 
 
 TRANSPORTS = pytest.mark.parametrize("transport", ["mock", "http"])
@@ -56,7 +45,7 @@ async def test_azure_filter_chunks_around_the_answer(anyio_backend: str, transpo
                       "content_filter_results": FILTERED}]},
         "[DONE]",
     )
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "Hello"
     assert chunks[-1] == FinishChunk(reason="stop")
 
@@ -69,7 +58,7 @@ async def test_openrouter_error_on_an_errored_choice(anyio_backend: str, transpo
         "error": {"code": 502, "message": "Provider disconnected"},
         "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
     }
-    chunks = await _read(_sse(_choice({"content": "Hi"}), error, "[DONE]"), transport)
+    chunks = await read_sse(_sse(_choice({"content": "Hi"}), error, "[DONE]"), transport)
     assert text_of(chunks) == "Hi"
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
@@ -86,7 +75,7 @@ async def test_together_s_text_beside_the_delta_is_not_doubled(
                       "finish_reason": "eos"}]},
         "[DONE]",
     )
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "Hi"
     assert chunks[-1] == FinishChunk(reason="stop")
 
@@ -97,7 +86,7 @@ async def test_tool_calls_finish_without_a_call_is_passed_on(
 ) -> None:
     """The reason is the server's; what a consumer does keys on the calls
     (the runtime and the proxy decide by calls made, not by this reason)."""
-    chunks = await _read(_sse(_choice({"content": "Hi"}), _choice({}, "tool_calls"), "[DONE]"),
+    chunks = await read_sse(_sse(_choice({"content": "Hi"}), _choice({}, "tool_calls"), "[DONE]"),
                          transport)
     assert text_of(chunks) == "Hi"
     assert not [c for c in chunks if isinstance(c, CallChunk)]

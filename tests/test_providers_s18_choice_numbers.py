@@ -10,24 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provider_support import DONE, collect, mock, sse, text_of
+from provider_support import DONE, read_sse, sse, text_of
 
 from streamtools.events import CallEnd
-from streamtools.model import CallChunk, Chunk, FinishChunk
+from streamtools.model import CallChunk, FinishChunk
 from streamtools.native import NativeCalls
-from streamtools.providers import OpenAIChat
-from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
-
-
-async def _read(body: str, transport: str) -> list[Chunk]:
-    if transport == "mock":
-        return await collect(OpenAIChat("m", client=mock(body), max_retries=0))
-    reply = Reply(raw=body.encode(), content_type="text/event-stream")
-    async with FakeServer([reply], wire="openai") as server:
-        return await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
 
 
 def _foundry(index: int, content: str, finish: str | None = None) -> dict[str, Any]:
@@ -51,7 +40,7 @@ async def test_foundry_local_counts_the_choice_up(anyio_backend: str, transport:
     pieces = ["Wh", "isper", "ing ", "wind", "."]
     events = [_foundry(i, p) for i, p in enumerate(pieces)]
     body = sse(*events, _foundry(len(pieces), "", "length"), DONE)
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "Whispering wind."
     assert chunks[-1] == FinishChunk(reason="length")
 
@@ -59,7 +48,7 @@ async def test_foundry_local_counts_the_choice_up(anyio_backend: str, transport:
 @pytest.mark.parametrize("transport", ["mock", "http"])
 async def test_tgi_counts_it_from_one(anyio_backend: str, transport: str) -> None:
     body = sse(_tgi(1, "I"), _tgi(2, "'"), _tgi(3, "m", "length"), DONE)
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "I'm"
     assert chunks[-1] == FinishChunk(reason="length")
 
@@ -76,7 +65,7 @@ async def test_a_call_under_counted_choices(anyio_backend: str) -> None:
         chunk(2, {}, "tool_calls"),
         DONE,
     )
-    chunks = await _read(body, "mock")
+    chunks = await read_sse(body, "mock")
     assert chunks[-1] == FinishChunk(reason="tool_calls")
     native = NativeCalls()
     events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]

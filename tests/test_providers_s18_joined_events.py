@@ -12,14 +12,11 @@ import json
 from typing import Any
 
 import pytest
-from provider_support import DONE, collect, mock, sse, text_of
+from provider_support import DONE, read_sse, sse, text_of
 
 from streamtools.events import CallEnd
 from streamtools.model import CallChunk, Chunk, FinishChunk
 from streamtools.native import NativeCalls
-from streamtools.providers import OpenAIChat
-from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
 
@@ -51,14 +48,6 @@ CHUNKS = [
 ]
 
 
-async def _read(body: str, transport: str) -> list[Chunk]:
-    if transport == "mock":
-        return await collect(OpenAIChat("m", client=mock(body), max_retries=0))
-    reply = Reply(raw=body.encode(), content_type="text/event-stream")
-    async with FakeServer([reply], wire="openai") as server:
-        return await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
-
-
 def _ends(chunks: list[Chunk]) -> list[tuple[str, Any, str]]:
     native = NativeCalls()
     events = [e for c in chunks if isinstance(c, CallChunk) for e in native.feed(c)]
@@ -78,7 +67,7 @@ async def test_chunks_ended_with_one_newline(
     # and once with none at all
     body = "".join(f"data: {c}{newline}" for c in CHUNKS) + newline + DONE
     for done in (DONE, ""):
-        chunks = await _read(body.removesuffix(DONE) + done, transport)
+        chunks = await read_sse(body.removesuffix(DONE) + done, transport)
         assert text_of(chunks) == "Reading both."
         assert _ends(chunks) == WANT
         assert chunks[-1] == FinishChunk(reason="tool_calls")
@@ -88,7 +77,7 @@ async def test_runs_among_whole_events(anyio_backend: str) -> None:
     # some chunks written as the spec says, some run together, [DONE] in a run
     runs = [CHUNKS[:2], CHUNKS[2:3], CHUNKS[3:6], CHUNKS[6:], ["[DONE]"]]
     body = "".join("".join(f"data: {c}\n" for c in run) + "\n" for run in runs)
-    chunks = await _read(body, "mock")
+    chunks = await read_sse(body, "mock")
     assert text_of(chunks) == "Reading both."
     assert _ends(chunks) == WANT
     assert chunks[-1] == FinishChunk(reason="tool_calls")
@@ -98,14 +87,14 @@ async def test_a_value_over_several_data_lines_is_one_event(anyio_backend: str) 
     pretty = json.dumps(json.loads(_chunk({"content": "Hi {there}"})), indent=1)
     body = "".join(f"data: {line}\n" for line in pretty.split("\n")) + "\n"
     body += sse(json.loads(_chunk({}, "stop")), DONE)
-    chunks = await _read(body, "mock")
+    chunks = await read_sse(body, "mock")
     assert text_of(chunks) == "Hi {there}"
     assert chunks[-1] == FinishChunk(reason="stop")
 
 
 async def test_malformed_data_is_still_malformed(anyio_backend: str) -> None:
     body = f"data: {CHUNKS[1]}\ndata: {{\"choices\": [\n\n" + DONE
-    chunks = await _read(body, "mock")
+    chunks = await read_sse(body, "mock")
     last = chunks[-1]
     assert isinstance(last, FinishChunk) and last.reason == "error"
     assert "malformed JSON" in (last.message or "")

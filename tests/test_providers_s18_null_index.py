@@ -11,26 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provider_support import DONE, collect, mock, sse, text_of
+from provider_support import DONE, read_sse, sse, text_of
 
 from streamtools.events import CallEnd
 from streamtools.model import CallChunk, Chunk, FinishChunk
 from streamtools.native import NativeCalls
-from streamtools.providers import OpenAIChat
-from streamtools.testing import FakeServer
-from streamtools.testing.fake_server import Reply
 
 pytestmark = pytest.mark.anyio
 
 TRANSPORTS = pytest.mark.parametrize("transport", ["mock", "http"])
-
-
-async def _read(body: str, transport: str) -> list[Chunk]:
-    if transport == "mock":
-        return await collect(OpenAIChat("m", client=mock(body), max_retries=0))
-    reply = Reply(raw=body.encode(), content_type="text/event-stream")
-    async with FakeServer([reply], wire="openai") as server:
-        return await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
 
 
 def _choice(delta: dict[str, Any], finish: str | None = None, index: Any = 0) -> dict[str, Any]:
@@ -61,7 +50,7 @@ async def test_null_tool_call_index(anyio_backend: str, transport: str) -> None:
         _choice({}, "tool_calls"),
         DONE,
     )
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "Looking."
     assert chunks[-1] == FinishChunk(reason="tool_calls")
     assert _calls(chunks) == [("weather", {"city": "Paris"}), ("time", {"zone": "UTC"})]
@@ -77,7 +66,7 @@ async def test_null_choice_index(anyio_backend: str, transport: str) -> None:
         _choice({}, "length", index=None),
         DONE,
     )
-    chunks = await _read(body, transport)
+    chunks = await read_sse(body, transport)
     assert text_of(chunks) == "Hello"
     assert chunks[-1] == FinishChunk(reason="length")
 
@@ -88,5 +77,5 @@ async def test_another_choice_is_still_left_out(anyio_backend: str) -> None:
         {"index": 1, "delta": {"content": "other"}, "finish_reason": None},
         {"index": None, "delta": {"content": "mine"}, "finish_reason": None},
     ]}
-    chunks = await _read(sse(both, _choice({}, "stop"), DONE), "mock")
+    chunks = await read_sse(sse(both, _choice({}, "stop"), DONE), "mock")
     assert text_of(chunks) == "mine"
