@@ -282,8 +282,8 @@ def _sdk_text(api: str, url: str) -> str:
 
 @pytest.mark.parametrize("api", list(KEEP_ALIVES))
 def test_a_model_that_only_reasons_keeps_the_client_alive(api: str) -> None:
-    """The upstream has answered 200 but streams only reasoning, which is not
-    forwarded: the client gets the status line at once, then a keep-alive per
+    """The upstream has answered 200 but streams only reasoning, then nothing
+    for a while: the client gets the status line at once, then a keep-alive per
     ``ping_interval`` of silence, which the official SDK skips."""
     body: dict[str, Any] = {"model": "m", "stream": True}
     if api == "responses":
@@ -300,7 +300,7 @@ def test_a_model_that_only_reasons_keeps_the_client_alive(api: str) -> None:
                 received += next(chunks)
             upstream.resume()
             received += b"".join(chunks)
-        assert b"Hell" in received and b"Let me think" not in received
+        assert b"Hell" in received
 
         def resume_later() -> None:
             if upstream.wait_stalled(10):

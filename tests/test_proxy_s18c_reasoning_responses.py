@@ -17,6 +17,8 @@ import pytest
 from test_proxy import PARIS, WEATHER, _openai, proxy
 from test_proxy_s18c_reasoning_forwarded import SOURCES, THOUGHT
 
+from streamtools.testing import Reply
+
 R_WEATHER: Any = {"type": "function", **WEATHER["function"]}
 
 
@@ -53,3 +55,41 @@ def test_a_reasoning_item_comes_first(source: str, stream: bool) -> None:
         again = client.responses.create(**{**kw, "input": items})
         assert again.output_text == "Sunny."
         assert THOUGHT not in str(upstream.received[1])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_reasoning_comes_first_even_after_whitespace(stream: bool) -> None:
+    # the parser gives the whitespace before <think> as text: the stream wrote a
+    # message item, then the reasoning, then another message, and the whole
+    # answer one reasoning item and one message. The whitespace before the
+    # reasoning is left out, and reasoning after the answer began is not written.
+    replies = [f"\n\n<think>{THOUGHT}</think>Sunny.", f"Well <think>{THOUGHT}</think> sunny."]
+    with proxy(replies) as (url, _):
+        client = _openai(url)
+        outputs = []
+        response: Any
+        for _ in replies:
+            if stream:
+                with client.responses.stream(model="m", input="Weather?") as events:
+                    response = events.get_final_response()
+            else:
+                response = client.responses.create(model="m", input="Weather?")
+            outputs.append(([o.type for o in response.output], response.output_text))
+    assert outputs == [(["reasoning", "message"], "Sunny."), (["message"], "Well  sunny.")]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_cut_by_the_token_limit_is_incomplete(stream: bool) -> None:
+    # the token limit ends the reply inside its reasoning: the reasoning item is
+    # the one the limit cut, incomplete, in the stream and the whole answer alike
+    with proxy([Reply(text=f"<think>{THOUGHT}", finish="length")]) as (url, _):
+        client = _openai(url)
+        response: Any
+        if stream:
+            with client.responses.stream(model="m", input="Weather?") as events:
+                ends = [e for e in events if e.type == "response.incomplete"]
+            response = ends[0].response
+        else:
+            response = client.responses.create(model="m", input="Weather?")
+    assert response.status == "incomplete"
+    assert [(o.type, o.status) for o in response.output] == [("reasoning", "incomplete")]

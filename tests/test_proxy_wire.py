@@ -65,6 +65,9 @@ def _sse_data(raw: bytes) -> list[str]:
     return [line[len("data: ") :] for line in raw.decode().split("\n") if line.startswith("data: ")]
 
 
+_REASONING = (".delta.reasoning_content", ".delta.reasoning")
+
+
 def _openai_stream(events: list[Event], include_usage: bool) -> tuple[list[str], Any]:
     enc = openai_wire.ChunkEncoder("m", include_usage=include_usage)
     raw = enc.start() + b"".join(enc.encode(e) for e in events)
@@ -73,7 +76,10 @@ def _openai_stream(events: list[Event], include_usage: bool) -> tuple[list[str],
     state = ChatCompletionStreamState()
     for data in datas[:-1]:
         chunk = ChatCompletionChunk.model_validate_json(data)
-        assert _extra_fields(chunk) == [], data  # nothing the API does not write
+        # nothing the API does not write, but the reasoning fields of the APIs
+        # that carry reasoning (``openai_wire.reasoning_fields``)
+        extra = [f for f in _extra_fields(chunk) if not f.endswith(_REASONING)]
+        assert extra == [], data
         state.handle_chunk(chunk)
     return datas, state.current_completion_snapshot
 

@@ -673,8 +673,9 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     """A non-streaming ``response`` with the same content as the stream."""
     output: list[dict[str, Any]] = []
     status, details = _status(reply.finish, bool(reply.calls))
-    if reply.reasoning_parts:
-        output.append(reasoning_item(_id("rs_"), reply.reasoning, "completed"))
+    if reply.reasoning_parts:  # cut off with the response when nothing came after it
+        done = status if not reply.text and not reply.calls else "completed"
+        output.append(reasoning_item(_id("rs_"), reply.reasoning, done))
     if reply.text:
         output.append(_message(_id("msg_"), reply.text, "completed"))
         if not reply.calls:  # the last item: cut off with the response, as streamed

@@ -219,6 +219,7 @@ class _Turn:
         self.ready = ready
         self.repairs = repairs
         self.emitted = False  # the client has seen the response begin
+        self.answered = False  # the model wrote text or a call: its reasoning is over
         self.calls = 0  # calls announced on the wire
         self.usage = Usage()  # the upstream's counts so far (``proxy.usage.reported``)
         # Random per request: the client keeps every call id of the conversation
@@ -318,6 +319,10 @@ class _Attempt:
         self.ending: str | None = None  # the upstream's finish reason, once at end()
         self.cut = False  # a call was cut off by the token limit
         self.counted = False  # the upstream gave this request's counts (a UsageChunk)
+        # the text's way out: first ``_leading`` (whitespace before reasoning), then
+        # ``text_out`` itself, so that the text chunks after the first pay nothing
+        self.say: Callable[[str], Awaitable[None]] = self._leading
+        self.blank = ""  # whitespace the model wrote first, waiting to see what follows
 
     def _parser(self, think_open: bool) -> Parser:
         turn = self.turn
@@ -409,6 +414,7 @@ class _Attempt:
             self.ending = finish.reason
             try:
                 await self.handle([e for e in ending if not isinstance(e, Finish)])
+                await self.settle()  # a reply of whitespace alone
             except _Stop:
                 pass
         return None if self.failed else finish
@@ -418,13 +424,15 @@ class _Attempt:
         for event in events:
             match event:
                 case TextDelta(text=text):
-                    await self.text_out(text)
+                    await self.say(text)
                 case CallStart(index=index, name=name) if name == REQUEST_NAME:
                     self.requests.add(index)  # not the client's tool: never on the wire
                 case ArgsDelta(index=index) | CallEnd(index=index) if index in self.requests:
                     if isinstance(event, CallEnd):
                         await self.call_error(_no_request_tools(event))
                 case CallStart(index=index, id=call_id, name=name):
+                    await self.settle()
+                    turn.answered = True
                     await self.release()
                     self.wire[index] = turn.calls
                     turn.calls += 1
@@ -450,10 +458,31 @@ class _Attempt:
                     pass
 
     async def reasoning_out(self, text: str) -> None:
-        """The model's reasoning, before its answer (never held: it is not the
-        answer); after a call it is left out, as the text is."""
-        if not self.turn.calls:
+        """The model's reasoning before its answer (never held: it is not the
+        answer), the whitespace it wrote first left out; after the answer began
+        (text or a call) it is left out, so that every wire writes it first and
+        its whole answers match its streams."""
+        if not self.turn.answered:
+            self.blank = ""
             await self.turn.out(ReasoningDelta(text=text))
+
+    async def _leading(self, text: str) -> None:
+        """``say`` until the model writes more than whitespace: whitespace alone
+        waits (``blank``), in case reasoning follows it."""
+        if not self.turn.answered and text.isspace():
+            self.blank += text
+            return
+        self.turn.answered = True
+        await self.settle()
+        await self.text_out(text)
+
+    async def settle(self) -> None:
+        """The answer begins (or the reply ends): the whitespace that waited goes
+        out, and the text after it takes the plain way (``text_out``)."""
+        self.say = self.text_out
+        if self.blank:
+            blank, self.blank = self.blank, ""
+            await self.text_out(blank)
 
     async def text_out(self, text: str) -> None:
         if self.turn.calls:
@@ -487,7 +516,7 @@ class _Attempt:
         if not turn.calls and turn.repairs > 0:
             self.broken = error
             raise _Stop
-        await self.text_out(error.raw)
+        await self.say(error.raw)
 
     def repair_message(self) -> str | None:
         """What to tell the model when this attempt must be redone, else None."""
@@ -511,7 +540,7 @@ class _Attempt:
     async def give_up(self) -> None:
         """No repair left: pass what was held through as text."""
         if self.broken is not None:
-            await self.text_out(self.broken.raw)
+            await self.say(self.broken.raw)
         self.hold = False
         if self.held and not self.turn.calls:
             await self.turn.out(TextDelta(text="".join(self.held)))
