@@ -98,7 +98,8 @@ Decisions, each bounded:
   text, in a request with tools or without (``NO_CALLS`` reads ``<think>``
   too), as the agent reads it as reasoning in both its modes: the same model's
   reply gives the same answer either way. It is forwarded as ``ReasoningDelta``
-  (until the first call: after one it is left out, as text is), which each
+  (before the answer: after its first text or call it is left out, and so is
+  whitespace before it: ``_Attempt.reasoning_out``), which each
   wire writes in its API's reasoning field (``reasoning_content``, Anthropic's
   thinking blocks when the request enabled thinking) or leaves out. With
   ``think_open`` (an upstream whose chat template ends the prompt with
