@@ -9,7 +9,8 @@ re-encoded as native ``tool_calls`` deltas, ``function_call`` items or
 ``tool_use`` blocks. Needs the ``streamtools[proxy]`` extra.
 
 Modules: ``request`` (the wire-neutral request and reply), ``openai_wire``,
-``responses_wire`` and ``anthropic_wire`` (decoding and exact encoding per API),
+``responses_wire`` (its request decoding in ``responses_request``) and
+``anthropic_wire`` (decoding and exact encoding per API),
 ``turn`` (one upstream turn through the parser, with bounded repairs),
 ``tokens`` (token counts for Anthropic clients),
 ``response`` (the streaming response, coalesced writes, errors in the client's
