@@ -29,6 +29,7 @@ CORE = [
     "results.py",
     "pydantic_models.py",  # tools.py imports it: pydantic itself never
     "schema.py",
+    "schema_nav.py",  # schema.py imports it
     "transcript.py",
     "native.py",
     "parser",

@@ -233,10 +233,12 @@ def test_matching_values_validate_and_come_back_unchanged(
     assert arguments_from(converted, value) == value
 
 
-def test_schema_module_is_core() -> None:
-    tree = ast.parse(Path(streamtools.schema.__file__).read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", ["schema.py", "schema_nav.py"])
+def test_schema_module_is_core(module: str) -> None:
+    path = Path(streamtools.schema.__file__).with_name(module)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {
-        name.split(".")[0]
+        name if name == "streamtools.schema_nav" else name.split(".")[0]
         for node in ast.walk(tree)
         for name in (
             [a.name for a in node.names]
@@ -247,7 +249,7 @@ def test_schema_module_is_core() -> None:
         )
     }
     stdlib = {"__future__", "collections", "json", "math", "re", "typing"}
-    assert imported <= stdlib | {"msgspec"}
+    assert imported <= stdlib | {"msgspec", "streamtools.schema_nav"}
 
 
 def test_explain_writes_out_the_references_in_its_snippet() -> None:
