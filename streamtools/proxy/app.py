@@ -28,8 +28,10 @@ Theory of operation
   pages of ``type: "model"`` entries from an OpenAI-style upstream, and an OpenAI
   client OpenAI's list from an Anthropic upstream).
 
-Stateless: each request carries the whole conversation; nothing is cached
-between requests, so replicas scale behind any load balancer.
+Stateless: each request carries the whole conversation; nothing of one is
+cached between requests, so replicas scale behind any load balancer. What an
+upstream refused (``stop`` to a reasoning model) is kept per upstream
+(``learned``), so only the first request pays the refusal.
 
 Upstream API key: ``ProxyConfig.api_key`` when configured (the operator's key),
 else the client's own ``Authorization: Bearer`` or ``x-api-key`` header is
@@ -97,6 +99,7 @@ from streamtools.providers.base import sendable_header
 from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.body import read_body
+from streamtools.proxy.learned import Refusals
 from streamtools.proxy.network import upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
@@ -252,6 +255,7 @@ def create_app(
         _provider(cfg, cfg.model or "", cfg.api_key, None)
     state: dict[str, Any] = {}
     counter = TokenCounter()  # remembers an upstream without a tokenizer endpoint
+    refusals = Refusals()  # the fields each upstream refused (``learned``)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -291,10 +295,16 @@ def create_app(
             return model_factory(name, key), lambda: None
         client, release = lease()
         try:
-            return _provider(cfg, name, key, client), release
+            provider = refusals.applied(_provider(cfg, name, key, client))
         except BaseException:
             release()  # else the connection counts as busy for good
             raise
+
+        def done() -> None:
+            refusals.learn(provider)
+            release()
+
+        return provider, done
 
     def decoded(wire: Wire, body: Any) -> ProxyCall:
         """The request, once its tools are known to suit the dialect: a name the

@@ -1,0 +1,84 @@
+"""What an upstream refused, remembered across the proxy's requests.
+
+Theory of operation
+-------------------
+An ``OpenAIChat`` that meets a 400 refusing one of its own fields (``stop``,
+``stream_options``, ``max_tokens`` for ``max_completion_tokens``:
+``providers.refused_fields``) leaves it out and asks again, and remembers that
+for its later requests. The proxy makes a provider per request, so that memory
+died with each request: every request to such an upstream (an OpenAI reasoning
+model refusing ``stop``) paid a refusal and a second request.
+
+``Refusals`` keeps what the providers learned, per upstream (the provider's
+class, base URL and model; not per client key: a refusal is the model's, not
+the caller's), and hands it to the next provider made for the same upstream
+(``applied``) before its first request. ``learn`` is called when a request is
+done, with whatever the provider learned by then. Nothing of a conversation
+is kept: three settings per upstream, only for upstreams that refused
+something, at most ``limit`` of them (the least recently taught is dropped
+first). Both methods run without an ``await`` on the event loop, so requests
+running at once cannot interleave them; what one request learns while
+another is under way reaches the requests made after it ends. Learned
+settings only ever narrow (a field left out stays left out): two requests
+that learned different fields are merged, not overwritten. The tool schema
+rule (``providers.toolschema``) is not kept: the proxy sends a request's tools
+in the prompt, never as native tools, so no upstream refuses one of its
+schemas.
+"""
+
+from __future__ import annotations
+
+from streamtools.model import Model
+from streamtools.providers import OpenAIChat
+
+__all__ = ["Refusals"]
+
+_RENAMED = "max_completion_tokens"
+# (stream_usage, supports_stop, max_tokens_field): what a provider sends
+Learned = tuple[bool, bool, str]
+Key = tuple[str, str, str]
+
+
+def _key(provider: OpenAIChat) -> Key:
+    return type(provider).__qualname__, provider.base_url, provider.model
+
+
+class Refusals:
+    """The fields each upstream refused, at most ``limit`` upstreams (see the
+    module docstring)."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self._limit = max(1, limit)
+        self._known: dict[Key, Learned] = {}
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def applied(self, provider: Model) -> Model:
+        """``provider``, leaving out what its upstream refused before."""
+        if isinstance(provider, OpenAIChat):
+            known = self._known.get(_key(provider))
+            if known is not None:
+                usage, stop, field = known
+                provider.stream_usage = provider.stream_usage and usage
+                provider.supports_stop = provider.supports_stop and stop
+                if field == _RENAMED:
+                    provider.max_tokens_field = field
+        return provider
+
+    def learn(self, provider: Model) -> None:
+        """Keep what ``provider`` learned of its upstream, if anything."""
+        if not isinstance(provider, OpenAIChat):
+            return
+        usage, stop = provider.stream_usage, provider.supports_stop
+        field = provider.max_tokens_field
+        if usage and stop and field != _RENAMED:
+            return  # nothing refused: no entry, so the bound is spent on refusers only
+        key = _key(provider)
+        old = self._known.pop(key, None)  # re-inserted last: the most recently taught
+        if old is not None:
+            usage, stop = usage and old[0], stop and old[1]
+            field = _RENAMED if _RENAMED in (field, old[2]) else field
+        self._known[key] = (usage, stop, field)
+        while len(self._known) > self._limit:
+            del self._known[next(iter(self._known))]
