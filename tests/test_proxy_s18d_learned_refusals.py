@@ -7,6 +7,7 @@ refusal and a second request. The app now keeps it per upstream
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from test_proxy import _openai, proxy
@@ -83,3 +84,13 @@ def test_the_memory_is_bounded_and_only_narrows() -> None:
     assert len(refusals) == 2
     kept = refusals.applied(OpenAIChat("b", base_url="http://127.0.0.1:9/v1"))
     assert isinstance(kept, OpenAIChat) and not kept.supports_stop
+
+
+def test_requests_at_once_share_what_was_learned() -> None:
+    with proxy([_refusing] * 24) as (url, upstream):
+        assert _ask(url, "o3", False) == "Hello there."
+        assert len(upstream.requests) == 3  # two refusals, learned
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda s: _ask(url, "o3", s), [True, False] * 2))
+        assert answers == ["Hello there."] * 4
+        assert len(upstream.requests) == 7  # one each
