@@ -301,8 +301,10 @@ def create_app(
             raise
 
         def done() -> None:
-            refusals.learn(provider)
-            release()
+            try:
+                refusals.learn(provider)
+            finally:
+                release()  # whatever learning does, the connection is given back
 
         return provider, done
 
