@@ -581,8 +581,18 @@ class ToolRegistry:
         for item in tools:
             self.add(item)
 
+    # the added tool is returned, so ``@registry.add`` keeps a function's type as ``@tool``
+    # does (a FunctionTool); the overlap mypy reports is ``tool``'s (see there)
+    @overload
+    def add(self, tool_or_fn: FunctionTool[_F]) -> FunctionTool[_F]: ...
+    @overload
+    def add(self, tool_or_fn: Tool) -> Tool: ...  # type: ignore[overload-overlap]
+    @overload
+    def add(self, tool_or_fn: _F) -> FunctionTool[_F]: ...
     def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
-        """Register a Tool or a function (decorated on the fly). Names are unique."""
+        """Register a Tool or a function (decorated on the fly) and return the tool:
+        as a decorator (``@registry.add``) it makes the function a ``FunctionTool``
+        of its own signature, as ``@tool`` does. Names are unique."""
         item = tool_or_fn if isinstance(tool_or_fn, Tool) else tool(tool_or_fn)
         if item.name in self._tools and self._tools[item.name] is not item:
             raise ToolDefinitionError(f"a tool named {item.name!r} is already registered")

@@ -89,3 +89,22 @@ def describe(t: Tool) -> str:
 described = [describe(add), describe(search_memory), describe(wrapped)]
 kwargs = get_weather.validate({"city": "Oslo", "days": "5"}, lenient=True)
 message: str | None = tools.check_arguments("get_weather", {"city": "Oslo"})
+
+# a registry's add as a decorator keeps the function's type, as @tool does
+notes = ToolRegistry()
+
+
+@notes.add
+def add_note(text: str, pinned: bool = False) -> str:
+    """Keep a note."""
+    return text
+
+
+assert_type(add_note("milk", pinned=True), str)
+assert_type(notes.add(add)(1, 2), int)
+assert_type(call_twice(notes.add(add)), int)
+assert_type(notes.add(wrapped)(2.0), float)
+
+
+def wrong_note() -> None:
+    add_note(3)  # type: ignore[arg-type]
