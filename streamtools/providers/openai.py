@@ -179,9 +179,16 @@ from streamtools.providers.bodies import (
 )
 from streamtools.providers.callids import checked_limit, id_limit
 from streamtools.providers.choices import Answer
-from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 from streamtools.providers.joined import Joined, joined, spliced_events
 from streamtools.providers.openai_calls import Function, ToolCallDelta, ToolCallDeltas
+from streamtools.providers.openai_finish import (
+    CUT,
+    error_text,
+    event_error,
+    failed_finish,
+    finish_reason,
+    passing,
+)
 from streamtools.providers.openai_messages import message
 from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
@@ -320,34 +327,9 @@ class _Event(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(_Event)
 _MAX_STOPS = 4  # OpenAI's limit on ``stop``; servers that take more lose nothing (cut here)
-_FINISH = {
-    "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
-    # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
-    # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
-    "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
-    "stop_sequence": "stop", "eos_token": "stop", "safety": "content_filter",
-    "recitation": "content_filter", "blocklist": "content_filter",
-    "prohibited_content": "content_filter", "spii": "content_filter",
-}  # fmt: skip
-
-
-def _reason(sent: str) -> str:
-    """A finish reason as OpenAI's (see ``_FINISH``); one it has no word for, as sent."""
-    reason = _FINISH.get(sent)
-    if reason is None:
-        lower = sent.lower()
-        reason = _FINISH.get(lower, lower if lower in _OPENAI_REASONS else sent)
-    return reason
-
-
-_OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
-_CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
 # what a chat template reads, of the body ``stream`` sends (``count_tokens``)
 _TEMPLATED = ("messages", "tools", "chat_template_kwargs")
 _NO_ENDPOINT = frozenset({404, 405, 501})
-_PASSING = frozenset(
-    {"server_error", "api_error", "overloaded_error", "rate_limit_error", "rate_limit_exceeded"}
-)
 
 
 def _tool_choice(choice: ToolChoice | str) -> Any:
@@ -366,50 +348,6 @@ def _check_n(body: Mapping[str, Any]) -> None:
         raise UsageError(
             f"n={n!r} asks for several answers; a stream carries one (send n requests instead)"
         )
-
-
-def _failed(choice: _Choice, name: str) -> str | None:
-    """What an ``error`` finish says (see the module docstring), else None."""
-    if _reason(choice.finish_reason or "") != "error":
-        return None
-    return f"{name} ended the answer with finish_reason {choice.finish_reason!r}"
-
-
-def _event_error(data: str) -> Any:
-    """An ``event: error``'s error: its JSON error object (llama.cpp's
-    ``error:`` line, mended to one), else the data as sent."""
-    try:
-        sent = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError):
-        return data
-    return sent.get("error", sent) if isinstance(sent, dict) else data
-
-
-def _passing(error: Any) -> bool:
-    """Whether an in-band error is one the server calls passing: a status code
-    that is retried (OpenRouter's ``code: 502``), or a type or code that says
-    so (``server_error``, ``rate_limit_exceeded``…)."""
-    if not isinstance(error, dict):
-        return False
-    code = error.get("code")
-    if isinstance(code, str) and code.isdigit():
-        code = int(code)
-    if isinstance(code, int) and not isinstance(code, bool):
-        return code in RETRY_STATUSES
-    kind = error.get("type")
-    return any(isinstance(v, str) and v in _PASSING for v in (kind, code))
-
-
-def _error_text(error: Any) -> str:
-    """An in-band error's words: its message and code, and what it says of the
-    upstream provider that failed (``failures.upstream_reason``)."""
-    if isinstance(error, dict):
-        msg = error.get("message") or error.get("error") or error
-        code = error.get("code")
-        said = f"{msg} (code {code})" if code is not None else str(msg)
-        upstream = upstream_reason(error)
-        return (f"{said}: {upstream}" if upstream else said) + failed_generation(error)
-    return str(error)
 
 
 class OpenAIChat(HTTPProvider):
@@ -576,9 +514,9 @@ class OpenAIChat(HTTPProvider):
                     async for sse in source:
                         data = sse.data
                         if sse.event == "error":
-                            sent = _event_error(data)
-                            said = f"{self._name} error event: {_error_text(sent)}"
-                            if _passing(sent):  # asked again if nothing came yet (``base``)
+                            sent = event_error(data)
+                            said = f"{self._name} error event: {error_text(sent)}"
+                            if passing(sent):  # asked again if nothing came yet (``base``)
                                 raise TransientStreamError(said, [*calls.rest(), *usage])
                             for chunk in [*calls.rest(), *usage]:
                                 yield chunk
@@ -587,7 +525,7 @@ class OpenAIChat(HTTPProvider):
                         if not data or data.isspace():
                             continue
                         if data == "[DONE]":
-                            whole = finish is None or finish.reason not in _CUT
+                            whole = finish is None or finish.reason not in CUT
                             for chunk in [*calls.rest(complete=whole), *pairs.rest(), *usage]:
                                 yield chunk
                             yield finish or FinishChunk(reason="stop")
@@ -602,12 +540,12 @@ class OpenAIChat(HTTPProvider):
                             beat = data  # a heartbeat (see the module docstring)
                             continue
                         if event.error is not None:
-                            if _passing(event.error):
+                            if passing(event.error):
                                 rest = [*calls.rest(), *usage]
-                                raise TransientStreamError(_error_text(event.error), rest)
+                                raise TransientStreamError(error_text(event.error), rest)
                             for chunk in [*calls.rest(), *usage]:
                                 yield chunk
-                            yield FinishChunk(reason="error", message=_error_text(event.error))
+                            yield FinishChunk(reason="error", message=error_text(event.error))
                             return
                         choices: Sequence[_Choice] = event.choices or ()
                         choice = choices[0] if choices else None
@@ -644,14 +582,14 @@ class OpenAIChat(HTTPProvider):
                                     for call_chunk in calls.feed(tc):
                                         yield call_chunk
                             if choice.finish_reason:
-                                reason = _reason(choice.finish_reason)
+                                reason = finish_reason(choice.finish_reason)
                                 # out of tokens or filtered: not complete by the wire's say-so;
                                 # the finish reason decides (``NativeCalls.end``: unterminated)
                                 for call_chunk in calls.finish(reason):
                                     yield call_chunk
                                 stop = choice.stop_reason or choice.matched_stop
                                 stop = stop if isinstance(stop, str) else None
-                                failed = _failed(choice, self._name)
+                                failed = failed_finish(choice.finish_reason, self._name)
                                 finish = FinishChunk(
                                     reason=reason, stop_sequence=stop, message=failed
                                 )
@@ -672,7 +610,7 @@ class OpenAIChat(HTTPProvider):
         finally:
             if spliced is not None:
                 await spliced.aclose()
-        for chunk in calls.rest(complete=finish is not None and finish.reason not in _CUT):
+        for chunk in calls.rest(complete=finish is not None and finish.reason not in CUT):
             yield chunk
         if finish is not None:
             for chunk in [*pairs.rest(), *usage]:

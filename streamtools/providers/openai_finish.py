@@ -1,0 +1,92 @@
+"""How an OpenAI-compatible stream ends: finish reasons and in-band errors.
+
+Theory of operation
+-------------------
+A chunk's ``finish_reason`` is read as OpenAI's word for it
+(``finish_reason``): a server or gateway that passes on another API's reason
+(Anthropic's ``max_tokens`` and ``tool_use``, Gemini's ``MAX_TOKENS`` and
+``SAFETY``, vLLM's ``abort``) means one of OpenAI's, and a reason none of
+them has a word for is passed on as sent. ``failed_finish`` is what an
+``error`` finish says. An in-band error (``data: {"error": …}``, ``event:
+error``) is read with ``event_error``, worded with ``error_text`` and, when
+the server calls it passing (``passing``), asked again by the provider's base
+(see ``streamtools.providers.openai``, which uses all of these).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
+
+__all__ = ["CUT", "error_text", "event_error", "failed_finish", "finish_reason", "passing"]
+
+_FINISH = {
+    "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
+    # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
+    # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
+    "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
+    "stop_sequence": "stop", "eos_token": "stop", "safety": "content_filter",
+    "recitation": "content_filter", "blocklist": "content_filter",
+    "prohibited_content": "content_filter", "spii": "content_filter",
+}  # fmt: skip
+_OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
+CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
+_PASSING = frozenset(
+    {"server_error", "api_error", "overloaded_error", "rate_limit_error", "rate_limit_exceeded"}
+)
+
+
+def finish_reason(sent: str) -> str:
+    """A finish reason as OpenAI's (see ``_FINISH``); one it has no word for, as sent."""
+    reason = _FINISH.get(sent)
+    if reason is None:
+        lower = sent.lower()
+        reason = _FINISH.get(lower, lower if lower in _OPENAI_REASONS else sent)
+    return reason
+
+
+def failed_finish(sent: str | None, name: str) -> str | None:
+    """What an ``error`` finish says (see ``streamtools.providers.openai``), else None."""
+    if finish_reason(sent or "") != "error":
+        return None
+    return f"{name} ended the answer with finish_reason {sent!r}"
+
+
+def event_error(data: str) -> Any:
+    """An ``event: error``'s error: its JSON error object (llama.cpp's
+    ``error:`` line, mended to one), else the data as sent."""
+    try:
+        sent = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return data
+    return sent.get("error", sent) if isinstance(sent, dict) else data
+
+
+def passing(error: Any) -> bool:
+    """Whether an in-band error is one the server calls passing: a status code
+    that is retried (OpenRouter's ``code: 502``), or a type or code that says
+    so (``server_error``, ``rate_limit_exceeded``…)."""
+    if not isinstance(error, dict):
+        return False
+    code = error.get("code")
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code in RETRY_STATUSES
+    kind = error.get("type")
+    return any(isinstance(v, str) and v in _PASSING for v in (kind, code))
+
+
+def error_text(error: Any) -> str:
+    """An in-band error's words: its message and code, and what it says of the
+    upstream provider that failed (``failures.upstream_reason``)."""
+    if isinstance(error, dict):
+        msg = error.get("message") or error.get("error") or error
+        code = error.get("code")
+        said = f"{msg} (code {code})" if code is not None else str(msg)
+        upstream = upstream_reason(error)
+        return (f"{said}: {upstream}" if upstream else said) + failed_generation(error)
+    return str(error)
