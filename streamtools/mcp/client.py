@@ -22,9 +22,11 @@ re-lists its tools (the server said they changed, or it was restarted), it
 brings that server's entries in line: new tools are added, tools that are
 gone are removed, tools whose description or schema changed are replaced. A
 new tool whose name another server's (or the caller's) tool already holds is
-logged and left out. Nothing here awaits, so the registry never shows a
-half-done update; the agent re-reads ``registry.specs()`` at every turn, so
-the model sees the change at its next turn.
+logged and left out; a name a server's tool stops holding is offered to the
+other servers' tools that gave way to it. Nothing here awaits, so the
+registry never shows a half-done update; the agent re-reads
+``registry.specs()`` at every turn, so the model sees the change at its next
+turn.
 
 A ``Tool`` taken out of the registry still forwards to its connection (the
 agent may hold one mid-turn); the connection refuses a tool the server no
@@ -191,11 +193,13 @@ class MountedTools:
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
         self._owner: dict[str, tuple[MCPConnection, Tool, str]] = {}
+        self._connections: list[MCPConnection] = []
 
     def record(self, connections: Sequence[MCPConnection], added: Sequence[str]) -> None:
         """Take note of the tools ``add_tools`` put in the registry for
         ``connections`` (``added``, the names it returned): a tool the registry
         had before, whose name a renamed tool would have taken, is not theirs."""
+        self._connections = list(connections)
         added_names = set(added)
         # in ``add_tools``' order, so a name goes to the tool that took it
         for connection, remote in _all_in_order(connections):
@@ -209,37 +213,64 @@ class MountedTools:
         return [name for name, (owner, *_) in self._owner.items() if owner is connection]
 
     def sync(self, connection: MCPConnection) -> None:
-        """Bring the registry in line with ``connection.tools`` (its latest listing)."""
-        wanted: dict[str, RemoteTool] = {}
-        for offered in _in_order(connection):  # a renamed tool gives way (``_in_order``)
-            wanted.setdefault(_local_name(connection, offered), offered)
+        """Bring the registry in line with ``connection.tools`` (its latest listing).
+        A name this frees is offered to the other servers' tools that gave way to it
+        (a renamed tool left out for it): it stayed empty until their own servers
+        changed their lists."""
+        wanted = self._wanted(connection)
+        freed = False
         for name in self.names(connection):
             _, tool, called = self._owner[name]
             remote = wanted.get(name)
             if remote is None:
                 self._withdraw(name)  # gone
+                freed = True
             elif (
                 called != remote.name  # another of the server's tools now has the name
                 or tool.description != _description(remote)
                 or tool.parameters != _parameters(remote)
             ):
                 self._withdraw(name)  # changed: added anew below
+        self._offer(connection, wanted, warn=True)
+        if freed:
+            others = [other for other in self._connections if other is not connection]
+            for other, remote in _all_in_order(others):
+                name = _local_name(other, remote)
+                if name not in self.registry and self._wanted(other).get(name) is remote:
+                    self._offer(other, {name: remote}, warn=False)
+
+    @staticmethod
+    def _wanted(connection: MCPConnection) -> dict[str, RemoteTool]:
+        wanted: dict[str, RemoteTool] = {}
+        for offered in _in_order(connection):  # a renamed tool gives way (``_in_order``)
+            wanted.setdefault(_local_name(connection, offered), offered)
+        return wanted
+
+    def _offer(
+        self, connection: MCPConnection, wanted: dict[str, RemoteTool], *, warn: bool
+    ) -> None:
+        """Add the tools of ``wanted`` not in the registry yet (``warn``: log those
+        whose name another tool holds; they were logged once already otherwise)."""
         for name, remote in wanted.items():
             if name in self._owner:
                 continue
             if name in self.registry:
-                logger.warning(
-                    "MCP server %r: new tool %r left out: another tool holds that name "
-                    "(give the server a namespace)",
-                    connection.label,
-                    name,
-                )
+                if warn:
+                    logger.warning(
+                        "MCP server %r: new tool %r left out: another tool holds that name "
+                        "(give the server a namespace)",
+                        connection.label,
+                        name,
+                    )
                 continue
             fn = _tool_function(connection, remote.name)
             try:
                 tool = self.registry.add_schema(name, _description(remote), _parameters(remote), fn)
             except ToolDefinitionError as exc:
-                logger.warning("MCP server %r: tool %r left out: %s", connection.label, name, exc)
+                if warn:
+                    logger.warning(
+                        "MCP server %r: tool %r left out: %s", connection.label, name, exc
+                    )
                 continue
             self._owner[name] = (connection, tool, remote.name)
 
