@@ -36,6 +36,10 @@ starting on OpenAI, every Ollama call) or, for the calls still open, at
 ``CallError(reason="unterminated")``, and after ``"length"`` / ``"max_tokens"``
 each open call whose arguments are not a whole JSON object is. A call cut
 short never runs with the arguments it happened to have (``{}`` for none).
+After ``"malformed_call"`` (the API refused the call the model wrote, and
+says no more: Gemini's ``MALFORMED_FUNCTION_CALL``) every open call, or one
+call with no name when none was open, is a ``CallError(reason="malformed")``
+that tells the model to write it again, which the repair ladder sends it.
 A ``done`` call is validated and ended by that very ``feed``, so the runtime
 can run it while the model is still writing the next one (eager dispatch).
 A call once ended takes nothing more: a later chunk on its index
@@ -79,6 +83,14 @@ __all__ = ["NativeCalls"]
 
 _BROKEN = frozenset({"error", "content_filter"})  # the stream did not end as the model chose
 _SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may run
+# the API could not read the call the model wrote (Gemini's MALFORMED_FUNCTION_CALL,
+# as ``streamtools.providers.openai_finish`` names it)
+MALFORMED_CALL = "malformed_call"
+_UNREAD = (
+    "The API could not read the tool call you wrote (a malformed function call), so "
+    "nothing ran. Call the tool again by its exact name, with its arguments as one JSON "
+    "object and nothing else."
+)
 
 
 def _whole_object(raw: str) -> bool:
@@ -177,6 +189,8 @@ class NativeCalls:
         broken = finish_reason in _BROKEN
         short = finish_reason in _SHORT
         out: list[ParserEvent] = []
+        if finish_reason == MALFORMED_CALL:
+            return self._unread()
         for call in self._calls:
             if call.ended:
                 continue
@@ -189,6 +203,16 @@ class NativeCalls:
                 out.append(self._error(call, raw, "unterminated", message))
             else:
                 out.extend(self._finish(call))
+        return out
+
+    def _unread(self) -> list[ParserEvent]:
+        """The calls still open, and the call the API could not read, as
+        ``CallError(malformed)`` (see the module docstring): one with no name
+        when the stream held none of it."""
+        out: list[ParserEvent] = []
+        for call in [c for c in self._calls if not c.ended] or [self._new(None)]:
+            call.ended = True
+            out.append(self._error(call, "".join(call.parts), "malformed", _UNREAD))
         return out
 
     def _new(self, provider_id: str | None) -> _Call:

@@ -186,7 +186,7 @@ from streamtools.providers.openai_finish import (
     error_text,
     event_error,
     failed_finish,
-    finish_reason,
+    finish_of,
     passing,
 )
 from streamtools.providers.openai_messages import message
@@ -266,6 +266,7 @@ class _Choice(msgspec.Struct):
     finish_reason: str | None = None
     stop_reason: str | int | None = None
     matched_stop: str | int | None = None  # SGLang's name for vLLM's stop_reason
+    native_finish_reason: str | None = None  # OpenRouter: the upstream's (``openai_finish``)
     usage: _Usage | None = None  # Moonshot (Kimi): the usage, on the last chunk's choice
 
 
@@ -582,14 +583,16 @@ class OpenAIChat(HTTPProvider):
                                     for call_chunk in calls.feed(tc):
                                         yield call_chunk
                             if choice.finish_reason:
-                                reason = finish_reason(choice.finish_reason)
+                                reason, sent = finish_of(
+                                    choice.finish_reason, choice.native_finish_reason
+                                )
                                 # out of tokens or filtered: not complete by the wire's say-so;
                                 # the finish reason decides (``NativeCalls.end``: unterminated)
                                 for call_chunk in calls.finish(reason):
                                     yield call_chunk
                                 stop = choice.stop_reason or choice.matched_stop
                                 stop = stop if isinstance(stop, str) else None
-                                failed = failed_finish(choice.finish_reason, self._name)
+                                failed = failed_finish(sent, self._name)
                                 finish = FinishChunk(
                                     reason=reason, stop_sequence=stop, message=failed
                                 )

@@ -7,7 +7,20 @@ A chunk's ``finish_reason`` is read as OpenAI's word for it
 (Anthropic's ``max_tokens`` and ``tool_use``, Gemini's ``MAX_TOKENS`` and
 ``SAFETY``, vLLM's ``abort``) means one of OpenAI's, and a reason none of
 them has a word for is passed on as sent. ``failed_finish`` is what an
-``error`` finish says. An in-band error (``data: {"error": …}``, ``event:
+``error`` finish says.
+
+Gemini ends an answer with ``MALFORMED_FUNCTION_CALL`` when it could not
+read the function call the model wrote (empty content, no call:
+googleapis/python-genai#1836, pydantic/pydantic-ai#3095); its
+OpenAI-compatible endpoint passes its own reasons on as they are (upper case,
+HKUDS/Vibe-Trading#308), and OpenRouter keeps the upstream's in
+``native_finish_reason`` beside its own. It was passed on as sent, so the
+reply looked like an empty answer: the agent asked the model for "its
+answer", and a second one ended the run as an empty reply. It is read as
+``malformed_call`` (``streamtools.native.MALFORMED_CALL``), from either field:
+``NativeCalls`` makes the call a ``CallError(malformed)`` telling the model to
+write it again, which the repair ladder sends it; ``FinishChunk.message``
+names the reason as the server sent it. An in-band error (``data: {"error": …}``, ``event:
 error``) is read with ``event_error``, worded with ``error_text`` and, when
 the server calls it passing (``passing``), asked again by the provider's base
 (see ``streamtools.providers.openai``, which uses all of these).
@@ -19,9 +32,12 @@ from typing import Any
 
 import msgspec
 
+from streamtools.native import MALFORMED_CALL
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 
-__all__ = ["CUT", "error_text", "event_error", "failed_finish", "finish_reason", "passing"]
+__all__ = [
+    "CUT", "error_text", "event_error", "failed_finish", "finish_of", "finish_reason", "passing",
+]
 
 _FINISH = {
     "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
@@ -31,6 +47,7 @@ _FINISH = {
     "stop_sequence": "stop", "eos_token": "stop", "safety": "content_filter",
     "recitation": "content_filter", "blocklist": "content_filter",
     "prohibited_content": "content_filter", "spii": "content_filter",
+    "malformed_function_call": MALFORMED_CALL,
 }  # fmt: skip
 _OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
 CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
@@ -48,9 +65,25 @@ def finish_reason(sent: str) -> str:
     return reason
 
 
+def finish_of(sent: str, native: str | None) -> tuple[str, str]:
+    """A choice's finish reason as OpenAI's, and the reason as the server sent
+    it: OpenRouter's ``native_finish_reason`` when that one is Gemini's
+    ``MALFORMED_FUNCTION_CALL`` (see the module docstring), else ``sent``'s."""
+    if native and finish_reason(native) == MALFORMED_CALL:
+        return MALFORMED_CALL, native
+    return finish_reason(sent), sent
+
+
 def failed_finish(sent: str | None, name: str) -> str | None:
-    """What an ``error`` finish says (see ``streamtools.providers.openai``), else None."""
-    if finish_reason(sent or "") != "error":
+    """What an ``error`` finish says (see ``streamtools.providers.openai``), and
+    one the API ended for a call it could not read, else None."""
+    reason = finish_reason(sent or "")
+    if reason == MALFORMED_CALL:
+        return (
+            f"{name} ended the answer with finish_reason {sent!r}: it could not read "
+            "the tool call the model wrote"
+        )
+    if reason != "error":
         return None
     return f"{name} ended the answer with finish_reason {sent!r}"
 
