@@ -114,13 +114,13 @@ from typing import Any
 import anyio
 
 from streamtools.errors import UsageError, describe_exception
-from streamtools.events import CallEnd, ToolFailed, ToolResult
+from streamtools.events import CallEnd, ToolFailed, ToolFailedKind, ToolResult
 from streamtools.results import cut_to_limit, format_result
+from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.failures import describe_failure, may_pass
 from streamtools.runtime.progress import CallClock, reset_clock, set_clock
-from streamtools.runtime.repair import call_signature
 from streamtools.runtime.stoppable import Stoppable
-from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
+from streamtools.tools import Tool, ToolRegistry
 
 __all__ = [
     "MAX_ABANDONED_THREADS",
@@ -196,24 +196,24 @@ class Executor:
         return outcome
 
     async def attempt(
-        self, call: CallEnd, signature: str | None = None
+        self, call: CallEnd, checked: CheckedCall | None = None
     ) -> tuple[ToolResult | ToolFailed, bool]:
         """``execute``'s outcome, and whether the same call might succeed if run
         again: it timed out, or raised what may pass (``may_pass``). The agent
         runs a call the model makes again only then (``streamtools.runtime.repair``).
-        ``signature``: the call's ``call_signature`` when the caller has it (the
-        agent does): made here, it validated the arguments twice more per call,
-        which runs a tool's own checks (a Struct's ``__post_init__``, pydantic's
-        validators) again."""
+        ``checked``: the call validated, when the caller has done it (the agent
+        does, for its repeat key: ``call_key.check_call``): validated here again,
+        a tool's own checks (a Struct's ``__post_init__``, pydantic's validators)
+        ran once more per call."""
         tool = self.registry.get(call.name)
         if tool is None:
             message = self.registry.unknown_tool_message(call.name)
             return self._failed(call, "unknown_tool", message), False
-        try:
-            kwargs = tool.validate(call.arguments, lenient=True)
-        except ToolArgumentsError as exc:
-            return self._failed(call, "invalid_arguments", str(exc)), False
-        key = signature or call_signature(call.name, call.arguments, tool)
+        if checked is None or (checked.kwargs is None and checked.error is None):
+            checked = check_call(call.name, call.arguments, tool)  # (no tool when checked)
+        kwargs, key = checked.kwargs, checked.signature
+        if kwargs is None:
+            return self._failed(call, "invalid_arguments", str(checked.error)), False
         if any(worker.alive for worker in self._left_running.get(key, ())):
             return self._failed(call, "refused", _still_running(call.name)), True
         timeout = self.timeout if tool.timeout is None else tool.timeout  # the tool's own
@@ -247,7 +247,7 @@ class Executor:
     def _describe(self, name: str, exc: BaseException) -> str:
         return describe_failure(name, exc, tracebacks=self.include_tracebacks)
 
-    def _failed(self, call: CallEnd, kind: str, message: str) -> ToolFailed:
+    def _failed(self, call: CallEnd, kind: ToolFailedKind, message: str) -> ToolFailed:
         # an exception's message (a traceback, a command's whole output) may be huge too
         message = cut_to_limit(message, self.max_result_chars)
         return ToolFailed(index=call.index, id=call.id, name=call.name, kind=kind, message=message)

@@ -93,11 +93,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
 from streamtools.errors import RepairExhausted
 from streamtools.events import CallError, ToolFailed, ToolResult
 from streamtools.prompts.special_tokens import defuse_text
+from streamtools.runtime.call_key import check_call
 from streamtools.tools import Tool
 
 __all__ = [
@@ -133,7 +132,6 @@ _REFUSAL = re.compile(
 _QUOTE_LIMIT = 300
 # How many times a call whose failure may pass may run again (see rung 3).
 MAX_RETRIES = 2
-_encoder = msgspec.json.Encoder(order="sorted")
 
 
 def looks_like_refusal(text: str) -> bool:
@@ -147,22 +145,11 @@ def call_signature(name: str, arguments: dict[str, Any], tool: Tool | None = Non
     With ``tool``, the arguments are compared as the tool takes them
     (``Tool.validate``): ``{"n": 5}`` and ``{"n": 5.0}`` for an ``int``, ``"5"``
     as a prompt dialect writes it, ``2`` and ``2.0`` for a ``float``, a default
-    written out or left out. Compared as written, such calls were different
-    calls, and a model that made the same call again written another way had
-    it run again (a write, twice), never redirected. Arguments the tool refuses,
-    or whose converted value has no JSON form (a pydantic model), are compared
-    as written, and so are arguments the tool does not take the same way twice:
-    a field whose ``default_factory`` gives a new value each time (an id, a
-    timestamp) made every call's key new, so the same call written the same way
-    was no repeat and ran again."""
-    if tool is not None:
-        try:
-            taken = _encoder.encode(tool.validate(arguments, lenient=True))
-            if taken == _encoder.encode(tool.validate(arguments, lenient=True)):
-                return name + "\x00" + taken.decode()
-        except Exception:  # refused (it will not run), or no JSON form
-            pass
-    return name + "\x00" + _encoder.encode(arguments).decode()
+    written out or left out, a value a ``default_factory`` filled in left out
+    (``streamtools.runtime.call_key``). Compared as written, such calls were
+    different calls, and a model that made the same call again written another
+    way had it run again (a write, twice), never redirected."""
+    return check_call(name, arguments, tool).signature
 
 
 def _quote(raw: str) -> str:

@@ -67,6 +67,7 @@ from streamtools.events import (
     ReasoningDelta,
     Retry,
     StreamError,
+    StreamErrorKind,
     TextDelta,
     ToolFailed,
     ToolResult,
@@ -83,10 +84,10 @@ from streamtools.model import (
     Thinking,
     UsageChunk,
 )
+from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.executor import Executor
 from streamtools.runtime.repair import (
     RepairState,
-    call_signature,
     repeat_redirect,
     repeat_stop,
     repeat_twin,
@@ -235,7 +236,7 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         await _handle(ctx, event, reply, tools)
 
 
-def unfinished_stream(finish: FinishChunk | None) -> tuple[str, str] | None:
+def unfinished_stream(finish: FinishChunk | None) -> tuple[StreamErrorKind, str] | None:
     """``(kind, message)`` of the ``StreamError`` for a reply whose stream ended
     without the model finishing it, None for one it finished: ``"stream"`` for an
     error finish (the stream broke), ``"pause"`` for a turn the server paused and
@@ -247,7 +248,7 @@ def unfinished_stream(finish: FinishChunk | None) -> tuple[str, str] | None:
     return kind, finish.message or default
 
 
-_UNFINISHED = {
+_UNFINISHED: dict[str, tuple[StreamErrorKind, str]] = {
     "error": ("stream", "the model stream ended with an error"),
     "pause": (
         "pause",
@@ -310,7 +311,8 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
 async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGroup) -> None:
     repair = ctx.repair
     tool = ctx.executor.registry.get(call.name)
-    signature = call_signature(call.name, call.arguments, tool)
+    checked = check_call(call.name, call.arguments, tool)  # the one validation of the call
+    signature = checked.signature
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
@@ -327,7 +329,7 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
         if signature in repair.seen and not repeatable:  # a retry of a failed call
             repair.retries[signature] = repair.retries.get(signature, 0) + 1
         repair.seen.add(signature)
-        tools.start_soon(_run_tool, ctx, call, reply, signature, tools, _order(reply, tool))
+        tools.start_soon(_run_tool, ctx, call, reply, checked, tools, _order(reply, tool))
         return
     if not repair.redirected:
         repair.redirected = True
@@ -368,7 +370,7 @@ async def _run_tool(
     ctx: TurnContext,
     call: CallEnd,
     reply: Reply,
-    signature: str,
+    checked: CheckedCall,
     tools: TaskGroup,
     order: tuple[list[anyio.Event], anyio.Event],
 ) -> None:
@@ -377,7 +379,7 @@ async def _run_tool(
         try:
             for earlier in waits:  # before the call's timeout starts
                 await earlier.wait()
-            outcome, retryable = await ctx.executor.attempt(call, signature)
+            outcome, retryable = await ctx.executor.attempt(call, checked)
         finally:
             ended.set()  # its effects are done: the calls waiting for it may run
     except anyio.get_cancelled_exc_class():
@@ -390,5 +392,5 @@ async def _run_tool(
         tools.cancel_scope.cancel()
         return
     reply.outcomes[call.id] = outcome
-    ctx.repair.ran(signature, outcome, retryable=retryable)
+    ctx.repair.ran(checked.signature, outcome, retryable=retryable)
     await ctx.emit(outcome)
