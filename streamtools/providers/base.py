@@ -104,6 +104,7 @@ from httpx_sse import EventSource, SSEError
 from streamtools.errors import ProviderError, UsageError, describe_json_error
 from streamtools.model import Chunk, FinishChunk, ModelRequest, TextChunk
 from streamtools.parser.stopcut import StopCutter
+from streamtools.providers.closing import release
 from streamtools.providers.failures import (
     LoadWait,
     stale_connection,
@@ -123,8 +124,6 @@ __all__ = [
 ]
 
 _BODY_LIMIT = 64 * 1024  # error bodies and side answers: never buffer a runaway one
-_GRACE = 0.25  # seconds to read the end of a finished body before closing it
-_CLEANUP_BOUND = 2.0  # cleanup never blocks longer than this, even when cancelled
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 _JSON = ("application/json",)
@@ -225,7 +224,7 @@ class _Body(httpx.AsyncByteStream):
         tail = b""  # the end of the previous part: a record's end may be split
         async for part in source:
             if time.monotonic() - self.waiting > self._stall:
-                await _release(self._response, source, graceful=False)  # see ``_release``
+                await release(self._response, source, graceful=False)  # see ``closing.release``
                 raise _Stalled
             if mend is not None:
                 part = mend.feed(part)
@@ -237,7 +236,7 @@ class _Body(httpx.AsyncByteStream):
                         end = max(end, at + len(mark))
                 open_bytes = len(seen) - end if end else open_bytes + len(part)
                 if open_bytes > _RECORD_LIMIT:
-                    await _release(self._response, source, graceful=False)
+                    await release(self._response, source, graceful=False)
                     raise _Oversized(self._record)
                 tail = seen[-4:]
                 self.head = self.head or part[:200]
@@ -579,7 +578,7 @@ class HTTPProvider:
                 if size >= limit:
                     break
         finally:
-            await _release(response, source, graceful=False)
+            await release(response, source, graceful=False)
             response.stream = _DONE  # see ``_DONE``
         return b"".join(parts)[:limit]
 
@@ -649,7 +648,7 @@ class HTTPProvider:
                 if answered and (stray := body.stray()):
                     message += f"; it ended with: {stray}"
             finally:
-                await _release(response, events, graceful=finished)
+                await release(response, events, graceful=finished)
                 await decoder.aclose()
             if transient is not None:
                 ended = await self._asked(transient, again, opened)
@@ -664,32 +663,6 @@ class HTTPProvider:
                     yield chunk
                 yield FinishChunk(reason="error", message=message)
             return
-
-
-async def _release(response: httpx.Response, source: AsyncIterator[Any], *, graceful: bool) -> None:
-    """Close the response and finish the generator chain reading it.
-
-    httpx reads a body through nested async generators; leaving one suspended
-    makes trio warn when it is garbage collected, and ``aclose()`` on the
-    outer one leaves the inner ones suspended. Advancing the chain after the
-    connection is closed raises through every level, which finishes them all.
-    After a complete answer the rest of the body (usually just its end) is read
-    first, briefly, so that an injected client can reuse the connection.
-    """
-    with anyio.move_on_after(_CLEANUP_BOUND, shield=True):
-        if graceful:
-            with anyio.move_on_after(_GRACE):
-                await _exhaust(source)
-        await response.aclose()
-        await _exhaust(source)
-
-
-async def _exhaust(source: AsyncIterator[Any]) -> None:
-    try:
-        async for _ in source:
-            pass
-    except Exception:  # a closed stream fails in many ways; all of them mean "done"
-        pass
 
 
 def _content_type(response: httpx.Response) -> str:
