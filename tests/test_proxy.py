@@ -224,12 +224,13 @@ def test_tool_choice_required_and_named() -> None:
     assert len(bodies) == 3  # one bounded re-prompt for the first request
 
 
-def test_tool_choice_none_keeps_markup_as_text() -> None:
-    with proxy([PARIS]) as (url, _):
+def test_tool_choice_none_makes_no_call() -> None:
+    with proxy([PARIS, "It is sunny."]) as (url, _):
         response = _openai(url).chat.completions.create(
             model="m", messages=USER, tools=[WEATHER], tool_choice="none"
         )
-    assert response.choices[0].message.content == PARIS
+    assert response.choices[0].message.content == "It is sunny."
+    assert not response.choices[0].message.tool_calls
     assert response.choices[0].finish_reason == "stop"
 
 

@@ -19,7 +19,7 @@ USER: Any = [{"role": "user", "content": "Weather in Paris?"}]
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_function_call_none_with_tools_is_tool_choice_none(stream: bool) -> None:
-    with proxy([f"I would call {PARIS}"]) as (url, upstream):
+    with proxy([f"I would call {PARIS}", "I would call it."]) as (url, upstream):
         client = _openai(url)
         kw: Any = {"model": "m", "messages": USER, "tools": [WEATHER], "function_call": "none"}
         if stream:
@@ -29,10 +29,10 @@ def test_function_call_none_with_tools_is_tool_choice_none(stream: bool) -> None
         else:
             reply = client.chat.completions.create(**kw)
             message, finish = reply.choices[0].message, reply.choices[0].finish_reason
-        assert len(upstream.requests) == 1
-    # no call may be made: the model's markup is its text, as with tool_choice none
+        assert len(upstream.requests) == 2  # the call re-prompted, as with tool_choice none
+    # no call may be made: the answer is the model's text
     assert finish == "stop" and not message.tool_calls and message.function_call is None
-    assert message.content == f"I would call {PARIS}"
+    assert message.content == "I would call it."
 
 
 def test_function_call_auto_and_named_with_tools_are_their_tool_choices() -> None:

@@ -122,12 +122,13 @@ def test_anthropic_fields_of_claude_code_are_accepted(thinking: Any) -> None:
 
 
 def test_anthropic_tool_choice_none_answers_in_text() -> None:
-    with proxy([PARIS]) as (url, upstream):
+    with proxy([PARIS, "Sunny."]) as (url, upstream):
         message = _anthropic(url).messages.create(
             model="c", max_tokens=100, tools=[A_WEATHER], tool_choice={"type": "none"},
             messages=[{"role": "user", "content": "Weather in Paris?"}])
     assert message.stop_reason == "end_turn"
     assert [b.type for b in message.content] == ["text"]
+    assert message.content[0].text == "Sunny."  # type: ignore[union-attr]
 
 
 def test_claude_codes_tool_search_works_with_every_tool_shown() -> None:

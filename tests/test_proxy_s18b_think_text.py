@@ -35,12 +35,12 @@ def test_tool_choice_none_leaves_it_out_and_stop_strings_still_cut() -> None:
     # the client's stop string ends it as before
     from test_proxy import USER, WEATHER, _openai
 
-    reply = f"{THINK}Sunny.\nObservation: {PARIS}"
+    reply = f"{THINK}Sunny.\nObservation: it rains"
     with proxy([reply, reply]) as (url, _):
         client = _openai(url)
         kw: Any = {"model": "m", "messages": USER, "tools": [WEATHER], "tool_choice": "none"}
         whole = client.chat.completions.create(**kw).choices[0]
         cut = client.chat.completions.create(**kw, stop=["\nObservation:"]).choices[0]
-    assert whole.message.content == f"Sunny.\nObservation: {PARIS}"
+    assert whole.message.content == "Sunny.\nObservation: it rains"
     assert whole.finish_reason == "stop" and not whole.message.tool_calls
     assert cut.message.content == "Sunny." and cut.finish_reason == "stop"

@@ -246,11 +246,19 @@ def _fn(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
-async def test_none_passes_markup_through_as_text() -> None:
-    model = ScriptedModel([PARIS])
+async def test_none_shows_the_tools_and_makes_no_call() -> None:
+    # the tools stay in the system prompt (the upstream's prompt cache), the
+    # model is told to call none; a call it writes anyway is re-prompted, and
+    # with no re-prompt left the answer ends where it began, its markup left out
+    model = ScriptedModel([PARIS, "Sunny."])
     events = await _run(model, _call(tool_choice="none"))
-    assert _text(events) == PARIS and not _calls(events)
-    assert "<am:tools>" not in model.requests[0].messages[0].content
+    assert _text(events) == "Sunny." and not _calls(events)
+    assert "<am:tools>" in model.requests[0].messages[0].content
+    assert "may not call any tool" in model.requests[0].messages[-1].content
+    model = ScriptedModel([f"It is sunny. {PARIS} Done."])
+    events = await _run(model, _call(tool_choice="none"), max_repairs=0)
+    assert _text(events) == "It is sunny. " and not _calls(events)
+    assert events[-1] == Finish(reason="stop")
 
 
 async def test_unknown_tool_is_repaired_once() -> None:

@@ -111,7 +111,17 @@ Decisions, each bounded:
   ends the opening reasoning, and the text after it is read as text (the
   runtime's ``decoders.TextReader``, whose ``feed`` reads the text only with
   ``think_open``).
-* ``tool_choice: none`` reads no call: the text is the answer, its reasoning aside.
+* ``tool_choice: none`` makes no call: the model is shown the tools (for the
+  upstream's prompt cache, ``proxy.upstream``) and told to call none, and the
+  text is the answer, its reasoning aside. A call it writes anyway is refused
+  by the parser (it may call no tool) and re-prompted like a broken call; with
+  no re-prompt left, the answer ends where the call began and its markup is
+  left out: passed on as text, it read to the user as a leaked call
+  (https://github.com/ai-dynamo/dynamo/pull/7391), and vLLM's maintainers keep
+  only the text around such a call too
+  (https://github.com/vllm-project/vllm/pull/49409). A dialect whose calls are
+  known only by a tool's name (``inline_json``, ``command``) cannot tell such a
+  call from text: it stays text.
 * **Structured output** (``response_format``) goes to the upstream when no tool
   may be called (``request.forwarded_format``). When one may, no schema can
   constrain the reply (the dialect writes calls as text), so the model is told
@@ -138,6 +148,7 @@ from streamtools.events import (
     ParserEvent,
     ReasoningDelta,
     StreamError,
+    StreamErrorKind,
     TextDelta,
     Usage,
 )
@@ -259,7 +270,9 @@ class _Turn:
                 # the refusal's kind, as a stream begun by a slow upstream writes it
                 # (response.TurnResponse): clients retry an overload or a rate limit,
                 # and not a key refused or credit used up, which read api_error
-                kind = "upstream" if exc.status is None else refusal_kind(exc, exc.status, True)
+                kind: StreamErrorKind = (
+                    "upstream" if exc.status is None else refusal_kind(exc, exc.status, True)
+                )
                 message = refusal_message(exc)
                 overflow = overflow_message(message, exc.body, exc.status)
                 if overflow is not None:  # a re-prompt that no longer fits
@@ -327,7 +340,7 @@ class _Attempt:
 
     def _parser(self, think_open: bool) -> Parser:
         turn = self.turn
-        if not turn.tools:  # no call to find, but reasoning to leave out
+        if not turn.call.tools:  # no call to find, but reasoning to leave out
             return Parser(NO_CALLS, stop=turn.call.stop, think_open=think_open)
         return Parser(turn.dialect, tools=turn.catalog, stop=turn.call.stop,
                       id_prefix=turn.prefix, think_open=think_open)
@@ -517,6 +530,8 @@ class _Attempt:
         if not turn.calls and turn.repairs > 0:
             self.broken = error
             raise _Stop
+        if turn.call.tool_choice == "none":
+            raise _Stop  # the answer ends where the call began (module docstring)
         await self.say(error.raw)
 
     def repair_message(self) -> str | None:
@@ -540,7 +555,7 @@ class _Attempt:
 
     async def give_up(self) -> None:
         """No repair left: pass what was held through as text."""
-        if self.broken is not None:
+        if self.broken is not None and self.turn.call.tool_choice != "none":
             await self.say(self.broken.raw)
         self.hold = False
         if self.held and not self.turn.calls:

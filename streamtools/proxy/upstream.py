@@ -46,14 +46,18 @@ cost nothing, but a note that stays (Claude Code's) cost the whole prompt.
 A forced or restricted ``tool_choice`` is said in the last user message
 (``choice_words``), as is a ``response_format`` when tools may be called, so
 only that message differs from the next turn's (which no longer says it). The
-system prompt shows every tool of the request whatever the choice (``none``
-aside, which shows none): a named choice, or an ``allowed_tools`` one (whose
-purpose, on OpenAI's API, is to restrict the calls without changing the
-prompt, for its cache), that showed only its tools changed the system prompt,
-and the next turn read the whole conversation again. The parser knows only the
-tools the choice lets the model call (``callable_tools``): a call to another
-is refused, and the re-prompt says that it may not be called in this reply
-(``turn``). Claude Code's billing header, the first line of its system prompt,
+system prompt shows every tool of the request whatever the choice: a named
+choice, or an ``allowed_tools`` one (whose purpose, on OpenAI's API, is to
+restrict the calls without changing the prompt, for its cache), that showed
+only its tools changed the system prompt, and the next turn read the whole
+conversation again. ``none`` showed no tool, so its one request read the whole
+conversation, and the next one (with the tools again) all of it once more: it
+shows them too, as vLLM does by default since 0.10
+(https://github.com/vllm-project/vllm/pull/20544), and the last user message
+says that no tool may be called in this reply. The parser knows only the
+tools the choice lets the model call (``callable_tools``; none for ``none``):
+a call to another is refused, and the re-prompt says that it may not be called
+in this reply (``turn``). Claude Code's billing header, the first line of its system prompt,
 changes with every request: the Anthropic wire leaves it out.
 """
 
@@ -79,11 +83,12 @@ from streamtools.transcript import (
 )
 
 __all__ = [
-    "NOTE", "callable_tools", "choice_words", "format_instruction", "placed_notes",
+    "NOTE", "NO_CALL", "callable_tools", "choice_words", "format_instruction", "placed_notes",
     "shown_tools", "upstream_request",
 ]
 
 NOTE = "[system message]"  # the line that opens a system message's note
+NO_CALL = "In this reply you may not call any tool: answer in text only."
 
 
 def format_instruction(response_format: dict[str, Any] | None) -> str | None:
@@ -100,10 +105,10 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
 
 
 def shown_tools(call: ProxyCall) -> list[ToolSpec]:
-    """The tools the model is shown (in the system prompt): all of them, or
-    none for ``none``. A named or ``allowed_tools`` choice does not change
-    them (module docstring): ``callable_tools`` and ``choice_words`` do."""
-    return [] if call.tool_choice == "none" else list(call.tools)
+    """The tools the model is shown (in the system prompt): all of them,
+    whatever the choice (module docstring): ``callable_tools`` and
+    ``choice_words`` say what it may call."""
+    return list(call.tools)
 
 
 def callable_tools(call: ProxyCall) -> list[ToolSpec]:
@@ -124,7 +129,10 @@ def callable_tools(call: ProxyCall) -> list[ToolSpec]:
 def choice_words(call: ProxyCall) -> str | None:
     """What the model is told of a forced or restricted ``tool_choice``, or
     None: ``prompts.choice``'s sentence, or for ``allowed_tools`` the names it
-    allows, in its mode."""
+    allows, in its mode, or for ``none`` with tools shown that none may be
+    called."""
+    if call.tool_choice == "none":
+        return NO_CALL if call.tools else None
     if call.allowed is None or isinstance(call.tool_choice, UseTool):
         return choice_instruction(call.tool_choice)
     names = ", ".join(f"`{t.name}`" for t in callable_tools(call))
@@ -177,12 +185,12 @@ def upstream_request(
 ) -> ModelRequest:
     """What goes upstream for ``call``: its transcript (or ``transcript``, a
     repair's) projected for ``dialect`` with the tools the model is shown
-    (``none`` shows none) and the instructions above, and the dialect's stop
+    and the instructions above, and the dialect's stop
     marker when the client allows one call per reply (the client's stop
     strings are applied by the parser, see ``proxy.turn``)."""
     tools = shown_tools(call)
     instructions = [choice_words(call)]
-    if tools:  # then the format does not go upstream (``forwarded_format``): say it
+    if forwarded_format(call) is None:  # a tool may be called: say it instead
         instructions.append(format_instruction(call.response_format))
     transcript = placed_notes(call.transcript if transcript is None else transcript, dialect)
     told = " ".join(text for text in instructions if text)
