@@ -25,7 +25,7 @@ GNAME    the name (name characters, at most 256),    FBODY (``CallStart``); anyt
          up to the first ``<``                       else in it: ``malformed``
 FBODY    ``<arg_key>``, ``</tool_call>``             GKEY; the call ends
 GKEY     ``</arg_key>`` (the key, at most 256)       GOPEN
-GOPEN    ``<arg_value>``                             GVALUE
+GOPEN    ``<arg_value>``, or a value's first text    GVALUE
 GVALUE   ``</arg_value>``                            FBODY
 =======  ==========================================  ================================
 
@@ -37,7 +37,14 @@ string as it is and any other value as JSON, which is what that reads. Only
 ``<tool_call>tool_12</arg_value></tool_call>``, GLM 5.2 on calls without
 arguments, fw-ai-external/python-sdk#119) closes nothing and is layout: it was
 ``malformed``, the call lost for a stray token the model cannot be told to
-avoid. Anything else out of place is ``malformed`` with the
+avoid. A value written without its opening ``<arg_value>``
+(``</arg_key>how many days</arg_value>``: GLM-4.7-family models under load,
+vllm-project/vllm#49248) is the value, read from its first character other
+than whitespace (one that is not ``<``) to ``</arg_value>``: it was
+``malformed``, the call lost. Without its opening tag such a value ends at any
+of the form's tags: ``</tool_call>``, ``<arg_key>`` or ``<arg_value>`` before
+``</arg_value>`` means no value was written where one is due (``malformed``,
+as before). Anything else out of place is ``malformed`` with the
 call's raw text, as in Qwen3-Coder's form; what this module finds wrong once the
 name is read (text where ``<arg_value>`` is due, a key too long) shows GLM's form
 as the example (``GLM_EXAMPLE``), not Qwen3-Coder's: the model wrote this one.
@@ -55,7 +62,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from streamtools.events import ParserEvent
+from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.catalog import tool_named
 
 if TYPE_CHECKING:
@@ -70,6 +77,9 @@ GNAME, GKEY, GOPEN, GVALUE = range(9, 13)  # (after ``hermes_xml``'s states)
 KEY_OPEN, KEY_END = "<arg_key>", "</arg_key>"
 VALUE_OPEN, VALUE_END = "<arg_value>", "</arg_value>"
 _LIMIT = 256
+# where a value written without its opening tag ends (``GlmForm._glm_bare``)
+_BARE_END = re.compile(r"</arg_value>|</tool_call>|<arg_(?:key|value)>")
+_BARE_TAGS = ("</arg_value>", "</tool_call>", "<arg_key>", "<arg_value>")
 _NAME = re.compile(r"[A-Za-z_][\w.\-:]*\Z")
 # the first character of a name: a body beginning so is this form
 NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -88,8 +98,10 @@ class GlmForm:
     skip_state: int  # (``hermes_xml``'s SKIP: the rest up to </tool_call> is the error's)
     out: list[ParserEvent]
     json_message: str
-    failure: tuple[str, str] | None
+    failure: tuple[CallErrorReason, str] | None
     glm_text = ""  # the name or key read so far
+    glm_bare = False  # the open value was written without <arg_value>
+    streaming: int  # (``xml_values``: the core's lane)
 
     if TYPE_CHECKING:
         call: Call
@@ -118,11 +130,17 @@ class GlmForm:
             if s.startswith(VALUE_OPEN, i):
                 key, self.glm_text = self.glm_text, ""
                 self._open_param(key, "arg_value")
+                self.glm_bare = False
                 return i + len(VALUE_OPEN)
             if s.startswith(KEY_END, i):
                 return i + len(KEY_END)  # the key's closing token again: layout
             if i == n or VALUE_OPEN.startswith(s[i:]) or KEY_END.startswith(s[i:]):
                 return i  # still arriving
+            if s[i] != "<":  # the value without its opening tag (see above)
+                key, self.glm_text = self.glm_text, ""
+                self._open_param(key, "arg_value")
+                self.glm_bare = True
+                return i
             return self._glm_wrong(
                 i, f"Text where {VALUE_OPEN} is due after {KEY_END} in the call to {self.call.name}"
             )
@@ -178,6 +196,8 @@ class GlmForm:
 
     def _glm_value(self, s: str, i: int) -> int:
         """GVALUE: the value's text up to ``</arg_value>`` (its start at the end held)."""
+        if self.glm_bare:
+            return self._glm_bare(s, i)
         k = s.find(VALUE_END, i)
         if k >= 0:
             if k > i:
@@ -191,3 +211,26 @@ class GlmForm:
         if cut > i:
             self._content(s[i:cut])
         return cut
+
+    def _glm_bare(self, s: str, i: int) -> int:
+        """GVALUE for a value written without ``<arg_value>``: its text up to
+        ``</arg_value>``; any other of the form's tags first (``</tool_call>``,
+        ``<arg_key>``, ``<arg_value>``) means no value was written where one is
+        due, and the call is ``malformed`` as it was before this was read."""
+        m = _BARE_END.search(s, i)
+        k = len(s) if m is None else m.start()
+        if m is None:  # (a tag's start at the end: held)
+            cut = s.rfind("<", max(i, k - len(VALUE_END) + 1))
+            if cut >= 0 and any(tag.startswith(s[cut:]) for tag in _BARE_TAGS):
+                k = cut
+        if k > i:
+            self._content(s[i:k])
+        if m is None:
+            return k
+        if m.group() == VALUE_END:
+            self._close_param()
+            return m.end()
+        self.streaming = 0  # (the rest is the error's: not the core's lane)
+        return self._glm_wrong(
+            k, f"Text where {VALUE_OPEN} is due after {KEY_END} in the call to {self.call.name}"
+        )
