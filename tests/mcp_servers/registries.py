@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import anyio
 
-from streamtools.tools import Tool, ToolRegistry
+from streamtools.tools import FunctionTool, Tool, ToolRegistry
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class WatchedRegistry(ToolRegistry):
@@ -17,6 +19,13 @@ class WatchedRegistry(ToolRegistry):
         self.changed = anyio.Event()
         super().__init__(tools)
 
+    # ToolRegistry.add's overloads, which an override repeats (mypy: incompatible otherwise)
+    @overload
+    def add(self, tool_or_fn: FunctionTool[_F]) -> FunctionTool[_F]: ...
+    @overload
+    def add(self, tool_or_fn: Tool) -> Tool: ...  # type: ignore[overload-overlap]
+    @overload
+    def add(self, tool_or_fn: _F) -> FunctionTool[_F]: ...
     def add(self, tool_or_fn: Tool | Callable[..., Any]) -> Tool:
         added = super().add(tool_or_fn)
         self._signal()
