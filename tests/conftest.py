@@ -21,6 +21,20 @@ settings.register_profile(
 settings.load_profile("streamtools")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # The MCP SDK's HTTP client returns from inside its loop over an SSE answer once it
+    # has the response (closed first: no connection is left), so httpx2's generators
+    # under it are collected unexhausted, and trio's finalizer warns of each. A server
+    # answers SSE when a tool reports progress, or when a handler runs past 15 s on a
+    # loaded machine: that failed trio tests at random. Upstream: an open SDK PR,
+    # https://github.com/modelcontextprotocol/python-sdk/pull/3543. Only this message of
+    # trio's, only for httpx2 and httpcore2 (our providers are on httpx); the socket
+    # guard below still fails a test that leaves a connection open.
+    config.addinivalue_line(
+        "filterwarnings", r"ignore:Async generator 'http(x|core)2\.:ResourceWarning"
+    )
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -1,7 +1,9 @@
 """An MCP server (the official SDK's ``MCPServer``, stdio) whose tools report
 progress or stay silent: ``build`` works for ``seconds`` reporting progress all
 along, ``endless`` reports progress for ever, ``silent`` says nothing and writes
-``cancelled`` to the file named by its first argument when it is cancelled."""
+``cancelled`` to the file named by its first argument when it is cancelled.
+``progress_server.py http-fd FD`` serves streamable HTTP at ``/mcp`` on the
+listening socket FD instead (``harness.http_server_processes``)."""
 
 from __future__ import annotations
 
@@ -47,4 +49,10 @@ async def silent() -> str:
     return "late"
 
 
-server.run("stdio")
+if sys.argv[1:2] == ["http-fd"]:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    uvicorn.run(app, fd=int(sys.argv[2]), log_level="warning", timeout_graceful_shutdown=1)
+else:
+    server.run("stdio")
