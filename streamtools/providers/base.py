@@ -107,6 +107,7 @@ from streamtools.parser.stopcut import StopCutter
 from streamtools.providers.closing import release
 from streamtools.providers.failures import (
     LoadWait,
+    StartWait,
     stale_connection,
     status_error,
     transport_error,
@@ -278,6 +279,7 @@ class ProviderOptions(TypedDict, total=False):
     extra_body: Mapping[str, Any] | None
     stall_timeout: float | None
     load_wait: float
+    connect_wait: float
 
 
 class HTTPProvider:
@@ -288,8 +290,10 @@ class HTTPProvider:
     ``api_key``, extra ``headers``, ``timeout`` in seconds (default ``default_timeout``) or an
     ``httpx.Timeout``, an injected ``client``, ``supports_stop`` (False: cut
     at stop strings client-side), ``max_retries``, ``retry_base`` and
-    ``retry_max_wait``, ``load_wait`` (300 s; 0: not waited for) (see the
-    module docstring), ``extra_body``: fields
+    ``retry_max_wait``, ``load_wait`` (300 s; 0: not waited for),
+    ``connect_wait`` (0 s: a refused connection before the server has
+    answered, a server still starting, waited for: ``failures.StartWait``)
+    (see the module docstring), ``extra_body``: fields
     added to every request body (``request_body``), and ``stall_timeout``:
     seconds an answer may go without content while the server sends only
     keep-alives (default: 600, or the read timeout if longer; ``math.inf``
@@ -324,6 +328,7 @@ class HTTPProvider:
         extra_body: Mapping[str, Any] | None = None,
         stall_timeout: float | None = None,
         load_wait: float = 300.0,
+        connect_wait: float = 0.0,
     ) -> None:
         self.model = model
         self.base_url = checked_url((base_url or self.default_base_url).strip()).rstrip("/")
@@ -343,6 +348,10 @@ class HTTPProvider:
         if not load_wait >= 0:  # NaN too
             raise UsageError(f"load_wait must be a number of seconds >= 0, not {load_wait}")
         self.load_wait = load_wait
+        if not connect_wait >= 0:  # NaN too
+            raise UsageError(f"connect_wait must be a number of seconds >= 0, not {connect_wait}")
+        self.connect_wait = connect_wait
+        self._answered = False  # whether the server has answered (``failures.StartWait``)
         self.client = client
         self.supports_stop = supports_stop
         self.max_retries = max_retries
@@ -513,6 +522,7 @@ class HTTPProvider:
         spent = spent if spent is not None else [0]
         resent = False  # the one immediate resend after a stale connection
         loading = LoadWait(self.load_wait, self.retry_base)
+        starting = StartWait(self.connect_wait, self.retry_base, url or self._url())
         while True:
             try:
                 req = client.build_request(
@@ -523,6 +533,7 @@ class HTTPProvider:
                     timeout=self.timeout,
                 )
                 response = await client.send(req, stream=True)
+                self._answered = True
                 status = response.status_code
                 ctype = _content_type(response)
                 readable = undecodable(response) is None  # else ``status_error`` says why
@@ -545,6 +556,11 @@ class HTTPProvider:
                     resent = True  # outside max_retries: the server never answered it
                     continue
                 error = transport_error(exc)
+                now = anyio.current_time()
+                start = None if self._answered else starting.pause(exc, error, now)
+                if start is not None:  # a server still starting: not one of max_retries
+                    await anyio.sleep(start)
+                    continue
                 wait: float | None = None
             else:
                 error = status_error(self._name, accept, response, raw)

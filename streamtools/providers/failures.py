@@ -35,9 +35,19 @@ Everything that can go wrong before a provider's answer starts ends up as one
   (sooner at first, from ``retry_base``; a ``retry-after`` is taken as it is),
   then fails saying it was still loading. The first such answer is logged, a
   warning on the ``streamtools.providers`` logger (shown with no logging set
-  up, as in ``streamtools chat``), so the wait is not silent. A server still
-  starting up that accepts no connection yet is not told from a wrong
-  address, and gets the usual retries.
+  up, as in ``streamtools chat``), so the wait is not silent.
+* ``StartWait``: a server still starting up that accepts no connection yet
+  (vLLM and SGLang open their port only once the model is loaded, minutes
+  for a big one: vllm-project/vllm#38820's log, "Starting vLLM server on
+  http://0.0.0.0:8000" after the warmup) cannot be told from a wrong
+  address (a port nothing will ever listen on) by the refusal itself. So it
+  is waited for only when asked: ``connect_wait`` seconds (0 by default: a
+  wrong URL fails at once, after the usual retries, as it did), from the
+  first refused connection, and only before the server has answered once
+  (``HTTPProvider``): a refusal after that is a server gone, not one
+  starting. Refusals only (``refused``): a name that does not resolve, a TLS
+  failure, a timeout fail as before. The wait is logged at its start, as the
+  load wait is, and its end says that nothing accepted a connection.
 * ``undecodable`` names a ``content-encoding`` httpx has no decoder for
   (``br`` without the brotli package, ``zstd`` without zstandard: httpx asks
   only for what it can decode, but a proxy or CDN may compress all the
@@ -387,5 +397,61 @@ class LoadWait:
         wait = error.retry_after
         if wait is None:
             wait = min(self.base * 2**self.polls, _LOAD_POLL)
+        self.polls += 1
+        return min(wait, left)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (an httpx ``ConnectError``) is a refused connection:
+    nothing listening at the address (the OS error among its causes, or
+    among the attempts of a group: trio tries every address the name has)."""
+    seen: set[int] = set()
+    left: list[BaseException] = [exc]
+    while left:
+        cause = left.pop()
+        if id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        if isinstance(cause, BaseExceptionGroup):
+            left.extend(cause.exceptions)
+        left.extend(c for c in (cause.__cause__, cause.__context__) if c is not None)
+    return False
+
+
+class StartWait:
+    """The wait for a server that refuses connections because it is still
+    starting (see the module docstring): ``pause`` gives the seconds to wait
+    before connecting again, None for a failure that is no refusal (or with
+    no wait asked for), and raises once ``bound`` seconds have passed since
+    the first refusal. Sans-IO: the caller passes the time and sleeps."""
+
+    def __init__(self, bound: float, base: float, url: str) -> None:
+        self.bound = bound
+        self.base = base
+        self.url = url
+        self.since: float | None = None  # when the first connection was refused
+        self.polls = 0
+
+    def pause(self, exc: BaseException, error: ProviderError, now: float) -> float | None:
+        if self.bound <= 0 or not refused(exc):
+            return None
+        if self.since is None:
+            self.since = now
+            log.warning(
+                "connection refused at %s; waiting for the server to start, at most %g s "
+                "(connect_wait)",
+                self.url,
+                self.bound,
+            )
+        left = self.since + self.bound - now
+        if left <= 0:
+            raise ProviderError(
+                f"{error}; nothing accepted a connection at {self.url} for {self.bound:g} s "
+                f"(connect_wait={self.bound:g}): is the server running, and is the URL right?",
+                retryable=True,
+            )
+        wait: float = min(self.base * 2**self.polls, _LOAD_POLL)
         self.polls += 1
         return min(wait, left)
