@@ -165,7 +165,15 @@ class ToolCallDeltas:
     before it and the rest on an index of its own. That rest began a nameless
     call (a ``CallError``), and the call ran with what its head held, ``{}``.
     A new call's first delta names its tool, brings an id or has no text, so
-    no well-formed stream is read otherwise.
+    no well-formed stream is read otherwise. The same holds on an index seen
+    before whose call's arguments are already a whole value (nothing can follow
+    it), for text that is not that call's sent again: SGLang numbers a call's
+    first delta (id and name) by its tool's place in the request's ``tools``
+    and the rest by the call's place in the reply (sgl-project/sglang#6310,
+    open; its Gemma 4 parser numbers every delta by the tool's place,
+    sgl-project/sglang#38198), so a second call's rest came on the index of
+    the first call, complete by then: it was a late, malformed part, and the
+    second call ran with ``{}``.
     """
 
     def __init__(self, pairs: SurrogatePairs[Any]) -> None:
@@ -198,8 +206,11 @@ class ToolCallDeltas:
         sent_id = tc.id or None
         index = tc.index or 0  # a null index is a missing one: index 0
         call = self._by_index.get(index)
-        if call is None and name is None and raw and self._last is not None:
-            call = self._strayed(self._last, index, sent_id)
+        if name is None and raw and self._last is not None and call is not self._last:
+            if call is None:
+                call = self._strayed(self._last, index, sent_id)
+            elif self._full(call, raw):
+                call = self._strayed(self._last, index, sent_id) or call
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
         inherited = None  # the name a new call takes from a repeat (see ``_another``)
@@ -250,6 +261,13 @@ class ToolCallDeltas:
             return None
         self._by_index[index] = last
         return last
+
+    @staticmethod
+    def _full(call: _Call, raw: str) -> bool:
+        """Whether ``call`` can take no more argument text: its arguments are a
+        whole value, and ``raw`` is not the server sending them again (see the
+        module docstring), so more text is another call's (``_strayed``)."""
+        return call.whole.whole and not raw.startswith("".join(call.sent))
 
     def finish(self, reason: str) -> list[CallChunk]:
         """At a finish reason (OpenAI's word for it). A call whose arguments are
