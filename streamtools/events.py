@@ -25,7 +25,7 @@ provider's id in native mode, otherwise one the parser generates
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -36,6 +36,7 @@ __all__ = [
     "ArgsDelta",
     "CallEnd",
     "CallError",
+    "CallErrorReason",
     "CallStart",
     "Event",
     "Final",
@@ -43,15 +44,42 @@ __all__ = [
     "ParserEvent",
     "ReasoningDelta",
     "Retry",
+    "RetryReason",
     "StreamError",
+    "StreamErrorKind",
     "TextDelta",
     "ToolFailed",
+    "ToolFailedKind",
     "ToolResult",
     "TurnEnd",
+    "TurnEndReason",
     "TurnStart",
     "Usage",
     "decode_event",
     "encode_events",
+]
+
+
+# The machine-readable codes of the events below: each Literal lists every value
+# the package emits (tests/test_api_s19_event_literals.py scans for them, and
+# ``mypy --strict`` refuses any other), so a consumer can match them with
+# ``assert_never``. A new code is added here first. Decoding refuses a code not
+# listed. ``Finish.reason`` is not one: it is the provider's word, passed on.
+CallErrorReason = Literal[
+    "invalid_json", "unknown_tool", "invalid_arguments", "unterminated", "malformed"
+]
+TurnEndReason = Literal["tool_calls", "final", "retry", "error"]
+ToolFailedKind = Literal[
+    "exception", "timeout", "invalid_arguments", "unknown_tool", "refused", "unencodable_result"
+]
+RetryReason = Literal["call_error", "refusal", "missing_call", "empty_reply", "repeated_call"]
+# the runtime's (``stream``: an error finish, ``pause``), ``streamtools replay``'s
+# (``provider``), the UI server's (``server``) and the proxy's wire-neutral kinds
+# (an upstream's refusal or failure, a call the model could not write)
+StreamErrorKind = Literal[
+    "stream", "pause", "provider", "server", "upstream", "context_length", "malformed_call",
+    "invalid_request", "authentication", "billing", "permission", "not_found", "too_large",
+    "rate_limit", "timeout", "overloaded",
 ]
 
 
@@ -112,8 +140,9 @@ class CallEnd(_Event, tag="call_end", frozen=True, kw_only=True, omit_defaults=T
 class CallError(_Event, tag="call_error", frozen=True, kw_only=True):
     """A call that could not be completed.
 
-    ``reason`` is a short machine-readable code (``invalid_json``,
-    ``unknown_tool``, ``invalid_arguments``, ``unterminated``, ``malformed``);
+    ``reason`` is a short machine-readable code (``CallErrorReason``:
+    ``invalid_json``, ``unknown_tool``, ``invalid_arguments``, ``unterminated``,
+    ``malformed``);
     ``message`` tells the model what to fix; ``raw`` keeps the text as written.
     """
 
@@ -121,13 +150,14 @@ class CallError(_Event, tag="call_error", frozen=True, kw_only=True):
     id: str
     name: str | None
     raw: str
-    reason: str
+    reason: CallErrorReason
     message: str
 
 
 class Finish(_Event, tag="finish", frozen=True, kw_only=True, gc=False):
     """End of one model reply: ``reason`` as the provider said (``stop``, ``length``,
-    ``tool_calls``, …) and the stop sequence that ended it, if any."""
+    ``tool_calls``, ``content_filter``, ``error``, …; a plain ``str``: a server's
+    own word passes through) and the stop sequence that ended it, if any."""
 
     reason: str
     stop_sequence: str | None = None
@@ -143,11 +173,11 @@ class TurnStart(_Event, tag="turn_start", frozen=True, kw_only=True, gc=False):
 
 
 class TurnEnd(_Event, tag="turn_end", frozen=True, kw_only=True, gc=False):
-    """A turn finished: ``reason`` is ``tool_calls`` (another turn follows),
-    ``final`` (the answer is complete), ``retry`` or ``error``."""
+    """A turn finished: ``reason`` (``TurnEndReason``) is ``tool_calls`` (another
+    turn follows), ``final`` (the answer is complete), ``retry`` or ``error``."""
 
     turn: int
-    reason: str
+    reason: TurnEndReason
 
 
 class ToolResult(_Event, tag="tool_result", frozen=True, kw_only=True):
@@ -162,24 +192,24 @@ class ToolResult(_Event, tag="tool_result", frozen=True, kw_only=True):
 class ToolFailed(_Event, tag="tool_failed", frozen=True, kw_only=True):
     """A tool could not produce a result; ``message`` is what the model is told.
 
-    ``kind``: ``exception``, ``timeout``, ``invalid_arguments``, ``unknown_tool``,
-    ``refused`` (a repeated call stopped by the runtime), ``unencodable_result``
-    (the tool ran but its value could not be turned into text).
+    ``kind`` (``ToolFailedKind``): ``exception``, ``timeout``, ``invalid_arguments``,
+    ``unknown_tool``, ``refused`` (a repeated call stopped by the runtime),
+    ``unencodable_result`` (the tool ran but its value could not be turned into text).
     """
 
     index: int
     id: str
     name: str
-    kind: str
+    kind: ToolFailedKind
     message: str
 
 
 class Retry(_Event, tag="retry", frozen=True, kw_only=True):
-    """The runtime re-prompts the model: ``reason`` is ``call_error``,
+    """The runtime re-prompts the model: ``reason`` (``RetryReason``) is ``call_error``,
     ``refusal``, ``missing_call``, ``empty_reply`` or ``repeated_call``."""
 
     turn: int
-    reason: str
+    reason: RetryReason
     message: str
 
 
@@ -235,9 +265,10 @@ def _plus(a: int | None, b: int | None) -> int | None:
 
 
 class StreamError(_Event, tag="error", frozen=True, kw_only=True):
-    """The model stream failed (cut, provider error); ``kind`` names the failure."""
+    """The model stream failed (cut, provider error); ``kind`` names the failure
+    (``StreamErrorKind``)."""
 
-    kind: str
+    kind: StreamErrorKind
     message: str
 
 

@@ -76,7 +76,14 @@ from typing import Any
 import msgspec
 
 from streamtools.errors import ParserStateError, describe_json_error
-from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallErrorReason,
+    CallStart,
+    ParserEvent,
+)
 from streamtools.model import CallChunk
 
 __all__ = ["NativeCalls"]
@@ -282,7 +289,9 @@ class NativeCalls:
         )
         return [*out, end]
 
-    def _check(self, name: str, arguments: dict[str, Any]) -> tuple[str, str] | None:
+    def _check(
+        self, name: str, arguments: dict[str, Any]
+    ) -> tuple[CallErrorReason, str] | None:
         if self._catalog is not None:
             if name not in self._catalog:
                 return "unknown_tool", self._unknown(name, list(self._catalog))
@@ -299,7 +308,7 @@ class NativeCalls:
         listed = ", ".join(allowed) if allowed else "(none)"
         return f"There is no tool named {name!r}. The tools you can call are: {listed}."
 
-    def _error(self, call: _Call, raw: str, reason: str, message: str) -> CallError:
+    def _error(self, call: _Call, raw: str, reason: CallErrorReason, message: str) -> CallError:
         return CallError(
             index=call.index, id=call.id, name=call.name, raw=raw, reason=reason, message=message
         )

@@ -126,7 +126,9 @@ def test_a_call_id_reused_by_a_later_turn_gets_a_unique_ui_id() -> None:
 def test_a_malformed_call_becomes_a_tool_input_error_with_the_raw_text() -> None:
     events: list[Event] = [
         TextDelta(text="ok "),
-        CallError(index=0, id="call_0", name=None, raw="<am:tool_call>", reason="x", message="fix"),
+        CallError(
+            index=0, id="call_0", name=None, raw="<am:tool_call>", reason="malformed", message="fix"
+        ),
         Finish(reason="stop"),
     ]
     chunks = encode_all(events)
@@ -201,14 +203,14 @@ def test_a_stream_error_the_agent_went_on_after_does_not_end_the_answer() -> Non
 def test_a_stream_error_nothing_came_after_is_sent_when_the_stream_ends() -> None:
     encoder = UIMessageStreamEncoder()
     chunks = encoder.encode(CallStart(index=0, id="c", name="f"))
-    chunks += encoder.encode(StreamError(kind="cut", message="stream ended mid-call"))
+    chunks += encoder.encode(StreamError(kind="stream", message="stream ended mid-call"))
     chunks += encoder.encode(Finish(reason="error"))
     chunks += encoder.close()
     reader = UIReader()
     for chunk in chunks:
         reader.feed(chunk)
-    assert reader.errors == ["cut: stream ended mid-call"] and reader.finished
-    why = "stopped before it finished: cut: stream ended mid-call"
+    assert reader.errors == ["stream: stream ended mid-call"] and reader.finished
+    why = "stopped before it finished: stream: stream ended mid-call"
     assert reader.tool_parts[0]["errorText"] == why
     assert encoder.close() == []
     # The agent failed after it: one error, the agent's (the SDK reads no further).
@@ -268,7 +270,7 @@ event_strategy: st.SearchStrategy[Event] = st.one_of(
     st.builds(Finish, reason=st.just("stop")),
     st.builds(TurnStart, turn=st.integers(1, 3)),
     st.builds(TurnEnd, turn=st.integers(1, 3), reason=st.just("final")),
-    st.builds(StreamError, kind=st.just("cut"), message=texts),
+    st.builds(StreamError, kind=st.just("stream"), message=texts),
 )
 
 

@@ -52,6 +52,7 @@ from streamtools.events import (
     ReasoningDelta,
     StreamError,
     TurnEnd,
+    TurnEndReason,
     TurnStart,
     Usage,
     encode_events,
@@ -111,6 +112,7 @@ def segment_events(segment: Segment, dialect: str) -> list[tuple[float, Event]]:
     tail += prompt.end(finish)
     out.extend((last, e) for e in tail)
     # the agent's words for how the turn ended (the finish reason is the Finish's)
+    reason: TurnEndReason
     if failed:
         reason = "error"
     elif any(isinstance(e, CallEnd) for _, e in out):

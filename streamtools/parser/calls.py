@@ -35,7 +35,14 @@ from typing import Any, Self
 import msgspec
 
 from streamtools.errors import describe_json_error
-from streamtools.events import ArgsDelta, CallEnd, CallError, CallStart, ParserEvent
+from streamtools.events import (
+    ArgsDelta,
+    CallEnd,
+    CallError,
+    CallErrorReason,
+    CallStart,
+    ParserEvent,
+)
 from streamtools.parser.catalog import ToolCatalog, tool_named, unknown_tool_message
 
 __all__ = [
@@ -224,7 +231,7 @@ class Call:
             if self.started:
                 out.append(ArgsDelta(index=self.index, id=self.id, delta=text))
 
-    def fail(self, raw: str, reason: str, message: str, out: Out) -> None:
+    def fail(self, raw: str, reason: CallErrorReason, message: str, out: Out) -> None:
         if self.index < 0:
             self.index, self.id = self.ctx.allocate()
         out.append(

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from streamtools.events import ParserEvent
+from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.calls import DONE, PROVIDER_STOP, CallBody, CallContext, DialectSyntax
 from streamtools.parser.catalog import AnyTool
 from streamtools.parser.envelope import ARGS
@@ -82,7 +82,7 @@ class CommandBody(JsonCallBody):
             return []
         return None
 
-    def _stop_here(self, s: str, i: int, failure: tuple[str, str] | None) -> int:
+    def _stop_here(self, s: str, i: int, failure: tuple[CallErrorReason, str] | None) -> int:
         """End the call just before ``s[i]`` (the newline stays text)."""
         self.record(s, self.mark, i)
         self.mark = i
@@ -175,7 +175,7 @@ def _named_so(ctx: CallContext, name: str) -> bool:
     return not isinstance(ctx.catalog, AnyTool) and name in ctx.catalog
 
 
-def _tool_name(text: str) -> tuple[str, tuple[str, str] | None]:
+def _tool_name(text: str) -> tuple[str, tuple[CallErrorReason, str] | None]:
     """The tool name a command's name text, not a tool's name as it stands, gives,
     and why it is malformed if it is.
     A quoted name (``"search"``, ``'search'``) is the name; a parenthesis, a

@@ -38,7 +38,7 @@ import re
 
 import msgspec
 
-from streamtools.events import ParserEvent
+from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.calls import DONE, PROVIDER_STOP, REJECTED, Call, CallBody, CallContext
 
 __all__ = ["GEMMA_CLOSE", "GEMMA_OPEN", "HOLD_BOUND", "NAME_LIMIT", "GemmaCallBody", "to_json"]
@@ -177,7 +177,7 @@ class GemmaCallBody(CallBody):
         self.call.add_args(text, out)
         self.call.complete(self.raw_text(), out, example=_EXAMPLE)
 
-    def _fail(self, out: list[ParserEvent], reason: str, message: str) -> None:
+    def _fail(self, out: list[ParserEvent], reason: CallErrorReason, message: str) -> None:
         self.status = DONE
         self.call.fail(self.raw_text(), reason, message + _EXAMPLE, out)
 

@@ -95,7 +95,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from streamtools.events import ParserEvent
+from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.am_xml_fast import TAG_LIMIT
 from streamtools.parser.calls import (
     DONE,
@@ -195,7 +195,7 @@ class QwenXmlCall(ParamValues, GlmForm):
     size: int
     holds: Holds
     env: Envelope
-    failure: tuple[str, str] | None
+    failure: tuple[CallErrorReason, str] | None
     json_message: str  # what a body that is neither form is told (the JSON form's words)
     record: Callable[[str, int, int], None]  # (``CallBody``'s)
     raw_text: Callable[[], str]
@@ -654,7 +654,7 @@ class QwenXmlBody(QwenXmlCall, CallBody):
     the element machine from the ``<tool_call>`` marker on, no JSON form (a body
     that does not begin with ``<function=…>`` is ``malformed``)."""
 
-    failure: tuple[str, str] | None = None
+    failure: tuple[CallErrorReason, str] | None = None
     json_message = f"<tool_call> must hold one <function=TOOL> element.{_EXAMPLE}"
 
     def __init__(self, ctx: CallContext, marker: str) -> None:

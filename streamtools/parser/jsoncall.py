@@ -58,7 +58,7 @@ The fast paths, which take most deltas without this machine, are in
 
 from __future__ import annotations
 
-from streamtools.events import ArgsDelta, ReasoningDelta, TextDelta
+from streamtools.events import ArgsDelta, CallErrorReason, ReasoningDelta, TextDelta
 from streamtools.parser.calls import (
     DONE,
     NEVER_HOLDS,
@@ -129,7 +129,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         )
         self.phase = PREFIX if prefix else ENVELOPE
         self.undecided = prefix
-        self.failure: tuple[str, str] | None = None
+        self.failure: tuple[CallErrorReason, str] | None = None
         self.out: Out = []
         self.args_given = False
         self.streaming = 0  # see ``_settle``: the role whose string is streaming, or 0
@@ -215,7 +215,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
             example = f" {self.example}" if self.example else ""  # a sentence of its own
             self.call.complete(raw, self.out, example=example)
 
-    def _misplaced_args(self) -> tuple[str, str] | None:
+    def _misplaced_args(self) -> tuple[CallErrorReason, str] | None:
         """Arguments the envelope read but cannot use: given twice (the second
         object would be dropped, or the two sent as one broken text), or none
         given while an object stood under a key the dialect does not read there
@@ -237,7 +237,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
 
     # -- the machine ----------------------------------------------------------------
 
-    def _finish(self, s: str, start: int, stop: int, failure: tuple[str, str] | None) -> None:
+    def _finish(
+        self, s: str, start: int, stop: int, failure: tuple[CallErrorReason, str] | None
+    ) -> None:
         self.record(s, start, stop)
         self.status = DONE
         raw = self.raw_text()
@@ -264,7 +266,7 @@ class JsonCallBody(JsonFastPaths, CallBody):
         self.out = out
         return stop
 
-    def _error(self, reason: str, message: str) -> None:
+    def _error(self, reason: CallErrorReason, message: str) -> None:
         hint = f" {self.example}" if self.example else ""
         self.failure = (reason, message + hint)
         self.phase = SKIP

@@ -32,13 +32,13 @@ Sans-IO: text in, text out.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
 __all__ = ["CONTEXT_LENGTH", "Overflow", "find_overflow", "overflow_message"]
 
-CONTEXT_LENGTH = "context_length"  # the wire-neutral kind of the error
+CONTEXT_LENGTH: Final = "context_length"  # the wire-neutral kind of the error
 
 # statuses an overflow comes with (None: an error inside a stream). A rate
 # limit's words ("Request too large … tokens per min") never make one.

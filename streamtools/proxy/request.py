@@ -45,6 +45,7 @@ from streamtools.events import (
     Event,
     Finish,
     ReasoningDelta,
+    StreamErrorKind,
     TextDelta,
     Usage,
 )
@@ -328,15 +329,17 @@ def forwarded_format(call: ProxyCall) -> dict[str, Any] | None:
 # begins with (the provider writes ``"<type>: <message>"``), and an
 # OpenAI-compatible one's error chunk, by its code (``"… (code 429)"``: LiteLLM,
 # vLLM and llama.cpp write a status; OpenAI a word, ``insufficient_quota``)
-_API_ERROR_KINDS = {"overloaded_error": "overloaded", "rate_limit_error": "rate_limit"}
-_CODE_KINDS = {
+_API_ERROR_KINDS: dict[str, StreamErrorKind] = {
+    "overloaded_error": "overloaded", "rate_limit_error": "rate_limit"
+}
+_CODE_KINDS: dict[str, StreamErrorKind] = {
     "429": "rate_limit", "529": "overloaded",
     "rate_limit_exceeded": "rate_limit", "insufficient_quota": "billing",
 }
 _CODE = re.compile(r"\(code (\w+)\)\Z")
 
 
-def kind_for_error(message: str) -> str:
+def kind_for_error(message: str) -> StreamErrorKind:
     """The wire-neutral kind of an upstream failure that came inside its stream:
     an overload or a rate limit keeps its kind (a used-up quota is ``billing``),
     anything else is ``upstream``.
@@ -353,7 +356,7 @@ def kind_for_error(message: str) -> str:
 # the kinds of the statuses the APIs name (Anthropic's errors page: 402
 # ``billing_error``, 504 ``timeout_error``); 408 and 409 are not named: a
 # timeout and a conflict, which the SDKs retry by their status
-_STATUS_KINDS = {
+_STATUS_KINDS: dict[int, StreamErrorKind] = {
     400: "invalid_request",
     401: "authentication",
     402: "billing",
@@ -367,7 +370,7 @@ _STATUS_KINDS = {
 }
 
 
-def kind_for_status(status: int) -> str:
+def kind_for_status(status: int) -> StreamErrorKind:
     """The wire-neutral error kind for an upstream HTTP status, in an answer
     that carries the status: another 4xx is ``invalid_request``, as Anthropic's
     API writes one (its SDK and OpenAI's retry a 408 or 409 by the status)."""
@@ -376,7 +379,7 @@ def kind_for_status(status: int) -> str:
 
 # the other way: a kind's status, its first in the table (reversed, the first is
 # written last: invalid_request is 400, not 422)
-_KIND_STATUS = {kind: status for status, kind in reversed(_STATUS_KINDS.items())}
+_KIND_STATUS: dict[str, int] = {kind: status for status, kind in reversed(_STATUS_KINDS.items())}
 
 
 # an upstream's context-window overflow (``overflow``), whatever status it came with
@@ -389,7 +392,7 @@ def status_for_kind(kind: str) -> int | None:
     return _KIND_STATUS.get(kind)
 
 
-def stream_kind(status: int) -> str:
+def stream_kind(status: int) -> StreamErrorKind:
     """The kind for an upstream's refusal written into a stream already begun,
     whose status line said 200: the client reads only the kind, so a status it
     would retry (408, 409) must not read ``invalid_request``, which it never
@@ -397,7 +400,7 @@ def stream_kind(status: int) -> str:
     return _STATUS_KINDS.get(status, "upstream")
 
 
-def refusal_kind(exc: ProviderError, status: int, begun: bool) -> str:
+def refusal_kind(exc: ProviderError, status: int, begun: bool) -> StreamErrorKind:
     """The kind of an upstream's refusal with ``status``, before the response
     began (``kind_for_status``) or in a stream already begun (``stream_kind``).
     A used-up quota (OpenAI's 429 of type or code ``insufficient_quota``) is

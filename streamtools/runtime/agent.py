@@ -101,7 +101,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -113,7 +113,7 @@ from streamtools.errors import (
     TurnPaused,
     UsageError,
 )
-from streamtools.events import CallError, Final, Retry, ToolFailed, TurnEnd, TurnStart
+from streamtools.events import CallError, Final, Retry, RetryReason, ToolFailed, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
@@ -424,7 +424,7 @@ class Agent:
                     # the model again"), the turn failed; the feedback stays in the
                     # transcript BudgetExceeded carries, for a run that goes on from it.
                     await emit(TurnEnd(turn=turn, reason="error"))
-                elif reason in _RETRIES:
+                elif reason != "tool_calls":  # a retry (_RETRIES)
                     await emit(Retry(turn=turn, reason=reason, message=message or ""))
                     await emit(TurnEnd(turn=turn, reason="retry"))
                 else:
@@ -448,7 +448,7 @@ class Agent:
 
     def _next_step(
         self, reply: Reply, repair: RepairState, offered: ToolRegistry, final_turn: bool, turn: int
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[RetryReason | Literal["tool_calls"], str | None] | None:
         """What follows ``reply``: None for the final answer, else (reason, message to add)."""
         reminder = _NATIVE_REMINDER if self.native else self.renderer.format_reminder()
         if final_turn:  # its calls were refused: only a stream cut short is not the answer
@@ -599,7 +599,7 @@ def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> s
     return f"The tool `{name}` is already available to you: call it, do not ask for it."
 
 
-def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[str, str] | None:
+def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[RetryReason, str] | None:
     """None for a reply that is an answer; for one with nothing in it (no text, no
     call; models do that after tool results now and then) the one re-prompt that
     asks for the answer, and ``RepairExhausted(reason="empty_reply")`` when it is
