@@ -1,7 +1,8 @@
 """A call runs its tool's own checks (a Struct's ``__post_init__``, a pydantic
-validator) once in the runtime: the repeat key and the run share one validation
-(``runtime.call_key``). They ran three times per call (twice for the key, once
-to run), four with the prompt parser's check. And a value a ``default_factory``
+validator) once: the repeat key and the run share one validation
+(``runtime.call_key``), in a prompt dialect the parser's own check
+(``decoders.CheckedArguments``). They ran three times per call in native mode
+(twice for the key, once to run), four in a prompt dialect. And a value a ``default_factory``
 fills in is no part of the repeat key: a factory that changes now and then (a
 clock in seconds) made the same call, made again once it had changed, a new
 call that ran again."""
@@ -15,7 +16,7 @@ import msgspec
 import pydantic
 import pytest
 
-from streamtools.events import Event, Retry, ToolFailed, ToolResult
+from streamtools.events import CallError, Event, Retry, ToolFailed, ToolResult
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
@@ -83,16 +84,33 @@ async def test_a_native_call_is_validated_once(name: str) -> None:
     assert checks == [3]
 
 
+def am_xml(name: str, **arguments: Any) -> str:
+    inner = "".join(f"<{k}>{v}</{k}>" for k, v in arguments.items())
+    return f'<am:tool_call name="{name}">{inner}</am:tool_call>'
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "am_xml"])
 @pytest.mark.parametrize("name", ["order", "lookup"])
-async def test_a_prompt_call_is_validated_at_most_twice(name: str) -> None:
-    # the parser checks the arguments (a bad call is a CallError before it runs),
-    # the runtime converts them once for both the repeat key and the run
+async def test_a_prompt_call_is_validated_once(name: str, dialect: str) -> None:
+    # the parser's check (a bad call is a CallError before it runs) is the one
+    # the call runs with, and the one its repeat key is made of
     checks.clear()
     arguments = {"item": 4} if name == "order" else {"key": 4}
-    model = ScriptedModel([hermes(name, **arguments), "done"])
-    events = await events_of(Agent(model, [order, lookup], dialect="hermes"))
-    assert len([e for e in events if isinstance(e, ToolResult)]) == 1
-    assert checks == [4, 4]
+    write = hermes if dialect == "hermes" else am_xml
+    model = ScriptedModel([write(name, **arguments), "done"])
+    events = await events_of(Agent(model, [order, lookup], dialect=dialect))
+    assert [e.content for e in events if isinstance(e, ToolResult)] == [
+        "ordered 4" if name == "order" else "found 4"
+    ]
+    assert checks == [4]
+
+
+async def test_a_prompt_call_the_tool_refuses_is_checked_once() -> None:
+    checks.clear()
+    model = ScriptedModel([hermes("order", item="many"), hermes("order", item=2), "done"])
+    events = await events_of(Agent(model, [order], dialect="hermes"))
+    assert [e.reason for e in events if isinstance(e, CallError)] == ["invalid_arguments"]
+    assert checks == [2]  # "many" never reached __post_init__; 2 once
 
 
 clock = [0]  # what the factory reads: a clock that moves on now and then

@@ -9,8 +9,10 @@ prompt dialect writes it, a default written out or left out, key order), by
 which repeated calls are found (``streamtools.runtime.repair``, rung 3).
 ``check_call`` gets both from one validation, and the executor runs the call
 with those arguments (``Executor.attempt``): a tool's own checks (a Struct's
-``__post_init__``, pydantic's validators) run once per call in the runtime. They
-ran three times (twice for the key, to see whether it was stable, once to run).
+``__post_init__``, pydantic's validators) run once per call. They ran three
+times (twice for the key, to see whether it was stable, once to run), four in a
+prompt dialect, whose parser checks a call's arguments before it ends the call:
+its check is the one validation there (``decoders.CheckedArguments``).
 
 The key is the validated arguments as canonical JSON, less what the model did
 not write and the tool filled in from a ``default_factory`` (a field that is not
@@ -51,14 +53,22 @@ class CheckedCall:
     error: ToolArgumentsError | None = None
 
 
-def check_call(name: str, arguments: dict[str, Any], tool: Tool | None) -> CheckedCall:
-    """Validate ``arguments`` for ``tool`` once; see the module docstring."""
+def check_call(
+    name: str,
+    arguments: dict[str, Any],
+    tool: Tool | None,
+    kwargs: dict[str, Any] | None = None,
+) -> CheckedCall:
+    """Validate ``arguments`` for ``tool`` once; see the module docstring.
+    ``kwargs``: what a validation already done gave (the prompt parser's check,
+    ``decoders.CheckedArguments``), used as it is."""
     if tool is None:
         return CheckedCall(_as_written(name, arguments))
-    try:
-        kwargs = tool.validate(arguments, lenient=True)
-    except ToolArgumentsError as exc:
-        return CheckedCall(_as_written(name, arguments), error=exc)
+    if kwargs is None:
+        try:
+            kwargs = tool.validate(arguments, lenient=True)
+        except ToolArgumentsError as exc:
+            return CheckedCall(_as_written(name, arguments), error=exc)
     try:
         taken = msgspec.to_builtins(kwargs)
         key = _encoder.encode(_asked(taken, arguments, tool.parameters))

@@ -33,6 +33,15 @@ sans-IO: the decoder, which sees both channels, makes the choice, once per
 reply, off the per-delta path; it is the same whatever the chunking, since the
 switch happens between chunks of two channels.
 
+The prompt parser checks a call's arguments against its tool (a bad call is a
+``CallError``, with what to fix, before anything runs). ``PromptDecoder`` gives
+it the registry through ``CheckedArguments``, which keeps the keyword arguments
+that check gave, for the call the parser then ends with those very arguments
+(``validated``): the runtime runs the call with them and validates nothing
+again, so a tool's own checks (a Struct's ``__post_init__``, pydantic's
+validators) run once per call. A call the parser did not check, or whose
+arguments are another object than the ones checked, is validated by the runtime.
+
 In prompt mode a provider's native call deltas are ignored: we asked for no
 native tools, so a stray one is not ours to run. ``NativeCalls`` is imported
 when first needed, so prompt mode never depends on it.
@@ -44,16 +53,17 @@ summary) and returns the names it asks for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from streamtools.events import CallEnd, Finish, ParserEvent, ReasoningDelta
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import NO_CALLS, Parser
-from streamtools.tools import ToolRegistry
+from streamtools.tools import ToolArgumentsError, ToolRegistry
 
 __all__ = [
-    "REQUEST_TOOLS", "NativeDecoder", "PromptDecoder", "TextReader", "requested_tools",
+    "REQUEST_TOOLS", "CheckedArguments", "NativeDecoder", "PromptDecoder", "TextReader",
+    "requested_tools",
     "tool_names",
 ]
 
@@ -96,6 +106,48 @@ class TextReader:
         return events
 
 
+class CheckedArguments:
+    """A registry as the parser's tool catalog (``parser.catalog.ToolCatalog``),
+    keeping what its argument checks gave (see the module docstring). Reads the
+    registry as it is at each look, as the parser did: a tool an MCP server adds
+    or withdraws mid-run counts at once."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+        # id of the arguments dict checked: (that dict, the tool's keyword arguments)
+        self._taken: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.registry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.registry)
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return self.registry.schema(name)
+
+    def unknown_tool_message(self, name: str) -> str:
+        return self.registry.unknown_tool_message(name)
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """``ToolRegistry.check_arguments``, keeping the keyword arguments."""
+        found = self.registry.get(name)
+        if found is None:
+            return self.registry.unknown_tool_message(name)
+        try:
+            kwargs = found.validate(arguments)
+        except ToolArgumentsError as exc:
+            return str(exc)
+        self._taken[id(arguments)] = (arguments, kwargs)
+        return None
+
+    def taken(self, call: CallEnd) -> dict[str, Any] | None:
+        """The keyword arguments the check of ``call``'s arguments gave, once; None
+        when they were not checked (as this object)."""
+        arguments, kwargs = self._taken.pop(id(call.arguments), (None, None))
+        return kwargs if arguments is call.arguments else None
+
+
 class PromptDecoder:
     """Text through the dialect's parser."""
 
@@ -108,9 +160,11 @@ class PromptDecoder:
         id_prefix: str,
         think_open: bool = False,
     ) -> None:
+        self.checked = None if tools is None else CheckedArguments(tools)
+
         def make(think: bool) -> Parser:
             # None: every call name is accepted (the parser checks syntax only).
-            return Parser(dialect, tools, stop, id_prefix=id_prefix, think_open=think)
+            return Parser(dialect, self.checked, stop, id_prefix=id_prefix, think_open=think)
 
         self.reader = TextReader(make, think_open)
 
@@ -130,6 +184,9 @@ class PromptDecoder:
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return []
+
+    def validated(self, call: CallEnd) -> dict[str, Any] | None:
+        return None if self.checked is None else self.checked.taken(call)
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
         events = self.reader.parser.end(finish.reason if finish is not None else None)
@@ -174,6 +231,9 @@ class NativeDecoder:
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]:
         return self.calls.feed(chunk)
+
+    def validated(self, call: CallEnd) -> dict[str, Any] | None:
+        return None  # NativeCalls checks names only: the runtime validates
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
         reason = finish.reason if finish is not None else None

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 import anyio
 from anyio.abc import TaskGroup
@@ -113,6 +113,11 @@ class Decoder(Protocol):
         ...
 
     def call(self, chunk: CallChunk) -> list[ParserEvent]: ...
+
+    def validated(self, call: CallEnd) -> dict[str, Any] | None:
+        """The keyword arguments the decoder's own check of ``call`` gave (the
+        prompt parser's), or None: the runtime validates them itself."""
+        ...
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]: ...
 
@@ -311,7 +316,8 @@ async def _handle(ctx: TurnContext, event: ParserEvent, reply: Reply, tools: Tas
 async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGroup) -> None:
     repair = ctx.repair
     tool = ctx.executor.registry.get(call.name)
-    checked = check_call(call.name, call.arguments, tool)  # the one validation of the call
+    # the one validation of the call: the parser's, or this one
+    checked = check_call(call.name, call.arguments, tool, ctx.decoder.validated(call))
     signature = checked.signature
     if repair.stopping:
         repeated = signature in repair.seen
