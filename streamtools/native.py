@@ -56,8 +56,13 @@ stream for a tool without parameters: it is no arguments, as an empty text
 is, so ``CallEnd.arguments`` is ``{}`` (and the schema decides: a tool whose
 parameters are all optional runs, one with a required parameter is told it
 is missing). Its ``ArgsDelta("null")`` has gone out already and events are
-never taken back, so ``raw`` and the deltas stay ``"null"``: the one case
-where they do not decode to the arguments themselves; with a catalog, an unknown name gives
+never taken back, so ``raw`` and the deltas stay ``"null"``: they do not
+decode to the arguments themselves there. Nor for arguments encoded twice, a
+JSON string whose text is a JSON object (vLLM's hermes parser for Granite 4,
+which writes its arguments as a string, vllm-project/vllm#54964; gpt-5.5's
+MCP calls through the Responses API, justrach/codegraff2#141): they are that
+object, since the model wrote them right (a ``CallError`` asked it to fix
+them, again and again). With a catalog, an unknown name gives
 ``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
 call that never got a name is ``malformed``.
 ``raw`` is the argument text as the provider sent it. ``extra`` (data the API
@@ -98,6 +103,15 @@ _UNREAD = (
     "nothing ran. Call the tool again by its exact name, with its arguments as one JSON "
     "object and nothing else."
 )
+
+
+def _object_in(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` holds, if it is one (arguments encoded twice)."""
+    try:
+        inner = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return inner if isinstance(inner, dict) else None
 
 
 def _whole_object(raw: str) -> bool:
@@ -273,6 +287,9 @@ class NativeCalls:
             return [*out, self._error(call, raw, "invalid_json", message)]
         if arguments is None:  # ``null``: no arguments (see the module docstring)
             arguments = {}
+        elif isinstance(arguments, str):  # encoded twice (see the module docstring)
+            inner = _object_in(arguments)
+            arguments = arguments if inner is None else inner
         if not isinstance(arguments, dict):
             message = f"The arguments of {call.name} must be a JSON object, not {raw[:80]}."
             return [*out, self._error(call, raw, "invalid_json", message)]
