@@ -110,10 +110,9 @@ from streamtools.errors import (
     BudgetExceeded,
     ProviderError,
     RepairExhausted,
-    TurnPaused,
     UsageError,
 )
-from streamtools.events import CallError, Final, Retry, RetryReason, ToolFailed, TurnEnd, TurnStart
+from streamtools.events import CallError, Final, Retry, RetryReason, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
@@ -133,11 +132,17 @@ from streamtools.runtime.repair import (
     call_error_feedback,
     cut_calls,
     cut_exhausted,
-    empty_reply_reprompt,
-    exhausted,
     looks_like_refusal,
     missing_call_reprompt,
     refusal_reprompt,
+)
+from streamtools.runtime.reply_checks import (
+    NATIVE_REMINDER,
+    RETRIES,
+    check_exhausted,
+    check_stream,
+    empty_answer,
+    not_granted,
 )
 from streamtools.runtime.stream import (
     EventStream,
@@ -154,7 +159,6 @@ from streamtools.runtime.turn import (
     Reply,
     TurnContext,
     run_turn,
-    unfinished_stream,
 )
 from streamtools.tools import Tool, ToolRegistry
 from streamtools.transcript import (
@@ -401,7 +405,7 @@ class Agent:
                 try:  # (what the reply asked for is judged against what it was offered)
                     step = self._next_step(reply, repair, offered, final_turn, turn)
                     if step is None:
-                        _check_exhausted(reply, repair, turn)
+                        check_exhausted(reply, repair, turn)
                 except Exception as exc:
                     if isinstance(exc, ProviderError):
                         # A reply cut off by a failed stream is no part of the history
@@ -419,12 +423,12 @@ class Agent:
                 reason, message = step
                 if message is not None:
                     transcript.user(message)
-                if reason in _RETRIES and turn >= self.max_turns:
+                if reason in RETRIES and turn >= self.max_turns:
                     # No turn is left to ask again in: no Retry (a UI would say "asking
                     # the model again"), the turn failed; the feedback stays in the
                     # transcript BudgetExceeded carries, for a run that goes on from it.
                     await emit(TurnEnd(turn=turn, reason="error"))
-                elif reason != "tool_calls":  # a retry (_RETRIES)
+                elif reason != "tool_calls":  # a retry (RETRIES)
                     await emit(Retry(turn=turn, reason=reason, message=message or ""))
                     await emit(TurnEnd(turn=turn, reason="retry"))
                 else:
@@ -450,9 +454,9 @@ class Agent:
         self, reply: Reply, repair: RepairState, offered: ToolRegistry, final_turn: bool, turn: int
     ) -> tuple[RetryReason | Literal["tool_calls"], str | None] | None:
         """What follows ``reply``: None for the final answer, else (reason, message to add)."""
-        reminder = _NATIVE_REMINDER if self.native else self.renderer.format_reminder()
+        reminder = NATIVE_REMINDER if self.native else self.renderer.format_reminder()
         if final_turn:  # its calls were refused: only a stream cut short is not the answer
-            _check_stream(reply)
+            check_stream(reply)
             return None
         finish = reply.finish.reason if reply.finish is not None else None
         cut = cut_calls(reply.errors, finish)
@@ -481,7 +485,7 @@ class Agent:
             # Nothing to grant (no such tool, or all already offered: granted again, a
             # model asking on and on would loop to max_turns): repaired as an unknown
             # tool's call is, and as boundedly; past the bound the reply stands.
-            told = "\n".join(_not_granted(n, grantable, offered) for n in asked)
+            told = "\n".join(not_granted(n, grantable, offered) for n in asked)
             if repair.can_repair():
                 repair.call_error_repairs += 1
                 return "call_error", told
@@ -492,7 +496,7 @@ class Agent:
                     reason="call_error",
                     turns=turn,
                 )
-        _check_stream(reply)
+        check_stream(reply)
         if not (repair.reprompted or not len(offered) or self.tool_choice == "none"):
             names = list(offered)
             if self.tool_choice != "auto" and not choice_met(self.tool_choice, repair):
@@ -505,7 +509,7 @@ class Agent:
             if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
-        return _empty_answer(reply, repair, turn)
+        return empty_answer(reply, repair, turn)
 
     def _answer_cut(self, reply: Reply, cut: list[CallError]) -> bool:
         """Whether the output token limit cut ``json_object``'s answer: the whole
@@ -589,83 +593,3 @@ class Agent:
         return PromptDecoder(
             self.dialect, offered, self.stop, id_prefix=id_prefix, think_open=self.think_open
         )
-
-
-def _not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> str:
-    """Why a requested tool is not granted: it is no tool here, or it is already
-    the model's to call."""
-    if name not in grantable:
-        return grantable.unknown_tool_message(name)
-    return f"The tool `{name}` is already available to you: call it, do not ask for it."
-
-
-def _empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[RetryReason, str] | None:
-    """None for a reply that is an answer; for one with nothing in it (no text, no
-    call; models do that after tool results now and then) the one re-prompt that
-    asks for the answer, and ``RepairExhausted(reason="empty_reply")`` when it is
-    empty again: a silent ``Final(text="")`` reads as success to a caller."""
-    if reply.visible_text.strip() or reply.errors:  # (errors: ``_check_exhausted``)
-        return None
-    finish = reply.finish.reason if reply.finish is not None else None
-    cut = finish in OUT_OF_TOKENS
-    if not repair.nudged:
-        repair.nudged = True
-        return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0, cut=cut)
-    hint = " (it ended at max_tokens: raise it)" if cut else _reasoning_only(reply)
-    raise RepairExhausted(
-        f"the model's reply was empty again after it was asked for its answer{hint}",
-        reason="empty_reply",
-        turns=turn,
-    )
-
-
-def _reasoning_only(reply: Reply) -> str:
-    """Why an empty reply was empty when the server streamed reasoning in its own
-    field (``reply.origin``) and nothing else, or "". A reasoning parser that reads
-    a reply with thinking turned off as all reasoning puts the answer there too
-    (vLLM's with ``enable_thinking: false``, vllm-project/vllm#17357, #19222;
-    LocalAI). It is not shown as the answer: it was streamed, and kept, as
-    reasoning, and where the server split it right it is the model's thinking."""
-    if reply.origin is None or not "".join(reply.reasoning).strip():
-        return ""
-    return (
-        f": the server sent only reasoning, in its `{reply.origin.field}` field. A server "
-        "whose reasoning parser reads every reply as reasoning puts the answer there too "
-        "(vLLM's --reasoning-parser with enable_thinking false, LocalAI): leave thinking "
-        "on, or serve the model without the reasoning parser"
-    )
-
-
-def _check_stream(reply: Reply) -> None:
-    """Raise ``ProviderError`` when the reply's stream ended with an error, or
-    with a turn the server paused (``pause``) that was not continued: its text
-    was cut off, it is not the answer (rung 4)."""
-    unfinished = unfinished_stream(reply.finish)
-    if unfinished is not None:
-        kind, message = unfinished
-        error = TurnPaused if kind == "pause" else ProviderError
-        raise error(message, partial_text=reply.visible_text)
-
-
-def _check_exhausted(reply: Reply, repair: RepairState, turn: int) -> None:
-    refused = [
-        o.message
-        for c in reply.calls
-        if isinstance(o := reply.outcomes.get(c.id), ToolFailed) and o.kind == "refused"
-    ]
-    error = exhausted(
-        repair, text=reply.visible_text, errors=reply.errors, refused=refused, turns=turn
-    )
-    if error is not None:
-        raise error
-
-
-# native mode's repairs: the dialect's text format would teach calls that are not run
-_NATIVE_REMINDER = (
-    "Call the tool through your tool-calling interface (a function call, not text), "
-    "with all its arguments as one complete JSON object."
-)
-
-
-# The steps that ask the model again for what its reply lacked (a ``Retry``)
-_RETRIES = frozenset({"call_error", "refusal", "missing_call", "empty_reply"})
