@@ -56,7 +56,7 @@ def test_demo_runs_instantly_and_shows_the_whole_session(
     assert re.search(rf"  ← clock: {today} \d\d:\d\d:\d\d UTC \(\w+day\)\n", out)
     assert "**Each of the 7 people pays $216.55**" in out
     assert "─── final answer after 3 turns" in out
-    assert "streamtools chat --base-url http://127.0.0.1:11434/v1" in out
+    assert "streamtools chat --provider ollama --model qwen3:8b" in out
     assert "\x1b[" not in out  # --color never (and not a TTY anyway)
 
 

@@ -378,8 +378,15 @@ def _banner(view: ConsoleRenderer, path: Path, speed: float | None) -> None:
 def _footer(view: ConsoleRenderer) -> None:
     view.line("")
     view.line("That model was a recording. Point the same loop at a live model:")
-    view.line("  streamtools chat --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b")
-    view.line("      (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, a gateway)")
+    # Ollama by its own API, with room for the tools' prompt: through its /v1 endpoint
+    # the default context (4k on most machines) cuts that prompt without an error
+    view.line(
+        "  streamtools chat --provider ollama --model qwen3:8b"
+        """ --extra-body '{"options": {"num_ctx": 16384}}'"""
+    )
+    view.line("      (Ollama; num_ctx: its default context cuts the tools' prompt silently)")
+    view.line("  streamtools chat --base-url http://127.0.0.1:8080/v1 --model local")
+    view.line("      (any OpenAI-compatible server: llama.cpp, vLLM, a gateway)")
     view.line("  streamtools chat --model gpt-4o-mini        (OpenAI; key from OPENAI_API_KEY)")
     view.line("  streamtools chat --help                     (Anthropic, native and hybrid modes)")
 
