@@ -192,9 +192,10 @@ from streamtools.providers.openai_finish import (
 from streamtools.providers.openai_messages import message
 from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
+from streamtools.providers.schema_refusals import schema_refusals_retried
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs
 from streamtools.providers.toolnames import OPENAI_NAMES
-from streamtools.providers.toolschema import rule_for, schema_refusals_retried
+from streamtools.providers.toolschema import rule_for
 
 __all__ = ["OpenAIChat"]
 

@@ -76,8 +76,8 @@ what it refuses: ``Unknown name "$defs" at 'tools[0].function_declarations…'``
 (Google's), ``'uniqueItems' is not supported`` in a tool schema's error,
 OpenAI's words for a function's schema (``Invalid schema for function 'f':
 … 'format' is not permitted``, which Groq answers too).
-``schema_refusals_retried`` (``OpenAIChat.stream``) reads that
-(``refused_keyword``), changes the provider's ``tool_schema`` for this and
+``schema_refusals.schema_refusals_retried`` (``OpenAIChat.stream``) reads
+that (``refused_keyword``), changes the provider's ``tool_schema`` for this and
 every later request (Google's words: ``GEMINI``; others: the rule without
 that keyword) and opens the same request again, at most three more times.
 vLLM names nothing when its xgrammar backend cannot compile a tool's schema
@@ -104,21 +104,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
-
-from streamtools.errors import ProviderError
-from streamtools.model import Chunk, ModelRequest
 
 __all__ = [
     "ANTHROPIC", "GEMINI", "OLLAMA", "OPENAI", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
-    "schema_refusals_retried", "sent_schema",
+    "sent_schema",
 ]
 
-Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 _UNFOLD = 2  # times a definition may be unfolded inside itself
 _NODES = 2000  # schemas in a sent schema past which references are no longer unfolded
 # keywords whose value is a schema, a list of schemas, or a name -> schema map
@@ -138,7 +133,8 @@ _GEMINI_KEEP = frozenset({
     "minProperties", "maxProperties", "propertyOrdering",
 })  # fmt: skip
 _GEMINI_FORMATS = frozenset({"date-time", "enum", "int32", "int64", "float", "double"})
-_KEYWORDS = _ONE | _LIST | _MAP | _NOTES | _GEMINI_KEEP | frozenset({
+# every JSON Schema keyword known here (``schema_refusals`` reads refusals of them)
+KEYWORDS = _ONE | _LIST | _MAP | _NOTES | _GEMINI_KEEP | frozenset({
     "$schema", "$id", "$ref", "$anchor", "const", "exclusiveMinimum", "exclusiveMaximum",
     "multipleOf", "uniqueItems", "minContains", "maxContains", "dependentRequired",
     "readOnly", "writeOnly", "deprecated", "contentEncoding", "contentMediaType",
@@ -589,82 +585,6 @@ _KEYWORD_REFUSAL = re.compile(
 )
 
 
-# a refusal of these is no keyword to leave out: the schema would say nothing
-_ESSENTIAL = frozenset({"type", "properties", "items", "required", "description", "anyOf"})
-_RETRIES = 3  # openings after the first, each for one more keyword
-# vLLM's words when its xgrammar backend cannot compile a schema, naming nothing,
-# and what it cannot enforce (vLLM's ``has_xgrammar_unsupported_json_features``;
-# lengths: with a pattern or format, xgrammar drops them)
-_XGRAMMAR = "not supported by xgrammar"
-_XGRAMMAR_OUT = frozenset({
-    "multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "patternProperties",
-    "propertyNames", "dependentSchemas", "format", "minLength", "maxLength",
-})  # fmt: skip
-# llama-server's when its grammar converter fails on a tool's schema (a regex
-# class in a pattern, a reference into an array, ``$schema``), naming nothing
-_GRAMMAR_FAILED = "failed to parse grammar"
-_GRAMMAR_OUT = frozenset({"pattern", "patternProperties", "propertyNames", "format", "$schema"})
-# vLLM's guidance backend names them: ``Grammar error: Unimplemented keys: ["propertyNames"]``
-_UNIMPLEMENTED = re.compile(r"Unimplemented keys?: \[([^\]]*)\]")
-
-
-class _Ruled(Protocol):
-    tool_schema: SchemaRule
-
-
-def _mended(provider: _Ruled, exc: ProviderError) -> bool:
-    """Whether ``exc`` refused a tool schema keyword the provider now leaves out
-    (see the module docstring)."""
-    if exc.status not in (400, 422, 500):
-        return False
-    rule = provider.tool_schema
-    mended = _left_out(f"{exc.body or ''}\n{exc}", rule)
-    if mended is None or mended == rule:
-        return False  # not ours to mend, or left out already
-    provider.tool_schema = mended
-    return True
-
-
-def _left_out(said: str, rule: SchemaRule) -> SchemaRule | None:
-    """``rule`` without what ``said`` (an error's words) refuses, or None."""
-    lower = said.lower()
-    if _XGRAMMAR in lower:
-        return replace(rule, drop=rule.drop | _XGRAMMAR_OUT)
-    if _GRAMMAR_FAILED in lower:
-        return replace(rule, inline=True, drop=rule.drop | _GRAMMAR_OUT)
-    listed = _UNIMPLEMENTED.search(said)
-    if listed:
-        keys = set(re.findall(r"[$A-Za-z]+", listed.group(1))) & _KEYWORDS
-        return replace(rule, drop=rule.drop | (keys - _ESSENTIAL)) if keys else None
-    found = refused_keyword(said)
-    if found is None:
-        return None
-    gemini, keyword = found
-    if gemini and not rule.openapi:
-        return replace(GEMINI, drop=GEMINI.drop | rule.drop)
-    if keyword in _ESSENTIAL or (rule.keep and keyword not in rule.keep):
-        return None
-    return rule.without(keyword)
-
-
-@asynccontextmanager
-async def schema_refusals_retried(
-    provider: _Ruled, open_stream: Opener, request: ModelRequest
-) -> AsyncIterator[AsyncIterator[Chunk]]:
-    """``open_stream(request)``, opened again when the server refuses a keyword
-    of a tool's schema and says which (see the module docstring): the provider
-    leaves it out of this and every later request."""
-    async with AsyncExitStack() as stack:
-        for left in range(_RETRIES, -1, -1):
-            try:
-                chunks = await stack.enter_async_context(open_stream(request))
-                break
-            except ProviderError as exc:
-                if not left or not request.tools or not _mended(provider, exc):
-                    raise
-        yield chunks
-
-
 def refused_keyword(said: str) -> tuple[bool, str] | None:
     """What a 400's words say of a tool schema: (Gemini's words, the keyword
     refused), or None when they refuse no schema keyword."""
@@ -675,6 +595,6 @@ def refused_keyword(said: str) -> tuple[bool, str] | None:
     if "schema" not in lower or ("tool" not in lower and "function" not in lower):
         return None  # a field of the request, not of a tool's schema
     for match in _KEYWORD_REFUSAL.finditer(said):
-        if match.group(1) in _KEYWORDS:
+        if match.group(1) in KEYWORDS:
             return False, match.group(1)
     return None
