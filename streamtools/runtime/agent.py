@@ -206,6 +206,15 @@ class Agent:
     (``results.cut_to_limit``): a result of megabytes would go into every
     later request, past any model's context, and fail them all.
 
+    ``max_parallel_tool_calls`` (None: no limit): the calls of one reply past that
+    many are not run (small models write the same kind of call ten times over).
+    Each is a ``ToolFailed(kind="refused")``, in the transcript as a tool error
+    telling the model only the first N of a reply are run and to make it again
+    after their results if it still needs it; it climbs no repair rung, and made
+    again in a later reply it runs. The first N run as ever (eagerly, at most
+    ``max_concurrency`` at once: that limits calls running together, this one
+    calls per reply). The request is not changed (no ``parallel_tool_calls``).
+
     A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
     told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
     ``GeneratorExit``, ``pytest.fail``'s ``Failed``, a user class deriving from
@@ -243,6 +252,7 @@ class Agent:
         include_tracebacks: bool = False,
         max_result_chars: int | None = MAX_RESULT_CHARS,
         max_repairs: int = 2,
+        max_parallel_tool_calls: int | None = None,
         offer: Iterable[str] | None = None,
         think_open: bool = False,
     ) -> None:
@@ -257,6 +267,13 @@ class Agent:
             # None failed only when a call first needed repair ("'<' not supported")
             raise UsageError(
                 f"max_repairs must be a whole number of at least 0, got {max_repairs!r}"
+            )
+        if max_parallel_tool_calls is not None and not (
+            type(max_parallel_tool_calls) is int and max_parallel_tool_calls >= 1
+        ):
+            raise UsageError(
+                "max_parallel_tool_calls must be a whole number of at least 1 or None, "
+                f"got {max_parallel_tool_calls!r}"
             )
         for option, value in (
             ("temperature", temperature),
@@ -295,6 +312,7 @@ class Agent:
         self.include_tracebacks = include_tracebacks
         self.max_result_chars = max_result_chars
         self.max_repairs = max_repairs
+        self.max_parallel_tool_calls = max_parallel_tool_calls
         # ``offer``: the tools described in full at first (None: all of them);
         # ``am:request_tools`` adds more from the registry during a run.
         # A str is itself an Iterable[str]: one tool's name, not its characters (as ``stop``).
@@ -373,6 +391,7 @@ class Agent:
                     stop_at_call=self.stop_at_call,
                     stop_marker=self.renderer.stop_marker,
                     tool_request=requested_tools,
+                    max_calls=self.max_parallel_tool_calls,
                 )
                 try:
                     request = self._request(transcript, specs, final_turn, repair)

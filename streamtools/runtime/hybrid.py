@@ -163,6 +163,7 @@ class AgentOptions(TypedDict, total=False):
     include_tracebacks: bool
     max_result_chars: int | None
     max_repairs: int
+    max_parallel_tool_calls: int | None
     think_open: bool
 
 

@@ -111,6 +111,7 @@ __all__ = [
     "exhausted",
     "looks_like_refusal",
     "missing_call_reprompt",
+    "over_call_limit",
     "refusal_reprompt",
     "repeat_redirect",
     "repeat_twin",
@@ -263,6 +264,16 @@ def repeat_twin(name: str) -> str:
     return (
         f"You wrote this call of `{name}` more than once in one reply, with exactly the "
         "same arguments; only the first of them is answered, and this one was not run."
+    )
+
+
+def over_call_limit(name: str, limit: int) -> str:
+    """The tool error for a call past ``Agent(max_parallel_tool_calls=limit)`` in
+    one reply: not run, and no loop (the same call in a later reply runs)."""
+    calls = "1 tool call" if limit == 1 else f"{limit} tool calls"
+    return (
+        f"This call of `{name}` was not run: only the first {calls} of a reply are run. "
+        "Read the results of those first; then make this call again if you still need it."
     )
 
 

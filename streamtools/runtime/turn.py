@@ -33,6 +33,11 @@ ladder handles. So is one that finishes with ``reason="pause"`` (the server
 paused the turn and the provider did not go on with it: see
 ``unfinished_stream``), as ``StreamError(kind="pause")``.
 
+``max_calls`` (``Agent(max_parallel_tool_calls=…)``): the calls of a reply past
+that many are not run; each is a ``ToolFailed(kind="refused")`` that tells the
+model so, climbs no repair rung, and counts as no earlier call: made again in
+a later reply, it runs.
+
 Repeated identical calls are caught here, before they run (see
 ``streamtools.runtime.repair``), by their signature (name and arguments); a
 retry of a call that timed out or raised what may pass in an earlier reply
@@ -88,6 +93,7 @@ from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.executor import Executor
 from streamtools.runtime.repair import (
     RepairState,
+    over_call_limit,
     repeat_redirect,
     repeat_stop,
     repeat_twin,
@@ -174,6 +180,7 @@ class TurnContext:
     emit: Emit
     stop_at_call: bool = False
     stop_marker: str | None = None
+    max_calls: int | None = None  # run per reply (``Agent(max_parallel_tool_calls=…)``)
     # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
     # when it is an ordinary call.
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
@@ -322,6 +329,10 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
+        return
+    if ctx.max_calls is not None and len(reply.calls) > ctx.max_calls:
+        # Past the reply's limit: not run, and not seen (no repeat when made again).
+        await _refuse(ctx, call, reply, over_call_limit(call.name, ctx.max_calls))
         return
     repeatable = tool is not None and tool.repeatable  # polled: a repeat is no loop
     if signature in reply.signatures and not repeatable:
