@@ -349,7 +349,9 @@ def load_tools(spec: str | None) -> Any:
     The module is looked up from the current directory too, as uvicorn looks up
     its app (``--app-dir .``): the ``streamtools`` script, unlike ``python -m``,
     does not put it on ``sys.path``, and ``mytools.py`` next to you was not found.
-    A module or attribute that is not there is a ``UsageError``; a module that
+    A module or attribute that is not there is a ``UsageError``, which names the
+    registry (or list, or tool) the module has when the attribute is missing or
+    wrong (``--tools mytools``: ``try --tools mytools:registry``); a module that
     fails while importing raises as itself (the traceback is the user's to read)."""
     from streamtools.tools import ToolRegistry
 
@@ -358,7 +360,7 @@ def load_tools(spec: str | None) -> Any:
 
         return DEMO_TOOLS
     module_name, _, attribute = spec.partition(":")
-    if not (module_name and attribute):
+    if not module_name:
         raise UsageError(f"--tools expects module:attribute, got {spec!r}")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -368,12 +370,19 @@ def load_tools(spec: str | None) -> Any:
         if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
             raise  # a module the user's module imports: its own error
         raise UsageError(f"--tools {spec}: no module named {exc.name!r}") from None
+    if not attribute:  # the module alone (``--tools mytools``): say what it offers
+        raise UsageError(
+            f"--tools expects module:attribute, got {spec!r}{_offered(module, module_name)}"
+        )
     found: Any = module
     for part in attribute.split("."):
         try:
             found = getattr(found, part)
         except AttributeError:
-            raise UsageError(f"--tools {spec}: {module_name!r} has no {attribute!r}") from None
+            raise UsageError(
+                f"--tools {spec}: {module_name!r} has no {attribute!r}"
+                + _offered(module, module_name)
+            ) from None
     items = [found] if callable(found) and not isinstance(found, list | tuple) else found
     try:
         return items if isinstance(items, ToolRegistry) else ToolRegistry(items)
@@ -382,6 +391,27 @@ def load_tools(spec: str | None) -> Any:
             f"--tools {spec}: expected a ToolRegistry, a tool, or a list of tools "
             f"or functions, got {type(found).__name__}: {exc}"
         ) from None
+
+
+def _offered(module: Any, name: str) -> str:
+    """What ``--tools`` could name in ``module`` (a ToolRegistry, a tool, a list
+    of tools), as the end of its error, so that a first try without the right
+    attribute says the one to write; "" when the module has none."""
+    from streamtools.tools import Tool, ToolRegistry
+
+    def usable(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return bool(value) and all(isinstance(v, Tool) for v in value)
+        return isinstance(value, ToolRegistry | Tool)
+
+    def rank(value: Any) -> int:  # the whole set first: a registry, then a list
+        return 0 if isinstance(value, ToolRegistry) else 2 if isinstance(value, Tool) else 1
+
+    found = [(rank(v), n) for n, v in vars(module).items() if not n.startswith("_") and usable(v)]
+    if not found:
+        return ""
+    best = [n for r, n in sorted(found) if r == min(found)[0]]
+    return "; try " + " or ".join(f"--tools {name}:{n}" for n in best[:3])
 
 
 def make_agent(
