@@ -560,23 +560,22 @@ _UNSIGNED = {"type": "signature_delta", "signature": ""}
 
 
 def response_body(reply: Reply, model: str, thinking: bool = False) -> dict[str, Any]:
-    """A non-streaming ``message`` with the same content as the stream
-    (``thinking``: the request enabled it, and the reasoning is a block)."""
+    """A non-streaming ``message`` with the same content as the stream, block
+    for block (``thinking``: the request enabled it, and each run of reasoning
+    is a block where it came; else text on both sides of it is one block)."""
     content: list[dict[str, Any]] = []
-    if thinking and reply.reasoning_parts:
-        content.append({**_THINKING, "thinking": reply.reasoning})
-    if reply.text:
-        content.append({"type": "text", "text": reply.text})
-    content.extend(
-        {
-            "type": "tool_use",
-            "id": c.id,
-            "name": c.name,
+    for kind, part in reply.segments:
+        if kind == "call":
             # a call cut by the token limit: what its partial arguments hold
-            "input": c.input if c.complete else partial_object(c.arguments),
-        }
-        for c in reply.calls
-    )
+            args = part.input if part.complete else partial_object(part.arguments)
+            content.append({"type": "tool_use", "id": part.id, "name": part.name, "input": args})
+        elif kind == "reasoning":
+            if thinking:
+                content.append({**_THINKING, "thinking": "".join(part)})
+        elif content and content[-1]["type"] == "text":
+            content[-1]["text"] += "".join(part)
+        else:
+            content.append({"type": "text", "text": "".join(part)})
     made_calls = bool(reply.calls)
     return {
         "id": "msg_" + secrets.token_hex(12),

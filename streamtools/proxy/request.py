@@ -542,12 +542,16 @@ class ReplyCall(msgspec.Struct, kw_only=True):
 
 
 class Reply:
-    """Accumulates one turn's output events (see ``streamtools.proxy.turn``)."""
+    """Accumulates one turn's output events (see ``streamtools.proxy.turn``),
+    and their order (``segments``): reasoning may come between the text and the
+    calls (interleaved thinking), where the Anthropic and Responses bodies put it."""
 
     def __init__(self) -> None:
         self.text_parts: list[str] = []
         self.reasoning_parts: list[str] = []  # the model's reasoning, forwarded
         self.calls: list[ReplyCall] = []
+        # in order: ("text" | "reasoning", [parts]) runs and ("call", ReplyCall)
+        self.segments: list[tuple[str, Any]] = []
         self._open: dict[int, ReplyCall] = {}
         self.finish = Finish(reason="stop")
         self.usage = Usage()  # the turn's counts (``proxy.usage.reported``)
@@ -564,12 +568,15 @@ class Reply:
         match event:
             case TextDelta(text=text):
                 self.text_parts.append(text)
+                self._run("text", text)
             case ReasoningDelta(text=text):
                 self.reasoning_parts.append(text)
+                self._run("reasoning", text)
             case CallStart(index=index, id=call_id, name=name):
                 call = ReplyCall(id=call_id, name=name, arguments="")
                 self._open[index] = call
                 self.calls.append(call)
+                self.segments.append(("call", call))
             case ArgsDelta(index=index, delta=delta):
                 self._open[index].arguments += delta
             case CallEnd(index=index, arguments=arguments):
@@ -584,6 +591,12 @@ class Reply:
                 self.finish = event
             case _:
                 pass
+
+    def _run(self, kind: str, text: str) -> None:
+        if self.segments and self.segments[-1][0] == kind:
+            self.segments[-1][1].append(text)
+        else:
+            self.segments.append((kind, [text]))
 
 
 _MISSING: Any = object()  # nothing whole to keep

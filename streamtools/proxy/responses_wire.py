@@ -383,22 +383,24 @@ def response_body(reply: Reply, call: ProxyCall) -> dict[str, Any]:
     """A non-streaming ``response`` with the same content as the stream."""
     output: list[dict[str, Any]] = []
     status, details = _status(reply.finish, bool(reply.calls))
-    if reply.reasoning_parts:  # cut off with the response when nothing came after it
-        done = status if not reply.text and not reply.calls else "completed"
-        output.append(reasoning_item(_id("rs_"), reply.reasoning, done))
-    if reply.text:
-        output.append(_message(_id("msg_"), reply.text, "completed"))
-        if not reply.calls:  # the last item: cut off with the response, as streamed
-            output[-1]["status"] = status
-    for c in reply.calls:
-        named = _named(c.name, call.namespaces)
-        if c.name in call.freeform:
+    last = len(reply.segments) - 1
+    for at, (kind, part) in enumerate(reply.segments):
+        # the last item is cut off with the response, as streamed
+        done = status if at == last else "completed"
+        if kind == "reasoning":
+            output.append(reasoning_item(_id("rs_"), "".join(part), done))
+        elif kind == "text":
+            output.append(_message(_id("msg_"), "".join(part), "completed"))
+            output[-1]["status"] = done
+        elif part.name in call.freeform:
             # a call cut by the token limit: its text so far, as the stream gives it
-            text = freeform_text(c.input) if c.complete else RawInput().feed(c.arguments)
-            output.append(_custom_call_item(_id("ctc_"), c.id, named, text))
+            named = _named(part.name, call.namespaces)
+            text = freeform_text(part.input) if part.complete else RawInput().feed(part.arguments)
+            output.append(_custom_call_item(_id("ctc_"), part.id, named, text))
         else:
-            done = "completed" if c.complete else status
-            output.append(_function_call_item(_id("fc_"), c.id, named, c.arguments, done))
+            named = _named(part.name, call.namespaces)
+            done = "completed" if part.complete else status
+            output.append(_function_call_item(_id("fc_"), part.id, named, part.arguments, done))
     return {
         **_response(call, _id("resp_"), int(time.time())),
         "status": status,

@@ -98,10 +98,15 @@ Decisions, each bounded:
   text, in a request with tools or without (``NO_CALLS`` reads ``<think>``
   too), as the agent reads it as reasoning in both its modes: the same model's
   reply gives the same answer either way. It is forwarded as ``ReasoningDelta``
-  (before the answer: after its first text or call it is left out, and so is
-  whitespace before it: ``_Attempt.reasoning_out``), which each
-  wire writes in its API's reasoning field (``reasoning_content``, Anthropic's
-  thinking blocks when the request enabled thinking) or leaves out. With
+  where it comes, before the answer (whitespace before it left out) or between
+  its text and calls (a model that thinks between calls: interleaved thinking),
+  which each wire writes in its API's reasoning field (``reasoning_content``
+  deltas, a thinking block between Anthropic's blocks when the request enabled
+  thinking, a Responses ``reasoning`` item between the others) or leaves out;
+  reasoning that comes while a call is being written waits for its end, since
+  the call's block is open (``_Attempt.reasoning_out``). It was left out after
+  the answer's first text or call, which lost the thinking of every call after
+  the first. With
   ``think_open`` (an upstream whose chat template ends the prompt with
   ``<think>``) the parser starts inside reasoning, so a call written there is
   not made. An upstream that splits
@@ -337,6 +342,8 @@ class _Attempt:
         # ``text_out`` itself, so that the text chunks after the first pay nothing
         self.say: Callable[[str], Awaitable[None]] = self._leading
         self.blank = ""  # whitespace the model wrote first, waiting to see what follows
+        self.calling = False  # a call's block is open on the wire
+        self.later: list[str] = []  # reasoning that came while it was
 
     def _parser(self, think_open: bool) -> Parser:
         turn = self.turn
@@ -450,6 +457,7 @@ class _Attempt:
                     await self.release()
                     self.wire[index] = turn.calls
                     turn.calls += 1
+                    self.calling = True
                     await turn.out(CallStart(index=self.wire[index], id=call_id, name=name))
                 case ArgsDelta(index=index, id=call_id, delta=delta):
                     self.args_sent.add(index)
@@ -462,6 +470,10 @@ class _Attempt:
                     await turn.out(
                         CallEnd(index=wire, id=call_id, name=name, arguments=args, raw=text)
                     )
+                    self.calling = False
+                    if self.later:
+                        await turn.out(ReasoningDelta(text="".join(self.later)))
+                        self.later.clear()
                     if not turn.call.parallel:
                         raise _Stop
                 case CallError():
@@ -472,13 +484,15 @@ class _Attempt:
                     pass
 
     async def reasoning_out(self, text: str) -> None:
-        """The model's reasoning before its answer (never held: it is not the
-        answer), the whitespace it wrote first left out; after the answer began
-        (text or a call) it is left out, so that every wire writes it first and
-        its whole answers match its streams."""
+        """The model's reasoning, where it comes (never held: it is not the
+        answer): before the answer, the whitespace it wrote first left out;
+        inside a call, whose block is open on the wire, after that call."""
         if not self.turn.answered:
             self.blank = ""
-            await self.turn.out(ReasoningDelta(text=text))
+        elif self.calling:
+            self.later.append(text)
+            return
+        await self.turn.out(ReasoningDelta(text=text))
 
     async def _leading(self, text: str) -> None:
         """``say`` until the model writes more than whitespace: whitespace alone
