@@ -46,9 +46,9 @@ wording and the bounds):
    the answer (``Retry(reason="empty_reply")``); empty again,
    ``RepairExhausted(reason="empty_reply")``;
 7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final`` (with
-   ``truncated`` when it ended at the output token limit; a ``json_object``
-   answer cut so is kept in the transcript as its text, without the broken
-   object's raw: ``_keep_answer``), unless
+   ``truncated`` when it ended at the output token limit; so does a
+   ``json_object`` answer cut so, its object no ``CallError``: ``turn._cut_answer``),
+   unless
    the repairs ran out on a reply that is nothing but failed or refused calls
    (no visible text): then ``RepairExhausted``, never a silent empty answer.
 
@@ -104,7 +104,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import anyio
-import msgspec
 
 from streamtools.errors import (
     BudgetExceeded,
@@ -112,7 +111,7 @@ from streamtools.errors import (
     RepairExhausted,
     UsageError,
 )
-from streamtools.events import CallError, Final, Retry, RetryReason, TurnEnd, TurnStart
+from streamtools.events import Final, Retry, RetryReason, TurnEnd, TurnStart
 from streamtools.model import Model, ModelRequest, ToolChoice, ToolSpec, UseTool
 from streamtools.parser.markers import stop_strings
 from streamtools.prompts import get_renderer, project
@@ -392,6 +391,7 @@ class Agent:
                     stop_marker=self.renderer.stop_marker,
                     tool_request=requested_tools,
                     max_calls=self.max_parallel_tool_calls,
+                    answer_object=self.dialect == "json_object" and not self.native,
                 )
                 try:
                     request = self._request(transcript, specs, final_turn, repair)
@@ -437,7 +437,6 @@ class Agent:
                         offer.append(name)
                 if step is None:
                     final = reply
-                    self._keep_answer(transcript, kept, reply)
                     break
                 reason, message = step
                 if message is not None:
@@ -479,9 +478,7 @@ class Agent:
             return None
         finish = reply.finish.reason if reply.finish is not None else None
         cut = cut_calls(reply.errors, finish)
-        if cut and self._answer_cut(reply, cut):
-            pass  # the limit cut the answer, not a call: it is the answer, ``truncated``
-        elif cut and (repair.cut_told or not repair.can_repair()):
+        if cut and (repair.cut_told or not repair.can_repair()):
             # Cut at max_tokens again (or no repair left): the same request would
             # cut it again. Complete calls of the reply ran: their results go back.
             if not reply.calls:
@@ -529,28 +526,6 @@ class Agent:
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
         return empty_answer(reply, repair, turn)
-
-    def _answer_cut(self, reply: Reply, cut: list[CallError]) -> bool:
-        """Whether the output token limit cut ``json_object``'s answer: the whole
-        reply is one object there, the answer (``final``) in it, so a reply cut in
-        its answer is an unterminated object with no tool named, whose text so far
-        is out as the answer. Asked again, it would be cut again."""
-        unnamed = all(error.name is None for error in cut)
-        return self.dialect == "json_object" and not self.native and unnamed and bool(
-            reply.visible_text.strip()
-        )
-
-    def _keep_answer(self, transcript: Transcript, at: int, reply: Reply) -> None:
-        """A ``json_object`` answer cut at max_tokens (``_answer_cut``), the final
-        reply at ``transcript.messages[at]``, kept as its text: with the broken
-        object after it (its ``CallError``'s raw, as a call to fix is kept) the
-        history read ``The long answ{"thought": ..., "final": {"content": "The
-        long answ``, which the next request showed the model as its answer."""
-        finish = reply.finish.reason if reply.finish is not None else None
-        cut = cut_calls(reply.errors, finish)
-        message = transcript.messages[at]
-        if cut and self._answer_cut(reply, cut) and isinstance(message, AssistantMessage):
-            transcript.messages[at] = msgspec.structs.replace(message, text=reply.visible_text)
 
     def _request(
         self,

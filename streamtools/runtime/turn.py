@@ -92,6 +92,7 @@ from streamtools.model import (
 from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.executor import Executor
 from streamtools.runtime.repair import (
+    OUT_OF_TOKENS,
     RepairState,
     over_call_limit,
     repeat_redirect,
@@ -162,6 +163,9 @@ class Reply:
     # What a tool raised that the executor does not report (a ``BaseException``
     # that is not an ``Exception``): raised by ``run_turn`` after its task group.
     aborted: BaseException | None = None
+    # ``json_object``'s answer cut off at the output token limit: the unterminated
+    # object, not a call (see ``_cut_answer``); its text so far is the answer.
+    cut_answer: CallError | None = None
 
     @property
     def visible_text(self) -> str:
@@ -181,6 +185,9 @@ class TurnContext:
     stop_at_call: bool = False
     stop_marker: str | None = None
     max_calls: int | None = None  # run per reply (``Agent(max_parallel_tool_calls=…)``)
+    # The reply is one JSON object whose answer is its text (``json_object`` in
+    # prompt mode): an object the token limit cut in its answer is that answer.
+    answer_object: bool = False
     # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
     # when it is an ordinary call.
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
@@ -245,7 +252,28 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
         return
     for event in ctx.decoder.end(reply.finish):
+        if ctx.answer_object and isinstance(event, CallError) and _cut_answer(event, reply):
+            reply.cut_answer = event
+            continue
         await _handle(ctx, event, reply, tools)
+
+
+def _cut_answer(event: CallError, reply: Reply) -> bool:
+    """Whether ``event``, from the end of a ``json_object`` reply, is the object
+    the output token limit cut in its answer (``{"final": {"content": "The long
+    answ``): unterminated, no tool named, its answer's text so far out as text.
+    It is the answer, cut short (``Final(truncated=True)``), as a reply in any
+    other dialect or in native mode is, where the limit cuts the text: no
+    ``CallError`` ("the call to the tool was cut off") for what was no call, nor
+    its raw in the transcript. Asked again, it would be cut again. An object cut
+    in its call, or in its thought before any answer, stays a ``CallError``."""
+    finish = reply.finish.reason if reply.finish is not None else None
+    return (
+        event.reason == "unterminated"
+        and event.name is None
+        and finish in OUT_OF_TOKENS
+        and bool(reply.visible_text.strip())
+    )
 
 
 def unfinished_stream(finish: FinishChunk | None) -> tuple[StreamErrorKind, str] | None:
