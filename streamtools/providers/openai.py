@@ -378,9 +378,10 @@ class OpenAIChat(HTTPProvider):
     API, and no limit elsewhere (a self-hosted server gets its own ids back).
 
     ``tool_schema``: what the server takes of a tool's JSON Schema in native
-    mode (``providers.toolschema``): ``GEMINI`` for Google's endpoints and a
-    model named gemini, ``OLLAMA`` for Ollama's port, else ``PLAIN`` (an
-    object at the root); set it for a gateway whose model name says neither.
+    mode (``providers.toolschema``): ``VERTEX`` for Vertex AI's endpoints,
+    ``GEMINI`` for the Gemini API's and a model named gemini, ``OLLAMA`` for
+    Ollama's port, else ``OPENAI``; set it for a gateway whose model name says
+    neither.
     """
 
     _name = "OpenAI-compatible server"

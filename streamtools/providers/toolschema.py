@@ -39,7 +39,18 @@ before a token, or drop it without a word:
   keywords of that subset, writes null as ``nullable``, ``oneOf`` as
   ``anyOf``, ``allOf`` merged, ``const`` as a one-string ``enum``, and a
   ``default`` or a value list it cannot keep into the description; a tool
-  without parameters goes without ``parameters``.
+  without parameters goes without ``parameters``. Vertex AI's ``Schema`` has
+  ``additionalProperties`` (its v1beta1 proto; an object with it and no
+  properties is taken, BerriAI/litellm#14251), and it refuses a property
+  with no type ("schema didn't specify the schema type field",
+  directus/mcp#8), which is what ``GEMINI`` made of a ``dict[str, int]`` (any
+  value, described "A JSON object."): ``VERTEX`` is ``GEMINI`` keeping
+  ``additionalProperties``, so a map is an object of its values' schema. The
+  Gemini API's own refuses it (freellmapi#97, Gitlawb/zero#373, 2026), and
+  both read the OpenAI endpoint's ``parameters`` into that proto
+  (Kilo-Org/kilocode#5333), so neither takes ``$ref`` or a schema with no
+  type as JSON Schema would (``Any``, a union's ``anyOf`` without one: sent as
+  they are, untyped, the loosest they can say).
 * Ollama reads ``tools`` into Go structs that keep ``$defs`` but drop a
   property's ``$ref``: a Struct argument reached the model as a bare name,
   and the model guessed its fields. ``OLLAMA`` inlines every local ``$ref``.
@@ -66,7 +77,12 @@ arguments a model sends are still checked against the tool's own schema
   Anthropic.
 
 ``rule_for(base_url, model)`` is the rule an OpenAI-compatible provider
-chooses from what it knows of its server; ``OPENAI`` for any other.
+chooses from what it knows of its server; ``OPENAI`` for any other. A gateway
+passes a tool's schema on to the API behind it: OpenRouter's ``google/gemini-…``
+reached Google's with the request's schema (its 400 came back as Vertex AI
+worded it, BoltAI/BoltAI#375), so a model named gemini takes ``GEMINI``, the
+subset both Google APIs take, whatever the host; the host decides where it is
+Google's own.
 ``PLAIN`` is the root mended and the rest as given. ``sent_schema(schema,
 rule)`` is the schema to send, a new object (None: send no parameters).
 
@@ -110,8 +126,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
-    "ANTHROPIC", "GEMINI", "OLLAMA", "OPENAI", "PLAIN", "SchemaRule", "refused_keyword", "rule_for",
-    "sent_schema",
+    "ANTHROPIC", "GEMINI", "OLLAMA", "OPENAI", "PLAIN", "VERTEX", "SchemaRule", "refused_keyword",
+    "rule_for", "sent_schema",
 ]
 
 _UNFOLD = 2  # times a definition may be unfolded inside itself
@@ -149,7 +165,9 @@ class SchemaRule:
     only keywords kept (None: all). ``drop``: keywords left out. ``openapi``:
     Gemini's rewrites (``nullable``, string enums, ``allOf`` merged…).
     ``described``: below the root, ``const`` as ``enum``, and ``required``
-    and ``default`` said in the description too (Ollama's). ``modern``:
+    and ``default`` said in the description too (Ollama's). ``maps``:
+    ``additionalProperties`` kept, so an object without properties (a
+    ``dict[str, int]``) stays an object (Vertex AI's). ``modern``:
     older drafts' forms in draft 2020-12's (Anthropic's). ``items``: an
     array schema without ``items`` given ``items: {}`` (OpenAI's)."""
 
@@ -161,11 +179,13 @@ class SchemaRule:
     described: bool = False
     modern: bool = False
     items: bool = False
+    maps: bool = False
 
     def without(self, keyword: str) -> SchemaRule:
         """This rule, leaving ``keyword`` out too (a reference's targets: inlined)."""
         inline = self.inline or keyword in (*_DEFS, "$ref")
-        return replace(self, drop=self.drop | {keyword}, inline=inline)
+        maps = self.maps and keyword != "additionalProperties"
+        return replace(self, drop=self.drop | {keyword}, inline=inline, maps=maps)
 
 
 PLAIN = SchemaRule("plain")
@@ -173,19 +193,26 @@ OLLAMA = SchemaRule(
     "ollama", inline=True, drop=frozenset({"$defs", "definitions"}), described=True
 )
 GEMINI = SchemaRule("gemini", inline=True, keep=_GEMINI_KEEP, openapi=True)
+VERTEX = SchemaRule(
+    "vertex", inline=True, keep=_GEMINI_KEEP | {"additionalProperties"}, openapi=True, maps=True
+)
 ANTHROPIC = SchemaRule("anthropic", modern=True)
 OPENAI = SchemaRule("openai", modern=True, items=True)
-_GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
+_GEMINI_HOST = "generativelanguage.googleapis.com"
+_VERTEX_HOST = "aiplatform.googleapis.com"
 _OLLAMA_PORT = 11434
 
 
 def rule_for(base_url: str, model: str) -> SchemaRule:
-    """The rule for an OpenAI-compatible server and model: ``GEMINI`` for
-    Google's endpoints and any model named gemini (a gateway passes the
-    schema on), ``OLLAMA`` for Ollama's port, else ``OPENAI``."""
+    """The rule for an OpenAI-compatible server and model: ``VERTEX`` for
+    Vertex AI's endpoints, ``GEMINI`` for the Gemini API's and any model named
+    gemini (a gateway passes the schema on to either), ``OLLAMA`` for
+    Ollama's port, else ``OPENAI``."""
     parts = urlsplit(base_url)
     host = (parts.hostname or "").lower()
-    if host.endswith(_GEMINI_HOSTS) or "gemini" in model.lower():
+    if host.endswith(_VERTEX_HOST):
+        return VERTEX
+    if host.endswith(_GEMINI_HOST) or "gemini" in model.lower():
         return GEMINI
     try:
         port = parts.port
@@ -203,7 +230,7 @@ def sent_schema(schema: Mapping[str, Any], rule: SchemaRule) -> dict[str, Any] |
         root = out if isinstance(out, dict) else {}
         root["type"] = "object"
         root.pop("nullable", None)
-        if rule.openapi and not root.get("properties"):
+        if rule.openapi and not root.get("properties") and not _open(root, rule):
             return None
     return root
 
@@ -360,6 +387,8 @@ class _Walk:
         for key, value in node.items():
             if key == "items" and isinstance(value, list):  # a tuple, as drafts 4 to 7 wrote it
                 out[key] = [self.node(v, unfolding) for v in value]
+            elif key == "additionalProperties" and isinstance(value, bool) and self.rule.maps:
+                out[key] = value  # Vertex AI's takes a value: true and false as they are
             elif key in _ONE:
                 out[key] = self.node(value, unfolding)
             elif key in _LIST and isinstance(value, list):
@@ -375,7 +404,7 @@ class _Walk:
         if self.rule.items and "items" not in out and _kinds(out) & {"array"}:
             out["items"] = {}  # "array schema missing items": the same instances
         if self.rule.openapi:
-            out = _openapi(out)
+            out = _openapi(out, self.rule.maps)
         elif self.rule.described and node is not self.root:
             out = _described(out)
         return self._kept(out)
@@ -413,8 +442,15 @@ class _Walk:
         return out
 
 
-def _openapi(node: dict[str, Any]) -> dict[str, Any]:
-    """``node`` in Gemini's terms (see the module docstring); its subschemas are already."""
+def _open(node: Mapping[str, Any], rule: SchemaRule) -> bool:
+    """Whether, under ``rule``, ``node`` is an object that takes names it does
+    not list (``additionalProperties`` kept, and not false)."""
+    return rule.maps and node.get("additionalProperties", True) is not False
+
+
+def _openapi(node: dict[str, Any], maps: bool = False) -> dict[str, Any]:
+    """``node`` in Gemini's terms (see the module docstring); its subschemas are
+    already. ``maps``: Vertex AI's, where ``additionalProperties`` is kept."""
     node = dict(node)
     for key in ("anyOf", "oneOf", "allOf"):
         if key in node and not isinstance(node[key], list):
@@ -479,7 +515,10 @@ def _openapi(node: dict[str, Any]) -> dict[str, Any]:
             node["type"] = "object"
         elif "items" in node:
             node["type"] = "array"
-    if node.get("type") == "object" and not node.get("properties"):
+    if node.get("type") == "object" and not node.get("properties") and maps:
+        node.setdefault("additionalProperties", True)  # an object, with its values' schema
+        node.pop("properties", None)
+    elif node.get("type") == "object" and not node.get("properties"):
         del node["type"]  # "should be non-empty for OBJECT type": any value instead
         node.pop("properties", None)
         node.pop("required", None)
