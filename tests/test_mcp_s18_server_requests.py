@@ -2,8 +2,10 @@
 2025-06-18 server may: ``roots/list``, ``sampling/createMessage``,
 ``elicitation/create``, ``ping``) gets an answer at once: an error saying the
 client does not support it (we declare none of those capabilities), or, for
-``ping``, an empty result. Unanswered, the server would wait, and the call
-with it, until ``call_timeout``. A server that writes its JSON-RPC by hand
+``ping``, an empty result; a question for the user, with no ``on_elicit`` to
+answer it, "decline", so that the tool goes on (``streamtools.mcp.elicit``).
+Unanswered, the server would wait, and the call with it, until
+``call_timeout``. A server that writes its JSON-RPC by hand
 (no SDK), over stdio; runs on asyncio and trio."""
 
 from __future__ import annotations
@@ -30,6 +32,6 @@ async def test_requests_we_do_not_support_are_refused_at_once() -> None:
     assert answers == {
         "roots_list": {"error": {"code": -32600, "message": "List roots not supported"}},
         "sampling_createMessage": {"error": {"code": -32600, "message": "Sampling not supported"}},
-        "elicitation_create": {"error": {"code": -32600, "message": "Elicitation not supported"}},
+        "elicitation_create": {"result": {"action": "decline"}},
         "ping": {"result": {}},
     }

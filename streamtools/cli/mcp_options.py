@@ -21,6 +21,11 @@ open until the block ends, when they are closed (the subprocesses stopped,
 the HTTP sessions ended). A server that cannot be loaded raises
 ``MCPNotLoaded``, whose message is the one line the command prints.
 
+In ``chat`` at a terminal, a server that asks the user something mid-call
+(MCP elicitation: a form to fill in, a page to open) is asked there
+(``streamtools.mcp.ask_in_terminal``); elsewhere (``ui``, a pipe) it is
+declined, and the tool goes on.
+
 A command runs with the user's whole environment (the SDK passes a stdio
 server a few variables only), as it would typed in the shell: an exported
 token reaches it. The SDK's log records print as one line each, without a
@@ -118,7 +123,7 @@ async def mcp_session(
     if not wants_mcp(args):
         yield registry
         return
-    from streamtools.mcp import MCPLoadError, mcp_tools
+    from streamtools.mcp import MCPLoadError, ask_in_terminal, mcp_tools
 
     _quiet_sdk_logs()
     timeout = args.mcp_timeout or 60.0
@@ -136,8 +141,12 @@ async def mcp_session(
         # silence, progress starting it again up to ten times it in all
         # (streamtools.runtime.progress); the MCP client's 60 s, which no flag
         # sets, cut a silent call at 60 s whatever --tool-timeout said.
+        # A server's question for the user (elicitation) is asked at the terminal
+        # in ``chat`` when there is one; else it is declined (streamtools.mcp.elicit).
+        asking = ask_in_terminal if command == "chat" and sys.stdin.isatty() else None
         async with mcp_tools(
-            *servers, registry=registry, load_timeout=timeout, call_timeout=None
+            *servers, registry=registry, load_timeout=timeout, call_timeout=None,
+            on_elicit=asking,
         ) as tools:
             yield tools
     except MCPLoadError as exc:

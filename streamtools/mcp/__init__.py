@@ -6,7 +6,8 @@ Theory of operation
 streamable HTTP URLs) and puts their tools in a ``ToolRegistry`` for the
 duration of an ``async with`` block; calls go to the servers, and the registry
 follows each server's tool list. ``connection`` drives one server: its
-sessions, its list-changed notifications, its calls and its restarts.
+sessions, its list-changed notifications, its calls and its restarts;
+``elicit``, a server's questions to the user (``on_elicit``).
 
 ``server``: ``mcp_server(registry)`` exposes a registry's tools as an MCP
 server, served with ``serve_stdio`` or over streamable HTTP (``http_app`` for
@@ -43,6 +44,7 @@ except ModuleNotFoundError as exc:
 
 from streamtools.mcp.client import mcp_tools
 from streamtools.mcp.connection import MCPConnection
+from streamtools.mcp.elicit import ElicitAnswer, Elicitation, ask_in_terminal
 from streamtools.mcp.results import result_text
 from streamtools.mcp.server import http_app, mcp_server, serve_http, serve_stdio
 from streamtools.mcp.servers import (
@@ -54,11 +56,14 @@ from streamtools.mcp.servers import (
 )
 
 __all__ = [
+    "ElicitAnswer",
+    "Elicitation",
     "MCPConnection",
     "MCPHttp",
     "MCPLoadError",
     "MCPStdio",
     "MCPToolError",
+    "ask_in_terminal",
     "http_app",
     "mcp_server",
     "mcp_tools",

@@ -52,6 +52,7 @@ from mcp.types import Tool as RemoteTool
 
 from streamtools.errors import ToolDefinitionError
 from streamtools.mcp.connection import MCPConnection
+from streamtools.mcp.elicit import OnElicit
 from streamtools.mcp.servers import (
     MCPHttp,
     MCPLoadError,
@@ -309,6 +310,7 @@ async def mcp_tools(
     load_timeout: float = 60.0,
     call_timeout: float | None = 60.0,
     max_restarts: int = 3,
+    on_elicit: OnElicit | None = None,
 ) -> AsyncIterator[ToolRegistry]:
     """Load the tools of MCP servers into a registry, for the duration of the block.
 
@@ -325,6 +327,10 @@ async def mcp_tools(
     each progress notification starts it again, up to ten times it in all. An
     agent's ``tool_timeout`` bounds an MCP call's silence likewise: progress
     starts it again, up to the same limit in all (``streamtools.runtime.progress``).
+    ``on_elicit`` answers a server that asks the user something mid-call
+    (``elicitation/create``): called with an ``Elicitation``, sync or async, it
+    returns an ``ElicitAnswer``; without it such a question is declined
+    (``streamtools.mcp.elicit``).
     """
     target = registry if registry is not None else ToolRegistry()
     mounted = MountedTools(target)
@@ -334,6 +340,7 @@ async def mcp_tools(
             load_timeout=load_timeout,
             call_timeout=call_timeout,
             max_restarts=max_restarts,
+            on_elicit=on_elicit,
         )
         for s in servers
     ]

@@ -103,6 +103,7 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from streamtools.mcp.elicit import OnElicit, elicitation_callback
 from streamtools.mcp.results import result_text
 from streamtools.mcp.servers import (
     HTTPAnswers,
@@ -229,8 +230,11 @@ class MCPConnection:
         call_timeout: float | None = 60.0,
         max_restarts: int = 3,
         on_tools: Callable[[MCPConnection], None] | None = None,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         self.server = parse_server(server)
+        self.on_elicit = on_elicit
+        self._working: set[Callable[[], None]] = set()  # the calls in flight: "still at work"
         self.load_timeout = load_timeout
         self.call_timeout = call_timeout
         self.max_restarts = max_restarts
@@ -338,8 +342,12 @@ class MCPConnection:
             # since a cancel scope cannot be left while the SDK's task groups stay open.
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
+                asking = None
+                if self.on_elicit is not None:
+                    asking = elicitation_callback(self.on_elicit, self.label, self._keep_going)
                 client, http_client, answers = open_client(
-                    self.server, self._on_message, legacy_sse=self._legacy_sse
+                    self.server, self._on_message, legacy_sse=self._legacy_sse,
+                    elicitation=asking,
                 )
                 self._answers = answers
                 if self._legacy_sse and answers is not None:
@@ -535,6 +543,11 @@ class MCPConnection:
             raise MCPToolError(f"MCP server {self.label!r} stopped again right after a restart")
         return self._client
 
+    def _keep_going(self) -> None:
+        """The user is answering a question of the server's: its calls are at work."""
+        for working in list(self._working):
+            working()
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """Call the server's tool ``name`` and return the result text."""
         try:
@@ -610,7 +623,7 @@ class MCPConnection:
         latest = None if timeout is None else start + timeout * _PROGRESS_CAP
         with anyio.CancelScope(deadline=math.inf if timeout is None else start + timeout) as quiet:
 
-            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            def at_work() -> None:
                 nonlocal heard
                 heard = True
                 if timeout is not None and latest is not None:
@@ -618,9 +631,16 @@ class MCPConnection:
                 if agents is not None:
                     agents.progressed(latest)
 
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                at_work()
+
             # cancelled here or by the agent's timeout, the SDK tells the server
             # (notifications/cancelled)
-            return await client.call_tool(name, dict(arguments), progress_callback=progressed)
+            self._working.add(at_work)  # and while the user answers a question (elicit)
+            try:
+                return await client.call_tool(name, dict(arguments), progress_callback=progressed)
+            finally:
+                self._working.discard(at_work)
         said = f"MCP server {self.label!r}"
         if not heard:
             raise _OutOfTime(f"{said} did not answer the call to {name!r} within {timeout}s")

@@ -39,6 +39,12 @@ block saying what it was (``[json content]``, as ``result_text`` says a type
 it does not know) and why it is not valid, and a result without ``content``
 (only ``structuredContent``) gets an empty one; once per answer, a warning
 names the server, the tool and the fault. The rest reaches the model.
+
+A question for the user (``elicitation/create``) from a server the client did
+not offer to answer one (no ``on_elicit``: the capability is not declared) is
+answered "decline" here, once per session with a warning, so that the tool
+goes on; the SDK answered it with an error, which failed the tool
+(``streamtools.mcp.elicit``).
 """
 
 from __future__ import annotations
@@ -171,9 +177,13 @@ class _Screen:
     answered yet (a request that timed out stays: its answer may still come),
     and which of them are ``tools/list`` requests."""
 
-    def __init__(self, label: str, version: Callable[[], str | None]) -> None:
+    def __init__(
+        self, label: str, version: Callable[[], str | None], *, decline_questions: bool = False
+    ) -> None:
         self.label = label
         self.version = version
+        self.decline_questions = decline_questions
+        self._declined = False  # a question was declined (said once per session)
         self._unanswered: set[str] = set()
         self._listings: set[str] = set()
         self._calls: dict[str, str] = {}  # tools/call request id -> the tool's name
@@ -189,6 +199,25 @@ class _Screen:
                 elif message.method == "tools/call":
                     name = (message.params or {}).get("name")
                     self._calls[key] = name if isinstance(name, str) else "?"
+
+    def declined(self, item: SessionMessage | Exception) -> SessionMessage | None:
+        """The answer "decline" to a question for the user (``elicitation/create``)
+        that the client did not offer to answer (``streamtools.mcp.elicit``), or
+        None to pass ``item`` on."""
+        if not self.decline_questions or isinstance(item, Exception):
+            return None
+        message = item.message
+        if not (isinstance(message, JSONRPCRequest) and message.method == "elicitation/create"):
+            return None
+        if not self._declined:
+            self._declined = True
+            logger.warning(
+                "MCP server %r asks the user something (elicitation), which streamtools did "
+                "not offer; declined (mcp_tools(on_elicit=...) answers it)",
+                self.label,
+            )
+        answer = JSONRPCResponse(jsonrpc="2.0", id=message.id, result={"action": "decline"})
+        return SessionMessage(answer)
 
     def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, Exception):
@@ -307,16 +336,22 @@ class _Screen:
 class _ScreenedReads:
     """A transport's read stream, screened (``_Screen.received``)."""
 
-    def __init__(self, inner: Any, screen: _Screen) -> None:
+    def __init__(self, inner: Any, screen: _Screen, writes: Any) -> None:
         self._inner = inner
         self._screen = screen
+        self._writes = writes  # the transport's write stream, for a declined question
 
     @property
     def last_context(self) -> Any:  # the SDK reads it off the stream it iterates, if there
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return self._screen.received(await self._inner.receive())
+        while True:
+            item = await self._inner.receive()
+            answer = self._screen.declined(item)
+            if answer is None:
+                return self._screen.received(item)
+            await self._writes.send(answer)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -360,10 +395,16 @@ class _ScreenedWrites:
 
 @asynccontextmanager
 async def screened(
-    transport: Transport, label: str, version: Callable[[], str | None]
+    transport: Transport,
+    label: str,
+    version: Callable[[], str | None],
+    *,
+    decline_questions: bool = False,
 ) -> AsyncIterator[TransportStreams]:
     """``transport`` with what the server sends screened (see the module docstring);
-    ``version`` gives the protocol version negotiated, once it is known."""
-    screen = _Screen(label, version)
+    ``version`` gives the protocol version negotiated, once it is known;
+    ``decline_questions``: answer the server's questions to the user "decline"."""
+    screen = _Screen(label, version, decline_questions=decline_questions)
     async with transport as (read_stream, write_stream):
-        yield _ScreenedReads(read_stream, screen), _ScreenedWrites(write_stream, screen)
+        reads = _ScreenedReads(read_stream, screen, write_stream)
+        yield reads, _ScreenedWrites(write_stream, screen)

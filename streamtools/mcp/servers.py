@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 import httpx2
 from mcp import Client, StdioServerParameters
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -156,12 +156,18 @@ class HTTPAnswers:
 
 
 def open_client(
-    server: MCPStdio | MCPHttp, message_handler: MessageHandlerFnT, *, legacy_sse: bool = False
+    server: MCPStdio | MCPHttp,
+    message_handler: MessageHandlerFnT,
+    *,
+    legacy_sse: bool = False,
+    elicitation: ElicitationFnT | None = None,
 ) -> tuple[Client, httpx2.AsyncClient | None, HTTPAnswers | None]:
     """A client for one session with ``server`` (enter it to connect), the HTTP
     client to close after it, if one was made, and what its error answers said.
     ``legacy_sse``: speak to an HTTP server over the older HTTP+SSE transport
-    (protocol 2024-11-05: a GET opens an event stream that names where to POST)."""
+    (protocol 2024-11-05: a GET opens an event stream that names where to POST).
+    ``elicitation`` answers the server's questions to the user; without it the
+    capability is not declared and a question is declined (``streamtools.mcp.elicit``)."""
     info = Implementation(name="streamtools", version=__version__)
     client: Client | None = None
 
@@ -207,9 +213,10 @@ def open_client(
         )
         transport = stdio_client(params, errlog=server.errlog or sys.stderr)
     client = Client(
-        screened(transport, server.label, version),
+        screened(transport, server.label, version, decline_questions=elicitation is None),
         client_info=info,
         message_handler=message_handler,
+        elicitation_callback=elicitation,
     )
     return client, http, answers
 

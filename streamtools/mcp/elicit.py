@@ -1,0 +1,254 @@
+"""A server asking the user something mid-call: ``elicitation/create``.
+
+Theory of operation
+-------------------
+An MCP server may ask its client's user for input while a tool runs (spec
+2025-06-18 and later): in *form* mode a message and a flat JSON Schema of what
+to fill in (a name, a number, a choice), in *URL* mode (2025-11-25) a message
+and a page to open (a sign-in, a payment), whose answer never passes through
+the client. The user accepts (with the form's content), declines, or cancels.
+
+``mcp_tools(..., on_elicit=handler)`` (and ``MCPConnection``) takes a handler,
+sync or async, called with an ``Elicitation`` and returning an
+``ElicitAnswer``. A sync handler runs in a worker thread, so one that waits
+for a person at a terminal (``ask_in_terminal``, which ``streamtools chat``
+uses) does not stall the session. A handler that raises or returns something
+else is logged and answered "cancel" (no choice was made). While a handler
+runs, the calls in flight on that server count as at work: their timeouts
+(``call_timeout`` and the agent's ``tool_timeout``) start again, up to their
+limit in all, as progress would, so a person taking a minute to answer does
+not get the call cut at 30 s.
+
+With a handler the client declares the ``elicitation`` capability (the SDK
+declares both modes). Without one it declares nothing, so a server that
+checks (the SDK's own resolvers do) says clearly that it needs it; and a
+server that asks anyway, as a 2025 server calling ``ctx.elicit`` does without
+looking, is answered "decline", the spec's answer for a user who says no, so
+the tool goes on (``streamtools.mcp.screen``). It got an error before
+("Elicitation not supported"), which failed the tool. Declaring the
+capability for every server, to decline everything, was not done: a server
+that checks would hear "the user declined" where no user was asked, and a
+strict server of an older protocol may refuse the capability's newer shape
+(openai/codex#20562: ``elicitation.form`` sent to 2025-06-18 servers).
+
+Decided with what peers offer: the SDK's ``elicitation_callback`` (context,
+params) -> ``ElicitResult``, the AI SDK's ``onElicitationRequest`` handler
+returning an action and content (ai docs, "Handling Elicitation Requests"),
+both of which leave asking to the application.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import anyio
+import anyio.to_thread
+from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult, ErrorData
+
+__all__ = ["ElicitAnswer", "Elicitation", "OnElicit", "ask_in_terminal", "elicitation_callback"]
+
+logger = logging.getLogger("streamtools.mcp")
+
+Value: TypeAlias = str | int | float | bool | list[str] | None
+
+# While a handler runs, the calls in flight are told this often that they are at work.
+_TICK = 0.25
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """What a server asks: ``message``; in form mode the ``schema`` of the answer
+    (a flat object schema), in URL mode the ``url`` to open and its
+    ``elicitation_id``. ``server`` is the server's label."""
+
+    server: str
+    message: str
+    schema: Mapping[str, Any] | None = None
+    url: str | None = None
+    elicitation_id: str | None = None
+
+    @property
+    def mode(self) -> Literal["form", "url"]:
+        return "url" if self.url is not None else "form"
+
+
+@dataclass(frozen=True)
+class ElicitAnswer:
+    """The user's answer: ``accept`` (with ``content`` in form mode), ``decline``
+    or ``cancel`` (dismissed without a choice)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Value] | None = field(default=None)
+
+
+OnElicit: TypeAlias = Callable[[Elicitation], ElicitAnswer | Awaitable[ElicitAnswer]]
+
+
+def _question(label: str, params: ElicitRequestParams) -> Elicitation:
+    if isinstance(params, ElicitRequestURLParams):
+        return Elicitation(
+            server=label, message=params.message, url=params.url,
+            elicitation_id=params.elicitation_id,
+        )
+    return Elicitation(server=label, message=params.message, schema=dict(params.requested_schema))
+
+
+def _is_async(on_elicit: OnElicit) -> bool:
+    # a coroutine function, or an object whose __call__ is one
+    return inspect.iscoroutinefunction(on_elicit) or inspect.iscoroutinefunction(
+        type(on_elicit).__call__
+    )
+
+
+async def _answer(on_elicit: OnElicit, question: Elicitation) -> object:
+    if _is_async(on_elicit):
+        return await on_elicit(question)  # type: ignore[misc]
+    answer = await anyio.to_thread.run_sync(on_elicit, question, abandon_on_cancel=True)
+    if inspect.isawaitable(answer):  # a sync function handing back an awaitable
+        return await answer
+    return answer
+
+
+async def _keep_going(keep_going: Callable[[], None]) -> None:
+    while True:
+        keep_going()
+        await anyio.sleep(_TICK)
+
+
+def elicitation_callback(
+    on_elicit: OnElicit, label: str, keep_going: Callable[[], None] | None = None
+) -> ElicitationFnT:
+    """The SDK's elicitation callback for one server: asks ``on_elicit``, calling
+    ``keep_going`` every ``_TICK`` seconds meanwhile (the connection starts its
+    calls' timeouts again with it: see the module docstring)."""
+
+    async def callback(
+        context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        question = _question(label, params)
+        answer: object = None
+        failed = False
+        async with anyio.create_task_group() as waiting:
+            if keep_going is not None:
+                waiting.start_soon(_keep_going, keep_going)
+            try:
+                answer = await _answer(on_elicit, question)
+            except Exception:
+                logger.exception(
+                    "MCP server %r: the on_elicit handler failed; answered cancel", label
+                )
+                failed = True
+            waiting.cancel_scope.cancel()
+        if failed:
+            return ElicitResult(action="cancel")
+        if not isinstance(answer, ElicitAnswer):
+            logger.error(
+                "MCP server %r: on_elicit returned %r, not an ElicitAnswer; answered cancel",
+                label, answer,
+            )
+            return ElicitResult(action="cancel")
+        if answer.action != "accept" or question.mode == "url":
+            return ElicitResult(action=answer.action)
+        return ElicitResult(action="accept", content=dict(answer.content or {}))
+
+    return callback
+
+
+# ---- answering at a terminal -------------------------------------------------------------
+
+
+def _read(prompt: str) -> str | None:
+    """A line from the user (``None`` at end of input)."""
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    return None if not line else line.rstrip("\n")
+
+
+def _convert(text: str, spec: Mapping[str, Any]) -> Value:
+    """``text`` as the property ``spec`` asks; ``ValueError`` saying what is expected."""
+    kind = spec.get("type")
+    choices = spec.get("enum") or [
+        option.get("const") for option in spec.get("oneOf", ()) if isinstance(option, dict)
+    ]
+    if kind == "array":
+        items = spec.get("items") or {}
+        allowed = items.get("enum") or [
+            option.get("const") for option in items.get("anyOf", ()) if isinstance(option, dict)
+        ]
+        picked = [part.strip() for part in text.split(",") if part.strip()]
+        wrong = [part for part in picked if allowed and part not in allowed]
+        if wrong:
+            raise ValueError(f"choose among {', '.join(map(str, allowed))}")
+        return picked
+    if choices and text not in choices:
+        raise ValueError(f"choose one of {', '.join(map(str, choices))}")
+    if kind == "integer":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("a whole number") from None
+    if kind == "number":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError("a number") from None
+    if kind == "boolean":
+        lowered = text.strip().lower()
+        if lowered in ("y", "yes", "true", "1"):
+            return True
+        if lowered in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("yes or no")
+    return text
+
+
+def ask_in_terminal(question: Elicitation) -> ElicitAnswer:
+    """An ``on_elicit`` handler that asks at the terminal (stderr and stdin):
+    the message, whether to answer, then each field of the form (Enter keeps a
+    default or skips an optional field), or whether the page was opened. End
+    of input cancels. ``streamtools chat`` uses it when stdin is a terminal."""
+    print(f"\nMCP server {question.server!r} asks: {question.message}", file=sys.stderr)
+    if question.url is not None:
+        print(f"  open: {question.url}", file=sys.stderr)
+        reply = _read("  Open it and go on? [y]es / [n]o (decline) / [c]ancel: ")
+        if reply is None or reply.strip().lower().startswith("c"):
+            return ElicitAnswer("cancel")
+        return ElicitAnswer("accept" if reply.strip().lower().startswith("y") else "decline")
+    reply = _read("  Answer? [Y]es / [n]o (decline) / [c]ancel: ")
+    if reply is None or reply.strip().lower().startswith("c"):
+        return ElicitAnswer("cancel")
+    if reply.strip().lower().startswith("n"):
+        return ElicitAnswer("decline")
+    schema = question.schema or {}
+    required = set(schema.get("required", ()))
+    content: dict[str, Value] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        title = spec.get("title") or name
+        hint = f" ({spec['description']})" if spec.get("description") else ""
+        default = spec.get("default")
+        shown = f" [{default}]" if default is not None else ("" if name in required else " [skip]")
+        while True:
+            text = _read(f"  {title}{hint}{shown}: ")
+            if text is None:
+                return ElicitAnswer("cancel")
+            if not text.strip():
+                if default is not None:
+                    content[name] = default
+                    break
+                if name not in required:
+                    break
+                print("  (required)", file=sys.stderr)
+                continue
+            try:
+                content[name] = _convert(text.strip(), spec)
+                break
+            except ValueError as exc:
+                print(f"  ({exc})", file=sys.stderr)
+    return ElicitAnswer("accept", content)
