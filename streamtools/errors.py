@@ -8,7 +8,7 @@ handled (everything else). Model text never raises: malformed calls are
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from streamtools.results import valid_text
 
@@ -21,6 +21,7 @@ __all__ = [
     "ParserStateError",
     "ProviderError",
     "RepairExhausted",
+    "RepairReason",
     "SizeLimitExceeded",
     "StreamtoolsError",
     "TokenCountUnavailable",
@@ -89,6 +90,11 @@ class BudgetExceeded(StreamtoolsError):
         self.usage: Usage | None = None
 
 
+# ``RepairExhausted.reason``: every value the runtime raises it with (as the events'
+# codes in ``streamtools.events``; tests/test_api_s19_event_literals.py checks both)
+RepairReason = Literal["call_error", "repeated_call", "empty_reply", "max_tokens"]
+
+
 class RepairExhausted(StreamtoolsError):
     """The repair ladder ran out and the model's last reply said nothing: its calls
     still failed after ``max_repairs`` repairs (``reason="call_error"``), it kept
@@ -102,7 +108,12 @@ class RepairExhausted(StreamtoolsError):
     ``BudgetExceeded``."""
 
     def __init__(
-        self, message: str, *, reason: str, turns: int, transcript: Transcript | None = None
+        self,
+        message: str,
+        *,
+        reason: RepairReason,
+        turns: int,
+        transcript: Transcript | None = None,
     ) -> None:
         super().__init__(message)
         self.reason = reason

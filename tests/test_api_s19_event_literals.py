@@ -10,6 +10,7 @@ events still decode."""
 from __future__ import annotations
 
 import ast
+import inspect
 import typing
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import msgspec
 import pytest
 
 from streamtools.cli.replay import segment_events
+from streamtools.errors import RepairExhausted, RepairReason
 from streamtools.events import (
     CallError,
     CallErrorReason,
@@ -84,21 +86,30 @@ def test_the_field_is_its_literal(cls: type[msgspec.Struct], field: str, alias: 
     assert typing.get_type_hints(cls)[field] == alias
 
 
+# the codes of the events, and RepairExhausted's (an exception, typed alike)
+CODES: list[tuple[type, str, typing.Any]] = [*FIELDS, (RepairExhausted, "reason", RepairReason)]
+
+
 def test_every_listed_value_is_written_in_the_code() -> None:
     strings = _code_strings()
     unused = {
         f"{cls.__name__}.{field}={value!r}"
-        for cls, field, alias in FIELDS
+        for cls, field, alias in CODES
         for value in _values(alias)
         if value not in strings
     }
     assert unused == set()
 
 
+def test_repair_exhausted_reason_is_its_literal() -> None:
+    # its other annotations name types imported for type checkers only
+    assert inspect.signature(RepairExhausted).parameters["reason"].annotation == "RepairReason"
+
+
 def test_every_code_written_at_a_construction_is_listed() -> None:
     """The constants passed to the event classes by keyword, as the package writes
     them (``mypy --strict`` checks the rest: values that come through variables)."""
-    by_name = {cls.__name__: (field, set(_values(alias))) for cls, field, alias in FIELDS}
+    by_name = {cls.__name__: (field, set(_values(alias))) for cls, field, alias in CODES}
     seen: dict[str, set[str]] = {name: set() for name in by_name}
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -111,7 +122,8 @@ def test_every_code_written_at_a_construction_is_listed() -> None:
                 value = keyword.value
                 if keyword.arg == field and isinstance(value, ast.Constant):
                     seen[node.func.id].add(str(value.value))
-    assert all(seen[name] for name in ("TurnEnd", "StreamError", "Retry"))  # the scan sees them
+    # the scan sees them
+    assert all(seen[name] for name in ("TurnEnd", "StreamError", "Retry", "RepairExhausted"))
     assert {name: codes - by_name[name][1] for name, codes in seen.items()} == {
         name: set() for name in by_name
     }
