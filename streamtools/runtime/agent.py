@@ -197,7 +197,10 @@ class Agent:
     read that ``<think>`` itself and sends no ``</think>``: its first reasoning
     chunk ends the opening reasoning, and the text after it is text
     (``decoders.TextReader``), in either mode; a reply already out of its
-    reasoning is unchanged.
+    reasoning is unchanged. A reply that finishes with no ``</think>`` at all
+    (the model skipped its thinking) is read again as one without the option:
+    its text, streamed as reasoning, comes again as the answer (``TextDelta``),
+    and a call in it runs; one cut at the token limit stays reasoning.
 
     ``max_result_chars`` (100,000; None: no limit): a tool's result, or its
     error, longer than that reaches the model (and the transcript, and the

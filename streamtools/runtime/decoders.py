@@ -33,6 +33,24 @@ sans-IO: the decoder, which sees both channels, makes the choice, once per
 reply, off the per-delta path; it is the same whatever the chunking, since the
 switch happens between chunks of two channels.
 
+A reply that *finishes* (``stop``) still in that opening reasoning, with no
+``</think>`` in it, is a model that skipped its thinking and answered: models
+trained on these templates close their thinking before they answer, and one
+whose template closed the block itself (Qwen3's with ``enable_thinking`` false
+ends the prompt with ``<think>\n\n</think>``), run with ``think_open`` all the
+same, writes the answer straight away (vLLM's ``qwen3`` parser, which reads the
+reply as still in thinking, returns such an answer as all reasoning:
+vllm-project/vllm#53284). Read as reasoning, the reply was empty, the agent
+asked again, and ended with ``RepairExhausted``. ``TextReader.end`` reads it
+again from its start as a reply without ``think_open``: its text comes as
+``TextDelta`` after the ``ReasoningDelta`` it streamed as, a call in it is a call (vLLM's ``qwen3``
+reasoning parser likewise ends reasoning at a ``<tool_call>`` written with no
+``</think>``), and ``reread`` tells the turn the reasoning was that answer. The
+choice is made once, at the end, from all the text, so it is the same whatever
+the chunking. A reply cut at the token limit there is unfinished thinking (as
+vLLM's ``deepseek_r1`` and ``qwen3`` parsers with thinking on, and llama.cpp's
+``thinking_forced_open``, read a reply with no ``</think>``): reasoning still.
+
 The prompt parser checks a call's arguments against its tool (a bad call is a
 ``CallError``, with what to fix, before anything runs). ``PromptDecoder`` gives
 it the registry through ``CheckedArguments``, which keeps the keyword arguments
@@ -73,13 +91,17 @@ REQUEST_TOOLS = "am:request_tools"
 class TextReader:
     """A reply's text through a ``Parser`` (``make(think_open)`` builds one), and
     the end of ``think_open``'s opening reasoning when the provider sends its
-    reasoning in its own channel (see the module docstring)."""
+    reasoning in its own channel, or when the reply finishes inside it (see the
+    module docstring)."""
 
     def __init__(self, make: Callable[[bool], Parser], think_open: bool) -> None:
         self._make = make
         self.parser = make(think_open)
         # still in the reasoning ``think_open`` began: no event but reasoning yet
         self.opening = think_open
+        self._opening_text: list[str] = []  # the text read in it, as it came
+        # the opening reasoning was read again as the reply's answer (``end``)
+        self.reread = False
 
     @property
     def stopped(self) -> bool:
@@ -89,8 +111,11 @@ class TextReader:
         if not text:
             return []
         events = self.parser.feed(text)
-        if self.opening and any(type(e) is not ReasoningDelta for e in events):
-            self.opening = False
+        if self.opening:
+            self._opening_text.append(text)
+            if any(type(e) is not ReasoningDelta for e in events):
+                self.opening = False
+                self._opening_text = []
         return events
 
     def provider_reasoning(self) -> list[ParserEvent]:
@@ -101,9 +126,32 @@ class TextReader:
         if not self.opening:
             return []
         self.opening = False
+        self._opening_text = []
         *events, _finish = self.parser.end()
         self.parser = self._make(False)
         return events
+
+    def end(self, finish_reason: str | None) -> list[ParserEvent]:
+        """The parser's ``end``; but a reply that finished (``stop``) still in
+        the opening reasoning, no ``</think>`` in it, is read again from its
+        start as a reply without ``think_open`` (``reread``): the model skipped
+        its thinking and answered (see the module docstring). One cut at the
+        token limit, stopped at a stop string, or that failed stays reasoning."""
+        text = "".join(self._opening_text)
+        if not (
+            self.opening
+            and finish_reason in (None, "stop")
+            and not self.parser.stopped
+            and text.strip()
+            and _THINK_CLOSE not in text
+        ):
+            return self.parser.end(finish_reason)
+        self.opening, self._opening_text, self.reread = False, [], True
+        self.parser = self._make(False)
+        return self.parser.feed(text) + self.parser.end(finish_reason)
+
+
+_THINK_CLOSE = "</think>"
 
 
 class CheckedArguments:
@@ -188,8 +236,12 @@ class PromptDecoder:
     def validated(self, call: CallEnd) -> dict[str, Any] | None:
         return None if self.checked is None else self.checked.taken(call)
 
+    @property
+    def reread(self) -> bool:
+        return self.reader.reread
+
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
-        events = self.reader.parser.end(finish.reason if finish is not None else None)
+        events = self.reader.end(finish.reason if finish is not None else None)
         last = events[-1]
         if finish is not None and finish.stop_sequence and isinstance(last, Finish):
             if last.stop_sequence is None:  # the provider cut at a stop string, not the parser
@@ -235,10 +287,14 @@ class NativeDecoder:
     def validated(self, call: CallEnd) -> dict[str, Any] | None:
         return None  # NativeCalls checks names only: the runtime validates
 
+    @property
+    def reread(self) -> bool:
+        return self.reader.reread
+
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]:
         reason = finish.reason if finish is not None else None
         # text and reasoning held back as a marker's or stop string's start, first
-        *events, last = self.reader.parser.end(reason)
+        *events, last = self.reader.end(reason)
         hit = last.stop_sequence if isinstance(last, Finish) else None
         events += self.calls.end(reason)
         if finish is None:

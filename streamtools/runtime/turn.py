@@ -128,6 +128,12 @@ class Decoder(Protocol):
 
     def end(self, finish: FinishChunk | None) -> list[ParserEvent]: ...
 
+    @property
+    def reread(self) -> bool:
+        """``end`` read the reply's opening reasoning (``think_open``) again as
+        its answer: the reasoning so far was that answer (``decoders.TextReader``)."""
+        ...
+
 
 @dataclass
 class Reply:
@@ -251,7 +257,10 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
     if reply.cut:
         await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
         return
-    for event in ctx.decoder.end(reply.finish):
+    ends = ctx.decoder.end(reply.finish)
+    if ctx.decoder.reread:
+        reply.reasoning.clear()  # it was the answer, which follows: not kept twice
+    for event in ends:
         if ctx.answer_object and isinstance(event, CallError) and _cut_answer(event, reply):
             reply.cut_answer = event
             continue
