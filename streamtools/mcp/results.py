@@ -14,9 +14,16 @@ a resource link names its URI and says its description (a search server's
 results are links, and the description is what the model can read of each).
 Blocks are joined by newlines, in order.
 
-``structuredContent`` is used only when the result has no text block: the spec
-asks servers to repeat structured content as JSON text, so using both would
-show the model the same data twice. Nor is what in it only repeats the
+``structuredContent`` is used when the result has no text block, and after
+the text when the text does not repeat it. The spec asks servers to repeat
+structured content as JSON text, so using both would show the model the same
+data twice; but many servers send a summary as text ("Scraped 1 URL. Top
+evidence chunks are in structured content.") and the data only as structured
+content, which was then never shown (the data a model asked for, lost; Open
+WebUI's client did the same: open-webui/open-webui#28926). The text repeats
+it when each of its first ``_LEAVES_CHECKED`` strings and numbers appears in
+the text, as it is or JSON-escaped (booleans and nulls are not looked for: a
+summary need not spell them). Nor is what in it only repeats the
 content blocks: FastMCP gives a tool annotated ``-> list`` the output schema
 ``{"result": [...]}``, and when such a tool returns pictures or files it sends
 each as a block and again, serialised, in the structured content, which put a
@@ -28,6 +35,7 @@ of the structured content is shown, and none of it if nothing is left.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -100,6 +108,43 @@ def _structured(result: CallToolResult) -> str | None:
     return msgspec.json.encode(value).decode()
 
 
+# How many of the structured content's values are looked for in the text: the
+# check costs a search of the text for each.
+_LEAVES_CHECKED = 100
+
+
+def _leaves(value: Any, found: list[str]) -> None:
+    """The strings and numbers in ``value`` as text, depth first, up to the cap."""
+    if len(found) >= _LEAVES_CHECKED:
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, found)
+    elif isinstance(value, str):
+        if value:
+            found.append(value)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        found.append(repr(value))
+
+
+def _repeats(text: str, structured: str) -> bool:
+    """Whether ``text`` already says what ``structured`` (JSON) holds."""
+    found: list[str] = []
+    _leaves(msgspec.json.decode(structured), found)
+    for leaf in found:
+        if leaf in text:
+            continue
+        if json.dumps(leaf, ensure_ascii=False)[1:-1] in text or json.dumps(leaf)[1:-1] in text:
+            continue  # JSON-escaped, with non-ASCII characters as they are or as \u escapes
+        if leaf.endswith(".0") and leaf[:-2] in text:  # 21.0 written as 21
+            continue
+        return False
+    return True
+
+
 def result_text(result: CallToolResult) -> str:
     """The text a model is given for an MCP tool result (see the module docstring)."""
     parts: list[str] = []
@@ -129,7 +174,10 @@ def result_text(result: CallToolResult) -> str:
                 parts.append(f"[resource: {resource.uri}{mime}]\n{resource.text}")
         else:  # a content type newer than this code: say so rather than drop it
             parts.append(f"[{getattr(block, 'type', 'unknown')} content]")
-    structured = None if has_text else _structured(result)
-    if structured is not None:
-        parts.insert(0, structured)
-    return "\n".join(parts)
+    structured = _structured(result)
+    if structured is None:
+        return "\n".join(parts)
+    if not has_text:
+        return "\n".join([structured, *parts])
+    text = "\n".join(parts)
+    return text if _repeats(text, structured) else f"{text}\n{structured}"
