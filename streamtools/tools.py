@@ -276,7 +276,12 @@ def _refused_null(message: str, arguments: dict[str, Any], required: Any) -> str
     return key
 
 
-# A Tool given to ``tool`` is returned as it is (a FunctionTool keeps its type, a
+# an option ``tool`` was not given: a function's tool has the default (False, None),
+# a Tool given to it keeps its own
+_UNSET: Any = object()
+
+
+# A Tool given to ``tool`` keeps its kind (a FunctionTool keeps its type, a
 # schema tool stays one); the overlap mypy reports is a Tool typed only as a
 # callable, taken for a function.
 @overload
@@ -331,10 +336,10 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    repeatable: bool = False,
-    timeout: float | None = None,
-    isolated: bool = False,
-    sequential: bool = False,
+    repeatable: bool = _UNSET,
+    timeout: float | None = _UNSET,
+    isolated: bool = _UNSET,
+    sequential: bool = _UNSET,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``; usable bare or with options.
     The tool is a ``FunctionTool``: a type checker reads a direct call of it
@@ -353,26 +358,38 @@ def tool(
     the caller's event loop (a client, a lock made outside the tool).
     ``sequential=True``: a call of the tool runs alone, in its place in the
     model's reply (a write, a command): the calls before it finish first and
-    those after it wait for it, so a read written after a write sees it."""
-    if timeout is not None and not timeout > 0:  # NaN, zero, negative
+    those after it wait for it, so a read written after a write sees it.
+    A ``Tool`` given to it is returned as it is, or, with anything asked of it
+    (``tool(add, name="plus", repeatable=True)``), as a copy that has what was
+    asked and keeps the rest: the tool itself, which other registries may
+    hold, is not changed."""
+    given = {"repeatable": repeatable, "timeout": timeout, "isolated": isolated,
+             "sequential": sequential}
+    options = {key: value for key, value in given.items() if value is not _UNSET}
+    if timeout is not _UNSET and timeout is not None and not timeout > 0:  # NaN, 0, < 0
         raise ToolDefinitionError(
             f"timeout must be a positive number of seconds or None, got {timeout!r}"
         )
 
     def made(f: Callable[..., Any]) -> Tool:
-        made_tool = _from_function(f, name, description)
-        made_tool.repeatable = repeatable
-        made_tool.timeout = timeout
-        made_tool.isolated = isolated
-        made_tool.sequential = sequential
+        if isinstance(f, Tool):
+            if name is None and description is None and not options:
+                return f
+            made_tool = copy.copy(f)
+            if name is not None:
+                _check_name(name)
+            made_tool.name = name or f.name
+            made_tool.description = f.description if description is None else description
+        else:
+            made_tool = _from_function(f, name, description)
+        for key, value in options.items():
+            setattr(made_tool, key, value)
         return made_tool
 
     return made(fn) if fn is not None else made
 
 
 def _from_function(fn: Callable[..., Any], given_name: str | None, description: str | None) -> Tool:
-    if isinstance(fn, Tool):
-        return fn
     source = annotated(fn)
     name = given_name or default_name(fn)
     _check_name(name)
