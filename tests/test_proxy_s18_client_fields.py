@@ -65,8 +65,11 @@ def test_chat_fields_of_coding_agents_are_accepted() -> None:
     assert [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1] == "tool_calls"
     assert chunks[-1].usage is not None  # include_usage
     # none of them reaches the upstream, which may refuse what it does not know
-    # (its stream_options are the proxy's own)
-    assert set(CHAT_FIELDS) & set(sent) == {"stream_options"}
+    # (its stream_options are the proxy's own), but the effort and the cache key,
+    # which OpenAI-compatible servers read, left out if refused (s19_forwarded_effort)
+    assert set(CHAT_FIELDS) & set(sent) == {"stream_options", "reasoning_effort",
+                                            "prompt_cache_key"}
+    assert (sent["reasoning_effort"], sent["prompt_cache_key"]) == ("high", "session-1")
     assert sent["stream_options"] == {"include_usage": True}
     # the schema is said to the model, since calls are text no schema lets through
     assert "JSON Schema" in sent["messages"][-1]["content"]
@@ -91,7 +94,8 @@ def test_responses_fields_of_codex_are_accepted() -> None:
         sent = upstream.requests[0]
     (call,) = [o.model_dump() for o in response.output if o.type == "function_call"]
     assert call["name"] == "weather" and response.status == "completed"
-    assert not set(RESPONSES_FIELDS) & set(sent)
+    assert set(RESPONSES_FIELDS) & set(sent) == {"prompt_cache_key"}
+    assert sent["reasoning_effort"] == "high"  # reasoning.effort, by the chat name
 
 
 @pytest.mark.parametrize("thinking", [{"type": "enabled", "budget_tokens": 1024},

@@ -72,6 +72,7 @@ from streamtools.events import (
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.builtin_items import add_note, block_note
 from streamtools.proxy.client_tools import KNOWN, client_tool
+from streamtools.proxy.forwarded import anthropic_effort
 from streamtools.proxy.request import (
     AssistantTurn,
     ProxyCall,
@@ -390,6 +391,7 @@ def decode_request(body: Any) -> ProxyCall:
         # read content[0] as the call); the text the model wrote then is left out
         preamble=choice in ("auto", "none"),
         thinking=_thinking(body.get("thinking")),
+        forward=anthropic_effort(body.get("output_config")),
     )
 
 

@@ -295,7 +295,7 @@ def create_app(
             return model_factory(name, key), lambda: None
         client, release = lease()
         try:
-            provider = refusals.applied(_provider(cfg, name, key, client))
+            provider = refusals.applied(_provider(cfg, name, key, client), call.forward)
         except BaseException:
             release()  # else the connection counts as busy for good
             raise

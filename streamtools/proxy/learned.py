@@ -23,19 +23,24 @@ settings only ever narrow (a field left out stays left out): two requests
 that learned different fields are merged, not overwritten. The tool schema
 rule (``providers.toolschema``) is not kept: the proxy sends a request's tools
 in the prompt, never as native tools, so no upstream refuses one of its
-schemas.
+schemas. The fields the proxy forwards for a client (``reasoning_effort``,
+``prompt_cache_key``: ``forwarded``) are kept the same way: one an upstream
+refused is left out of its later requests.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from streamtools.model import Model
 from streamtools.providers import OpenAIChat
+from streamtools.proxy.forwarded import Forwarded
 
 __all__ = ["Refusals"]
 
 _RENAMED = "max_completion_tokens"
-# (stream_usage, supports_stop, max_tokens_field): what a provider sends
-Learned = tuple[bool, bool, str]
+# (stream_usage, supports_stop, max_tokens_field, forwarded fields refused)
+Learned = tuple[bool, bool, str, frozenset[str]]
 Key = tuple[str, str, str]
 
 
@@ -54,31 +59,40 @@ class Refusals:
     def __len__(self) -> int:
         return len(self._known)
 
-    def applied(self, provider: Model) -> Model:
-        """``provider``, leaving out what its upstream refused before."""
-        if isinstance(provider, OpenAIChat):
-            known = self._known.get(_key(provider))
-            if known is not None:
-                usage, stop, field = known
-                provider.stream_usage = provider.stream_usage and usage
-                provider.supports_stop = provider.supports_stop and stop
-                if field == _RENAMED:
-                    provider.max_tokens_field = field
+    def applied(self, provider: Model, forward: dict[str, Any] | None = None) -> Model:
+        """``provider``, leaving out what its upstream refused before, and for an
+        OpenAI-compatible one adding the client's ``forward`` fields to its
+        requests (``forwarded.Forwarded``) less those it refused."""
+        if not isinstance(provider, OpenAIChat):
+            return provider
+        known = self._known.get(_key(provider))
+        if known is not None:
+            usage, stop, field, _ = known
+            provider.stream_usage = provider.stream_usage and usage
+            provider.supports_stop = provider.supports_stop and stop
+            if field == _RENAMED:
+                provider.max_tokens_field = field
+        if forward:
+            return Forwarded(provider, forward, set(known[3] if known else ()))
         return provider
 
     def learn(self, provider: Model) -> None:
         """Keep what ``provider`` learned of its upstream, if anything."""
+        refused: frozenset[str] = frozenset()
+        if isinstance(provider, Forwarded):
+            refused, provider = frozenset(provider.refused), provider.inner
         if not isinstance(provider, OpenAIChat):
             return
         usage, stop = provider.stream_usage, provider.supports_stop
         field = provider.max_tokens_field
-        if usage and stop and field != _RENAMED:
+        if usage and stop and field != _RENAMED and not refused:
             return  # nothing refused: no entry, so the bound is spent on refusers only
         key = _key(provider)
         old = self._known.pop(key, None)  # re-inserted last: the most recently taught
         if old is not None:
             usage, stop = usage and old[0], stop and old[1]
             field = _RENAMED if _RENAMED in (field, old[2]) else field
-        self._known[key] = (usage, stop, field)
+            refused |= old[3]
+        self._known[key] = (usage, stop, field, refused)
         while len(self._known) > self._limit:
             del self._known[next(iter(self._known))]

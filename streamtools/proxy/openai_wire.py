@@ -52,6 +52,7 @@ from streamtools.events import (
     Usage,
 )
 from streamtools.model import SAMPLING, ToolChoice, ToolSpec, UseTool, keyword_choice
+from streamtools.proxy.forwarded import CACHE_KEY, EFFORT, forward_fields
 from streamtools.proxy.freeform import freeform_spec
 from streamtools.proxy.request import (
     ProxyCall,
@@ -399,6 +400,7 @@ def decode_request(body: Any) -> ProxyCall:
         response_format=response_format(body.get("response_format"), "response_format"),
         legacy=legacy,
         freeform=custom,
+        forward=forward_fields(body.get(EFFORT), body.get(CACHE_KEY), EFFORT),
     )
 
 

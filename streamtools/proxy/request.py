@@ -468,6 +468,8 @@ class ProxyCall(msgspec.Struct, kw_only=True):
     # Anthropic's ``thinking`` enabled (or adaptive): the reasoning goes out as
     # thinking blocks, as the API writes them only then
     thinking: bool = False
+    # reasoning_effort, prompt_cache_key: for an OpenAI-compatible upstream (``forwarded``)
+    forward: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 def check_tool_choice(

@@ -36,6 +36,7 @@ import msgspec
 
 from streamtools.model import ToolChoice, ToolSpec, UseTool, keyword_choice
 from streamtools.proxy.builtin_items import COMPACTION, add_note, note
+from streamtools.proxy.forwarded import CACHE_KEY, forward_fields
 from streamtools.proxy.freeform import freeform_spec
 from streamtools.proxy.openai_wire import text_content
 from streamtools.proxy.request import (
@@ -292,7 +293,17 @@ def decode_request(body: Any) -> ProxyCall:
         namespaces=tools.namespaces,
         response_format=_text_format(body.get("text")),
         instructions=instructions,
+        forward=_forward(body),
     )
+
+
+def _forward(body: dict[str, Any]) -> dict[str, Any]:
+    """``reasoning.effort`` and ``prompt_cache_key``, to forward (``forwarded``)."""
+    raw = body.get("reasoning")
+    if raw is not None and not isinstance(raw, dict):
+        raise RequestError("reasoning must be an object")
+    effort = None if raw is None else raw.get("effort")
+    return forward_fields(effort, body.get(CACHE_KEY), "reasoning.effort")
 
 
 def _text_format(raw: Any) -> dict[str, Any] | None:

@@ -65,6 +65,7 @@ import math
 from streamtools.errors import ProviderError, TokenCountUnavailable
 from streamtools.model import Model, ModelRequest
 from streamtools.providers import AnthropicMessages, OpenAIChat
+from streamtools.proxy.forwarded import Forwarded
 
 __all__ = ["ESTIMATE_HEADER", "TokenCounter", "estimate_tokens", "expected_tokens", "text_tokens"]
 
@@ -123,6 +124,8 @@ class TokenCounter:
     async def count(self, model: Model, request: ModelRequest) -> tuple[int, bool]:
         """(tokens, exact): the upstream's count, else (it has none, or it
         failed) the estimate."""
+        if isinstance(model, Forwarded):  # the client's effort is no part of a count
+            model = model.inner
         if isinstance(model, AnthropicMessages):
             try:
                 return await model.count_tokens(request), True

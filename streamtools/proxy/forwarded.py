@@ -1,0 +1,120 @@
+"""A client's reasoning effort and prompt-cache key, forwarded to the upstream.
+
+Theory of operation
+-------------------
+A client asks how hard the model should think, in its API's words: chat
+completions' ``reasoning_effort``, the Responses API's ``reasoning.effort``,
+an Anthropic client's ``output_config.effort``; and an OpenAI client may name
+its conversation for the server's prompt cache (``prompt_cache_key``). The
+proxy dropped them all. Each wire now reads them into ``ProxyCall.forward``,
+by the names chat completions gives them (``forward_fields``), and an
+OpenAI-compatible upstream gets them in its request body (``Forwarded``):
+
+* ``reasoning_effort`` is what the OpenAI-compatible servers read:
+  llama.cpp's server (``none`` turns thinking off,
+  https://github.com/ggml-org/llama.cpp/pull/26045; other levels reach the
+  chat template, https://github.com/ggml-org/llama.cpp/pull/26941), Ollama's
+  ``/v1`` (https://docs.ollama.com/api/openai-compatibility lists
+  ``reasoning_effort``), vLLM (gpt-oss), OpenAI's reasoning models. An
+  Anthropic effort ``max`` is ``high``, the highest level they all name.
+* ``prompt_cache_key`` goes as it came: OpenAI routes on it, local servers
+  ignore a field they do not know.
+
+Anthropic's ``thinking.budget_tokens`` is not mapped: a token budget is no
+level, and no OpenAI-compatible server reads one in the request. Nothing goes
+to an Anthropic upstream (whose thinking the proxy cannot replay: it writes
+past replies as text, without their signed thinking blocks) nor to Ollama's
+own API (whose ``think`` levels only gpt-oss takes; other models refuse them).
+
+A server that refuses such a field (a 400 or 422 that names it: a strict
+schema's "extra inputs are not permitted", a model without reasoning levels)
+gets the request again without it, and ``learned.Refusals`` keeps that for the
+upstream's later requests, as it keeps ``stop`` and ``max_tokens``. A request
+that forwards nothing is not wrapped: it pays nothing. A token count asks the
+provider inside (``tokens.TokenCounter``), with no such field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import msgspec
+
+from streamtools.errors import ProviderError
+from streamtools.model import Chunk, Model, ModelRequest
+from streamtools.proxy.request import RequestError
+
+__all__ = [
+    "CACHE_KEY", "EFFORT", "Forwarded", "anthropic_effort", "forward_fields", "refused_field",
+]
+
+EFFORT = "reasoning_effort"
+CACHE_KEY = "prompt_cache_key"
+_ANTHROPIC_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
+
+
+def _text(raw: Any, what: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise RequestError(f"{what} must be a string")
+    return raw
+
+
+def forward_fields(effort: Any, cache_key: Any, effort_name: str) -> dict[str, Any]:
+    """The fields to forward, by their chat completions names, from a client's
+    ``effort`` (named ``effort_name`` in its API) and ``prompt_cache_key``; a
+    400 for one that is not a string."""
+    found = {EFFORT: _text(effort, effort_name), CACHE_KEY: _text(cache_key, CACHE_KEY)}
+    return {name: value for name, value in found.items() if value}
+
+
+def anthropic_effort(output_config: Any) -> dict[str, Any]:
+    """An Anthropic ``output_config.effort`` as the fields to forward."""
+    if not isinstance(output_config, dict) or output_config.get("effort") is None:
+        return {}
+    effort = _text(output_config["effort"], "output_config.effort")
+    if effort not in _ANTHROPIC_EFFORTS:
+        raise RequestError(
+            f"output_config.effort must be one of {', '.join(_ANTHROPIC_EFFORTS)}, not {effort!r}"
+        )
+    return {EFFORT: _ANTHROPIC_EFFORTS[effort]}
+
+
+def refused_field(exc: ProviderError, names: Any) -> str | None:
+    """The field among ``names`` that the upstream's refusal ``exc`` names."""
+    if exc.status not in (400, 422):
+        return None
+    said = f"{exc.body or ''}\n{exc}"
+    return next((name for name in names if name in said), None)
+
+
+class Forwarded:
+    """``model`` with ``fields`` added to each request's body, less those its
+    upstream refused (``refused``, which grows as it refuses more)."""
+
+    def __init__(self, model: Model, fields: dict[str, Any], refused: set[str]) -> None:
+        self.inner = model
+        self.fields = fields
+        self.refused = refused
+
+    def __getattr__(self, name: str) -> Any:  # count_tokens and the like
+        return getattr(self.inner, name)
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
+        async with AsyncExitStack() as stack:
+            while True:
+                fields = {k: v for k, v in self.fields.items() if k not in self.refused}
+                sent = msgspec.structs.replace(request, extra={**fields, **request.extra})
+                try:
+                    chunks = await stack.enter_async_context(self.inner.stream(sent))
+                    break
+                except ProviderError as exc:
+                    name = refused_field(exc, fields)
+                    if name is None:
+                        raise
+                    self.refused.add(name)  # and asked again without it
+            yield chunks
