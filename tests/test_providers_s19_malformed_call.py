@@ -94,3 +94,22 @@ async def test_another_native_reason_is_the_finish_as_sent(anyio_backend: str) -
                                  content_type="text/event-stream")], wire="openai") as server:
         chunks = await collect(OpenAIChat("m", base_url=server.base_url, max_retries=0))
     assert chunks == [FinishChunk(reason="stop")]
+
+
+def _whole_call_then(finish: str) -> str:
+    call = {"index": 0, "id": "c0", "type": "function",
+            "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+    first = {"object": "chat.completion.chunk",
+             "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+    end = {"object": "chat.completion.chunk",
+           "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
+    return sse(first, end, DONE)
+
+
+async def test_a_call_in_an_answer_the_api_refused_does_not_run(anyio_backend: str) -> None:
+    # the reason is authoritative over a call that came whole in the same answer
+    seen, requests = await _run(_whole_call_then("MALFORMED_FUNCTION_CALL"))
+    errors = [e for e in seen if isinstance(e, CallError)]
+    assert [(e.reason, e.name, e.raw) for e in errors] == [("malformed", "add", '{"a": 2, "b": 3}')]
+    assert [r.id for r in seen if isinstance(r, ToolResult)] == ["c1"]  # the retry's only
+    assert len(requests) == 3

@@ -72,7 +72,9 @@ class ToolCallDelta(msgspec.Struct):
 
 
 _BLANKS = " \t\r\n"  # JSON's whitespace
-_BROKEN = frozenset({"error", "content_filter"})  # finishes after which no open call runs
+# finishes after which no open call runs: a broken stream, a filter, and a call the
+# API could not read (``openai_finish``: Gemini's MALFORMED_FUNCTION_CALL)
+_BROKEN = frozenset({"error", "content_filter", "malformed_call"})
 
 
 class _Whole:

@@ -20,7 +20,10 @@ answer", and a second one ended the run as an empty reply. It is read as
 ``malformed_call`` (``streamtools.native.MALFORMED_CALL``), from either field:
 ``NativeCalls`` makes the call a ``CallError(malformed)`` telling the model to
 write it again, which the repair ladder sends it; ``FinishChunk.message``
-names the reason as the server sent it. An in-band error (``data: {"error": …}``, ``event:
+names the reason as the server sent it. A call still open at that finish is
+the one the API refused, whatever its text (``CUT``): it does not run
+(hermes-agent keeps the reason authoritative over a call in the same answer,
+NousResearch/hermes-agent#83886). An in-band error (``data: {"error": …}``, ``event:
 error``) is read with ``event_error``, worded with ``error_text`` and, when
 the server calls it passing (``passing``), asked again by the provider's base
 (see ``streamtools.providers.openai``, which uses all of these).
@@ -50,7 +53,8 @@ _FINISH = {
     "malformed_function_call": MALFORMED_CALL,
 }  # fmt: skip
 _OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
-CUT = frozenset({"length", "content_filter", "error"})  # finishes that may cut a call short
+# finishes that may cut a call short (a call open at one is not complete)
+CUT = frozenset({"length", "content_filter", "error", MALFORMED_CALL})
 _PASSING = frozenset(
     {"server_error", "api_error", "overloaded_error", "rate_limit_error", "rate_limit_exceeded"}
 )
