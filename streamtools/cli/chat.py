@@ -203,6 +203,8 @@ async def chat(
         text = line.strip()
         if not text:
             continue
+        if not prompt and answers is None:  # the session's transcript shows each line
+            view.line(view.style("bold", you) + text)  # (a command too: what it answers)
         if text == "/reset":
             transcript = Transcript()
             view.line(view.style("dim", "(conversation cleared)"))
@@ -216,8 +218,6 @@ async def chat(
                     reply += "; Ctrl-C stops an answer in progress"
             view.line(view.style("dim", reply))
             continue
-        if not prompt and answers is None:  # the session's transcript shows the question
-            view.line(view.style("bold", you) + text)
         kept = len(transcript.messages)
         with anyio.CancelScope() as answer:
             if stopper is not None:
