@@ -104,8 +104,8 @@ Decisions
   until its name's ``>`` (74, ``qwen_bare``), a ``<function_calls>`` opener
   until its first ``<invoke`` (51, ``xml_invoke``), and ``hermes`` Gemma 4's
   ``<|tool_call>`` until its ``call:NAME{`` (81, ``gemma_call``) and Kimi K2's
-  ``<|tool_calls_section_begin|>`` until its ``<|tool_call_begin|>`` (62,
-  ``kimi_call``).
+  ``<|tool_calls_section_begin|>`` (and DeepSeek's ``<｜tool▁calls▁begin｜>``) until
+  its ``<|tool_call_begin|>`` (62, ``kimi_call``).
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``

@@ -9,8 +9,9 @@ the ``<function_calls><invoke name=…>`` form DeepSeek, GLM, Kimi and MiniMax
 models write (DeepSeek's DSML spelling too: ``xml_invoke``), Gemma 4's
 ``<|tool_call>call:NAME{…}<tool_call|>`` (``gemma_call``), and Kimi K2's
 ``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0
-<|tool_call_argument_begin|>{…}<|tool_call_end|>…`` (``kimi_call``). The body expects, after
-optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
+<|tool_call_argument_begin|>{…}<|tool_call_end|>…`` and DeepSeek V3.1's
+``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}…`` (``kimi_call``).
+The body expects, after optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
 (a letter or ``_`` there: ``xml_glm``); anything else is ``CallError(reason=
@@ -60,7 +61,8 @@ from streamtools.parser.gemma_call import HOLD_BOUND as GEMMA_HOLD
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.kimi_call import HOLD_BOUND as KIMI_HOLD
-from streamtools.parser.kimi_call import KIMI_OPENERS, KimiCallBody
+from streamtools.parser.kimi_call import OPENERS as SECTION_OPENERS
+from streamtools.parser.kimi_call import KimiCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
 from streamtools.parser.xml_glm import NAME_START
 from streamtools.parser.xml_invoke import OPENERS, InvokeBody
@@ -180,7 +182,7 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
             return BareFunctionBody(ctx, marker)
         if marker == GEMMA_OPEN:  # Gemma 4's own form (``gemma_call``)
             return GemmaCallBody(ctx, marker)
-        if marker in KIMI_OPENERS:  # Kimi K2's own form (``kimi_call``)
+        if marker in SECTION_OPENERS:  # Kimi K2's or DeepSeek's own form (``kimi_call``)
             return KimiCallBody(ctx, marker)
         return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
@@ -201,6 +203,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 HERMES = DialectSyntax(
     name="hermes", stop_marker=CLOSE,
-    markers=(OPEN, FUNCTION, GEMMA_OPEN, *KIMI_OPENERS, *OPENERS),
+    markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, *OPENERS),
     open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD),
 )

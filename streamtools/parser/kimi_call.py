@@ -1,4 +1,4 @@
-"""Kimi K2's own call form, in its chat template's tokens.
+"""Kimi K2's and DeepSeek V3.1's own call forms, in their chat templates' tokens.
 
 Theory of operation
 -------------------
@@ -17,6 +17,18 @@ text: the calls lost, the tokens shown to the user. The section's opener is a
 marker of ``hermes`` (the ``<tool_call>`` family), spelled
 ``<|tool_calls_section_begin|>`` or, as vLLM and llama.cpp also read it,
 ``<|tool_call_section_begin|>`` (ggml-org/llama.cpp#17376).
+
+DeepSeek V3.1 and later write the same structure in other tokens
+(vllm-project/vllm#23454 states the form)::
+
+    <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{"q": "x"}
+    <｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+which reaches the text where a server's parser does not match the template
+(sgl-project/sglang#17320: DeepSeek-V3.2 served with V3.1's tokens, every call
+in ``content``) or none runs (tenstorrent/tt-inference-server#3683, the tokens
+decoded in ASCII: ``<|tool_calls_begin|>``, read too). ``Tokens`` holds each
+family's spelling; the body is the same.
 
 The body (``KimiCallBody``) is undecided until ``<|tool_call_begin|>`` follows
 the opener (whitespace between them, at most ``_SPACE_LIMIT`` characters):
@@ -54,6 +66,7 @@ Messages point the model back to the dialect's taught form.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -61,19 +74,54 @@ from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext
 from streamtools.parser.jsonscan import CONTROL, ValueScanner
 
-__all__ = ["HOLD_BOUND", "KIMI_OPENERS", "KimiCallBody"]
+__all__ = ["DEEPSEEK_OPENERS", "HOLD_BOUND", "KIMI_OPENERS", "OPENERS", "KimiCallBody"]
 
-KIMI_OPENERS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
-_CLOSERS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
-CALL_BEGIN, ARG_BEGIN, CALL_END = (
-    "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+
+@dataclass(frozen=True)
+class Tokens:
+    """One model family's spelling of the section: its openers, closers and the
+    tokens around each call (a call's begin, the one before its arguments, its end)."""
+
+    openers: tuple[str, ...]
+    closers: tuple[str, ...]
+    begin: str
+    arguments: str
+    end: str
+
+    def __post_init__(self) -> None:
+        head_end = "|".join(map(re.escape, (self.arguments, self.end)))
+        after = "|".join(map(re.escape, (self.end, *self.closers)))
+        object.__setattr__(self, "head_end", re.compile(head_end))
+        object.__setattr__(self, "end_or_closer", re.compile(after))
+
+    head_end: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    end_or_closer: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+
+KIMI = Tokens(
+    ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
+    ("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
+    "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
 )
+# DeepSeek V3.1 and later (V3.2's template too), in its full-width tokens, and
+# spelled in ASCII as some servers decode them
+DEEPSEEK = Tokens(
+    ("<\uff5ctool\u2581calls\u2581begin\uff5c>",), ("<\uff5ctool\u2581calls\u2581end\uff5c>",),
+    "<\uff5ctool\u2581call\u2581begin\uff5c>", "<\uff5ctool\u2581sep\uff5c>",
+    "<\uff5ctool\u2581call\u2581end\uff5c>",
+)
+DEEPSEEK_ASCII = Tokens(
+    ("<|tool_calls_begin|>",), ("<|tool_calls_end|>",),
+    "<|tool_call_begin|>", "<|tool_sep|>", "<|tool_call_end|>",
+)
+KIMI_OPENERS = KIMI.openers
+DEEPSEEK_OPENERS = DEEPSEEK.openers + DEEPSEEK_ASCII.openers
+OPENERS = KIMI_OPENERS + DEEPSEEK_OPENERS
+_FAMILY = {opener: t for t in (KIMI, DEEPSEEK, DEEPSEEK_ASCII) for opener in t.openers}
 _SPACE_LIMIT = 16
-HOLD_BOUND = len(KIMI_OPENERS[0]) + _SPACE_LIMIT + len(CALL_BEGIN) - 1
+HOLD_BOUND = max(len(o) + _SPACE_LIMIT + len(_FAMILY[o].begin) - 1 for o in OPENERS)
 _HEAD_LIMIT = 160
 _HEAD = re.compile(r"\s*([A-Za-z_][\w.\-]*?)(?::\d+)?\s*")
-_HEAD_END = re.compile(r"<\|tool_call_(?:argument_begin|end)\|>")
-_CALL_END_OR_CLOSER = re.compile(r"<\|tool_call_end\|>|<\|tool_calls?_section_end\|>")
 _SPACE = " \t\r\n"
 _NAMESPACE = "functions."
 HEAD, ARGS, AFTER, SKIP, BETWEEN, OPEN = range(6)
@@ -85,6 +133,7 @@ class KimiCallBody(CallBody):
 
     def __init__(self, ctx: CallContext, marker: str) -> None:
         super().__init__(ctx, marker)
+        self.tokens = _FAMILY[marker]
         self.undecided = True
         self.state = OPEN
         self.spaces = 0  # whitespace after the opener so far
@@ -100,6 +149,7 @@ class KimiCallBody(CallBody):
 
     def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
         i, n = pos, len(s)
+        t = self.tokens
         while i < n:
             state = self.state
             if state == OPEN:
@@ -109,13 +159,13 @@ class KimiCallBody(CallBody):
                 if self.spaces + j - i > _SPACE_LIMIT:
                     self.status = REJECTED  # no call: prose (the marker and all)
                     return i
-                if s.startswith(CALL_BEGIN, j):
-                    self.record(s, i, j + len(CALL_BEGIN))
+                if s.startswith(t.begin, j):
+                    self.record(s, i, j + len(t.begin))
                     self.undecided = False
                     self.state = HEAD
-                    i = j + len(CALL_BEGIN)
+                    i = j + len(t.begin)
                     continue
-                if j < n and not CALL_BEGIN.startswith(s[j:]):
+                if j < n and not t.begin.startswith(s[j:]):
                     self.status = REJECTED
                     return i
                 self.record(s, i, j)
@@ -126,13 +176,13 @@ class KimiCallBody(CallBody):
             elif state == ARGS:
                 j = self._args(s, i, out)
             elif state == SKIP:
-                m = _CALL_END_OR_CLOSER.search(s, i)
+                m = t.end_or_closer.search(s, i)
                 if m is None:
-                    j = _held(s, i, (CALL_END, *_CLOSERS))
+                    j = _held(s, i, (t.end, *t.closers))
                     self.record(s, i, j)
                     return j
                 self.record(s, i, m.end())
-                if m.group() != CALL_END:  # the section closed: this call with it
+                if m.group() != t.end:  # the section closed: this call with it
                     self._conclude(out)
                     self.status = DONE
                     return m.end()
@@ -146,27 +196,27 @@ class KimiCallBody(CallBody):
                 if j == n:
                     return n
                 if state == AFTER:
-                    if s.startswith(CALL_END, j):
-                        self.record(s, j, j + len(CALL_END))
+                    if s.startswith(t.end, j):
+                        self.record(s, j, j + len(t.end))
                         self.state = BETWEEN
-                        j += len(CALL_END)
-                    elif not CALL_END.startswith(s[j:]):
-                        self._fail("malformed", f"Expected {CALL_END} after the arguments.")
+                        j += len(t.end)
+                    elif not t.end.startswith(s[j:]):
+                        self._fail("malformed", f"Expected {t.end} after the arguments.")
                     elif j == i:
                         return j  # the token still arriving
-                elif s.startswith(CALL_BEGIN, j):
+                elif s.startswith(t.begin, j):
                     self._conclude(out)
-                    self.raw, self.size = [CALL_BEGIN], len(CALL_BEGIN)
+                    self.raw, self.size = [t.begin], len(t.begin)
                     self.state = HEAD
-                    j += len(CALL_BEGIN)
+                    j += len(t.begin)
                 else:
-                    closer = next((c for c in _CLOSERS if s.startswith(c, j)), None)
+                    closer = next((c for c in t.closers if s.startswith(c, j)), None)
                     if closer is not None:
                         self.record(s, j, j + len(closer))
                         self._conclude(out)
                         self.status = DONE
                         return j + len(closer)
-                    if any(t.startswith(s[j:]) for t in (CALL_BEGIN, *_CLOSERS)):
+                    if any(tok.startswith(s[j:]) for tok in (t.begin, *t.closers)):
                         return j  # a token still arriving
                     self._conclude(out)  # a section the model did not close: text again
                     self.status = DONE
@@ -177,27 +227,28 @@ class KimiCallBody(CallBody):
         return i
 
     def _head(self, s: str, i: int, out: list[ParserEvent]) -> int:
-        m = _HEAD_END.search(s, i)
+        t = self.tokens
+        m = t.head_end.search(s, i)
         if m is None:
-            j = _held(s, i, (ARG_BEGIN, CALL_END))
+            j = _held(s, i, (t.arguments, t.end))
             self.head += s[i:j]
             self.record(s, i, j)
             if len(self.head) > _HEAD_LIMIT:
-                self._fail("malformed", "The call's head is not functions.NAME:INDEX.")
+                self._fail("malformed", "The call must begin with the tool's name.")
             return j
         self.head += s[i : m.start()]
         self.record(s, i, m.end())
         named = _HEAD.fullmatch(self.head)
         if named is None:
-            self._fail("malformed", "The call's head is not functions.NAME:INDEX.")
-            if m.group() == CALL_END:
+            self._fail("malformed", "The call must begin with the tool's name.")
+            if m.group() == t.end:
                 self.state = BETWEEN
             return m.end()
         name = named.group(1)
         if name.startswith(_NAMESPACE) and name not in self.ctx.catalog:
             name = name[len(_NAMESPACE) :]  # Kimi's ids are functions.NAME:IDX
         self.call.named(name, out)
-        self.state = ARGS if m.group() == ARG_BEGIN else BETWEEN  # (no arguments: {})
+        self.state = ARGS if m.group() == t.arguments else BETWEEN  # (no arguments: {})
         return m.end()
 
     def _args(self, s: str, i: int, out: list[ParserEvent]) -> int:
@@ -273,8 +324,9 @@ class KimiCallBody(CallBody):
             return self.raw_text() + tail  # no call: prose
         self.record(tail, 0, len(tail))
         rest = tail.strip()
+        t = self.tokens
         if self.state == BETWEEN and (
-            not rest or any(t.startswith(rest) for t in (CALL_BEGIN, *_CLOSERS))
+            not rest or any(tok.startswith(rest) for tok in (t.begin, *t.closers))
         ):
             self._conclude(out)  # the call was closed; the section was not
         else:
