@@ -45,7 +45,10 @@ honoured:
   a few gateways interleave the deltas of parallel calls, whose chunks are
   then held so that each call's come out together). A server that sends
   ``arguments`` as an object instead of JSON text gets it re-encoded. The
-  deprecated ``delta.function_call`` is one such call, on index 0. A delta
+  deprecated ``delta.function_call`` is one such call, on index 0; a
+  ``tool_calls`` that is one object, not a list (Hugging Face TGI before
+  huggingface/text-generation-inference#3086, 2025; its #2794 is open), is a
+  list of one: it ended the answer as malformed JSON at the first delta. A delta
   for another call completes the previous one if its arguments are whole,
   the finish reason any other whose arguments are whole, and the end of the
   stream the rest: each gets a ``done`` chunk then, so it can run while the
@@ -216,9 +219,10 @@ class _Delta(msgspec.Struct):
     # OpenRouter's, kept as sent (to go back: ``providers.openrouter``): ``reasoning.text``
     # (``text``), ``reasoning.summary`` (``summary``), ``reasoning.encrypted`` (``data``)
     reasoning_details: list[dict[str, Any]] | None = None
-    tool_calls: list[ToolCallDelta] | None = None
+    # one call as an object, not a list: TGI before huggingface/text-generation-inference#3086
+    tool_calls: list[ToolCallDelta] | ToolCallDelta | None = None
     refusal: str | None = None  # the model's refusal, in place of ``content``
-    function_call: Function | None = None  # the legacy form of one call (``_legacy``)
+    function_call: Function | None = None  # the legacy form of one call (``_tool_calls``)
 
 
 def _reasoning(delta: _Delta) -> tuple[str | None, str | None]:
@@ -236,11 +240,18 @@ def _reasoning(delta: _Delta) -> tuple[str | None, str | None]:
     return reasoning_text(delta.reasoning_details), None
 
 
-def _legacy(delta: _Delta) -> tuple[ToolCallDelta, ...]:
-    """A legacy ``function_call`` delta as the tool-call delta it stands for:
-    one call, on index 0, without an id. Servers that still answer in the
-    deprecated form (its finish reason ``function_call`` already read as
-    ``tool_calls``) had the call itself dropped: a call finish with no call."""
+def _tool_calls(delta: _Delta) -> Sequence[ToolCallDelta]:
+    """A delta's tool-call deltas: its list, one sent as an object (TGI's, see
+    the module docstring), or a legacy ``function_call`` as the tool-call delta
+    it stands for: one call, on index 0, without an id. Servers that still
+    answer in the deprecated form (its finish reason ``function_call`` already
+    read as ``tool_calls``) had the call itself dropped: a call finish with no
+    call."""
+    calls = delta.tool_calls
+    if isinstance(calls, ToolCallDelta):
+        return (calls,)
+    if calls:
+        return calls
     if delta.function_call is None:
         return ()
     return (ToolCallDelta(function=delta.function_call),)
@@ -581,7 +592,7 @@ class OpenAIChat(HTTPProvider):
                                     yield TextChunk(text=text)
                                 if delta.refusal and (text := pairs.join(TEXT, delta.refusal)):
                                     yield TextChunk(text=text)
-                                for tc in delta.tool_calls or _legacy(delta):
+                                for tc in _tool_calls(delta):
                                     for call_chunk in calls.feed(tc):
                                         yield call_chunk
                             if choice.finish_reason:
