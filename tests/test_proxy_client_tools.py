@@ -67,7 +67,8 @@ def test_each_version_has_its_own_input() -> None:
 
 
 def test_an_unknown_tool_type_is_refused_by_its_name() -> None:
-    search: Any = {"type": "web_search_20250305", "name": "web_search"}
+    # (a web search is left out: test_proxy_s19_web_search)
+    search: Any = {"type": "code_execution_20250825", "name": "code_execution"}
     with proxy(["I have no tools."]) as (url, upstream):
         with pytest.raises(anthropic.BadRequestError) as info:
             _anthropic(url).messages.create(
@@ -77,5 +78,5 @@ def test_an_unknown_tool_type_is_refused_by_its_name() -> None:
     body = info.value.body
     assert isinstance(body, dict) and body["error"]["type"] == "invalid_request_error"
     message = body["error"]["message"]
-    assert "tools[1]" in message and "'web_search_20250305'" in message
+    assert "tools[1]" in message and "'code_execution_20250825'" in message
     assert "server tool type" not in message

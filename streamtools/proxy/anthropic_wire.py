@@ -32,7 +32,8 @@ A tool declared by an Anthropic-defined client tool ``type`` (``bash_20250124``,
 ``defer_loading`` or not, and a ``tool_reference`` block in a tool result (what
 a client's own search found) reads as the tool it names; so is the advisor
 (``advisor_20260301``, in every request of Claude Code once an advisor model is
-set), which the upstream cannot consult; another ``type`` is a 400 that names it.
+set), which the upstream cannot consult, and a web search (``client_tools``);
+another ``type`` is a 400 that names it.
 
 ``EventEncoder`` writes the events as Anthropic's SSE stream: ``message_start``;
 per content block ``content_block_start`` (``text`` or ``tool_use`` with an
@@ -71,7 +72,13 @@ from streamtools.events import (
 )
 from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.builtin_items import add_note, block_note
-from streamtools.proxy.client_tools import KNOWN, client_tool
+from streamtools.proxy.client_tools import (
+    KNOWN,
+    NO_WEB_SEARCH,
+    WEB_SEARCH,
+    client_tool,
+    web_search_only,
+)
 from streamtools.proxy.forwarded import anthropic_effort
 from streamtools.proxy.request import (
     AssistantTurn,
@@ -312,9 +319,10 @@ def _messages(raw: Any, system: Any) -> Transcript:
 
 
 # server tools left out, not refused: a tool search (every tool is shown,
-# ``defer_loading`` or not: nothing to search) and the advisor (Claude Code
-# declares it in every request once an advisor model is set)
-_LEFT_OUT = ("tool_search_tool_", "advisor_")
+# ``defer_loading`` or not: nothing to search), the advisor (Claude Code
+# declares it in every request once an advisor model is set), a web search
+# (``client_tools.web_search_only``)
+_LEFT_OUT = ("tool_search_tool_", "advisor_", WEB_SEARCH)
 
 
 def _tools(raw: Any) -> list[ToolSpec]:
@@ -374,9 +382,12 @@ def decode_request(body: Any) -> ProxyCall:
         )
     tools = _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"))
+    transcript = _messages(body.get("messages"), body.get("system"))
+    if web_search_only(body.get("tools")):  # Claude Code's WebSearch (``client_tools``)
+        transcript.add(UserMessage(content=NO_WEB_SEARCH))
     return ProxyCall(
         model=model,
-        transcript=_messages(body.get("messages"), body.get("system")),
+        transcript=transcript,
         tools=tools,
         tool_choice=check_tool_choice(choice, tools, "any" if choice == "required" else None),
         stream=optional_flag(body.get("stream"), "stream"),

@@ -21,7 +21,15 @@ size (``display_width_px``, ``display_height_px``, ``display_number``) is
 told the model in its description.
 
 ``None`` means the type is not one of these: the caller refuses it (a server
-tool such as ``web_search_20250305`` cannot be run by the upstream either).
+tool the upstream cannot run), but for a web search (``web_search_20250305``),
+which is left out: Claude Code's WebSearch tool asks ``/v1/messages`` with that
+tool alone ("Perform a web search for the query: …"), and a 400 failed each
+search with an API error (https://github.com/anthropics/claude-code/issues/43950
+shows one). With no tool left, the model is told that no search was run
+(``NO_WEB_SEARCH``), so that it says so rather than writing results from
+memory; Claude Code shows such an answer as a search that found nothing ("Did 0
+searches", https://github.com/router-for-me/CLIProxyAPI/issues/121), and its
+model goes on with another tool.
 """
 
 from __future__ import annotations
@@ -29,6 +37,19 @@ from __future__ import annotations
 from typing import Any
 
 from streamtools.model import ToolSpec
+
+WEB_SEARCH = "web_search_"  # the type of Anthropic's web search tools, by its prefix
+NO_WEB_SEARCH = (
+    "[No web search was run: this model cannot search the web. Say so, and do not write "
+    "search results from memory.]"
+)
+
+
+def web_search_only(raw: Any) -> bool:
+    """Whether a request's ``tools`` are web search tools and nothing else."""
+    return bool(raw) and isinstance(raw, list) and all(
+        isinstance(t, dict) and str(t.get("type")).startswith(WEB_SEARCH) for t in raw
+    )
 
 
 def _string(about: str) -> dict[str, Any]:
