@@ -478,20 +478,33 @@ class MCPConnection:
     async def _list_tools(self, client: Client) -> list[Tool]:
         tools: list[Tool] = []
         cursor: str | None = None
+        followed: set[str] = set()
         for _ in range(_MAX_LIST_PAGES):
             page = await client.list_tools(cursor=cursor)
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 return self._first_of_each_name(tools)
+            if cursor in followed:
+                # The same cursor again (on the last page, or "" for none): following
+                # it listed the same tools for ever, and the load failed at the cap.
+                logger.warning(
+                    "MCP server %r hands back a tools/list cursor it gave before (%r); "
+                    "the listing ends there", self.label, cursor[:40],
+                )
+                return self._first_of_each_name(tools)
+            followed.add(cursor)
         raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
 
     def _first_of_each_name(self, tools: list[Tool]) -> list[Tool]:
         """The listing with one tool per name, the first: a name listed twice failed
-        the whole load as a clash, with advice (a namespace) that prefixes both."""
+        the whole load as a clash, with advice (a namespace) that prefixes both.
+        Only a second, different definition is worth a warning."""
         kept: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in kept:
+                if tool == kept[tool.name]:
+                    continue  # the same again (a page listed twice): nothing to choose
                 logger.warning(
                     "MCP server %r lists the tool %r twice; the first is used",
                     self.label, tool.name,
