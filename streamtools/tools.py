@@ -392,6 +392,8 @@ def tool(
 def _from_function(fn: Callable[..., Any], given_name: str | None, description: str | None) -> Tool:
     source = annotated(fn)
     name = given_name or default_name(fn)
+    if name == "<lambda>":
+        raise ToolDefinitionError("a lambda has no name to call it by: tool(fn, name=...)")
     _check_name(name)
     summary, param_docs = parse_docstring(doc_of(fn, source))
     try:
@@ -407,9 +409,13 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
                 "tools take named parameters only"
             )
         if p.name not in hints:
+            # a lambda's cannot be annotated: "annotate it" is advice it cannot take
+            fix = ("a lambda's cannot have one: write the tool as a def, or give its JSON "
+                   "Schema (ToolRegistry.add_schema(name, description, schema, fn=...))"
+                   if getattr(fn, "__name__", "") == "<lambda>"
+                   else "annotate it so its JSON Schema can be generated")
             raise ToolDefinitionError(
-                f"tool {name!r}: parameter {p.name!r} has no type annotation; "
-                "annotate it so its JSON Schema can be generated"
+                f"tool {name!r}: parameter {p.name!r} has no type annotation; {fix}"
             )
     single = params[0] if len(params) == 1 else None
     stated: dict[str, Any] = {}  # mutable defaults, which msgspec's schema does not state
