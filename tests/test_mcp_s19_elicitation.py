@@ -5,7 +5,7 @@ form mode with content, URL mode with an action), and without one by
 ("Elicitation not supported"), which failed the tool. The SDK's
 ``MCPServer`` over stdio (``mcp_servers/asking_server.py``), as a server of
 2025 (the question sent mid-call) and of 2026-07-28 (the SDK's resolvers,
-``InputRequiredResult``); asyncio and trio."""
+``InputRequiredResult``); the form on asyncio and trio, the rest on asyncio."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ async def test_an_async_handler_answers_the_form(era: str) -> None:
     assert set(question.schema["properties"]) == {"name", "nights"}
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the trio run is the form test's
 async def test_a_sync_handler_answers_in_a_thread_and_url_mode_has_no_content() -> None:
     import threading
 
@@ -82,6 +83,7 @@ async def test_a_sync_handler_answers_in_a_thread_and_url_mode_has_no_content() 
     assert threads and main not in threads
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the trio run is the form test's
 async def test_a_failing_handler_is_logged_and_answered_cancel(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -94,6 +96,7 @@ async def test_a_failing_handler_is_logged_and_answered_cancel(
     assert any("on_elicit handler failed" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the trio run is the form test's
 async def test_without_a_handler_a_question_is_declined_and_the_tool_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -106,6 +109,7 @@ async def test_without_a_handler_a_question_is_declined_and_the_tool_goes_on(
     assert "on_elicit" in warned[0]
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the trio run is the form test's
 async def test_a_slow_answer_does_not_run_out_the_calls_timeout() -> None:
     """The user takes longer than ``call_timeout`` to answer: the call was cut
     at it, with the answer on its way."""
