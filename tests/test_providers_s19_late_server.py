@@ -94,9 +94,12 @@ async def test_without_connect_wait_a_refusal_fails_at_once(
 ) -> None:
     caplog.set_level(logging.WARNING, "streamtools.providers")
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    with pytest.raises(ProviderError, match="cannot connect"):
+    with pytest.raises(ProviderError, match="cannot connect") as caught:
         await collect(OpenAIChat("m", base_url=url, max_retries=0))
     assert _waits(caplog) == []
+    # what the error says names the refusal and the option (anyio says only "failed")
+    assert "(connection refused: nothing listens there yet; a server still loading its " \
+        "model may open its port only then, which connect_wait waits for)" in str(caught.value)
 
 
 async def test_a_server_that_answered_and_went_away_is_not_waited_for(

@@ -137,6 +137,11 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Provide
     else:
         kind = "HTTP error"
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectError) and refused(exc):  # anyio says only "failed"
+        detail += (
+            " (connection refused: nothing listens there yet; a server still loading its "
+            "model may open its port only then, which connect_wait waits for)"
+        )
     url = ""
     try:
         url = f" ({exc.request.url})"
