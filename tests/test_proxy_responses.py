@@ -223,7 +223,7 @@ def test_requests_the_proxy_cannot_serve_are_400s() -> None:
             ({"tools": [{"type": "namespace", "tools": [FN_WEATHER]}]}, "needs a string 'name'"),
             ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "item_reference"),
             ({"input": [{"role": "user", "content": [{"type": "input_video"}]}]}, "text only"),
-            ({"input": []}, "non-empty array"),
+            ({"input": []}, "no 'instructions' to answer"),  # with them: s19_empty_input
             (
                 {"input": [{"type": "function_call", "call_id": "c", "name": "a", "arguments": 5}]},
                 "input\\[0\\]: arguments must be a string of JSON",

@@ -255,10 +255,12 @@ def test_any_growing_conversation_keeps_each_prompt_a_prefix_of_the_next(
     bare = [m for m in messages if not isinstance(m, SystemMessage)]
     assert orphans(whole) == orphans(sent(bare))
     # each earlier request the client could have sent: one that ends where the
-    # model is to answer (a user message, results or a system message)
+    # model is to answer (a user message, results or a system message), and
+    # says something (system messages alone get a user turn of their own,
+    # upstream.NO_INPUT, and a later leading one joins the system prompt)
     for upto in range(1, len(messages)):
         spoken = [m for m in messages[:upto] if not isinstance(m, SystemMessage)]
-        if spoken and isinstance(spoken[-1], AssistantMessage):
+        if not spoken or isinstance(spoken[-1], AssistantMessage):
             continue
         before = sent(messages[:upto])
         assert whole[: len(before) - 1] == before[:-1]

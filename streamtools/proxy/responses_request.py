@@ -156,14 +156,16 @@ def _input(raw: Any, instructions: Any, tools: _Tools) -> Transcript:
     system = optional_text(instructions, "instructions")
     if system:
         transcript.add(SystemMessage(content=system))
+    if raw is None or raw == "" or raw == []:
+        # instructions alone (clients send them so: openclaw/openclaw#74558, Fabric
+        # through decolua/9router#419): the request is the instructions (``upstream``)
+        if not system:
+            raise RequestError("'input' is empty and there are no 'instructions' to answer")
+        return transcript
     if isinstance(raw, str):
-        if not raw:
-            raise RequestError("'input' must not be empty")
         transcript.add(UserMessage(content=raw))
         return transcript
     items = array(raw, "input")
-    if not items:
-        raise RequestError("'input' must be a string or a non-empty array")
     names: dict[str, str] = {}  # call id -> tool name, from this request only
     turn: AssistantTurn | None = None  # the assistant turn being read (module docstring)
     noted = False  # it holds a note of a built-in tool's item

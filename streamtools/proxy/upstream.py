@@ -58,7 +58,12 @@ says that no tool may be called in this reply. The parser knows only the
 tools the choice lets the model call (``callable_tools``; none for ``none``):
 a call to another is refused, and the re-prompt says that it may not be called
 in this reply (``turn``). Claude Code's billing header, the first line of its system prompt,
-changes with every request: the Anthropic wire leaves it out.
+changes with every request: the Anthropic wire leaves it out. A conversation
+of system messages alone (a Responses request with instructions and an empty
+``input``) gets a user turn that says no message was sent (``NO_INPUT``): many
+chat templates refuse a conversation without one ("No user query found in
+messages": Qwen3's); the system prompt stays as it is, the start of the
+conversation's later prompts.
 """
 
 from __future__ import annotations
@@ -83,12 +88,13 @@ from streamtools.transcript import (
 )
 
 __all__ = [
-    "NOTE", "NO_CALL", "callable_tools", "choice_words", "format_instruction", "placed_notes",
-    "shown_tools", "upstream_request",
+    "NOTE", "NO_CALL", "NO_INPUT", "callable_tools", "choice_words", "format_instruction",
+    "placed_notes", "shown_tools", "upstream_request",
 ]
 
 NOTE = "[system message]"  # the line that opens a system message's note
 NO_CALL = "In this reply you may not call any tool: answer in text only."
+NO_INPUT = "[No message was sent: follow the instructions.]"
 
 
 def format_instruction(response_format: dict[str, Any] | None) -> str | None:
@@ -193,6 +199,9 @@ def upstream_request(
     if forwarded_format(call) is None:  # a tool may be called: say it instead
         instructions.append(format_instruction(call.response_format))
     transcript = placed_notes(call.transcript if transcript is None else transcript, dialect)
+    if transcript.messages and all(isinstance(m, SystemMessage) for m in transcript.messages):
+        # instructions alone (a Responses ``input: []``): a user turn that says so
+        transcript = Transcript(messages=[*transcript.messages, UserMessage(content=NO_INPUT)])
     told = " ".join(text for text in instructions if text)
     if told:
         # Last, where it weighs most: project merges it into the final user message.
