@@ -37,6 +37,12 @@ def multiply(a: int, b: int) -> int:
     return a * b
 
 
+@tool
+def note(text: str) -> str:
+    """Write a note."""
+    return text
+
+
 def _delta(index: int, *, id: str | None = None, name: str | None = None,
            args: str = "") -> dict[str, Any]:
     call: dict[str, Any] = {"index": index, "type": "function",
@@ -68,6 +74,14 @@ SGLANG_6310_THREE = sse(
     _delta(1, id="call_n", name="multiply"), _delta(2, args='{"a": 2, "b": 5}'),
     _end(), DONE,
 )
+# blanks after a whole call's arguments stay that call's, even while another is open
+# inside a string (where a newline would break it)
+BLANKS_AFTER = sse(
+    _delta(0, id="call_m", name="multiply"), _delta(0, args='{"a": 3, "b": 12}'),
+    _delta(1, id="call_n", name="note"), _delta(1, args='{"text": "x'),
+    _delta(0, args="\n"), _delta(1, args='y"}'),
+    _end(), DONE,
+)
 # Gemma 4's parser: every delta on the tool's place; two calls of multiply
 GEMMA4 = sse(
     _delta(1, id="call_m", name="multiply"), _delta(1, args='{"a": 3, "b": 12}'),
@@ -81,17 +95,20 @@ GEMMA4 = sse(
     (SGLANG_6310_THREE, [("multiply", {"a": 3, "b": 12}), ("add", {"a": 11, "b": 49}),
                          ("multiply", {"a": 2, "b": 5})]),
     (GEMMA4, [("multiply", {"a": 3, "b": 12}), ("multiply", {"a": 2, "b": 5})]),
-], ids=["sglang-6310", "sglang-6310-three", "gemma4"])
+    (BLANKS_AFTER, [("multiply", {"a": 3, "b": 12}), ("note", {"text": "xy"})]),
+], ids=["sglang-6310", "sglang-6310-three", "gemma4", "blanks-after"])
 async def test_each_call_gets_its_own_arguments(
     anyio_backend: str, body: str, expected: list[tuple[str, dict[str, int]]]
 ) -> None:
     calls = Reply(raw=body.encode(), content_type="text/event-stream")
     async with FakeServer([calls, "Done."], wire="openai") as server:
-        agent = Agent(OpenAIChat("qwen", base_url=server.base_url), [add, multiply], native=True)
+        model = OpenAIChat("qwen", base_url=server.base_url)
+        agent = Agent(model, [add, multiply, note], native=True)
         async with agent.stream("What is 3 * 12? Also, what is 11 + 49?") as events:
             seen: list[Event] = [e async for e in events]
     assert [e for e in seen if isinstance(e, CallError)] == []
     assert [(e.name, e.arguments) for e in seen if isinstance(e, CallEnd)] == expected
     results = {(r.name, r.content) for r in seen if isinstance(r, ToolResult)}
-    assert results == {(n, str(a["a"] * a["b"] if n == "multiply" else a["a"] + a["b"]))
-                       for n, a in expected}
+    done = {"multiply": lambda a: a["a"] * a["b"], "add": lambda a: a["a"] + a["b"],
+            "note": lambda a: a["text"]}
+    assert results == {(n, str(done[n](a))) for n, a in expected}

@@ -77,6 +77,14 @@ _BLANKS = " \t\r\n"  # JSON's whitespace
 _BROKEN = frozenset({"error", "content_filter", "malformed_call"})
 
 
+def _blank(name: str | None, raw: str | None, sent_id: str | None, call: _Call) -> bool:
+    """Whether a delta for ``call`` brings nothing but blanks (JSON's whitespace,
+    which may follow a whole value): no name, no other id, text all blanks."""
+    if name is not None or not raw or (sent_id is not None and sent_id != call.id):
+        return False
+    return not raw.strip(_BLANKS)
+
+
 class _Whole:
     """Whether a call's argument text so far is one whole JSON value (then
     only blanks). The pieces are kept and scanned when asked, each once:
@@ -215,6 +223,8 @@ class ToolCallDeltas:
                 call = self._strayed(self._last, index, sent_id) or call
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
+        if call is not None and call.ended and _blank(name, raw, sent_id, call):
+            return out  # blanks after a complete call's arguments: nothing of another call
         inherited = None  # the name a new call takes from a repeat (see ``_another``)
         if call is not None:
             new_id = bool(sent_id and call.id and sent_id != call.id)
@@ -268,8 +278,11 @@ class ToolCallDeltas:
     def _full(call: _Call, raw: str) -> bool:
         """Whether ``call`` can take no more argument text: its arguments are a
         whole value, and ``raw`` is not the server sending them again (see the
-        module docstring), so more text is another call's (``_strayed``)."""
-        return call.whole.whole and not raw.startswith("".join(call.sent))
+        module docstring) nor blanks (which may follow a whole value), so it is
+        another call's (``_strayed``)."""
+        if not raw.strip(_BLANKS) or not call.whole.whole:
+            return False
+        return not raw.startswith("".join(call.sent))
 
     def finish(self, reason: str) -> list[CallChunk]:
         """At a finish reason (OpenAI's word for it). A call whose arguments are
