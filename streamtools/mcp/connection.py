@@ -103,7 +103,13 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from streamtools.mcp.elicit import OnElicit, elicitation_callback
+from streamtools.mcp.elicit import (
+    OnElicit,
+    PagesFirst,
+    elicitation_callback,
+    opening_pages,
+    pages_to_open,
+)
 from streamtools.mcp.results import result_text
 from streamtools.mcp.servers import (
     HTTPAnswers,
@@ -562,7 +568,11 @@ class MCPConnection:
             working()
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """Call the server's tool ``name`` and return the result text."""
+        """Call the server's tool ``name`` and return the result text; a call the
+        server refused until the user opens a page: ``streamtools.mcp.elicit``."""
+        return await opening_pages(lambda: self._renewing(name, arguments), self.on_elicit, name)
+
+    async def _renewing(self, name: str, arguments: Mapping[str, Any]) -> str:
         try:
             return await self._call(name, arguments)
         except _SessionEnded:
@@ -604,6 +614,9 @@ class MCPConnection:
                     f"MCP server {self.label!r} ended the HTTP session, and the new one too; "
                     f"the call to {name!r} did not run (the next call opens a new session)"
                 ) from exc
+            pages = pages_to_open(self.label, exc)
+            if pages:
+                raise PagesFirst(pages) from exc
             if exc.code == REQUEST_TIMEOUT:
                 raise MCPToolError(
                     f"MCP server {self.label!r} did not answer the call to {name!r} "

@@ -31,6 +31,14 @@ that checks would hear "the user declined" where no user was asked, and a
 strict server of an older protocol may refuse the capability's newer shape
 (openai/codex#20562: ``elicitation.form`` sent to 2025-06-18 servers).
 
+A server may also refuse a call until the user has opened a page (the error
+``URL_ELICITATION_REQUIRED``, -32042, spec 2025-11-25, carrying the pages).
+The call failed saying only "URL elicitation required", so neither the model
+nor the user learned where to go. The pages are now put to ``on_elicit`` (URL
+mode), and when the user accepts each, the call is made once more (the server
+never ran it); without a handler, or when the user does not accept, the tool
+error names each page's message and URL.
+
 Decided with what peers offer: the SDK's ``elicitation_callback`` (context,
 params) -> ``ElicitResult``, the AI SDK's ``onElicitationRequest`` handler
 returning an action and content (ai docs, "Handling Elicitation Requests"),
@@ -48,10 +56,29 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 import anyio.to_thread
+from mcp import MCPError
 from mcp.client.session import ClientRequestContext, ElicitationFnT
-from mcp.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult, ErrorData
+from mcp.types import (
+    URL_ELICITATION_REQUIRED,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+)
 
-__all__ = ["ElicitAnswer", "Elicitation", "OnElicit", "ask_in_terminal", "elicitation_callback"]
+from streamtools.mcp.servers import MCPToolError
+from streamtools.runtime.progress import call_clock
+
+__all__ = [
+    "ElicitAnswer",
+    "Elicitation",
+    "OnElicit",
+    "PagesFirst",
+    "ask_in_terminal",
+    "elicitation_callback",
+    "opening_pages",
+    "pages_to_open",
+]
 
 logger = logging.getLogger("streamtools.mcp")
 
@@ -121,6 +148,36 @@ async def _keep_going(keep_going: Callable[[], None]) -> None:
         await anyio.sleep(_TICK)
 
 
+async def _asked(
+    on_elicit: OnElicit,
+    question: Elicitation,
+    keep_going: Callable[[], None] | None,
+) -> ElicitAnswer:
+    """``on_elicit``'s answer to ``question``, calling ``keep_going`` every
+    ``_TICK`` seconds meanwhile; "cancel" for a handler that fails."""
+    label = question.server
+    answer: object = None
+    failed = False
+    async with anyio.create_task_group() as waiting:
+        if keep_going is not None:
+            waiting.start_soon(_keep_going, keep_going)
+        try:
+            answer = await _answer(on_elicit, question)
+        except Exception:
+            logger.exception("MCP server %r: the on_elicit handler failed; answered cancel", label)
+            failed = True
+        waiting.cancel_scope.cancel()
+    if failed:
+        return ElicitAnswer("cancel")
+    if not isinstance(answer, ElicitAnswer):
+        logger.error(
+            "MCP server %r: on_elicit returned %r, not an ElicitAnswer; answered cancel",
+            label, answer,
+        )
+        return ElicitAnswer("cancel")
+    return answer
+
+
 def elicitation_callback(
     on_elicit: OnElicit, label: str, keep_going: Callable[[], None] | None = None
 ) -> ElicitationFnT:
@@ -132,32 +189,69 @@ def elicitation_callback(
         context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
         question = _question(label, params)
-        answer: object = None
-        failed = False
-        async with anyio.create_task_group() as waiting:
-            if keep_going is not None:
-                waiting.start_soon(_keep_going, keep_going)
-            try:
-                answer = await _answer(on_elicit, question)
-            except Exception:
-                logger.exception(
-                    "MCP server %r: the on_elicit handler failed; answered cancel", label
-                )
-                failed = True
-            waiting.cancel_scope.cancel()
-        if failed:
-            return ElicitResult(action="cancel")
-        if not isinstance(answer, ElicitAnswer):
-            logger.error(
-                "MCP server %r: on_elicit returned %r, not an ElicitAnswer; answered cancel",
-                label, answer,
-            )
-            return ElicitResult(action="cancel")
+        answer = await _asked(on_elicit, question, keep_going)
         if answer.action != "accept" or question.mode == "url":
             return ElicitResult(action=answer.action)
         return ElicitResult(action="accept", content=dict(answer.content or {}))
 
     return callback
+
+
+def pages_to_open(label: str, error: MCPError) -> list[Elicitation]:
+    """The pages a server refused a call for until the user opens them (an error
+    ``URL_ELICITATION_REQUIRED``, -32042, spec 2025-11-25); [] for another error."""
+    if error.code != URL_ELICITATION_REQUIRED or not isinstance(error.data, dict):
+        return []
+    pages: list[Elicitation] = []
+    for page in error.data.get("elicitations") or ():
+        if isinstance(page, dict) and isinstance(page.get("url"), str):
+            message = page.get("message")
+            pages.append(Elicitation(
+                server=label, message=message if isinstance(message, str) else "",
+                url=page["url"], elicitation_id=page.get("elicitationId"),
+            ))
+    return pages
+
+
+class PagesFirst(Exception):
+    """A server refused a call until the user opens ``pages`` (-32042)."""
+
+    def __init__(self, pages: list[Elicitation]) -> None:
+        super().__init__("URL elicitation required")
+        self.pages = pages
+
+
+def _said(name: str, pages: list[Elicitation], why: str) -> MCPToolError:
+    """A tool error naming the pages, for the model to pass on to the user."""
+    listed = "; ".join(
+        f"{page.message} <{page.url}>" if page.message else f"<{page.url}>" for page in pages
+    )
+    return MCPToolError(f"MCP tool {name!r} {why}: {listed}")
+
+
+async def opening_pages(
+    call: Callable[[], Awaitable[str]], on_elicit: OnElicit | None, name: str
+) -> str:
+    """``call()``; if the server refuses it until the user opens pages
+    (``PagesFirst``), ask ``on_elicit`` for each and, once every one is
+    accepted, ``call()`` once more (the server did not run it). Otherwise an
+    ``MCPToolError`` naming the pages. The agent's timeout for the call starts
+    again while the user answers, as for a question mid-call."""
+    try:
+        return await call()
+    except PagesFirst as refused:
+        pages = refused.pages
+    if on_elicit is None:
+        raise _said(name, pages, "needs the user to open a page first, then to call it again")
+    clock = call_clock()  # in the call's own task: see streamtools.runtime.progress
+    for page in pages:
+        answer = await _asked(on_elicit, page, None if clock is None else clock.progressed)
+        if answer.action != "accept":
+            raise _said(name, pages, f"was not run: the user chose {answer.action} for the page")
+    try:
+        return await call()
+    except PagesFirst as again:
+        raise _said(name, again.pages, "still needs the user to open a page") from None
 
 
 # ---- answering at a terminal -------------------------------------------------------------
