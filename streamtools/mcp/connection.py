@@ -75,8 +75,8 @@ Not a failure: a result that does not match the tool's ``outputSchema`` (many
 servers declare one and answer with text only). The SDK's client raised for
 it, so the model was told that a tool failed which had run, with the answer
 thrown away, and retried it (side effects twice). The session's
-``validate_tool_result`` is wrapped (``_lenient_output_schemas``) to log the
-mismatch once per tool instead; the result's content reaches the model.
+``validate_tool_result`` is wrapped (``results.lenient_output_schemas``) to log
+the mismatch once per tool instead; the result's content reaches the model.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ import anyio.lowlevel
 import httpx2
 from anyio.abc import TaskStatus
 from mcp import Client, MCPError
-from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.types import (
     CONNECTION_CLOSED,
@@ -110,7 +110,7 @@ from streamtools.mcp.elicit import (
     opening_pages,
     pages_to_open,
 )
-from streamtools.mcp.results import result_text
+from streamtools.mcp.results import lenient_output_schemas, result_text
 from streamtools.mcp.servers import (
     HTTPAnswers,
     MCPHttp,
@@ -157,29 +157,6 @@ def _session_unknown(server: MCPStdio | MCPHttp, exc: MCPError) -> bool:
         and exc.code == INVALID_REQUEST
         and "session" in exc.message.lower()
     )
-
-
-def _lenient_output_schemas(session: ClientSession, label: str) -> None:
-    """Make ``session`` log, once per tool, a result that does not match the tool's
-    output schema, instead of raising (see the module docstring). The SDK raises
-    ``RuntimeError`` for that only (no structured content, content off the
-    schema, a schema that is not valid); anything else still raises."""
-    strict = session.validate_tool_result
-    warned: set[str] = set()
-
-    async def validate_tool_result(name: str, result: CallToolResult) -> None:
-        try:
-            await strict(name, result)
-        except RuntimeError as exc:
-            if name not in warned:
-                warned.add(name)
-                logger.warning(
-                    "MCP server %r: the result of %r does not match its output schema (%s); "
-                    "its content is used as it is",
-                    label, name, str(exc).splitlines()[0],
-                )
-
-    session.validate_tool_result = validate_tool_result  # type: ignore[method-assign]
 
 
 def _unchained(error: MCPLoadError, underneath: BaseException) -> MCPLoadError:
@@ -359,7 +336,7 @@ class MCPConnection:
                 if self._legacy_sse and answers is not None:
                     answers.on_error = load_scope.cancel  # else the handshake waits it out
                 async with client, anyio.create_task_group() as watching:
-                    _lenient_output_schemas(client.session, self.label)
+                    lenient_output_schemas(client.session, self.label)
                     self._stale = anyio.Event()
                     if _announces_changes(client):
                         # Listen before listing, so that no change can fall in between.

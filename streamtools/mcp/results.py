@@ -36,9 +36,11 @@ of the structured content is shown, and none of it if nothing is left.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import msgspec
+from mcp.client.session import ClientSession
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
@@ -49,7 +51,9 @@ from mcp.types import (
     TextContent,
 )
 
-__all__ = ["result_text"]
+__all__ = ["lenient_output_schemas", "result_text"]
+
+logger = logging.getLogger("streamtools.mcp")
 
 
 def _payload_size(data: str) -> int:
@@ -181,3 +185,27 @@ def result_text(result: CallToolResult) -> str:
         return "\n".join([structured, *parts])
     text = "\n".join(parts)
     return text if _repeats(text, structured) else f"{text}\n{structured}"
+
+
+def lenient_output_schemas(session: ClientSession, label: str) -> None:
+    """Make ``session`` log, once per tool, a result that does not match the tool's
+    output schema, instead of raising (``streamtools.mcp.connection``'s docstring
+    says why). The SDK raises
+    ``RuntimeError`` for that only (no structured content, content off the
+    schema, a schema that is not valid); anything else still raises."""
+    strict = session.validate_tool_result
+    warned: set[str] = set()
+
+    async def validate_tool_result(name: str, result: CallToolResult) -> None:
+        try:
+            await strict(name, result)
+        except RuntimeError as exc:
+            if name not in warned:
+                warned.add(name)
+                logger.warning(
+                    "MCP server %r: the result of %r does not match its output schema (%s); "
+                    "its content is used as it is",
+                    label, name, str(exc).splitlines()[0],
+                )
+
+    session.validate_tool_result = validate_tool_result  # type: ignore[method-assign]
