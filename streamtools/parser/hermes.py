@@ -40,8 +40,8 @@ tokens such as ``<|im_end|>`` (a server that does not strip them, a model
 ending its turn where the closing tag is due): they are layout, so the call
 completes when ``</tool_call>`` follows or, the provider having stopped there,
 at ``end("stop")``. A ``<tool_call>`` there (the model forgot ``</tool_call>``
-and began its next call) makes this one ``CallError(reason="unterminated")``
-and opens the next.
+and began its next call) ends this one complete, as ``</tool_call>`` would, and
+opens the next.
 
 ``</tool_call>`` inside a JSON string is content: the closing tag is looked for
 only once the object is complete. On a JSON error the body skips to the next

@@ -83,7 +83,8 @@ of place (``malformed``, then the rest up to ``</tool_call>`` is the error's,
 as after a JSON error), ``</tool_call>`` before ``</function>`` (``malformed``:
 the function was not closed), a parameter given twice (``malformed``, as in
 ``am_xml``), ``<tool_call>`` between the elements (``unterminated``, the next
-call opens), a reply cut off inside (``unterminated``).
+call opens; after ``</function>`` the call is complete there, as it is before
+prose on the next line), a reply cut off inside (``unterminated``).
 
 ``am_xml`` reads this form too, where Qwen3-Coder models write it out of
 habit: ``QwenXmlBody`` is the machine alone, from ``<tool_call>`` on (a
@@ -332,6 +333,10 @@ class QwenXmlCall(ParamValues, GlmForm):
         tag = s[i : e + 1]
         if tag == CLOSE or LOOSE_CLOSE.fullmatch(tag) is not None:
             return -(e + 1)
+        if tag == OPEN and state == AFTER:  # </tool_call> left out before the next call:
+            self.ends_here = True  # complete at </function>, as before prose (above)
+            self.state = CUT
+            return i
         if tag == OPEN and state != FUNC:
             self.failure = (
                 "unterminated",

@@ -19,9 +19,12 @@ A JSON call has up to three phases, each a few lines of state:
               call would run with arguments the model did not mean.
 ``SUFFIX``    whitespace and the closing marker, for dialects that have one. The
               dialect's opening marker there instead (``reopen``: the model
-              forgot the closing marker and went on to its next call) ends the
-              call as ``CallError(reason="unterminated")`` and is left for the
-              core, which opens the next call, as ``am_xml`` does. Only here,
+              forgot the closing marker and went on to its next call, as models
+              leave it out before prose, see below) ends the call complete at
+              its object, as its closing marker would, and is left for the core,
+              which opens the next call (it was ``CallError(unterminated)``, the
+              call lost for a missing tag, while ``json_action``'s next fence
+              and an ``<invoke>``'s next call already read both). Only here,
               after a complete object: after a JSON error the text may be inside
               a string, so ``SKIP`` looks for the closing marker alone.
               In a dialect whose block may hold ``several`` calls (hermes,
@@ -332,12 +335,9 @@ class JsonCallBody(JsonFastPaths, CallBody):
                 reopen = self.reopen
                 if reopen is not None:
                     if s.startswith(reopen, i):
-                        name = self.call.name or "the tool"
-                        self._finish(s, pos, i, (
-                            "unterminated",
-                            f"The call to {name} was not closed before the next call began. "
-                            f"End every call with {close}.",
-                        ))
+                        # the closing marker left out before the next call: this one
+                        # ends complete at its object (and layout), as before prose
+                        self._finish(s, pos, i, self.failure)
                         return i
                     if n - i < len(reopen) and reopen.startswith(s[i:]):
                         break
