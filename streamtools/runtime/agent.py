@@ -168,6 +168,20 @@ from streamtools.transcript import (
 
 __all__ = ["Agent"]
 
+
+def check_model(model: object, who: str) -> None:
+    """Refuse at once what is not a ``Model``: a model's name given for the model
+    (``Agent("qwen3:8b", tools)``) failed only at the first run, with
+    ``'str' object has no attribute 'stream'``."""
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"{who}() takes a model provider, an object with .stream(request), not "
+            f"{type(model).__name__} {model!r}: make one from streamtools.providers, "
+            f'e.g. {who}(OpenAIChat("qwen3:8b", base_url="http://127.0.0.1:11434/v1"), tools) '
+            f'or {who}(OllamaChat("qwen3:8b"), tools)'
+        )
+
+
 class Agent:
     """Runs a model with tools until it answers; see the module docstring.
 
@@ -258,6 +272,7 @@ class Agent:
         offer: Iterable[str] | None = None,
         think_open: bool = False,
     ) -> None:
+        check_model(model, "Agent")
         if not max_turns >= 1:  # NaN too: no turn would ever be the last
             raise UsageError(f"max_turns must be at least 1, got {max_turns}")
         # checked here, not when the first run makes its executor

@@ -116,7 +116,7 @@ from streamtools.model import (
 from streamtools.native import NativeCalls
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.prompts import get_renderer, project
-from streamtools.runtime.agent import Agent
+from streamtools.runtime.agent import Agent, check_model
 from streamtools.runtime.decoders import TextReader, tool_names
 from streamtools.runtime.repair import OUT_OF_TOKENS
 from streamtools.runtime.stream import (
@@ -184,6 +184,7 @@ class HybridAgent:
         temperature: float | None = None,
         **agent_kwargs: Unpack[AgentOptions],
     ) -> None:
+        check_model(model, "HybridAgent")
         for own in ("native", "offer"):
             if own in agent_kwargs:
                 raise UsageError(f"HybridAgent chooses {own!r} itself; it cannot be given")
