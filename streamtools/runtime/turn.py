@@ -261,6 +261,12 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
     if ctx.decoder.reread:
         reply.reasoning.clear()  # it was the answer, which follows: not kept twice
     for event in ends:
+        if reply.cut and ctx.decoder.reread:
+            # Read again at its end, the reply is cut at its first call as one read
+            # as it came is (``stop_at_call``): the calls and text after it are not run
+            # nor kept (a provider that ignores ``stop`` goes on past the call).
+            await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
+            return
         if ctx.answer_object and isinstance(event, CallError) and _cut_answer(event, reply):
             reply.cut_answer = event
             continue

@@ -1,0 +1,64 @@
+"""A ``think_open`` reply that finishes with no ``</think>`` is read again at its
+end as a reply without the option (``decoders.TextReader.end``): these are the
+cases around that re-read, each compared with the same reply read as text from
+its start, or with the reply as it was read before the re-read existed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streamtools.events import Event, Final, Finish, ToolResult
+from streamtools.runtime import Agent
+from streamtools.testing import ScriptedModel
+from streamtools.tools import tool
+from streamtools.transcript import AssistantMessage, Transcript
+
+pytestmark = pytest.mark.anyio
+
+looked: list[str] = []
+
+
+@tool
+def look(city: str) -> str:
+    """Look a city up."""
+    looked.append(city)
+    return f"{city}: sunny"
+
+
+def call(city: str) -> str:
+    body = json.dumps({"name": "look", "arguments": {"city": city}})
+    return f"<tool_call>{body}</tool_call>"
+
+
+async def run(agent: Agent) -> tuple[list[Event], Transcript]:
+    looked.clear()
+    transcript = Transcript()
+    transcript.user("weather?")
+    async with agent.stream(transcript) as events:
+        return [e async for e in events], transcript
+
+
+def replies(transcript: Transcript) -> list[AssistantMessage]:
+    return [m for m in transcript.messages if isinstance(m, AssistantMessage)]
+
+
+async def test_stop_at_call_cuts_a_reply_read_again_at_its_first_call() -> None:
+    # A provider that ignores ``stop`` goes on past the call: a made-up result,
+    # another call. Read as text, the reply is cut at its first call; read again
+    # at its end (think_open, no </think>), every call in it ran and the made-up
+    # result was kept as the model's text.
+    first = "Checking. " + call("Oslo") + " Result: rainy. " + call("Rome")
+    outcomes = []
+    for think_open in (False, True):
+        model = ScriptedModel([first, "It is sunny."], honor_stop=False)
+        agent = Agent(model, [look], dialect="hermes", stop_at_call=True, think_open=think_open)
+        events, transcript = await run(agent)
+        reply = replies(transcript)[0]
+        finishes = [e for e in events if isinstance(e, Finish)]
+        outcomes.append((list(looked), reply.text, [c.name for c in reply.calls], finishes[0]))
+        assert [e.content for e in events if isinstance(e, ToolResult)] == ["Oslo: sunny"]
+        assert events[-1] == Final(text="It is sunny.", turns=2)
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][:3] == (["Oslo"], "Checking. ", ["look"])
