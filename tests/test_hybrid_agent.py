@@ -100,7 +100,7 @@ async def test_work_phase_failures_count_the_selection_turn() -> None:
     with pytest.raises(BudgetExceeded) as budget:
         await HybridAgent(model, [add], max_turns=2).run("hi")
     assert len(model.requests) == 3 and budget.value.turns == 3
-    assert str(budget.value) == "no final answer after 2 turns"
+    assert str(budget.value).startswith("no final answer after 2 turns: max_turns=2 ")
 
     broken = '<am:tool_call name="add"><a>x</a></am:tool_call>'
     model = ScriptedModel([[select], broken, broken])

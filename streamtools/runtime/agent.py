@@ -388,7 +388,11 @@ class Agent:
             while True:
                 if turn >= self.max_turns:
                     count = "1 turn" if self.max_turns == 1 else f"{self.max_turns} turns"
-                    raise BudgetExceeded(f"no final answer after {count}", turns=turn)
+                    raise BudgetExceeded(
+                        f"no final answer after {count}: max_turns={self.max_turns} allows "
+                        "no more model calls; give a larger max_turns to allow more",
+                        turns=turn,
+                    )
                 turn += 1
                 final_turn = repair.stopping
                 await emit(TurnStart(turn=turn))
