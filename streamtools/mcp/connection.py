@@ -159,6 +159,22 @@ def _session_unknown(server: MCPStdio | MCPHttp, exc: MCPError) -> bool:
     )
 
 
+def _callable(label: str, tools: list[Tool]) -> list[Tool]:
+    """``tools`` without those the server runs only as tasks (``taskSupport:
+    "required"``, spec 2025-11-25), which this client does not make: a plain
+    call of one is refused, so the model was offered a tool that always failed."""
+    kept = []
+    for tool in tools:
+        if tool.execution is not None and tool.execution.task_support == "required":
+            logger.warning(
+                "MCP server %r: tool %r left out: it runs only as a task, which "
+                "streamtools does not call", label, tool.name,
+            )
+        else:
+            kept.append(tool)
+    return kept
+
+
 def _unchained(error: MCPLoadError, underneath: BaseException) -> MCPLoadError:
     """``error``, its message whole, with the SDK's exception kept as its ``detail``
     and logged at debug level, not chained: as a cause, an uncaught one printed
@@ -467,7 +483,7 @@ class MCPConnection:
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
-                return self._first_of_each_name(tools)
+                return _callable(self.label, self._first_of_each_name(tools))
             if cursor in followed:
                 # The same cursor again (on the last page, or "" for none): following
                 # it listed the same tools for ever, and the load failed at the cap.
@@ -475,7 +491,7 @@ class MCPConnection:
                     "MCP server %r hands back a tools/list cursor it gave before (%r); "
                     "the listing ends there", self.label, cursor[:40],
                 )
-                return self._first_of_each_name(tools)
+                return _callable(self.label, self._first_of_each_name(tools))
             followed.add(cursor)
         raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
 
