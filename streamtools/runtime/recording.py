@@ -331,7 +331,10 @@ class Replay:
         self.path = Path(path)
         self.speed = speed
         self.match_requests = match_requests
-        self.segments = load(self.path)
+        try:
+            self.segments = load(self.path)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(_not_found(self.path)) from exc
         self.requests: list[ModelRequest] = []
 
     @property
@@ -388,6 +391,19 @@ class Replay:
         else:
             wait = start + t / self.speed - anyio.current_time()
             await anyio.sleep(max(0.0, wait))
+
+
+def _not_found(path: Path) -> str:
+    """A missing recording, said with where it was looked for: a relative path is
+    read from the working directory, which under pytest is where pytest was
+    started, seldom the test's own directory."""
+    said = f"Replay: no recording at {path.absolute()}"
+    if path.is_absolute():
+        return said
+    return (
+        f"{said} (a relative path is read from the working directory, {Path.cwd()}); "
+        f"for a file next to the test, give Path(__file__).parent / {path.as_posix()!r}"
+    )
 
 
 def _plain(request: ModelRequest) -> Any:
