@@ -43,7 +43,10 @@ def test_nothing_listening_says_to_start_the_server() -> None:
     url = f"http://127.0.0.1:{port}/v1"
     proc = run_chat("--base-url", url)
     assert "error: cannot connect" in proc.stderr
-    said = f"hint: nothing answers at {url}: start the server, or correct --base-url"
+    said = (
+        f"hint: nothing answers at {url}: start the server (one still loading its model "
+        "refuses connections: --connect-wait SECONDS), or correct --base-url"
+    )
     assert hints(proc) == [said]
 
 

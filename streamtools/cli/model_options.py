@@ -8,7 +8,8 @@ to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
 ``--think-open``, ``--no-stop``, ``--system``, the sampling options
 (``--temperature``, ``--top-p``, ``--top-k``, ``--seed``, ``--presence-penalty``,
 ``--frequency-penalty``),
-``--extra-body``, ``--max-turns``, ``--timeout``, ``--tool-timeout``); ``build_model(args)`` makes
+``--extra-body``, ``--max-turns``, ``--timeout``, ``--connect-wait``, ``--tool-timeout``);
+``build_model(args)`` makes
 the provider they name and ``make_agent(model, args, tools)`` the agent. Both
 commands parse and build through here, so a command line that works for one
 works for the other, with the same names, defaults, help and errors. So do
@@ -77,7 +78,7 @@ _DEFAULTS: dict[str, Any] = {
 LIVE_ONLY = (
     "base_url", "provider", "api_key", "api_key_env", "native", "hybrid", "think_open",
     "no_stop", "system", "temperature", "top_p", "top_k", "seed", "presence_penalty",
-    "frequency_penalty", "max_tokens", "extra_body", "max_turns", "timeout",
+    "frequency_penalty", "max_tokens", "extra_body", "max_turns", "timeout", "connect_wait",
 )
 
 
@@ -186,6 +187,12 @@ def add_model_options(
         help="how long the server may take to accept a request and between two reads of its "
         "answer (default 120; not a bound on the whole answer)",
     )
+    parser.add_argument(
+        "--connect-wait", type=positive_number, default=None, metavar="SECONDS",
+        help="wait up to this long for a server that refuses connections until it has "
+        "loaded its model (vLLM, SGLang), before its first answer (default: none, a refused "
+        "connection fails at once)",
+    )
     if tool_timeout:
         add_tool_timeout(parser)
 
@@ -276,7 +283,14 @@ def advice(exc: Exception, args: argparse.Namespace) -> str | None:
     if exc.status is None and message.startswith("cannot connect"):
         if local:
             return f"cannot reach {url}: check the network{local}"
-        return f"nothing answers at {url}: start the server, or correct --base-url"
+        # a refusal may be a server still loading its model (vLLM, SGLang open their
+        # port only then): waited for only when asked (``connect_wait``)
+        loading = (
+            " (one still loading its model refuses connections: --connect-wait SECONDS)"
+            if "connection refused" in message and args.connect_wait is None
+            else ""
+        )
+        return f"nothing answers at {url}: start the server{loading}, or correct --base-url"
     if exc.status in (401, 403):
         given = "refused the key it was given" if api_key(args) else "wants an API key"
         names = ", ".join(key_vars(args))
@@ -320,6 +334,7 @@ def build_model(args: argparse.Namespace) -> HTTPProvider:
         "timeout": setting(args, "timeout"),
         "supports_stop": not args.no_stop,
         "extra_body": setting(args, "extra_body"),
+        "connect_wait": args.connect_wait or 0.0,
     }
     if provider == "anthropic":
         return AnthropicMessages(args.model, **common)
