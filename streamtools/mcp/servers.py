@@ -42,6 +42,7 @@ from mcp.types import Implementation
 from streamtools import __version__
 from streamtools.errors import StreamtoolsError
 from streamtools.mcp.screen import screened
+from streamtools.mcp.server_logs import log_callback, wanted_level
 
 __all__ = [
     "HTTPAnswers",
@@ -217,6 +218,8 @@ def open_client(
         client_info=info,
         message_handler=message_handler,
         elicitation_callback=elicitation,
+        logging_callback=log_callback(server.label),  # the server's log: server_logs
+        log_level=wanted_level(),  # what a 2026-07-28 server sends only when asked
     )
     return client, http, answers
 
