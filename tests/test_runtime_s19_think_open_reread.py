@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from streamtools.events import Event, Final, Finish, ToolResult
+from streamtools.events import Event, Final, Finish, ReasoningDelta, TextDelta, ToolResult
 from streamtools.runtime import Agent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
@@ -62,3 +62,16 @@ async def test_stop_at_call_cuts_a_reply_read_again_at_its_first_call() -> None:
         assert events[-1] == Final(text="It is sunny.", turns=2)
     assert outcomes[0] == outcomes[1]
     assert outcomes[1][:3] == (["Oslo"], "Checking. ", ["look"])
+
+
+@pytest.mark.parametrize("lead", ["", "\n"])
+async def test_a_reply_that_opens_its_own_think_streams_its_reasoning_once(lead: str) -> None:
+    # The model writes <think> itself too and never closes it: read again, it is
+    # reasoning still, and it was sent a second time (a UI showed it twice).
+    model = ScriptedModel([lead + "<think>I think hard", "Paris.</think>Paris."])
+    events, transcript = await run(Agent(model, [look], dialect="hermes", think_open=True))
+    thought = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    assert thought == lead + "I think hard" + "Paris."
+    assert not any(isinstance(e, TextDelta) and not e.text.strip() for e in events)
+    assert events[-1] == Final(text="Paris.", turns=2)
+    assert replies(transcript)[0].reasoning == lead + "I think hard"

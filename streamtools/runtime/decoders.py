@@ -74,7 +74,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from streamtools.events import CallEnd, Finish, ParserEvent, ReasoningDelta
+from streamtools.events import CallEnd, Finish, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import NO_CALLS, Parser
 from streamtools.tools import ToolArgumentsError, ToolRegistry
@@ -136,7 +136,8 @@ class TextReader:
         the opening reasoning, no ``</think>`` in it, is read again from its
         start as a reply without ``think_open`` (``reread``): the model skipped
         its thinking and answered (see the module docstring). One cut at the
-        token limit, stopped at a stop string, or that failed stays reasoning."""
+        token limit, stopped at a stop string, or that failed stays reasoning, and
+        so does one that is reasoning read again too (its own unclosed ``<think>``)."""
         text = "".join(self._opening_text)
         if not (
             self.opening
@@ -146,9 +147,22 @@ class TextReader:
             and _THINK_CLOSE not in text
         ):
             return self.parser.end(finish_reason)
+        fresh = self._make(False)
+        again = fresh.feed(text) + fresh.end(finish_reason)
+        if not any(_answers(event) for event in again):
+            # reasoning read again (the model wrote ``<think>`` itself and never
+            # closed it): streamed as that already, it is not sent a second time
+            return self.parser.end(finish_reason)
         self.opening, self._opening_text, self.reread = False, [], True
-        self.parser = self._make(False)
-        return self.parser.feed(text) + self.parser.end(finish_reason)
+        self.parser = fresh
+        return again
+
+
+def _answers(event: ParserEvent) -> bool:
+    """Whether ``event`` is some of an answer: more than reasoning or blank text."""
+    if isinstance(event, TextDelta):
+        return bool(event.text.strip())
+    return not isinstance(event, ReasoningDelta | Finish)
 
 
 _THINK_CLOSE = "</think>"
