@@ -92,6 +92,7 @@ import msgspec
 
 from streamtools.errors import ProviderError, UsageError, describe_exception
 from streamtools.model import Chunk, FinishChunk, Model, ModelRequest, keyword_choice
+from streamtools.prompts import RENDERERS
 from streamtools.results import decode_json, encode_json
 
 __all__ = [
@@ -355,11 +356,13 @@ class Replay:
         segment = self.segments[turn]
         recorded = segment.header.request
         if self.match_requests and recorded is not None:
-            difference = _difference(_plain(recorded), _plain(request), "request")
+            old, new = _plain(recorded), _plain(request)
+            difference = _difference(old, new, "request")
             if difference is not None:
                 raise UsageError(
                     f"{self.path}: call {turn + 1} was recorded for another request "
-                    f"({difference}); record it again, or replay it without match_requests"
+                    f"({difference}{_stop_at_call(difference, old, new)}); record it "
+                    "again, or replay it without match_requests"
                 )
         self.requests.append(request)
         start = anyio.current_time()
@@ -404,6 +407,24 @@ def _not_found(path: Path) -> str:
         f"{said} (a relative path is read from the working directory, {Path.cwd()}); "
         f"for a file next to the test, give Path(__file__).parent / {path.as_posix()!r}"
     )
+
+
+def _stop_at_call(difference: str, recorded: Any, sent: Any) -> str:
+    """What to change when the stop strings differ by a dialect's closing marker,
+    which ``stop_at_call=True`` sends (``streamtools chat`` records so): else ""."""
+    if not difference.startswith("request.stop"):
+        return ""
+    markers = {r.stop_marker for r in RENDERERS.values() if r.stop_marker}
+    old = markers.intersection(recorded.get("stop") or ())
+    new = markers.intersection(sent.get("stop") or ())
+    if old - new:
+        return (
+            "; it was recorded with stop_at_call=True, which sends the call's closing "
+            "marker as stop: make the Agent with stop_at_call=True too"
+        )
+    if new - old:
+        return "; it was recorded without stop_at_call: make the Agent without it too"
+    return ""
 
 
 def _plain(request: ModelRequest) -> Any:
