@@ -11,6 +11,7 @@ import pytest
 
 from streamtools.events import Event, Final, Finish, ReasoningDelta, TextDelta, ToolResult
 from streamtools.runtime import Agent
+from streamtools.runtime.hybrid import HybridAgent
 from streamtools.testing import ScriptedModel
 from streamtools.tools import tool
 from streamtools.transcript import AssistantMessage, Transcript
@@ -75,3 +76,18 @@ async def test_a_reply_that_opens_its_own_think_streams_its_reasoning_once(lead:
     assert not any(isinstance(e, TextDelta) and not e.text.strip() for e in events)
     assert events[-1] == Final(text="Paris.", turns=2)
     assert replies(transcript)[0].reasoning == lead + "I think hard"
+
+
+async def test_a_hybrid_selection_answered_without_thinking_is_the_answer() -> None:
+    # The selection turn read the reply as all reasoning: an empty answer, so the
+    # work phase asked the model again, with every tool in full.
+    model = ScriptedModel(["Paris is the capital.", "Asked again."], chunk_sizes=(1, 6))
+    agent = HybridAgent(model, [look], dialect="hermes", think_open=True)
+    async with agent.stream("capital of France?") as stream:
+        events = [e async for e in stream]
+    assert len(model.requests) == 1
+    assert events[-1] == Final(text="Paris is the capital.", turns=1)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Paris is the capital."
+    assert stream.result is not None
+    [reply] = replies(stream.result.transcript)
+    assert (reply.text, reply.reasoning) == ("Paris is the capital.", "")

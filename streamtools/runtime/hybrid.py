@@ -64,9 +64,12 @@ in it is ``ReasoningDelta`` and only the rest is text (and the answer, if no
 tool is selected). ``think_open`` (an ``Agent`` keyword: the chat template
 opens ``<think>``) applies to it too, the same model's reply: what comes
 before ``</think>`` is reasoning, until the provider sends reasoning in its
-own field (``TextReader``). The ``stop`` strings and ``max_tokens`` apply
-to it too: the selection request carries them, and its text ends at a stop
-string (the request cancelled) when the provider ignores ``stop``, as an Agent's reply does.
+own field (``TextReader``); a reply that finishes with no ``</think>`` is read
+again as text, as an Agent's is (the answer of a model that skipped its
+thinking: it was an empty answer, and the work phase asked again). The
+``stop`` strings and ``max_tokens`` apply to it too: the selection request
+carries them, and its text ends at a stop string (the request cancelled) when
+the provider ignores ``stop``, as an Agent's reply does.
 """
 
 from __future__ import annotations
@@ -410,7 +413,10 @@ class HybridAgent:
                     await emit(Usage.of(chunk))
                 elif isinstance(chunk, FinishChunk):
                     finish = chunk
-        await self._split(reader.parser.end(), text, thought, emit)
+        ends = reader.end(finish.reason if finish is not None else None)
+        if reader.reread:  # its reasoning was the answer, which follows (``decoders``)
+            thought.clear()
+        await self._split(ends, text, thought, emit)
         said = AssistantMessage(
             text="".join(text), reasoning="".join(thought), reasoning_origin=origin
         )
