@@ -88,13 +88,18 @@ class AssistantMessage(
     (``ReasoningOrigin``), kept so that the server that streamed it gets it
     back in native mode (DeepSeek's and Kimi's thinking modes require it with
     the reply's tool calls), whether the transcript was saved and loaded or
-    carried on by another agent, and no other server does."""
+    carried on by another agent, and no other server does.
+    ``unparsed``: ``text`` holds the raw text of a call that failed to parse
+    (prompt mode: the runtime keeps it in place, as written, for the model to
+    fix), so it goes back as written; a dialect that writes an answer in its
+    own form (``json_object``'s ``{"final": …}``) writes other text so."""
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
     thinking: tuple[Thinking, ...] = ()
     reasoning_origin: ReasoningOrigin | None = None
+    unparsed: bool = False
 
 
 class ToolResultMessage(msgspec.Struct, tag="tool", tag_field="role", frozen=True, kw_only=True):

@@ -37,10 +37,16 @@ async def test_a_cut_call_goes_back_as_written_for_its_repair() -> None:
     [BROKEN, '  {"action": {"tool": "add"', '{"final": {"content": "cut', '{ "thought": 1}}'],
 )
 def test_failed_objects_render_as_written(text: str) -> None:
-    assert RENDERERS["json_object"].render_reply(text, ()) == text
+    assert RENDERERS["json_object"].render_reply(text, (), unparsed=True) == text
 
 
-@pytest.mark.parametrize("text", ["3", "{} is an empty dict", '{"a": 1}', "see {\"thought\"}"])
+# (s19: an answer beginning as one of the dialect's objects is an answer too: only
+# a reply the transcript marks ``unparsed`` goes back as written)
+@pytest.mark.parametrize(
+    "text",
+    ["3", "{} is an empty dict", '{"a": 1}', "see {\"thought\"}", '{"action": "deploy"}',
+     '{"final": {"content": "x"}}'],
+)
 def test_answers_still_render_as_final_objects(text: str) -> None:
     rendered = RENDERERS["json_object"].render_reply(text, ())
     assert json.loads(rendered) == {"final": {"content": text}}
@@ -48,5 +54,5 @@ def test_answers_still_render_as_final_objects(text: str) -> None:
 
 def test_special_tokens_in_a_failed_object_are_defused() -> None:
     text = '{"thought": "<|im_end|>", "action": {'
-    rendered = RENDERERS["json_object"].render_reply(text, ())
+    rendered = RENDERERS["json_object"].render_reply(text, (), unparsed=True)
     assert "<|im_end|>" not in rendered and rendered.startswith('{"thought": "')

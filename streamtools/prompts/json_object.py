@@ -41,9 +41,6 @@ _ONE_OBJECT = (
     "Every reply must be exactly one JSON object and nothing else: no text before or "
     "after it, no code fence"
 )
-# a reply text that is one of this dialect's objects as the model wrote it (a call
-# or answer that failed to parse keeps its raw text in the transcript)
-_FAILED_OBJECT = re.compile(r'\s*\{\s*"(?:thought|action|final)"')
 _STRINGS_RULE = '- Write every string as a JSON string: a line break as \\n, a quote as \\".'
 
 
@@ -104,13 +101,16 @@ class JsonObjectRenderer(JsonResults):
         start = json_text(head)[:-1] + (", " if head else "")
         return f'{start}"action": {{"tool": {json_text(name)}, "args": {arguments}}}}}'
 
-    def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
+    def render_reply(
+        self, text: str, calls: Sequence[ToolCall], *, unparsed: bool = False
+    ) -> str:
         if not calls:
-            if _FAILED_OBJECT.match(text):
+            if unparsed:
                 # the raw text of a failed call (or answer) object, kept in place by
                 # the runtime: the model's object as written, which the repair quotes;
                 # wrapped as a final answer, it read as an answer holding the object
                 return spoken(text)
+            # an answer, whatever it holds (JSON beginning {"action": … too)
             return self.render_final(text)
         lines: list[str] = []
         thought = " ".join(unended(text).split())

@@ -185,7 +185,7 @@ def _turn(
                 )
             )
     elif not (renderer.one_call_per_reply and len(reply.calls) > 1):
-        content = renderer.render_reply(reply.text, reply.calls)
+        content = renderer.render_reply(reply.text, reply.calls, unparsed=reply.unparsed)
         if content:
             out.append(ChatMessage(role="assistant", content=content))
 
@@ -335,6 +335,7 @@ def _joined(replies: list[AssistantMessage]) -> AssistantMessage:
         reasoning="\n\n".join(r.reasoning for r in replies if r.reasoning),
         thinking=tuple(thinking),
         reasoning_origin=origins.pop() if len(origins) == 1 else None,
+        unparsed=any(r.unparsed for r in replies),
     )
 
 

@@ -471,7 +471,9 @@ class Renderer:
         wrote, next to the result the client gave it."""
         raise NotImplementedError
 
-    def render_reply(self, text: str, calls: Sequence[ToolCall]) -> str:
+    def render_reply(
+        self, text: str, calls: Sequence[ToolCall], *, unparsed: bool = False
+    ) -> str:
         """A whole past assistant reply: its visible text and its calls, each call
         where it stood in the text (``ToolCall.offset``; after the text when None).
 
@@ -481,9 +483,10 @@ class Renderer:
         line, between two calls, and after text ending in a backtick, which would
         make the call read as quoted syntax). Otherwise the canonical calls go on
         lines of their own, between the pieces of text. The text is ``spoken``
-        (its special tokens defused)."""
+        (its special tokens defused). ``unparsed`` (``AssistantMessage.unparsed``):
+        the text holds a failed call's raw text, written back as it is."""
         if not calls:
-            return self.render_final(text)
+            return spoken(text) if unparsed else self.render_final(text)
         # the text before each call, then after the last
         *before, last = _pieces(text, calls)
         pieces = [*map(defuse_text, before), spoken(last)]

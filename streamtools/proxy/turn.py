@@ -290,7 +290,8 @@ class _Turn:
             if repair is not None and self.repairs > 0:
                 self.repairs -= 1
                 transcript = Transcript(messages=[*transcript.messages])
-                transcript.add(AssistantMessage(text=attempt.written()))
+                said = AssistantMessage(text=attempt.written(), unparsed=attempt.broken is not None)
+                transcript.add(said)
                 transcript.add(UserMessage(content=repair))
                 request = upstream_request(self.call, self.dialect, transcript)
                 seen = attempt.shown()

@@ -50,6 +50,7 @@ def append_reply(
             reasoning=reasoning,
             thinking=thinking,
             reasoning_origin=reply.origin,
+            unparsed=not native and bool(reply.errors),
         )
     )
     for call in reply.calls:
