@@ -64,26 +64,33 @@ def test_a_refused_field_is_paid_once_per_upstream() -> None:
         assert [b["model"] for b in upstream.requests[6:]] == ["gpt-4.1"] * 3
 
 
+def _made(refusals: Refusals, name: str) -> tuple[Any, OpenAIChat]:
+    """A request's provider as the app makes it: (the wrapper, the provider)."""
+    made = refusals.applied(OpenAIChat(name, base_url="http://127.0.0.1:9/v1"))
+    assert isinstance(made.inner, OpenAIChat)
+    return made, made.inner
+
+
 def test_the_memory_is_bounded_and_only_narrows() -> None:
     refusals = Refusals(limit=2)
     for name in ("a", "b", "c"):
-        provider = OpenAIChat(name, base_url="http://127.0.0.1:9/v1")
+        made, provider = _made(refusals, name)
         provider.supports_stop = False
-        refusals.learn(provider)
+        refusals.learn(made)
     assert len(refusals) == 2
-    fresh = refusals.applied(OpenAIChat("a", base_url="http://127.0.0.1:9/v1"))
-    assert isinstance(fresh, OpenAIChat) and fresh.supports_stop  # "a", the oldest, was dropped
-    taught = OpenAIChat("c", base_url="http://127.0.0.1:9/v1")
-    taught.stream_usage = False  # a later request learned another field of "c"
+    _, fresh = _made(refusals, "a")
+    assert fresh.supports_stop  # "a", the oldest, was dropped
+    taught, provider = _made(refusals, "c")
+    provider.stream_usage = False  # a later request learned another field of "c"
     refusals.learn(taught)
-    again = refusals.applied(OpenAIChat("c", base_url="http://127.0.0.1:9/v1"))
-    assert isinstance(again, OpenAIChat)
+    _, again = _made(refusals, "c")
     assert (again.supports_stop, again.stream_usage) == (False, False)
-    # one that refused nothing takes no room
-    refusals.learn(OpenAIChat("d", base_url="http://127.0.0.1:9/v1"))
+    # one that refused nothing takes no room, nor one that learned only what it was told
+    refusals.learn(_made(refusals, "d")[0])
+    refusals.learn(_made(refusals, "c")[0])
     assert len(refusals) == 2
-    kept = refusals.applied(OpenAIChat("b", base_url="http://127.0.0.1:9/v1"))
-    assert isinstance(kept, OpenAIChat) and not kept.supports_stop
+    _, kept = _made(refusals, "b")
+    assert not kept.supports_stop
 
 
 def test_requests_at_once_share_what_was_learned() -> None:

@@ -1,4 +1,5 @@
-"""A client's reasoning effort and prompt-cache key, forwarded to the upstream.
+"""A client's options as they go upstream: what it asked for, less what the
+upstream refused.
 
 Theory of operation
 -------------------
@@ -29,9 +30,15 @@ own API (whose ``think`` levels only gpt-oss takes; other models refuse them).
 A server that refuses such a field (a 400 or 422 that names it: a strict
 schema's "extra inputs are not permitted", a model without reasoning levels)
 gets the request again without it, and ``learned.Refusals`` keeps that for the
-upstream's later requests, as it keeps ``stop`` and ``max_tokens``. A request
-that forwards nothing is not wrapped: it pays nothing. A token count asks the
-provider inside (``tokens.TokenCounter``), with no such field.
+upstream's later requests, as it keeps ``stop`` and ``max_tokens``. So does
+one that refuses a sampling option the client set (``DROPPABLE``), on every
+kind of upstream: OpenAI's reasoning models refuse a ``temperature`` other than
+1 ("Unsupported value: 'temperature' does not support 0.2 with this model"),
+Anthropic's newer models ``temperature`` beside ``top_p`` ("`temperature` and
+`top_p` cannot both be specified for this model"; ``top_p`` is named first, so
+it goes). That failed every such request, and only the OpenAI-compatible
+upstream's own fields were learned. A token count asks the provider inside
+(``tokens.TokenCounter``), with no such field.
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ __all__ = [
     "CACHE_KEY", "EFFORT", "Forwarded", "anthropic_effort", "forward_fields", "refused_field",
 ]
 
+# the client's sampling options an upstream may refuse, in the order a refusal
+# that names several gives them up
+DROPPABLE = ("top_p", "top_k", "temperature", "seed", "presence_penalty", "frequency_penalty")
 EFFORT = "reasoning_effort"
 CACHE_KEY = "prompt_cache_key"
 _ANTHROPIC_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
@@ -93,12 +103,15 @@ def refused_field(exc: ProviderError, names: Any) -> str | None:
 
 class Forwarded:
     """``model`` with ``fields`` added to each request's body, less those its
-    upstream refused (``refused``, which grows as it refuses more)."""
+    upstream refused and the sampling options it refused (``refused``, which
+    grows as it refuses more)."""
 
     def __init__(self, model: Model, fields: dict[str, Any], refused: set[str]) -> None:
         self.inner = model
         self.fields = fields
         self.refused = refused
+        self.given = frozenset(refused)  # what it was told (``learned``)
+        self.told: Any = None  # and its provider (``learned.Refusals.applied``)
 
     def __getattr__(self, name: str) -> Any:  # count_tokens and the like
         return getattr(self.inner, name)
@@ -107,14 +120,19 @@ class Forwarded:
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
         async with AsyncExitStack() as stack:
             while True:
-                fields = {k: v for k, v in self.fields.items() if k not in self.refused}
-                sent = msgspec.structs.replace(request, extra={**fields, **request.extra})
+                refused = self.refused
+                fields = {k: v for k, v in self.fields.items() if k not in refused}
+                left = {k: None for k in DROPPABLE if k in refused}
+                sent = msgspec.structs.replace(
+                    request, extra={**fields, **request.extra}, **left
+                )
+                named = [k for k in DROPPABLE if getattr(sent, k) is not None]
                 try:
                     chunks = await stack.enter_async_context(self.inner.stream(sent))
                     break
                 except ProviderError as exc:
-                    name = refused_field(exc, fields)
+                    name = refused_field(exc, [*named, *fields])
                     if name is None:
                         raise
-                    self.refused.add(name)  # and asked again without it
+                    refused.add(name)  # and asked again without it
             yield chunks

@@ -24,8 +24,11 @@ that learned different fields are merged, not overwritten. The tool schema
 rule (``providers.toolschema``) is not kept: the proxy sends a request's tools
 in the prompt, never as native tools, so no upstream refuses one of its
 schemas. The fields the proxy forwards for a client (``reasoning_effort``,
-``prompt_cache_key``: ``forwarded``) are kept the same way: one an upstream
-refused is left out of its later requests.
+``prompt_cache_key``) and the client's sampling options (``forwarded``) are
+kept the same way, for every kind of upstream (OpenAI-compatible, Anthropic,
+Ollama): one an upstream refused is left out of its later requests. Each
+request's provider is wrapped (``forwarded.Forwarded``) to learn them; an
+entry is written only when a request learned something it was not told.
 """
 
 from __future__ import annotations
@@ -39,13 +42,21 @@ from streamtools.proxy.forwarded import Forwarded
 __all__ = ["Refusals"]
 
 _RENAMED = "max_completion_tokens"
-# (stream_usage, supports_stop, max_tokens_field, forwarded fields refused)
+# (stream_usage, supports_stop, max_tokens_field, fields and options refused)
 Learned = tuple[bool, bool, str, frozenset[str]]
 Key = tuple[str, str, str]
+_NOTHING: Learned = (True, True, "max_tokens", frozenset())
 
 
-def _key(provider: OpenAIChat) -> Key:
-    return type(provider).__qualname__, provider.base_url, provider.model
+def _key(provider: Any) -> Key:
+    return type(provider).__qualname__, str(provider.base_url), str(provider.model)
+
+
+def _state(provider: Model, refused: frozenset[str]) -> Learned:
+    """What ``provider`` knows its upstream refuses (``refused``: the rest)."""
+    if isinstance(provider, OpenAIChat):
+        return (provider.stream_usage, provider.supports_stop, provider.max_tokens_field, refused)
+    return (True, True, "max_tokens", refused)
 
 
 class Refusals:
@@ -59,34 +70,30 @@ class Refusals:
     def __len__(self) -> int:
         return len(self._known)
 
-    def applied(self, provider: Model, forward: dict[str, Any] | None = None) -> Model:
-        """``provider``, leaving out what its upstream refused before, and for an
-        OpenAI-compatible one adding the client's ``forward`` fields to its
-        requests (``forwarded.Forwarded``) less those it refused."""
-        if not isinstance(provider, OpenAIChat):
-            return provider
+    def applied(self, provider: Model, forward: dict[str, Any] | None = None) -> Forwarded:
+        """``provider``, leaving out what its upstream refused before, adding the
+        client's ``forward`` fields to its requests when it is OpenAI-compatible
+        (``forwarded``), less those it refused."""
         known = self._known.get(_key(provider))
-        if known is not None:
+        if isinstance(provider, OpenAIChat) and known is not None:
             usage, stop, field, _ = known
             provider.stream_usage = provider.stream_usage and usage
             provider.supports_stop = provider.supports_stop and stop
             if field == _RENAMED:
                 provider.max_tokens_field = field
-        if forward:
-            return Forwarded(provider, forward, set(known[3] if known else ()))
-        return provider
+        fields = forward if forward and isinstance(provider, OpenAIChat) else {}
+        wrapped = Forwarded(provider, fields, set(known[3] if known else ()))
+        wrapped.told = _state(provider, wrapped.given)
+        return wrapped
 
-    def learn(self, provider: Model) -> None:
-        """Keep what ``provider`` learned of its upstream, if anything."""
-        refused: frozenset[str] = frozenset()
-        if isinstance(provider, Forwarded):
-            refused, provider = frozenset(provider.refused), provider.inner
-        if not isinstance(provider, OpenAIChat):
+    def learn(self, model: Model) -> None:
+        """Keep what ``model`` (``applied``'s) learned of its upstream, if anything."""
+        if not isinstance(model, Forwarded):
             return
-        usage, stop = provider.stream_usage, provider.supports_stop
-        field = provider.max_tokens_field
-        if usage and stop and field != _RENAMED and not refused:
-            return  # nothing refused: no entry, so the bound is spent on refusers only
+        provider = model.inner
+        usage, stop, field, refused = _state(provider, frozenset(model.refused))
+        if (usage, stop, field, refused) in (model.told, _NOTHING):
+            return  # nothing new: no entry, so the bound is spent on refusers only
         key = _key(provider)
         old = self._known.pop(key, None)  # re-inserted last: the most recently taught
         if old is not None:
