@@ -12,7 +12,11 @@ variable ``STREAMTOOLS_UPSTREAM_API_KEY`` configures one, which then wins.
 The port is tried before Uvicorn starts (``listen``, which ``streamtools ui``
 binds its socket with too): one that is taken is one line on stderr with the
 way out, exit status 1, where Uvicorn logged ``ERROR: [Errno 98] error while
-attempting to bind on address …`` and ended with status 3.
+attempting to bind on address …`` and ended with status 3. The address it
+serves is then said in one line on stderr (``streamtools proxy: serving on
+http://127.0.0.1:8400 …``, the port taken with ``--port 0``), Uvicorn's own
+start-up lines being shown only at ``--log-level info``; one process serves on
+the socket bound here, so that port is the one served.
 """
 
 from __future__ import annotations
@@ -160,13 +164,20 @@ def run(args: argparse.Namespace) -> int:
         hosts=LOOPBACK_NAMES if is_loopback(args.host) else None,
     )
     app = create_app(config)  # also checks the configuration before serving
-    # A port in use is said in one line now; Uvicorn then binds it itself (each
-    # --workers process serves the socket its supervisor binds).
+    # A port in use is said in one line now, the port taken (--port 0) after it;
+    # one process serves the socket bound here, --workers processes the one
+    # Uvicorn's supervisor binds on the same port.
     probe = listen(args.host, args.port, "proxy")
     if probe is None:
         return 1
-    probe.close()
+    bound = probe.getsockname()[1]  # --port 0: the free port it took
+    where = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{where}:{bound}"
+    said = f"streamtools proxy: serving on {url} (OpenAI clients: {url}/v1, Anthropic: {url})"
+    print(said, file=sys.stderr)
+    sys.stderr.flush()
     if args.workers > 1:
+        probe.close()  # Uvicorn's supervisor binds the port itself, for its workers
         # each worker process builds its own app from the same configuration
         os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
         uvicorn.run(
@@ -174,24 +185,34 @@ def run(args: argparse.Namespace) -> int:
             factory=True,
             workers=args.workers,
             host=args.host,
-            port=args.port,
+            port=bound,
             log_level=args.log_level,
             access_log=args.access_log,
             http=args.http,
             loop=args.loop,
         )
-    else:
-        freeze_heap()
-        uvicorn.run(
+        return 0
+    # served on the socket bound above: the port announced is the one served,
+    # and a client that connects at once waits in its backlog
+    server = uvicorn.Server(
+        uvicorn.Config(
             app,
             host=args.host,
-            port=args.port,
+            port=bound,
             log_level=args.log_level,
             access_log=args.access_log,
             http=args.http,
             loop=args.loop,
         )
-    return 0
+    )
+    freeze_heap()
+    try:
+        server.run(sockets=[probe])
+    except KeyboardInterrupt:  # Uvicorn raises the SIGINT it caught again, once stopped
+        pass
+    finally:
+        probe.close()
+    return 0 if server.started else 3  # as uvicorn.run ends when the app fails to start
 
 
 def listen(host: str, port: int, command: str) -> socket.socket | None:
