@@ -91,3 +91,20 @@ async def test_a_hybrid_selection_answered_without_thinking_is_the_answer() -> N
     assert stream.result is not None
     [reply] = replies(stream.result.transcript)
     assert (reply.text, reply.reasoning) == ("Paris is the capital.", "")
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_an_answer_at_a_stop_string_is_read_the_same_where_it_is_cut(native: bool) -> None:
+    # A provider that honours ``stop`` ends the reply at "END" (finish stop, the
+    # text before it), and the reply is read again as the answer; one that ignores
+    # it is cut client-side at the same place, and the reply stayed reasoning: an
+    # empty reply, asked again.
+    seen = []
+    for honor_stop in (True, False):
+        model = ScriptedModel(["Paris END and more", "Asked again."], honor_stop=honor_stop)
+        agent = Agent(model, [look], dialect="hermes", think_open=True, native=native,
+                      stop=["END"])
+        events, transcript = await run(agent)
+        reply = replies(transcript)[0]
+        seen.append((events[-1], len(model.requests), reply.text, reply.reasoning))
+    assert seen[0] == seen[1] == (Final(text="Paris ", turns=1), 1, "Paris ", "")

@@ -135,14 +135,15 @@ class TextReader:
         """The parser's ``end``; but a reply that finished (``stop``) still in
         the opening reasoning, no ``</think>`` in it, is read again from its
         start as a reply without ``think_open`` (``reread``): the model skipped
-        its thinking and answered (see the module docstring). One cut at the
-        token limit, stopped at a stop string, or that failed stays reasoning, and
-        so does one that is reasoning read again too (its own unclosed ``<think>``)."""
+        its thinking and answered (see the module docstring). One ended at a
+        stop string here is read again too, as it is when the provider stopped it
+        there (a finish ``stop``, the text up to the stop string). One cut at the
+        token limit, or that failed, stays reasoning, and so does one that is
+        reasoning read again too (its own unclosed ``<think>``)."""
         text = "".join(self._opening_text)
         if not (
             self.opening
             and finish_reason in (None, "stop")
-            and not self.parser.stopped
             and text.strip()
             and _THINK_CLOSE not in text
         ):
