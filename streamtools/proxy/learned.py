@@ -29,10 +29,19 @@ kept the same way, for every kind of upstream (OpenAI-compatible, Anthropic,
 Ollama): one an upstream refused is left out of its later requests. Each
 request's provider is wrapped (``forwarded.Forwarded``) to learn them; an
 entry is written only when a request learned something it was not told.
+
+What is learned is kept for ``lifetime`` seconds (an hour) from when it was
+last taught, then forgotten: an upstream that stops refusing (a server
+upgraded, another model loaded under the same name: llama-swap, Ollama) got
+the narrowed request until the proxy restarted. One that still refuses costs
+one refusal an hour. Requests told what to leave out teach nothing new, so
+they do not keep an entry alive.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from streamtools.model import Model
@@ -46,6 +55,7 @@ _RENAMED = "max_completion_tokens"
 Learned = tuple[bool, bool, str, frozenset[str]]
 Key = tuple[str, str, str]
 _NOTHING: Learned = (True, True, "max_tokens", frozenset())
+LIFETIME = 3600.0  # seconds a refusal is remembered (module docstring)
 
 
 def _key(provider: Any) -> Key:
@@ -63,18 +73,32 @@ class Refusals:
     """The fields each upstream refused, at most ``limit`` upstreams (see the
     module docstring)."""
 
-    def __init__(self, limit: int = 256) -> None:
+    def __init__(
+        self, limit: int = 256, lifetime: float = LIFETIME,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._limit = max(1, limit)
-        self._known: dict[Key, Learned] = {}
+        self._lifetime, self._clock = lifetime, clock
+        self._known: dict[Key, tuple[float, Learned]] = {}  # (when taught, what)
 
     def __len__(self) -> int:
         return len(self._known)
+
+    def _get(self, key: Key) -> Learned | None:
+        """What is known of ``key``'s upstream, unless it is older than the lifetime."""
+        entry = self._known.get(key)
+        if entry is None:
+            return None
+        if self._clock() - entry[0] >= self._lifetime:
+            del self._known[key]  # forgotten: its next request sends everything again
+            return None
+        return entry[1]
 
     def applied(self, provider: Model, forward: dict[str, Any] | None = None) -> Forwarded:
         """``provider``, leaving out what its upstream refused before, adding the
         client's ``forward`` fields to its requests when it is OpenAI-compatible
         (``forwarded``), less those it refused."""
-        known = self._known.get(_key(provider))
+        known = self._get(_key(provider))
         if isinstance(provider, OpenAIChat) and known is not None:
             usage, stop, field, _ = known
             provider.stream_usage = provider.stream_usage and usage
@@ -95,11 +119,12 @@ class Refusals:
         if (usage, stop, field, refused) in (model.told, _NOTHING):
             return  # nothing new: no entry, so the bound is spent on refusers only
         key = _key(provider)
-        old = self._known.pop(key, None)  # re-inserted last: the most recently taught
+        old = self._get(key)
+        self._known.pop(key, None)  # re-inserted last: the most recently taught
         if old is not None:
             usage, stop = usage and old[0], stop and old[1]
             field = _RENAMED if _RENAMED in (field, old[2]) else field
             refused |= old[3]
-        self._known[key] = (usage, stop, field, refused)
+        self._known[key] = (self._clock(), (usage, stop, field, refused))
         while len(self._known) > self._limit:
             del self._known[next(iter(self._known))]
