@@ -17,10 +17,11 @@ work from any MCP client.
 This package is named like the SDK (``mcp``); every import in it is absolute,
 so ``import mcp`` always means the SDK.
 
-Without the SDK, ``import streamtools.mcp`` raises ``ModuleNotFoundError``, but
-``python -m streamtools.mcp`` (which imports this package before its
-``__main__``) says what to install and exits with status 2, as the
-``streamtools`` commands do, instead of a traceback.
+Without the SDK, ``import streamtools.mcp`` raises ``ModuleNotFoundError``
+(``name`` ``"mcp"``, as the SDK's own import raised it) saying what to install,
+as the ``streamtools`` commands do; ``python -m streamtools.mcp`` (which
+imports this package before its ``__main__``) says it in one line and exits
+with status 2, instead of a traceback.
 """
 
 from __future__ import annotations
@@ -30,17 +31,19 @@ import sys
 try:
     import mcp  # noqa: F401  (the SDK: see above)
 except ModuleNotFoundError as exc:
-    if exc.name != "mcp" or not (sys.argv[:1] == ["-m"] and "streamtools.mcp" in sys.orig_argv):
+    if exc.name != "mcp":
         raise
-    # ``python -m streamtools.mcp``: sys.argv[0] is "-m" while the module is found
     from streamtools.cli import _install_line
 
-    print(
-        "python -m streamtools.mcp: error: missing optional dependency 'mcp' "
-        f"(the 'mcp' extra); install it with: {_install_line('mcp')}",
-        file=sys.stderr,
+    _missing = (
+        "missing optional dependency 'mcp' (the 'mcp' extra); "
+        f"install it with: {_install_line('mcp')}"
     )
-    raise SystemExit(2) from None
+    if sys.argv[:1] == ["-m"] and "streamtools.mcp" in sys.orig_argv:
+        # ``python -m streamtools.mcp``: sys.argv[0] is "-m" while the module is found
+        print(f"python -m streamtools.mcp: error: {_missing}", file=sys.stderr)
+        raise SystemExit(2) from None
+    raise ModuleNotFoundError(f"streamtools.mcp: {_missing}", name="mcp") from exc
 
 from streamtools.mcp.client import mcp_tools
 from streamtools.mcp.connection import MCPConnection
