@@ -8,6 +8,7 @@ handled (everything else). Model text never raises: malformed calls are
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from streamtools.results import valid_text
@@ -62,6 +63,12 @@ class ParserStateError(UsageError):
 
 class UnknownDialectError(UsageError, KeyError):
     """No dialect of that name."""
+
+    @classmethod
+    def of(cls, dialect: object, known: Iterable[str]) -> UnknownDialectError:
+        """The one message for it, wherever a name is looked up (the parser's
+        dialects, the renderers): the choices sorted, after a colon."""
+        return cls(f"unknown dialect {dialect!r}; choose one of: {', '.join(sorted(known))}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""

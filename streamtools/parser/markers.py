@@ -111,8 +111,7 @@ def syntax_of(dialect: str | DialectSyntax) -> DialectSyntax:
     try:
         return DIALECTS[dialect]
     except KeyError:
-        known = ", ".join(sorted(DIALECTS))
-        raise UnknownDialectError(f"unknown dialect {dialect!r}; choose one of {known}") from None
+        raise UnknownDialectError.of(dialect, DIALECTS) from None
 
 
 def stop_strings(stop: str | Sequence[str] | None) -> frozenset[str]:

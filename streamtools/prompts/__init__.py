@@ -47,7 +47,4 @@ def get_renderer(dialect: str) -> Renderer:
     try:
         return RENDERERS[dialect]
     except KeyError:
-        choices = ", ".join(RENDERERS)
-        raise UnknownDialectError(
-            f"unknown dialect {dialect!r}; choose one of: {choices}"
-        ) from None
+        raise UnknownDialectError.of(dialect, RENDERERS) from None
