@@ -568,6 +568,15 @@ class EventEncoder:
         return _event("error", error_body(status, message, kind))
 
 
+# Empty, not a made-up opaque value: Anthropic refuses every signature it did
+# not mint, an empty one or a fake alike ("Invalid `signature` in `thinking`
+# block", https://github.com/james-6-23/codex2api/pull/613), so a fake helps no
+# conversation that moves to its API, and routers in front of it drop the
+# thinking blocks whose signature is empty before forwarding (that PR;
+# https://github.com/router-for-me/CLIProxyAPI/pull/5242 clears synthetic
+# ones to empty), which a fake one would get past. DeepSeek's Anthropic
+# endpoint sends empty signatures too (https://github.com/QwenLM/qwen-code/pull/6893).
+# Claude Code sends the blocks back; the proxy leaves them out of the prompt.
 _THINKING = {"type": "thinking", "thinking": "", "signature": ""}
 _UNSIGNED = {"type": "signature_delta", "signature": ""}
 
