@@ -15,7 +15,8 @@ Theory of operation
   A pydantic model is described by its own schema and validated by pydantic,
   as a parameter or as the one parameter (``streamtools.pydantic_models``).
   ``object`` is any JSON value, as ``Any`` is. A default that JSON cannot state
-  (a sentinel ``object()``, NaN) is left out of the schema and given as is (``_default``).
+  (a sentinel ``object()``, NaN) is left out of the schema and given as is, and a
+  mutable one is copied per call (``streamtools.defaults``).
 
 A callable object is read through its ``__call__`` (named after its class), a
 ``functools.partial`` through its function (the parameters it binds are left
@@ -69,18 +70,15 @@ Core module: standard library and msgspec only.
 from __future__ import annotations
 
 import copy
-import datetime
-import decimal
 import difflib
-import enum
 import inspect
 import re
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import msgspec
 
+from streamtools import defaults
 from streamtools.docstrings import parse_docstring
 from streamtools.errors import (
     StreamtoolsError,
@@ -90,7 +88,6 @@ from streamtools.errors import (
 )
 from streamtools.model import ToolSpec
 from streamtools.pydantic_models import described, is_model, validated
-from streamtools.results import holds_non_finite
 from streamtools.schema import (
     ValueCheck,
     arguments_from,
@@ -445,9 +442,9 @@ def _from_function(fn: Callable[..., Any], given_name: str | None, description: 
             if p.default is p.empty:
                 fields.append((attrs[p.name], hints[p.name]))
             else:
-                field_default = _default(p.default)
-                fields.append((attrs[p.name], hints[p.name], field_default))
-                if field_default is not p.default and _in_json(p.default):  # copied per call
+                default = defaults.field_default(p.default)
+                fields.append((attrs[p.name], hints[p.name], default))
+                if default is not p.default and defaults.in_json(p.default):  # copied per call
                     stated[p.name] = msgspec.to_builtins(p.default, str_keys=True)
         renamed = {attr: pname for pname, attr in attrs.items() if attr != pname}
         try:
@@ -507,58 +504,6 @@ def _schema_of(name: str, arg_type: Any) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         detail = str(exc).replace("\n", " ")
         raise ToolDefinitionError(f"tool {name!r}: unsupported annotation: {detail}") from exc
-
-
-def _default(value: Any) -> Any:
-    """A parameter's default as a field default. msgspec refuses non-empty mutable
-    defaults: they are copied per call instead, as is any other mutable default
-    (a dataclass instance). A default JSON cannot state (a
-    sentinel ``object()``, a function, NaN or infinity, which msgspec would write
-    as ``null``) is given as is, each call, by a factory: the schema then leaves
-    it out (the parameter stays optional) rather than failing to be made or
-    stating a wrong default."""
-    try:
-        msgspec.defstruct("probe", [("x", Any, value)])
-    except TypeError:
-        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
-    if not _in_json(value):
-        return msgspec.field(default_factory=lambda: value)
-    if not _immutable(value):
-        # msgspec takes a mutable object it does not know as such (a dataclass
-        # instance) as is: one instance for every call, which a call that changes
-        # it would hand on to the next, and to calls running at the same time
-        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
-    return value
-
-
-_IMMUTABLE = (
-    str, bytes, int, float, complex, type(None), enum.Enum, datetime.date, datetime.time,
-    datetime.timedelta, decimal.Decimal, uuid.UUID,
-)
-
-
-def _immutable(value: Any) -> bool:
-    """Whether one ``value`` can serve every call: a scalar, a frozen Struct, or
-    a tuple or frozenset of such."""
-    if isinstance(value, _IMMUTABLE):
-        return True
-    if isinstance(value, msgspec.Struct):
-        return bool(value.__struct_config__.frozen) and all(
-            _immutable(getattr(value, f)) for f in value.__struct_fields__
-        )
-    if isinstance(value, tuple | frozenset):
-        return all(_immutable(item) for item in value)
-    return False
-
-
-def _in_json(value: Any) -> bool:
-    """Whether ``value`` is written in JSON as itself (as msgspec writes a schema's
-    ``default``): not an object msgspec cannot encode, no NaN or infinity in it."""
-    try:
-        plain = msgspec.to_builtins(value, str_keys=True)
-    except (TypeError, ValueError, OverflowError):
-        return False
-    return not holds_non_finite(plain)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

@@ -24,6 +24,7 @@ CORE = [
     "model.py",
     "errors.py",
     "tools.py",
+    "defaults.py",  # tools.py makes its parameters' defaults with it
     "signature.py",  # tools.py reads functions with it
     "docstrings.py",
     "results.py",
