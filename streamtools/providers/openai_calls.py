@@ -79,8 +79,9 @@ _BROKEN = frozenset({"error", "content_filter", "malformed_call"})
 
 def _blank(name: str | None, raw: str | None, sent_id: str | None, call: _Call) -> bool:
     """Whether a delta for ``call`` brings nothing but blanks (JSON's whitespace,
-    which may follow a whole value): no name, no other id, text all blanks."""
-    if name is not None or not raw or (sent_id is not None and sent_id != call.id):
+    which may follow a whole value): no other name (MiniMax repeats the call's
+    own with every delta), no other id, text all blanks."""
+    if name not in (None, call.name) or not raw or sent_id not in (None, call.id):
         return False
     return not raw.strip(_BLANKS)
 
@@ -224,7 +225,10 @@ class ToolCallDeltas:
         if self._queue and call is not self._queue[0]:
             self._complete(out, call)  # a delta for a later call: the ones before, if whole
         if call is not None and call.ended and _blank(name, raw, sent_id, call):
-            return out  # blanks after a complete call's arguments: nothing of another call
+            # blanks after a complete call's arguments: nothing of another call, but
+            # sent (the call's text resent whole afterwards has them: ``_new_text``)
+            self._new_text(call, raw or "")
+            return out
         inherited = None  # the name a new call takes from a repeat (see ``_another``)
         if call is not None:
             new_id = bool(sent_id and call.id and sent_id != call.id)
