@@ -15,11 +15,13 @@ import pytest
 from provider_support import DONE, sse
 
 from streamtools.events import ArgsDelta, CallEnd, CallError, Event, ToolResult
+from streamtools.model import CallChunk
+from streamtools.native import NativeCalls
 from streamtools.providers import OpenAIChat
 from streamtools.runtime.agent import Agent
 from streamtools.testing import FakeServer
 from streamtools.testing.fake_server import Reply
-from streamtools.tools import tool
+from streamtools.tools import ToolRegistry, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -72,3 +74,31 @@ async def test_a_string_that_holds_no_object_is_still_refused(
     errors = [(e.reason, e.raw) for e in seen if isinstance(e, CallError)]
     assert errors == [("invalid_json", text)]
     assert [e for e in seen if isinstance(e, CallEnd)] == []
+
+
+@tool
+def save(payload: str) -> str:
+    """Save a JSON text as it is."""
+    return payload
+
+
+def _ended(arguments: str) -> list[tuple[str, Any]]:
+    calls = NativeCalls(ToolRegistry([save]))
+    chunk = CallChunk(index=0, id="c1", name="save", arguments=arguments, done=True)
+    return [(e.reason, e.message) if isinstance(e, CallError) else ("end", e.arguments)
+            for e in calls.feed(chunk) if isinstance(e, CallEnd | CallError)]
+
+
+def test_a_string_parameter_that_holds_json_stays_a_string() -> None:
+    """Only the arguments themselves, which must be an object, are read through
+    a string: a value the schema says is a string keeps its JSON text, one
+    level encoded twice or not, and an object that does not fit the schema is
+    refused by it (it may have been the string parameter's value: not run)."""
+    held = json.dumps({"payload": '{"a": 1}'})
+    assert _ended(held) == [("end", {"payload": '{"a": 1}'})]
+    assert _ended(json.dumps(held)) == [("end", {"payload": '{"a": 1}'})]
+    assert _ended(json.dumps('{"a": 1}')) == [(
+        "invalid_arguments",
+        "Invalid arguments for tool `save`: Object contains unknown field `a`. "
+        "Allowed parameters at `$`: payload.",
+    )]
