@@ -11,16 +11,11 @@ import os
 import subprocess
 import sys
 
-import anyio
 import pytest
-from anyio.abc import SocketListener
-from provider_support import collect, text_of
-from test_providers_s19_late_server import _answer_one, _free_port
-from wait_support import until
+from test_providers_s19_late_server import _ask_then_open, _free_port
 
 from streamtools.cli import chat as chat_cli
 from streamtools.cli.model_options import build_model
-from streamtools.model import Chunk
 
 
 def _chat_args(*argv: str) -> argparse.Namespace:
@@ -41,22 +36,7 @@ async def test_the_flag_waits_for_a_server_that_opens_late(
     def waiting() -> bool:
         return any("(connect_wait)" in r.getMessage() for r in caplog.records)
 
-    got: list[Chunk] = []
-
-    async def ask() -> None:
-        got.extend(await collect(model))
-
-    with anyio.fail_after(30):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ask)
-            await until(waiting)  # refused, and waiting
-            async with await anyio.create_tcp_listener(
-                local_host="127.0.0.1", local_port=port
-            ) as listener:
-                first = listener.listeners[0]
-                assert isinstance(first, SocketListener)
-                await _answer_one(await first.accept())
-    assert text_of(got) == "Hello"
+    assert await _ask_then_open(model, port, waiting) == "Hello"
 
 
 def test_without_the_flag_nothing_is_waited_for() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -17,7 +18,7 @@ from provider_support import DONE, collect, sse, text_of
 from wait_support import until
 
 from streamtools.errors import ProviderError, UsageError
-from streamtools.model import Chunk
+from streamtools.model import Chunk, Model
 from streamtools.providers import OpenAIChat
 from streamtools.testing import FakeServer
 
@@ -51,13 +52,10 @@ async def _answer_one(stream: SocketStream) -> None:
     await stream.aclose()
 
 
-async def test_a_server_that_opens_late_is_waited_for(
-    anyio_backend: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.WARNING, "streamtools.providers")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    model = OpenAIChat("m", base_url=url, connect_wait=60, retry_base=0.01, max_retries=0)
+async def _ask_then_open(model: Model, port: int, waiting: Callable[[], bool]) -> str:
+    """The text of ``model``'s answer, asked while nothing listens at ``port``,
+    which opens (and answers with ``ANSWER``) once ``waiting()`` says the
+    request waits for it."""
     got: list[Chunk] = []
 
     async def ask() -> None:
@@ -66,14 +64,24 @@ async def test_a_server_that_opens_late_is_waited_for(
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask)
-            await until(lambda: bool(_waits(caplog)))  # refused, and waiting
+            await until(waiting)  # refused, and waiting
             async with await anyio.create_tcp_listener(
                 local_host="127.0.0.1", local_port=port
             ) as listener:
                 first = listener.listeners[0]
                 assert isinstance(first, SocketListener)
                 await _answer_one(await first.accept())
-    assert text_of(got) == "Hello"
+    return text_of(got)
+
+
+async def test_a_server_that_opens_late_is_waited_for(
+    anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "streamtools.providers")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    model = OpenAIChat("m", base_url=url, connect_wait=60, retry_base=0.01, max_retries=0)
+    assert await _ask_then_open(model, port, lambda: bool(_waits(caplog))) == "Hello"
     assert _waits(caplog) == [
         f"connection refused at {url}/chat/completions; waiting for the server to start, "
         "at most 60 s (connect_wait)"
