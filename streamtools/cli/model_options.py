@@ -191,7 +191,7 @@ def add_model_options(
         "--connect-wait", type=positive_number, default=None, metavar="SECONDS",
         help="wait up to this long for a server that refuses connections until it has "
         "loaded its model (vLLM, SGLang), before its first answer (default: none, a refused "
-        "connection fails at once)",
+        "connection fails after the usual retries)",
     )
     if tool_timeout:
         add_tool_timeout(parser)
