@@ -534,8 +534,11 @@ class _Attempt:
             # Cut by the token limit: announced, its partial arguments stand; not
             # announced (cut before its name, or json_object's answer cut in its
             # text, which went out), neither re-prompted into the same limit nor
-            # its markup passed on as text. The finish says why.
-            self.cut = True
+            # its markup passed on as text. The finish says why, but for one not
+            # announced after calls that were: what follows a call is never
+            # forwarded (the module docstring), so the reply is those calls, whole,
+            # and says ``tool_calls``, not a cut the client cannot see.
+            self.cut = error.index in self.wire or not self.turn.calls
             raise _Stop  # nothing after it is forwarded
         if error.index in self.wire:
             message = f"the model wrote a malformed call to {error.name!r}: {error.message}"
