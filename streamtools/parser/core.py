@@ -105,7 +105,8 @@ Decisions
   until its first ``<invoke`` (51, ``xml_invoke``), and ``hermes`` Gemma 4's
   ``<|tool_call>`` until its ``call:NAME{`` (81, ``gemma_call``) and Kimi K2's
   ``<|tool_calls_section_begin|>`` (and DeepSeek's ``<｜tool▁calls▁begin｜>``) until
-  its ``<|tool_call_begin|>`` (62, ``kimi_call``).
+  its ``<|tool_call_begin|>`` (62, ``kimi_call``); gpt-oss's ``<|channel|>`` is held
+  until its ``commentary to=`` (24, ``harmony_call``), within the longest marker.
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``

@@ -74,7 +74,9 @@ from streamtools.events import CallErrorReason, ParserEvent
 from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext
 from streamtools.parser.jsonscan import CONTROL, ValueScanner
 
-__all__ = ["DEEPSEEK_OPENERS", "HOLD_BOUND", "KIMI_OPENERS", "OPENERS", "KimiCallBody"]
+__all__ = [
+    "DEEPSEEK_OPENERS", "HOLD_BOUND", "KIMI_OPENERS", "OPENERS", "KimiCallBody", "held_start",
+]
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class KimiCallBody(CallBody):
             elif state == SKIP:
                 m = t.end_or_closer.search(s, i)
                 if m is None:
-                    j = _held(s, i, (t.end, *t.closers))
+                    j = held_start(s, i, (t.end, *t.closers))
                     self.record(s, i, j)
                     return j
                 self.record(s, i, m.end())
@@ -230,7 +232,7 @@ class KimiCallBody(CallBody):
         t = self.tokens
         m = t.head_end.search(s, i)
         if m is None:
-            j = _held(s, i, (t.arguments, t.end))
+            j = held_start(s, i, (t.arguments, t.end))
             self.head += s[i:j]
             self.record(s, i, j)
             if len(self.head) > _HEAD_LIMIT:
@@ -336,7 +338,7 @@ class KimiCallBody(CallBody):
         return None
 
 
-def _held(s: str, i: int, tokens: tuple[str, ...]) -> int:
+def held_start(s: str, i: int, tokens: tuple[str, ...]) -> int:
     """Where the text ``s[i:]`` stops being certain: before the start of one of
     ``tokens`` at its end (held by the core until the next delta)."""
     n = len(s)

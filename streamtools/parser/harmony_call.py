@@ -1,0 +1,218 @@
+"""gpt-oss's own call form, a harmony ``commentary`` message to a function.
+
+Theory of operation
+-------------------
+gpt-oss writes a call as a message of its harmony format::
+
+    <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{"q": "x"}<|call|>
+
+and servers that do not parse harmony (or whose parser is off) pass it on as
+text: lablup/mlxcel#654 (the markup in ``content``, no ``tool_calls``),
+odysseus-dev/odysseus#4522 (the recipient and the arguments in the visible
+answer), NousResearch/hermes-agent#84231 (gpt-oss through Ollama and vLLM's
+chat endpoints, the tool never run). It was text: the call lost. ``<|channel|>``
+is a marker of ``hermes`` (its start character ``<`` is one the dialect has).
+
+The body (``HarmonyCallBody``) is undecided until the channel and its recipient
+begin (``commentary to=`` or ``analysis to=``, right after the marker): any
+other channel (``analysis`` reasoning, the ``final`` answer, a preamble without
+a recipient) is text, as it was, so at most ``HOLD_BOUND`` characters are held.
+Then the recipient (``functions.NAME``, or ``NAME``; ``functions.`` dropped when
+the tools have no such name), the optional content type (``<|constrain|>json``,
+``json``), ``<|message|>``; ``CallStart`` there. The arguments are one JSON
+object, streamed as written through the JSON dialects' scanner (``<|call|>`` in
+a string is content), and the message ends with ``<|call|>`` (``<|end|>`` too):
+``CallEnd`` or the call's error. ``<|call|>`` is a stop token of the model, so
+a server may have cut it: a reply that ends right after the object completes
+the call when the provider stopped it (``PROVIDER_STOP``); a cut one is
+``unterminated``. Text out of place (a recipient that is no name, text after
+the object) fails the call (``malformed``) up to ``<|call|>`` or, after the
+object, there. Only the call is read: the other channels' markup around it
+(``<|start|>assistant``, an ``analysis`` message) stays text, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from streamtools.events import CallErrorReason, ParserEvent
+from streamtools.parser.calls import (
+    DONE,
+    PROVIDER_STOP,
+    REJECTED,
+    Call,
+    CallBody,
+    CallContext,
+)
+from streamtools.parser.jsonscan import CONTROL, ValueScanner
+from streamtools.parser.kimi_call import held_start
+
+__all__ = ["CHANNEL", "HOLD_BOUND", "HarmonyCallBody"]
+
+CHANNEL, MESSAGE, CALL, END = "<|channel|>", "<|message|>", "<|call|>", "<|end|>"
+_RECIPIENTS = ("commentary to=", "analysis to=")
+HOLD_BOUND = len(CHANNEL) + max(map(len, _RECIPIENTS)) - 1
+_HEAD_LIMIT = 160
+_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*(?:<\|constrain\|>\s*)?(?:json)?\s*")
+_CLOSE = re.compile(r"<\|(?:call|end)\|>")
+_NAMESPACE = "functions."
+_SPACE = " \t\r\n"
+_OPEN, _HEAD_STATE, _ARGS, _AFTER, _SKIP = range(5)
+_EXAMPLE = ' Write <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}</tool_call>.'
+
+
+class HarmonyCallBody(CallBody):
+    """One call in gpt-oss's harmony form (see the module docstring)."""
+
+    def __init__(self, ctx: CallContext, marker: str) -> None:
+        super().__init__(ctx, marker)
+        self.call = Call(ctx)
+        self.undecided = True
+        self.state = _OPEN
+        self.head = ""  # the channel and recipient so far
+        self.fresh = True  # no character of the arguments yet
+        self.scanner = ValueScanner()
+        self.failure: tuple[CallErrorReason, str] | None = None
+
+    def feed(self, s: str, pos: int, out: list[ParserEvent]) -> int:
+        i, n = pos, len(s)
+        while i < n:
+            state = self.state
+            if state == _OPEN:
+                want = max(map(len, _RECIPIENTS)) - len(self.head)
+                text = self.head + s[i : i + want]
+                start = next((r for r in _RECIPIENTS if text.startswith(r)), None)
+                if start is None:
+                    if not any(r.startswith(text) for r in _RECIPIENTS):
+                        self.status = REJECTED  # another channel: text, as it was
+                        return i
+                    self.record(s, i, n)
+                    self.head = text
+                    return n
+                j = i + len(start) - len(self.head)
+                self.record(s, i, j)
+                self.head = ""
+                self.undecided = False
+                self.state = _HEAD_STATE
+            elif state == _HEAD_STATE:
+                j = self._head(s, i, out)
+            elif state == _ARGS:
+                j = self._args(s, i, out)
+            elif state == _SKIP:
+                m = _CLOSE.search(s, i)
+                if m is None:
+                    j = held_start(s, i, (CALL, END))
+                    self.record(s, i, j)
+                    return j
+                self.record(s, i, m.end())
+                self._close(out)
+                return m.end()
+            else:  # _AFTER
+                j = i
+                while j < n and s[j] in _SPACE:
+                    j += 1
+                self.record(s, i, j)
+                if j == n:
+                    return n
+                m = _CLOSE.match(s, j)
+                if m is not None:
+                    self.record(s, j, m.end())
+                    self._close(out)
+                    return m.end()
+                if any(t.startswith(s[j:]) for t in (CALL, END)):
+                    return j  # the token still arriving
+                self.failure = ("malformed", f"Expected {CALL} right after the arguments.")
+                self._close(out)
+                return j  # the rest is text again
+            if j == i and self.state == state:
+                break
+            i = j
+        return i
+
+    def _head(self, s: str, i: int, out: list[ParserEvent]) -> int:
+        k = s.find(MESSAGE, i)
+        if k < 0:
+            j = held_start(s, i, (MESSAGE,))
+            self.head += s[i:j]
+            self.record(s, i, j)
+            if len(self.head) > _HEAD_LIMIT:
+                self._fail("malformed", "The recipient is not functions.NAME.")
+            return j
+        self.head += s[i:k]
+        self.record(s, i, k + len(MESSAGE))
+        named = _HEAD.fullmatch(self.head)
+        if named is None:
+            self._fail("malformed", "The recipient is not functions.NAME.")
+            return k + len(MESSAGE)
+        name = named.group(1)
+        if name.startswith(_NAMESPACE) and name not in self.ctx.catalog:
+            name = name[len(_NAMESPACE) :]
+        self.call.named(name, out)
+        self.state = _ARGS
+        return k + len(MESSAGE)
+
+    def _args(self, s: str, i: int, out: list[ParserEvent]) -> int:
+        n = len(s)
+        if self.fresh:
+            j = i
+            while j < n and s[j] in _SPACE:
+                j += 1
+            self.record(s, i, j)
+            if j == n:
+                return n
+            if s[j] != "{":
+                self._fail("malformed", f"The arguments of {self.call.name} must be a JSON object.")
+                return j
+            self.fresh = False
+            i = j
+        scanner = self.scanner
+        j = scanner.feed(s, i)
+        self._take(s, i, j, out)
+        while scanner.error is CONTROL:  # a raw newline in a string: escaped
+            self.record(s, j, j + 1)
+            self.call.add_args(scanner.take_control(s[j]), out)
+            i = j + 1
+            j = scanner.feed(s, i)
+            self._take(s, i, j, out)
+        if scanner.error is not None:
+            self._fail(
+                "invalid_json",
+                f"The arguments of {self.call.name} are not valid JSON ({scanner.error}).",
+            )
+        elif scanner.done:
+            self.state = _AFTER
+        return j
+
+    def _take(self, s: str, i: int, j: int, out: list[ParserEvent]) -> None:
+        if j > i:
+            self.record(s, i, j)
+            self.call.add_args(s[i:j], out)
+
+    def _fail(self, reason: CallErrorReason, message: str) -> None:
+        """The call fails: the rest up to ``<|call|>`` is its raw text."""
+        if self.failure is None:
+            self.failure = (reason, message)
+        self.state = _SKIP
+
+    def _close(self, out: list[ParserEvent]) -> None:
+        self.status = DONE
+        raw = self.raw_text()
+        if self.failure is not None:
+            reason, message = self.failure
+            self.call.fail(raw, reason, message + _EXAMPLE, out)
+        else:
+            self.call.complete(raw, out, example=_EXAMPLE)
+
+    def end(self, tail: str, finish_reason: str, out: list[ParserEvent]) -> str | None:
+        if self.undecided:
+            return self.raw_text() + tail  # no call: prose
+        self.record(tail, 0, len(tail))
+        rest = tail.strip()
+        if not (
+            self.state == _AFTER and finish_reason in PROVIDER_STOP
+            and (not rest or any(t.startswith(rest) for t in (CALL, END)))
+        ) and self.failure is None:
+            name = self.call.name or "the tool"
+            self.failure = ("unterminated", f"The call to {name} was cut off.")
+        self._close(out)
+        return None
