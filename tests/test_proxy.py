@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn_thread import QuickStop
 
 from streamtools.errors import UnknownDialectError, UsageError
 from streamtools.model import Chunk, ModelRequest, TextChunk
@@ -64,7 +65,7 @@ UTC = '<am:tool_call name="clock.now"><tz>UTC</tz></am:tool_call>'
 @contextmanager
 def serve(app: Any) -> Iterator[str]:
     """An ASGI app under Uvicorn on a free port, in a thread; stopped on exit."""
-    server = uvicorn.Server(
+    server = QuickStop(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
     )
     thread = threading.Thread(target=server.run, daemon=True)

@@ -20,6 +20,7 @@ import anyio
 import msgspec
 import uvicorn
 from starlette.types import ASGIApp
+from uvicorn_thread import QuickStop
 
 from streamtools.events import Event, Final, Finish, TextDelta, TurnEnd, TurnStart
 from streamtools.transcript import Transcript
@@ -81,7 +82,7 @@ class ThreadServer:
         config = uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
         )
-        self.server = uvicorn.Server(config)
+        self.server = QuickStop(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
         self.thread.daemon = True
 

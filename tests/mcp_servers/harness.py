@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from uvicorn_thread import QuickStop
 
 HERE = Path(__file__).parent
 MEMORY_SERVER = str(HERE / "memory_server.py")
@@ -124,7 +125,7 @@ def asgi_server(app_factory: Callable[[], Any]) -> Iterator[str]:
     config = uvicorn.Config(
         app_factory, factory=True, log_level="warning", lifespan="on", timeout_graceful_shutdown=1
     )
-    server = uvicorn.Server(config)
+    server = QuickStop(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     try:
         thread.start()
