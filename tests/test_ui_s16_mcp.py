@@ -53,9 +53,8 @@ def lingering_server(marker: Path) -> str:
     """The memory server over stdio that, once its client closes stdin, takes a
     moment, then writes ``marker``: it exists when the client has waited for the
     server to end, and not yet when the client just went away."""
-    script = (
-        f"import runpy, sys, time; sys.argv = [sys.argv[0]]; "
-        f"runpy.run_path({MEMORY_SERVER!r}, run_name='__main__'); "
+    script = (  # its build(), not its main, which ends the process at once
+        f"import runpy, time; runpy.run_path({MEMORY_SERVER!r})['build']().run('stdio'); "
         f"time.sleep(0.5); open({str(marker)!r}, 'w').close()"
     )
     return f'{sys.executable} -c "{script}"'

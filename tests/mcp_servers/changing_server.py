@@ -161,10 +161,15 @@ def main(argv: list[str]) -> None:
         app = build().streamable_http_app()
         served = refusing_discover(app) if legacy else app
         uvicorn.run(served, fd=int(argv[1]), log_level="warning", timeout_graceful_shutdown=1)
-    elif legacy:
-        anyio.run(serve_legacy_stdio, build())
     else:
-        build().run("stdio")
+        if legacy:
+            anyio.run(serve_legacy_stdio, build())
+        else:
+            build().run("stdio")
+        # stdin closed, all answered: skip the interpreter's slow teardown of the
+        # SDK (memory_server.exit_at_once says why)
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
