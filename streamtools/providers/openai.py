@@ -248,13 +248,13 @@ def _tool_calls(delta: _Delta) -> Sequence[ToolCallDelta]:
     read as ``tool_calls``) had the call itself dropped: a call finish with no
     call."""
     calls = delta.tool_calls
+    if calls is None:  # most deltas: text only, no builtin call on them
+        if delta.function_call is None:
+            return ()
+        return (ToolCallDelta(function=delta.function_call),)
     if isinstance(calls, ToolCallDelta):
         return (calls,)
-    if calls:
-        return calls
-    if delta.function_call is None:
-        return ()
-    return (ToolCallDelta(function=delta.function_call),)
+    return calls
 
 
 def _parts(parts: list[_Part]) -> list[tuple[bool, str]]:
