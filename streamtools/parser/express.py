@@ -95,7 +95,7 @@ class _Spec:
     characters that, right after the end, keep the general body reading
     (``json_action``'s next fence line)."""
 
-    __slots__ = ("after", "heads", "marker", "mids", "name_end", "tails", "undecided")
+    __slots__ = ("after", "heads", "holds", "marker", "mids", "name_end", "tails", "undecided")
 
     def __init__(
         self, marker: str, heads: tuple[str, ...], name_end: str, mids: tuple[str, ...],
@@ -103,6 +103,16 @@ class _Spec:
     ) -> None:
         self.marker, self.heads, self.name_end = marker, heads, name_end
         self.mids, self.tails, self.after, self.undecided = mids, tails, after, undecided
+        # per part, the buffers it holds whole (proper prefixes of its templates, ""
+        # aside): one lookup instead of the step (not while an undecided head's
+        # text counts as held, ``_x_hold``)
+        def starts(templates: tuple[str, ...]) -> frozenset[str]:
+            return frozenset(m[:k] for m in templates for k in range(1, len(m)))
+
+        none: frozenset[str] = frozenset()
+        self.holds = (
+            none if undecided else starts(heads), none, starts(mids), none, starts(tails),
+        )
 
 
 SPECS = {
@@ -195,10 +205,14 @@ class Express(TextModes):
             return []
         self._xraw.append(delta)
         out: list[ParserEvent] = []
-        if self._xph == ARGS:  # (most of a call's steps: one call less)
+        ph = self._xph
+        if ph == ARGS:  # (most of a call's steps: one call less)
             hold = self._xhold
             if self._x_args(hold + delta if hold else delta, 0, 0, out):
                 return out
+        elif ph < AFTER and (self._xhold + delta) in self._xspec.holds[ph]:
+            self._xhold += delta  # a template still arriving, as ``_x_step`` holds it
+            return out
         elif self._x_step(delta, out):
             return out
         return self._x_replay()
