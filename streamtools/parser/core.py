@@ -257,17 +257,17 @@ class Parser(Express):
             # it with one test)
             self._prev = delta
             return [TextDelta(text=delta)]
-        xs = self._xs
-        if xs:  # the express reader's call (``express``): its lane, or its step
-            if (
-                xs == LANE and '"' not in delta and "\\" not in delta
-                and delta.isprintable() and delta
-            ):
-                self._xraw.append(delta)
-                return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
-            return self._express(delta)
         body = self._body
         if body is None:
+            xs = self._xs
+            if xs:  # the express reader's call (``express``): its lane, or its step
+                if (
+                    xs == LANE and '"' not in delta and "\\" not in delta
+                    and delta.isprintable() and delta
+                ):
+                    self._xraw.append(delta)
+                    return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming
         if (
@@ -322,17 +322,17 @@ class Parser(Express):
         if self._lt not in delta and self._other not in delta and delta:
             self._prev = delta
             return [TextDelta(text=delta)]
-        xs = self._xs
-        if xs:  # the express reader's call (``express``): its lane, or its step
-            if (
-                xs == LANE and '"' not in delta and "\\" not in delta
-                and delta.isprintable() and delta
-            ):
-                self._xraw.append(delta)
-                return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
-            return self._express(delta)
         body = self._body
         if body is None:
+            xs = self._xs
+            if xs:  # the express reader's call (``express``): its lane, or its step
+                if (
+                    xs == LANE and '"' not in delta and "\\" not in delta
+                    and delta.isprintable() and delta
+                ):
+                    self._xraw.append(delta)
+                    return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming
         if (
