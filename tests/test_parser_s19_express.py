@@ -12,6 +12,7 @@ structural point of the call), prose with markup characters, and random cuts.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,7 +42,8 @@ def _run(
     dialect: str, tools: list[str] | None, pieces: list[str], on: bool, finish: str | None
 ) -> list[Any]:
     with _express(on):
-        p = Parser(dialect, tools)
+        # (reasoning first, ``think_open``, in one case of four: its path to text)
+        p = Parser(dialect, tools, think_open=len(pieces) % 4 == 1)
     trace: list[Any] = []
     for piece in pieces:
         events: list[ParserEvent] = p.feed(piece)
@@ -68,6 +70,7 @@ VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6)
     | st.floats(allow_nan=False, allow_infinity=False, width=32)
     | st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
+    | st.text(alphabet="ab é👋<>{}[]:,`@/", max_size=12)
     | st.sampled_from(["plain words here", "a\\b", 'q"uote', "</tool_call>", "```", "{x}"]),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
@@ -81,6 +84,7 @@ MUTANT = st.sampled_from(list('{}[]":, \n\\<>/`@abt01-.') + ["\t", "é", "👋",
 PROSE = st.lists(
     st.sampled_from(list("ab .,\n`<>{}\"@/t_:") + [
         "<tool_call>", "```json action\n", "@tool ", '"function":', '"tool": "', "```", "ac",
+        "<think>", "</think>",
     ]),
     max_size=12,
 ).map("".join)
@@ -97,11 +101,12 @@ def replies(draw: st.DrawFn) -> tuple[str, list[str] | None, str, int]:
     r = random.Random(draw(st.integers(0, 2**32)))
     parts = [draw(PROSE)]
     for _ in range(draw(st.integers(1, 3))):
-        name = draw(st.sampled_from(["search", "get_weather", "x", "bad name", "functions.search"]))
-        args = json.dumps(draw(ARGS), ensure_ascii=draw(st.booleans()),
+        name = draw(st.sampled_from(["search", "search", "get_weather", "x", "bad name",
+                                     "functions.search"]))
+        args = json.dumps(draw(ARGS), ensure_ascii=draw(st.sampled_from([False, False, True])),
                           separators=draw(st.sampled_from([(", ", ": "), (",", ":")])))
         call = _call(dialect, name, args, r)
-        for _ in range(draw(st.integers(0, 2))):  # mutations around structural points
+        for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):  # mutations near structure
             points = _structural(call)
             at = draw(st.sampled_from(points)) + draw(st.integers(-1, 1))
             at = max(0, min(len(call), at))
@@ -132,7 +137,12 @@ def _cuts(text: str, seed: int) -> list[str]:
     return out
 
 
-@settings(max_examples=3000)
+# 300 in the suite (CI's budget); STREAMTOOLS_EXPRESS_EXAMPLES=3000 to run it as the
+# express path's acceptance did
+EXAMPLES = int(os.environ.get("STREAMTOOLS_EXPRESS_EXAMPLES", "300"))
+
+
+@settings(max_examples=EXAMPLES)
 @given(replies(), st.sampled_from(["stop", "length", None]))
 def test_express_is_invisible(
     case: tuple[str, list[str] | None, str, int], finish: str | None

@@ -147,6 +147,7 @@ class Express(TextModes):
     _xi = -1  # the call's index once CallStart is out
     _xid = ""
     _xname = ""
+    _xnames: set[str]  # names read and accepted in this parser (``_x_step``)
     _xknown: frozenset[str] | None = None  # the catalog's name prefixes (``inline_json``)
     _fast: bool
     _starts: tuple[str, ...]
@@ -168,6 +169,7 @@ class Express(TextModes):
             self._xknown = name_prefixes(tuple(catalog))
         self._xspec = spec
         self._xmarker = spec.marker
+        self._xnames = set()
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         """``_scan`` found the marker ``tok`` at ``s[i]`` (text from ``s[pos]``):
@@ -256,15 +258,20 @@ class Express(TextModes):
         if ph == NAME:
             j = s.find(spec.name_end, i)
             name = s[i:] if j < 0 else s[i:j]
-            if _NAME.fullmatch(name) is None:
-                return False
-            if self._xknown is not None and name not in self._xknown:
-                return False
-            if j < 0:
-                return self._x_hold(name, NAME)
-            if not name or name not in self._ctx.catalog:
-                return False
-            self._xi, self._xid = self._ctx.allocate()
+            ctx = self._ctx
+            if j < 0 or name not in self._xnames:
+                if _NAME.fullmatch(name) is None:
+                    return False
+                if self._xknown is not None and name not in self._xknown:
+                    return False
+                if j < 0:
+                    return self._x_hold(name, NAME)
+                if not name or name not in ctx.catalog:
+                    return False
+                self._xnames.add(name)  # (this parser's next call of it skips the tests)
+            n = ctx.count  # ``CallContext.allocate``, inline
+            ctx.count = n + 1
+            self._xi, self._xid = n, f"{ctx.id_prefix}{n}"
             self._xname = name
             out.append(CallStart(index=self._xi, id=self._xid, name=name))
             i, ph = j, MID
@@ -435,18 +442,18 @@ class Express(TextModes):
             return False
         end = i + len(t)
         raw = self._xraw
-        tok = raw[0]
-        text = "".join(raw[1:])
+        text = "".join(raw)
         cut = len(text) - len(s) + end  # the call's end in ``text``
+        at = len(raw[0]) + self._xastart
         try:
-            arguments = msgspec.json.decode(text[self._xastart : cut - len(t)])
+            arguments = msgspec.json.decode(text[at : cut - len(t)])
         except (msgspec.DecodeError, RecursionError):
             return False
         name = self._xname
         ctx = self._ctx
         if ctx.checks and ctx.catalog.check_arguments(name, arguments) is not None:
             return False
-        call_raw = tok + text[:cut]
+        call_raw = text[:cut] if cut < len(text) else text
         out.append(CallEnd(index=self._xi, id=self._xid, name=name, arguments=arguments,
                            raw=call_raw))
         prev = call_raw[-1]
