@@ -11,7 +11,7 @@ from parser_cases import feed_all, merge, random_cuts
 
 from streamtools.errors import SizeLimitExceeded
 from streamtools.events import ReasoningDelta, TextDelta
-from streamtools.parser import Parser
+from streamtools.parser import Parser, express
 
 ANSWER = (
     '{"thought": "weigh \\"a\\" and b\\n", "final": {"content": '
@@ -67,9 +67,12 @@ def test_a_reply_in_small_deltas_gives_the_machines_events(dialect: str) -> None
         assert merge(events) == _whole(dialect, text), seed
 
 
-def test_the_core_holds_what_the_body_holds_whole_without_fast() -> None:
+def test_the_core_holds_what_the_body_holds_whole_without_fast(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A buffer in the body's ``holds`` (an envelope head or a closing marker still
     arriving) is held by the core's set lookup: ``fast`` is not called for it."""
+    monkeypatch.setattr(express, "ENABLED", False)  # the general machine's paths
     parser = Parser("hermes")
     parser.feed('<tool_call>{"name": "search"')
     body = parser._body

@@ -18,7 +18,7 @@ from parser_cases import feed_all, merge, run_checked
 
 from streamtools.errors import ParserStateError, SizeLimitExceeded, StreamtoolsError
 from streamtools.events import CallEnd, CallError, Finish, ReasoningDelta, TextDelta
-from streamtools.parser import DIALECTS, Parser
+from streamtools.parser import DIALECTS, Parser, express
 from streamtools.parser.markers import MarkerScan
 from streamtools.prompts import get_renderer
 from streamtools.transcript import ToolCall
@@ -260,10 +260,13 @@ def _assert_holds_whole(body: Any, buffer: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", DIALECT_NAMES)
-def test_a_body_holds_whole_every_text_its_hold_set_names(dialect: str) -> None:
+def test_a_body_holds_whole_every_text_its_hold_set_names(
+    dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A JSON body's ``holds`` lets ``fast`` hold a buffer by one set lookup: in
     every state a call passes through, each text the set names must be one the
     rest of ``fast`` holds whole too, doing nothing else."""
+    monkeypatch.setattr(express, "ENABLED", False)  # the general machine's paths
     renderer = get_renderer(dialect)
     replies = [
         renderer.render_call(ToolCall(id="i", name="search", arguments={"q": "a b", "n": 2})),

@@ -40,6 +40,12 @@ with no quote, backslash or unprintable character (in ``am_xml`` no markup or
 entity either) is that string's text, and ``feed`` takes it without calling the
 body.
 
+A call in the canonical spelling of ``hermes``, ``json_action``, ``command`` or
+``inline_json`` is read without a body by the express reader (``express``: the
+entry points' ``_xs`` test, its own lane, one step per delta), which hands the
+call to the general machine, replaying its deltas, at the first thing it does
+not follow; it holds what the body would (held the same, no new hold-back).
+
 Per delta, the fast paths cost little more than what any ``feed`` returning a
 new list of one event costs in CPython (``bench/parser.py`` prints both); the
 rest of a call (markers, keys, punctuation, the closing decode) runs the full
@@ -134,6 +140,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.envelope import TEXT as TEXT_ROLE
+from streamtools.parser.express import LANE, Express
 from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 from streamtools.parser.textmode import (
     CALL,
@@ -143,7 +150,6 @@ from streamtools.parser.textmode import (
     THINK_CLOSE,
     THINK_OPEN,
     THINK_START,
-    TextModes,
 )
 
 __all__ = ["Parser"]
@@ -155,7 +161,7 @@ _SHORT_REST = 64
 _MODE_NAMES = ("TEXT", "THINK", "CALL", "STOPPED", "THINK_START")
 
 
-class Parser(TextModes):
+class Parser(Express):
     """Incremental tool-call parser for one model reply (see the module docstring)."""
 
     def __init__(
@@ -217,6 +223,7 @@ class Parser(TextModes):
             self.feed = self._feed_many  # type: ignore[method-assign]
         elif others:
             self.feed = self._feed_two  # type: ignore[method-assign]
+        self._x_setup(max_buffer)
         self.max_held = 0  # the largest ``held`` after any feed (for tests and the bench)
         # characters handed to the scanning loop (delta plus held text): the work
         # measure tests use to prove linear time without timing anything
@@ -238,6 +245,8 @@ class Parser(TextModes):
     @property
     def held(self) -> int:
         """Characters received that may still become visible text or reasoning."""
+        if self._xs:
+            return self._x_held()
         body = self._body or self._pbody
         if body is not None:
             return body.size + len(self._held) + len(self._pending) if body.undecided else 0
@@ -253,6 +262,15 @@ class Parser(TextModes):
             return [TextDelta(text=delta)]
         body = self._body
         if body is None:
+            xs = self._xs
+            if xs:  # the express reader's call (``express``): its lane, or its step
+                if (
+                    xs == LANE and '"' not in delta and "\\" not in delta
+                    and delta.isprintable() and delta
+                ):
+                    self._xraw.append(delta)
+                    return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming
         if (
@@ -309,6 +327,15 @@ class Parser(TextModes):
             return [TextDelta(text=delta)]
         body = self._body
         if body is None:
+            xs = self._xs
+            if xs:  # the express reader's call (``express``): its lane, or its step
+                if (
+                    xs == LANE and '"' not in delta and "\\" not in delta
+                    and delta.isprintable() and delta
+                ):
+                    self._xraw.append(delta)
+                    return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming
         if (
@@ -552,6 +579,8 @@ class Parser(TextModes):
         """End of the reply: flush held text, close an open call, emit ``Finish``."""
         if self._closed is not None:
             raise ParserStateError(f"can't end in state {self._closed}")
+        if self._xs:
+            self._x_replay()  # the general machine ends the call
         self._closed = "ENDED"
         self._set_fast(False)
         reason = finish_reason or "stop"

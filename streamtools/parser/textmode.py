@@ -72,6 +72,11 @@ class TextModes:
     _think: MarkerScan
     _think_close: MarkerScan
     _ws: list[str]
+    # the marker the express reader takes (``express``; "" while it is off)
+    _xmarker = ""
+
+    def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
+        return False  # (``express.Express`` reads the call)
 
     def _think_start(self, s: str, pos: int, final: bool) -> None:
         """THINK_START (``think_open``): reasoning, and nothing but whitespace so
@@ -184,6 +189,8 @@ class TextModes:
                 and not (syntax.line_start and prev not in ("", "\n"))
                 and not (syntax.once and self._opened)
             ):
+                if tok == self._xmarker and not final and self._x_open(s, pos, i, tok, out):
+                    return -1
                 body = syntax.open(tok, self._ctx)
                 if body is not None:
                     h = i
