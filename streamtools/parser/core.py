@@ -41,10 +41,9 @@ entity either) is that string's text, and ``feed`` takes it without calling the
 body.
 
 A call in the canonical spelling of ``hermes``, ``json_action``, ``command`` or
-``inline_json`` is read without a body by the express reader (``express``: the
-entry points' ``_xs`` test, its own lane, one step per delta), which hands the
-call to the general machine, replaying its deltas, at the first thing it does
-not follow; it holds what the body would (held the same, no new hold-back).
+``inline_json`` is read without a body by the express reader (``express``; the
+entry points' ``_xs`` test), which hands it to the general machine, replaying its
+deltas, at the first thing it does not follow; it holds what the body would.
 
 Per delta, the fast paths cost little more than what any ``feed`` returning a
 new list of one event costs in CPython (``bench/parser.py`` prints both); the
