@@ -41,10 +41,10 @@ from streamtools.parser.calls import (
     PROVIDER_STOP,
     REJECTED,
     Call,
-    CallBody,
     CallContext,
 )
-from streamtools.parser.jsonscan import CONTROL, ValueScanner
+from streamtools.parser.json_args import JsonArgsBody
+from streamtools.parser.jsonscan import ValueScanner
 from streamtools.parser.kimi_call import held_start
 
 __all__ = ["CHANNEL", "HOLD_BOUND", "HarmonyCallBody"]
@@ -61,8 +61,11 @@ _OPEN, _HEAD_STATE, _ARGS, _AFTER, _SKIP = range(5)
 _EXAMPLE = ' Write <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}</tool_call>.'
 
 
-class HarmonyCallBody(CallBody):
+class HarmonyCallBody(JsonArgsBody):
     """One call in gpt-oss's harmony form (see the module docstring)."""
+
+    AFTER = _AFTER
+    SKIP = _SKIP
 
     def __init__(self, ctx: CallContext, marker: str) -> None:
         super().__init__(ctx, marker)
@@ -150,49 +153,6 @@ class HarmonyCallBody(CallBody):
         self.call.named(name, out)
         self.state = _ARGS
         return k + len(MESSAGE)
-
-    def _args(self, s: str, i: int, out: list[ParserEvent]) -> int:
-        n = len(s)
-        if self.fresh:
-            j = i
-            while j < n and s[j] in _SPACE:
-                j += 1
-            self.record(s, i, j)
-            if j == n:
-                return n
-            if s[j] != "{":
-                self._fail("malformed", f"The arguments of {self.call.name} must be a JSON object.")
-                return j
-            self.fresh = False
-            i = j
-        scanner = self.scanner
-        j = scanner.feed(s, i)
-        self._take(s, i, j, out)
-        while scanner.error is CONTROL:  # a raw newline in a string: escaped
-            self.record(s, j, j + 1)
-            self.call.add_args(scanner.take_control(s[j]), out)
-            i = j + 1
-            j = scanner.feed(s, i)
-            self._take(s, i, j, out)
-        if scanner.error is not None:
-            self._fail(
-                "invalid_json",
-                f"The arguments of {self.call.name} are not valid JSON ({scanner.error}).",
-            )
-        elif scanner.done:
-            self.state = _AFTER
-        return j
-
-    def _take(self, s: str, i: int, j: int, out: list[ParserEvent]) -> None:
-        if j > i:
-            self.record(s, i, j)
-            self.call.add_args(s[i:j], out)
-
-    def _fail(self, reason: CallErrorReason, message: str) -> None:
-        """The call fails: the rest up to ``<|call|>`` is its raw text."""
-        if self.failure is None:
-            self.failure = (reason, message)
-        self.state = _SKIP
 
     def _close(self, out: list[ParserEvent]) -> None:
         self.status = DONE

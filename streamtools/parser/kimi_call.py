@@ -71,8 +71,9 @@ from dataclasses import dataclass, field
 import msgspec
 
 from streamtools.events import CallErrorReason, ParserEvent
-from streamtools.parser.calls import DONE, REJECTED, Call, CallBody, CallContext
-from streamtools.parser.jsonscan import CONTROL, ValueScanner
+from streamtools.parser.calls import DONE, REJECTED, Call, CallContext
+from streamtools.parser.json_args import JsonArgsBody
+from streamtools.parser.jsonscan import ValueScanner
 
 __all__ = [
     "DEEPSEEK_OPENERS", "HOLD_BOUND", "KIMI_OPENERS", "OPENERS", "KimiCallBody", "held_start",
@@ -130,8 +131,12 @@ HEAD, ARGS, AFTER, SKIP, BETWEEN, OPEN = range(6)
 _EXAMPLE = ' Write <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}</tool_call>.'
 
 
-class KimiCallBody(CallBody):
+class KimiCallBody(JsonArgsBody):
     """The calls of one Kimi K2 section (see the module docstring)."""
+
+    AFTER = AFTER
+    SKIP = SKIP
+    ENCODED = True  # a JSON string holding the object (DeepSeek)
 
     def __init__(self, ctx: CallContext, marker: str) -> None:
         super().__init__(ctx, marker)
@@ -252,59 +257,6 @@ class KimiCallBody(CallBody):
         self.call.named(name, out)
         self.state = ARGS if m.group() == t.arguments else BETWEEN  # (no arguments: {})
         return m.end()
-
-    def _args(self, s: str, i: int, out: list[ParserEvent]) -> int:
-        n = len(s)
-        if self.fresh:
-            j = i
-            while j < n and s[j] in _SPACE:
-                j += 1
-            self.record(s, i, j)
-            if j == n:
-                return n
-            if s[j] == '"':
-                self.encoded = []
-            elif s[j] != "{":
-                self._fail("malformed", f"The arguments of {self.call.name} must be a JSON object.")
-                return j
-            self.fresh = False
-            self.scanner.restart()
-            i = j
-        scanner = self.scanner
-        j = scanner.feed(s, i)
-        self._take(s, i, j, out)
-        while scanner.error is CONTROL:  # a raw newline in a string: escaped
-            self.record(s, j, j + 1)
-            escape = scanner.take_control(s[j])
-            if self.encoded is not None:
-                self.encoded.append(escape)
-            else:
-                self.call.add_args(escape, out)
-            i = j + 1
-            j = scanner.feed(s, i)
-            self._take(s, i, j, out)
-        if scanner.error is not None:
-            self._fail(
-                "invalid_json",
-                f"The arguments of {self.call.name} are not valid JSON ({scanner.error}).",
-            )
-        elif scanner.done:
-            self.state = AFTER
-        return j
-
-    def _take(self, s: str, i: int, j: int, out: list[ParserEvent]) -> None:
-        if j > i:
-            self.record(s, i, j)
-            if self.encoded is not None:
-                self.encoded.append(s[i:j])
-            else:
-                self.call.add_args(s[i:j], out)
-
-    def _fail(self, reason: CallErrorReason, message: str) -> None:
-        """The call fails: the rest up to its ``<|tool_call_end|>`` is its raw text."""
-        if self.failure is None:
-            self.failure = (reason, message)
-        self.state = SKIP
 
     def _conclude(self, out: list[ParserEvent]) -> None:
         """The call's text is all read: ``CallEnd`` or its error; the next call is new."""
