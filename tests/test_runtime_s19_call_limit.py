@@ -1,4 +1,4 @@
-"""``Agent(max_parallel_tool_calls=N)``: the calls of one reply past the first N
+"""``Agent(max_calls_per_reply=N)``: the calls of one reply past the first N
 are not run. Each is a refused ``ToolFailed`` and a tool error in the
 transcript that tells the model so; it climbs no repair rung, and the same call
 made in a later reply runs (it never ran: no repeat). Without the option a small
@@ -60,7 +60,7 @@ async def test_calls_past_the_limit_are_not_run_and_the_model_is_told(mode: str)
     first = hermes(*cities) if mode == "hermes" else native(*cities)
     model = ScriptedModel([first, "All sunny."])
     agent = Agent(model, [look], dialect="hermes", native=mode == "native",
-                  max_parallel_tool_calls=2)
+                  max_calls_per_reply=2)
     events, result = await run(agent)
     assert sorted(looked) == ["Oslo", "Rome"]
     assert sorted(e.content for e in events if isinstance(e, ToolResult)) == [
@@ -80,7 +80,7 @@ async def test_calls_past_the_limit_are_not_run_and_the_model_is_told(mode: str)
 
 async def test_a_call_not_run_for_the_limit_runs_when_made_again() -> None:
     model = ScriptedModel([hermes("Oslo", "Rome"), hermes("Rome"), "Done."])
-    agent = Agent(model, [look], dialect="hermes", max_parallel_tool_calls=1)
+    agent = Agent(model, [look], dialect="hermes", max_calls_per_reply=1)
     events, _ = await run(agent)
     assert looked == ["Oslo", "Rome"]
     assert not any(isinstance(e, Retry) for e in events)  # Rome's second call is no repeat
@@ -94,7 +94,7 @@ async def test_without_the_option_every_call_runs() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_the_limit_is_a_whole_number_of_at_least_one(bad: Any) -> None:
-    with pytest.raises(UsageError, match="max_parallel_tool_calls"):
-        Agent(ScriptedModel([]), [look], max_parallel_tool_calls=bad)
-    with pytest.raises(UsageError, match="max_parallel_tool_calls"):
-        HybridAgent(ScriptedModel([]), [look], max_parallel_tool_calls=bad)
+    with pytest.raises(UsageError, match="max_calls_per_reply"):
+        Agent(ScriptedModel([]), [look], max_calls_per_reply=bad)
+    with pytest.raises(UsageError, match="max_calls_per_reply"):
+        HybridAgent(ScriptedModel([]), [look], max_calls_per_reply=bad)

@@ -222,7 +222,7 @@ class Agent:
     (``results.cut_to_limit``): a result of megabytes would go into every
     later request, past any model's context, and fail them all.
 
-    ``max_parallel_tool_calls`` (None: no limit): the calls of one reply past that
+    ``max_calls_per_reply`` (None: no limit): the calls of one reply past that
     many are not run (small models write the same kind of call ten times over).
     Each is a ``ToolFailed(kind="refused")``, in the transcript as a tool error
     telling the model only the first N of a reply are run and to make it again
@@ -268,7 +268,7 @@ class Agent:
         include_tracebacks: bool = False,
         max_result_chars: int | None = MAX_RESULT_CHARS,
         max_repairs: int = 2,
-        max_parallel_tool_calls: int | None = None,
+        max_calls_per_reply: int | None = None,
         offer: Iterable[str] | None = None,
         think_open: bool = False,
     ) -> None:
@@ -285,12 +285,12 @@ class Agent:
             raise UsageError(
                 f"max_repairs must be a whole number of at least 0, got {max_repairs!r}"
             )
-        if max_parallel_tool_calls is not None and not (
-            type(max_parallel_tool_calls) is int and max_parallel_tool_calls >= 1
+        if max_calls_per_reply is not None and not (
+            type(max_calls_per_reply) is int and max_calls_per_reply >= 1
         ):
             raise UsageError(
-                "max_parallel_tool_calls must be a whole number of at least 1 or None, "
-                f"got {max_parallel_tool_calls!r}"
+                "max_calls_per_reply must be a whole number of at least 1 or None, "
+                f"got {max_calls_per_reply!r}"
             )
         for option, value in (
             ("temperature", temperature),
@@ -329,7 +329,7 @@ class Agent:
         self.include_tracebacks = include_tracebacks
         self.max_result_chars = max_result_chars
         self.max_repairs = max_repairs
-        self.max_parallel_tool_calls = max_parallel_tool_calls
+        self.max_calls_per_reply = max_calls_per_reply
         # ``offer``: the tools described in full at first (None: all of them);
         # ``am:request_tools`` adds more from the registry during a run.
         # A str is itself an Iterable[str]: one tool's name, not its characters (as ``stop``).
@@ -412,7 +412,7 @@ class Agent:
                     stop_at_call=self.stop_at_call,
                     stop_marker=self.renderer.stop_marker,
                     tool_request=requested_tools,
-                    max_calls=self.max_parallel_tool_calls,
+                    max_calls=self.max_calls_per_reply,
                     answer_object=self.dialect == "json_object" and not self.native,
                 )
                 try:

@@ -166,7 +166,7 @@ class AgentOptions(TypedDict, total=False):
     include_tracebacks: bool
     max_result_chars: int | None
     max_repairs: int
-    max_parallel_tool_calls: int | None
+    max_calls_per_reply: int | None
     think_open: bool
 
 

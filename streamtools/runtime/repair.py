@@ -268,7 +268,7 @@ def repeat_twin(name: str) -> str:
 
 
 def over_call_limit(name: str, limit: int) -> str:
-    """The tool error for a call past ``Agent(max_parallel_tool_calls=limit)`` in
+    """The tool error for a call past ``Agent(max_calls_per_reply=limit)`` in
     one reply: not run, and no loop (the same call in a later reply runs)."""
     calls = "1 tool call" if limit == 1 else f"{limit} tool calls"
     return (

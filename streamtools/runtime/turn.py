@@ -33,7 +33,7 @@ ladder handles. So is one that finishes with ``reason="pause"`` (the server
 paused the turn and the provider did not go on with it: see
 ``unfinished_stream``), as ``StreamError(kind="pause")``.
 
-``max_calls`` (``Agent(max_parallel_tool_calls=…)``): the calls of a reply past
+``max_calls`` (``Agent(max_calls_per_reply=…)``): the calls of a reply past
 that many are not run; each is a ``ToolFailed(kind="refused")`` that tells the
 model so, climbs no repair rung, and counts as no earlier call: made again in
 a later reply, it runs.
@@ -190,7 +190,7 @@ class TurnContext:
     emit: Emit
     stop_at_call: bool = False
     stop_marker: str | None = None
-    max_calls: int | None = None  # run per reply (``Agent(max_parallel_tool_calls=…)``)
+    max_calls: int | None = None  # run per reply (``Agent(max_calls_per_reply=…)``)
     # The reply is one JSON object whose answer is its text (``json_object`` in
     # prompt mode): an object the token limit cut in its answer is that answer.
     answer_object: bool = False
