@@ -169,9 +169,6 @@ class Reply:
     # What a tool raised that the executor does not report (a ``BaseException``
     # that is not an ``Exception``): raised by ``run_turn`` after its task group.
     aborted: BaseException | None = None
-    # ``json_object``'s answer cut off at the output token limit: the unterminated
-    # object, not a call (see ``_cut_answer``); its text so far is the answer.
-    cut_answer: CallError | None = None
 
     @property
     def visible_text(self) -> str:
@@ -268,8 +265,7 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
             await ctx.emit(Finish(reason="stop", stop_sequence=ctx.stop_marker))
             return
         if ctx.answer_object and isinstance(event, CallError) and _cut_answer(event, reply):
-            reply.cut_answer = event
-            continue
+            continue  # json_object's answer cut at the token limit: not a call
         await _handle(ctx, event, reply, tools)
 
 
