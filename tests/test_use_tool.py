@@ -96,14 +96,21 @@ def test_responses_client_forces_a_tool_named_none_and_gets_it_echoed() -> None:
     assert response.tool_choice.name == "none"  # type: ignore[union-attr]
 
 
-def test_keyword_none_still_shows_no_tool() -> None:
-    with proxy(REPLIES[1:]) as (url, upstream):
+def test_keyword_none_allows_no_call_even_of_a_tool_named_none() -> None:
+    # since 3a60660 the tools stay shown under the keyword (the prompt's start is the
+    # conversation's) and the instruction forbids calls; a call of the tool named
+    # "none" is re-prompted like any other, never taken as the named choice
+    with proxy(REPLIES[::-1]) as (url, upstream):
         response = _openai(url).chat.completions.create(
             model="m", messages=USER, tools=[CHAT_NONE], tool_choice="none"
         )
-        system, _ = _told(upstream)
-    assert "<am:tools>" not in system
-    assert response.choices[0].message.content == REPLIES[1]  # the markup is text
+        system, last = _told(upstream)
+        asked = len(upstream.requests)
+    assert 'name="none"' in system
+    assert "may not call any tool" in last and "you must call" not in last
+    assert asked == 2  # the call written anyway was re-prompted
+    message = response.choices[0].message
+    assert message.tool_calls is None and message.content == REPLIES[0]
 
 
 # --- providers: the native body ---------------------------------------------------
