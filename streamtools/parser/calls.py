@@ -150,6 +150,14 @@ class CallBody:
             self.raw.append(s[start:stop])
             self.size += stop - start
 
+    def layout(self, s: str, i: int) -> int:
+        """Record the whitespace at ``s[i:]`` as the call's raw text: where it ends."""
+        j, n = i, len(s)
+        while j < n and s[j] in " \t\r\n":
+            j += 1
+        self.record(s, i, j)
+        return j
+
     def raw_text(self) -> str:
         text = "".join(self.raw)
         self.raw = [text]

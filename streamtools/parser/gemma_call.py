@@ -132,10 +132,7 @@ class GemmaCallBody(CallBody):
                 self.in_string = False
                 i = k + len(QUOTE)
             elif self.depth == 0:
-                j = i
-                while j < n and s[j] in " \t\r\n":
-                    j += 1
-                self.record(s, i, j)
+                j = self.layout(s, i)
                 if j == n:
                     return n
                 if s.startswith(GEMMA_CLOSE, j):

@@ -56,7 +56,6 @@ _HEAD_LIMIT = 160
 _HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*(?:<\|constrain\|>\s*)?(?:json)?\s*")
 _CLOSE = re.compile(r"<\|(?:call|end)\|>")
 _NAMESPACE = "functions."
-_SPACE = " \t\r\n"
 _OPEN, _HEAD_STATE, _ARGS, _AFTER, _SKIP = range(5)
 _EXAMPLE = ' Write <tool_call>{"name": "TOOL", "arguments": {"param": "value"}}</tool_call>.'
 
@@ -111,10 +110,7 @@ class HarmonyCallBody(JsonArgsBody):
                 self._close(out)
                 return m.end()
             else:  # _AFTER
-                j = i
-                while j < n and s[j] in _SPACE:
-                    j += 1
-                self.record(s, i, j)
+                j = self.layout(s, i)
                 if j == n:
                     return n
                 m = _CLOSE.match(s, j)

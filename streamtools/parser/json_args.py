@@ -20,8 +20,6 @@ from streamtools.parser.jsonscan import CONTROL, ValueScanner
 
 __all__ = ["JsonArgsBody"]
 
-_SPACE = " \t\r\n"
-
 
 class JsonArgsBody(CallBody):
     """Base of the bodies whose arguments are one JSON object (see the module docstring)."""
@@ -40,10 +38,7 @@ class JsonArgsBody(CallBody):
     def _args(self, s: str, i: int, out: list[ParserEvent]) -> int:
         n = len(s)
         if self.fresh:
-            j = i
-            while j < n and s[j] in _SPACE:
-                j += 1
-            self.record(s, i, j)
+            j = self.layout(s, i)
             if j == n:
                 return n
             if s[j] == '"' and self.ENCODED:

@@ -196,10 +196,7 @@ class KimiCallBody(JsonArgsBody):
                 self.state = BETWEEN
                 j = m.end()
             else:  # AFTER, BETWEEN
-                j = i
-                while j < n and s[j] in _SPACE:
-                    j += 1
-                self.record(s, i, j)
+                j = self.layout(s, i)
                 if j == n:
                     return n
                 if state == AFTER:
