@@ -50,7 +50,7 @@ from streamtools.model import Chunk, ModelRequest
 if TYPE_CHECKING:
     from streamtools.providers.openai import OpenAIChat
 
-__all__ = ["refusals_retried"]
+__all__ = ["refusals_retried", "reopened"]
 
 Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 _RENAMED = "max_completion_tokens"
@@ -94,17 +94,27 @@ def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) ->
 
 
 @asynccontextmanager
-async def refusals_retried(
-    provider: OpenAIChat, open_stream: Opener, request: ModelRequest
+async def reopened(
+    open_stream: Opener, request: ModelRequest, mended: Callable[[ProviderError], bool],
+    times: int,
 ) -> AsyncIterator[AsyncIterator[Chunk]]:
-    """``open_stream(request)``, opened again without each field the server
-    refused (see the module docstring)."""
+    """``open_stream(request)``, opened again, at most ``times`` more, after each
+    refusal that ``mended`` answers for by changing the provider (True): the
+    loop of this module's and ``schema_refusals``' retries."""
     async with AsyncExitStack() as stack:
-        for left in range(3, -1, -1):  # one more opening per field it may refuse
+        for left in range(times, -1, -1):
             try:
                 chunks = await stack.enter_async_context(open_stream(request))
                 break
             except ProviderError as exc:
-                if not left or not _changed(provider, exc, request):
+                if not left or not mended(exc):
                     raise
         yield chunks
+
+
+def refusals_retried(
+    provider: OpenAIChat, open_stream: Opener, request: ModelRequest
+) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
+    """``open_stream(request)``, opened again without each field the server
+    refused (see the module docstring): one more opening per field it may refuse."""
+    return reopened(open_stream, request, lambda exc: _changed(provider, exc, request), 3)

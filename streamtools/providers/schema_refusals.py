@@ -15,18 +15,18 @@ converter name nothing: then what they cannot compile is left out.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Protocol
 
 from streamtools.errors import ProviderError
 from streamtools.model import Chunk, ModelRequest
+from streamtools.providers.refused_fields import Opener, reopened
 from streamtools.providers.toolschema import GEMINI, KEYWORDS, SchemaRule, refused_keyword
 
 __all__ = ["schema_refusals_retried"]
 
-Opener = Callable[[ModelRequest], AbstractAsyncContextManager[AsyncIterator[Chunk]]]
 # a refusal of these is no keyword to leave out: the schema would say nothing
 _ESSENTIAL = frozenset({"type", "properties", "items", "required", "description", "anyOf"})
 _RETRIES = 3  # openings after the first, each for one more keyword
@@ -85,19 +85,13 @@ def _left_out(said: str, rule: SchemaRule) -> SchemaRule | None:
     return rule.without(keyword)
 
 
-@asynccontextmanager
-async def schema_refusals_retried(
+def schema_refusals_retried(
     provider: _Ruled, open_stream: Opener, request: ModelRequest
-) -> AsyncIterator[AsyncIterator[Chunk]]:
+) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
     """``open_stream(request)``, opened again when the server refuses a keyword
     of a tool's schema and says which (see the module docstring): the provider
     leaves it out of this and every later request."""
-    async with AsyncExitStack() as stack:
-        for left in range(_RETRIES, -1, -1):
-            try:
-                chunks = await stack.enter_async_context(open_stream(request))
-                break
-            except ProviderError as exc:
-                if not left or not request.tools or not _mended(provider, exc):
-                    raise
-        yield chunks
+    return reopened(
+        open_stream, request, lambda exc: bool(request.tools) and _mended(provider, exc),
+        _RETRIES,
+    )
