@@ -77,6 +77,7 @@ from typing import Any
 from streamtools.events import CallEnd, Finish, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.model import CallChunk, FinishChunk
 from streamtools.parser import NO_CALLS, Parser
+from streamtools.parser.textmode import THINK_CLOSE
 from streamtools.tools import ToolArgumentsError, ToolRegistry
 
 __all__ = [
@@ -145,7 +146,7 @@ class TextReader:
             self.opening
             and finish_reason in (None, "stop")
             and text.strip()
-            and _THINK_CLOSE not in text
+            and THINK_CLOSE not in text
         ):
             return self.parser.end(finish_reason)
         fresh = self._make(False)
@@ -164,9 +165,6 @@ def _answers(event: ParserEvent) -> bool:
     if isinstance(event, TextDelta):
         return bool(event.text.strip())
     return not isinstance(event, ReasoningDelta | Finish)
-
-
-_THINK_CLOSE = "</think>"
 
 
 class CheckedArguments:
