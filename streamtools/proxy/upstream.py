@@ -89,7 +89,7 @@ from streamtools.transcript import (
 
 __all__ = [
     "NOTE", "NO_CALL", "NO_INPUT", "callable_tools", "choice_words", "format_instruction",
-    "placed_notes", "shown_tools", "upstream_request",
+    "placed_notes", "upstream_request",
 ]
 
 NOTE = "[system message]"  # the line that opens a system message's note
@@ -108,13 +108,6 @@ def format_instruction(response_format: dict[str, Any] | None) -> str | None:
         return f"{start} one JSON object and nothing else."
     text = msgspec.json.encode(schema).decode()
     return f"{start} one JSON value that matches this JSON Schema, and nothing else: {text}"
-
-
-def shown_tools(call: ProxyCall) -> list[ToolSpec]:
-    """The tools the model is shown (in the system prompt): all of them,
-    whatever the choice (module docstring): ``callable_tools`` and
-    ``choice_words`` say what it may call."""
-    return list(call.tools)
 
 
 def callable_tools(call: ProxyCall) -> list[ToolSpec]:
@@ -194,7 +187,7 @@ def upstream_request(
     and the instructions above, and the dialect's stop
     marker when the client allows one call per reply (the client's stop
     strings are applied by the parser, see ``proxy.turn``)."""
-    tools = shown_tools(call)
+    tools = list(call.tools)  # all, whatever the choice (module docstring)
     instructions = [choice_words(call)]
     if forwarded_format(call) is None:  # a tool may be called: say it instead
         instructions.append(format_instruction(call.response_format))
