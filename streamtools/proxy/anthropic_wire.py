@@ -402,7 +402,7 @@ def decode_request(body: Any) -> ProxyCall:
         # read content[0] as the call); the text the model wrote then is left out
         preamble=choice in ("auto", "none"),
         thinking=_thinking(body.get("thinking")),
-        forward=anthropic_effort(body.get("output_config")),
+        forward=anthropic_effort(body.get("output_config"), body.get("thinking")),
     )
 
 

@@ -1,0 +1,82 @@
+"""An Anthropic client's ``thinking`` (Claude Code sends ``enabled`` with a
+``budget_tokens``, or ``adaptive``) reaches the upstream: an OpenAI-compatible
+one as ``reasoning_effort`` (a budget as a level, by LiteLLM's thresholds;
+``disabled`` as ``none``), Ollama's own API as ``think``. It was dropped, so a
+local reasoning model could not be told to think less or not at all. The
+anthropic and openai SDKs are the clients, ``FakeServer`` the upstream."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import pytest
+from test_proxy import USER, _anthropic, _openai, proxy
+
+from streamtools.testing.fake_server import Reply
+
+NO_THINKING = json.dumps({"error": '"llama3.1:8b" does not support thinking'})
+
+
+def _ask(url: str, **kw: Any) -> None:
+    _anthropic(url).messages.create(model="c", max_tokens=40000, messages=USER, **kw)
+
+
+def test_a_thinking_budget_is_a_reasoning_effort_upstream() -> None:
+    asked: list[dict[str, Any]] = [
+        {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+        {"thinking": {"type": "enabled", "budget_tokens": 2048}},
+        {"thinking": {"type": "enabled", "budget_tokens": 31999}},  # Claude Code's default
+        {"thinking": {"type": "adaptive"}},  # the model decides: no level to send
+        {"thinking": {"type": "disabled"}},
+        {},
+        # output_config.effort says the level itself: it wins over a budget
+        {"thinking": {"type": "enabled", "budget_tokens": 31999},
+         "extra_body": {"output_config": {"effort": "low"}}},
+    ]
+    with proxy(["Hi."] * len(asked)) as (url, upstream):
+        for kw in asked:
+            _ask(url, **kw)
+        sent = [b.get("reasoning_effort") for b in upstream.requests]
+        assert all("think" not in b for b in upstream.requests)
+    assert sent == ["low", "medium", "high", None, "none", None, "low"]
+
+
+def test_ollama_is_told_to_think_or_not() -> None:
+    with proxy(["Hi."] * 5, wire="ollama") as (url, upstream):
+        _ask(url, thinking={"type": "enabled", "budget_tokens": 2048})
+        _ask(url, thinking={"type": "adaptive"})
+        _ask(url, thinking={"type": "disabled"})
+        _ask(url)
+        _openai(url).chat.completions.create(model="m", messages=USER, reasoning_effort="none")
+        sent = [b.get("think") for b in upstream.requests]
+        assert all("reasoning_effort" not in b for b in upstream.requests)
+    assert sent == [True, True, False, None, False]
+
+
+def _refusing(request: dict[str, Any]) -> Reply:
+    if request.get("think"):
+        return Reply(status=400, body=NO_THINKING, content_type="application/json")
+    return Reply(text="Hello there.")
+
+
+def test_a_model_that_cannot_think_is_asked_again_without_think() -> None:
+    with proxy([_refusing] * 3, wire="ollama") as (url, upstream):
+        for _ in range(2):
+            message = _anthropic(url).messages.create(
+                model="c", max_tokens=4096, messages=USER,
+                thinking={"type": "enabled", "budget_tokens": 2048},
+            )
+            assert message.content[0].text == "Hello there."  # type: ignore[union-attr]
+        sent = [b.get("think") for b in upstream.requests]
+    assert sent == [True, None, None]  # refused once, then left out
+
+
+@pytest.mark.parametrize("budget", ["2048", 0, True])
+def test_a_budget_that_is_no_count_is_a_400(budget: Any) -> None:
+    with proxy([]) as (url, upstream):
+        with pytest.raises(anthropic.BadRequestError, match="thinking.budget_tokens must be"):
+            _ask(url, thinking={"type": "enabled", "budget_tokens": budget})
+        assert upstream.requests == []
+
