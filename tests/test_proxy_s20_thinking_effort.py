@@ -80,3 +80,15 @@ def test_a_budget_that_is_no_count_is_a_400(budget: Any) -> None:
             _ask(url, thinking={"type": "enabled", "budget_tokens": budget})
         assert upstream.requests == []
 
+
+def test_the_operators_upstream_body_wins_over_the_client() -> None:
+    # ``--upstream-body '{"think": false}'``: the operator turned thinking off
+    # for every request; a client's thinking does not turn it back on
+    with proxy(["Hi."] * 2, wire="ollama", upstream_body={"think": False}) as (url, upstream):
+        _ask(url, thinking={"type": "enabled", "budget_tokens": 2048})
+        _openai(url).chat.completions.create(model="m", messages=USER, reasoning_effort="high")
+        sent = [b.get("think") for b in upstream.requests]
+    assert sent == [False, False]
+    with proxy(["Hi."], upstream_body={"reasoning_effort": "none"}) as (url, upstream):
+        _ask(url, thinking={"type": "enabled", "budget_tokens": 31999})
+        assert upstream.requests[0]["reasoning_effort"] == "none"

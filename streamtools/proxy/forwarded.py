@@ -41,7 +41,10 @@ for thinking ``disabled`` or an effort ``none``, ``true`` for thinking
 refuses ``true`` ("does not support thinking", a 400 that names it), and is
 asked again without it, as below. Nothing goes to an Anthropic upstream (whose
 thinking the proxy cannot replay: it writes past replies as text, without
-their signed thinking blocks).
+their signed thinking blocks). A field the operator's ``--upstream-body`` sets
+is not sent for a client (``learned.Refusals.applied``): the provider merges a
+request's fields over its own, so a client's effort undid an operator's
+``{"think": false}`` or ``{"reasoning_effort": "none"}``.
 
 A server that refuses such a field (a 400 or 422 that names it: a strict
 schema's "extra inputs are not permitted", a model without reasoning levels)

@@ -107,7 +107,10 @@ class Refusals:
                 provider.max_tokens_field = field
         kind = "openai" if isinstance(provider, OpenAIChat) else (
             "ollama" if isinstance(provider, OllamaChat) else "")
-        fields = sent_fields(forward, kind) if forward else {}
+        # the operator's ``extra_body`` (``--upstream-body``) wins over a client's
+        # field: else a client's effort turned thinking back on for every request
+        ours = getattr(provider, "extra_body", None) or {}
+        fields = {k: v for k, v in sent_fields(forward or {}, kind).items() if k not in ours}
         wrapped = Forwarded(provider, fields, set(known[3] if known else ()))
         wrapped.told = _state(provider, wrapped.given)
         return wrapped
