@@ -92,3 +92,26 @@ def test_the_operators_upstream_body_wins_over_the_client() -> None:
     with proxy(["Hi."], upstream_body={"reasoning_effort": "none"}) as (url, upstream):
         _ask(url, thinking={"type": "enabled", "budget_tokens": 31999})
         assert upstream.requests[0]["reasoning_effort"] == "none"
+
+
+OLLAMA_V1_NO_THINKING = json.dumps({"error": {
+    "message": '"llama3.1:8b" does not support thinking', "type": "invalid_request_error",
+    "param": None, "code": None}})
+
+
+def _v1_refusing(request: dict[str, Any]) -> Reply:
+    if "reasoning_effort" in request:
+        return Reply(status=400, body=OLLAMA_V1_NO_THINKING, content_type="application/json")
+    return Reply(text="Hello there.")
+
+
+def test_ollamas_v1_refusing_thinking_is_a_refused_effort() -> None:
+    # Ollama's /v1 refuses reasoning_effort for a model without thinking in
+    # words that do not name the field (Gitlawb/openclaude#1371)
+    with proxy([_v1_refusing] * 3) as (url, upstream):
+        _ask(url, thinking={"type": "enabled", "budget_tokens": 31999})
+        again = _openai(url).chat.completions.create(
+            model="c", messages=USER, reasoning_effort="high")
+        assert again.choices[0].message.content == "Hello there."
+        sent = ["reasoning_effort" in b for b in upstream.requests]
+    assert sent == [True, False, False]

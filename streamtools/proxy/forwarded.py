@@ -20,7 +20,6 @@ OpenAI-compatible upstream gets them in its request body (``Forwarded``):
   Anthropic effort ``max`` is ``high``, the highest level they all name.
 * ``prompt_cache_key`` goes as it came: OpenAI routes on it, local servers
   ignore a field they do not know.
-
 * An Anthropic client's ``thinking`` (``anthropic_effort``), when it says no
   ``output_config.effort`` (which wins, being the level itself): ``disabled``
   is ``none``; ``enabled`` is the level of its ``budget_tokens``, by the
@@ -47,7 +46,9 @@ request's fields over its own, so a client's effort undid an operator's
 ``{"think": false}`` or ``{"reasoning_effort": "none"}``.
 
 A server that refuses such a field (a 400 or 422 that names it: a strict
-schema's "extra inputs are not permitted", a model without reasoning levels)
+schema's "extra inputs are not permitted", a model without reasoning levels;
+or Ollama's ``/v1``, whose refusal of ``reasoning_effort`` for a model that
+cannot think says only ""llama3.1:8b" does not support thinking")
 gets the request again without it, and ``learned.Refusals`` keeps that for the
 upstream's later requests, as it keeps ``stop`` and ``max_tokens``. So does
 one that refuses a sampling option the client set (``DROPPABLE``), on every
@@ -84,6 +85,9 @@ EFFORT = "reasoning_effort"
 CACHE_KEY = "prompt_cache_key"
 THINK = "think"  # Ollama's; in ``ProxyCall.forward`` only from Anthropic's ``thinking``
 _ANTHROPIC_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
+# refusals of a field that do not name it: Ollama's /v1 refuses reasoning_effort
+# for a model without thinking so (Gitlawb/openclaude#1371)
+_SAID = {EFFORT: ("does not support thinking",)}
 # the largest thinking budget read as each level (LiteLLM's thresholds); more is high
 _BUDGETS = ((1024, "low"), (2048, "medium"))
 
@@ -150,11 +154,15 @@ def sent_fields(forward: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def refused_field(exc: ProviderError, names: Any) -> str | None:
-    """The field among ``names`` that the upstream's refusal ``exc`` names."""
+    """The field among ``names`` that the upstream's refusal ``exc`` names (by
+    its name, or in the words of ``_SAID``)."""
     if exc.status not in (400, 422):
         return None
     said = f"{exc.body or ''}\n{exc}"
-    return next((name for name in names if name in said), None)
+    return next(
+        (name for name in names if name in said or any(w in said for w in _SAID.get(name, ()))),
+        None,
+    )
 
 
 class Forwarded:
