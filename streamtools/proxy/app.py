@@ -46,18 +46,8 @@ The upstream is read by the package's providers as they are (``OpenAIChat``,
 the chunks of one network read leave in one ``send``, was measured against
 them and taken out: the bench could not tell the two apart.)
 
-Each upstream connection has an ``httpx.AsyncClient`` of its own (a pool of
-one), made the first time the proxy needs one more connection and kept until
-the app shuts down, up to ``max_connections``. A request takes the idle client
-freed last (its connection is the warmest: no new TLS handshake, no expired
-keep-alive), or makes one. One shared pool would do, but httpcore scans its
-pooled connections each time a request starts or ends, polling every idle
-one's socket and, for each idle one, counting the idle ones again. With pools
-of eight that scan was an eighth of the proxy's profile; in a loop of short
-streams, pools of one cost about a tenth less CPU per request. When all
-``max_connections`` clients are busy, a request waits in httpx's queue of the
-least loaded one. ``GET /v1/models`` takes a client the same way, so it never
-waits behind a stream. The clients are made and closed by the ASGI lifespan; a
+The upstream clients are ``network.Upstreams``: one connection each, made as
+needed, the warmest reused first, made and closed by the ASGI lifespan; a
 host that runs none (``httpx.ASGITransport``, ``uvicorn --lifespan off``) gets a
 client per request instead, which nothing would otherwise close.
 
@@ -100,7 +90,7 @@ from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.body import read_body
 from streamtools.proxy.learned import Refusals
-from streamtools.proxy.network import upstream_client
+from streamtools.proxy.network import Upstreams, upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -189,39 +179,6 @@ _NO_JSON_OBJECT = (
 )
 
 
-class _Upstreams:
-    """The upstream clients, one connection each, made as needed (see the module
-    docstring)."""
-
-    def __init__(self, make: Callable[[], httpx.AsyncClient], limit: int) -> None:
-        self._make = make
-        self._limit = max(1, limit)
-        self.clients: list[httpx.AsyncClient] = []
-        self.load: list[int] = []  # requests on each client
-        self._idle: list[int] = []  # clients with none, the last freed on top
-
-    def acquire(self) -> int:
-        if self._idle:
-            index = self._idle.pop()
-        elif len(self.clients) < self._limit:
-            index = len(self.clients)
-            self.clients.append(self._make())
-            self.load.append(0)
-        else:  # all busy: httpx queues the request on the least loaded one
-            index = min(range(len(self.load)), key=self.load.__getitem__)
-        self.load[index] += 1
-        return index
-
-    def release(self, index: int) -> None:
-        self.load[index] -= 1
-        if not self.load[index]:
-            self._idle.append(index)
-
-    async def aclose(self) -> None:
-        for client in self.clients:
-            await client.aclose()
-
-
 def _provider(
     config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient | None
 ) -> Model:
@@ -269,7 +226,7 @@ def create_app(
         def client() -> httpx.AsyncClient:  # see network.py
             return upstream_client(limits, tls, cfg.timeout)
 
-        upstreams = _Upstreams(client, cfg.max_connections)
+        upstreams = Upstreams(client, cfg.max_connections)
         state["upstreams"] = upstreams
         try:
             yield
@@ -282,7 +239,7 @@ def create_app(
         runs no lifespan (``httpx.ASGITransport``, ``uvicorn --lifespan off``) has
         no pool, and nothing would close one: each request gets its own client
         then (None: the provider's own, closed when the request ends)."""
-        upstreams: _Upstreams | None = state.get("upstreams")
+        upstreams: Upstreams | None = state.get("upstreams")
         if upstreams is None:
             return None, lambda: None
         index = upstreams.acquire()  # an idle connection, not one a stream holds
