@@ -139,6 +139,10 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
     # with its own policy (retrying here too would multiply the attempts)
     upstream_retries: int = 0
+    # seconds each request waits for an upstream that refuses connections, as
+    # vLLM and SGLang do until their model is loaded (``HTTPProvider``'s
+    # ``connect_wait``; 0: a refusal fails at once)
+    connect_wait: float = 0.0
     max_connections: int = 1024  # to the upstream (each its own httpx client)
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
     # the longest a streaming client waits for a byte: the answer begins then if
@@ -185,6 +189,7 @@ def _provider(
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
+    common["connect_wait"] = config.connect_wait
     common["extra_body"] = config.upstream_body
     if config.upstream_kind == "anthropic":
         return AnthropicMessages(model, api_key=key, **common)
