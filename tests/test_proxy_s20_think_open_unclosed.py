@@ -13,9 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_proxy import PARIS, USER, _anthropic, _openai, _stream, proxy
 from test_proxy_s18b_think_open_split import CLIENTS
 
+from streamtools.parser import NO_CALLS, Parser
+from streamtools.proxy.opening import Opening
 from streamtools.testing import Reply
 
 ANSWER = "It is sunny in Paris."
@@ -74,3 +78,29 @@ def test_a_closed_think_is_unchanged() -> None:
         chat = _openai(url).chat.completions.create(model="m", messages=USER).choices[0]
     assert chat.message.content == ANSWER
     assert (chat.message.model_extra or {}).get("reasoning_content") == "Weather, then."
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(["Weather, then.</think>It is sunny.", "It is sunny.",
+                        "Hmm.</think>Sunny.<think>again</think> Done."]),
+       st.lists(st.integers(min_value=1, max_value=40), max_size=8),
+       st.booleans())
+def test_held_or_not_the_events_do_not_depend_on_the_chunking(
+    reply: str, cuts: list[int], hold: bool
+) -> None:
+    def read(pieces: list[str]) -> tuple[str, str]:
+        opening = Opening(lambda think_open: Parser(NO_CALLS, think_open=think_open), hold)
+        events = [e for piece in pieces for e in opening.feed(piece)] + opening.end("stop")
+        said = [(type(e).__name__, getattr(e, "text", "")) for e in events]
+        reasoning = "".join(t for kind, t in said if kind == "ReasoningDelta")
+        return reasoning, "".join(t for kind, t in said if kind == "TextDelta")
+
+    pieces, at = [], 0
+    for cut in sorted(set(cuts)):
+        pieces.append(reply[at:cut])
+        at = max(at, cut)
+    pieces.append(reply[at:])
+    assert read([p for p in pieces if p]) == read([reply])
+    reasoning, text = read([reply])
+    if "</think>" not in reply:  # read again as the answer; held, its reasoning is dropped
+        assert text == reply and reasoning == ("" if hold else reply)
