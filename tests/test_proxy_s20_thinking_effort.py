@@ -34,13 +34,16 @@ def test_a_thinking_budget_is_a_reasoning_effort_upstream() -> None:
         # output_config.effort says the level itself: it wins over a budget
         {"thinking": {"type": "enabled", "budget_tokens": 31999},
          "extra_body": {"output_config": {"effort": "low"}}},
+        # thinking off is off, whatever effort the answer is given (Claude Code's
+        # WebSearch sends both)
+        {"thinking": {"type": "disabled"}, "extra_body": {"output_config": {"effort": "high"}}},
     ]
     with proxy(["Hi."] * len(asked)) as (url, upstream):
         for kw in asked:
             _ask(url, **kw)
         sent = [b.get("reasoning_effort") for b in upstream.requests]
         assert all("think" not in b for b in upstream.requests)
-    assert sent == ["low", "medium", "high", None, "none", None, "low"]
+    assert sent == ["low", "medium", "high", None, "none", None, "low", "none"]
 
 
 def test_ollama_is_told_to_think_or_not() -> None:

@@ -20,9 +20,11 @@ OpenAI-compatible upstream gets them in its request body (``Forwarded``):
   Anthropic effort ``max`` is ``high``, the highest level they all name.
 * ``prompt_cache_key`` goes as it came: OpenAI routes on it, local servers
   ignore a field they do not know.
-* An Anthropic client's ``thinking`` (``anthropic_effort``), when it says no
-  ``output_config.effort`` (which wins, being the level itself): ``disabled``
-  is ``none``; ``enabled`` is the level of its ``budget_tokens``, by the
+* An Anthropic client's ``thinking`` (``anthropic_effort``): ``disabled`` is
+  ``none``, whatever ``output_config.effort`` says (with thinking off, the API
+  spends that effort on the answer; Claude Code's WebSearch sends both). Else
+  an ``output_config.effort`` wins, being the level itself; without one,
+  ``enabled`` is the level of its ``budget_tokens``, by the
   thresholds LiteLLM reads a budget with in its Anthropic adapters (up to
   1,024 tokens ``low``, up to 2,048 ``medium``, more ``high``: its
   ``DEFAULT_REASONING_EFFORT_*_THINKING_BUDGET``), so Claude Code's default
@@ -112,6 +114,8 @@ def anthropic_effort(output_config: Any, thinking: Any = None) -> dict[str, Any]
     """An Anthropic ``output_config.effort`` and ``thinking`` as the fields to
     forward (the module docstring)."""
     fields = _thinking_fields(thinking)
+    if fields.get(THINK) is False:  # no thinking: whatever effort its answer is given
+        return fields
     if not isinstance(output_config, dict) or output_config.get("effort") is None:
         return fields
     effort = _text(output_config["effort"], "output_config.effort")
