@@ -451,7 +451,10 @@ def create_app(
         # unknown paths and wrong methods, answered as the client's API would
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else _client_wire(request)
-        return error_response(wire, status, f"{request.method} {request.url.path}: {exc}")
+        said = f"{request.method} {request.url.path}: {exc}"
+        if status == 404:
+            said += _base_url_hint(request.url.path, str(request.base_url).rstrip("/"))
+        return error_response(wire, status, said)
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         # a bug of ours in count_tokens or the model listing (the turns catch
@@ -533,6 +536,22 @@ def _named(body: Any, model: str | None) -> Any:
     if model and isinstance(body, dict) and body.get("model") is None:
         return {**body, "model": model}
     return body
+
+
+_SERVED = ("chat/completions", "responses", "messages", "models")
+
+
+def _base_url_hint(path: str, root: str) -> str:
+    """What to change when ``path`` is one the proxy serves under another prefix:
+    a client's base URL without ``/v1`` (OpenAI's SDKs add only the endpoint)
+    or with it (Anthropic's add ``/v1`` too), the commonest setup mistake."""
+    served = next((e for e in _SERVED if path.endswith(f"/{e}") and path != f"/v1/{e}"), None)
+    if served is None:
+        return ""
+    return (
+        f". The proxy serves /v1/{served}: an OpenAI client's base URL is {root}/v1, "
+        f"an Anthropic client's is {root}"
+    )
 
 
 def _client_wire(request: Request) -> Wire:
