@@ -40,6 +40,13 @@ After ``"malformed_call"`` (the API refused the call the model wrote, and
 says no more: Gemini's ``MALFORMED_FUNCTION_CALL``) every open call, or one
 call with no name when none was open, is a ``CallError(reason="malformed")``
 that tells the model to write it again, which the repair ladder sends it.
+After ``"unexpected_call"`` (the API refused a call to a tool that was not
+offered for this answer: Gemini's ``UNEXPECTED_TOOL_CALL``, when a request
+offers no tools or says to call none, tensorzero/tensorzero#2329, or when the
+model calls a function it was not given, epam/ai-dial-adapter-vertexai#325)
+every open call, whatever its name, or one call with no name when none was
+open, is a ``CallError(reason="unknown_tool")``: it does not run, and the
+model is told which tools it may call, or to answer in text when none.
 A ``done`` call is validated and ended by that very ``feed``, so the runtime
 can run it while the model is still writing the next one (eager dispatch).
 A call once ended takes nothing more: a later chunk on its index
@@ -103,6 +110,9 @@ _UNREAD = (
     "nothing ran. Call the tool again by its exact name, with its arguments as one JSON "
     "object and nothing else."
 )
+# the API refused a call to a tool not offered for this answer (Gemini's
+# UNEXPECTED_TOOL_CALL, as ``streamtools.providers.openai_finish`` names it)
+UNEXPECTED_CALL = "unexpected_call"
 
 
 def _object_in(text: str) -> dict[str, Any] | None:
@@ -212,6 +222,8 @@ class NativeCalls:
         out: list[ParserEvent] = []
         if finish_reason == MALFORMED_CALL:
             return self._unread()
+        if finish_reason == UNEXPECTED_CALL:
+            return self._refused()
         for call in self._calls:
             if call.ended:
                 continue
@@ -234,6 +246,34 @@ class NativeCalls:
         for call in [c for c in self._calls if not c.ended] or [self._new(None)]:
             call.ended = True
             out.append(self._error(call, "".join(call.parts), "malformed", _UNREAD))
+        return out
+
+    def _refused(self) -> list[ParserEvent]:
+        """The calls still open, or the call the API refused when the stream held
+        none of it, as ``CallError(unknown_tool)`` (see the module docstring)."""
+        if self._catalog is not None:
+            allowed: list[str] | None = list(self._catalog)
+        else:
+            allowed = None if self._names is None else sorted(self._names)
+        none = "No tool can be called now: answer in text, without calling a tool."
+        if allowed is None:
+            told = "Call only a tool you were given, or answer in text."
+        elif allowed:
+            listed = ", ".join(f"`{n}`" for n in allowed)
+            told = f"The only tools you may call are: {listed}; or answer in text."
+        else:
+            told = none
+        out: list[ParserEvent] = []
+        for call in [c for c in self._calls if not c.ended] or [self._new(None)]:
+            call.ended = True
+            what = f"your call to {call.name}" if call.name else "the tool call you wrote"
+            # a tool it was given, refused all the same: the request said to call none
+            said = none if allowed and call.name in allowed else told
+            message = (
+                f"The API refused {what}: it was to a tool that could not be called for "
+                f"this answer, so nothing ran. {said}"
+            )
+            out.append(self._error(call, "".join(call.parts), "unknown_tool", message))
         return out
 
     def _new(self, provider_id: str | None) -> _Call:

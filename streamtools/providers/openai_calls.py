@@ -73,8 +73,9 @@ class ToolCallDelta(msgspec.Struct):
 
 _BLANKS = " \t\r\n"  # JSON's whitespace
 # finishes after which no open call runs: a broken stream, a filter, and a call the
-# API could not read (``openai_finish``: Gemini's MALFORMED_FUNCTION_CALL)
-_BROKEN = frozenset({"error", "content_filter", "malformed_call"})
+# API could not read or refused (``openai_finish``: Gemini's MALFORMED_FUNCTION_CALL
+# and UNEXPECTED_TOOL_CALL)
+_BROKEN = frozenset({"error", "content_filter", "malformed_call", "unexpected_call"})
 
 
 def _blank(name: str | None, raw: str | None, sent_id: str | None, call: _Call) -> bool:

@@ -23,10 +23,21 @@ write it again, which the repair ladder sends it; ``FinishChunk.message``
 names the reason as the server sent it. A call still open at that finish is
 the one the API refused, whatever its text (``CUT``): it does not run
 (hermes-agent keeps the reason authoritative over a call in the same answer,
-NousResearch/hermes-agent#83886). An in-band error (``data: {"error": …}``, ``event:
-error``) is read with ``event_error``, worded with ``error_text`` and, when
-the server calls it passing (``passing``), asked again by the provider's base
-(see ``streamtools.providers.openai``, which uses all of these).
+NousResearch/hermes-agent#83886).
+
+Gemini's ``UNEXPECTED_TOOL_CALL`` (the model called a tool when the request
+offered none or said to call none, tensorzero/tensorzero#2329, or called one
+it was not given, epam/ai-dial-adapter-vertexai#325) came through the same two
+fields and was an empty answer the same way (LiteLLM reads it as ``stop``,
+BerriAI/litellm#40864). It is read as ``unexpected_call``
+(``streamtools.native.UNEXPECTED_CALL``): ``NativeCalls`` makes the call, or
+one with no name, a ``CallError(unknown_tool)`` telling the model what it may
+call, or to answer in text; a call of that answer never runs.
+
+An in-band error (``data: {"error": …}``, ``event: error``) is read with
+``event_error``, worded with ``error_text`` and, when the server calls it
+passing (``passing``), asked again by the provider's base (see
+``streamtools.providers.openai``, which uses all of these).
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.native import MALFORMED_CALL
+from streamtools.native import MALFORMED_CALL, UNEXPECTED_CALL
 from streamtools.providers.failures import RETRY_STATUSES, failed_generation, upstream_reason
 
 __all__ = [
@@ -50,11 +61,15 @@ _FINISH = {
     "stop_sequence": "stop", "eos_token": "stop", "safety": "content_filter",
     "recitation": "content_filter", "blocklist": "content_filter",
     "prohibited_content": "content_filter", "spii": "content_filter",
-    "malformed_function_call": MALFORMED_CALL,
+    "malformed_function_call": MALFORMED_CALL, "unexpected_tool_call": UNEXPECTED_CALL,
 }  # fmt: skip
 _OPENAI_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "error"})
 # finishes that may cut a call short (a call open at one is not complete)
-CUT = frozenset({"length", "content_filter", "error", MALFORMED_CALL})
+CUT = frozenset({"length", "content_filter", "error", MALFORMED_CALL, UNEXPECTED_CALL})
+_REFUSED = {  # the finishes that refuse a call, and what ``failed_finish`` says of them
+    MALFORMED_CALL: "it could not read the tool call the model wrote",
+    UNEXPECTED_CALL: "the model called a tool that could not be called for this answer",
+}
 _PASSING = frozenset(
     {"server_error", "api_error", "overloaded_error", "rate_limit_error", "rate_limit_exceeded"}
 )
@@ -72,21 +87,19 @@ def finish_reason(sent: str) -> str:
 def finish_of(sent: str, native: str | None) -> tuple[str, str]:
     """A choice's finish reason as OpenAI's, and the reason as the server sent
     it: OpenRouter's ``native_finish_reason`` when that one is Gemini's
-    ``MALFORMED_FUNCTION_CALL`` (see the module docstring), else ``sent``'s."""
-    if native and finish_reason(native) == MALFORMED_CALL:
-        return MALFORMED_CALL, native
+    ``MALFORMED_FUNCTION_CALL`` or ``UNEXPECTED_TOOL_CALL`` (see the module
+    docstring), else ``sent``'s."""
+    if native and (reason := finish_reason(native)) in _REFUSED:
+        return reason, native
     return finish_reason(sent), sent
 
 
 def failed_finish(sent: str | None, name: str) -> str | None:
     """What an ``error`` finish says (see ``streamtools.providers.openai``), and
-    one the API ended for a call it could not read, else None."""
+    one the API ended for a call it refused, else None."""
     reason = finish_reason(sent or "")
-    if reason == MALFORMED_CALL:
-        return (
-            f"{name} ended the answer with finish_reason {sent!r}: it could not read "
-            "the tool call the model wrote"
-        )
+    if reason in _REFUSED:
+        return f"{name} ended the answer with finish_reason {sent!r}: {_REFUSED[reason]}"
     if reason != "error":
         return None
     return f"{name} ended the answer with finish_reason {sent!r}"
