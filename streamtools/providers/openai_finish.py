@@ -7,7 +7,11 @@ A chunk's ``finish_reason`` is read as OpenAI's word for it
 (Anthropic's ``max_tokens`` and ``tool_use``, Gemini's ``MAX_TOKENS`` and
 ``SAFETY``, vLLM's ``abort``) means one of OpenAI's, and a reason none of
 them has a word for is passed on as sent. ``failed_finish`` is what an
-``error`` finish says.
+``error`` finish says. DeepSeek's API ends an answer it broke off for want
+of capacity with ``insufficient_system_resource`` (one of its documented
+finish reasons): it was passed on as sent, so the text cut off there was the
+final answer, and a call whose arguments were whole then ran. It is an
+``error``, as vLLM's ``abort`` is.
 
 Gemini ends an answer with ``MALFORMED_FUNCTION_CALL`` when it could not
 read the function call the model wrote (empty content, no call:
@@ -55,6 +59,7 @@ __all__ = [
 
 _FINISH = {
     "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
+    "insufficient_system_resource": "error",  # DeepSeek's: broken off (module docstring)
     # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
     # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
     "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
