@@ -11,7 +11,10 @@ them has a word for is passed on as sent. ``failed_finish`` is what an
 of capacity with ``insufficient_system_resource`` (one of its documented
 finish reasons): it was passed on as sent, so the text cut off there was the
 final answer, and a call whose arguments were whole then ran. It is an
-``error``, as vLLM's ``abort`` is.
+``error``, as vLLM's ``abort`` is. Mistral's API ends an answer that ran into
+the model's context length with ``model_length``: it was passed on as sent,
+so a call it cut off was ``invalid_json`` (the model told to fix JSON it had
+not finished writing) rather than ``unterminated``; it is ``length``.
 
 Gemini ends an answer with ``MALFORMED_FUNCTION_CALL`` when it could not
 read the function call the model wrote (empty content, no call:
@@ -60,6 +63,7 @@ __all__ = [
 _FINISH = {
     "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
     "insufficient_system_resource": "error",  # DeepSeek's: broken off (module docstring)
+    "model_length": "length",  # Mistral's: the context length ran out (module docstring)
     # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
     # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
     "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
