@@ -186,6 +186,14 @@ class ToolCallDeltas:
     sgl-project/sglang#38198), so a second call's rest came on the index of
     the first call, complete by then: it was a late, malformed part, and the
     second call ran with ``{}``.
+
+    A delta on an index not seen yet that is an earlier call sent again, whole
+    (that call's id, its name or none, and its whole argument text), is
+    nothing more of it (``_repeat``): LocalAI streams a call, then the same
+    call on another index (mudler/LocalAI#9722), and the tool ran twice. A
+    delta with that id and other text, or none yet, begins a call of its own:
+    DeepSeek and Zhipu's GLM give one id to distinct parallel calls
+    (HKUDS/nanobot#3943; ``NativeCalls`` gives the later ones ids of its own).
     """
 
     def __init__(self, pairs: SurrogatePairs[Any]) -> None:
@@ -193,6 +201,7 @@ class ToolCallDeltas:
         self._by_index: dict[int, _Call] = {}  # server index -> its latest call
         self._count = 0
         self._last: _Call | None = None  # the call begun last (``_strayed``)
+        self._by_id: dict[str, _Call] = {}  # the first call with each id (``_repeat``)
         # the calls whose chunks have not all gone out, in order: the first is streamed
         self._queue: deque[_Call] = deque()
         self.details = ReasoningDetails()
@@ -218,6 +227,8 @@ class ToolCallDeltas:
         sent_id = tc.id or None
         index = tc.index or 0  # a null index is a missing one: index 0
         call = self._by_index.get(index)
+        if call is None and sent_id is not None and self._repeat(sent_id, name, raw):
+            return out  # an earlier call sent again, whole (see the class docstring)
         if name is None and raw and self._last is not None and call is not self._last:
             if call is None:
                 call = self._strayed(self._last, index, sent_id)
@@ -243,12 +254,15 @@ class ToolCallDeltas:
         if call is None:
             call = _Call(self._count, index, sent_id)
             call.name = inherited
+            if sent_id is not None:
+                self._by_id.setdefault(sent_id, call)
             self._count += 1
             self._by_index[index] = call
             self._last = call
             self._queue.append(call)
         elif sent_id and call.id is None:
             call.id = sent_id
+            self._by_id.setdefault(sent_id, call)
         if name is not None and name != call.name and not call.named:
             call.name = (call.name or "") + name
         raw = self._new_text(call, raw) if raw else ""
@@ -278,6 +292,15 @@ class ToolCallDeltas:
             return None
         self._by_index[index] = last
         return last
+
+    def _repeat(self, sent_id: str, name: str | None, raw: str | None) -> bool:
+        """Whether a delta on an index not seen yet is the call with ``sent_id``
+        sent again, whole (see the class docstring)."""
+        call = self._by_id.get(sent_id)
+        if call is None or name not in (None, call.name) or not call.whole.whole:
+            return False
+        text = (raw or "").strip(_BLANKS)
+        return bool(text) and text == "".join(call.sent).strip(_BLANKS)
 
     @staticmethod
     def _full(call: _Call, raw: str) -> bool:
