@@ -41,7 +41,11 @@ or ``,``: ``{"node":`` then ``{"node": 1}}``); there it is read as a resend
 only once the server has been seen resending, or once the text so far is a
 whole value, after which nothing but blanks may follow. The check costs
 nothing for the small pieces servers stream: it looks only at a delta at
-least as long as the text so far.
+least as long as the text so far. Some gateways send the whole arguments
+again written anew (re-serialized: elizaOS/eliza#16973's consolidated
+chunk), which does not begin with the text so far: a delta
+that comes once that text is a whole value and is itself the same JSON
+value is a resend too, and adds nothing.
 """
 
 from __future__ import annotations
@@ -119,6 +123,15 @@ class _Whole:
                 self._after = scan.done and bool(piece[end:].strip(_BLANKS))
         self._pieces.clear()
         return scan.done and not self._after
+
+
+def _same_value(call: _Call, raw: str) -> bool:
+    """Whether ``raw`` is one whole JSON value equal to the call's whole text so far."""
+    try:
+        again = msgspec.json.decode(raw)
+        return bool(again == msgspec.json.decode("".join(call.sent)))
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 class _Call:
@@ -403,7 +416,10 @@ class ToolCallDeltas:
     def _new_text(call: _Call, raw: str) -> str:
         """What of a delta's argument text ``raw`` the call has not had yet (see
         the module docstring): past the text so far when ``raw`` begins with all
-        of it and so is a resend, not more of it."""
+        of it and so is a resend, not more of it; nothing when the text so far
+        is a whole value and ``raw`` is that value written anew."""
+        if call.length and raw.strip(_BLANKS) and call.whole.whole and _same_value(call, raw):
+            return ""
         if call.length and len(raw) >= call.length:
             so_far = "".join(call.sent)
             call.sent[:] = [so_far]
