@@ -69,7 +69,13 @@ JSON string whose text is a JSON object (vLLM's hermes parser for Granite 4,
 which writes its arguments as a string, vllm-project/vllm#54964; gpt-5.5's
 MCP calls through the Responses API, justrach/codegraff2#141): they are that
 object, since the model wrote them right (a ``CallError`` asked it to fix
-them, again and again). With a catalog, an unknown name gives
+them, again and again). Arguments that are several JSON objects one after
+another (``{"q": "a"}{"q": "b"}``: a model that meant one call per object,
+Gemini 3 in NousResearch/hermes-agent#72488, others in BerriAI/litellm#40582)
+are ``invalid_json`` with a message that says so and asks for one call per
+object: "trailing characters" told the model nothing it could act on, and
+nothing runs, since which of them was meant (often the same call repeated)
+is not known. With a catalog, an unknown name gives
 ``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
 call that never got a name is ``malformed``.
 ``raw`` is the argument text as the provider sent it. ``extra`` (data the API
@@ -97,9 +103,11 @@ from streamtools.events import (
     ParserEvent,
 )
 from streamtools.model import CallChunk
+from streamtools.parser.jsonscan import ValueScanner
 
 __all__ = ["NativeCalls"]
 
+_JSON_BLANKS = " \t\r\n"
 _BROKEN = frozenset({"error", "content_filter"})  # the stream did not end as the model chose
 _SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may run
 # the API could not read the call the model wrote (Gemini's MALFORMED_FUNCTION_CALL,
@@ -122,6 +130,21 @@ def _object_in(text: str) -> dict[str, Any] | None:
     except (msgspec.DecodeError, RecursionError):
         return None
     return inner if isinstance(inner, dict) else None
+
+
+def _objects_in_a_row(raw: str) -> int:
+    """How many JSON objects ``raw`` is, one after another (blanks between),
+    when it is two or more of them and nothing else; else 0."""
+    scan, count, i = ValueScanner(), 0, 0
+    while rest := raw[i:].lstrip(_JSON_BLANKS):
+        if not rest.startswith("{"):
+            return 0
+        scan.restart()
+        i = scan.feed(raw, len(raw) - len(rest), final=True)
+        if not scan.done:
+            return 0
+        count += 1
+    return count if count > 1 else 0
 
 
 def _whole_object(raw: str) -> bool:
@@ -324,6 +347,12 @@ class NativeCalls:
                 f"The arguments of {call.name} are not valid JSON ({describe_json_error(exc)}). "
                 "Send the arguments as one JSON object."
             )
+            if several := _objects_in_a_row(raw):  # see the module docstring
+                message = (
+                    f"The arguments of {call.name} are {several} JSON objects one after "
+                    "another, and a call takes one, so nothing ran. To call "
+                    f"{call.name} more than once, make one call for each object."
+                )
             return [*out, self._error(call, raw, "invalid_json", message)]
         if arguments is None:  # ``null``: no arguments (see the module docstring)
             arguments = {}
