@@ -2,8 +2,8 @@
 call's input only when no ``input_json_delta`` follows: Anthropic's own SDK
 starts the input's JSON text empty and lets the deltas replace the block's
 ``input`` (anthropic-sdk-python, ``accumulate_event``). A gateway that sends
-the whole input at the start and streams it again in deltas (labring/aiproxy#515
-fixed one: "claude double input") had the two appended, ``{"a": 6}{"a": 6}``:
+the whole input at the start and streams it again in deltas (labring/aiproxy#515,
+"fix: claude double input", by its title one) had the two appended, ``{"a": 6}{"a": 6}``:
 invalid JSON, and the model told to fix a call it wrote right. Now the deltas
 are the input when they come; the start's input stands when none do
 (whole-block gateways). MockTransport and FakeServer."""

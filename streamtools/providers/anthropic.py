@@ -28,7 +28,8 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   with text follows (it is held until the block stops): Anthropic's SDK starts
   the input's text empty and lets the deltas replace it (``accumulate_event``),
   and a gateway that sends the input at the start and again in deltas
-  (labring/aiproxy#515) had the two appended, invalid JSON.
+  (labring/aiproxy#515, "fix: claude double input", by its title one) had
+  the two appended, invalid JSON.
   A thinking block's ``signature_delta`` becomes a ``ReasoningChunk`` with
   that ``signature`` (ending the block), as does the ``signature`` of a block
   a gateway sends whole in its ``content_block_start`` (it was dropped, and
