@@ -15,6 +15,13 @@ final answer, and a call whose arguments were whole then ran. It is an
 the model's context length with ``model_length``: it was passed on as sent,
 so a call it cut off was ``invalid_json`` (the model told to fix JSON it had
 not finished writing) rather than ``unterminated``; it is ``length``.
+Gateways in front of Anthropic or Amazon Bedrock pass on their other reasons
+too (Converse's ``stopReason``: ``guardrail_intervened``, ``content_filtered``,
+``malformed_tool_use``, ``malformed_model_output``,
+``model_context_window_exceeded``; Anthropic's ``refusal``): each was a finish
+no consumer knew, the text taken for a whole answer; they are
+``content_filter``, ``length``, ``malformed_call`` (the model's call could not
+be read, as Gemini's ``MALFORMED_FUNCTION_CALL``) and ``error``.
 
 Gemini ends an answer with ``MALFORMED_FUNCTION_CALL`` when it could not
 read the function call the model wrote (empty content, no call:
@@ -64,6 +71,10 @@ _FINISH = {
     "function_call": "tool_calls", "end_turn": "stop", "eos": "stop", "abort": "error",
     "insufficient_system_resource": "error",  # DeepSeek's: broken off (module docstring)
     "model_length": "length",  # Mistral's: the context length ran out (module docstring)
+    # Anthropic's and Amazon Bedrock's others (Converse's stopReason), as gateways pass them
+    "refusal": "content_filter", "model_context_window_exceeded": "length",
+    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "malformed_tool_use": MALFORMED_CALL, "malformed_model_output": "error",
     # other APIs' reasons, as gateways pass them on (read in lower case: Gemini's
     # MAX_TOKENS): Anthropic's, Gemini's, Hugging Face's
     "max_tokens": "length", "tool_use": "tool_calls", "tool_call": "tool_calls",
