@@ -40,6 +40,13 @@ After ``"malformed_call"`` (the API refused the call the model wrote, and
 says no more: Gemini's ``MALFORMED_FUNCTION_CALL``) every open call, or one
 call with no name when none was open, is a ``CallError(reason="malformed")``
 that tells the model to write it again, which the repair ladder sends it.
+After ``"unexpected_call"`` (the API refused a call to a tool that was not
+offered for this answer: Gemini's ``UNEXPECTED_TOOL_CALL``, when a request
+offers no tools or says to call none, tensorzero/tensorzero#2329, or when the
+model calls a function it was not given, epam/ai-dial-adapter-vertexai#325)
+every open call, whatever its name, or one call with no name when none was
+open, is a ``CallError(reason="unknown_tool")``: it does not run, and the
+model is told which tools it may call, or to answer in text when none.
 A ``done`` call is validated and ended by that very ``feed``, so the runtime
 can run it while the model is still writing the next one (eager dispatch).
 A call once ended takes nothing more: a later chunk on its index
@@ -62,7 +69,13 @@ JSON string whose text is a JSON object (vLLM's hermes parser for Granite 4,
 which writes its arguments as a string, vllm-project/vllm#54964; gpt-5.5's
 MCP calls through the Responses API, justrach/codegraff2#141): they are that
 object, since the model wrote them right (a ``CallError`` asked it to fix
-them, again and again). With a catalog, an unknown name gives
+them, again and again). Arguments that are several JSON objects one after
+another (``{"q": "a"}{"q": "b"}``: a model that meant one call per object,
+Gemini 3 in NousResearch/hermes-agent#72488, others in BerriAI/litellm#40582)
+are ``invalid_json`` with a message that says so and asks for one call per
+object: "trailing characters" told the model nothing it could act on, and
+nothing runs, since which of them was meant (often the same call repeated)
+is not known. With a catalog, an unknown name gives
 ``unknown_tool`` and arguments that fail the schema ``invalid_arguments``; a
 call that never got a name is ``malformed``.
 ``raw`` is the argument text as the provider sent it. ``extra`` (data the API
@@ -90,9 +103,11 @@ from streamtools.events import (
     ParserEvent,
 )
 from streamtools.model import CallChunk
+from streamtools.parser.jsonscan import ValueScanner
 
 __all__ = ["NativeCalls"]
 
+_JSON_BLANKS = " \t\r\n"
 _BROKEN = frozenset({"error", "content_filter"})  # the stream did not end as the model chose
 _SHORT = frozenset({"length", "max_tokens"})  # out of tokens: what is whole may run
 # the API could not read the call the model wrote (Gemini's MALFORMED_FUNCTION_CALL,
@@ -103,6 +118,9 @@ _UNREAD = (
     "nothing ran. Call the tool again by its exact name, with its arguments as one JSON "
     "object and nothing else."
 )
+# the API refused a call to a tool not offered for this answer (Gemini's
+# UNEXPECTED_TOOL_CALL, as ``streamtools.providers.openai_finish`` names it)
+UNEXPECTED_CALL = "unexpected_call"
 
 
 def _object_in(text: str) -> dict[str, Any] | None:
@@ -112,6 +130,21 @@ def _object_in(text: str) -> dict[str, Any] | None:
     except (msgspec.DecodeError, RecursionError):
         return None
     return inner if isinstance(inner, dict) else None
+
+
+def _objects_in_a_row(raw: str) -> int:
+    """How many JSON objects ``raw`` is, one after another (blanks between),
+    when it is two or more of them and nothing else; else 0."""
+    scan, count, i = ValueScanner(), 0, 0
+    while rest := raw[i:].lstrip(_JSON_BLANKS):
+        if not rest.startswith("{"):
+            return 0
+        scan.restart()
+        i = scan.feed(raw, len(raw) - len(rest), final=True)
+        if not scan.done:
+            return 0
+        count += 1
+    return count if count > 1 else 0
 
 
 def _whole_object(raw: str) -> bool:
@@ -212,6 +245,8 @@ class NativeCalls:
         out: list[ParserEvent] = []
         if finish_reason == MALFORMED_CALL:
             return self._unread()
+        if finish_reason == UNEXPECTED_CALL:
+            return self._refused()
         for call in self._calls:
             if call.ended:
                 continue
@@ -234,6 +269,34 @@ class NativeCalls:
         for call in [c for c in self._calls if not c.ended] or [self._new(None)]:
             call.ended = True
             out.append(self._error(call, "".join(call.parts), "malformed", _UNREAD))
+        return out
+
+    def _refused(self) -> list[ParserEvent]:
+        """The calls still open, or the call the API refused when the stream held
+        none of it, as ``CallError(unknown_tool)`` (see the module docstring)."""
+        if self._catalog is not None:
+            allowed: list[str] | None = list(self._catalog)
+        else:
+            allowed = None if self._names is None else sorted(self._names)
+        none = "No tool can be called now: answer in text, without calling a tool."
+        if allowed is None:
+            told = "Call only a tool you were given, or answer in text."
+        elif allowed:
+            listed = ", ".join(f"`{n}`" for n in allowed)
+            told = f"The only tools you may call are: {listed}; or answer in text."
+        else:
+            told = none
+        out: list[ParserEvent] = []
+        for call in [c for c in self._calls if not c.ended] or [self._new(None)]:
+            call.ended = True
+            what = f"your call to {call.name}" if call.name else "the tool call you wrote"
+            # a tool it was given, refused all the same: the request said to call none
+            said = none if allowed and call.name in allowed else told
+            message = (
+                f"The API refused {what}: it was to a tool that could not be called for "
+                f"this answer, so nothing ran. {said}"
+            )
+            out.append(self._error(call, "".join(call.parts), "unknown_tool", message))
         return out
 
     def _new(self, provider_id: str | None) -> _Call:
@@ -284,6 +347,12 @@ class NativeCalls:
                 f"The arguments of {call.name} are not valid JSON ({describe_json_error(exc)}). "
                 "Send the arguments as one JSON object."
             )
+            if several := _objects_in_a_row(raw):  # see the module docstring
+                message = (
+                    f"The arguments of {call.name} are {several} JSON objects one after "
+                    "another, and a call takes one, so nothing ran. To call "
+                    f"{call.name} more than once, make one call for each object."
+                )
             return [*out, self._error(call, raw, "invalid_json", message)]
         if arguments is None:  # ``null``: no arguments (see the module docstring)
             arguments = {}

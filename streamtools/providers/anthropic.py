@@ -23,7 +23,13 @@ sequence of named SSE events, each decoded by one ``msgspec.json.Decoder``
   the order they came, a tool without arguments included);
   ``content_block_delta`` carries ``text_delta``,
   ``thinking_delta`` or ``input_json_delta`` (argument text for the open
-  tool_use block). The block index is the ``CallChunk.index``.
+  tool_use block). The block index is the ``CallChunk.index``. A tool_use
+  block's ``input`` in its start is its input only when no ``input_json_delta``
+  with text follows (it is held until the block stops): Anthropic's SDK starts
+  the input's text empty and lets the deltas replace it (``accumulate_event``),
+  and a gateway that sends the input at the start and again in deltas
+  (labring/aiproxy#515, "fix: claude double input", by its title one) had
+  the two appended, invalid JSON.
   A thinking block's ``signature_delta`` becomes a ``ReasoningChunk`` with
   that ``signature`` (ending the block), as does the ``signature`` of a block
   a gateway sends whole in its ``content_block_start`` (it was dropped, and
@@ -225,6 +231,13 @@ _error_decoder = msgspec.json.Decoder(_ErrorEvent)
 
 # the error types the API calls passing: asked again if nothing of the answer came yet
 _PASSING = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+def _held(held: dict[int, str]) -> list[CallChunk]:
+    """The start inputs still held when the answer ends (blocks that never stopped)."""
+    chunks = [CallChunk(index=index, arguments=text) for index, text in held.items()]
+    held.clear()
+    return chunks
 
 
 def _failed(data: str) -> FinishChunk:
@@ -499,6 +512,7 @@ class AnthropicMessages(HTTPProvider):
         finish: FinishChunk | None = None
         counts = Counts()
         tool_blocks: dict[int, list[str]] = {}  # open tool_use blocks -> their input so far
+        held: dict[int, str] = {}  # a tool_use start's input, until a delta replaces it
         unsure: list[int] = []  # the stopped tool_use block whose input is not whole (see above)
         pairs = SurrogatePairs(_decoder, _Event)  # pairs split across events
         content = self._contents.get(id(request))  # kept for a paused turn (``_resumed``)
@@ -528,6 +542,7 @@ class AnthropicMessages(HTTPProvider):
                     if piece := pairs.join(TEXT, d.text):
                         yield TextChunk(text=piece)
                 elif d.type == "input_json_delta" and d.partial_json:
+                    held.pop(event.index, None)  # the deltas are the input (see above)
                     if event.index not in tool_blocks:
                         piece = d.partial_json  # a server tool's: no call of ours
                     elif piece := pairs.join(arguments(event.index), d.partial_json):
@@ -551,11 +566,10 @@ class AnthropicMessages(HTTPProvider):
                 unsure.clear()
                 block = event.content_block
                 if block.type == "tool_use":
-                    args = msgspec.json.encode(block.input).decode() if block.input else ""
-                    tool_blocks[event.index] = [args]
-                    yield CallChunk(
-                        index=event.index, id=block.id, name=block.name or None, arguments=args
-                    )
+                    if block.input:  # held until the block stops (see above)
+                        held[event.index] = msgspec.json.encode(block.input).decode()
+                    tool_blocks[event.index] = []
+                    yield CallChunk(index=event.index, id=block.id, name=block.name or None)
                 elif block.type == "text" and block.text:
                     if text := pairs.join(TEXT, block.text):
                         yield TextChunk(text=text)
@@ -568,7 +582,7 @@ class AnthropicMessages(HTTPProvider):
                 elif block.type == "redacted_thinking" and block.data:
                     yield ReasoningChunk(text="", redacted=block.data)
             elif kind == "content_block_stop" and event.index in tool_blocks:
-                lost = pairs.close(arguments(event.index))
+                lost = held.pop(event.index, "") + pairs.close(arguments(event.index))
                 whole = _whole_object("".join(tool_blocks.pop(event.index)) + lost)
                 if not whole:
                     unsure.append(event.index)
@@ -590,7 +604,7 @@ class AnthropicMessages(HTTPProvider):
                 if event.usage is not None:
                     counts.add(event.usage, delta=True)
             elif kind == "message_stop":
-                for chunk in [*pairs.rest(), *counts.chunks()]:
+                for chunk in [*_held(held), *pairs.rest(), *counts.chunks()]:
                     yield chunk
                 yield finish or FinishChunk(reason="stop")
                 return
@@ -598,6 +612,8 @@ class AnthropicMessages(HTTPProvider):
                 yield _failed(sse.data)
                 return
             # ping, other blocks' stops and unknown event types carry nothing for us
+        for chunk in _held(held):  # blocks that never stopped: their text is not lost
+            yield chunk
         if finish is not None:
             for chunk in [*pairs.rest(), *counts.chunks()]:
                 yield chunk

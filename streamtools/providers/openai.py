@@ -63,7 +63,9 @@ honoured:
 * A call's ``extra_content`` is kept (``CallChunk.extra``) and sent back on
   that call in the assistant message: Gemini 3's OpenAI-compatible endpoint
   puts the call's thought signature there and refuses the next request (400,
-  "Function call is missing a thought_signature") without it.
+  "Function call is missing a thought_signature") without it; a call made on
+  another server or model goes to Gemini 3 with Google's sentinel signature
+  (``providers.openai_messages``).
 * A reply's reasoning goes back on its assistant message, in the field it
   came in (``reasoning_content`` or ``reasoning``), to the server and model
   that streamed it (``ReasoningOrigin``: the first ``ReasoningChunk`` of a
@@ -192,7 +194,7 @@ from streamtools.providers.openai_finish import (
     finish_of,
     passing,
 )
-from streamtools.providers.openai_messages import message
+from streamtools.providers.openai_messages import message, signs_calls
 from streamtools.providers.openrouter import reasoning_text
 from streamtools.providers.refused_fields import refusals_retried
 from streamtools.providers.schema_refusals import schema_refusals_retried
@@ -446,10 +448,11 @@ class OpenAIChat(HTTPProvider):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         server = reasoning_server(self.base_url, self.model)
         limit = id_limit(self.base_url, self.call_id_limit)
+        sign = signs_calls(self.model)  # Gemini 3's thought signatures (``openai_messages``)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
-                message(m, server, self.send_reasoning, limit)
+                message(m, server, self.send_reasoning, limit, sign)
                 for m in answerable_only(request.messages)
             ],
             "stream": True,

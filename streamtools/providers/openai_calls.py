@@ -41,7 +41,11 @@ or ``,``: ``{"node":`` then ``{"node": 1}}``); there it is read as a resend
 only once the server has been seen resending, or once the text so far is a
 whole value, after which nothing but blanks may follow. The check costs
 nothing for the small pieces servers stream: it looks only at a delta at
-least as long as the text so far.
+least as long as the text so far. Some gateways send the whole arguments
+again written anew (re-serialized: elizaOS/eliza#16973's consolidated
+chunk), which does not begin with the text so far: a delta
+that comes once that text is a whole value and is itself the same JSON
+value is a resend too, and adds nothing.
 """
 
 from __future__ import annotations
@@ -73,8 +77,9 @@ class ToolCallDelta(msgspec.Struct):
 
 _BLANKS = " \t\r\n"  # JSON's whitespace
 # finishes after which no open call runs: a broken stream, a filter, and a call the
-# API could not read (``openai_finish``: Gemini's MALFORMED_FUNCTION_CALL)
-_BROKEN = frozenset({"error", "content_filter", "malformed_call"})
+# API could not read or refused (``openai_finish``: Gemini's MALFORMED_FUNCTION_CALL
+# and UNEXPECTED_TOOL_CALL)
+_BROKEN = frozenset({"error", "content_filter", "malformed_call", "unexpected_call"})
 
 
 def _blank(name: str | None, raw: str | None, sent_id: str | None, call: _Call) -> bool:
@@ -118,6 +123,15 @@ class _Whole:
                 self._after = scan.done and bool(piece[end:].strip(_BLANKS))
         self._pieces.clear()
         return scan.done and not self._after
+
+
+def _same_value(call: _Call, raw: str) -> bool:
+    """Whether ``raw`` is one whole JSON value equal to the call's whole text so far."""
+    try:
+        again = msgspec.json.decode(raw)
+        return bool(again == msgspec.json.decode("".join(call.sent)))
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 class _Call:
@@ -185,6 +199,14 @@ class ToolCallDeltas:
     sgl-project/sglang#38198), so a second call's rest came on the index of
     the first call, complete by then: it was a late, malformed part, and the
     second call ran with ``{}``.
+
+    A delta on an index not seen yet that is an earlier call sent again, whole
+    (that call's id, its name or none, and its whole argument text), is
+    nothing more of it (``_repeat``): LocalAI streams a call, then the same
+    call on another index (mudler/LocalAI#9722), and the tool ran twice. A
+    delta with that id and other text, or none yet, begins a call of its own:
+    DeepSeek and Zhipu's GLM give one id to distinct parallel calls
+    (HKUDS/nanobot#3943; ``NativeCalls`` gives the later ones ids of its own).
     """
 
     def __init__(self, pairs: SurrogatePairs[Any]) -> None:
@@ -192,6 +214,7 @@ class ToolCallDeltas:
         self._by_index: dict[int, _Call] = {}  # server index -> its latest call
         self._count = 0
         self._last: _Call | None = None  # the call begun last (``_strayed``)
+        self._by_id: dict[str, _Call] = {}  # the first call with each id (``_repeat``)
         # the calls whose chunks have not all gone out, in order: the first is streamed
         self._queue: deque[_Call] = deque()
         self.details = ReasoningDetails()
@@ -217,6 +240,8 @@ class ToolCallDeltas:
         sent_id = tc.id or None
         index = tc.index or 0  # a null index is a missing one: index 0
         call = self._by_index.get(index)
+        if call is None and sent_id is not None and self._repeat(sent_id, name, raw):
+            return out  # an earlier call sent again, whole (see the class docstring)
         if name is None and raw and self._last is not None and call is not self._last:
             if call is None:
                 call = self._strayed(self._last, index, sent_id)
@@ -242,12 +267,15 @@ class ToolCallDeltas:
         if call is None:
             call = _Call(self._count, index, sent_id)
             call.name = inherited
+            if sent_id is not None:
+                self._by_id.setdefault(sent_id, call)
             self._count += 1
             self._by_index[index] = call
             self._last = call
             self._queue.append(call)
         elif sent_id and call.id is None:
             call.id = sent_id
+            self._by_id.setdefault(sent_id, call)
         if name is not None and name != call.name and not call.named:
             call.name = (call.name or "") + name
         raw = self._new_text(call, raw) if raw else ""
@@ -277,6 +305,15 @@ class ToolCallDeltas:
             return None
         self._by_index[index] = last
         return last
+
+    def _repeat(self, sent_id: str, name: str | None, raw: str | None) -> bool:
+        """Whether a delta on an index not seen yet is the call with ``sent_id``
+        sent again, whole (see the class docstring)."""
+        call = self._by_id.get(sent_id)
+        if call is None or name not in (None, call.name) or not call.whole.whole:
+            return False
+        text = (raw or "").strip(_BLANKS)
+        return bool(text) and text == "".join(call.sent).strip(_BLANKS)
 
     @staticmethod
     def _full(call: _Call, raw: str) -> bool:
@@ -379,7 +416,10 @@ class ToolCallDeltas:
     def _new_text(call: _Call, raw: str) -> str:
         """What of a delta's argument text ``raw`` the call has not had yet (see
         the module docstring): past the text so far when ``raw`` begins with all
-        of it and so is a resend, not more of it."""
+        of it and so is a resend, not more of it; nothing when the text so far
+        is a whole value and ``raw`` is that value written anew."""
+        if call.length and raw.strip(_BLANKS) and call.whole.whole and _same_value(call, raw):
+            return ""
         if call.length and len(raw) >= call.length:
             so_far = "".join(call.sent)
             call.sent[:] = [so_far]
