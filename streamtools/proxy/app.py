@@ -538,7 +538,9 @@ def _named(body: Any, model: str | None) -> Any:
     return body
 
 
-_SERVED = ("chat/completions", "responses", "messages", "models")
+# the token counts too: a client counts with the base URL it asks with
+_SERVED = ("chat/completions", "responses", "responses/input_tokens", "messages",
+           "messages/count_tokens", "models")
 
 
 def _base_url_hint(path: str, root: str) -> str:
