@@ -34,6 +34,24 @@ def test_an_anthropic_client_with_v1_is_told_the_base_url() -> None:
     assert f"an Anthropic client's is {url}" in said
 
 
+def test_a_token_count_at_the_wrong_base_url_is_told_it() -> None:
+    # the counts are served too (POST /v1/messages/count_tokens, POST
+    # /v1/responses/input_tokens), asked at the same wrong base URL
+    with proxy([]) as (url, _):
+        ant = anthropic.Anthropic(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        with ant, pytest.raises(anthropic.NotFoundError) as anthropics:
+            ant.messages.count_tokens(model="c", messages=USER)
+        oai = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        with oai, pytest.raises(openai.NotFoundError) as openais:
+            oai.responses.input_tokens.count(input="Weather in Paris?")
+    said = str(anthropics.value)
+    assert "/v1/v1/messages/count_tokens" in said and "serves /v1/messages/count_tokens" in said
+    assert f"an Anthropic client's is {url}" in said
+    said = str(openais.value)
+    assert "POST /responses/input_tokens" in said and "serves /v1/responses/input_tokens" in said
+    assert f"an OpenAI client's base URL is {url}/v1" in said
+
+
 def test_another_unknown_path_is_a_plain_404() -> None:
     with proxy([]) as (url, _):
         answer = httpx.get(f"{url}/v2/things")

@@ -30,8 +30,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _answer_one(listener: socket.socket) -> None:
-    """Accept one connection, read its request, answer it with ``ANSWER``."""
+def _answer_one(
+    listener: socket.socket, answer: bytes = ANSWER.encode(), ctype: bytes = b"text/event-stream"
+) -> None:
+    """Accept one connection, read its request, answer it with ``answer``."""
     listener.settimeout(10)
     conn, _ = listener.accept()
     with conn:
@@ -40,12 +42,12 @@ def _answer_one(listener: socket.socket) -> None:
         while b"\r\n\r\n" not in data:
             data += conn.recv(65536)
         head, _, body = data.partition(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)  # 0: a GET
         while len(body) < length:
             body += conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                     b"connection: close\r\n\r\n" + ANSWER.encode())
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: " + ctype + b"\r\n"
+                     b"connection: close\r\n\r\n" + answer)
 
 
 def _waits(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -87,13 +89,38 @@ def test_an_upstream_that_opens_late_is_waited_for(
     assert got == ["Loaded."]
 
 
+def test_the_model_listing_waits_too(caplog: pytest.LogCaptureFixture) -> None:
+    # a client that lists the models first (before its first request) got a 502
+    # at once from an upstream still loading, while its requests would wait
+    caplog.set_level(logging.WARNING, "streamtools.providers")
+    port = _free_port()
+    listed = b'{"object": "list", "data": [{"id": "qwen3", "object": "model"}]}'
+    got: list[Any] = []
+    with serve(_app(port, connect_wait=30)) as url:
+        client = _openai(url)
+        asking = threading.Thread(target=lambda: got.append(
+            [m.id for m in client.models.list()]))
+        asking.start()
+        deadline = time.monotonic() + 10
+        while not _waits(caplog):  # refused, and waiting
+            assert time.monotonic() < deadline and asking.is_alive()
+            time.sleep(0.01)
+        with socket.create_server(("127.0.0.1", port)) as listener:
+            _answer_one(listener, listed, b"application/json")
+        asking.join(10)
+    assert got == [["qwen3"]]
+
+
 def test_the_wait_is_bounded() -> None:
     port = _free_port()
     with serve(_app(port, connect_wait=0.2)) as url:
         with pytest.raises(openai.APIStatusError) as caught:
             _openai(url).chat.completions.create(model="m", messages=USER)
-    assert "nothing accepted a connection" in str(caught.value)
-    assert "(connect_wait=0.2)" in str(caught.value)
+        with pytest.raises(openai.APIStatusError) as listing:
+            _openai(url).models.list()
+    for said in (str(caught.value), str(listing.value)):
+        assert "nothing accepted a connection" in said and "(connect_wait=0.2)" in said
+    assert listing.value.status_code == 502
 
 
 def test_without_it_a_refusal_fails_at_once(caplog: pytest.LogCaptureFixture) -> None:

@@ -58,3 +58,15 @@ def test_a_choice_of_a_tool_not_declared_is_still_a_400() -> None:
                 tool_choice={"type": "tool", "name": "web_fetch"},
             )
         assert upstream.requests == []
+
+
+def test_any_of_no_tools_is_still_a_400() -> None:
+    # nothing is left out, so nothing is forced that the proxy cannot give: the
+    # API's 400 (``any`` became ``auto`` here, as if a left-out tool were forced)
+    with proxy([]) as (url, upstream):
+        with pytest.raises(anthropic.BadRequestError, match="'any' was given but the request "
+                           "has no tools"):
+            _anthropic(url).messages.create(
+                model="c", max_tokens=500, messages=ASK, tools=[], tool_choice={"type": "any"},
+            )
+        assert upstream.requests == []

@@ -71,6 +71,8 @@ def test_a_reply_cut_at_the_limit_is_reasoning_still(stream: bool) -> None:
             completion = _openai(url).chat.completions.create(**kw)
     choice = completion.choices[0]
     assert not choice.message.content and choice.finish_reason == "length"
+    # and the reasoning is kept, whole, held (a whole body) or not
+    assert (choice.message.model_extra or {}).get("reasoning_content") == cut.text
 
 
 def test_a_closed_think_is_unchanged() -> None:

@@ -84,6 +84,16 @@ def test_a_budget_that_is_no_count_is_a_400(budget: Any) -> None:
         assert upstream.requests == []
 
 
+def test_an_effort_not_known_is_a_400_with_thinking_off_too() -> None:
+    # thinking off sends none whatever the effort, but a wrong effort is still
+    # the client's error, as it is with thinking on (and for the API)
+    with proxy([]) as (url, upstream):
+        with pytest.raises(anthropic.BadRequestError, match="output_config.effort must be one"):
+            _ask(url, thinking={"type": "disabled"},
+                 extra_body={"output_config": {"effort": "extreme"}})
+        assert upstream.requests == []
+
+
 def test_the_operators_upstream_body_wins_over_the_client() -> None:
     # ``--upstream-body '{"think": false}'``: the operator turned thinking off
     # for every request; a client's thinking does not turn it back on

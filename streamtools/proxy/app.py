@@ -90,7 +90,7 @@ from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.body import read_body
 from streamtools.proxy.learned import Refusals
-from streamtools.proxy.network import Upstreams, upstream_client
+from streamtools.proxy.network import Upstreams, started_get, upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -429,10 +429,12 @@ def create_app(
         pooled, release = lease()
         client = pooled or httpx.AsyncClient(timeout=cfg.timeout)
         try:
-            upstream_response = await client.get(url, headers=headers, params=params)
-        except httpx.HTTPError as exc:  # a timeout is a 504, as for a turn
-            status = upstream_status(transport_error(exc))
-            return error_response(wire, status, f"upstream unreachable: {exc!r}")
+            upstream_response = await started_get(
+                client, url, cfg.connect_wait, headers=headers, params=params
+            )
+        except (httpx.HTTPError, ProviderError) as exc:  # a timeout is a 504, as for a turn
+            error = exc if isinstance(exc, ProviderError) else transport_error(exc)
+            return error_response(wire, upstream_status(error), f"upstream unreachable: {exc!r}")
         finally:
             release()
             if pooled is None:
@@ -538,7 +540,9 @@ def _named(body: Any, model: str | None) -> Any:
     return body
 
 
-_SERVED = ("chat/completions", "responses", "messages", "models")
+# the token counts too: a client counts with the base URL it asks with
+_SERVED = ("chat/completions", "responses", "responses/input_tokens", "messages",
+           "messages/count_tokens", "models")
 
 
 def _base_url_hint(path: str, root: str) -> str:

@@ -64,7 +64,10 @@ def unforced(choice: Any, tools: Any) -> Any:
     gone = [t.get("name") for t in tools
             if isinstance(t, dict) and str(t.get("type")).startswith(LEFT_OUT)]
     kind = choice.get("type")
-    if kind == "tool" and choice.get("name") in gone or kind == "any" and len(gone) == len(tools):
+    # ``any`` of no tools at all forces nothing left out: it keeps its 400
+    # (``request.check_tool_choice``), as the API's
+    only_gone = 0 < len(gone) == len(tools)
+    if kind == "tool" and choice.get("name") in gone or kind == "any" and only_gone:
         return {k: v for k, v in choice.items() if k not in ("type", "name")} | {"type": "auto"}
     return choice
 

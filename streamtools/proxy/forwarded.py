@@ -114,15 +114,15 @@ def anthropic_effort(output_config: Any, thinking: Any = None) -> dict[str, Any]
     """An Anthropic ``output_config.effort`` and ``thinking`` as the fields to
     forward (the module docstring)."""
     fields = _thinking_fields(thinking)
-    if fields.get(THINK) is False:  # no thinking: whatever effort its answer is given
-        return fields
     if not isinstance(output_config, dict) or output_config.get("effort") is None:
         return fields
     effort = _text(output_config["effort"], "output_config.effort")
-    if effort not in _ANTHROPIC_EFFORTS:
+    if effort not in _ANTHROPIC_EFFORTS:  # a 400 with thinking off too, as the API's
         raise RequestError(
             f"output_config.effort must be one of {', '.join(_ANTHROPIC_EFFORTS)}, not {effort!r}"
         )
+    if fields.get(THINK) is False:  # no thinking: whatever effort its answer is given
+        return fields
     return {**fields, EFFORT: _ANTHROPIC_EFFORTS[effort]}
 
 

@@ -34,15 +34,37 @@ from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
+import anyio
 import httpx
 
-__all__ = ["Upstreams", "upstream_client"]
+from streamtools.providers.failures import StartWait, transport_error
+
+__all__ = ["Upstreams", "started_get", "upstream_client"]
 
 
 def upstream_client(limits: httpx.Limits, verify: Any, timeout: float) -> httpx.AsyncClient:
     """One of the proxy's upstream pools: httpx's transport, and no cookies."""
     jar = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
     return httpx.AsyncClient(limits=limits, verify=verify, timeout=timeout, cookies=jar)
+
+
+async def started_get(
+    client: httpx.AsyncClient, url: str, wait: float, **kw: Any
+) -> httpx.Response:
+    """``client.get(url, **kw)``, waiting up to ``wait`` seconds for an upstream
+    that refuses connections, as a request's provider does (``connect_wait``,
+    ``providers.failures.StartWait``, which raises a ``ProviderError`` at the
+    bound): a client that lists the models first, beside a vLLM still loading
+    its model, got a 502 at once while its requests would have waited."""
+    starting = StartWait(wait, 0.5, url)  # 0.5: the providers' ``retry_base``
+    while True:
+        try:
+            return await client.get(url, **kw)
+        except httpx.HTTPError as exc:
+            pause = starting.pause(exc, transport_error(exc), anyio.current_time())
+            if pause is None:
+                raise
+            await anyio.sleep(pause)
 
 
 class Upstreams:
