@@ -94,6 +94,7 @@ from streamtools.events import (
     Final,
     ParserEvent,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     TextDelta,
@@ -415,6 +416,7 @@ class HybridAgent:
                     finish = chunk
         ends = reader.end(finish.reason if finish is not None else None)
         if reader.reread:  # its reasoning was the answer, which follows (``decoders``)
+            await emit(ReasoningRetracted(text="".join(thought)))
             thought.clear()
         await self._split(ends, text, thought, emit)
         said = AssistantMessage(

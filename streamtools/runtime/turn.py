@@ -70,6 +70,7 @@ from streamtools.events import (
     Finish,
     ParserEvent,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     StreamErrorKind,
@@ -256,7 +257,9 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         return
     ends = ctx.decoder.end(reply.finish)
     if ctx.decoder.reread:
-        reply.reasoning.clear()  # it was the answer, which follows: not kept twice
+        # it was the answer, which follows: not kept twice, and a UI drops what it showed
+        await ctx.emit(ReasoningRetracted(text="".join(reply.reasoning)))
+        reply.reasoning.clear()
     for event in ends:
         if reply.cut and ctx.decoder.reread:
             # Read again at its end, the reply is cut at its first call as one read
