@@ -229,7 +229,12 @@ class Agent:
     after their results if it still needs it; it climbs no repair rung, and made
     again in a later reply it runs. The first N run as ever (eagerly, at most
     ``max_concurrency`` at once: that limits calls running together, this one
-    calls per reply). The request is not changed (no ``parallel_tool_calls``).
+    calls per reply). With 1 in native mode, the request also says so where the
+    API can (``ModelRequest.parallel_tool_calls``: OpenAI-compatible
+    ``parallel_tool_calls: false``, Anthropic's ``disable_parallel_tool_use``;
+    a server that refuses the field is asked again without it), so the model
+    writes one call and no turn is spent on calls refused; the limit holds
+    whether the model heeds it or not. Ollama's API has no such field.
 
     A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
     told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
@@ -591,11 +596,15 @@ class Agent:
             choice = "none" if final_turn else self.tool_choice
             if choice != "none" and choice_met(self.tool_choice, repair):
                 choice = "auto"
+        # One call per reply: a native API that can be told so is (the calls past
+        # it would be refused, a turn spent on each; see the class docstring).
+        one_call = native_tools is not None and self.max_calls_per_reply == 1
         return ModelRequest(
             messages=tuple(messages),
             stop=tuple(stop),
             tools=native_tools,
             tool_choice=choice,
+            parallel_tool_calls=False if one_call else None,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             **self.sampling,
