@@ -44,7 +44,8 @@ wording and the bounds):
 5. a refusal, or no call when one is required: one stronger re-prompt;
 6. a reply with nothing in it (no text, no call): one re-prompt asking for
    the answer (``Retry(reason="empty_reply")``); empty again,
-   ``RepairExhausted(reason="empty_reply")``;
+   ``RepairExhausted(reason="empty_reply")`` (``"max_tokens"`` when the token
+   limit cut it: all reasoning, ``reply_checks.empty_answer``);
 7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final`` (with
    ``truncated`` when it ended at the output token limit; so does a
    ``json_object`` answer cut so, its object no ``CallError``: ``turn._cut_answer``),
@@ -552,7 +553,7 @@ class Agent:
             if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
-        return empty_answer(reply, repair, turn)
+        return empty_answer(reply, repair, turn, max_tokens=self.max_tokens)
 
     def _request(
         self,

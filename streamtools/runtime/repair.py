@@ -72,7 +72,9 @@ has its own rung, and each rung its own bound, so that repair can never loop:
 4. **Empty reply** (no text, no call: models give one after tool results
    now and then). One re-prompt asking for the answer
    (``empty_reply_reprompt``), once per run; empty again, the agent raises
-   ``RepairExhausted(reason="empty_reply")``.
+   ``RepairExhausted(reason="empty_reply")``, or ``reason="max_tokens"``
+   when the output token limit cut it before any answer (all reasoning:
+   ``reply_checks.empty_answer``).
 
 **When the ladder runs out** (rung 1 past its bound, or the last turn of
 rung 3), the reply is the answer if it has visible text (what the model said
