@@ -127,6 +127,8 @@ from streamtools.runtime.executor import (
 )
 from streamtools.runtime.history import FAILED, OUT_OF_TIME, STOPPED, append_reply
 from streamtools.runtime.repair import (
+    LAST_TURN_NOTE,
+    LAST_TURN_REFUSAL,
     OUT_OF_TOKENS,
     RepairState,
     call_error_feedback,
@@ -237,6 +239,13 @@ class Agent:
     writes one call and no turn is spent on calls refused; the limit holds
     whether the model heeds it or not. Ollama's API has no such field.
 
+    ``answer_at_max_turns=True``: the last turn ``max_turns`` allows (from the
+    second) asks for the answer instead of more calls (``repair.LAST_TURN_NOTE``,
+    in that request only; native ``tool_choice`` ``none``); a call written
+    anyway is refused, not run. A reply without calls is then the ``Final``
+    answer, where the run would have raised ``BudgetExceeded`` (which it still
+    does for a reply of calls, or one that needs a repair).
+
     A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
     told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
     ``GeneratorExit``, ``pytest.fail``'s ``Failed``, a user class deriving from
@@ -277,6 +286,7 @@ class Agent:
         max_calls_per_reply: int | None = None,
         offer: Iterable[str] | None = None,
         think_open: bool = False,
+        answer_at_max_turns: bool = False,
     ) -> None:
         check_model(model, "Agent")
         if not max_turns >= 1:  # NaN too: no turn would ever be the last
@@ -307,6 +317,7 @@ class Agent:
             if value is not None and not math.isfinite(value):
                 raise UsageError(f"{option} must be a finite number or None, got {value!r}")
         self.think_open = think_open
+        self.answer_at_max_turns = answer_at_max_turns
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.renderer = get_renderer(dialect)
@@ -401,6 +412,8 @@ class Agent:
                     )
                 turn += 1
                 final_turn = repair.stopping
+                # the last turn, told to answer with no call run (``answer_at_max_turns``)
+                last = self.answer_at_max_turns and turn == self.max_turns > 1
                 await emit(TurnStart(turn=turn))
                 in_turn = True
                 # tool_choice "none": no tool is shown, and none runs: a call the model
@@ -420,9 +433,10 @@ class Agent:
                     tool_request=requested_tools,
                     max_calls=self.max_calls_per_reply,
                     answer_object=self.dialect == "json_object" and not self.native,
+                    no_calls=LAST_TURN_REFUSAL if last else None,
                 )
                 try:
-                    request = self._request(transcript, specs, final_turn, repair)
+                    request = self._request(transcript, specs, final_turn, repair, last)
                     partial = Reply()
                     reply = await run_turn(ctx, request, partial)
                 except anyio.get_cancelled_exc_class():
@@ -561,6 +575,7 @@ class Agent:
         specs: Sequence[ToolSpec],
         final_turn: bool,
         repair: RepairState,
+        last: bool = False,
     ) -> ModelRequest:
         stop = list(self.stop)
         marker = self.renderer.stop_marker
@@ -576,6 +591,8 @@ class Agent:
         told = None
         if not self.native and not final_turn and not choice_met(self.tool_choice, repair):
             told = choice_instruction(self.tool_choice)  # None for auto and none
+        if last:  # in the request only, as the choice: a chat going on is not told it
+            told = LAST_TURN_NOTE
         if told is not None:
             # A prompt dialect has no tool_choice field: the model is told, last,
             # in a message project merges into the final user message (see
@@ -594,7 +611,7 @@ class Agent:
         if native_tools is not None:
             # A forced choice (required, a named tool) holds until a call has run:
             # sent after that, it would leave the model no way to answer.
-            choice = "none" if final_turn else self.tool_choice
+            choice = "none" if final_turn or last else self.tool_choice
             if choice != "none" and choice_met(self.tool_choice, repair):
                 choice = "auto"
         # One call per reply: a native API that can be told so is (the calls past

@@ -169,6 +169,7 @@ class AgentOptions(TypedDict, total=False):
     max_repairs: int
     max_calls_per_reply: int | None
     think_open: bool
+    answer_at_max_turns: bool
 
 
 class HybridAgent:

@@ -110,6 +110,8 @@ __all__ = [
     "cut_calls",
     "cut_exhausted",
     "empty_reply_reprompt",
+    "LAST_TURN_NOTE",
+    "LAST_TURN_REFUSAL",
     "exhausted",
     "looks_like_refusal",
     "missing_call_reprompt",
@@ -259,6 +261,19 @@ def empty_reply_reprompt(*, ran: bool, cut: bool = False) -> str:
             f"now{using}, in plain text."
         )
     return f"Your reply was empty. Answer the user now{using}, in plain text."
+
+
+# ``Agent(answer_at_max_turns=True)``: what the last turn's request says, and
+# the tool error of a call made in it all the same (it is not run)
+LAST_TURN_NOTE = (
+    "This is your last reply in this run: no more tool calls will be run. Answer the "
+    "user now, in plain text, from the tool results above; if they do not give the "
+    "whole answer, say what is still unknown."
+)
+LAST_TURN_REFUSAL = (
+    "This call was not run: the run had no turn left for tool calls, and the model was "
+    "asked for its answer instead."
+)
 
 
 def repeat_twin(name: str) -> str:

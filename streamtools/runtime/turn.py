@@ -192,6 +192,9 @@ class TurnContext:
     # The reply is one JSON object whose answer is its text (``json_object`` in
     # prompt mode): an object the token limit cut in its answer is that answer.
     answer_object: bool = False
+    # The tool error of every call of the reply, none run (the last turn of
+    # ``Agent(answer_at_max_turns=True)``), or None.
+    no_calls: str | None = None
     # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
     # when it is an ordinary call.
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
@@ -368,6 +371,9 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     # the one validation of the call: the parser's, or this one
     checked = check_call(call.name, call.arguments, tool, ctx.decoder.validated(call))
     signature = checked.signature
+    if ctx.no_calls is not None:
+        await _refuse(ctx, call, reply, ctx.no_calls)
+        return
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))
