@@ -17,7 +17,7 @@ import pytest
 from streamtools.events import Final, ToolFailed, ToolResult
 from streamtools.providers import AnthropicMessages, OpenAIChat
 from streamtools.runtime import Agent
-from streamtools.testing import FakeServer
+from streamtools.testing import FakeServer, ScriptedModel
 from streamtools.testing.fake_server import Reply, Wire
 from streamtools.testing.fake_wire import FakeCall
 from streamtools.tools import tool
@@ -136,3 +136,25 @@ async def test_an_anthropic_tool_choice_keeps_its_kind(anyio_backend: str) -> No
         sent = server.requests
     assert sent[0]["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     assert sent[1]["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+
+
+def hermes(city: str) -> str:
+    body = json.dumps({"name": "look", "arguments": {"city": city}})
+    return f"<tool_call>{body}</tool_call>"
+
+
+@pytest.mark.parametrize("honor_stop", [True, False])
+async def test_a_prompt_dialect_stops_the_reply_at_its_first_call(honor_stop: bool) -> None:
+    # The dialect's closing marker goes as ``stop``: a provider that honours it ends
+    # the reply there, so no second call (nor a made-up result) is written; one that
+    # ignores it still has the calls past the first refused, as before.
+    two = hermes("Oslo") + "\nResult: sunny.\n" + hermes("Rome")
+    model = ScriptedModel([two, "Oslo is sunny."], honor_stop=honor_stop)
+    agent = Agent(model, [look], dialect="hermes", max_calls_per_reply=1)
+    async with agent.stream("weather in Oslo and Rome?") as stream:
+        events = [e async for e in stream]
+    assert "</tool_call>" in model.requests[0].stop
+    assert [e.content for e in events if isinstance(e, ToolResult)] == ["Oslo: sunny"]
+    refused = [e.name for e in events if isinstance(e, ToolFailed)]
+    assert refused == ([] if honor_stop else ["look"])
+    assert events[-1] == Final(text="Oslo is sunny.", turns=2)

@@ -237,7 +237,10 @@ class Agent:
     ``parallel_tool_calls: false``, Anthropic's ``disable_parallel_tool_use``;
     a server that refuses the field is asked again without it), so the model
     writes one call and no turn is spent on calls refused; the limit holds
-    whether the model heeds it or not. Ollama's API has no such field.
+    whether the model heeds it or not. Ollama's API has no such field. In a
+    prompt dialect, 1 sends the dialect's stop marker as ``stop`` (as
+    ``stop_at_call`` does, without its client-side cut): the reply ends with
+    its first call, before the model writes more calls, or their results.
 
     ``answer_at_max_turns=True``: the last turn ``max_turns`` allows (from the
     second) asks for the answer instead of more calls (``repair.LAST_TURN_NOTE``,
@@ -579,7 +582,10 @@ class Agent:
     ) -> ModelRequest:
         stop = list(self.stop)
         marker = self.renderer.stop_marker
-        if self.stop_at_call and not self.native and marker and marker not in stop:
+        # One call per reply in a prompt dialect: the provider stops at its end, as
+        # native mode asks the API (``parallel_tool_calls``, below)
+        at_call = self.stop_at_call or self.max_calls_per_reply == 1
+        if at_call and not self.native and marker and marker not in stop:
             stop.append(marker)
         rest: list[ToolSpec] = []
         if self.offer is not None and not self.native and self.tool_choice != "none":
