@@ -41,7 +41,11 @@ wording and the bounds):
    finished, and its text so far taken as the answer would end the run as if
    it had. The agent cannot go on with it itself: the server tools' blocks
    the API needs back are the provider's, not in the transcript;
-5. a refusal, or no call when one is required: one stronger re-prompt;
+5. a refusal, or no call when one is required: one stronger re-prompt; so
+   too, once per run, a short reply that ends by announcing a call it did not
+   make ("Let me check the weather.", or words ending in a colon), which
+   models (local ones, Gemini, GPT-4.1) write and then stop:
+   ``Retry(missing_call)``, saying to make the call or answer;
 6. a reply with nothing in it (no text, no call): one re-prompt asking for
    the answer (``Retry(reason="empty_reply")``); empty again,
    ``RepairExhausted(reason="empty_reply")`` (``"max_tokens"`` when the token
@@ -131,9 +135,11 @@ from streamtools.runtime.repair import (
     LAST_TURN_REFUSAL,
     OUT_OF_TOKENS,
     RepairState,
+    announced_reprompt,
     call_error_feedback,
     cut_calls,
     cut_exhausted,
+    looks_like_announcement,
     looks_like_refusal,
     missing_call_reprompt,
     refusal_reprompt,
@@ -570,6 +576,14 @@ class Agent:
             if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
+        if (  # "Let me check the weather." and no call: the call is missing (rung 5)
+            not (repair.announced or reply.errors or reply.requested_tools or not len(offered))
+            and self.tool_choice != "none"
+            and finish not in OUT_OF_TOKENS
+            and looks_like_announcement(reply.visible_text)
+        ):
+            repair.announced = True
+            return "missing_call", announced_reprompt(reminder)
         return empty_answer(reply, repair, turn, max_tokens=self.max_tokens)
 
     def _request(
