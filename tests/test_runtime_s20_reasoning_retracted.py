@@ -163,3 +163,11 @@ def test_the_chat_page_handles_the_retraction() -> None:
     at = page.index(f'case "{RETRACTED}"')
     handler = page[at : page.index("break;", at)]
     assert "chunk.data.ids" in handler and ".remove()" in handler and "splice" in handler
+
+
+async def test_nothing_shown_nothing_retracted() -> None:
+    # "</thi" could start </think>: the parser held all of it back, so no reasoning
+    # was streamed, and the reply read again is its text alone
+    events = await events_of(agent(["</thi"]))
+    assert not any(isinstance(e, ReasoningDelta | ReasoningRetracted) for e in events)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "</thi"

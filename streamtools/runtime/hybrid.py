@@ -417,7 +417,8 @@ class HybridAgent:
                     finish = chunk
         ends = reader.end(finish.reason if finish is not None else None)
         if reader.reread:  # its reasoning was the answer, which follows (``decoders``)
-            await emit(ReasoningRetracted(text="".join(thought)))
+            if thought:  # none when the parser held all of it back
+                await emit(ReasoningRetracted(text="".join(thought)))
             thought.clear()
         await self._split(ends, text, thought, emit)
         said = AssistantMessage(

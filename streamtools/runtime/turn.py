@@ -261,7 +261,8 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
     ends = ctx.decoder.end(reply.finish)
     if ctx.decoder.reread:
         # it was the answer, which follows: not kept twice, and a UI drops what it showed
-        await ctx.emit(ReasoningRetracted(text="".join(reply.reasoning)))
+        if reply.reasoning:
+            await ctx.emit(ReasoningRetracted(text="".join(reply.reasoning)))
         reply.reasoning.clear()
     for event in ends:
         if reply.cut and ctx.decoder.reread:
