@@ -115,11 +115,7 @@ Decisions, each bounded:
   that ``<think>`` itself and sends no ``</think>``: its first reasoning chunk
   ends the opening reasoning, and the text after it is read as text (the
   runtime's ``decoders.TextReader``, whose ``feed`` reads the text only with
-  ``think_open``). A reply that finishes with no ``</think>`` at all (the model
-  skipped its thinking) is read again as text at its end, as the runtime reads
-  it (``TextReader.end``): its answer and calls reach the client, after the
-  reasoning it was first forwarded as (no API can take that back); it was an
-  empty answer. One cut at the token limit stays reasoning.
+  ``think_open``).
 * ``tool_choice: none`` makes no call: the model is shown the tools (for the
   upstream's prompt cache, ``proxy.upstream``) and told to call none, and the
   text is the answer, its reasoning aside. A call it writes anyway is refused
@@ -432,13 +428,8 @@ class _Attempt:
                 await turn.out(StreamError(kind=kind_for_error(said), message=message))
             return None
         if not stopped:
-            # end() completes a call the upstream cut at its stop marker; with
-            # think_open, a reply with no </think> is read again as the answer
-            if self.reader is None:
-                ending = self.parser.end(finish.reason)
-            else:
-                ending = self.reader.end(finish.reason)
-                self.parser = self.reader.parser
+            # end() completes a call the upstream cut at its stop marker
+            ending = self.parser.end(finish.reason)
             last = ending[-1]
             if isinstance(last, Finish) and last.stop_sequence and not finish.stop_sequence:
                 finish = FinishChunk(reason=finish.reason, stop_sequence=last.stop_sequence)
