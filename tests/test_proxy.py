@@ -1254,7 +1254,7 @@ def test_cli_worker_app_serves_with_its_start_up_heap_frozen_and_full_passes_rar
     assert response.choices[0].message.content == "Frozen and serving."
 
 def test_upstream_clients_are_made_as_needed_and_reused_warmest_first() -> None:
-    from streamtools.proxy.app import _Upstreams
+    from streamtools.proxy.network import Upstreams
 
     made: list[httpx.AsyncClient] = []
 
@@ -1262,7 +1262,7 @@ def test_upstream_clients_are_made_as_needed_and_reused_warmest_first() -> None:
         made.append(httpx.AsyncClient())
         return made[-1]
 
-    upstreams = _Upstreams(make, limit=3)
+    upstreams = Upstreams(make, limit=3)
     try:
         assert [upstreams.acquire() for _ in range(3)] == [0, 1, 2] and len(made) == 3
         upstreams.release(0)

@@ -92,6 +92,14 @@ def register(subparsers: Any) -> None:
         help="retries of a refused upstream request (default 0: the client retries)",
     )
     parser.add_argument(
+        "--connect-wait",
+        type=positive_number,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long each request waits for an upstream that refuses connections, as vLLM "
+        "and SGLang do until their model is loaded (default none: it fails at once)",
+    )
+    parser.add_argument(
         "--ping-interval",
         type=seconds_or_off,
         default=15.0,
@@ -158,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         max_repairs=args.max_repairs,
         timeout=args.timeout,
         upstream_retries=args.upstream_retries,
+        connect_wait=args.connect_wait,
         upstream_body=args.upstream_body,
         ping_interval=args.ping_interval,
         # bound to a loopback address, it answers to its own names only (DNS rebinding)

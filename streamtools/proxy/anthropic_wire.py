@@ -74,9 +74,10 @@ from streamtools.model import ToolChoice, ToolSpec, UseTool
 from streamtools.proxy.builtin_items import add_note, block_note
 from streamtools.proxy.client_tools import (
     KNOWN,
+    LEFT_OUT,
     NO_WEB_SEARCH,
-    WEB_SEARCH,
     client_tool,
+    unforced,
     web_search_only,
 )
 from streamtools.proxy.forwarded import anthropic_effort
@@ -318,13 +319,6 @@ def _messages(raw: Any, system: Any) -> Transcript:
     return transcript
 
 
-# server tools left out, not refused: a tool search (every tool is shown,
-# ``defer_loading`` or not: nothing to search), the advisor (Claude Code
-# declares it in every request once an advisor model is set), a web search
-# (``client_tools.web_search_only``)
-_LEFT_OUT = ("tool_search_tool_", "advisor_", WEB_SEARCH)
-
-
 def _tools(raw: Any) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     for i, tool in enumerate(array(raw, "tools")):
@@ -333,7 +327,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
         if tool.get("type") in (None, "custom"):
             specs.append(tool_spec(tool, "input_schema", f"tools[{i}]"))
             continue
-        if str(tool.get("type")).startswith(_LEFT_OUT):
+        if str(tool.get("type")).startswith(LEFT_OUT):
             continue  # see the module docstring
         known = client_tool(tool)  # one of Anthropic's that the client runs
         if known is not None and not known.name:
@@ -381,7 +375,7 @@ def decode_request(body: Any) -> ProxyCall:
             "connect them in the client and send their tools in 'tools'"
         )
     tools = _tools(body.get("tools"))
-    choice, parallel = _tool_choice(body.get("tool_choice"))
+    choice, parallel = _tool_choice(unforced(body.get("tool_choice"), body.get("tools")))
     transcript = _messages(body.get("messages"), body.get("system"))
     if web_search_only(body.get("tools")):  # Claude Code's WebSearch (``client_tools``)
         transcript.add(UserMessage(content=NO_WEB_SEARCH))
@@ -402,7 +396,7 @@ def decode_request(body: Any) -> ProxyCall:
         # read content[0] as the call); the text the model wrote then is left out
         preamble=choice in ("auto", "none"),
         thinking=_thinking(body.get("thinking")),
-        forward=anthropic_effort(body.get("output_config")),
+        forward=anthropic_effort(body.get("output_config"), body.get("thinking")),
     )
 
 

@@ -46,18 +46,8 @@ The upstream is read by the package's providers as they are (``OpenAIChat``,
 the chunks of one network read leave in one ``send``, was measured against
 them and taken out: the bench could not tell the two apart.)
 
-Each upstream connection has an ``httpx.AsyncClient`` of its own (a pool of
-one), made the first time the proxy needs one more connection and kept until
-the app shuts down, up to ``max_connections``. A request takes the idle client
-freed last (its connection is the warmest: no new TLS handshake, no expired
-keep-alive), or makes one. One shared pool would do, but httpcore scans its
-pooled connections each time a request starts or ends, polling every idle
-one's socket and, for each idle one, counting the idle ones again. With pools
-of eight that scan was an eighth of the proxy's profile; in a loop of short
-streams, pools of one cost about a tenth less CPU per request. When all
-``max_connections`` clients are busy, a request waits in httpx's queue of the
-least loaded one. ``GET /v1/models`` takes a client the same way, so it never
-waits behind a stream. The clients are made and closed by the ASGI lifespan; a
+The upstream clients are ``network.Upstreams``: one connection each, made as
+needed, the warmest reused first, made and closed by the ASGI lifespan; a
 host that runs none (``httpx.ASGITransport``, ``uvicorn --lifespan off``) gets a
 client per request instead, which nothing would otherwise close.
 
@@ -100,7 +90,7 @@ from streamtools.providers.failures import transport_error
 from streamtools.proxy import anthropic_wire, openai_wire
 from streamtools.proxy.body import read_body
 from streamtools.proxy.learned import Refusals
-from streamtools.proxy.network import upstream_client
+from streamtools.proxy.network import Upstreams, upstream_client
 from streamtools.proxy.request import ProxyCall, Reply, RequestError, forwarded_format
 from streamtools.proxy.response import (
     ANTHROPIC,
@@ -149,6 +139,10 @@ class ProxyConfig(msgspec.Struct, kw_only=True):
     # 0: an upstream 429/5xx goes straight back to the client, whose SDK retries
     # with its own policy (retrying here too would multiply the attempts)
     upstream_retries: int = 0
+    # seconds each request waits for an upstream that refuses connections, as
+    # vLLM and SGLang do until their model is loaded (``HTTPProvider``'s
+    # ``connect_wait``; 0: a refusal fails at once)
+    connect_wait: float = 0.0
     max_connections: int = 1024  # to the upstream (each its own httpx client)
     keepalive: float = 4.0  # seconds an idle upstream connection is kept
     # the longest a streaming client waits for a byte: the answer begins then if
@@ -189,45 +183,13 @@ _NO_JSON_OBJECT = (
 )
 
 
-class _Upstreams:
-    """The upstream clients, one connection each, made as needed (see the module
-    docstring)."""
-
-    def __init__(self, make: Callable[[], httpx.AsyncClient], limit: int) -> None:
-        self._make = make
-        self._limit = max(1, limit)
-        self.clients: list[httpx.AsyncClient] = []
-        self.load: list[int] = []  # requests on each client
-        self._idle: list[int] = []  # clients with none, the last freed on top
-
-    def acquire(self) -> int:
-        if self._idle:
-            index = self._idle.pop()
-        elif len(self.clients) < self._limit:
-            index = len(self.clients)
-            self.clients.append(self._make())
-            self.load.append(0)
-        else:  # all busy: httpx queues the request on the least loaded one
-            index = min(range(len(self.load)), key=self.load.__getitem__)
-        self.load[index] += 1
-        return index
-
-    def release(self, index: int) -> None:
-        self.load[index] -= 1
-        if not self.load[index]:
-            self._idle.append(index)
-
-    async def aclose(self) -> None:
-        for client in self.clients:
-            await client.aclose()
-
-
 def _provider(
     config: ProxyConfig, model: str, key: str | None, client: httpx.AsyncClient | None
 ) -> Model:
     common: dict[str, Any] = {"base_url": config.upstream, "client": client}
     common["timeout"] = config.timeout
     common["max_retries"] = config.upstream_retries
+    common["connect_wait"] = config.connect_wait
     common["extra_body"] = config.upstream_body
     if config.upstream_kind == "anthropic":
         return AnthropicMessages(model, api_key=key, **common)
@@ -269,7 +231,7 @@ def create_app(
         def client() -> httpx.AsyncClient:  # see network.py
             return upstream_client(limits, tls, cfg.timeout)
 
-        upstreams = _Upstreams(client, cfg.max_connections)
+        upstreams = Upstreams(client, cfg.max_connections)
         state["upstreams"] = upstreams
         try:
             yield
@@ -282,7 +244,7 @@ def create_app(
         runs no lifespan (``httpx.ASGITransport``, ``uvicorn --lifespan off``) has
         no pool, and nothing would close one: each request gets its own client
         then (None: the provider's own, closed when the request ends)."""
-        upstreams: _Upstreams | None = state.get("upstreams")
+        upstreams: Upstreams | None = state.get("upstreams")
         if upstreams is None:
             return None, lambda: None
         index = upstreams.acquire()  # an idle connection, not one a stream holds
@@ -489,7 +451,10 @@ def create_app(
         # unknown paths and wrong methods, answered as the client's API would
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         wire = ANTHROPIC if request.url.path.startswith("/v1/messages") else _client_wire(request)
-        return error_response(wire, status, f"{request.method} {request.url.path}: {exc}")
+        said = f"{request.method} {request.url.path}: {exc}"
+        if status == 404:
+            said += _base_url_hint(request.url.path, str(request.base_url).rstrip("/"))
+        return error_response(wire, status, said)
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         # a bug of ours in count_tokens or the model listing (the turns catch
@@ -571,6 +536,22 @@ def _named(body: Any, model: str | None) -> Any:
     if model and isinstance(body, dict) and body.get("model") is None:
         return {**body, "model": model}
     return body
+
+
+_SERVED = ("chat/completions", "responses", "messages", "models")
+
+
+def _base_url_hint(path: str, root: str) -> str:
+    """What to change when ``path`` is one the proxy serves under another prefix:
+    a client's base URL without ``/v1`` (OpenAI's SDKs add only the endpoint)
+    or with it (Anthropic's add ``/v1`` too), the commonest setup mistake."""
+    served = next((e for e in _SERVED if path.endswith(f"/{e}") and path != f"/v1/{e}"), None)
+    if served is None:
+        return ""
+    return (
+        f". The proxy serves /v1/{served}: an OpenAI client's base URL is {root}/v1, "
+        f"an Anthropic client's is {root}"
+    )
 
 
 def _client_wire(request: Request) -> Wire:

@@ -29,7 +29,12 @@ shows one). With no tool left, the model is told that no search was run
 (``NO_WEB_SEARCH``), so that it says so rather than writing results from
 memory; Claude Code shows such an answer as a search that found nothing ("Did 0
 searches", https://github.com/router-for-me/CLIProxyAPI/issues/121), and its
-model goes on with another tool.
+model goes on with another tool. Claude Code (2.1.274 on) forces that tool,
+``tool_choice: {"type": "tool", "name": "web_search"}``, which named a tool no
+longer there: a 400 again, as gateways that drop the tool met it
+(https://github.com/BerriAI/litellm/issues/25477). ``unforced`` makes a choice
+that forces a tool the proxy leaves out (``LEFT_OUT``), or ``any`` when they
+are all the request declares, ``auto``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,25 @@ NO_WEB_SEARCH = (
     "[No web search was run: this model cannot search the web. Say so, and do not write "
     "search results from memory.]"
 )
+
+
+# server tools left out, not refused: a tool search (every tool is shown,
+# ``defer_loading`` or not: nothing to search), the advisor (Claude Code
+# declares it in every request once an advisor model is set), a web search
+LEFT_OUT = ("tool_search_tool_", "advisor_", WEB_SEARCH)
+
+
+def unforced(choice: Any, tools: Any) -> Any:
+    """The request's ``tool_choice``, ``auto`` if it forces a tool left out
+    (see the module docstring)."""
+    if not isinstance(choice, dict) or not isinstance(tools, list):
+        return choice
+    gone = [t.get("name") for t in tools
+            if isinstance(t, dict) and str(t.get("type")).startswith(LEFT_OUT)]
+    kind = choice.get("type")
+    if kind == "tool" and choice.get("name") in gone or kind == "any" and len(gone) == len(tools):
+        return {k: v for k, v in choice.items() if k not in ("type", "name")} | {"type": "auto"}
+    return choice
 
 
 def web_search_only(raw: Any) -> bool:

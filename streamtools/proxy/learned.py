@@ -45,8 +45,8 @@ from collections.abc import Callable
 from typing import Any
 
 from streamtools.model import Model
-from streamtools.providers import OpenAIChat
-from streamtools.proxy.forwarded import Forwarded
+from streamtools.providers import OllamaChat, OpenAIChat
+from streamtools.proxy.forwarded import Forwarded, sent_fields
 
 __all__ = ["Refusals"]
 
@@ -97,7 +97,7 @@ class Refusals:
     def applied(self, provider: Model, forward: dict[str, Any] | None = None) -> Forwarded:
         """``provider``, leaving out what its upstream refused before, adding the
         client's ``forward`` fields to its requests when it is OpenAI-compatible
-        (``forwarded``), less those it refused."""
+        or Ollama (``forwarded.sent_fields``), less those it refused."""
         known = self._get(_key(provider))
         if isinstance(provider, OpenAIChat) and known is not None:
             usage, stop, field, _ = known
@@ -105,7 +105,12 @@ class Refusals:
             provider.supports_stop = provider.supports_stop and stop
             if field == _RENAMED:
                 provider.max_tokens_field = field
-        fields = forward if forward and isinstance(provider, OpenAIChat) else {}
+        kind = "openai" if isinstance(provider, OpenAIChat) else (
+            "ollama" if isinstance(provider, OllamaChat) else "")
+        # the operator's ``extra_body`` (``--upstream-body``) wins over a client's
+        # field: else a client's effort turned thinking back on for every request
+        ours = getattr(provider, "extra_body", None) or {}
+        fields = {k: v for k, v in sent_fields(forward or {}, kind).items() if k not in ours}
         wrapped = Forwarded(provider, fields, set(known[3] if known else ()))
         wrapped.told = _state(provider, wrapped.given)
         return wrapped

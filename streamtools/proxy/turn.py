@@ -109,13 +109,13 @@ Decisions, each bounded:
   the first. With
   ``think_open`` (an upstream whose chat template ends the prompt with
   ``<think>``) the parser starts inside reasoning, so a call written there is
-  not made. An upstream that splits
+  not made, and a reply that finishes there without ``</think>`` is read
+  again as the answer (``proxy.opening``: a whole body holds it as text only,
+  a stream gets it after the reasoning it has seen). An upstream that splits
   reasoning into its own field (vLLM's or SGLang's reasoning parser,
   llama-server's default ``--reasoning-format``, Ollama's ``thinking``) has read
   that ``<think>`` itself and sends no ``</think>``: its first reasoning chunk
-  ends the opening reasoning, and the text after it is read as text (the
-  runtime's ``decoders.TextReader``, whose ``feed`` reads the text only with
-  ``think_open``).
+  ends the opening reasoning, and the text after it is read as text.
 * ``tool_choice: none`` makes no call: the model is shown the tools (for the
   upstream's prompt cache, ``proxy.upstream``) and told to call none, and the
   text is the answer, its reasoning aside. A call it writes anyway is refused
@@ -170,6 +170,7 @@ from streamtools.parser import NO_CALLS, Parser
 from streamtools.parser.catalog import NamedTools
 from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.prompts import get_renderer
+from streamtools.proxy.opening import Opening
 from streamtools.proxy.overflow import CONTEXT_LENGTH, overflow_message
 from streamtools.proxy.request import (
     ProxyCall,
@@ -180,7 +181,6 @@ from streamtools.proxy.request import (
 from streamtools.proxy.tokens import estimate_tokens, text_tokens
 from streamtools.proxy.upstream import callable_tools, choice_words, upstream_request
 from streamtools.proxy.usage import reported
-from streamtools.runtime.decoders import TextReader
 from streamtools.transcript import AssistantMessage, Transcript, UserMessage
 
 __all__ = ["Emit", "Flush", "run_turn"]
@@ -318,11 +318,12 @@ class _Attempt:
     def __init__(self, turn: _Turn) -> None:
         self.turn = turn
         call = turn.call
-        # think_open: the upstream's reasoning field ends the opening reasoning
-        # (``TextReader``), whose feed then reads the text, else the parser's
-        self.reader: TextReader | None = None
+        # think_open: the upstream's reasoning field ends the opening reasoning,
+        # and a reply that never ends it is the answer (``Opening``), whose feed
+        # then reads the text, else the parser's
+        self.reader: Opening | None = None
         if turn.think_open:
-            self.reader = TextReader(self._parser, True)
+            self.reader = Opening(self._parser, hold=not call.stream)
             self.parser = self.reader.parser
         else:
             self.parser = self._parser(False)
@@ -429,7 +430,7 @@ class _Attempt:
             return None
         if not stopped:
             # end() completes a call the upstream cut at its stop marker
-            ending = self.parser.end(finish.reason)
+            ending = (self.reader or self.parser).end(finish.reason)
             last = ending[-1]
             if isinstance(last, Finish) and last.stop_sequence and not finish.stop_sequence:
                 finish = FinishChunk(reason=finish.reason, stop_sequence=last.stop_sequence)
