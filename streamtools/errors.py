@@ -110,7 +110,8 @@ class RepairExhausted(StreamtoolsError):
     (``reason="empty_reply"``). The message ends with the last failure's message,
     as the model was told it. ``reason="max_tokens"``: its reply reached the
     output token limit inside a call again after it was told to make the call
-    smaller (or with no repair left); the message says to raise ``max_tokens``.
+    smaller (or with no repair left), or before any answer, all reasoning, again
+    after it was asked for its answer; the message says to raise ``max_tokens``.
     ``transcript``: the run's history, and ``usage`` its tokens, as for
     ``BudgetExceeded``."""
 

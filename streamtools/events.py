@@ -43,6 +43,7 @@ __all__ = [
     "Finish",
     "ParserEvent",
     "ReasoningDelta",
+    "ReasoningRetracted",
     "Retry",
     "RetryReason",
     "StreamError",
@@ -272,6 +273,19 @@ class StreamError(_Event, tag="error", frozen=True, kw_only=True):
     message: str
 
 
+class ReasoningRetracted(_Event, tag="reasoning_retracted", frozen=True, kw_only=True):
+    """The reasoning this reply streamed so far (``text``: its ``ReasoningDelta``
+    texts joined) was its answer, which follows as ``TextDelta`` (and calls).
+    With ``think_open`` (the chat template opened ``<think>``) a reply is read
+    as reasoning until ``</think>``; one that finishes without it was a model
+    that skipped its thinking, and is read again as text at its end
+    (``runtime.decoders.TextReader``). A UI that showed that reasoning drops or
+    collapses it here, so the text is not on screen twice; the transcript keeps
+    it once, as the answer. Sent once, just before the answer's first event."""
+
+    text: str
+
+
 class Final(_Event, tag="final", frozen=True, kw_only=True):
     """The agent's final answer after ``turns`` model calls. ``truncated``: the
     reply was cut off at the output token limit (its finish was ``length``,
@@ -287,6 +301,7 @@ ParserEvent = TextDelta | ReasoningDelta | CallStart | ArgsDelta | CallEnd | Cal
 Event = (
     TextDelta
     | ReasoningDelta
+    | ReasoningRetracted
     | CallStart
     | ArgsDelta
     | CallEnd

@@ -171,7 +171,10 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     ``{"type": "json_object"}`` or ``{"type": "json_schema", "json_schema":
     {"name": …, "schema": {…}}}``; each provider sends it in its API's form
     (``providers.bodies.json_schema_of``). ``extra`` is passed through to the
-    provider's request body unchanged.
+    provider's request body unchanged. ``parallel_tool_calls=False`` (native
+    tools only) asks for at most one call per reply, where the API can say so:
+    OpenAI-compatible ``parallel_tool_calls: false``, Anthropic's
+    ``disable_parallel_tool_use``; None says nothing (the server's default).
     """
 
     messages: tuple[ChatMessage, ...]
@@ -187,6 +190,7 @@ class ModelRequest(msgspec.Struct, frozen=True, kw_only=True):
     frequency_penalty: float | None = None
     response_format: dict[str, Any] | None = None
     extra: dict[str, Any] = {}
+    parallel_tool_calls: bool | None = None
 
 
 # The sampling options besides temperature, by the names OpenAI-compatible

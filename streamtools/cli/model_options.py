@@ -8,7 +8,8 @@ to and how (``--model``, ``--base-url``, ``--provider``, ``--api-key`` or
 ``--think-open``, ``--no-stop``, ``--system``, the sampling options
 (``--temperature``, ``--top-p``, ``--top-k``, ``--seed``, ``--presence-penalty``,
 ``--frequency-penalty``),
-``--extra-body``, ``--max-turns``, ``--timeout``, ``--connect-wait``, ``--tool-timeout``);
+``--extra-body``, ``--max-turns``, ``--answer-at-max-turns``, ``--timeout``,
+``--connect-wait``, ``--tool-timeout``);
 ``build_model(args)`` makes
 the provider they name and ``make_agent(model, args, tools)`` the agent. Both
 commands parse and build through here, so a command line that works for one
@@ -78,7 +79,8 @@ _DEFAULTS: dict[str, Any] = {
 LIVE_ONLY = (
     "base_url", "provider", "api_key", "api_key_env", "native", "hybrid", "think_open",
     "no_stop", "system", "temperature", "top_p", "top_k", "seed", "presence_penalty",
-    "frequency_penalty", "max_tokens", "extra_body", "max_turns", "timeout", "connect_wait",
+    "frequency_penalty", "max_tokens", "extra_body", "max_turns", "answer_at_max_turns",
+    "timeout", "connect_wait",
 )
 
 
@@ -181,6 +183,11 @@ def add_model_options(
     )
     parser.add_argument(
         "--max-turns", type=at_least(1), default=None, help="model calls per answer (default 8)"
+    )
+    parser.add_argument(
+        "--answer-at-max-turns",
+        action="store_true",
+        help="on the last turn --max-turns allows, ask for the answer instead of more calls",
     )
     parser.add_argument(
         "--timeout", type=positive_number, default=None, metavar="SECONDS",
@@ -451,6 +458,8 @@ def make_agent(
     }
     if args.think_open:
         kwargs["think_open"] = True
+    if args.answer_at_max_turns:
+        kwargs["answer_at_max_turns"] = True
     if args.hybrid:
         from streamtools.runtime.hybrid import HybridAgent
 

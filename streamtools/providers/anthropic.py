@@ -111,7 +111,11 @@ required by the API, so the
 provider's default fills it. The API refuses a text block, or a message, whose
 text is only whitespace (400, "text content blocks must contain non-whitespace
 text"): such text (a reply's ``"\n\n"`` before its calls, a blank line a client
-sent) is left out, as empty text is.
+sent) is left out, as empty text is. A request of one call per reply
+(``ModelRequest.parallel_tool_calls`` False) sets ``tool_choice``'s
+``disable_parallel_tool_use`` (with ``auto`` when no choice was given); a
+server that refuses it (an Anthropic-compatible API without it) is asked
+again without it, and not sent it after.
 
 ``count_tokens(request)`` asks ``POST /v1/messages/count_tokens`` how many
 input tokens the same request would cost (the proxy answers Anthropic
@@ -123,6 +127,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import Any, Unpack
 from urllib.parse import urlsplit
 
@@ -154,6 +159,7 @@ from streamtools.providers.base import (
     answer_field,
 )
 from streamtools.providers.bodies import json_schema_of, reasoning_server
+from streamtools.providers.refused_fields import reopened
 from streamtools.providers.surrogates import REASONING, TEXT, SurrogatePairs, arguments
 from streamtools.providers.toolnames import ANTHROPIC_NAMES
 from streamtools.providers.toolschema import ANTHROPIC, sent_schema
@@ -367,6 +373,8 @@ class AnthropicMessages(HTTPProvider):
 
     _tool_names = ANTHROPIC_NAMES  # names it refuses go as ones it takes (``providers.toolnames``)
     default_base_url = "https://api.anthropic.com"
+    # ``tool_choice.disable_parallel_tool_use`` is sent (False once a server refused it)
+    supports_parallel_tool_calls = True
 
     def __init__(
         self,
@@ -389,7 +397,21 @@ class AnthropicMessages(HTTPProvider):
         a turn the API pauses goes on in the same stream (see the module docstring)."""
         if self.max_pauses > 0 and _server_tools(self.extra_body, request.extra):
             return self._paused_stream(request)
-        return super().stream(request)
+        return reopened(super().stream, request, partial(self._refused_parallel, request), 1)
+
+    def _refused_parallel(self, request: ModelRequest, exc: ProviderError) -> bool:
+        """Whether ``exc`` refused ``disable_parallel_tool_use`` (an Anthropic-compatible
+        server's API without it), now not sent: the request is asked again."""
+        said = f"{exc.body or ''}\n{exc}"
+        if (
+            exc.status in (400, 422)
+            and self.supports_parallel_tool_calls
+            and request.parallel_tool_calls is False
+            and "disable_parallel_tool_use" in said
+        ):
+            self.supports_parallel_tool_calls = False
+            return True
+        return False
 
     @asynccontextmanager
     async def _paused_stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[Chunk]]:
@@ -475,8 +497,13 @@ class AnthropicMessages(HTTPProvider):
                 }
                 for t in request.tools
             ]
-            if request.tool_choice is not None:
-                body["tool_choice"] = _tool_choice(request.tool_choice)
+            choice = None if request.tool_choice is None else _tool_choice(request.tool_choice)
+            if request.parallel_tool_calls is False and self.supports_parallel_tool_calls:
+                choice = choice or {"type": "auto"}  # one call per reply; "none" makes none
+                if choice["type"] != "none":
+                    choice["disable_parallel_tool_use"] = True
+            if choice is not None:
+                body["tool_choice"] = choice
         if request.temperature is not None:
             body["temperature"] = request.temperature
         # the Messages API has top_p and top_k; seed and the penalties are left out

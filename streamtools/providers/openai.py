@@ -371,8 +371,10 @@ class OpenAIChat(HTTPProvider):
     ``stream_usage`` asks for the final usage chunk (``stream_options``); False
     never asks. ``max_tokens_field`` names the token limit field
     (``max_completion_tokens`` for o-series models). A server that refuses
-    either field, or ``stop``, is asked again without it, and not sent it
-    after (``providers.refused_fields``; stop strings are then cut here).
+    either field, or ``stop``, or ``parallel_tool_calls`` (sent as false for a
+    request of one call per reply: ``ModelRequest.parallel_tool_calls``), is
+    asked again without it, and not sent it after
+    (``providers.refused_fields``; stop strings are then cut here).
 
     ``send_reasoning``: whether a past reply's reasoning goes back on its
     assistant message (native mode). None (the default): only a reply's
@@ -398,6 +400,8 @@ class OpenAIChat(HTTPProvider):
     """
 
     _name = "OpenAI-compatible server"
+    # ``parallel_tool_calls`` is sent (False once the server refused it)
+    supports_parallel_tool_calls = True
 
     _tool_names = OPENAI_NAMES  # names it refuses go as ones it takes (``providers.toolnames``)
     default_base_url = "https://api.openai.com/v1"
@@ -465,6 +469,8 @@ class OpenAIChat(HTTPProvider):
             body["tools"] = function_tools(request.tools, self.tool_schema)
             if request.tool_choice is not None:
                 body["tool_choice"] = _tool_choice(request.tool_choice)
+            if request.parallel_tool_calls is False and self.supports_parallel_tool_calls:
+                body["parallel_tool_calls"] = False  # refused by some: ``refused_fields``
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:

@@ -28,13 +28,19 @@ was an option in a docstring (``streamtools chat`` and the proxy had none):
   ``ui`` and the proxy cannot know in advance which model refuses it
   (``--no-stop`` still sends none from the start).
 
+* ``parallel_tool_calls`` (false, for one call per reply), which OpenAI's
+  reasoning models refuse (``Unsupported parameter: 'parallel_tool_calls' is
+  not supported with this model.``, o1, o3, o4-mini: fast-agent#279,
+  llama_index#20865): left out (``supports_parallel_tool_calls = False``);
+  the runtime still runs one call of a reply and refuses the others.
+
 ``refusals_retried`` opens the stream; when the opening fails so, and the
 field is the provider's own (neither ``extra_body`` nor the request's
 ``extra`` sets it), the provider changes for this and its later requests
 (``stream_usage = False``, ``max_tokens_field = "max_completion_tokens"``,
-``supports_stop = False``) and opens the same request again, once per
-field. Only the opening is watched: nothing the consumer does with the
-chunks is caught here.
+``supports_stop = False``, ``supports_parallel_tool_calls = False``) and
+opens the same request again, once per field. Only the opening is watched:
+nothing the consumer does with the chunks is caught here.
 """
 
 from __future__ import annotations
@@ -83,6 +89,14 @@ def _changed(provider: OpenAIChat, exc: ProviderError, request: ModelRequest) ->
     ):
         provider.supports_stop = False
         return True
+    if (
+        provider.supports_parallel_tool_calls
+        and request.parallel_tool_calls is False
+        and "parallel_tool_calls" in said
+        and "parallel_tool_calls" not in theirs
+    ):
+        provider.supports_parallel_tool_calls = False
+        return True
     field = provider.max_tokens_field
     if field == "max_tokens" and request.max_tokens is not None and field not in theirs:
         # "not supported": vLLM's overflow ("'max_tokens' or 'max_completion_tokens'
@@ -117,4 +131,4 @@ def refusals_retried(
 ) -> AbstractAsyncContextManager[AsyncIterator[Chunk]]:
     """``open_stream(request)``, opened again without each field the server
     refused (see the module docstring): one more opening per field it may refuse."""
-    return reopened(open_stream, request, lambda exc: _changed(provider, exc, request), 3)
+    return reopened(open_stream, request, lambda exc: _changed(provider, exc, request), 4)

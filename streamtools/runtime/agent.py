@@ -41,10 +41,15 @@ wording and the bounds):
    finished, and its text so far taken as the answer would end the run as if
    it had. The agent cannot go on with it itself: the server tools' blocks
    the API needs back are the provider's, not in the transcript;
-5. a refusal, or no call when one is required: one stronger re-prompt;
+5. a refusal, or no call when one is required: one stronger re-prompt; so
+   too, once per run, a short reply that ends by announcing a call it did not
+   make ("Let me check the weather.", or words ending in a colon), which
+   models (local ones, Gemini, GPT-4.1) write and then stop:
+   ``Retry(missing_call)``, saying to make the call or answer;
 6. a reply with nothing in it (no text, no call): one re-prompt asking for
    the answer (``Retry(reason="empty_reply")``); empty again,
-   ``RepairExhausted(reason="empty_reply")``;
+   ``RepairExhausted(reason="empty_reply")`` (``"max_tokens"`` when the token
+   limit cut it: all reasoning, ``reply_checks.empty_answer``);
 7. otherwise the reply is the answer: ``TurnEnd(final)``, ``Final`` (with
    ``truncated`` when it ended at the output token limit; so does a
    ``json_object`` answer cut so, its object no ``CallError``: ``turn._cut_answer``),
@@ -126,11 +131,15 @@ from streamtools.runtime.executor import (
 )
 from streamtools.runtime.history import FAILED, OUT_OF_TIME, STOPPED, append_reply
 from streamtools.runtime.repair import (
+    LAST_TURN_NOTE,
+    LAST_TURN_REFUSAL,
     OUT_OF_TOKENS,
     RepairState,
+    announced_reprompt,
     call_error_feedback,
     cut_calls,
     cut_exhausted,
+    looks_like_announcement,
     looks_like_refusal,
     missing_call_reprompt,
     refusal_reprompt,
@@ -229,7 +238,22 @@ class Agent:
     after their results if it still needs it; it climbs no repair rung, and made
     again in a later reply it runs. The first N run as ever (eagerly, at most
     ``max_concurrency`` at once: that limits calls running together, this one
-    calls per reply). The request is not changed (no ``parallel_tool_calls``).
+    calls per reply). With 1 in native mode, the request also says so where the
+    API can (``ModelRequest.parallel_tool_calls``: OpenAI-compatible
+    ``parallel_tool_calls: false``, Anthropic's ``disable_parallel_tool_use``;
+    a server that refuses the field is asked again without it), so the model
+    writes one call and no turn is spent on calls refused; the limit holds
+    whether the model heeds it or not. Ollama's API has no such field. In a
+    prompt dialect, 1 sends the dialect's stop marker as ``stop`` (as
+    ``stop_at_call`` does, without its client-side cut): the reply ends with
+    its first call, before the model writes more calls, or their results.
+
+    ``answer_at_max_turns=True``: the last turn ``max_turns`` allows (from the
+    second) asks for the answer instead of more calls (``repair.LAST_TURN_NOTE``,
+    in that request only; native ``tool_choice`` ``none``); a call written
+    anyway is refused, not run. A reply without calls is then the ``Final``
+    answer, where the run would have raised ``BudgetExceeded`` (which it still
+    does for a reply of calls, or one that needs a repair).
 
     A tool's ``Exception`` (and ``SystemExit``) is a tool error the model is
     told about. A tool's other ``BaseException`` (``KeyboardInterrupt``,
@@ -271,6 +295,7 @@ class Agent:
         max_calls_per_reply: int | None = None,
         offer: Iterable[str] | None = None,
         think_open: bool = False,
+        answer_at_max_turns: bool = False,
     ) -> None:
         check_model(model, "Agent")
         if not max_turns >= 1:  # NaN too: no turn would ever be the last
@@ -301,6 +326,7 @@ class Agent:
             if value is not None and not math.isfinite(value):
                 raise UsageError(f"{option} must be a finite number or None, got {value!r}")
         self.think_open = think_open
+        self.answer_at_max_turns = answer_at_max_turns
         self.model = model
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.renderer = get_renderer(dialect)
@@ -395,6 +421,8 @@ class Agent:
                     )
                 turn += 1
                 final_turn = repair.stopping
+                # the last turn, told to answer with no call run (``answer_at_max_turns``)
+                last = self.answer_at_max_turns and turn == self.max_turns > 1
                 await emit(TurnStart(turn=turn))
                 in_turn = True
                 # tool_choice "none": no tool is shown, and none runs: a call the model
@@ -414,9 +442,10 @@ class Agent:
                     tool_request=requested_tools,
                     max_calls=self.max_calls_per_reply,
                     answer_object=self.dialect == "json_object" and not self.native,
+                    no_calls=LAST_TURN_REFUSAL if last else None,
                 )
                 try:
-                    request = self._request(transcript, specs, final_turn, repair)
+                    request = self._request(transcript, specs, final_turn, repair, last)
                     partial = Reply()
                     reply = await run_turn(ctx, request, partial)
                 except anyio.get_cancelled_exc_class():
@@ -547,7 +576,15 @@ class Agent:
             if repair.calls_run == 0 and looks_like_refusal(reply.visible_text):
                 repair.reprompted = True
                 return "refusal", refusal_reprompt(names, reminder)
-        return empty_answer(reply, repair, turn)
+        if (  # "Let me check the weather." and no call: the call is missing (rung 5)
+            not (repair.announced or reply.errors or reply.requested_tools or not len(offered))
+            and self.tool_choice != "none"
+            and finish not in OUT_OF_TOKENS
+            and looks_like_announcement(reply.visible_text)
+        ):
+            repair.announced = True
+            return "missing_call", announced_reprompt(reminder)
+        return empty_answer(reply, repair, turn, max_tokens=self.max_tokens)
 
     def _request(
         self,
@@ -555,10 +592,14 @@ class Agent:
         specs: Sequence[ToolSpec],
         final_turn: bool,
         repair: RepairState,
+        last: bool = False,
     ) -> ModelRequest:
         stop = list(self.stop)
         marker = self.renderer.stop_marker
-        if self.stop_at_call and not self.native and marker and marker not in stop:
+        # One call per reply in a prompt dialect: the provider stops at its end, as
+        # native mode asks the API (``parallel_tool_calls``, below)
+        at_call = self.stop_at_call or self.max_calls_per_reply == 1
+        if at_call and not self.native and marker and marker not in stop:
             stop.append(marker)
         rest: list[ToolSpec] = []
         if self.offer is not None and not self.native and self.tool_choice != "none":
@@ -570,6 +611,8 @@ class Agent:
         told = None
         if not self.native and not final_turn and not choice_met(self.tool_choice, repair):
             told = choice_instruction(self.tool_choice)  # None for auto and none
+        if last:  # in the request only, as the choice: a chat going on is not told it
+            told = LAST_TURN_NOTE
         if told is not None:
             # A prompt dialect has no tool_choice field: the model is told, last,
             # in a message project merges into the final user message (see
@@ -588,14 +631,18 @@ class Agent:
         if native_tools is not None:
             # A forced choice (required, a named tool) holds until a call has run:
             # sent after that, it would leave the model no way to answer.
-            choice = "none" if final_turn else self.tool_choice
+            choice = "none" if final_turn or last else self.tool_choice
             if choice != "none" and choice_met(self.tool_choice, repair):
                 choice = "auto"
+        # One call per reply: a native API that can be told so is (the calls past
+        # it would be refused, a turn spent on each; see the class docstring).
+        one_call = native_tools is not None and self.max_calls_per_reply == 1
         return ModelRequest(
             messages=tuple(messages),
             stop=tuple(stop),
             tools=native_tools,
             tool_choice=choice,
+            parallel_tool_calls=False if one_call else None,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             **self.sampling,

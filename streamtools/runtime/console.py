@@ -9,6 +9,9 @@ after it starts a line of its own (without colour they would read as one); a cal
 its own line (``→ name {"arg": …``) that grows with each ``ArgsDelta`` and
 is closed by its ``CallEnd``; tool results and failures get their own lines
 (``← name: …``, shortened to one line); turns are framed by a dim rule.
+A reply's reasoning that turns out to have been its answer (``ReasoningRetracted``:
+``think_open`` and a model that skipped its thinking) is on screen already, dim:
+the answer that repeats it is not written again, only what it adds (its calls).
 A hybrid agent's tool-selection request (``TurnStart(turn=0)``, before its
 work turns 1, 2, …) is framed as ``selecting tools``, not as a "turn 0", and
 the final line counts the work turns after it (``Final.turns`` counts the
@@ -52,6 +55,7 @@ from streamtools.events import (
     Final,
     Finish,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     TextDelta,
@@ -103,6 +107,9 @@ class ConsoleRenderer:
         # Reasoning was the last thing written: the answer after it starts a line,
         # else without colour the two read as one run of text.
         self._reasoned = False
+        # A reply's reasoning that was its answer (``ReasoningRetracted``): already
+        # on screen, so the answer's text and calls that repeat it are not written.
+        self._shown = ""
 
     def style(self, name: str, text: str) -> str:
         return f"{_STYLES[name]}{text}{_RESET}" if self.color and text else text
@@ -148,7 +155,7 @@ class ConsoleRenderer:
     def render(self, event: Event) -> None:
         match event:
             case TextDelta(text=text):
-                text = _visible(text)
+                text = _visible(self._unshown(text))
                 if self.after_block:
                     # The model's own line breaks between calls would double the
                     # ones a block already ends with.
@@ -161,15 +168,20 @@ class ConsoleRenderer:
             case ReasoningDelta(text=text):
                 self.write(self.style("dim", _visible(text)))
                 self._reasoned = True
+            case ReasoningRetracted(text=text):
+                # the answer continues the text shown, on its line
+                self._shown, self._reasoned = text, False
             case CallStart(name=name):
                 self.newline()
                 self.write(self.style("call", f"  {self.call_arrow} {_visible(name)} "))
             case ArgsDelta(delta=delta):
                 self.write(self.style("call", _visible(delta)))
-            case CallEnd():
+            case CallEnd(raw=raw):
+                self._unshown(raw)
                 self.write("\n")
                 self.after_block = True
-            case CallError(name=name, reason=reason, message=message):
+            case CallError(name=name, reason=reason, message=message, raw=raw):
+                self._unshown(raw)
                 name = _visible(name or "call")
                 text = f"  {self.cross} {name} ({reason}): {_one_line(message)}"
                 self.line(self.style("bad", text))
@@ -183,6 +195,7 @@ class ConsoleRenderer:
             case Retry(reason=reason):
                 self.line(self.style("warn", f"  {self.again} asking the model again ({reason})"))
             case TurnStart(turn=turn):
+                self._shown = ""
                 if turn <= 1:  # an answer starts: with a selection (0), or at turn 1
                     self.selecting = turn == 0 or self._turn == 0
                 self._turn = turn
@@ -202,6 +215,20 @@ class ConsoleRenderer:
             case _:
                 assert_never(event)
         self.out.flush()
+
+    def _unshown(self, text: str) -> str:
+        """What of ``text`` is not on screen already: after ``ReasoningRetracted``,
+        the answer repeats the reasoning shown, whose text is not written twice."""
+        shown = self._shown
+        if not shown:
+            return text
+        if shown.startswith(text):
+            self._shown = shown[len(text):]
+            return ""
+        self._shown = ""
+        # the end of the reasoning shown, and the text the parser held back then;
+        # else the answer went another way than the reasoning shown: written whole
+        return text[len(shown):] if text.startswith(shown) else text
 
     def _after(self, turns: int) -> str:
         """The end of the final line: ``after 2 turns``; after a tool selection,

@@ -94,6 +94,7 @@ from streamtools.events import (
     Final,
     ParserEvent,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     TextDelta,
@@ -168,6 +169,7 @@ class AgentOptions(TypedDict, total=False):
     max_repairs: int
     max_calls_per_reply: int | None
     think_open: bool
+    answer_at_max_turns: bool
 
 
 class HybridAgent:
@@ -415,6 +417,8 @@ class HybridAgent:
                     finish = chunk
         ends = reader.end(finish.reason if finish is not None else None)
         if reader.reread:  # its reasoning was the answer, which follows (``decoders``)
+            if thought:  # none when the parser held all of it back
+                await emit(ReasoningRetracted(text="".join(thought)))
             thought.clear()
         await self._split(ends, text, thought, emit)
         said = AssistantMessage(

@@ -72,7 +72,9 @@ has its own rung, and each rung its own bound, so that repair can never loop:
 4. **Empty reply** (no text, no call: models give one after tool results
    now and then). One re-prompt asking for the answer
    (``empty_reply_reprompt``), once per run; empty again, the agent raises
-   ``RepairExhausted(reason="empty_reply")``.
+   ``RepairExhausted(reason="empty_reply")``, or ``reason="max_tokens"``
+   when the output token limit cut it before any answer (all reasoning:
+   ``reply_checks.empty_answer``).
 
 **When the ladder runs out** (rung 1 past its bound, or the last turn of
 rung 3), the reply is the answer if it has visible text (what the model said
@@ -103,12 +105,16 @@ __all__ = [
     "MAX_RETRIES",
     "OUT_OF_TOKENS",
     "RepairState",
+    "announced_reprompt",
     "call_error_feedback",
     "call_signature",
     "cut_calls",
     "cut_exhausted",
     "empty_reply_reprompt",
+    "LAST_TURN_NOTE",
+    "LAST_TURN_REFUSAL",
     "exhausted",
+    "looks_like_announcement",
     "looks_like_refusal",
     "missing_call_reprompt",
     "over_call_limit",
@@ -130,6 +136,18 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 
+# A short reply that ends by saying it is about to use a tool, and makes no call
+# (``looks_like_announcement``): its last sentence, "Let me check …" / "I'll search …"
+_ANNOUNCED = re.compile(
+    r"(?:^|[.!?\n]\s*)(?:(?:ok(?:ay)?|sure|now|next|first|great|alright),?\s+)?"
+    r"(?:let\s+me|let's|I'll|I\s+will|I'm\s+going\s+to|I\s+am\s+going\s+to|I\s+need\s+to)"
+    r"\s+(?:now\s+|first\s+|quickly\s+|also\s+|then\s+|just\s+)?"
+    r"(?:check|look|search|find|fetch|call|use|run|query|read|open|browse|calculate|compute"
+    r"|retrieve|try|verify)\b[^.!?\n]*[.:…]*\s*$",
+    re.IGNORECASE,
+)
+_ANNOUNCED_LIMIT = 300  # characters: an answer that only ends so is longer
+
 _QUOTE_LIMIT = 300
 # How many times a call whose failure may pass may run again (see rung 3).
 MAX_RETRIES = 2
@@ -138,6 +156,28 @@ MAX_RETRIES = 2
 def looks_like_refusal(text: str) -> bool:
     """True when ``text`` reads as "I have no tools / cannot access …"."""
     return _REFUSAL.search(text) is not None
+
+
+def looks_like_announcement(text: str) -> bool:
+    """True when ``text``, a reply with no call, is a short one that ends by
+    announcing a tool call (``Let me check the weather.``, ``I'll search for
+    it:``) or with a colon (the words before a call it did not write): the
+    model stopped where the call should have been (see rung 2's note in
+    ``Agent``). A longer reply, or one that asks (``?``) or offers (``Shall
+    I …``, ``Let me know``), is an answer."""
+    text = text.strip()
+    if not text or len(text) > _ANNOUNCED_LIMIT:
+        return False
+    return text[-1] in ":\uff1a" or _ANNOUNCED.search(text) is not None
+
+
+def announced_reprompt(reminder: str) -> str:
+    """The one re-prompt after a reply that announced a tool call and made none."""
+    return (
+        "Your reply said you would use a tool, but it made no tool call, so nothing was "
+        "run. Make the call now, exactly in this format:\n" + reminder + "\nIf you need "
+        "no tool, give your answer instead."
+    )
 
 
 def call_signature(name: str, arguments: dict[str, Any], tool: Tool | None = None) -> str:
@@ -259,6 +299,19 @@ def empty_reply_reprompt(*, ran: bool, cut: bool = False) -> str:
     return f"Your reply was empty. Answer the user now{using}, in plain text."
 
 
+# ``Agent(answer_at_max_turns=True)``: what the last turn's request says, and
+# the tool error of a call made in it all the same (it is not run)
+LAST_TURN_NOTE = (
+    "This is your last reply in this run: no more tool calls will be run. Answer the "
+    "user now, in plain text, from the tool results above; if they do not give the "
+    "whole answer, say what is still unknown."
+)
+LAST_TURN_REFUSAL = (
+    "This call was not run: the run had no turn left for tool calls, and the model was "
+    "asked for its answer instead."
+)
+
+
 def repeat_twin(name: str) -> str:
     """The tool error for a call identical to one earlier in the same reply."""
     return (
@@ -332,6 +385,7 @@ class RepairState:
     call_error_repairs: int = 0
     reprompted: bool = False
     nudged: bool = False  # the re-prompt after an empty reply, once per run
+    announced: bool = False  # after a reply that announced a call it did not make, once
     cut_told: bool = False  # told of a call cut off at max_tokens, once per run
     redirected: bool = False
     stopping: bool = False

@@ -31,11 +31,24 @@ def not_granted(name: str, grantable: ToolRegistry, offered: ToolRegistry) -> st
     return f"The tool `{name}` is already available to you: call it, do not ask for it."
 
 
-def empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[RetryReason, str] | None:
+def empty_answer(
+    reply: Reply, repair: RepairState, turn: int, *, max_tokens: int | None = None
+) -> tuple[RetryReason, str] | None:
     """None for a reply that is an answer; for one with nothing in it (no text, no
     call; models do that after tool results now and then) the one re-prompt that
     asks for the answer, and ``RepairExhausted(reason="empty_reply")`` when it is
-    empty again: a silent ``Final(text="")`` reads as success to a caller."""
+    empty again: a silent ``Final(text="")`` reads as success to a caller.
+
+    One that the output token limit cut (finish ``length``) before any answer
+    spent it on reasoning: a reasoning channel's, or ``think_open``'s opening
+    reasoning with no ``</think>``, which stays reasoning (unfinished thinking,
+    as vLLM's and SGLang's reasoning parsers and llama.cpp return it: reasoning,
+    no content, finish ``length``). It is told so once, to think briefly
+    (``empty_reply_reprompt(cut=True)``); cut so again, the run ends with
+    ``RepairExhausted(reason="max_tokens")``, as a call cut twice does: the
+    cause is the limit, not an empty reply, and the message says how much
+    reasoning it wrote (kept in the transcript the error carries) and what to
+    raise."""
     if reply.visible_text.strip() or reply.errors:  # (errors: ``check_exhausted``)
         return None
     finish = reply.finish.reason if reply.finish is not None else None
@@ -43,11 +56,29 @@ def empty_answer(reply: Reply, repair: RepairState, turn: int) -> tuple[RetryRea
     if not repair.nudged:
         repair.nudged = True
         return "empty_reply", empty_reply_reprompt(ran=repair.calls_run > 0, cut=cut)
-    hint = " (it ended at max_tokens: raise it)" if cut else reasoning_only(reply)
+    if cut:
+        raise RepairExhausted(_cut_thinking(reply, max_tokens), reason="max_tokens", turns=turn)
+    hint = reasoning_only(reply)
     raise RepairExhausted(
         f"the model's reply was empty again after it was asked for its answer{hint}",
         reason="empty_reply",
         turns=turn,
+    )
+
+
+def _cut_thinking(reply: Reply, max_tokens: int | None) -> str:
+    """What ``RepairExhausted`` says of a reply the token limit cut before any answer."""
+    limit = "max_tokens" if max_tokens is None else f"max_tokens ({max_tokens})"
+    thought = len("".join(reply.reasoning))
+    spent = (
+        f"it was all reasoning ({thought:,} characters, kept in the transcript)"
+        if thought
+        else "it wrote nothing visible (reasoning the server did not send counts too)"
+    )
+    return (
+        f"the model's reply reached the output token limit before it gave any answer, "
+        f"again after it was asked for its answer: {spent}. Raise {limit}, or have the "
+        "model reason less"
     )
 
 

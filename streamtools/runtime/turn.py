@@ -70,6 +70,7 @@ from streamtools.events import (
     Finish,
     ParserEvent,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     StreamErrorKind,
@@ -191,6 +192,9 @@ class TurnContext:
     # The reply is one JSON object whose answer is its text (``json_object`` in
     # prompt mode): an object the token limit cut in its answer is that answer.
     answer_object: bool = False
+    # The tool error of every call of the reply, none run (the last turn of
+    # ``Agent(answer_at_max_turns=True)``), or None.
+    no_calls: str | None = None
     # Given a CallEnd, the tool names it requests (``am:request_tools``), or None
     # when it is an ordinary call.
     tool_request: Callable[[CallEnd], list[str] | None] = lambda call: None
@@ -256,7 +260,10 @@ async def _read(ctx: TurnContext, request: ModelRequest, reply: Reply, tools: Ta
         return
     ends = ctx.decoder.end(reply.finish)
     if ctx.decoder.reread:
-        reply.reasoning.clear()  # it was the answer, which follows: not kept twice
+        # it was the answer, which follows: not kept twice, and a UI drops what it showed
+        if reply.reasoning:
+            await ctx.emit(ReasoningRetracted(text="".join(reply.reasoning)))
+        reply.reasoning.clear()
     for event in ends:
         if reply.cut and ctx.decoder.reread:
             # Read again at its end, the reply is cut at its first call as one read
@@ -365,6 +372,9 @@ async def _dispatch(ctx: TurnContext, call: CallEnd, reply: Reply, tools: TaskGr
     # the one validation of the call: the parser's, or this one
     checked = check_call(call.name, call.arguments, tool, ctx.decoder.validated(call))
     signature = checked.signature
+    if ctx.no_calls is not None:
+        await _refuse(ctx, call, reply, ctx.no_calls)
+        return
     if repair.stopping:
         repeated = signature in repair.seen
         await _refuse(ctx, call, reply, repeat_stop(call.name, repeated=repeated))

@@ -50,6 +50,17 @@ Mapping, and why:
   history: ``messages`` reads it into the reply, and ``OpenAIChat`` gives the
   reasoning back to that server (DeepSeek's and Kimi's thinking modes refuse
   the next request, 400, when a past reply with tool calls lacks it).
+- ``ReasoningRetracted`` (a ``think_open`` reply that skipped its thinking:
+  the reasoning it streamed was its answer, which follows as text) has no
+  counterpart either: the protocol cannot take a part back. It is a transient
+  data part, ``{"type": "data-reasoning-retracted", "data": {"ids": [...],
+  "text": ...}, "transient": true}``, after the step's reasoning parts are
+  ended: ``ids`` are the ``reasoning-start`` ids of the step's reasoning, and
+  ``text`` is that reasoning, by which a ``useChat`` client (whose message
+  parts keep no chunk id) finds the part in its ``onData``. Transient, it is
+  not added to the message; the chat page drops those parts, so the answer is
+  not shown twice. A client that ignores it shows the text as reasoning and
+  as the answer.
 - ``Usage``, ``Retry`` and ``Final`` have no counterpart and are dropped
   (``Final``'s text was already streamed).
 - ``close(error=…)``, the stream ending because the agent failed or was
@@ -90,6 +101,7 @@ from streamtools.events import (
     Final,
     Finish,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     StreamError,
     TextDelta,
@@ -104,6 +116,7 @@ from streamtools.parser.request_tools import REQUEST_NAME
 from streamtools.results import encode_json
 
 __all__ = [
+    "RETRACTED",
     "UI_MESSAGE_STREAM_HEADERS",
     "UIMessageStreamEncoder",
     "encode_ui_chunk",
@@ -126,6 +139,7 @@ UI_MESSAGE_STREAM_HEADERS: dict[str, str] = {
 UI_DONE = b"data: [DONE]\n\n"
 
 METADATA_KEY = "streamtools"  # ours in a part's providerMetadata
+RETRACTED = "data-reasoning-retracted"  # a ``ReasoningRetracted``'s chunk type
 
 # our Finish reasons (the providers' words) -> the SDK's FinishReason; any other is "other"
 _FINISH_REASONS = {
@@ -185,6 +199,7 @@ class UIMessageStreamEncoder:
         self._implicit_step = False
         self._text_id: str | None = None
         self._reasoning_id: str | None = None
+        self._step_reasoning: list[str] = []  # the ids of this step's reasoning parts
         self._parts = 0
         self._calls: dict[str, _Call] = {}  # our id -> state, for the current turn
         self._previous: dict[str, _Call] = {}  # the same for earlier turns
@@ -214,6 +229,7 @@ class UIMessageStreamEncoder:
                 out += self._end_step()
                 out.append({"type": "start-step"})
                 self._step_open, self._implicit_step = True, False
+                self._step_reasoning.clear()
                 self._new_step_calls()
             case TurnEnd():
                 out += self._end_step()
@@ -231,6 +247,8 @@ class UIMessageStreamEncoder:
                         self._reasoning_id = self._part_id("reasoning")
                         out.append({"type": "reasoning-start", "id": self._reasoning_id})
                     part = self._reasoning_id
+                    if part not in self._step_reasoning:
+                        self._step_reasoning.append(part)
                     chunk: UIChunk = {"type": "reasoning-delta", "id": part, "delta": text}
                     if origin is not None:  # kept on the part, for the history sent back
                         chunk["providerMetadata"] = origin_metadata(origin)
@@ -281,6 +299,12 @@ class UIMessageStreamEncoder:
             case StreamError(kind=kind, message=message):
                 out += self._end_parts()
                 self._stream_error = f"{kind}: {message}"
+            case ReasoningRetracted(text=text):
+                # the step's reasoning was its answer (see the module docstring)
+                out += self._end_parts()
+                data = {"ids": list(self._step_reasoning), "text": text}
+                out.append({"type": RETRACTED, "data": data, "transient": True})
+                self._step_reasoning.clear()
             case Usage() | Retry() | Final():
                 pass
             case _:

@@ -18,6 +18,7 @@ from streamtools import (
     Finish,
     HybridAgent,
     ReasoningDelta,
+    ReasoningRetracted,
     Retry,
     RunResult,
     StreamError,
@@ -57,7 +58,7 @@ def describe(event: Event) -> str:
         case TextDelta(text=t):
             assert_type(t, str)
             return t
-        case ReasoningDelta(text=t):
+        case ReasoningDelta(text=t) | ReasoningRetracted(text=t):
             return t
         case CallStart(index=i, name=name):
             assert_type(i, int)
