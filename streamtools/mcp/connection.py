@@ -64,7 +64,9 @@ Run by an agent, the call is also under the agent's ``tool_timeout``; each
 progress notification goes on to it (``streamtools.runtime.progress``) and
 starts it again too, with the same limit in all, so a call that reports
 progress is no longer cut at the agent's 30 s, while a silent one is cut at
-the shorter of the two timeouts (and cancelled so).
+the shorter of the two timeouts (and cancelled so). What a notification says
+(``progress``, ``total``, ``message``) is reported to the agent's
+``call_progress()`` too, which shows it (a ``ToolProgress`` event).
 
 Failures at a call (``MCPToolError``, which the runtime reports to the model
 as a tool error): ``isError`` results (with the server's own text), a
@@ -103,6 +105,7 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from streamtools.errors import UsageError
 from streamtools.mcp.elicit import (
     OnElicit,
     PagesFirst,
@@ -124,7 +127,7 @@ from streamtools.mcp.servers import (
     parse_server,
     unwrap_group,
 )
-from streamtools.runtime.progress import call_clock
+from streamtools.runtime.progress import call_clock, call_progress
 
 __all__ = ["MCPConnection"]
 
@@ -637,6 +640,7 @@ class MCPConnection:
         starts again likewise, up to the same limit in all."""
         timeout = self.call_timeout
         agents = call_clock()  # None outside the agent's executor
+        shown = call_progress()  # likewise: where the agent shows the call's progress
         heard = False
         start = anyio.current_time()
         latest = None if timeout is None else start + timeout * _PROGRESS_CAP
@@ -652,6 +656,11 @@ class MCPConnection:
 
             async def progressed(progress: float, total: float | None, message: str | None) -> None:
                 at_work()
+                if shown is not None:
+                    try:
+                        shown.report(progress, total, message)
+                    except UsageError:  # NaN from a server: still at work, nothing to show
+                        pass
 
             # cancelled here or by the agent's timeout, the SDK tells the server
             # (notifications/cancelled)

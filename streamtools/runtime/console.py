@@ -56,6 +56,7 @@ from streamtools.events import (
     StreamError,
     TextDelta,
     ToolFailed,
+    ToolProgress,
     ToolResult,
     TurnEnd,
     TurnStart,
@@ -197,7 +198,7 @@ class ConsoleRenderer:
                 line = f"{self.rule * 3} final answer {self._after(turns)}{cut}"
                 self.line(self.style("dim", line))
                 self.selecting, self._turn = False, None
-            case Finish() | Usage():
+            case Finish() | Usage() | ToolProgress():
                 pass
             case _:
                 assert_never(event)

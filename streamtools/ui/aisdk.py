@@ -94,6 +94,7 @@ from streamtools.events import (
     StreamError,
     TextDelta,
     ToolFailed,
+    ToolProgress,
     ToolResult,
     TurnEnd,
     TurnStart,
@@ -281,7 +282,7 @@ class UIMessageStreamEncoder:
             case StreamError(kind=kind, message=message):
                 out += self._end_parts()
                 self._stream_error = f"{kind}: {message}"
-            case Usage() | Retry() | Final():
+            case Usage() | Retry() | Final() | ToolProgress():
                 pass
             case _:
                 assert_never(event)
