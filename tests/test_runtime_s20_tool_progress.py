@@ -149,9 +149,18 @@ async def test_a_report_that_is_not_a_number_fails_the_tool_with_a_usage_error()
 
 
 async def test_report_refuses_a_message_that_is_not_text() -> None:
-    reporter = CallProgress(CallEnd(index=0, id="c", name="t", arguments={}, raw=""))
-    with pytest.raises(UsageError, match="must be a string, got int"):
-        reporter.report(1, 2, 3)  # type: ignore[arg-type]
+    sent: list[ToolProgress] = []
+
+    async def emit(event: ToolProgress) -> None:
+        sent.append(event)
+
+    async with anyio.create_task_group() as tasks:
+        call = CallEnd(index=0, id="c", name="t", arguments={}, raw="")
+        reporter = CallProgress(call, tasks, emit)
+        with pytest.raises(UsageError, match="must be a string, got int"):
+            reporter.report(1, 2, 3)  # type: ignore[arg-type]
+        reporter.close()
+    assert sent == []
 
 
 async def test_reporting_keeps_a_call_past_its_timeout() -> None:

@@ -48,10 +48,12 @@ call's ``CallEnd`` and its result, to the console (``streamtools chat``) and
 the browser (``streamtools ui``); it also tells the call's clock that the tool
 is at work (``progressed``). MCP progress notifications are reported so
 (``streamtools.mcp.connection``). A report does not wait for the consumer: it
-keeps the latest, and a task of the call (``forward``) sends it when the event
-stream takes it, so a tool that reports a thousand times a second costs a few
-events, not a thousand, and a slow consumer never holds up a tool, nor the MCP
-SDK's reader that calls back. A report after the call has ended is dropped.
+keeps the latest, and a task (started in the turn's task group at the call's
+first report: a call that reports nothing costs nothing, and its result is not
+held up) sends it when the event stream takes it, so a tool that reports a
+thousand times a second costs a few events, not a thousand, and a slow consumer
+never holds up a tool, nor the MCP SDK's reader that calls back. A report after
+the call has ended is dropped; one being sent then goes before the result.
 ``report`` may be called from the event loop or from a worker thread of the
 call (a sync tool's, whose clock it then moves on the loop).
 
@@ -70,6 +72,7 @@ from contextvars import ContextVar, Token
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+from anyio.abc import TaskGroup
 
 from streamtools.errors import UsageError
 from streamtools.events import CallEnd, ToolProgress
@@ -135,11 +138,18 @@ def reset_clock(token: Token[CallClock | None]) -> None:
 
 class CallProgress:
     """How far one running call has come, for whoever reads the run's events
-    (see "Progress to show" in the module docstring). ``clock``: the call's
+    (see "Progress to show" in the module docstring): reports go to ``emit``
+    from a task started in ``tasks`` at the first. ``clock``: the call's
     timeout, which each report starts again (set by the executor)."""
 
-    def __init__(self, call: CallEnd) -> None:
+    def __init__(
+        self, call: CallEnd, tasks: TaskGroup, emit: Callable[[ToolProgress], Awaitable[None]]
+    ) -> None:
         self.call = call
+        self._tasks = tasks
+        self._emit = emit
+        self._forwarding = False
+        self._sending: anyio.Event | None = None  # set once the report being sent is
         self.clock: CallClock | None = None
         self._latest: ToolProgress | None = None
         self._wake = anyio.Event()
@@ -178,16 +188,23 @@ class CallProgress:
             return
         self._latest = event
         self._wake.set()
+        if not self._forwarding:  # the first report: a call that makes none costs nothing
+            self._forwarding = True
+            self._tasks.start_soon(self._forward)
         if self.clock is not None:
             self.clock.progressed()
 
-    def end(self) -> None:
-        """The call has ended: later reports are dropped, ``forward`` returns."""
+    def close(self) -> None:
+        """The call has ended: later reports are dropped, the forwarding task ends."""
         self._ended = True
         self._wake.set()
 
-    async def forward(self, emit: Callable[[ToolProgress], Awaitable[None]]) -> None:
-        """Send the latest report with ``emit`` as each comes, until ``end``."""
+    async def sent(self) -> None:
+        """Once closed: wait for a report being sent, which goes before the outcome."""
+        if self._sending is not None:
+            await self._sending.wait()
+
+    async def _forward(self) -> None:
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
@@ -195,7 +212,12 @@ class CallProgress:
             if self._ended:
                 return
             if event is not None:
-                await emit(event)
+                self._sending = anyio.Event()
+                try:
+                    await self._emit(event)
+                finally:
+                    self._sending.set()
+                    self._sending = None
 
 
 def _finite(value: object) -> bool:

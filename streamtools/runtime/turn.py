@@ -437,7 +437,7 @@ async def _run_tool(
         try:
             for earlier in waits:  # before the call's timeout starts
                 await earlier.wait()
-            outcome, retryable = await _reporting(ctx, call, checked)
+            outcome, retryable = await _reporting(ctx, call, checked, tools)
         finally:
             ended.set()  # its effects are done: the calls waiting for it may run
     except anyio.get_cancelled_exc_class():
@@ -455,25 +455,17 @@ async def _run_tool(
 
 
 async def _reporting(
-    ctx: TurnContext, call: CallEnd, checked: CheckedCall
+    ctx: TurnContext, call: CallEnd, checked: CheckedCall, tools: TaskGroup
 ) -> tuple[ToolResult | ToolFailed, bool]:
     """The executor's ``attempt``, with the progress the tool reports sent on as
     ``ToolProgress`` events meanwhile (``streamtools.runtime.progress``): all of
     them before its outcome, which the caller sends."""
-    progress = CallProgress(call)
-    failure: BaseException | None = None
-    async with anyio.create_task_group() as forwarding:
-        forwarding.start_soon(progress.forward, ctx.emit)
-        token = set_progress(progress)
-        try:
-            attempted = await ctx.executor.attempt(call, checked)
-        except anyio.get_cancelled_exc_class():
-            raise
-        except BaseException as exc:  # raised plain below, not in the group's
-            failure = exc
-        finally:
-            reset_progress(token)
-            progress.end()
-    if failure is not None:
-        raise failure
+    progress = CallProgress(call, tools, ctx.emit)
+    token = set_progress(progress)
+    try:
+        attempted = await ctx.executor.attempt(call, checked)
+    finally:
+        reset_progress(token)
+        progress.close()
+    await progress.sent()
     return attempted
