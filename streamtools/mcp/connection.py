@@ -107,11 +107,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from streamtools.errors import UsageError
 from streamtools.mcp.elicit import (
+    Offer,
+    OfferRefused,
     OnElicit,
     PagesFirst,
     elicitation_callback,
+    offering_less,
     opening_pages,
     pages_to_open,
+    refused_offer,
 )
 from streamtools.mcp.results import lenient_output_schemas, result_text
 from streamtools.mcp.servers import (
@@ -236,6 +240,7 @@ class MCPConnection:
     ) -> None:
         self.server = parse_server(server)
         self.on_elicit = on_elicit
+        self._offer: Offer = "full"  # of answering the server's questions (elicit.Offer)
         self._working: set[Callable[[], None]] = set()  # the calls in flight: "still at work"
         self.load_timeout = load_timeout
         self.call_timeout = call_timeout
@@ -284,12 +289,12 @@ class MCPConnection:
         """Load, report ``started``, then serve sessions and restarts until ``close()``.
         Raises ``MCPLoadError`` before ``started`` only."""
         try:
-            await self._session(task_status.started, relisted=False)
+            await self._first_session(task_status.started)
         except _NotStreamable as refused:
             # the spec's way to find a server of the older HTTP+SSE transport
             self._legacy_sse = True
             try:
-                await self._session(task_status.started, relisted=False)
+                await self._first_session(task_status.started)
             except MCPLoadError as exc:
                 why = str(exc).splitlines()[0]
                 why = why.removeprefix(f"MCP server {self.label!r} could not be loaded: ")
@@ -330,11 +335,21 @@ class MCPConnection:
                     self._restart = None
                 request.done.set()
 
+    async def _first_session(self, ready: Callable[[], None]) -> None:
+        """The first session; a handshake refused while the server's questions were
+        offered is tried again offering less (``streamtools.mcp.elicit``)."""
+        while True:
+            try:
+                return await self._session(ready, relisted=False)
+            except OfferRefused as refused:
+                self._offer = offering_less(self.label, self._offer, refused.refused)
+
     async def _session(self, ready: Callable[[], None], *, relisted: bool) -> None:
         """One session: connect, list, call ``ready``, hold it until it ends;
         ``relisted``: tell ``on_tools`` of the listing. Raises ``MCPLoadError``
         before ``ready`` only."""
-        loaded = False
+        loaded = shaken = False
+        asking = None
         http_client: httpx2.AsyncClient | None = None
         answers: HTTPAnswers | None = None
         self._session_end = anyio.Event()
@@ -344,17 +359,17 @@ class MCPConnection:
             # since a cancel scope cannot be left while the SDK's task groups stay open.
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
-                asking = None
-                if self.on_elicit is not None:
+                if self.on_elicit is not None and self._offer != "none":
                     asking = elicitation_callback(self.on_elicit, self.label, self._keep_going)
                 client, http_client, answers = open_client(
                     self.server, self._on_message, legacy_sse=self._legacy_sse,
-                    elicitation=asking,
+                    elicitation=asking, form_only=self._offer == "form",
                 )
                 self._answers = answers
                 if self._legacy_sse and answers is not None:
                     answers.on_error = load_scope.cancel  # else the handshake waits it out
                 async with client, anyio.create_task_group() as watching:
+                    shaken = True  # the handshake is done
                     lenient_output_schemas(client.session, self.label)
                     self._stale = anyio.Event()
                     if _announces_changes(client):
@@ -409,6 +424,8 @@ class MCPConnection:
                 failed = MCPLoadError(f"MCP server {self.label!r} could not be loaded: {why}")
                 if answers is not None and answers.last_status in (404, 405):
                     raise _NotStreamable(failed) from exc
+                if asking is not None and not shaken and refused_offer(exc):
+                    raise OfferRefused(failed, exc) from exc
                 raise _unchained(failed, exc) from None
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.
