@@ -117,6 +117,7 @@ from streamtools.mcp.elicit import (
     pages_to_open,
     refused_offer,
 )
+from streamtools.mcp.listing import list_tools
 from streamtools.mcp.results import lenient_output_schemas, result_text
 from streamtools.mcp.servers import (
     HTTPAnswers,
@@ -137,8 +138,6 @@ __all__ = ["MCPConnection"]
 
 logger = logging.getLogger("streamtools.mcp")
 
-# Bounds a listing that never ends (a server handing out cursors forever).
-_MAX_LIST_PAGES = 100
 # Bounds a listen stream that the server keeps acknowledging and dropping.
 _MAX_RELISTENS = 5
 # A call that reports progress may take this many times ``call_timeout`` in all.
@@ -164,22 +163,6 @@ def _session_unknown(server: MCPStdio | MCPHttp, exc: MCPError) -> bool:
         and exc.code == INVALID_REQUEST
         and "session" in exc.message.lower()
     )
-
-
-def _callable(label: str, tools: list[Tool]) -> list[Tool]:
-    """``tools`` without those the server runs only as tasks (``taskSupport:
-    "required"``, spec 2025-11-25), which this client does not make: a plain
-    call of one is refused, so the model was offered a tool that always failed."""
-    kept = []
-    for tool in tools:
-        if tool.execution is not None and tool.execution.task_support == "required":
-            logger.warning(
-                "MCP server %r: tool %r left out: it runs only as a task, which "
-                "streamtools does not call", label, tool.name,
-            )
-        else:
-            kept.append(tool)
-    return kept
 
 
 def _unchained(error: MCPLoadError, underneath: BaseException) -> MCPLoadError:
@@ -375,7 +358,7 @@ class MCPConnection:
                     if _announces_changes(client):
                         # Listen before listing, so that no change can fall in between.
                         await watching.start(self._listen, client)
-                    self.tools = await self._list_tools(client)
+                    self.tools = await list_tools(client, self.label)
                     info = client.server_info
                     self.server_name = info.name if info is not None else None
                     load_scope.deadline = math.inf
@@ -478,7 +461,7 @@ class MCPConnection:
             self._stale = anyio.Event()
             try:
                 with anyio.fail_after(self.load_timeout):
-                    tools = await self._list_tools(client)
+                    tools = await list_tools(client, self.label)
             except Exception as exc:  # a broken listing must not end the session
                 why = describe_failure(exc)
                 logger.warning("MCP server %r: re-listing its tools failed: %s", self.label, why)
@@ -493,44 +476,6 @@ class MCPConnection:
             self.on_tools(self)
         except Exception:  # the registry's side must not end the session
             logger.exception("MCP server %r: updating the registry failed", self.label)
-
-    async def _list_tools(self, client: Client) -> list[Tool]:
-        tools: list[Tool] = []
-        cursor: str | None = None
-        followed: set[str] = set()
-        for _ in range(_MAX_LIST_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                return _callable(self.label, self._first_of_each_name(tools))
-            if cursor in followed:
-                # The same cursor again (on the last page, or "" for none): following
-                # it listed the same tools for ever, and the load failed at the cap.
-                logger.warning(
-                    "MCP server %r hands back a tools/list cursor it gave before (%r); "
-                    "the listing ends there", self.label, cursor[:40],
-                )
-                return _callable(self.label, self._first_of_each_name(tools))
-            followed.add(cursor)
-        raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
-
-    def _first_of_each_name(self, tools: list[Tool]) -> list[Tool]:
-        """The listing with one tool per name, the first: a name listed twice failed
-        the whole load as a clash, with advice (a namespace) that prefixes both.
-        Only a second, different definition is worth a warning."""
-        kept: dict[str, Tool] = {}
-        for tool in tools:
-            if tool.name in kept:
-                if tool == kept[tool.name]:
-                    continue  # the same again (a page listed twice): nothing to choose
-                logger.warning(
-                    "MCP server %r lists the tool %r twice; the first is used",
-                    self.label, tool.name,
-                )
-            else:
-                kept[tool.name] = tool
-        return list(kept.values())
 
     def _refused(self) -> None:
         """An older HTTP+SSE server answered a POST with an error status (it no
