@@ -228,8 +228,9 @@ _PROGRESS: ContextVar[CallProgress | None] = ContextVar("streamtools_call_progre
 
 
 def call_progress() -> CallProgress | None:
-    """Where the call this task (or worker thread) runs for the agent reports its
-    progress; None outside an agent's run (a bare ``Executor``, a test)."""
+    """Where the call this task (or worker thread) runs for the agent, or for an
+    MCP client (``streamtools.mcp.server``), reports its progress; None elsewhere
+    (a bare ``Executor``, a test)."""
     return _PROGRESS.get()
 
 
