@@ -51,6 +51,7 @@ __all__ = [
     "TextDelta",
     "ToolFailed",
     "ToolFailedKind",
+    "ToolProgress",
     "ToolResult",
     "TurnEnd",
     "TurnEndReason",
@@ -205,6 +206,25 @@ class ToolFailed(_Event, tag="tool_failed", frozen=True, kw_only=True):
     message: str
 
 
+class ToolProgress(
+    _Event, tag="tool_progress", frozen=True, kw_only=True, gc=False, omit_defaults=True
+):
+    """A running tool said how far it has come: ``progress`` so far, of ``total``
+    when it knows it (None: it does not), with its own ``message``. Sent between
+    the call's ``CallEnd`` and its ``ToolResult`` or ``ToolFailed``, and only there;
+    a tool that reports faster than the events are read has only its latest report
+    sent. For display only: the model and the transcript never see it. From an MCP
+    server's ``notifications/progress``, or a tool's own ``call_progress().report``
+    (``streamtools.runtime.progress``)."""
+
+    index: int
+    id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class Retry(_Event, tag="retry", frozen=True, kw_only=True):
     """The runtime re-prompts the model: ``reason`` (``RetryReason``) is ``call_error``,
     ``refusal``, ``missing_call``, ``empty_reply`` or ``repeated_call``."""
@@ -311,6 +331,7 @@ Event = (
     | TurnEnd
     | ToolResult
     | ToolFailed
+    | ToolProgress
     | Retry
     | Usage
     | StreamError

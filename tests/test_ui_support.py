@@ -137,6 +137,7 @@ class UIReader:
         self.open: dict[str, dict[str, Any]] = {}
         self.tools: dict[str, dict[str, Any]] = {}
         self.errors: list[str] = []
+        self.data: list[dict[str, Any]] = []  # transient data parts (onData's)
         self.started = self.finished = False
         self.steps_open = 0
         self.finish_reason: str | None = None
@@ -192,6 +193,11 @@ class UIReader:
             self._tool(kind, chunk)
         elif kind == "error":
             self.errors.append(chunk["errorText"])
+        elif kind.startswith("data-"):
+            if set(chunk) - {"type", "id", "data", "transient"}:
+                raise ReaderError(f"{kind} with unknown keys {sorted(chunk)}")
+            # a transient one goes to useChat's onData only, never into the message
+            (self.data if chunk.get("transient") else self.parts).append(chunk)
         else:
             raise ReaderError(f"unexpected chunk type {kind}")
 

@@ -106,6 +106,7 @@ from streamtools.events import (
     StreamError,
     TextDelta,
     ToolFailed,
+    ToolProgress,
     ToolResult,
 )
 from streamtools.model import Model
@@ -267,7 +268,10 @@ def _say(view: ConsoleRenderer, err: TextIO | None, text: str) -> None:
 # what ``--answer-only`` shows on stderr: the tools at work and what went wrong;
 # not the text (the answer is on stdout, a preamble is no answer), reasoning, nor
 # the turn and final-answer rules, which framed every answer with noise
-_ACTIVITY = (CallStart, ArgsDelta, CallEnd, CallError, ToolResult, ToolFailed, Retry, StreamError)
+_ACTIVITY = (
+    CallStart, ArgsDelta, CallEnd, CallError, ToolProgress, ToolResult, ToolFailed, Retry,
+    StreamError,
+)
 
 
 def _answer(out: TextIO, text: str) -> None:

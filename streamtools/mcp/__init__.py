@@ -6,8 +6,9 @@ Theory of operation
 streamable HTTP URLs) and puts their tools in a ``ToolRegistry`` for the
 duration of an ``async with`` block; calls go to the servers, and the registry
 follows each server's tool list. ``connection`` drives one server: its
-sessions, its list-changed notifications, its calls and its restarts;
-``elicit``, a server's questions to the user (``on_elicit``).
+sessions, its list-changed notifications, its calls and its restarts
+(``listing``, its tool listing); ``elicit``, a server's questions to the user
+(``on_elicit``).
 
 ``server``: ``mcp_server(registry)`` exposes a registry's tools as an MCP
 server, served with ``serve_stdio`` or over streamable HTTP (``http_app`` for

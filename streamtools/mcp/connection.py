@@ -64,7 +64,9 @@ Run by an agent, the call is also under the agent's ``tool_timeout``; each
 progress notification goes on to it (``streamtools.runtime.progress``) and
 starts it again too, with the same limit in all, so a call that reports
 progress is no longer cut at the agent's 30 s, while a silent one is cut at
-the shorter of the two timeouts (and cancelled so).
+the shorter of the two timeouts (and cancelled so). What a notification says
+(``progress``, ``total``, ``message``) is reported to the agent's
+``call_progress()`` too, which shows it (a ``ToolProgress`` event).
 
 Failures at a call (``MCPToolError``, which the runtime reports to the model
 as a tool error): ``isError`` results (with the server's own text), a
@@ -103,13 +105,19 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from streamtools.errors import UsageError
 from streamtools.mcp.elicit import (
+    Offer,
+    OfferRefused,
     OnElicit,
     PagesFirst,
     elicitation_callback,
+    offering_less,
     opening_pages,
     pages_to_open,
+    refused_offer,
 )
+from streamtools.mcp.listing import list_tools
 from streamtools.mcp.results import lenient_output_schemas, result_text
 from streamtools.mcp.servers import (
     HTTPAnswers,
@@ -124,14 +132,12 @@ from streamtools.mcp.servers import (
     parse_server,
     unwrap_group,
 )
-from streamtools.runtime.progress import call_clock
+from streamtools.runtime.progress import call_clock, call_progress
 
 __all__ = ["MCPConnection"]
 
 logger = logging.getLogger("streamtools.mcp")
 
-# Bounds a listing that never ends (a server handing out cursors forever).
-_MAX_LIST_PAGES = 100
 # Bounds a listen stream that the server keeps acknowledging and dropping.
 _MAX_RELISTENS = 5
 # A call that reports progress may take this many times ``call_timeout`` in all.
@@ -157,22 +163,6 @@ def _session_unknown(server: MCPStdio | MCPHttp, exc: MCPError) -> bool:
         and exc.code == INVALID_REQUEST
         and "session" in exc.message.lower()
     )
-
-
-def _callable(label: str, tools: list[Tool]) -> list[Tool]:
-    """``tools`` without those the server runs only as tasks (``taskSupport:
-    "required"``, spec 2025-11-25), which this client does not make: a plain
-    call of one is refused, so the model was offered a tool that always failed."""
-    kept = []
-    for tool in tools:
-        if tool.execution is not None and tool.execution.task_support == "required":
-            logger.warning(
-                "MCP server %r: tool %r left out: it runs only as a task, which "
-                "streamtools does not call", label, tool.name,
-            )
-        else:
-            kept.append(tool)
-    return kept
 
 
 def _unchained(error: MCPLoadError, underneath: BaseException) -> MCPLoadError:
@@ -233,6 +223,7 @@ class MCPConnection:
     ) -> None:
         self.server = parse_server(server)
         self.on_elicit = on_elicit
+        self._offer: Offer = "full"  # of answering the server's questions (elicit.Offer)
         self._working: set[Callable[[], None]] = set()  # the calls in flight: "still at work"
         self.load_timeout = load_timeout
         self.call_timeout = call_timeout
@@ -281,12 +272,12 @@ class MCPConnection:
         """Load, report ``started``, then serve sessions and restarts until ``close()``.
         Raises ``MCPLoadError`` before ``started`` only."""
         try:
-            await self._session(task_status.started, relisted=False)
+            await self._first_session(task_status.started)
         except _NotStreamable as refused:
             # the spec's way to find a server of the older HTTP+SSE transport
             self._legacy_sse = True
             try:
-                await self._session(task_status.started, relisted=False)
+                await self._first_session(task_status.started)
             except MCPLoadError as exc:
                 why = str(exc).splitlines()[0]
                 why = why.removeprefix(f"MCP server {self.label!r} could not be loaded: ")
@@ -327,11 +318,21 @@ class MCPConnection:
                     self._restart = None
                 request.done.set()
 
+    async def _first_session(self, ready: Callable[[], None]) -> None:
+        """The first session; a handshake refused while the server's questions were
+        offered is tried again offering less (``streamtools.mcp.elicit``)."""
+        while True:
+            try:
+                return await self._session(ready, relisted=False)
+            except OfferRefused as refused:
+                self._offer = offering_less(self.label, self._offer, refused.refused)
+
     async def _session(self, ready: Callable[[], None], *, relisted: bool) -> None:
         """One session: connect, list, call ``ready``, hold it until it ends;
         ``relisted``: tell ``on_tools`` of the listing. Raises ``MCPLoadError``
         before ``ready`` only."""
-        loaded = False
+        loaded = shaken = False
+        asking = None
         http_client: httpx2.AsyncClient | None = None
         answers: HTTPAnswers | None = None
         self._session_end = anyio.Event()
@@ -341,23 +342,23 @@ class MCPConnection:
             # since a cancel scope cannot be left while the SDK's task groups stay open.
             deadline = anyio.current_time() + self.load_timeout
             with anyio.CancelScope(deadline=deadline) as load_scope:
-                asking = None
-                if self.on_elicit is not None:
+                if self.on_elicit is not None and self._offer != "none":
                     asking = elicitation_callback(self.on_elicit, self.label, self._keep_going)
                 client, http_client, answers = open_client(
                     self.server, self._on_message, legacy_sse=self._legacy_sse,
-                    elicitation=asking,
+                    elicitation=asking, form_only=self._offer == "form",
                 )
                 self._answers = answers
                 if self._legacy_sse and answers is not None:
                     answers.on_error = load_scope.cancel  # else the handshake waits it out
                 async with client, anyio.create_task_group() as watching:
+                    shaken = True  # the handshake is done
                     lenient_output_schemas(client.session, self.label)
                     self._stale = anyio.Event()
                     if _announces_changes(client):
                         # Listen before listing, so that no change can fall in between.
                         await watching.start(self._listen, client)
-                    self.tools = await self._list_tools(client)
+                    self.tools = await list_tools(client, self.label)
                     info = client.server_info
                     self.server_name = info.name if info is not None else None
                     load_scope.deadline = math.inf
@@ -406,6 +407,8 @@ class MCPConnection:
                 failed = MCPLoadError(f"MCP server {self.label!r} could not be loaded: {why}")
                 if answers is not None and answers.last_status in (404, 405):
                     raise _NotStreamable(failed) from exc
+                if asking is not None and not shaken and refused_offer(exc):
+                    raise OfferRefused(failed, exc) from exc
                 raise _unchained(failed, exc) from None
             # After loading, a failing transport must not cancel the caller: record it;
             # the next call asks for a restart.
@@ -458,7 +461,7 @@ class MCPConnection:
             self._stale = anyio.Event()
             try:
                 with anyio.fail_after(self.load_timeout):
-                    tools = await self._list_tools(client)
+                    tools = await list_tools(client, self.label)
             except Exception as exc:  # a broken listing must not end the session
                 why = describe_failure(exc)
                 logger.warning("MCP server %r: re-listing its tools failed: %s", self.label, why)
@@ -473,44 +476,6 @@ class MCPConnection:
             self.on_tools(self)
         except Exception:  # the registry's side must not end the session
             logger.exception("MCP server %r: updating the registry failed", self.label)
-
-    async def _list_tools(self, client: Client) -> list[Tool]:
-        tools: list[Tool] = []
-        cursor: str | None = None
-        followed: set[str] = set()
-        for _ in range(_MAX_LIST_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                return _callable(self.label, self._first_of_each_name(tools))
-            if cursor in followed:
-                # The same cursor again (on the last page, or "" for none): following
-                # it listed the same tools for ever, and the load failed at the cap.
-                logger.warning(
-                    "MCP server %r hands back a tools/list cursor it gave before (%r); "
-                    "the listing ends there", self.label, cursor[:40],
-                )
-                return _callable(self.label, self._first_of_each_name(tools))
-            followed.add(cursor)
-        raise MCPLoadError(f"MCP server {self.label!r} lists tools in more than 100 pages")
-
-    def _first_of_each_name(self, tools: list[Tool]) -> list[Tool]:
-        """The listing with one tool per name, the first: a name listed twice failed
-        the whole load as a clash, with advice (a namespace) that prefixes both.
-        Only a second, different definition is worth a warning."""
-        kept: dict[str, Tool] = {}
-        for tool in tools:
-            if tool.name in kept:
-                if tool == kept[tool.name]:
-                    continue  # the same again (a page listed twice): nothing to choose
-                logger.warning(
-                    "MCP server %r lists the tool %r twice; the first is used",
-                    self.label, tool.name,
-                )
-            else:
-                kept[tool.name] = tool
-        return list(kept.values())
 
     def _refused(self) -> None:
         """An older HTTP+SSE server answered a POST with an error status (it no
@@ -637,6 +602,7 @@ class MCPConnection:
         starts again likewise, up to the same limit in all."""
         timeout = self.call_timeout
         agents = call_clock()  # None outside the agent's executor
+        shown = call_progress()  # likewise: where the agent shows the call's progress
         heard = False
         start = anyio.current_time()
         latest = None if timeout is None else start + timeout * _PROGRESS_CAP
@@ -652,6 +618,11 @@ class MCPConnection:
 
             async def progressed(progress: float, total: float | None, message: str | None) -> None:
                 at_work()
+                if shown is not None:
+                    try:
+                        shown.report(progress, total, message)
+                    except UsageError:  # NaN from a server: still at work, nothing to show
+                        pass
 
             # cancelled here or by the agent's timeout, the SDK tells the server
             # (notifications/cancelled)

@@ -28,8 +28,20 @@ the tool goes on (``streamtools.mcp.screen``). It got an error before
 ("Elicitation not supported"), which failed the tool. Declaring the
 capability for every server, to decline everything, was not done: a server
 that checks would hear "the user declined" where no user was asked, and a
-strict server of an older protocol may refuse the capability's newer shape
-(openai/codex#20562: ``elicitation.form`` sent to 2025-06-18 servers).
+strict server of an older protocol may refuse the capability's newer shape.
+
+That refusal also met a client with a handler (``streamtools chat`` at a
+terminal, which offers every server its questions): the SDK offers
+``{"form": {}, "url": {}}`` (2025-11-25), and a strict 2025-06-18 server
+(the Java SDK's: -32603 ``Unrecognized field "form"``, openai/codex#17492)
+refused the ``initialize``, so the server did not load at all, for a
+capability it might never use. A handshake answered with an error while
+questions were offered is now tried again offering less (``Offer``, ``LESS``):
+first the 2025-06-18 shape, ``{}`` (form questions only, as openai/codex#20562
+sends; ``streamtools.mcp.screen`` writes it into the ``initialize``), then
+nothing (questions declined), with a warning that says so. Only an error
+answer to the handshake is tried again, not a crash or silence (a server that
+does not start would start three times).
 
 A server may also refuse a call until the user has opened a page (the error
 ``URL_ELICITATION_REQUIRED``, -32042, spec 2025-11-25, carrying the pages).
@@ -59,6 +71,8 @@ import anyio.to_thread
 from mcp import MCPError
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
     URL_ELICITATION_REQUIRED,
     ElicitRequestParams,
     ElicitRequestURLParams,
@@ -66,23 +80,63 @@ from mcp.types import (
     ErrorData,
 )
 
-from streamtools.mcp.servers import MCPToolError
+from streamtools.mcp.servers import MCPLoadError, MCPToolError, describe_failure, unwrap_group
 from streamtools.runtime.progress import call_clock
 
 __all__ = [
+    "LESS",
     "ElicitAnswer",
     "Elicitation",
+    "Offer",
+    "OfferRefused",
     "OnElicit",
     "PagesFirst",
     "ask_in_terminal",
     "elicitation_callback",
+    "offering_less",
     "opening_pages",
     "pages_to_open",
+    "refused_offer",
 ]
 
 logger = logging.getLogger("streamtools.mcp")
 
 Value: TypeAlias = str | int | float | bool | list[str] | None
+
+# What a handshake offers of answering the server's questions, most first (see the
+# module docstring): the SDK's capability ({"form": {}, "url": {}}), the 2025-06-18
+# shape ({}: form questions only), nothing (questions declined).
+Offer: TypeAlias = Literal["full", "form", "none"]
+LESS: dict[Offer, Offer] = {"full": "form", "form": "none"}
+
+
+def refused_offer(exc: BaseException) -> bool:
+    """Whether a handshake that failed was answered with an error, which offering
+    less may mend (not a connection closed, not silence)."""
+    inner = unwrap_group(exc)
+    return isinstance(inner, MCPError) and inner.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+
+
+class OfferRefused(MCPLoadError):
+    """A handshake offering the server's questions was answered with an error
+    (``refused``): the connection tries again offering less."""
+
+    def __init__(self, failed: MCPLoadError, refused: BaseException) -> None:
+        super().__init__(str(failed))
+        self.refused = refused
+
+
+def offering_less(label: str, offer: Offer, exc: BaseException) -> Offer:
+    """The offer to try after ``offer`` was refused with ``exc``; says so in the log."""
+    less = LESS[offer]
+    what = "form questions only" if less == "form" else "no questions (they are declined)"
+    logger.warning(
+        "MCP server %r refused the handshake offering to ask the user its questions "
+        "(elicitation): %s; trying again offering %s",
+        label, describe_failure(exc), what,
+    )
+    return less
+
 
 # While a handler runs, the calls in flight are told this often that they are at work.
 _TICK = 0.25

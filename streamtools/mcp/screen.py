@@ -45,6 +45,11 @@ not offer to answer one (no ``on_elicit``: the capability is not declared) is
 answered "decline" here, once per session with a warning, so that the tool
 goes on; the SDK answered it with an error, which failed the tool
 (``streamtools.mcp.elicit``).
+
+On the way out, one thing: with ``form_only`` the ``initialize`` offers the
+elicitation capability in its 2025-06-18 shape (``{}``, form questions only)
+rather than the SDK's ``{"form": {}, "url": {}}``, which a strict server of that
+version refuses (``streamtools.mcp.elicit``, ``Offer``).
 """
 
 from __future__ import annotations
@@ -178,11 +183,17 @@ class _Screen:
     and which of them are ``tools/list`` requests."""
 
     def __init__(
-        self, label: str, version: Callable[[], str | None], *, decline_questions: bool = False
+        self,
+        label: str,
+        version: Callable[[], str | None],
+        *,
+        decline_questions: bool = False,
+        form_only: bool = False,
     ) -> None:
         self.label = label
         self.version = version
         self.decline_questions = decline_questions
+        self.form_only = form_only
         self._declined = False  # a question was declined (said once per session)
         self._unanswered: set[str] = set()
         self._listings: set[str] = set()
@@ -199,6 +210,23 @@ class _Screen:
                 elif message.method == "tools/call":
                     name = (message.params or {}).get("name")
                     self._calls[key] = name if isinstance(name, str) else "?"
+
+    def offered(self, item: SessionMessage) -> SessionMessage:
+        """``item``, but an ``initialize`` that offers form questions only when
+        ``form_only`` (see the module docstring)."""
+        message = item.message
+        if not (
+            self.form_only
+            and isinstance(message, JSONRPCRequest)
+            and message.method == "initialize"
+            and isinstance(message.params, dict)
+        ):
+            return item
+        capabilities = message.params.get("capabilities")
+        if not isinstance(capabilities, dict) or "elicitation" not in capabilities:
+            return item
+        params = {**message.params, "capabilities": {**capabilities, "elicitation": {}}}
+        return SessionMessage(message.model_copy(update={"params": params}), item.metadata)
 
     def declined(self, item: SessionMessage | Exception) -> SessionMessage | None:
         """The answer "decline" to a question for the user (``elicitation/create``)
@@ -380,6 +408,7 @@ class _ScreenedWrites:
         self._screen = screen
 
     async def send(self, item: SessionMessage, /) -> None:
+        item = self._screen.offered(item)
         self._screen.sent(item)
         await self._inner.send(item)
 
@@ -400,11 +429,13 @@ async def screened(
     version: Callable[[], str | None],
     *,
     decline_questions: bool = False,
+    form_only: bool = False,
 ) -> AsyncIterator[TransportStreams]:
     """``transport`` with what the server sends screened (see the module docstring);
     ``version`` gives the protocol version negotiated, once it is known;
-    ``decline_questions``: answer the server's questions to the user "decline"."""
-    screen = _Screen(label, version, decline_questions=decline_questions)
+    ``decline_questions``: answer the server's questions to the user "decline";
+    ``form_only``: offer form questions only in the ``initialize``."""
+    screen = _Screen(label, version, decline_questions=decline_questions, form_only=form_only)
     async with transport as (read_stream, write_stream):
         reads = _ScreenedReads(read_stream, screen, write_stream)
         yield reads, _ScreenedWrites(write_stream, screen)

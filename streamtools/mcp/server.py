@@ -23,6 +23,13 @@ become a result with ``isError`` and a message the calling model can act on.
 Only an unknown tool name is a JSON-RPC error (``INVALID_PARAMS``), as the spec
 shows for it; its message lists the names that exist.
 
+A tool that reports its progress (``call_progress().report``, as under an
+agent: ``streamtools.runtime.progress``) has it sent to the client as
+``notifications/progress``, when the client asked for progress (a
+``progressToken``); the latest report when they come faster than they are sent.
+The tool's own ``timeout`` stays a limit in all here: no agent's clock to start
+again.
+
 Only tools with a function are served: a registry may also hold tools known
 by their schema alone (``add_schema`` without ``fn``), which this server
 could list but never run. They are neither listed nor named as callable.
@@ -60,8 +67,10 @@ from starlette.applications import Starlette
 
 from streamtools import __version__
 from streamtools.errors import describe_exception
+from streamtools.events import CallEnd, ToolProgress
 from streamtools.results import format_result
 from streamtools.runtime.executor import tool_value
+from streamtools.runtime.progress import CallProgress, reset_progress, set_progress
 from streamtools.tools import Tool, ToolArgumentsError, ToolRegistry
 
 __all__ = ["http_app", "mcp_server", "serve_http", "serve_stdio"]
@@ -135,7 +144,7 @@ def mcp_server(
             return _error(str(exc))
         try:
             with anyio.move_on_after(tool.timeout) as limit:  # None: no limit
-                value = await tool_value(tool, kwargs)
+                value = await _reporting(ctx, tool, kwargs)
         except (Exception, SystemExit) as exc:  # SystemExit: a wrapped command line's
             return _error(f"Tool `{tool.name}` failed: {describe_exception(exc)}")
         except anyio.get_cancelled_exc_class() as exc:
@@ -165,6 +174,32 @@ def mcp_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+async def _reporting(ctx: ServerRequestContext[Any], tool: Tool, kwargs: dict[str, Any]) -> Any:
+    """``tool_value``, with the progress the tool reports (``call_progress()``)
+    sent to the client as ``notifications/progress`` (see the module docstring).
+    What the tool raises is raised plain, not in this task group's group."""
+
+    async def send(event: ToolProgress) -> None:
+        await ctx.session.report_progress(event.progress, event.total, event.message)
+
+    call = CallEnd(index=0, id=str(ctx.request_id), name=tool.name, arguments=kwargs, raw="")
+    value: Any = None
+    failure: BaseException | None = None
+    async with anyio.create_task_group() as tasks:
+        progress = CallProgress(call, tasks, send)
+        token = set_progress(progress)
+        try:
+            value = await tool_value(tool, kwargs)
+        except BaseException as exc:
+            failure = exc
+        finally:
+            reset_progress(token)
+            progress.close()
+    if failure is not None:
+        raise failure
+    return value
 
 
 async def serve_stdio(tools: Tools, *, name: str = "streamtools") -> None:

@@ -162,13 +162,15 @@ def open_client(
     *,
     legacy_sse: bool = False,
     elicitation: ElicitationFnT | None = None,
+    form_only: bool = False,
 ) -> tuple[Client, httpx2.AsyncClient | None, HTTPAnswers | None]:
     """A client for one session with ``server`` (enter it to connect), the HTTP
     client to close after it, if one was made, and what its error answers said.
     ``legacy_sse``: speak to an HTTP server over the older HTTP+SSE transport
     (protocol 2024-11-05: a GET opens an event stream that names where to POST).
     ``elicitation`` answers the server's questions to the user; without it the
-    capability is not declared and a question is declined (``streamtools.mcp.elicit``)."""
+    capability is not declared and a question is declined (``streamtools.mcp.elicit``);
+    ``form_only``: it is declared in its 2025-06-18 shape, form questions only."""
     info = Implementation(name="streamtools", version=__version__)
     client: Client | None = None
 
@@ -214,7 +216,10 @@ def open_client(
         )
         transport = stdio_client(params, errlog=server.errlog or sys.stderr)
     client = Client(
-        screened(transport, server.label, version, decline_questions=elicitation is None),
+        screened(
+            transport, server.label, version, decline_questions=elicitation is None,
+            form_only=form_only,
+        ),
         client_info=info,
         message_handler=message_handler,
         elicitation_callback=elicitation,

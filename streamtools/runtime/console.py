@@ -28,6 +28,16 @@ Unicode control pictures (``␛``) or dropped (CR), so a tool result fetched fro
 a web page cannot clear the screen, retitle the window or set the clipboard.
 Tabs and newlines stay.
 
+A running tool's progress (``ToolProgress``) is a status line: on a terminal
+(``live``) it is drawn on a line of its own and redrawn in place (a carriage
+return and an erase to the line's end), cut to the terminal's width so it never
+wraps, and erased before anything else is written, so the session reads as it
+would without it; the call's result then takes its place. Where the output is
+not a terminal (a pipe, a file, ``TERM=dumb``), where nothing can be redrawn,
+each report is a plain line of its own, unless it says what the last one said.
+Text the model is still writing when a report comes ends its line first, as
+for a result.
+
 Errors (a run that raised, ``error``; a stream that broke, ``StreamError``)
 go to ``err`` when one is given (``sys.stderr`` in ``streamtools chat``), so
 that output redirected to a file holds the session and not its failures,
@@ -44,6 +54,7 @@ else differs, so piped output stays readable and testable.
 from __future__ import annotations
 
 import os
+import shutil
 from typing import TextIO, assert_never
 
 from streamtools.events import (
@@ -60,6 +71,7 @@ from streamtools.events import (
     StreamError,
     TextDelta,
     ToolFailed,
+    ToolProgress,
     ToolResult,
     TurnEnd,
     TurnStart,
@@ -78,6 +90,7 @@ _STYLES = {
     "bold": "\x1b[1m",
 }
 _RESULT_MAX = 160
+_ERASE = "\r\x1b[K"  # back to the line's start, and erase it
 # C0 controls but tab and newline as control pictures (U+2400 + code), DEL as its
 # picture, C1 controls as U+FFFD, CR dropped (see the module docstring)
 _VISIBLE: dict[int, int | None] = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
@@ -88,9 +101,18 @@ class ConsoleRenderer:
     """Writes events to ``out`` as a live, human-readable session."""
 
     def __init__(
-        self, out: TextIO, *, color: bool | None = None, err: TextIO | None = None
+        self,
+        out: TextIO,
+        *,
+        color: bool | None = None,
+        err: TextIO | None = None,
+        live: bool | None = None,
     ) -> None:
         self.out = out
+        # a status line redrawn in place (a terminal), else plain lines
+        self.live = _redrawable(out) if live is None else live
+        self._status = False  # a status line is drawn, the cursor at its end
+        self._said: str | None = None  # the last plain progress line
         self.err = err
         self.color = _colored(out) if color is None else color
         self.err_color = err is not None and (_colored(err) if color is None else color)
@@ -100,6 +122,7 @@ class ConsoleRenderer:
         fancy = self._encoding is None
         glyphs = ("→", "←", "─", "✗", "↻", "›") if fancy else ("->", "<-", "-", "x", "~", ">")
         self.call_arrow, self.result_arrow, self.rule, self.cross, self.again, self.prompt = glyphs
+        self.working = "…" if fancy else "..."
         self.at_line_start = True
         self.after_block = False
         self.selecting = False  # this answer began with a hybrid agent's tool selection
@@ -116,6 +139,7 @@ class ConsoleRenderer:
 
     def write(self, text: str) -> None:
         if text:
+            self._erase_status()
             if self._encoding is not None:
                 text = text.encode(self._encoding, "replace").decode(self._encoding)
             self.out.write(text)
@@ -149,6 +173,7 @@ class ConsoleRenderer:
         self.err.flush()
 
     def newline(self) -> None:
+        self._erase_status()
         if not self.at_line_start:
             self.write("\n")
 
@@ -210,6 +235,8 @@ class ConsoleRenderer:
                 line = f"{self.rule * 3} final answer {self._after(turns)}{cut}"
                 self.line(self.style("dim", line))
                 self.selecting, self._turn = False, None
+            case ToolProgress():
+                self._progress(event)
             case Finish() | Usage():
                 pass
             case _:
@@ -229,6 +256,33 @@ class ConsoleRenderer:
         # the end of the reasoning shown, and the text the parser held back then;
         # else the answer went another way than the reasoning shown: written whole
         return text[len(shown):] if text.startswith(shown) else text
+    def _progress(self, event: ToolProgress) -> None:
+        done = f"{event.progress:g}"
+        if event.total is not None:
+            done += f"/{event.total:g}"
+            if event.total > 0:
+                done += f" ({min(event.progress / event.total, 1):.0%})"
+        said = f" {event.message}" if event.message else ""
+        text = f"  {self.working} " + _one_line(f"{event.name}: {done}{said}")
+        if not self.live:
+            if text != self._said:
+                self.line(self.style("dim", text))
+            self._said = text
+            return
+        self.newline()
+        width = max(shutil.get_terminal_size().columns - 1, 10)
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        if self._encoding is not None:
+            text = text.encode(self._encoding, "replace").decode(self._encoding)
+        self.out.write(self.style("dim", text))
+        self._status, self.at_line_start = True, False
+
+    def _erase_status(self) -> None:
+        if self._status:
+            self._status = False
+            self.out.write(_ERASE)
+            self.at_line_start = True
 
     def _after(self, turns: int) -> str:
         """The end of the final line: ``after 2 turns``; after a tool selection,
@@ -246,6 +300,11 @@ class ConsoleRenderer:
 def _colored(stream: TextIO) -> bool:
     # no-color.org: set and not empty; NO_COLOR= (empty) leaves colour on
     return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _redrawable(stream: TextIO) -> bool:
+    """Whether a line can be redrawn in place on ``stream``: a terminal that is not dumb."""
+    return stream.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def _plain_encoding(stream: TextIO) -> str | None:

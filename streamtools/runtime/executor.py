@@ -51,7 +51,8 @@ apply, in this order:
    A tool that reports progress (an MCP call whose server sends it) starts
    it again with each report, up to ten times it in all or the tool's own
    limit (``streamtools.runtime.progress``): a call that says nothing is cut
-   at it, one that keeps saying it works is not.
+   at it, one that keeps saying it works is not. So does a report of how far
+   it has come, through the agent's ``call_progress()`` (the turn makes it).
 
 Async tools are awaited in the task. Sync tools run in a worker thread
 (``anyio.to_thread.run_sync``) with ``abandon_on_cancel=True``: Python
@@ -118,7 +119,7 @@ from streamtools.events import CallEnd, ToolFailed, ToolFailedKind, ToolResult
 from streamtools.results import cut_to_limit, format_result
 from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.failures import describe_failure, may_pass
-from streamtools.runtime.progress import CallClock, reset_clock, set_clock
+from streamtools.runtime.progress import CallClock, call_progress, reset_clock, set_clock
 from streamtools.runtime.stoppable import Stoppable
 from streamtools.tools import Tool, ToolRegistry
 
@@ -270,6 +271,9 @@ async def _timed_value(
         failure: BaseException | None = None
         with anyio.move_on_after(seconds) as scope:
             clock = None if seconds is None else CallClock(scope, seconds, anyio.current_time())
+            progress = call_progress()
+            if progress is not None:  # a report is progress for the clock too
+                progress.clock = clock
             clocked = set_clock(clock)
             try:
                 value, failure = await _caught(_own_value(tool, kwargs, left, token))

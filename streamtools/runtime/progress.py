@@ -37,15 +37,47 @@ MCP SDK calls back from its receive loop), not from another thread: a sync
 tool says so through ``anyio.from_thread.run_sync(clock.progressed)``. A
 tool takes the clock with ``call_clock()`` in its own task, before handing it
 to another (a context variable is the task's own).
+
+Progress to show
+----------------
+How far a call has come is shown too: the agent makes a ``CallProgress`` for
+each call it runs (``call_progress()``, a context variable of the call's task,
+as the clock is, and of the worker thread a sync tool runs in), and
+``report(progress, total, message)`` sends a ``ToolProgress`` event between the
+call's ``CallEnd`` and its result, to the console (``streamtools chat``) and
+the browser (``streamtools ui``); it also tells the call's clock that the tool
+is at work (``progressed``). MCP progress notifications are reported so
+(``streamtools.mcp.connection``). A report does not wait for the consumer: it
+keeps the latest, and a task (started in the turn's task group at the call's
+first report: a call that reports nothing costs nothing, and its result is not
+held up) sends it when the event stream takes it, so a tool that reports a
+thousand times a second costs a few events, not a thousand, and a slow consumer
+never holds up a tool, nor the MCP SDK's reader that calls back. A report after
+the call has ended is dropped; one being sent then goes before the result.
+``report`` may be called from the event loop or from a worker thread of the
+call (a sync tool's, whose clock it then moves on the loop).
+
+Decided with what peers do: the MCP spec's progress (``progress``, optional
+``total`` and ``message``); the AI SDK sends such updates to a page as
+transient data parts, shown and not kept in the conversation.
 """
 
 from __future__ import annotations
 
+import math
+import threading
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar, Token
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.abc import TaskGroup
 
-__all__ = ["PROGRESS_CAP", "CallClock", "call_clock"]
+from streamtools.errors import UsageError
+from streamtools.events import CallEnd, ToolProgress
+
+__all__ = ["PROGRESS_CAP", "CallClock", "CallProgress", "call_clock", "call_progress"]
 
 # A call that keeps reporting progress may take this many times its timeout in all.
 PROGRESS_CAP = 10
@@ -102,3 +134,111 @@ def set_clock(clock: CallClock | None) -> Token[CallClock | None]:
 def reset_clock(token: Token[CallClock | None]) -> None:
     """Undo a ``set_clock``."""
     _CLOCK.reset(token)
+
+
+class CallProgress:
+    """How far one running call has come, for whoever reads the run's events
+    (see "Progress to show" in the module docstring): reports go to ``emit``
+    from a task started in ``tasks`` at the first. ``clock``: the call's
+    timeout, which each report starts again (set by the executor)."""
+
+    def __init__(
+        self, call: CallEnd, tasks: TaskGroup, emit: Callable[[ToolProgress], Awaitable[None]]
+    ) -> None:
+        self.call = call
+        self._tasks = tasks
+        self._emit = emit
+        self._forwarding = False
+        self._sending: anyio.Event | None = None  # set once the report being sent is
+        self.clock: CallClock | None = None
+        self._latest: ToolProgress | None = None
+        self._wake = anyio.Event()
+        self._ended = False
+        self._thread = threading.get_ident()  # the event loop's
+        self._token = anyio.lowlevel.current_token()
+
+    def report(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """The call has come ``progress`` of ``total`` (None: unknown), with
+        ``message`` to show; it is still at work (its timeout starts again).
+        Raises ``UsageError`` for a progress or total that is not a finite number,
+        or a message that is not a string."""
+        if not _finite(progress) or (total is not None and not _finite(total)):
+            raise UsageError(
+                f"progress and total must be finite numbers, got {progress!r} and {total!r}"
+            )
+        if message is not None and not isinstance(message, str):
+            raise UsageError(f"a progress message must be a string, got {type(message).__name__}")
+        call = self.call
+        event = ToolProgress(
+            index=call.index, id=call.id, name=call.name, progress=float(progress),
+            total=None if total is None else float(total), message=message,
+        )
+        if threading.get_ident() == self._thread:
+            self._note(event)
+            return
+        try:
+            anyio.from_thread.run_sync(self._note, event, token=self._token)
+        except anyio.RunFinishedError:
+            pass  # a thread abandoned past its call's end: nobody to tell
+
+    def _note(self, event: ToolProgress) -> None:
+        if self._ended:
+            return
+        self._latest = event
+        self._wake.set()
+        if not self._forwarding:  # the first report: a call that makes none costs nothing
+            self._forwarding = True
+            self._tasks.start_soon(self._forward)
+        if self.clock is not None:
+            self.clock.progressed()
+
+    def close(self) -> None:
+        """The call has ended: later reports are dropped, the forwarding task ends."""
+        self._ended = True
+        self._wake.set()
+
+    async def sent(self) -> None:
+        """Once closed: wait for a report being sent, which goes before the outcome."""
+        if self._sending is not None:
+            await self._sending.wait()
+
+    async def _forward(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            event, self._latest = self._latest, None
+            if self._ended:
+                return
+            if event is not None:
+                self._sending = anyio.Event()
+                try:
+                    await self._emit(event)
+                finally:
+                    self._sending.set()
+                    self._sending = None
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_PROGRESS: ContextVar[CallProgress | None] = ContextVar("streamtools_call_progress", default=None)
+
+
+def call_progress() -> CallProgress | None:
+    """Where the call this task (or worker thread) runs for the agent, or for an
+    MCP client (``streamtools.mcp.server``), reports its progress; None elsewhere
+    (a bare ``Executor``, a test)."""
+    return _PROGRESS.get()
+
+
+def set_progress(progress: CallProgress | None) -> Token[CallProgress | None]:
+    """Make ``progress`` the current one; ``reset_progress`` undoes it."""
+    return _PROGRESS.set(progress)
+
+
+def reset_progress(token: Token[CallProgress | None]) -> None:
+    """Undo a ``set_progress``."""
+    _PROGRESS.reset(token)

@@ -8,8 +8,9 @@ mode, ``NativeCalls`` in native mode) and every event it yields is sent on
 at once. A ``CallEnd`` is dispatched to the executor in the turn's task group
 the moment it arrives, while the model is still streaming (eager dispatch);
 results are sent on as they complete, so a consumer sees a fast tool's result
-before a slow model has finished its reply. A call of a tool marked
-``sequential`` (a write) runs alone, in its place in the reply: it waits for
+before a slow model has finished its reply. What a running tool reports of its
+progress is sent on too (``ToolProgress``, before its result: ``_reporting``).
+A call of a tool marked ``sequential`` (a write) runs alone, in its place in the reply: it waits for
 every call dispatched before it, and the calls after it wait for it (``_order``),
 so a read the model wrote after a write sees it; the wait is not part of a
 call's timeout.
@@ -92,6 +93,7 @@ from streamtools.model import (
 )
 from streamtools.runtime.call_key import CheckedCall, check_call
 from streamtools.runtime.executor import Executor
+from streamtools.runtime.progress import CallProgress, reset_progress, set_progress
 from streamtools.runtime.repair import (
     OUT_OF_TOKENS,
     RepairState,
@@ -445,7 +447,7 @@ async def _run_tool(
         try:
             for earlier in waits:  # before the call's timeout starts
                 await earlier.wait()
-            outcome, retryable = await ctx.executor.attempt(call, checked)
+            outcome, retryable = await _reporting(ctx, call, checked, tools)
         finally:
             ended.set()  # its effects are done: the calls waiting for it may run
     except anyio.get_cancelled_exc_class():
@@ -460,3 +462,20 @@ async def _run_tool(
     reply.outcomes[call.id] = outcome
     ctx.repair.ran(checked.signature, outcome, retryable=retryable)
     await ctx.emit(outcome)
+
+
+async def _reporting(
+    ctx: TurnContext, call: CallEnd, checked: CheckedCall, tools: TaskGroup
+) -> tuple[ToolResult | ToolFailed, bool]:
+    """The executor's ``attempt``, with the progress the tool reports sent on as
+    ``ToolProgress`` events meanwhile (``streamtools.runtime.progress``): all of
+    them before its outcome, which the caller sends."""
+    progress = CallProgress(call, tools, ctx.emit)
+    token = set_progress(progress)
+    try:
+        attempted = await ctx.executor.attempt(call, checked)
+    finally:
+        reset_progress(token)
+        progress.close()
+    await progress.sent()
+    return attempted

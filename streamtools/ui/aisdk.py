@@ -61,6 +61,16 @@ Mapping, and why:
   not added to the message; the chat page drops those parts, so the answer is
   not shown twice. A client that ignores it shows the text as reasoning and
   as the answer.
+- ``ToolProgress`` (a running tool said how far it has come) ->
+  ``data-tool-progress``, a *transient* data part (``"transient": true``, in
+  the SDK since ai 5.0): ``{"toolCallId", "toolName", "progress"}``, with
+  ``"total"`` and ``"message"`` when the tool gave them, as its ``data`` and the
+  call's id as its ``id``. The SDK hands a transient part to ``useChat``'s
+  ``onData`` and never adds it to the message, so progress is shown while the
+  call runs and neither kept nor sent back with the history; the chat page
+  shows it on the call's card. It leaves open text parts open (it is no part of
+  the message), and is dropped for a call that is unknown or already has its
+  output.
 - ``Usage``, ``Retry`` and ``Final`` have no counterpart and are dropped
   (``Final``'s text was already streamed).
 - ``close(error=…)``, the stream ending because the agent failed or was
@@ -106,6 +116,7 @@ from streamtools.events import (
     StreamError,
     TextDelta,
     ToolFailed,
+    ToolProgress,
     ToolResult,
     TurnEnd,
     TurnStart,
@@ -305,6 +316,8 @@ class UIMessageStreamEncoder:
                 data = {"ids": list(self._step_reasoning), "text": text}
                 out.append({"type": RETRACTED, "data": data, "transient": True})
                 self._step_reasoning.clear()
+            case ToolProgress():
+                out += self._progress(event)
             case Usage() | Retry() | Final():
                 pass
             case _:
@@ -355,6 +368,20 @@ class UIMessageStreamEncoder:
             return []
         call.closed = True
         return [self._flags({"type": kind, "toolCallId": call.ui_id, **fields})]
+
+    def _progress(self, event: ToolProgress) -> list[UIChunk]:
+        """A running call's ``data-tool-progress`` (see the module docstring)."""
+        call = self._known(event.id)
+        if call is None or call.closed:
+            return []
+        data: dict[str, Any] = {
+            "toolCallId": call.ui_id, "toolName": call.name, "progress": event.progress,
+        }
+        if event.total is not None:
+            data["total"] = event.total
+        if event.message is not None:
+            data["message"] = event.message
+        return [{"type": "data-tool-progress", "id": call.ui_id, "data": data, "transient": True}]
 
     def _open_call(self, call_id: str, name: str) -> list[UIChunk]:
         ui_id, n = call_id, 1

@@ -35,9 +35,11 @@ class Chat extends AbstractChat {
 
 const [url, ...prompts] = process.argv.slice(2);
 const errors = [];
+const data = [];  // the data parts onData got (transient ones go nowhere else)
 const chat = new Chat({
   transport: new DefaultChatTransport({ api: url }),
   onError: (error) => errors.push(String(error && error.message || error)),
+  onData: (part) => data.push(part),
 });
 // RESUME=1: first what useChat({ resume: true }) does on mount
 if (process.env.RESUME === "1") {
@@ -51,5 +53,5 @@ for (const text of prompts) {
   files = undefined;
 }
 process.stdout.write(
-  JSON.stringify({ sdkVersion, status: chat.status, errors, messages: chat.messages }),
+  JSON.stringify({ sdkVersion, status: chat.status, errors, data, messages: chat.messages }),
 );

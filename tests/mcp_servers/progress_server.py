@@ -1,7 +1,8 @@
 """An MCP server (the official SDK's ``MCPServer``, stdio) whose tools report
 progress or stay silent: ``build`` works for ``seconds`` reporting progress all
-along, ``endless`` reports progress for ever, ``silent`` says nothing and writes
-``cancelled`` to the file named by its first argument when it is cancelled.
+along, ``steps`` reports ``count`` steps with a message each, ``endless``
+reports progress for ever, ``silent`` says nothing and writes ``cancelled`` to
+the file named by its first argument when it is cancelled.
 ``progress_server.py http-fd FD`` serves streamable HTTP at ``/mcp`` on the
 listening socket FD instead (``harness.http_server_processes``)."""
 
@@ -25,6 +26,15 @@ async def build(seconds: float, ctx: Context) -> str:
         await ctx.report_progress(done, seconds)
         await anyio.sleep(0.05)
     return "built"
+
+
+@server.tool()
+async def steps(count: int, ctx: Context) -> str:
+    """Reports ``count`` steps with a message each, then answers."""
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+        await anyio.sleep(0.05)
+    return f"{count} steps"
 
 
 @server.tool()

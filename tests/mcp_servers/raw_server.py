@@ -16,7 +16,12 @@ calls answer with their name and arguments as JSON text. With ``asks``, a call o
 the tool named by a method of the client's, ``/`` written ``_`` (``roots_list``,
 ``sampling_createMessage``, ``elicitation_create``, ``ping``) first sends the
 client that request (as a 2025-06-18 server may, in the middle of a call) and
-answers the call with the client's answer as JSON text. No SDK import.
+answers the call with the client's answer as JSON text. ``strict-asks`` is
+``asks`` from a strict 2025-06-18 server (the Java SDK's): an ``initialize``
+whose ``elicitation`` capability holds any field (the 2025-11-25 ``form``,
+``url``) is refused with -32603, as it refuses them; ``refusing-asks`` refuses
+any ``elicitation`` capability (-32602). Both write each ``initialize``'s
+``elicitation`` capability to stderr, one JSON line each. No SDK import.
 """
 
 from __future__ import annotations
@@ -67,8 +72,17 @@ def answer(message: dict[str, Any], mode: str) -> dict[str, Any] | None:
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
     method = message.get("method")
     if method == "initialize":
+        offered = message["params"]["capabilities"].get("elicitation")
+        if mode in ("strict-asks", "refusing-asks"):
+            print(json.dumps(offered), file=sys.stderr, flush=True)
         if mode == "bad-handshake":
             reply["error"] = {"code": -32603}
+        elif mode == "strict-asks" and offered:
+            field = next(iter(offered))
+            said = f'Unrecognized field "{field}" (class McpSchema$ClientCapabilities$Elicitation)'
+            reply["error"] = {"code": -32603, "message": said}
+        elif mode == "refusing-asks" and offered is not None:
+            reply["error"] = {"code": -32602, "message": 'Unrecognized field "elicitation"'}
         else:
             reply["result"] = {
                 "protocolVersion": "2025-06-18",
@@ -137,13 +151,13 @@ def ask(message: dict[str, Any]) -> dict[str, Any]:
 def main(mode: str) -> int:
     for line in sys.stdin:
         message = json.loads(line)
-        if mode == "asks" and message.get("method") == "tools/list":
+        if mode.endswith("asks") and message.get("method") == "tools/list":
             names = [method.replace("/", "_") for method in ASKS]
             tools = [{"name": name, "inputSchema": OBJECT} for name in names]
             reply: dict[str, Any] | None = {
                 "jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}
             }
-        elif mode == "asks" and message.get("method") == "tools/call":
+        elif mode.endswith("asks") and message.get("method") == "tools/call":
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": ask(message)}
         else:
             reply = answer(message, mode)

@@ -26,6 +26,7 @@ from streamtools import (
     TextDelta,
     ToolCall,
     ToolFailed,
+    ToolProgress,
     ToolResult,
     ToolResultMessage,
     Transcript,
@@ -80,6 +81,9 @@ def describe(event: Event) -> str:
             return content
         case ToolFailed(kind=kind, message=message):
             return f"{kind}: {message}"
+        case ToolProgress(progress=progress, total=total, message=message):
+            assert_type(total, float | None)
+            return f"{progress:g}/{total}: {message}"
         case Retry(reason=reason):
             return reason
         case Usage(input_tokens=tokens):
