@@ -426,8 +426,11 @@ CASES: list[Case] = [
          [("text", "Run:\n"), ("finish", "stop", "```")], stop="```"),
     Case("stop-before-think-ends", "hermes", "a<think>b</think>c",
          [("text", "a"), ("finish", "stop", "<th")], stop="<th"),
-    Case("think-ends-before-a-stop", "hermes", "a\n<think>X</think>",
-         [("text", "a\n"), ("think", "X"), F], stop="\n<think>X"),
+    Case("think-ends-before-a-stop", "hermes", "\n<think>X</think>",
+         [("text", "\n"), ("think", "X"), F], stop="\n<think>X"),
+    # after visible text <think> is prose, so the stop string holding it counts
+    Case("prose-think-in-a-stop", "hermes", "a\n<think>X</think>",
+         [("text", "a"), ("finish", "stop", "\n<think>X")], stop="\n<think>X"),
     # a stop string that begins with a whole marker: the marker ends first, but where
     # it turns out to be prose (its body rejected, a backtick before it) the stop
     # string counts, as it does for a provider
@@ -467,9 +470,11 @@ CASES: list[Case] = [
          [("think", "\nhm"), ("text", "ok"), F], think_open=True),
     Case("open-tag-after-whitespace", "am_xml", "\n \n<think>a</think>b",
          [("think", "\n \na"), ("text", "b"), F], think_open=True),
-    Case("open-tag-later-is-reasoning", "hermes", "x <think>y</think>z<think>w</think>v",
-         [("think", "x <think>y"), ("text", "z"), ("think", "w"), ("text", "v"), F],
+    Case("open-tag-later-is-reasoning", "hermes", "x <think>y</think>\n<think>w</think>v",
+         [("think", "x <think>y"), ("text", "\n"), ("think", "w"), ("text", "v"), F],
          think_open=True),
+    Case("open-tag-after-the-answer-is-text", "hermes", "x</think>z<think>w</think>v",
+         [("think", "x"), ("text", "z<think>w</think>v"), F], think_open=True),
     Case("open-tag-twice", "hermes", "<think><think>a</think>b",
          [("think", "<think>a"), ("text", "b"), F], think_open=True),
     # </think> never came (cut by max_tokens): all of it was reasoning, as an

@@ -74,6 +74,11 @@ class TextModes:
     _ws: list[str]
     # the marker the express reader takes (``express``; "" while it is off)
     _xmarker = ""
+    # nothing but whitespace has been shown since the reply began, a call opened or
+    # reasoning closed: ``<think>`` opens reasoning only then (``core``'s Decisions).
+    # Cleared by ``_emit_text``, the one way text leaves the slow paths; the fast
+    # paths are off while it is set (``core.Parser._set_fast``), so it is exact
+    _quiet = True
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         return False  # (``express.Express`` reads the call)
@@ -171,6 +176,7 @@ class TextModes:
                 if prev != "`":
                     self._emit(s[pos:i], True, out)
                     self._prev = tok[-1]
+                    self._quiet = True
                     if self._mode == THINK_START:
                         self._think = self._think_close
                         if tok == THINK_OPEN:  # the template's tag, written again: markup
@@ -179,7 +185,7 @@ class TextModes:
                     self._mode = TEXT
                     return i + len(tok)
             elif tok == THINK_OPEN:
-                if prev != "`":
+                if prev != "`" and self._quiet and (i == pos or s[pos:i].isspace()):
                     self._emit(s[pos:i], False, out)
                     self._mode = THINK
                     self._prev = tok[-1]
@@ -189,8 +195,14 @@ class TextModes:
                 and not (syntax.line_start and prev not in ("", "\n"))
                 and not (syntax.once and self._opened)
             ):
-                if tok == self._xmarker and not final and self._x_open(s, pos, i, tok, out):
-                    return -1
+                if tok == self._xmarker and not final:
+                    # the text before goes out first: the call sets ``_quiet``, and
+                    # text after it in this delta clears it again
+                    self._emit(s[pos:i], False, out)
+                    pos = i
+                    self._quiet = True
+                    if self._x_open(s, pos, i, tok, out):
+                        return -1
                 body = syntax.open(tok, self._ctx)
                 if body is not None:
                     h = i
@@ -200,6 +212,7 @@ class TextModes:
                     if h < i:
                         self._pend(s[h:i], len(out))
                     self._opened = True
+                    self._quiet = True  # (what follows a call may open reasoning)
                     self._body = body
                     self._mode = CALL
                     return i + len(tok)
@@ -334,7 +347,9 @@ class TextModes:
         text = self._pending
         self._unpend()
         events: list[ParserEvent] = []
+        quiet = self._quiet  # (the text came before the call, which set it)
         self._emit_text(text, events)
+        self._quiet = quiet
         out[self._pending_at : self._pending_at] = events
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
@@ -345,6 +360,8 @@ class TextModes:
                 self._emit_text(text, out)
 
     def _emit_text(self, text: str, out: list[ParserEvent]) -> None:
+        if self._quiet and text and not text.isspace():
+            self._quiet = False
         if self.syntax.drop_outer_whitespace:
             # trailing whitespace waits: it is dropped if the object or the end follows
             kept = text.rstrip()
