@@ -334,7 +334,7 @@ CASES: list[Case] = [
          [("text", "Let me. "), call(S, q="a"), F], finish_reason="stop"),
     Case("am-unclosed-then-next", "am_xml",
          '<am:tool_call name="search"><q>1</q>\n<am:tool_call name="calc"><a>2</a></am:tool_call>',
-         [("error", S, "unterminated"), call("calc", a="2"), F]),
+         [call(S, q="1"), call("calc", a="2"), F]),  # (test_parser_s20_unclosed_forms)
     Case("am-orphan-close", "am_xml", "text </am:tool_call> more",
          [("text", "text </am:tool_call> more"), F]),
     Case("am-misspelled", "am_xml",
