@@ -120,7 +120,8 @@ Decisions
   ``<|tool_call>`` until its ``call:NAME{`` (81, ``gemma_call``) and Kimi K2's
   ``<|tool_calls_section_begin|>`` (and DeepSeek's ``<｜tool▁calls▁begin｜>``) until
   its ``<|tool_call_begin|>`` (62, ``kimi_call``); gpt-oss's ``<|channel|>`` is held
-  until its ``commentary to=`` (24, ``harmony_call``), within the longest marker.
+  until its ``commentary to=`` (24, ``harmony_call``) and ``<|start|>`` until its
+  ``assistant to=`` (21), within the longest marker.
 
 Instrumentation (cheap, for tests and the bench): ``held`` (characters that may
 still become text), ``max_held`` (its maximum after any feed) and ``examined``

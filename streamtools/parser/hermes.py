@@ -12,7 +12,8 @@ models write (DeepSeek's DSML spelling too: ``xml_invoke``), Gemma 4's
 <|tool_call_argument_begin|>{…}<|tool_call_end|>…`` and DeepSeek V3.1's
 ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}…`` (``kimi_call``), and
 gpt-oss's ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}
-<|call|>`` (``harmony_call``).
+<|call|>`` and ``<|start|>assistant to=functions.NAME<|channel|>commentary json
+<|message|>{…}<|call|>`` (``harmony_call``).
 The body expects, after optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
@@ -60,7 +61,7 @@ from streamtools.parser.calls import RUNNING, CallBody, CallContext, DialectSynt
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.gemma_call import GEMMA_OPEN, GemmaCallBody
 from streamtools.parser.gemma_call import HOLD_BOUND as GEMMA_HOLD
-from streamtools.parser.harmony_call import CHANNEL, HarmonyCallBody
+from streamtools.parser.harmony_call import CHANNEL, START, HarmonyCallBody
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.kimi_call import HOLD_BOUND as KIMI_HOLD
@@ -187,7 +188,7 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
             return GemmaCallBody(ctx, marker)
         if marker in SECTION_OPENERS:  # Kimi K2's or DeepSeek's own form (``kimi_call``)
             return KimiCallBody(ctx, marker)
-        if marker == CHANNEL:  # gpt-oss's harmony message to a function (``harmony_call``)
+        if marker in (CHANNEL, START):  # gpt-oss's harmony message to a function (``harmony_call``)
             return HarmonyCallBody(ctx, marker)
         return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
@@ -208,6 +209,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 HERMES = DialectSyntax(
     name="hermes", stop_marker=CLOSE,
-    markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, CHANNEL, *OPENERS),
+    markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, CHANNEL, START, *OPENERS),
     open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD),
 )
