@@ -197,8 +197,12 @@ def run_checked(
     events: list[ParserEvent] = []
     for chunk in chunks:
         fast = parser.held == 0 and parser._mode == 0 and not parser.syntax.drop_outer_whitespace
+        # (where ``<think>`` may open, the dialect's quiet markers start markers too)
+        scan = parser._text
+        if parser._quiet and parser.syntax.quiet_markers:
+            scan = parser._qtext or parser._quiet_text()
         got = parser.feed(chunk)
-        if fast and chunk and parser._text.start_rx.search(chunk) is None:
+        if fast and chunk and scan.start_rx.search(chunk) is None:
             assert got == [TextDelta(text=chunk)]
         assert parser.held <= bound
         events += got

@@ -62,6 +62,8 @@ Decisions
   ``</think>`` (models that think between calls). The fast paths are off while
   ``<think>`` may still open (one slow delta per reply start and per call end
   that ends a delta: +32 slow deltas in 17,234 on the hermes bench corpus).
+  A dialect's quiet markers (``hermes``' ``[TOOL_CALLS]``, ``mistral_call``)
+  count only there too: their start character is then never the fast path's.
   The tags are markup, like call markers: ``ReasoningDelta`` carries only what is
   between them, so conservation holds for every character except the think tags
   (an empty ``<think></think>`` leaves no event; to restore the text, wrap each
@@ -217,6 +219,9 @@ class Parser(ManyStarts):
         others = [c for c in self._starts if c != "<"]
         self._many = len(others) > 1
         self._others = "".join(others)  # the one other start character, unless many
+        # the quiet markers' (``TextModes._quiet``) for the text after a call, which
+        # is where they count; never the fast path's (it is off where they count)
+        self._starts += tuple({m[0] for m in self.syntax.quiet_markers} - set(self._starts))
         self._fast = False  # TEXT mode, nothing held: the fast path applies
         self._one = self._lt = self._other = ""
         self._set_fast(not self.syntax.drop_outer_whitespace and not think_open)

@@ -13,7 +13,9 @@ models write (DeepSeek's DSML spelling too: ``xml_invoke``), Gemma 4's
 ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}…`` (``kimi_call``), and
 gpt-oss's ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}
 <|call|>`` and ``<|start|>assistant to=functions.NAME<|channel|>commentary json
-<|message|>{…}<|call|>`` (``harmony_call``).
+<|message|>{…}<|call|>`` (``harmony_call``), and, where ``<think>`` may open
+(the reply's start, after a call), Mistral's ``[TOOL_CALLS]NAME[ARGS]{…}``
+(``mistral_call``).
 The body expects, after optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
@@ -67,6 +69,7 @@ from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.kimi_call import HOLD_BOUND as KIMI_HOLD
 from streamtools.parser.kimi_call import OPENERS as SECTION_OPENERS
 from streamtools.parser.kimi_call import KimiCallBody
+from streamtools.parser.mistral_call import TOOL_CALLS, MistralCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
 from streamtools.parser.xml_glm import NAME_START
 from streamtools.parser.xml_invoke import OPENERS, InvokeBody
@@ -190,6 +193,8 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
             return KimiCallBody(ctx, marker)
         if marker in (CHANNEL, START):  # gpt-oss's harmony message to a function (``harmony_call``)
             return HarmonyCallBody(ctx, marker)
+        if marker == TOOL_CALLS:  # Mistral's own form, a quiet marker (``mistral_call``)
+            return MistralCallBody(ctx, marker)
         return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
     if body is None:
@@ -210,5 +215,5 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 HERMES = DialectSyntax(
     name="hermes", stop_marker=CLOSE,
     markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, CHANNEL, START, *OPENERS),
-    open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD),
+    open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD), quiet_markers=(TOOL_CALLS,),
 )

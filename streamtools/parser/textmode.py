@@ -19,7 +19,7 @@ import re
 from streamtools.errors import SizeLimitExceeded
 from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
-from streamtools.parser.markers import MarkerScan
+from streamtools.parser.markers import MarkerScan, marker_scan
 
 __all__ = ["CALL", "CALL_END", "STOPPED", "TEXT", "THINK", "THINK_CLOSE", "THINK_OPEN",
            "THINK_START", "TextModes"]
@@ -74,6 +74,8 @@ class TextModes:
     _ws: list[str]
     # the marker the express reader takes (``express``; "" while it is off)
     _xmarker = ""
+    # ``_text`` with the dialect's ``quiet_markers``, built on first use (``_scan``)
+    _qtext: MarkerScan | None = None
     # nothing but whitespace has been shown since the reply began, a call opened or
     # reasoning closed: ``<think>`` opens reasoning only then (``core``'s Decisions).
     # Cleared by ``_emit_text``, the one way text leaves the slow paths; the fast
@@ -154,6 +156,11 @@ class TextModes:
         think = self._mode != TEXT  # THINK, or THINK_START
         scan = self._think if think else self._text
         syntax = self.syntax
+        quiet = syntax.quiet_markers
+        if quiet and self._quiet and not think:
+            # the places ``<think>`` may open: the quiet markers count too (their start
+            # character is not the dialect's, so the fast path, off here, never tests it)
+            scan = self._qtext or self._quiet_text()
         start = pos  # the character before it is ``_prev``'s (``CALL_END`` after a call)
         search = pos
         if self._skip >= 0:  # (after ``_rejected``: a stop string may begin before)
@@ -194,6 +201,10 @@ class TextModes:
                 (prev != "`" or tok[0] == "`")
                 and not (syntax.line_start and prev not in ("", "\n"))
                 and not (syntax.once and self._opened)
+                and (
+                    not quiet or tok not in quiet
+                    or (self._quiet and (i == pos or s[pos:i].isspace()))
+                )
             ):
                 if tok == self._xmarker and not final:
                     # the text before goes out first: the call sets ``_quiet``, and
@@ -236,6 +247,8 @@ class TextModes:
         n = len(s)
         h = n
         if not final:
+            if scan is self._qtext and not self._quiet:
+                scan = self._text  # text came: the quiet markers are prose from here on
             c = scan.start_rx.search(s, max(pos, n - scan.longest + 1))
             while c is not None:
                 t = c.start()
@@ -248,6 +261,12 @@ class TextModes:
         if self._max_buffer is not None and n - h > self._max_buffer:
             raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
         return -1
+
+    def _quiet_text(self) -> MarkerScan:
+        """``_text`` with the dialect's ``quiet_markers`` (``_scan``), built once."""
+        # (sorted: ``marker_scan`` is cached by its argument, shared by every parser)
+        self._qtext = marker_scan((*sorted(self._text.markers), *self.syntax.quiet_markers))
+        return self._qtext
 
     def _stop_after_prose(
         self, s: str, j: int, lo: int, scan: MarkerScan, final: bool
