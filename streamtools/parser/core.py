@@ -61,9 +61,11 @@ Decisions
   Ollama only before any non-whitespace; this parser also after a call or a
   ``</think>`` (models that think between calls). The fast paths are off while
   ``<think>`` may still open (one slow delta per reply start and per call end
-  that ends a delta: +32 slow deltas in 17,234 on the hermes bench corpus).
+  that ends a delta: +32 slow deltas in 17,234 on the hermes bench corpus,
+  about +0.8M instructions per parse of 71M, 1.1%, by callgrind in steady state).
   A dialect's quiet markers (``hermes``' ``[TOOL_CALLS]``, ``mistral_call``)
-  count only there too: their start character is then never the fast path's.
+  count only there too: their start character is then never the fast path's
+  (the scans there search a larger alternation: about +0.5M more, 0.7%).
   The tags are markup, like call markers: ``ReasoningDelta`` carries only what is
   between them, so conservation holds for every character except the think tags
   (an empty ``<think></think>`` leaves no event; to restore the text, wrap each
