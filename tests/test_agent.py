@@ -511,9 +511,9 @@ async def test_a_native_reply_s_think_tags_are_reasoning_with_a_stop_string() ->
     """Native mode reads ``<think>`` in the reply's text as a prompt dialect does
     (a server that does not split reasoning out sends it there); a stop string
     still cuts the text."""
-    model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
+    model = ScriptedModel(["\n<think>x</think>a b END c"], honor_stop=False)
     result = await Agent(model, [add], stop="END", native=True).run("?")
-    assert result.text == "a  b "
+    assert result.text == "\na b "
     [message] = [m for m in result.transcript.messages if isinstance(m, AssistantMessage)]
     assert message.reasoning == "x"
 

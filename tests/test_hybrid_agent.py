@@ -213,11 +213,11 @@ async def test_the_selection_turn_honours_stop_and_max_tokens(honor_stop: bool) 
 async def test_the_selection_turn_s_think_tags_are_reasoning_with_a_stop_string() -> None:
     """The selection turn's text is read as a native-mode reply is: ``<think>`` in
     it is reasoning (it was shown as text), and a stop string cuts it."""
-    model = ScriptedModel(["a <think>x</think> b END c"], honor_stop=False)
+    model = ScriptedModel(["\n<think>x</think>a b END c"], honor_stop=False)
     async with HybridAgent(model, [add], stop="END").stream("?") as stream:
         events = [e async for e in stream]
     assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "x"
-    assert stream.result is not None and stream.result.text == "a  b "
+    assert stream.result is not None and stream.result.text == "\na b "
 
 
 async def test_tool_choice_none_shows_the_selection_turn_no_tool() -> None:

@@ -89,7 +89,8 @@ def test_anthropic_thinking_blocks_between_the_others(stream: bool) -> None:
 
 
 def test_anthropic_text_around_reasoning_is_one_block_without_thinking() -> None:
-    reply = "It is <think>hmm</think>sunny."
+    # (reasoning after the answer began would be its text: it comes after a line)
+    reply = "\n<think>hmm</think>It is sunny."
     with proxy([reply, reply]) as (url, _):
         client = _anthropic(url)
         kw: Any = {**A_KW, "thinking": {"type": "disabled"}}

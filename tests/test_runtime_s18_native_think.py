@@ -72,9 +72,11 @@ def decode(
             f"<think>Maybe {CALL}? No.</think>Adding.", False, (),
             f"Maybe {CALL}? No.", "Adding.", None,
         ),
-        ("Hi <think>a</think> there <think>b</think>!", False, (), "ab", "Hi  there !", None),
+        ("\n<think>a</think> there", False, (), "a", "\n there", None),
+        # after the answer began, the tag is the answer's text (core's Decisions)
+        ("Hi <think>a</think> there", False, (), "", "Hi <think>a</think> there", None),
         ("an orphan </think> is text", False, (), "", "an orphan </think> is text", None),
-        ("unclosed <think>all reasoning", False, (), "all reasoning", "unclosed ", None),
+        ("<think>unclosed, all reasoning", False, (), "unclosed, all reasoning", "", None),
         # the chat template opened <think>: the reply starts inside reasoning
         ("Plan it.\n</think>\n\nAdding.", True, (), "Plan it.\n", "\n\nAdding.", None),
         (" <think>Plan.</think>Adding.", True, (), " Plan.", "Adding.", None),

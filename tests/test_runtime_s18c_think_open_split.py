@@ -114,7 +114,7 @@ def _decode(native: bool, before: list[str], after: list[str]) -> list[ParserEve
 @pytest.mark.parametrize(
     ("before", "after", "reasoning", "visible"),
     [
-        ("", "Hi <think>x</think>there. END no", "Rx", "Hi there. "),
+        ("", "\n<think>x</think>there. END no", "Rx", "\nthere. "),
         # what came as text before it was reasoning, held text included
         ("\n<thi", "\nAnswer.", "\n<thiR", "\nAnswer."),
         # the reply had left its reasoning already: the provider's changes nothing

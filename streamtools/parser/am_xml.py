@@ -89,10 +89,13 @@ elements) is ``malformed`` too, saying to write a list as one JSON array: the
 arguments would hold the last value only, the first silently lost (as the
 JSON dialects refuse arguments given twice).
 
-A new ``<am:tool_call …>`` between the parameters of an open call (the model
-forgot ``</am:tool_call>``), or inside its opening tag before the ``>`` (the
-model broke the tag off and began again), ends the open one as
-``CallError(reason="unterminated")`` and starts the new one.
+A new ``<am:tool_call …>`` after an open call's elements, each closed (the
+model left ``</am:tool_call>`` out and began its next call, as models leave the
+closing tag out before the next call in ``hermes``), ends the open one as
+``</am:tool_call>`` would there (complete, or failed for what it holds) and
+starts the new one. Inside its opening tag before the ``>`` (the model broke
+the tag off and began again) it ends the open one as
+``CallError(reason="unterminated")``; inside a parameter it is content.
 
 ``<am:request_tools>a, b</am:request_tools>`` is a call too: ``CallStart`` with
 name ``"am:request_tools"`` when the tag opens and ``CallEnd(name=
@@ -252,6 +255,9 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
                 return j
             if self.restart:
                 self.record(s, pos, j)
+                if self.state == BODY:  # (``_body``: between the elements, all closed)
+                    self._close()
+                    return j
                 self.status = DONE
                 if self.state == TAG:  # (a name in the broken tag is quoted back)
                     name = name_attribute("".join(self.tag), len(OPEN)) or "the tool"
@@ -360,7 +366,9 @@ class AmXmlBody(AmXmlFastPaths, CallBody):
             return -(k + len(CLOSE))  # ``_close`` checks the last gap
         after = k + len(OPEN)
         if s.startswith(OPEN, k) and after < len(s) and s[after] in " \t\r\n>/":
-            self.restart = True  # a new call while this one is open: this one is cut off
+            # a new call after this one's elements: ``</am:tool_call>`` was left out
+            # (``feed`` ends this one as that tag would); the marker is the core's
+            self.restart = True
             return k
         # a tag is at most TAG_LIMIT characters before its ">": a longer one is stray
         # text up to the limit, as it is when held a character at a time (so too

@@ -321,7 +321,8 @@ class DialectSyntax:
 
     ``markers``: strings that may open a call in visible text; ``open(marker, ctx)``
     returns the body that parses the call, or None when the marker is plain text
-    here. ``line_start``: markers count only at the start of a line. ``once``: only
+    here (``quiet_markers`` too, read only where ``TextModes._quiet`` says
+``<think>`` may open). ``line_start``: markers count only at the start of a line. ``once``: only
     the first call of a reply is parsed (``json_object``). ``drop_outer_whitespace``:
     whitespace-only text around calls is not visible text (``json_object``).
     """
@@ -334,3 +335,6 @@ class DialectSyntax:
     once: bool = False
     drop_outer_whitespace: bool = False
     hold_bound: int | None = None  # longest text hold-back when larger than markers imply
+    # markers read only where ``<think>`` may open reasoning (``TextModes._quiet``),
+    # whose start character then costs no delta of prose a test (``mistral_call``)
+    quiet_markers: tuple[str, ...] = ()

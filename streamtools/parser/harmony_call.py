@@ -29,6 +29,20 @@ the call when the provider stopped it (``PROVIDER_STOP``); a cut one is
 the object) fails the call (``malformed``) up to ``<|call|>`` or, after the
 object, there. Only the call is read: the other channels' markup around it
 (``<|start|>assistant``, an ``analysis`` message) stays text, as before.
+
+The harmony format lets the recipient stand in the role's header instead,
+before the channel (openai/harmony#40: its README draws it so), and gpt-oss-120b
+writes it so (ggml-org/llama.cpp#15181, which reads it)::
+
+    <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{…}<|call|>
+
+so ``<|start|>`` is a marker too (``START``): its body is undecided until
+``assistant to=`` follows it (anything else, such as ``<|start|>assistant
+<|channel|>``, is rejected: text, whose ``<|channel|>`` then opens a body of
+its own, as before), then reads the recipient, ``<|channel|>``, the channel
+(``commentary`` or ``analysis``) and the optional content type up to
+``<|message|>``, and the rest as above. It holds at most ``len(START) +
+len("assistant to=") - 1`` characters, within ``HOLD_BOUND``.
 """
 
 from __future__ import annotations
@@ -47,13 +61,18 @@ from streamtools.parser.json_args import JsonArgsBody
 from streamtools.parser.jsonscan import ValueScanner
 from streamtools.parser.kimi_call import held_start
 
-__all__ = ["CHANNEL", "HOLD_BOUND", "HarmonyCallBody"]
+__all__ = ["CHANNEL", "HOLD_BOUND", "START", "HarmonyCallBody"]
 
 CHANNEL, MESSAGE, CALL, END = "<|channel|>", "<|message|>", "<|call|>", "<|end|>"
+START = "<|start|>"
 _RECIPIENTS = ("commentary to=", "analysis to=")
+_ROLE = ("assistant to=",)  # after ``START``: the recipient in the role's header
 HOLD_BOUND = len(CHANNEL) + max(map(len, _RECIPIENTS)) - 1
+assert len(START) + len(_ROLE[0]) - 1 <= HOLD_BOUND
 _HEAD_LIMIT = 160
-_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*(?:<\|constrain\|>\s*)?(?:json)?\s*")
+_TYPE = r"\s*(?:<\|constrain\|>\s*)?(?:json)?\s*"  # the optional content type
+_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)" + _TYPE)
+_ROLE_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*<\|channel\|>\s*(?:commentary|analysis)" + _TYPE)
 _CLOSE = re.compile(r"<\|(?:call|end)\|>")
 _NAMESPACE = "functions."
 _OPEN, _HEAD_STATE, _ARGS, _AFTER, _SKIP = range(5)
@@ -71,6 +90,10 @@ class HarmonyCallBody(JsonArgsBody):
         self.call = Call(ctx)
         self.undecided = True
         self.state = _OPEN
+        # what must follow the marker, and the header up to ``<|message|>``
+        role = marker == START
+        self.openers: tuple[str, ...] = _ROLE if role else _RECIPIENTS
+        self.header = _ROLE_HEAD if role else _HEAD
         self.head = ""  # the channel and recipient so far
         self.fresh = True  # no character of the arguments yet
         self.scanner = ValueScanner()
@@ -81,11 +104,12 @@ class HarmonyCallBody(JsonArgsBody):
         while i < n:
             state = self.state
             if state == _OPEN:
-                want = max(map(len, _RECIPIENTS)) - len(self.head)
+                openers = self.openers
+                want = max(map(len, openers)) - len(self.head)
                 text = self.head + s[i : i + want]
-                start = next((r for r in _RECIPIENTS if text.startswith(r)), None)
+                start = next((r for r in openers if text.startswith(r)), None)
                 if start is None:
-                    if not any(r.startswith(text) for r in _RECIPIENTS):
+                    if not any(r.startswith(text) for r in openers):
                         self.status = REJECTED  # another channel: text, as it was
                         return i
                     self.record(s, i, n)
@@ -135,13 +159,13 @@ class HarmonyCallBody(JsonArgsBody):
             self.head += s[i:j]
             self.record(s, i, j)
             if len(self.head) > _HEAD_LIMIT:
-                self._fail("malformed", "The recipient is not functions.NAME.")
+                self._fail("malformed", self._wrong_head())
             return j
         self.head += s[i:k]
         self.record(s, i, k + len(MESSAGE))
-        named = _HEAD.fullmatch(self.head)
+        named = self.header.fullmatch(self.head)
         if named is None:
-            self._fail("malformed", "The recipient is not functions.NAME.")
+            self._fail("malformed", self._wrong_head())
             return k + len(MESSAGE)
         name = named.group(1)
         if name.startswith(_NAMESPACE) and name not in self.ctx.catalog:
@@ -149,6 +173,12 @@ class HarmonyCallBody(JsonArgsBody):
         self.call.named(name, out)
         self.state = _ARGS
         return k + len(MESSAGE)
+
+    def _wrong_head(self) -> str:
+        if self.header is _ROLE_HEAD:
+            return (f"The header is not assistant to=functions.NAME{CHANNEL}commentary json "
+                    f"before {MESSAGE}.")
+        return "The recipient is not functions.NAME."
 
     def _close(self, out: list[ParserEvent]) -> None:
         self.status = DONE

@@ -12,7 +12,10 @@ models write (DeepSeek's DSML spelling too: ``xml_invoke``), Gemma 4's
 <|tool_call_argument_begin|>{…}<|tool_call_end|>…`` and DeepSeek V3.1's
 ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}…`` (``kimi_call``), and
 gpt-oss's ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}
-<|call|>`` (``harmony_call``).
+<|call|>`` and ``<|start|>assistant to=functions.NAME<|channel|>commentary json
+<|message|>{…}<|call|>`` (``harmony_call``), and, where ``<think>`` may open
+(the reply's start, after a call), Mistral's ``[TOOL_CALLS]NAME[ARGS]{…}``
+(``mistral_call``).
 The body expects, after optional whitespace, a JSON object, or Qwen3-Coder's ``<function=NAME>
 <parameter=P>value</parameter></function>`` (a ``<`` there chooses that form,
 read by ``hermes_xml``), or GLM's ``NAME<arg_key>K</arg_key><arg_value>V</arg_value>``
@@ -60,12 +63,13 @@ from streamtools.parser.calls import RUNNING, CallBody, CallContext, DialectSynt
 from streamtools.parser.envelope import ARGS, NAME
 from streamtools.parser.gemma_call import GEMMA_OPEN, GemmaCallBody
 from streamtools.parser.gemma_call import HOLD_BOUND as GEMMA_HOLD
-from streamtools.parser.harmony_call import CHANNEL, HarmonyCallBody
+from streamtools.parser.harmony_call import CHANNEL, START, HarmonyCallBody
 from streamtools.parser.hermes_xml import CLOSE, LOOSE_CLOSE, OPEN, QwenXmlCall
 from streamtools.parser.jsoncall import ENVELOPE, SKIP_TO_CLOSE, JsonCallBody
 from streamtools.parser.kimi_call import HOLD_BOUND as KIMI_HOLD
 from streamtools.parser.kimi_call import OPENERS as SECTION_OPENERS
 from streamtools.parser.kimi_call import KimiCallBody
+from streamtools.parser.mistral_call import TOOL_CALLS, MistralCallBody
 from streamtools.parser.qwen_bare import FUNCTION, HOLD_BOUND, BareFunctionBody
 from streamtools.parser.xml_glm import NAME_START
 from streamtools.parser.xml_invoke import OPENERS, InvokeBody
@@ -187,8 +191,10 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
             return GemmaCallBody(ctx, marker)
         if marker in SECTION_OPENERS:  # Kimi K2's or DeepSeek's own form (``kimi_call``)
             return KimiCallBody(ctx, marker)
-        if marker == CHANNEL:  # gpt-oss's harmony message to a function (``harmony_call``)
+        if marker in (CHANNEL, START):  # gpt-oss's harmony message to a function (``harmony_call``)
             return HarmonyCallBody(ctx, marker)
+        if marker == TOOL_CALLS:  # Mistral's own form, a quiet marker (``mistral_call``)
+            return MistralCallBody(ctx, marker)
         return InvokeBody(ctx, marker)  # <function_calls><invoke …> (``xml_invoke``)
     body = HermesBody.spare(ctx)
     if body is None:
@@ -208,6 +214,6 @@ def _open(marker: str, ctx: CallContext) -> CallBody | None:
 
 HERMES = DialectSyntax(
     name="hermes", stop_marker=CLOSE,
-    markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, CHANNEL, *OPENERS),
-    open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD),
+    markers=(OPEN, FUNCTION, GEMMA_OPEN, *SECTION_OPENERS, CHANNEL, START, *OPENERS),
+    open=_open, hold_bound=max(HOLD_BOUND, GEMMA_HOLD, KIMI_HOLD), quiet_markers=(TOOL_CALLS,),
 )

@@ -84,7 +84,8 @@ as after a JSON error), ``</tool_call>`` before ``</function>`` (``malformed``:
 the function was not closed), a parameter given twice (``malformed``, as in
 ``am_xml``), ``<tool_call>`` between the elements (``unterminated``, the next
 call opens; after ``</function>`` the call is complete there, as it is before
-prose on the next line), a reply cut off inside (``unterminated``).
+prose on the next line, and so is GLM's form after its name or a value), a
+reply cut off inside (``unterminated``).
 
 ``am_xml`` reads this form too, where Qwen3-Coder models write it out of
 habit: ``QwenXmlBody`` is the machine alone, from ``<tool_call>`` on (a
@@ -333,8 +334,10 @@ class QwenXmlCall(ParamValues, GlmForm):
         tag = s[i : e + 1]
         if tag == CLOSE or LOOSE_CLOSE.fullmatch(tag) is not None:
             return -(e + 1)
-        if tag == OPEN and state == AFTER:  # </tool_call> left out before the next call:
-            self.ends_here = True  # complete at </function>, as before prose (above)
+        if tag == OPEN and (state == AFTER or (state == FBODY and self.param_state == GVALUE)):
+            # </tool_call> left out before the next call: complete at </function>, as
+            # before prose (above), or in GLM's form after its name or last value
+            self.ends_here = True
             self.state = CUT
             return i
         if tag == OPEN and state != FUNC:
@@ -571,8 +574,8 @@ class QwenXmlCall(ParamValues, GlmForm):
 
     def _close_call(self) -> None:
         """The call's text is all in ``raw``: its last event."""
-        if self.ends_here:
-            self.state = AFTER  # (``CUT`` took the text after it back to the core)
+        if self.ends_here:  # (``CUT`` took the text after it back to the core)
+            self.state = FBODY if self.param_state == GVALUE else AFTER  # (GLM's: FBODY)
         self.status = DONE
         self.streaming = 0
         raw = self.raw_text()

@@ -19,7 +19,7 @@ import re
 from streamtools.errors import SizeLimitExceeded
 from streamtools.events import ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import CallBody, CallContext, DialectSyntax
-from streamtools.parser.markers import MarkerScan
+from streamtools.parser.markers import MarkerScan, marker_scan
 
 __all__ = ["CALL", "CALL_END", "STOPPED", "TEXT", "THINK", "THINK_CLOSE", "THINK_OPEN",
            "THINK_START", "TextModes"]
@@ -74,6 +74,13 @@ class TextModes:
     _ws: list[str]
     # the marker the express reader takes (``express``; "" while it is off)
     _xmarker = ""
+    # ``_text`` with the dialect's ``quiet_markers``, built on first use (``_scan``)
+    _qtext: MarkerScan | None = None
+    # nothing but whitespace has been shown since the reply began, a call opened or
+    # reasoning closed: ``<think>`` opens reasoning only then (``core``'s Decisions).
+    # Cleared by ``_emit_text``, the one way text leaves the slow paths; the fast
+    # paths are off while it is set (``core.Parser._set_fast``), so it is exact
+    _quiet = True
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         return False  # (``express.Express`` reads the call)
@@ -149,6 +156,11 @@ class TextModes:
         think = self._mode != TEXT  # THINK, or THINK_START
         scan = self._think if think else self._text
         syntax = self.syntax
+        quiet = syntax.quiet_markers
+        if quiet and self._quiet and not think:
+            # the places ``<think>`` may open: the quiet markers count too (their start
+            # character is not the dialect's, so the fast path, off here, never tests it)
+            scan = self._qtext or self._quiet_text()
         start = pos  # the character before it is ``_prev``'s (``CALL_END`` after a call)
         search = pos
         if self._skip >= 0:  # (after ``_rejected``: a stop string may begin before)
@@ -171,6 +183,7 @@ class TextModes:
                 if prev != "`":
                     self._emit(s[pos:i], True, out)
                     self._prev = tok[-1]
+                    self._quiet = True
                     if self._mode == THINK_START:
                         self._think = self._think_close
                         if tok == THINK_OPEN:  # the template's tag, written again: markup
@@ -179,7 +192,7 @@ class TextModes:
                     self._mode = TEXT
                     return i + len(tok)
             elif tok == THINK_OPEN:
-                if prev != "`":
+                if prev != "`" and self._quiet and (i == pos or s[pos:i].isspace()):
                     self._emit(s[pos:i], False, out)
                     self._mode = THINK
                     self._prev = tok[-1]
@@ -188,9 +201,19 @@ class TextModes:
                 (prev != "`" or tok[0] == "`")
                 and not (syntax.line_start and prev not in ("", "\n"))
                 and not (syntax.once and self._opened)
+                and (
+                    not quiet or tok not in quiet
+                    or (self._quiet and (i == pos or s[pos:i].isspace()))
+                )
             ):
-                if tok == self._xmarker and not final and self._x_open(s, pos, i, tok, out):
-                    return -1
+                if tok == self._xmarker and not final:
+                    # the text before goes out first: the call sets ``_quiet``, and
+                    # text after it in this delta clears it again
+                    self._emit(s[pos:i], False, out)
+                    pos = i
+                    self._quiet = True
+                    if self._x_open(s, pos, i, tok, out):
+                        return -1
                 body = syntax.open(tok, self._ctx)
                 if body is not None:
                     h = i
@@ -200,6 +223,7 @@ class TextModes:
                     if h < i:
                         self._pend(s[h:i], len(out))
                     self._opened = True
+                    self._quiet = True  # (what follows a call may open reasoning)
                     self._body = body
                     self._mode = CALL
                     return i + len(tok)
@@ -223,6 +247,8 @@ class TextModes:
         n = len(s)
         h = n
         if not final:
+            if scan is self._qtext and not self._quiet:
+                scan = self._text  # text came: the quiet markers are prose from here on
             c = scan.start_rx.search(s, max(pos, n - scan.longest + 1))
             while c is not None:
                 t = c.start()
@@ -235,6 +261,12 @@ class TextModes:
         if self._max_buffer is not None and n - h > self._max_buffer:
             raise SizeLimitExceeded(f"held text exceeds max_buffer={self._max_buffer} characters")
         return -1
+
+    def _quiet_text(self) -> MarkerScan:
+        """``_text`` with the dialect's ``quiet_markers`` (``_scan``), built once."""
+        # (sorted: ``marker_scan`` is cached by its argument, shared by every parser)
+        self._qtext = marker_scan((*sorted(self._text.markers), *self.syntax.quiet_markers))
+        return self._qtext
 
     def _stop_after_prose(
         self, s: str, j: int, lo: int, scan: MarkerScan, final: bool
@@ -334,7 +366,9 @@ class TextModes:
         text = self._pending
         self._unpend()
         events: list[ParserEvent] = []
+        quiet = self._quiet  # (the text came before the call, which set it)
         self._emit_text(text, events)
+        self._quiet = quiet
         out[self._pending_at : self._pending_at] = events
 
     def _emit(self, text: str, think: bool, out: list[ParserEvent]) -> None:
@@ -345,6 +379,8 @@ class TextModes:
                 self._emit_text(text, out)
 
     def _emit_text(self, text: str, out: list[ParserEvent]) -> None:
+        if self._quiet and text and not text.isspace():
+            self._quiet = False
         if self.syntax.drop_outer_whitespace:
             # trailing whitespace waits: it is dropped if the object or the end follows
             kept = text.rstrip()

@@ -48,6 +48,10 @@ as before). Anything else out of place is ``malformed`` with the
 call's raw text, as in Qwen3-Coder's form; what this module finds wrong once the
 name is read (text where ``<arg_value>`` is due, a key too long) shows GLM's form
 as the example (``GLM_EXAMPLE``), not Qwen3-Coder's: the model wrote this one.
+A ``<tool_call>`` in FBODY (the model left ``</tool_call>`` out and began its
+next call) ends the call there as ``</tool_call>`` would (``hermes_xml``'s
+``ends_here``), as in the JSON and Qwen3-Coder forms; inside a key or a value it
+is content, as any tag but the one that ends it is.
 A reply the provider stopped at ``</tool_call>`` (the stop marker) right after a
 tool's name completes that call without arguments (``glm_named``), as it
 completes one after its last value: ``<tool_call>list_mailboxes`` was
