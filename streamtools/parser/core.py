@@ -141,7 +141,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.express import LANE
-from streamtools.parser.express_xml import XLANE
+from streamtools.parser.express_xml import XLANE, XmlCall
 from streamtools.parser.many_starts import ManyStarts
 from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 from streamtools.parser.textmode import (
@@ -272,13 +272,16 @@ class Parser(ManyStarts):
                 ):
                     self._xraw.append(delta)
                     return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
-                if (  # ``am_xml``'s (``express_xml``): no markup or entity either
-                    xs == XLANE and '"' not in delta and "\\" not in delta and "<" not in delta
-                    and "&" not in delta and delta.isprintable() and delta
-                ):
-                    self._xraw.append(delta)
-                    self._xargs.append(delta)
-                    return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                if xs >= XLANE:  # ``am_xml``'s (``express_xml``): no markup or entity either
+                    if (
+                        xs == XLANE and '"' not in delta and "\\" not in delta
+                        and "<" not in delta and "&" not in delta and delta.isprintable() and delta
+                    ):
+                        st: XmlCall = self._xst  # type: ignore[assignment]
+                        st.raw.append(delta)
+                        st.args.append(delta)
+                        return [ArgsDelta(index=st.i, id=st.id, delta=delta)]
+                    return self._xm_express(delta)
                 return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming
