@@ -44,6 +44,8 @@ A call in the canonical spelling of ``hermes``, ``json_action``, ``command`` or
 ``inline_json`` is read without a body by the express reader (``express``; the
 entry points' ``_xs`` test), which hands it to the general machine, replaying its
 deltas, at the first thing it does not follow; it holds what the body would.
+``am_xml``'s canonical call has one of its own (``express_xml``, with a lane of
+its own in ``feed``, the one entry point ``am_xml`` uses).
 
 Per delta, the fast paths cost little more than what any ``feed`` returning a
 new list of one event costs in CPython (``bench/parser.py`` prints both); the
@@ -153,6 +155,7 @@ from streamtools.parser.calls import (
 from streamtools.parser.catalog import AnyTool, NamedTools, ToolCatalog, as_catalog
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.express import LANE
+from streamtools.parser.express_xml import XLANE, XmlCall
 from streamtools.parser.many_starts import ManyStarts
 from streamtools.parser.markers import marker_scan, stop_strings, syntax_of
 from streamtools.parser.textmode import (
@@ -286,6 +289,16 @@ class Parser(ManyStarts):
                 ):
                     self._xraw.append(delta)
                     return [ArgsDelta(index=self._xi, id=self._xid, delta=delta)]
+                if xs >= XLANE:  # ``am_xml``'s (``express_xml``): no markup or entity either
+                    if (
+                        xs == XLANE and '"' not in delta and "\\" not in delta
+                        and "<" not in delta and "&" not in delta and delta.isprintable() and delta
+                    ):
+                        st: XmlCall = self._xst  # type: ignore[assignment]
+                        st.raw.append(delta)
+                        st.args.append(delta)
+                        return [ArgsDelta(index=st.i, id=st.id, delta=delta)]
+                    return self._xm_express(delta)
                 return self._express(delta)
             return self._feed(delta, None)
         streaming = body.streaming

@@ -17,12 +17,12 @@ from streamtools.events import ArgsDelta, ParserEvent, ReasoningDelta, TextDelta
 from streamtools.parser.calls import XML_ARGS, Call, CallBody
 from streamtools.parser.envelope import ARGS
 from streamtools.parser.envelope import TEXT as TEXT_ROLE
-from streamtools.parser.express import Express
+from streamtools.parser.express_xml import ExpressXml
 
 __all__ = ["ManyStarts"]
 
 
-class ManyStarts(Express):
+class ManyStarts(ExpressXml):
     """A base of ``core.Parser``: the entry point for many start characters."""
 
     _closed: str | None
