@@ -50,7 +50,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ArgsDelta, CallEnd, CallStart, ParserEvent
+from streamtools.events import ArgsDelta, CallEnd, CallStart, ParserEvent, TextDelta
 from streamtools.parser.catalog import AnyTool, name_prefixes
 from streamtools.parser.command import COMMAND
 from streamtools.parser.hermes import HERMES
@@ -86,6 +86,7 @@ _MAX_DEPTH = 32
 _LONGEST = 256  # the longest buffer a call may open in (longer ones: a whole reply)
 _SHORT_REST = 64  # (``core._SHORT_REST``: text after a call tested for marker starts)
 _TOKEN = 32  # the longest number or literal held (longer: the scanner's bound applies)
+_decode = msgspec.json.Decoder().decode  # (the arguments at a call's end; one lookup)
 
 
 class _Spec:
@@ -143,7 +144,7 @@ class Express(TextModes):
     _xj = KEY_OR_END
     _xkey = False  # the string being read is a key
     _xstack: list[str]
-    _xastart = 0  # where the arguments begin in the text after the marker
+    _xastart = 0  # where the arguments begin in the text after the marker (``_x_step``)
     _xi = -1  # the call's index once CallStart is out
     _xid = ""
     _xname = ""
@@ -208,13 +209,17 @@ class Express(TextModes):
         self._xraw.append(delta)
         out: list[ParserEvent] = []
         ph = self._xph
-        if ph == ARGS:  # (most of a call's steps: one call less)
-            hold = self._xhold
-            if self._x_args(hold + delta if hold else delta, 0, 0, out):
+        hold = self._xhold
+        s = hold + delta if hold else delta
+        if ph == ARGS:  # (most of a call's steps, and the call's end: one call less
+            if self._x_args(s, 0, 0, out):  # than through ``_x_step``)
                 return out
-        elif ph < AFTER and (self._xhold + delta) in self._xspec.holds[ph]:
-            self._xhold += delta  # a template still arriving, as ``_x_step`` holds it
+        elif ph < AFTER and s in self._xspec.holds[ph]:
+            self._xhold = s  # a template still arriving, as ``_x_step`` holds it
             return out
+        elif ph == TAIL:
+            if self._x_tail(s, 0, out):
+                return out
         elif self._x_step(delta, out):
             return out
         return self._x_replay()
@@ -446,7 +451,7 @@ class Express(TextModes):
         cut = len(text) - len(s) + end  # the call's end in ``text``
         at = len(raw[0]) + self._xastart
         try:
-            arguments = msgspec.json.decode(text[at : cut - len(t)])
+            arguments = _decode(text[at : cut - len(t)])
         except (msgspec.DecodeError, RecursionError):
             return False
         name = self._xname
@@ -467,7 +472,11 @@ class Express(TextModes):
     def _x_text(self, after: str, out: list[ParserEvent]) -> None:
         """The call is over: ``after`` is text, read as ``_run`` reads text after
         a call's end (at once where no marker or stop string can start in it)."""
-        self._x_off()
+        # (``_x_off`` but for the state ``_x_open`` sets again: every call's end
+        # passes here; no express dialect drops outer whitespace, so ``_ws`` is
+        # empty, the fast path applies and ``_emit_text`` is one ``TextDelta``)
+        self._xs = OFF
+        self._xraw = []
         self._mode = TEXT
         if after:
             if len(after) <= _SHORT_REST:
@@ -475,11 +484,10 @@ class Express(TextModes):
                     if c in after:
                         break
                 else:
-                    self._emit_text(after, out)
+                    out.append(TextDelta(text=after))
                     self._prev = after[-1]
-                    if not self._ws and not self.syntax.drop_outer_whitespace:
-                        self._set_fast(True)
+                    self._set_fast(True)
                     return
             out += self._feed(after, None)
-        elif not self._ws and not self.syntax.drop_outer_whitespace:
+        else:
             self._set_fast(True)
