@@ -150,6 +150,7 @@ class Express(TextModes):
     _xname = ""
     _xnames: set[str]  # names read and accepted in this parser (``_x_step``)
     _xknown: frozenset[str] | None = None  # the catalog's name prefixes (``inline_json``)
+    _xfirst: str | None = None  # the marker, where ``_x_at`` may take it (``_x_setup``)
     _fast: bool
     _starts: tuple[str, ...]
     _stops: frozenset[str]
@@ -171,6 +172,26 @@ class Express(TextModes):
         self._xspec = spec
         self._xmarker = spec.marker
         self._xnames = set()
+        markers = self._text.markers
+        if not self.syntax.once and not any(
+            m != spec.marker and m.startswith(spec.marker) for m in markers
+        ):
+            # where the marker begins a buffer's text, ``_scan`` would take it there:
+            # no longer marker begins with it, and none ends inside it (``holding``)
+            self._xfirst = spec.marker if spec.marker not in self._text.holding else None
+
+    def _x_at(self, s: str, i: int, out: list[ParserEvent]) -> bool:
+        """``_feed`` found the marker at ``s[i]`` (``_xfirst``; TEXT mode, ``s[i]``
+        its first marker-start character, nothing of ``s`` emitted): what ``_scan``
+        does there, without the scan (a Python call and a regex search fewer for
+        most calls' first delta): the character before it decides as
+        there, then ``_x_open``. False: nothing done, the scan decides."""
+        prev = s[i - 1] if i else self._prev[-1:]
+        if prev == "`" and s[i] != "`":
+            return False  # (prose quoting the marker: the scan emits it)
+        if self.syntax.line_start and prev != "\n" and prev != "":
+            return False
+        return self._x_open(s, 0, i, self._xmarker, out)
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         """``_scan`` found the marker ``tok`` at ``s[i]`` (text from ``s[pos]``):
@@ -255,6 +276,7 @@ class Express(TextModes):
             for h in spec.heads:
                 if s.startswith(h):
                     i, ph = len(h), NAME
+                    self._xastart = i  # (the arguments' start, counted up to in MID)
                     break
                 if h.startswith(s):
                     return self._x_hold(s, HEAD)
@@ -291,7 +313,8 @@ class Express(TextModes):
             else:
                 return False
             # the arguments' "{" at s[i]
-            self._xastart = sum(map(len, self._xraw)) - len(self._xraw[0]) - len(s) + i
+            # (the head, the name and the template before it, from the marker's end)
+            self._xastart += len(self._xname) + len(m) - 1
             self._xstack = ["{"]
             self._xj = KEY_OR_END
             self._xkey = False
