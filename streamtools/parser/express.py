@@ -200,7 +200,8 @@ class Express(TextModes):
             return False  # a reply in one delta: the general machine scans it in place
         n0 = len(out)
         count = self._ctx.count
-        self._emit(s[pos:i], False, out)
+        if i > pos:  # (``_emit``: no express dialect drops outer whitespace)
+            out.append(TextDelta(text=s[pos:i]))
         first = s[i + len(tok) :]
         self._xraw = [tok, first]
         self._xph, self._xhold, self._xi = HEAD, "", -1
@@ -230,19 +231,23 @@ class Express(TextModes):
         self._xraw.append(delta)
         out: list[ParserEvent] = []
         ph = self._xph
-        hold = self._xhold
-        s = hold + delta if hold else delta
-        if ph == ARGS:  # (most of a call's steps, and the call's end: one call less
-            if self._x_args(s, 0, 0, out):  # than through ``_x_step``)
+        if ph == ARGS:  # (most of a call's steps: one call less)
+            hold = self._xhold
+            if hold:  # (a number or literal: ``_x_args`` holds it again if it goes on)
+                self._xhold = ""
+                delta = hold + delta
+            if self._x_args(delta, 0, 0, out):
                 return out
-        elif ph < AFTER and s in self._xspec.holds[ph]:
-            self._xhold = s  # a template still arriving, as ``_x_step`` holds it
-            return out
-        elif ph == TAIL:
-            if self._x_tail(s, 0, out):
+        else:
+            s = self._xhold + delta
+            if ph < AFTER and s in self._xspec.holds[ph]:
+                self._xhold = s  # a template still arriving, as ``_x_step`` holds it
                 return out
-        elif self._x_step(delta, out):
-            return out
+            if ph == TAIL:  # (the call's end: one call less than through ``_x_step``)
+                if self._x_tail(s, 0, out):
+                    return out
+            elif self._x_step(delta, out):
+                return out
         return self._x_replay()
 
     def _x_replay(self) -> list[ParserEvent]:
@@ -318,8 +323,10 @@ class Express(TextModes):
             self._xstack = ["{"]
             self._xj = KEY_OR_END
             self._xkey = False
+            self._xhold, self._xph = "", ARGS  # (``_x_args`` leaves them be)
             return self._x_args(s, i + 1, i, out)
         if ph == ARGS:
+            self._xhold = ""
             return self._x_args(s, 0, 0, out)
         if ph == TAIL:
             return self._x_tail(s, 0, out)
@@ -347,10 +354,14 @@ class Express(TextModes):
         self._xhold = s
         self._xph = ph
         self._xs = ON
-        if (ph <= NAME and self._xspec.undecided) or ph == AFTER:
-            held = self._x_held()
+        if ph <= NAME and self._xspec.undecided:
+            # ``_x_held``, counted: what came after the marker is all held, from the
+            # head's start (``_xastart``: the head's length once it matched) on
+            held = len(self._xmarker) + len(s) + (self._xastart if ph == NAME else 0)
             if held > self.max_held:
                 self.max_held = held
+        elif ph == AFTER and len(s) > self.max_held:
+            self.max_held = len(s)
         return True
 
     def _x_held(self) -> int:
@@ -452,9 +463,7 @@ class Express(TextModes):
             i += 1
         if n > a:
             out.append(ArgsDelta(index=self._xi, id=self._xid, delta=s[a:]))
-        self._xj, self._xkey = st, key
-        self._xhold = ""
-        self._xph = ARGS
+        self._xj, self._xkey = st, key  # (``_xph`` is ARGS, nothing held: the callers')
         self._xs = LANE if st == STR else ON
         return True
 
