@@ -10,6 +10,10 @@ reads every spelling, at the price of 20 to 30 Python calls on each structural
 delta of a call. ``Express`` (a base of ``core.Parser``) reads the canonical
 spelling alone, in one method per delta:
 
+* the marker, taken by ``_scan`` (``_x_open``), or by the core's ``_feed``
+  without the scan where a buffer's text begins with it or it is a text
+  delta's first marker-start character (``_x_at``: the same test of the
+  character before it);
 * the dialect's head up to the tool name (``{"name": "``), compared with a
   template and held while it is a prefix of one; the name (a run of letters,
   digits, ``_``, ``.`` and ``-``, known to the catalog), ``CallStart`` at its
