@@ -467,6 +467,13 @@ class Parser(ManyStarts):
                             if len(s) - i > self.max_held:
                                 self.max_held = len(s) - i
                             return out
+                        xf = self._xfirst  # the express reader's marker, whole: its call
+                        if xf is not None and s.startswith(xf, i) and self._x_at(s, i, out):
+                            self._set_fast(False)
+                            return out
+                elif self._xfirst is not None and self._mode == TEXT:
+                    if s.startswith(self._xfirst) and self._x_at(s, 0, out):
+                        return out  # (``<tool`` held, ``_call>{"`` came: the express call)
                 self._run(s, out, final=False)
         except SizeLimitExceeded:
             self._closed = "ERROR"

@@ -10,6 +10,10 @@ reads every spelling, at the price of 20 to 30 Python calls on each structural
 delta of a call. ``Express`` (a base of ``core.Parser``) reads the canonical
 spelling alone, in one method per delta:
 
+* the marker, taken by ``_scan`` (``_x_open``), or by the core's ``_feed``
+  without the scan where a buffer's text begins with it or it is a text
+  delta's first marker-start character (``_x_at``: the same test of the
+  character before it);
 * the dialect's head up to the tool name (``{"name": "``), compared with a
   template and held while it is a prefix of one; the name (a run of letters,
   digits, ``_``, ``.`` and ``-``, known to the catalog), ``CallStart`` at its
@@ -50,7 +54,7 @@ from typing import Any
 
 import msgspec
 
-from streamtools.events import ArgsDelta, CallEnd, CallStart, ParserEvent
+from streamtools.events import ArgsDelta, CallEnd, CallStart, ParserEvent, TextDelta
 from streamtools.parser.catalog import AnyTool, name_prefixes
 from streamtools.parser.command import COMMAND
 from streamtools.parser.hermes import HERMES
@@ -86,6 +90,7 @@ _MAX_DEPTH = 32
 _LONGEST = 256  # the longest buffer a call may open in (longer ones: a whole reply)
 _SHORT_REST = 64  # (``core._SHORT_REST``: text after a call tested for marker starts)
 _TOKEN = 32  # the longest number or literal held (longer: the scanner's bound applies)
+_decode = msgspec.json.Decoder().decode  # (the arguments at a call's end; one lookup)
 
 
 class _Spec:
@@ -143,12 +148,13 @@ class Express(TextModes):
     _xj = KEY_OR_END
     _xkey = False  # the string being read is a key
     _xstack: list[str]
-    _xastart = 0  # where the arguments begin in the text after the marker
+    _xastart = 0  # where the arguments begin in the text after the marker (``_x_step``)
     _xi = -1  # the call's index once CallStart is out
     _xid = ""
     _xname = ""
     _xnames: set[str]  # names read and accepted in this parser (``_x_step``)
     _xknown: frozenset[str] | None = None  # the catalog's name prefixes (``inline_json``)
+    _xfirst: str | None = None  # the marker, where ``_x_at`` may take it (``_x_setup``)
     _fast: bool
     _starts: tuple[str, ...]
     _stops: frozenset[str]
@@ -170,6 +176,26 @@ class Express(TextModes):
         self._xspec = spec
         self._xmarker = spec.marker
         self._xnames = set()
+        markers = self._text.markers
+        if not self.syntax.once and not any(
+            m != spec.marker and m.startswith(spec.marker) for m in markers
+        ):
+            # where the marker begins a buffer's text, ``_scan`` would take it there:
+            # no longer marker begins with it, and none ends inside it (``holding``)
+            self._xfirst = spec.marker if spec.marker not in self._text.holding else None
+
+    def _x_at(self, s: str, i: int, out: list[ParserEvent]) -> bool:
+        """``_feed`` found the marker at ``s[i]`` (``_xfirst``; TEXT mode, ``s[i]``
+        its first marker-start character, nothing of ``s`` emitted): what ``_scan``
+        does there, without the scan (a Python call and a regex search fewer for
+        most calls' first delta): the character before it decides as
+        there, then ``_x_open``. False: nothing done, the scan decides."""
+        prev = s[i - 1] if i else self._prev[-1:]
+        if prev == "`" and s[i] != "`":
+            return False  # (prose quoting the marker: the scan emits it)
+        if self.syntax.line_start and prev != "\n" and prev != "":
+            return False
+        return self._x_open(s, 0, i, self._xmarker, out)
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         """``_scan`` found the marker ``tok`` at ``s[i]`` (text from ``s[pos]``):
@@ -178,7 +204,8 @@ class Express(TextModes):
             return False  # a reply in one delta: the general machine scans it in place
         n0 = len(out)
         count = self._ctx.count
-        self._emit(s[pos:i], False, out)
+        if i > pos:  # (``_emit``: no express dialect drops outer whitespace)
+            out.append(TextDelta(text=s[pos:i]))
         first = s[i + len(tok) :]
         self._xraw = [tok, first]
         self._xph, self._xhold, self._xi = HEAD, "", -1
@@ -210,13 +237,21 @@ class Express(TextModes):
         ph = self._xph
         if ph == ARGS:  # (most of a call's steps: one call less)
             hold = self._xhold
-            if self._x_args(hold + delta if hold else delta, 0, 0, out):
+            if hold:  # (a number or literal: ``_x_args`` holds it again if it goes on)
+                self._xhold = ""
+                delta = hold + delta
+            if self._x_args(delta, 0, 0, out):
                 return out
-        elif ph < AFTER and (self._xhold + delta) in self._xspec.holds[ph]:
-            self._xhold += delta  # a template still arriving, as ``_x_step`` holds it
-            return out
-        elif self._x_step(delta, out):
-            return out
+        else:
+            s = self._xhold + delta
+            if ph < AFTER and s in self._xspec.holds[ph]:
+                self._xhold = s  # a template still arriving, as ``_x_step`` holds it
+                return out
+            if ph == TAIL:  # (the call's end: one call less than through ``_x_step``)
+                if self._x_tail(s, 0, out):
+                    return out
+            elif self._x_step(delta, out):
+                return out
         return self._x_replay()
 
     def _x_replay(self) -> list[ParserEvent]:
@@ -250,6 +285,7 @@ class Express(TextModes):
             for h in spec.heads:
                 if s.startswith(h):
                     i, ph = len(h), NAME
+                    self._xastart = i  # (the arguments' start, counted up to in MID)
                     break
                 if h.startswith(s):
                     return self._x_hold(s, HEAD)
@@ -286,12 +322,15 @@ class Express(TextModes):
             else:
                 return False
             # the arguments' "{" at s[i]
-            self._xastart = sum(map(len, self._xraw)) - len(self._xraw[0]) - len(s) + i
+            # (the head, the name and the template before it, from the marker's end)
+            self._xastart += len(self._xname) + len(m) - 1
             self._xstack = ["{"]
             self._xj = KEY_OR_END
             self._xkey = False
+            self._xhold, self._xph = "", ARGS  # (``_x_args`` leaves them be)
             return self._x_args(s, i + 1, i, out)
         if ph == ARGS:
+            self._xhold = ""
             return self._x_args(s, 0, 0, out)
         if ph == TAIL:
             return self._x_tail(s, 0, out)
@@ -319,10 +358,14 @@ class Express(TextModes):
         self._xhold = s
         self._xph = ph
         self._xs = ON
-        if (ph <= NAME and self._xspec.undecided) or ph == AFTER:
-            held = self._x_held()
+        if ph <= NAME and self._xspec.undecided:
+            # ``_x_held``, counted: what came after the marker is all held, from the
+            # head's start (``_xastart``: the head's length once it matched) on
+            held = len(self._xmarker) + len(s) + (self._xastart if ph == NAME else 0)
             if held > self.max_held:
                 self.max_held = held
+        elif ph == AFTER and len(s) > self.max_held:
+            self.max_held = len(s)
         return True
 
     def _x_held(self) -> int:
@@ -424,9 +467,7 @@ class Express(TextModes):
             i += 1
         if n > a:
             out.append(ArgsDelta(index=self._xi, id=self._xid, delta=s[a:]))
-        self._xj, self._xkey = st, key
-        self._xhold = ""
-        self._xph = ARGS
+        self._xj, self._xkey = st, key  # (``_xph`` is ARGS, nothing held: the callers')
         self._xs = LANE if st == STR else ON
         return True
 
@@ -446,7 +487,7 @@ class Express(TextModes):
         cut = len(text) - len(s) + end  # the call's end in ``text``
         at = len(raw[0]) + self._xastart
         try:
-            arguments = msgspec.json.decode(text[at : cut - len(t)])
+            arguments = _decode(text[at : cut - len(t)])
         except (msgspec.DecodeError, RecursionError):
             return False
         name = self._xname
@@ -467,7 +508,11 @@ class Express(TextModes):
     def _x_text(self, after: str, out: list[ParserEvent]) -> None:
         """The call is over: ``after`` is text, read as ``_run`` reads text after
         a call's end (at once where no marker or stop string can start in it)."""
-        self._x_off()
+        # (``_x_off`` but for the state ``_x_open`` sets again: every call's end
+        # passes here; no express dialect drops outer whitespace, so ``_ws`` is
+        # empty, the fast path applies and ``_emit_text`` is one ``TextDelta``)
+        self._xs = OFF
+        self._xraw = []
         self._mode = TEXT
         if after:
             if len(after) <= _SHORT_REST:
@@ -475,11 +520,10 @@ class Express(TextModes):
                     if c in after:
                         break
                 else:
-                    self._emit_text(after, out)
+                    out.append(TextDelta(text=after))
                     self._prev = after[-1]
-                    if not self._ws and not self.syntax.drop_outer_whitespace:
-                        self._set_fast(True)
+                    self._set_fast(True)
                     return
             out += self._feed(after, None)
-        elif not self._ws and not self.syntax.drop_outer_whitespace:
+        else:
             self._set_fast(True)
