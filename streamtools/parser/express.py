@@ -195,7 +195,14 @@ class Express(TextModes):
             return False  # (prose quoting the marker: the scan emits it)
         if self.syntax.line_start and prev != "\n" and prev != "":
             return False
-        return self._x_open(s, 0, i, self._xmarker, out)
+        quiet = self._quiet
+        if quiet and self.syntax.quiet_markers:
+            return False  # (the text before may hold one: ``_scan`` reads it there)
+        self._quiet = True  # as ``_scan`` sets it for a call (``TextModes._quiet``)
+        if self._x_open(s, 0, i, self._xmarker, out):
+            return True
+        self._quiet = quiet
+        return False
 
     def _x_open(self, s: str, pos: int, i: int, tok: str, out: list[ParserEvent]) -> bool:
         """``_scan`` found the marker ``tok`` at ``s[i]`` (text from ``s[pos]``):
@@ -521,6 +528,8 @@ class Express(TextModes):
                         break
                 else:
                     out.append(TextDelta(text=after))
+                    # (``_emit_text``: the call set ``_quiet``; text after it clears it)
+                    self._quiet = after.isspace()
                     self._prev = after[-1]
                     self._set_fast(True)
                     return
